@@ -1,0 +1,102 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+
+	"github.com/crdserver/crdserver/internal/loadgen"
+)
+
+// benchOptions are the bench command's settings: the load generator's
+// configuration plus how to print the report.
+type benchOptions struct {
+	loadgen.Config
+	// InstallCRD and Cleanup are the positive forms of the Config's Skip
+	// fields: users say what to do, the Config's zero value is the usual run.
+	InstallCRD bool
+	Cleanup    bool
+	JSON       bool
+}
+
+func benchFlags(o *benchOptions) *flag.FlagSet {
+	fs := flag.NewFlagSet("crdserver bench", flag.ContinueOnError)
+	c := &o.Config
+	fs.StringVar(&c.Kubeconfig, "kubeconfig", "", "kubeconfig of the server to drive; empty uses $KUBECONFIG or ~/.kube/config")
+	fs.StringVar(&c.Resource, "resource", loadgen.ResourceWidgets, "resource to load: widgets (a CRD of its own) or namespaces")
+	fs.BoolVar(&o.InstallCRD, "install-crd", true, "install the Widget CRD (deleted again with --cleanup)")
+	fs.StringVar(&c.Namespace, "namespace", "", "namespace for widgets; empty creates <prefix>-<run id>")
+	fs.StringVar(&c.Prefix, "prefix", "bench", "prefix of object names")
+	fs.IntVar(&c.ObjectSize, "object-size", 2048, "approximate JSON size of each object in bytes")
+	fs.Var((*listFlag)(&c.Workloads), "workloads", "comma-separated workloads, run in this order: "+strings.Join(loadgen.Workloads, ",")+" (default all)")
+	fs.IntVar(&c.Concurrency, "concurrency", 10, "operations in flight")
+	fs.IntVar(&c.Count, "count", 0, "operations per workload (default 1000 when --duration is not set)")
+	fs.DurationVar(&c.Duration, "duration", 0, "time per workload")
+	fs.IntVar(&c.Objects, "objects", 1000, "objects to create first when the create workload is not run")
+	fs.Int64Var(&c.PageSize, "page-size", 500, "page size of the list-paged workload")
+	fs.IntVar(&c.Watchers, "watchers", 10, "watches opened by the watch workload")
+	fs.DurationVar(&c.WatchTimeout, "watch-timeout", 0, "wait for undelivered watch events after the last update (default 30s)")
+	fs.BoolVar(&o.Cleanup, "cleanup", true, "delete everything the run created")
+	fs.Var((*listFlag)(&c.EtcdEndpoints), "etcd-endpoints", "etcd endpoints to measure raw puts of the same size against (optional)")
+	fs.StringVar(&c.EtcdCertFile, "etcd-cert", "", "client certificate for --etcd-endpoints")
+	fs.StringVar(&c.EtcdKeyFile, "etcd-key", "", "client key for --etcd-endpoints")
+	fs.StringVar(&c.EtcdCAFile, "etcd-ca", "", "CA bundle for --etcd-endpoints")
+	fs.BoolVar(&o.JSON, "json", false, "print the report as JSON instead of a table")
+	return fs
+}
+
+// parseBenchFlags turns the bench command line into options. It returns
+// flag.ErrHelp for -h/--help.
+func parseBenchFlags(args []string) (benchOptions, error) {
+	var o benchOptions
+	fs := benchFlags(&o)
+	fs.SetOutput(io.Discard)
+	if err := fs.Parse(args); err != nil {
+		return benchOptions{}, err
+	}
+	if fs.NArg() > 0 {
+		return benchOptions{}, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	o.SkipInstallCRD = !o.InstallCRD
+	o.SkipCleanup = !o.Cleanup
+	if o.Concurrency < 1 {
+		return benchOptions{}, fmt.Errorf("--concurrency %d: must be at least 1", o.Concurrency)
+	}
+	return o, nil
+}
+
+func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	o, err := parseBenchFlags(args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		fmt.Fprint(stdout, "Usage: crdserver bench [flags]\n\nFlags:\n")
+		fs := benchFlags(&benchOptions{})
+		fs.SetOutput(stdout)
+		fs.PrintDefaults()
+		return 0
+	case err != nil:
+		fmt.Fprintf(stderr, "crdserver bench: %v\nRun 'crdserver bench --help' for usage.\n", err)
+		return 2
+	}
+	o.Logger = slog.Default()
+
+	report, err := loadgen.Run(ctx, o.Config)
+	if report != nil {
+		write := loadgen.WriteTable
+		if o.JSON {
+			write = loadgen.WriteJSON
+		}
+		if werr := write(stdout, report); werr != nil {
+			err = errors.Join(err, werr)
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "crdserver bench: %v\n", err)
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,168 @@
+// Command crdserver serves CustomResourceDefinitions and their objects with
+// the Kubernetes API, so kubectl, client-go and helm work against it.
+//
+//	crdserver [flags]        run the server
+//	crdserver bench [flags]  drive a Kubernetes API server and report latencies
+//
+// This file holds flags only: everything they set is a server.Config (or a
+// loadgen.Config for bench), and the server itself lives in internal/server.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/crdserver/crdserver/internal/server"
+	"github.com/crdserver/crdserver/internal/version"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run is main with its inputs and outputs explicit; it returns the exit code:
+// 0 on success, 1 on failure, 2 for bad flags (as package flag does).
+func run(args []string, stdout, stderr io.Writer) int {
+	// SIGTERM and SIGINT cancel ctx; a second signal kills the process the
+	// default way, since NotifyContext's stop restores the default handling
+	// once ctx is done.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
+	slog.SetDefault(slog.New(slog.NewTextHandler(stderr, nil)))
+
+	if len(args) > 0 && args[0] == "bench" {
+		return runBench(ctx, args[1:], stdout, stderr)
+	}
+
+	cfg, err := parseFlags(args)
+	switch {
+	case errors.Is(err, errShowVersion):
+		fmt.Fprintln(stdout, versionString())
+		return 0
+	case errors.Is(err, flag.ErrHelp):
+		usage(stdout)
+		return 0
+	case err != nil:
+		fmt.Fprintf(stderr, "crdserver: %v\nRun 'crdserver --help' for usage.\n", err)
+		return 2
+	}
+	if err := runServer(ctx, cfg); err != nil {
+		slog.Error("crdserver failed", "err", err)
+		return 1
+	}
+	return 0
+}
+
+// runServer starts the server and blocks until ctx ends and it has stopped.
+func runServer(ctx context.Context, cfg server.Config) error {
+	return server.Run(ctx, cfg)
+}
+
+// errShowVersion is what parseFlags returns for --version.
+var errShowVersion = errors.New("version requested")
+
+// parseFlags turns the server's command line into a server.Config. It
+// returns flag.ErrHelp for -h/--help and errShowVersion for --version. Flags
+// take one or two dashes.
+func parseFlags(args []string) (server.Config, error) {
+	var cfg server.Config
+	var showVersion bool
+	fs := serverFlags(&cfg, &showVersion)
+	fs.SetOutput(io.Discard) // run prints errors and usage itself
+	if err := fs.Parse(args); err != nil {
+		return server.Config{}, err
+	}
+	if showVersion {
+		return server.Config{}, errShowVersion
+	}
+	if fs.NArg() > 0 {
+		return server.Config{}, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	switch {
+	case cfg.SecurePort < 0 || cfg.SecurePort > 65535:
+		return server.Config{}, fmt.Errorf("--secure-port %d: must be between 0 and 65535", cfg.SecurePort)
+	case net.ParseIP(cfg.BindAddress) == nil:
+		return server.Config{}, fmt.Errorf("--bind-address %q: not an IP address", cfg.BindAddress)
+	case (cfg.TLSCertFile == "") != (cfg.TLSPrivateKeyFile == ""):
+		return server.Config{}, errors.New("--tls-cert-file and --tls-private-key-file must be given together")
+	case (cfg.EtcdCertFile == "") != (cfg.EtcdKeyFile == ""):
+		return server.Config{}, errors.New("--etcd-certfile and --etcd-keyfile must be given together")
+	case cfg.ShutdownTimeout < 0:
+		return server.Config{}, fmt.Errorf("--shutdown-timeout %v: must not be negative", cfg.ShutdownTimeout)
+	}
+	return cfg, nil
+}
+
+// serverFlags binds the server's flags to cfg. The defaults shown are the
+// values a Config gets from an empty command line.
+func serverFlags(cfg *server.Config, showVersion *bool) *flag.FlagSet {
+	fs := flag.NewFlagSet("crdserver", flag.ContinueOnError)
+	fs.StringVar(&cfg.DataDir, "data-dir", ".crdserver", "directory for the embedded etcd data, the generated certificates and admin.kubeconfig")
+	fs.StringVar(&cfg.BindAddress, "bind-address", "127.0.0.1", "IP address to serve on")
+	fs.IntVar(&cfg.SecurePort, "secure-port", 6443, "HTTPS port; 0 picks a free port")
+	fs.Var((*listFlag)(&cfg.EtcdServers), "etcd-servers", "external etcd endpoints, comma-separated or repeated; empty starts an embedded etcd")
+	fs.StringVar(&cfg.EtcdPrefix, "etcd-prefix", "/registry", "prefix of every key in etcd")
+	fs.StringVar(&cfg.EtcdCAFile, "etcd-cafile", "", "CA bundle to verify the external etcd's certificates")
+	fs.StringVar(&cfg.EtcdCertFile, "etcd-certfile", "", "client certificate for the external etcd")
+	fs.StringVar(&cfg.EtcdKeyFile, "etcd-keyfile", "", "client key for the external etcd")
+	fs.StringVar(&cfg.TLSCertFile, "tls-cert-file", "", "serving certificate (PEM) to use instead of the generated one")
+	fs.StringVar(&cfg.TLSPrivateKeyFile, "tls-private-key-file", "", "key of --tls-cert-file")
+	fs.StringVar(&cfg.ClientCAFile, "client-ca-file", "", "CA bundle to verify client certificates instead of the generated CA")
+	fs.Var((*listFlag)(&cfg.TLSSANs), "tls-san", "extra DNS name or IP for the generated serving certificate, comma-separated or repeated")
+	fs.IntVar(&cfg.MaxRequestsInflight, "max-requests-inflight", 400, "maximum concurrent non-watch requests, beyond which requests get 429; negative disables the limit")
+	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", 30*time.Second, "how long graceful shutdown may take")
+	fs.BoolVar(showVersion, "version", false, "print the version and exit")
+	return fs
+}
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, `Usage:
+  crdserver [flags]        serve the Kubernetes API for custom resources
+  crdserver bench [flags]  load-test a Kubernetes API server (crdserver bench --help)
+
+Flags:
+`)
+	fs := serverFlags(&server.Config{}, new(bool))
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+}
+
+// versionString is what --version prints: crdserver's own version (set at
+// link time, see package version) and the Kubernetes version it serves.
+func versionString() string {
+	info := version.Get()
+	s := fmt.Sprintf("crdserver %s (Kubernetes %s, %s, %s", version.Version, info.GitVersion, info.GoVersion, info.Platform)
+	if info.GitCommit != "" {
+		s += ", commit " + info.GitCommit
+	}
+	return s + ")"
+}
+
+// listFlag is a []string flag that takes comma-separated values and may be
+// repeated; every use appends.
+type listFlag []string
+
+func (l *listFlag) String() string { return strings.Join(*l, ",") }
+
+func (l *listFlag) Set(v string) error {
+	for s := range strings.SplitSeq(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			*l = append(*l, s)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,192 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/crdserver/crdserver/internal/loadgen"
+	"github.com/crdserver/crdserver/internal/server"
+)
+
+// defaults is the Config an empty command line gives.
+var defaults = server.Config{
+	DataDir:             ".crdserver",
+	BindAddress:         "127.0.0.1",
+	SecurePort:          6443,
+	EtcdPrefix:          "/registry",
+	MaxRequestsInflight: 400,
+	ShutdownTimeout:     30 * time.Second,
+}
+
+func withDefaults(change func(*server.Config)) server.Config {
+	c := defaults
+	change(&c)
+	return c
+}
+
+func TestParseFlags(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		want    server.Config
+		wantErr string // substring; empty means success
+	}{
+		{name: "defaults", args: nil, want: defaults},
+		{
+			name: "every flag, double dash",
+			args: []string{
+				"--data-dir=/var/lib/crd", "--bind-address", "0.0.0.0", "--secure-port=0",
+				"--etcd-servers=https://a:2379,https://b:2379", "--etcd-prefix=/crd",
+				"--etcd-cafile=ca.pem", "--etcd-certfile=c.pem", "--etcd-keyfile=k.pem",
+				"--tls-cert-file=s.crt", "--tls-private-key-file=s.key", "--client-ca-file=clients.pem",
+				"--tls-san=example.com", "--max-requests-inflight=-1", "--shutdown-timeout=5s",
+			},
+			want: server.Config{
+				DataDir: "/var/lib/crd", BindAddress: "0.0.0.0", SecurePort: 0,
+				EtcdServers: []string{"https://a:2379", "https://b:2379"}, EtcdPrefix: "/crd",
+				EtcdCAFile: "ca.pem", EtcdCertFile: "c.pem", EtcdKeyFile: "k.pem",
+				TLSCertFile: "s.crt", TLSPrivateKeyFile: "s.key", ClientCAFile: "clients.pem",
+				TLSSANs: []string{"example.com"}, MaxRequestsInflight: -1, ShutdownTimeout: 5 * time.Second,
+			},
+		},
+		{
+			name: "single dash works too",
+			args: []string{"-secure-port", "7443"},
+			want: withDefaults(func(c *server.Config) { c.SecurePort = 7443 }),
+		},
+		{
+			name: "tls-san repeated and comma-separated",
+			args: []string{"--tls-san=a.example.com,10.0.0.1", "--tls-san", "b.example.com", "--tls-san= ,::1,"},
+			want: withDefaults(func(c *server.Config) {
+				c.TLSSANs = []string{"a.example.com", "10.0.0.1", "b.example.com", "::1"}
+			}),
+		},
+		{
+			name: "etcd-servers repeated",
+			args: []string{"--etcd-servers=http://a:2379", "--etcd-servers=http://b:2379"},
+			want: withDefaults(func(c *server.Config) { c.EtcdServers = []string{"http://a:2379", "http://b:2379"} }),
+		},
+		{name: "IPv6 bind address", args: []string{"--bind-address=::1"}, want: withDefaults(func(c *server.Config) { c.BindAddress = "::1" })},
+		{name: "unknown flag", args: []string{"--no-such-flag"}, wantErr: "no-such-flag"},
+		{name: "bad port", args: []string{"--secure-port=70000"}, wantErr: "--secure-port"},
+		{name: "negative port", args: []string{"--secure-port=-1"}, wantErr: "--secure-port"},
+		{name: "port not a number", args: []string{"--secure-port=http"}, wantErr: "secure-port"},
+		{name: "bind address not an IP", args: []string{"--bind-address=localhost"}, wantErr: "--bind-address"},
+		{name: "cert without key", args: []string{"--tls-cert-file=s.crt"}, wantErr: "--tls-private-key-file"},
+		{name: "etcd key without cert", args: []string{"--etcd-keyfile=k.pem"}, wantErr: "--etcd-certfile"},
+		{name: "negative shutdown timeout", args: []string{"--shutdown-timeout=-1s"}, wantErr: "--shutdown-timeout"},
+		{name: "bad duration", args: []string{"--shutdown-timeout=soon"}, wantErr: "shutdown-timeout"},
+		{name: "positional argument", args: []string{"serve"}, wantErr: `unexpected argument "serve"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := parseFlags(tt.args)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("parseFlags(%q) error = %v, want one mentioning %q", tt.args, err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("parseFlags(%q): %v", tt.args, err)
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("parseFlags(%q) =\n%+v\nwant\n%+v", tt.args, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestParseFlagsHelpAndVersion(t *testing.T) {
+	for _, args := range [][]string{{"-h"}, {"--help"}} {
+		if _, err := parseFlags(args); !errors.Is(err, flag.ErrHelp) {
+			t.Errorf("parseFlags(%q) = %v, want flag.ErrHelp", args, err)
+		}
+	}
+	if _, err := parseFlags([]string{"--version"}); !errors.Is(err, errShowVersion) {
+		t.Errorf("parseFlags(--version) = %v, want errShowVersion", err)
+	}
+}
+
+func TestRunVersionAndUsage(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"--version"}, &stdout, &stderr); code != 0 || !strings.HasPrefix(stdout.String(), "crdserver ") {
+		t.Errorf("--version: exit %d, stdout %q", code, stdout.String())
+	}
+	stdout.Reset()
+	if code := run([]string{"--help"}, &stdout, &stderr); code != 0 || !strings.Contains(stdout.String(), "--secure-port") && !strings.Contains(stdout.String(), "-secure-port") {
+		t.Errorf("--help: exit %d, stdout %q", code, stdout.String())
+	}
+	stderr.Reset()
+	if code := run([]string{"--bogus"}, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), "bogus") {
+		t.Errorf("--bogus: exit %d, stderr %q", code, stderr.String())
+	}
+	stdout.Reset()
+	if code := run([]string{"bench", "--help"}, &stdout, &stderr); code != 0 || !strings.Contains(stdout.String(), "concurrency") {
+		t.Errorf("bench --help: exit %d, stdout %q", code, stdout.String())
+	}
+}
+
+func TestParseBenchFlags(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		check   func(t *testing.T, o benchOptions)
+		wantErr string
+	}{
+		{
+			name: "defaults",
+			check: func(t *testing.T, o benchOptions) {
+				if o.Resource != loadgen.ResourceWidgets || !o.InstallCRD || o.SkipInstallCRD || !o.Cleanup || o.SkipCleanup ||
+					o.Concurrency != 10 || o.ObjectSize != 2048 || o.Count != 0 || o.Duration != 0 || o.JSON || len(o.Workloads) != 0 {
+					t.Errorf("unexpected defaults: %+v", o)
+				}
+			},
+		},
+		{
+			name: "everything",
+			args: []string{
+				"--kubeconfig=kc", "--resource=namespaces", "--install-crd=false", "--namespace=ns", "--prefix=p",
+				"--object-size=4096", "--workloads=create,get", "--workloads=watch", "--concurrency=64", "--count=5000",
+				"--duration=30s", "--objects=200", "--page-size=100", "--watchers=50", "--watch-timeout=1m",
+				"--cleanup=false", "--etcd-endpoints=https://127.0.0.1:2379", "--etcd-cert=c", "--etcd-key=k",
+				"--etcd-ca=ca", "--json",
+			},
+			check: func(t *testing.T, o benchOptions) {
+				want := loadgen.Config{
+					Kubeconfig: "kc", Resource: "namespaces", SkipInstallCRD: true, Namespace: "ns", Prefix: "p",
+					ObjectSize: 4096, Workloads: []string{"create", "get", "watch"}, Concurrency: 64, Count: 5000,
+					Duration: 30 * time.Second, Objects: 200, PageSize: 100, Watchers: 50, WatchTimeout: time.Minute,
+					SkipCleanup: true, EtcdEndpoints: []string{"https://127.0.0.1:2379"}, EtcdCertFile: "c",
+					EtcdKeyFile: "k", EtcdCAFile: "ca",
+				}
+				if !reflect.DeepEqual(o.Config, want) || !o.JSON {
+					t.Errorf("got %+v\nwant %+v", o.Config, want)
+				}
+			},
+		},
+		{name: "zero concurrency", args: []string{"--concurrency=0"}, wantErr: "--concurrency"},
+		{name: "stray argument", args: []string{"now"}, wantErr: "unexpected argument"},
+		{name: "unknown flag", args: []string{"--qps=5"}, wantErr: "qps"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o, err := parseBenchFlags(tt.args)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error = %v, want one mentioning %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			tt.check(t, o)
+		})
+	}
+}

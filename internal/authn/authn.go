@@ -1,0 +1,129 @@
+// Package authn establishes who is calling: an Authenticator turns a request
+// into a User. Authorization (may they?) is package authz.
+package authn
+
+import (
+	"context"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"time"
+)
+
+// Well-known users and groups, as upstream names them.
+const (
+	Anonymous       = "system:anonymous"
+	Authenticated   = "system:authenticated"
+	Unauthenticated = "system:unauthenticated"
+	Masters         = "system:masters"
+)
+
+// User is an authenticated identity.
+type User struct {
+	Name   string
+	UID    string
+	Groups []string
+}
+
+// Authenticator identifies the caller of a request. It returns ok=false
+// when the request carries no credentials it understands, and an error when
+// it carries credentials that are invalid; either way the request is
+// unauthenticated.
+type Authenticator interface {
+	Authenticate(r *http.Request) (u *User, ok bool, err error)
+}
+
+// AuthenticatorFunc adapts a function to Authenticator.
+type AuthenticatorFunc func(r *http.Request) (*User, bool, error)
+
+// Authenticate calls f(r).
+func (f AuthenticatorFunc) Authenticate(r *http.Request) (*User, bool, error) { return f(r) }
+
+var (
+	_ Authenticator = AuthenticatorFunc(nil)
+	_ Authenticator = (*X509)(nil)
+	_ Authenticator = Union(nil)
+)
+
+// X509 authenticates TLS client certificates issued by Roots: the user is
+// the leaf's Subject CommonName and the groups its Organizations, as
+// kube-apiserver maps them. A certificate without a CommonName identifies
+// no one.
+type X509 struct {
+	Roots *x509.CertPool
+	// Now is the verification time; nil means time.Now.
+	Now func() time.Time
+}
+
+// Authenticate verifies the peer's certificate chain for client auth.
+func (a *X509) Authenticate(r *http.Request) (*User, bool, error) {
+	if r.TLS == nil || len(r.TLS.PeerCertificates) == 0 {
+		return nil, false, nil
+	}
+	leaf := r.TLS.PeerCertificates[0]
+	opts := x509.VerifyOptions{
+		Roots:         a.Roots,
+		Intermediates: x509.NewCertPool(),
+		KeyUsages:     []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
+	if a.Now != nil {
+		opts.CurrentTime = a.Now()
+	}
+	for _, c := range r.TLS.PeerCertificates[1:] {
+		opts.Intermediates.AddCert(c)
+	}
+	if _, err := leaf.Verify(opts); err != nil {
+		return nil, false, fmt.Errorf("verifying client certificate SN=%s, CN=%q: %w", leaf.SerialNumber, leaf.Subject.CommonName, err)
+	}
+	if leaf.Subject.CommonName == "" {
+		return nil, false, nil
+	}
+	return WithAuthenticatedGroup(&User{
+		Name:   leaf.Subject.CommonName,
+		Groups: slices.Clone(leaf.Subject.Organization),
+	}), true, nil
+}
+
+// WithAuthenticatedGroup adds system:authenticated to u's groups unless it
+// is there already (upstream adds it to every authenticated user).
+func WithAuthenticatedGroup(u *User) *User {
+	if !slices.Contains(u.Groups, Authenticated) {
+		u.Groups = append(u.Groups, Authenticated)
+	}
+	return u
+}
+
+// Union tries each authenticator in order; the first that identifies the
+// caller wins. When none does, the errors of those that failed are joined.
+type Union []Authenticator
+
+// Authenticate implements Authenticator.
+func (u Union) Authenticate(r *http.Request) (*User, bool, error) {
+	var errs []error
+	for _, a := range u {
+		user, ok, err := a.Authenticate(r)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if ok {
+			return user, true, nil
+		}
+	}
+	return nil, false, errors.Join(errs...)
+}
+
+type ctxKey struct{}
+
+// WithUser returns a context carrying u.
+func WithUser(ctx context.Context, u *User) context.Context {
+	return context.WithValue(ctx, ctxKey{}, u)
+}
+
+// UserFrom returns the user stored by WithUser, if any.
+func UserFrom(ctx context.Context) (*User, bool) {
+	u, ok := ctx.Value(ctxKey{}).(*User)
+	return u, ok && u != nil
+}

@@ -1,0 +1,89 @@
+// Package authz decides whether a user may do what a request asks. The
+// Authorizer interface is what the filter chain calls; AllowAll is the only
+// implementation for now, RBAC comes later behind the same interface.
+package authz
+
+import (
+	"context"
+
+	"github.com/crdserver/crdserver/internal/authn"
+	"github.com/crdserver/crdserver/internal/request"
+)
+
+// Attributes are what an authorizer decides on: who, which verb, and on
+// what (a resource, or a non-resource path).
+type Attributes struct {
+	User *authn.User
+
+	Verb        string
+	APIGroup    string
+	APIVersion  string
+	Resource    string
+	Subresource string
+	Namespace   string
+	Name        string
+	// Path is the URL path; authorizers use it for non-resource requests.
+	Path string
+
+	ResourceRequest bool
+}
+
+// AttributesFrom builds the attributes of a parsed request.
+func AttributesFrom(u *authn.User, info *request.Info) Attributes {
+	return Attributes{
+		User:            u,
+		Verb:            info.Verb,
+		APIGroup:        info.APIGroup,
+		APIVersion:      info.APIVersion,
+		Resource:        info.Resource,
+		Subresource:     info.Subresource,
+		Namespace:       info.Namespace,
+		Name:            info.Name,
+		Path:            info.Path,
+		ResourceRequest: info.IsResourceRequest,
+	}
+}
+
+// Decision is an authorizer's answer.
+type Decision int
+
+const (
+	// NoOpinion means the authorizer neither allows nor denies; a chain of
+	// authorizers asks the next one, and a request nobody allows is denied.
+	NoOpinion Decision = iota
+	Allow
+	Deny
+)
+
+func (d Decision) String() string {
+	switch d {
+	case Allow:
+		return "Allow"
+	case Deny:
+		return "Deny"
+	}
+	return "NoOpinion"
+}
+
+// Authorizer decides on a request. reason, when not empty, is appended to
+// the Forbidden message the client reads. An error means the authorizer
+// could not decide; the request is then refused with a 500 unless the
+// decision is Allow.
+type Authorizer interface {
+	Authorize(ctx context.Context, a Attributes) (d Decision, reason string, err error)
+}
+
+// AuthorizerFunc adapts a function to Authorizer.
+type AuthorizerFunc func(ctx context.Context, a Attributes) (Decision, string, error)
+
+// Authorize calls f(ctx, a).
+func (f AuthorizerFunc) Authorize(ctx context.Context, a Attributes) (Decision, string, error) {
+	return f(ctx, a)
+}
+
+var _ Authorizer = AuthorizerFunc(nil)
+
+// AllowAll allows every request.
+var AllowAll Authorizer = AuthorizerFunc(func(context.Context, Attributes) (Decision, string, error) {
+	return Allow, "", nil
+})

@@ -1,0 +1,215 @@
+// Package builtin defines the resources crdserver serves besides CRDs, one
+// file each: their definitions and the hooks they need beyond a schema.
+package builtin
+
+import (
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/crdserver/crdserver/internal/registry"
+)
+
+// FinalizerKubernetes is the namespace finalizer the namespace controller
+// removes once the namespace is empty.
+const FinalizerKubernetes = "kubernetes"
+
+// labelMetadataName is set on every namespace to its name, as upstream does.
+const labelMetadataName = "kubernetes.io/metadata.name"
+
+// InitialNamespaces exist after the first start.
+var InitialNamespaces = []string{"default", "kube-system", "kube-public", "kube-node-lease"}
+
+// Namespaces is the core v1 namespaces resource.
+func Namespaces() *registry.Definition {
+	return &registry.Definition{
+		Group:      "",
+		Resource:   "namespaces",
+		Singular:   "namespace",
+		Kind:       "Namespace",
+		ListKind:   "NamespaceList",
+		ShortNames: []string{"ns"},
+		Scope:      registry.Cluster,
+		// Upstream serves no deletecollection on namespaces.
+		Verbs: []string{"create", "delete", "get", "list", "patch", "update", "watch"},
+		Versions: []registry.Version{{
+			Name: "v1", Served: true, Storage: true,
+			Subresources: registry.Subresources{
+				Status: true,
+				Other:  []registry.OtherSubresource{{Name: "finalize", Verbs: []string{"update"}}},
+			},
+			PrinterColumns: []registry.PrinterColumn{
+				{Name: "Status", Type: "string", JSONPath: ".status.phase", Description: "The status of the namespace"},
+				{Name: "Age", Type: "date", JSONPath: ".metadata.creationTimestamp"},
+			},
+		}},
+		Hooks: namespaceHooks{},
+	}
+}
+
+// NewNamespace returns a complete stored namespace object, for the
+// namespaces that exist from the start.
+func NewNamespace(name string, now time.Time) map[string]any {
+	obj := map[string]any{
+		"apiVersion": "v1",
+		"kind":       "Namespace",
+		"metadata": map[string]any{
+			"name":              name,
+			"uid":               string(uuid.NewUUID()),
+			"creationTimestamp": now.UTC().Format(time.RFC3339),
+		},
+	}
+	namespaceHooks{}.PrepareForCreate(obj)
+	return obj
+}
+
+type namespaceHooks struct{}
+
+var (
+	_ registry.CreatePreparer       = namespaceHooks{}
+	_ registry.UpdatePreparer       = namespaceHooks{}
+	_ registry.Validator            = namespaceHooks{}
+	_ registry.Finalizer            = namespaceHooks{}
+	_ registry.StrategicMerger      = namespaceHooks{}
+	_ registry.SubresourceUpdater   = namespaceHooks{}
+	_ registry.ReturnsDeletedObject = namespaceHooks{}
+	_ registry.NoGeneration         = namespaceHooks{}
+	_ registry.NameValidator        = namespaceHooks{}
+	_ registry.Protobuf             = namespaceHooks{}
+)
+
+func (namespaceHooks) PrepareForCreate(obj map[string]any) {
+	obj["status"] = map[string]any{"phase": string(corev1.NamespaceActive)}
+	spec, _ := obj["spec"].(map[string]any)
+	if spec == nil {
+		spec = map[string]any{}
+		obj["spec"] = spec
+	}
+	fin := stringList(spec["finalizers"])
+	if !slices.Contains(fin, FinalizerKubernetes) {
+		fin = append(fin, FinalizerKubernetes)
+	}
+	spec["finalizers"] = anyList(fin)
+	setNameLabel(obj)
+}
+
+func (namespaceHooks) PrepareForUpdate(obj, old map[string]any) {
+	// spec.finalizers change only through /finalize.
+	spec, _ := obj["spec"].(map[string]any)
+	if spec == nil {
+		spec = map[string]any{}
+		obj["spec"] = spec
+	}
+	if oldSpec, _ := old["spec"].(map[string]any); oldSpec != nil && oldSpec["finalizers"] != nil {
+		spec["finalizers"] = oldSpec["finalizers"]
+	} else {
+		delete(spec, "finalizers")
+	}
+	setNameLabel(obj)
+}
+
+func setNameLabel(obj map[string]any) {
+	md, _ := obj["metadata"].(map[string]any)
+	if md == nil {
+		return
+	}
+	name, _ := md["name"].(string)
+	if name == "" {
+		return
+	}
+	labels, _ := md["labels"].(map[string]any)
+	if labels == nil {
+		labels = map[string]any{}
+		md["labels"] = labels
+	}
+	labels[labelMetadataName] = name
+}
+
+func (namespaceHooks) Validate(obj map[string]any) field.ErrorList {
+	return validateFinalizers(obj)
+}
+
+func (namespaceHooks) ValidateUpdate(obj, old map[string]any) field.ErrorList {
+	return validateFinalizers(obj)
+}
+
+func validateFinalizers(obj map[string]any) field.ErrorList {
+	var errs field.ErrorList
+	spec, _ := obj["spec"].(map[string]any)
+	p := field.NewPath("spec", "finalizers")
+	for i, f := range stringList(spec["finalizers"]) {
+		for _, msg := range validation.IsQualifiedName(f) {
+			errs = append(errs, field.Invalid(p.Index(i), f, msg))
+		}
+	}
+	return errs
+}
+
+func (namespaceHooks) Pending(obj map[string]any) bool {
+	spec, _ := obj["spec"].(map[string]any)
+	return len(stringList(spec["finalizers"])) > 0
+}
+
+func (namespaceHooks) MarkDeleting(obj map[string]any) {
+	st, _ := obj["status"].(map[string]any)
+	if st == nil {
+		st = map[string]any{}
+		obj["status"] = st
+	}
+	st["phase"] = string(corev1.NamespaceTerminating)
+}
+
+func (namespaceHooks) PatchSchema() any { return corev1.Namespace{} }
+
+func (namespaceHooks) NewProtobuf() registry.ProtoMessage { return &corev1.Namespace{} }
+
+// UpdateSubresource serves namespaces/finalize: only spec.finalizers change.
+func (namespaceHooks) UpdateSubresource(name string, obj, old map[string]any) (map[string]any, bool) {
+	if name != "finalize" {
+		return nil, false
+	}
+	next := old
+	spec, _ := next["spec"].(map[string]any)
+	if spec == nil {
+		spec = map[string]any{}
+		next["spec"] = spec
+	}
+	newSpec, _ := obj["spec"].(map[string]any)
+	if f, ok := newSpec["finalizers"]; ok {
+		spec["finalizers"] = f
+	} else {
+		delete(spec, "finalizers")
+	}
+	return next, true
+}
+
+func (namespaceHooks) ReturnDeletedObject() {}
+func (namespaceHooks) NoGeneration()        {}
+
+func (namespaceHooks) ValidateName(name string, prefix bool) []string {
+	return apivalidation.ValidateNamespaceName(name, prefix)
+}
+
+func stringList(v any) []string {
+	l, _ := v.([]any)
+	out := make([]string, 0, len(l))
+	for _, x := range l {
+		if s, ok := x.(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func anyList(l []string) []any {
+	out := make([]any, len(l))
+	for i, s := range l {
+		out[i] = s
+	}
+	return out
+}

@@ -1,0 +1,240 @@
+// Package codec turns request bodies into unstructured objects and objects
+// into response bodies: JSON and YAML decoding with upstream's size, depth
+// and strict-field rules, Accept negotiation, Status errors, watch frames,
+// and the Table and PartialObjectMetadata forms.
+//
+// Objects are map[string]any with integers as int64 and other numbers as
+// float64, as k8s.io/apimachinery/pkg/util/json decodes them.
+package codec
+
+import (
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+)
+
+// DefaultMaxBodyBytes is kube-apiserver's default request body limit (3 MiB).
+const DefaultMaxBodyBytes = 3 << 20
+
+// Media types the server reads and writes.
+const (
+	MediaJSON = "application/json"
+	MediaYAML = "application/yaml"
+)
+
+// acceptedInput is what a 415 says the server reads. Upstream lists its
+// serializers; we have no protobuf (custom resources cannot use it) and no
+// CBOR.
+var acceptedInput = []string{MediaJSON, MediaYAML}
+
+// DecodeOptions bound the work one body may cost. The zero value means
+// the defaults.
+type DecodeOptions struct {
+	MaxBytes int64 // default DefaultMaxBodyBytes
+	MaxDepth int   // default DefaultMaxDepth
+}
+
+// Decode decodes a JSON or YAML body holding one object.
+//
+// contentType "" means JSON. Anything but JSON or YAML is a 415
+// UnsupportedMediaType Status. A body over MaxBytes is a 413, malformed input
+// or a body that is not an object is a *DecodeError (400 BadRequest).
+//
+// problems are upstream's strict-decoding complaints that do not stop the
+// decode: `duplicate field "spec.replicas"` for JSON, `line 5: key
+// "replicas" already set in map` for YAML. The handler turns them into
+// warnings or, with fieldValidation=Strict, into an error.
+func Decode(body []byte, contentType string, opts DecodeOptions) (obj map[string]any, problems []string, err error) {
+	maxBytes := opts.MaxBytes
+	if maxBytes <= 0 {
+		maxBytes = DefaultMaxBodyBytes
+	}
+	maxDepth := opts.MaxDepth
+	if maxDepth <= 0 {
+		maxDepth = DefaultMaxDepth
+	}
+	if int64(len(body)) > maxBytes {
+		return nil, nil, TooLarge(maxBytes)
+	}
+	mt, err := inputMediaType(contentType)
+	if err != nil {
+		return nil, nil, err
+	}
+	data := body
+	if mt == MediaYAML {
+		data, problems, err = yamlToJSON(body)
+		if err != nil {
+			return nil, nil, &DecodeError{Err: err, summary: summarize(body)}
+		}
+	}
+	v, dups, err := decodeJSON(data, maxDepth)
+	if err != nil {
+		return nil, nil, &DecodeError{Err: fmt.Errorf("couldn't get version/kind; json parse error: %w", err), summary: summarize(body)}
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return nil, nil, &DecodeError{Err: notAnObject(v), summary: summarize(body)}
+	}
+	return obj, append(problems, dups...), nil
+}
+
+// inputMediaType maps a Content-Type to MediaJSON or MediaYAML.
+func inputMediaType(contentType string) (string, error) {
+	if contentType == "" {
+		return MediaJSON, nil
+	}
+	mt, _, err := mime.ParseMediaType(contentType)
+	if err == nil {
+		switch mt {
+		case MediaJSON:
+			return MediaJSON, nil
+		case MediaYAML:
+			return MediaYAML, nil
+		}
+	}
+	return "", UnsupportedMediaType()
+}
+
+// UnsupportedMediaType is upstream's 415 for a body it cannot read.
+func UnsupportedMediaType() error {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status:  metav1.StatusFailure,
+		Code:    http.StatusUnsupportedMediaType,
+		Reason:  metav1.StatusReasonUnsupportedMediaType,
+		Message: "the body of the request was in an unknown format - accepted media types include: " + strings.Join(acceptedInput, ", "),
+	}}
+}
+
+// TooLarge is upstream's 413 for a body over limit bytes.
+func TooLarge(limit int64) error {
+	return apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("limit is %d", limit))
+}
+
+// ReadBody reads a request body of at most limit bytes (<= 0: the default),
+// answering upstream's 413 beyond it. It closes the body.
+func ReadBody(r *http.Request, limit int64) ([]byte, error) {
+	if limit <= 0 {
+		limit = DefaultMaxBodyBytes
+	}
+	defer r.Body.Close()
+	if r.ContentLength > limit {
+		return nil, TooLarge(limit)
+	}
+	lr := &io.LimitedReader{R: r.Body, N: limit + 1}
+	data, err := io.ReadAll(lr)
+	if err != nil {
+		var st apierrors.APIStatus
+		if errors.As(err, &st) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("reading request body: %w", err)
+	}
+	if lr.N <= 0 {
+		return nil, TooLarge(limit)
+	}
+	return data, nil
+}
+
+// DecodeError is a body that is not one well-formed JSON or YAML object.
+// It is a 400 BadRequest whose message is upstream's base error, e.g.
+// "couldn't get version/kind; json parse error: unexpected end of JSON
+// input". Handlers that know the kind they expected can use ForKind for
+// upstream's full message.
+type DecodeError struct {
+	Err     error
+	summary string
+}
+
+func (e *DecodeError) Error() string { return e.Err.Error() }
+func (e *DecodeError) Unwrap() error { return e.Err }
+
+// Status makes DecodeError an apierrors.APIStatus.
+func (e *DecodeError) Status() metav1.Status {
+	return apierrors.NewBadRequest(e.Error()).Status()
+}
+
+// ForKind returns upstream's message for a body that should have been a
+// kind: `the object provided is unrecognized (must be of type Widget): <err>
+// (<first 30 bytes>)`.
+func (e *DecodeError) ForKind(kind string) error {
+	return apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): %v (%s)", kind, e.Err, e.summary))
+}
+
+// summarize is upstream's short form of a body for error messages: JSON
+// objects as text, anything else as hex, 30 bytes at most.
+func summarize(data []byte) string {
+	const max = 30
+	switch {
+	case len(data) == 0:
+		return "<empty>"
+	case data[0] == '{':
+		if len(data) > max {
+			return string(data[:max]) + " ..."
+		}
+		return string(data)
+	default:
+		if len(data) > max {
+			return hex.EncodeToString(data[:max]) + " ..."
+		}
+		return hex.EncodeToString(data)
+	}
+}
+
+// findKindType is how encoding/json names the struct upstream decodes a body
+// into to find its kind; it appears in the error for non-object bodies.
+const findKindType = "struct { APIVersion string \"json:\\\"apiVersion,omitempty\\\"\"; Kind string \"json:\\\"kind,omitempty\\\"\" }"
+
+func notAnObject(v any) error {
+	var what string
+	switch v.(type) {
+	case nil:
+		return errors.New("Object 'Kind' is missing in 'null'")
+	case []any:
+		what = "array"
+	case string:
+		what = "string"
+	case bool:
+		what = "bool"
+	default:
+		what = "number"
+	}
+	return fmt.Errorf("couldn't get version/kind; json parse error: json: cannot unmarshal %s into Go value of type %s", what, findKindType)
+}
+
+// yamlToJSON converts YAML to JSON. Duplicate keys, which the lenient
+// conversion drops silently, are reported as upstream does: one problem per
+// line of the strict converter's error.
+func yamlToJSON(body []byte) ([]byte, []string, error) {
+	j, strictErr := yaml.YAMLToJSONStrict(body)
+	if strictErr == nil {
+		return j, nil, nil
+	}
+	j, err := yaml.YAMLToJSON(body)
+	if err != nil {
+		return nil, nil, err
+	}
+	return j, yamlProblems(strictErr.Error()), nil
+}
+
+// yamlProblems splits "error converting YAML to JSON: yaml: unmarshal
+// errors:\n  line 3: key \"a\" already set in map\n ..." into its lines.
+func yamlProblems(msg string) []string {
+	for _, prefix := range []string{"yaml: unmarshal errors:\n", "error converting YAML to JSON: yaml: unmarshal errors:\n"} {
+		if rest, ok := strings.CutPrefix(msg, prefix); ok {
+			lines := strings.Split(rest, "\n")
+			for i := range lines {
+				lines[i] = strings.TrimSpace(lines[i])
+			}
+			return lines
+		}
+	}
+	return []string{msg}
+}

@@ -1,0 +1,162 @@
+package codec
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+)
+
+// WriteObject encodes obj as JSON or YAML in the form mt asks for and writes
+// it with status. Bodies end in a newline, as upstream's encoder writes
+// them. An object that cannot be encoded becomes a 500 Status.
+func WriteObject(w http.ResponseWriter, status int, mt MediaType, obj any) {
+	b, err := json.Marshal(obj)
+	if err != nil {
+		writeInternal(w, fmt.Errorf("encoding %T: %w", obj, err))
+		return
+	}
+	WriteRaw(w, status, mt, b)
+}
+
+// WriteRaw writes an already JSON-encoded object (a watch cache item, a
+// cached discovery document) in the form mt asks for: as is for JSON
+// (indented when mt.Pretty), converted for YAML.
+func WriteRaw(w http.ResponseWriter, status int, mt MediaType, jsonBytes []byte) {
+	body, ctype, err := render(mt, jsonBytes)
+	if err != nil {
+		writeInternal(w, err)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", ctype)
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+// render returns the body and Content-Type of jsonBytes in form mt.
+func render(mt MediaType, jsonBytes []byte) ([]byte, string, error) {
+	if mt.Type == MediaYAML {
+		y, err := yaml.JSONToYAML(jsonBytes)
+		if err != nil {
+			return nil, "", fmt.Errorf("converting response to YAML: %w", err)
+		}
+		return y, MediaYAML, nil
+	}
+	if mt.Pretty {
+		var buf bytes.Buffer
+		if err := json.Indent(&buf, jsonBytes, "", "  "); err != nil {
+			return nil, "", fmt.Errorf("indenting response: %w", err)
+		}
+		buf.WriteByte('\n')
+		return buf.Bytes(), MediaJSON, nil
+	}
+	if n := len(jsonBytes); n == 0 || jsonBytes[n-1] != '\n' {
+		jsonBytes = append(jsonBytes[:n:n], '\n')
+	}
+	return jsonBytes, MediaJSON, nil
+}
+
+// errInternal is what a client reads for an error we did not mean to
+// show it; the error itself goes to the log.
+var errInternal = errors.New("an unexpected error occurred; details are in the server log")
+
+// ErrorToStatus turns any error into the Status a client reads. Errors that
+// carry a Status (apierrors.APIStatus, also wrapped) keep their code,
+// reason, message and details; anything else is a 500 InternalError that
+// does not reveal its cause (the caller logs it; WriteStatus does).
+func ErrorToStatus(err error) (st metav1.Status, known bool) {
+	var as apierrors.APIStatus
+	if errors.As(err, &as) {
+		st = as.Status()
+		if st.Code == 0 {
+			st.Code = codeForReason(st.Reason)
+		}
+		known = true
+	} else {
+		st = apierrors.NewInternalError(errInternal).Status()
+	}
+	st.Kind, st.APIVersion = "Status", "v1"
+	if st.Status == "" {
+		st.Status = metav1.StatusFailure
+	}
+	return st, known
+}
+
+// codeForReason fills a missing code the way upstream's ErrorToAPIStatus
+// does: 500 unless the reason says otherwise.
+func codeForReason(reason metav1.StatusReason) int32 {
+	switch reason {
+	case metav1.StatusReasonUnauthorized:
+		return http.StatusUnauthorized
+	case metav1.StatusReasonForbidden:
+		return http.StatusForbidden
+	case metav1.StatusReasonNotFound:
+		return http.StatusNotFound
+	case metav1.StatusReasonAlreadyExists, metav1.StatusReasonConflict:
+		return http.StatusConflict
+	case metav1.StatusReasonGone, metav1.StatusReasonExpired:
+		return http.StatusGone
+	case metav1.StatusReasonInvalid:
+		return http.StatusUnprocessableEntity
+	case metav1.StatusReasonBadRequest:
+		return http.StatusBadRequest
+	case metav1.StatusReasonMethodNotAllowed:
+		return http.StatusMethodNotAllowed
+	case metav1.StatusReasonTooManyRequests:
+		return http.StatusTooManyRequests
+	}
+	return http.StatusInternalServerError
+}
+
+// WriteStatus writes err as a Status in the form the request's Accept header
+// asks for (JSON when it asks for nothing we write). A Status asking the
+// client to retry later sets Retry-After. Errors that are not Statuses are
+// logged with the request and answered with a plain 500.
+func WriteStatus(w http.ResponseWriter, r *http.Request, err error) {
+	st, known := ErrorToStatus(err)
+	if !known {
+		attrs := []any{"err", err}
+		if r != nil {
+			attrs = append(attrs, "method", r.Method, "path", r.URL.Path)
+		}
+		slog.Error("internal error", attrs...)
+	}
+	if st.Details != nil && st.Details.RetryAfterSeconds > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int(st.Details.RetryAfterSeconds)))
+	}
+	if st.Code == http.StatusNoContent || (st.Code >= 100 && st.Code < 200) {
+		w.WriteHeader(int(st.Code))
+		return
+	}
+	mt := JSON
+	if r != nil {
+		if m, err := NegotiateFor(r.Header.Get("Accept"), func(MediaType) bool { return true }); err == nil {
+			mt = MediaType{Type: m.Type, Pretty: m.Pretty}
+		}
+	}
+	b, err := json.Marshal(&st)
+	if err != nil { // a Status always encodes; keep the client informed anyway
+		writeInternal(w, err)
+		return
+	}
+	WriteRaw(w, int(st.Code), mt, b)
+}
+
+// writeInternal answers 500 when encoding itself failed.
+func writeInternal(w http.ResponseWriter, err error) {
+	slog.Error("encoding response", "err", err)
+	st, _ := ErrorToStatus(err)
+	b, _ := json.Marshal(&st)
+	w.Header().Set("Content-Type", MediaJSON)
+	w.WriteHeader(http.StatusInternalServerError)
+	_, _ = w.Write(append(b, '\n'))
+}

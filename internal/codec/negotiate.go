@@ -1,0 +1,185 @@
+package codec
+
+import (
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// MediaType is the negotiated form of a response.
+type MediaType struct {
+	// Type is MediaJSON or MediaYAML.
+	Type string
+	// As, Group and Version name a conversion the client asked for
+	// (as=Table;g=meta.k8s.io;v=v1); all empty for the plain object.
+	As      string
+	Group   string
+	Version string
+	// Stream is the stream parameter ("watch") when given.
+	Stream string
+	// Pretty asks for indented output (pretty=1 in the Accept clause).
+	Pretty bool
+}
+
+// JSON is the media type of a request that expressed no preference.
+var JSON = MediaType{Type: MediaJSON}
+
+// acceptedOutput is what a 406 says the server writes.
+var acceptedOutput = []string{MediaJSON, MediaYAML}
+
+// Negotiate picks the response form for a resource endpoint from an Accept
+// header: the plain object, or its Table, PartialObjectMetadata or
+// PartialObjectMetadataList form in meta.k8s.io/v1 or v1beta1. See
+// NegotiateFor.
+func Negotiate(accept string) (MediaType, error) {
+	return NegotiateFor(accept, ResourceTargets)
+}
+
+// NegotiateFor picks the response form from an Accept header as upstream
+// does: clauses in order of q, then specificity; the first clause whose
+// type is JSON or YAML (or a wildcard) and whose conversion allow accepts
+// wins. An empty header is plain JSON. Clauses for types we do not write
+// (protobuf, CBOR) are skipped. When no clause fits, the error is upstream's
+// 406 NotAcceptable.
+func NegotiateFor(accept string, allow func(MediaType) bool) (MediaType, error) {
+	if accept == "" {
+		return JSON, nil
+	}
+	for _, c := range parseAccept(accept) {
+		var typ string
+		switch {
+		case c.typ == "application" && c.sub == "json",
+			c.typ == "application" && c.sub == "*",
+			c.typ == "*" && c.sub == "*":
+			typ = MediaJSON
+		case c.typ == "application" && c.sub == "yaml":
+			typ = MediaYAML
+		default:
+			continue
+		}
+		mt := MediaType{Type: typ}
+		ok := true
+		for _, p := range c.params {
+			switch p.k {
+			case "as":
+				mt.As = p.v
+			case "g":
+				mt.Group = p.v
+			case "v":
+				mt.Version = p.v
+			case "stream":
+				// Only JSON has a stream form; a YAML watch is not acceptable.
+				if p.v != "" && (p.v != "watch" || typ != MediaJSON) {
+					ok = false
+				}
+				mt.Stream = p.v
+			case "pretty":
+				mt.Pretty = p.v == "1"
+			}
+			// Other parameters (charset, sv, export, profile) are ignored.
+		}
+		if ok && allow(mt) {
+			return mt, nil
+		}
+	}
+	return MediaType{}, NotAcceptable()
+}
+
+// NotAcceptable is upstream's 406 for an Accept header the server cannot
+// satisfy.
+func NotAcceptable() error {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status:  metav1.StatusFailure,
+		Code:    http.StatusNotAcceptable,
+		Reason:  metav1.StatusReasonNotAcceptable,
+		Message: "only the following media types are accepted: " + strings.Join(acceptedOutput, ", "),
+	}}
+}
+
+// ResourceTargets is the set of conversions a resource endpoint serves: none,
+// or Table/PartialObjectMetadata/PartialObjectMetadataList in meta.k8s.io v1
+// or v1beta1. A clause with any of as/g/v set must name one of them.
+func ResourceTargets(mt MediaType) bool {
+	if mt.As == "" && mt.Group == "" && mt.Version == "" {
+		return true
+	}
+	if mt.Group != metav1.GroupName || (mt.Version != "v1" && mt.Version != "v1beta1") {
+		return false
+	}
+	switch mt.As {
+	case "Table", "PartialObjectMetadata", "PartialObjectMetadataList":
+		return true
+	}
+	return false
+}
+
+// PlainOnly allows no conversion (discovery documents without the
+// aggregated form, /version, OpenAPI).
+func PlainOnly(mt MediaType) bool { return mt.As == "" && mt.Group == "" && mt.Version == "" }
+
+// AggregatedDiscoveryTargets allows the plain document or the aggregated
+// discovery form apidiscovery.k8s.io/v2 APIGroupDiscoveryList.
+func AggregatedDiscoveryTargets(mt MediaType) bool {
+	return PlainOnly(mt) ||
+		(mt.As == "APIGroupDiscoveryList" && mt.Group == "apidiscovery.k8s.io" && mt.Version == "v2")
+}
+
+type acceptParam struct{ k, v string }
+
+type acceptClause struct {
+	typ, sub string
+	q        float64
+	params   []acceptParam
+}
+
+// parseAccept splits an Accept header the way upstream's goautoneg does:
+// malformed clauses are dropped, q orders the rest (q=0 is not excluded),
+// and among equal q a concrete type sorts before a wildcard.
+func parseAccept(header string) []acceptClause {
+	var out []acceptClause
+	for part := range strings.SplitSeq(header, ",") {
+		part = strings.TrimSpace(part)
+		mediaRange, rest, _ := strings.Cut(part, ";")
+		typ, sub, hasSlash := strings.Cut(mediaRange, "/")
+		c := acceptClause{typ: strings.TrimSpace(typ), q: 1}
+		switch {
+		case !hasSlash && c.typ == "*":
+			c.sub = "*"
+		case !hasSlash, strings.Contains(sub, "/"):
+			continue
+		default:
+			c.sub = strings.TrimSpace(sub)
+		}
+		for rest != "" {
+			var kv string
+			kv, rest, _ = strings.Cut(rest, ";")
+			k, v, ok := strings.Cut(kv, "=")
+			if !ok || strings.Contains(v, "=") {
+				continue
+			}
+			k = strings.TrimSpace(k)
+			if k == "q" {
+				q, _ := strconv.ParseFloat(v, 32)
+				c.q = q
+				continue
+			}
+			c.params = append(c.params, acceptParam{k, strings.TrimSpace(v)})
+		}
+		out = append(out, c)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.q != b.q {
+			return a.q > b.q
+		}
+		if a.typ != "*" && b.typ == "*" {
+			return true
+		}
+		return a.sub != "*" && b.sub == "*"
+	})
+	return out
+}

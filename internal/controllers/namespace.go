@@ -1,0 +1,148 @@
+// Package controllers holds the background loops of crdserver. Each is safe
+// when several replicas run it against the same etcd: every write it makes
+// is a compare-and-swap or idempotent.
+package controllers
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/crdserver/crdserver/internal/watchcache"
+)
+
+// NamespaceContent is what the namespace controller needs from the server:
+// deleting a namespace's objects as a client's delete would (finalizers
+// honoured), then finalizing the namespace itself.
+type NamespaceContent interface {
+	// DeleteContents deletes every object in namespace ns, of every
+	// namespaced resource, and reports how many objects remain (waiting for
+	// their finalizers).
+	DeleteContents(ctx context.Context, ns string) (remaining int, err error)
+	// Finalize removes the "kubernetes" finalizer from the namespace and
+	// deletes it once no finalizers remain.
+	Finalize(ctx context.Context, ns string) error
+}
+
+// Namespaces deletes the contents of terminating namespaces, then the
+// namespaces themselves.
+type Namespaces struct {
+	Cache   *watchcache.Cache // the namespaces watch cache
+	Content NamespaceContent
+	Log     *slog.Logger
+	// Retry is how long to wait before looking again at a namespace whose
+	// contents are not gone yet. Default 1s.
+	Retry time.Duration
+
+	mu      sync.Mutex
+	pending map[string]bool // namespaces queued or being worked on
+	queue   chan string
+}
+
+// Run works until ctx ends.
+func (n *Namespaces) Run(ctx context.Context) {
+	if n.Retry == 0 {
+		n.Retry = time.Second
+	}
+	if n.Log == nil {
+		n.Log = slog.Default()
+	}
+	n.pending = map[string]bool{}
+	n.queue = make(chan string, 1024)
+	go n.work(ctx)
+	for ctx.Err() == nil {
+		n.watch(ctx)
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// watch feeds terminating namespaces to the queue until its watch ends.
+func (n *Namespaces) watch(ctx context.Context) {
+	w, err := n.Cache.Watch(ctx, watchcache.WatchOptions{})
+	if err != nil {
+		n.Log.Warn("namespace controller: watch", "err", err)
+		return
+	}
+	defer w.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ev, ok := <-w.ResultChan():
+			if !ok || ev.Type == watchcache.Error {
+				return
+			}
+			if ev.Type != watchcache.Added && ev.Type != watchcache.Modified {
+				continue
+			}
+			if terminating(ev.Item.JSON) {
+				n.enqueue(ev.Item.Name)
+			}
+		}
+	}
+}
+
+func terminating(obj []byte) bool {
+	var ns struct {
+		Metadata struct {
+			DeletionTimestamp *string `json:"deletionTimestamp"`
+		} `json:"metadata"`
+	}
+	return json.Unmarshal(obj, &ns) == nil && ns.Metadata.DeletionTimestamp != nil
+}
+
+func (n *Namespaces) enqueue(name string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.pending[name] {
+		return
+	}
+	n.pending[name] = true
+	select {
+	case n.queue <- name:
+	default:
+		// Queue full: try again later rather than block the watch.
+		delete(n.pending, name)
+		time.AfterFunc(n.Retry, func() { n.enqueue(name) })
+	}
+}
+
+func (n *Namespaces) work(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case name := <-n.queue:
+			done := n.sync(ctx, name)
+			n.mu.Lock()
+			delete(n.pending, name)
+			n.mu.Unlock()
+			if !done && ctx.Err() == nil {
+				time.AfterFunc(n.Retry, func() { n.enqueue(name) })
+			}
+		}
+	}
+}
+
+// sync makes one pass over a terminating namespace and reports whether it
+// is finished.
+func (n *Namespaces) sync(ctx context.Context, name string) bool {
+	remaining, err := n.Content.DeleteContents(ctx, name)
+	if err != nil {
+		n.Log.Warn("namespace controller: deleting contents", "namespace", name, "err", err)
+		return false
+	}
+	if remaining > 0 {
+		return false
+	}
+	if err := n.Content.Finalize(ctx, name); err != nil {
+		n.Log.Warn("namespace controller: finalizing", "namespace", name, "err", err)
+		return false
+	}
+	return true
+}

@@ -1,0 +1,335 @@
+package discovery
+
+import (
+	"cmp"
+	"crypto/sha256"
+	"crypto/sha512"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/crdserver/crdserver/internal/registry"
+)
+
+// customResourceVerbs are the verbs of a custom resource, in the order
+// kube-apiserver lists them for CRDs.
+var customResourceVerbs = []string{"delete", "deletecollection", "get", "list", "patch", "create", "update", "watch"}
+
+// subresourceVerbs are the verbs of the status and scale subresources.
+var subresourceVerbs = []string{"get", "patch", "update"}
+
+// groupPriority orders the built-in groups in /apis ahead of custom ones,
+// following kube-apiserver's APIService priorities (higher first). Every
+// other group has customGroupPriority, the minimum upstream gives CRD groups;
+// ties are broken by name.
+var groupPriority = map[string]int{
+	"authentication.k8s.io":        17700,
+	"authorization.k8s.io":         17600,
+	"rbac.authorization.k8s.io":    17000,
+	"admissionregistration.k8s.io": 16700,
+	"apiextensions.k8s.io":         16700,
+	"coordination.k8s.io":          16500,
+}
+
+const customGroupPriority = 1000
+
+// StorageVersionHash is the storageVersionHash discovery publishes for a
+// resource stored as group/version, Kind kind: the base64 of the first 8
+// bytes of the SHA-256 of "group/version/kind", as kube-apiserver computes it.
+// Clients compare it across discovery reads to notice storage-version changes.
+func StorageVersionHash(group, version, kind string) string {
+	sum := sha256.Sum256([]byte(group + "/" + version + "/" + kind))
+	return base64.StdEncoding.EncodeToString(sum[:8])
+}
+
+// doc is one encoded document and its entity tag (unquoted).
+type doc struct {
+	body []byte
+	etag string
+}
+
+func newDoc(v any) (doc, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return doc{}, err
+	}
+	b = append(b, '\n')
+	sum := sha512.Sum512(b)
+	return doc{body: b, etag: fmt.Sprintf("%X", sum)}, nil
+}
+
+// docs holds every discovery document of one registry generation. It is
+// immutable once built.
+type docs struct {
+	generation int64
+	// coreVersions are the versions of the core group, for /api. The /api
+	// document itself names the request's host, so it is encoded per request.
+	coreVersions []string
+	groupList    doc                         // /apis
+	groups       map[string]doc              // /apis/<group>
+	resources    map[schema.GroupVersion]doc // /api/<v>, /apis/<group>/<v>
+	aggregated   map[aggregatedKey]doc       // /api and /apis, aggregated
+}
+
+type aggregatedKey struct {
+	core    bool   // /api rather than /apis
+	version string // "v2" or "v2beta1"
+}
+
+// entry is one served version of a definition.
+type entry struct {
+	def     *registry.Definition
+	version *registry.Version
+}
+
+// build computes every document of t.
+func build(t *registry.Table) (*docs, error) {
+	byGV := map[schema.GroupVersion][]entry{}
+	versionsOf := map[string][]string{}
+	for _, def := range t.Definitions() {
+		for i := range def.Versions {
+			v := &def.Versions[i]
+			if !v.Served {
+				continue
+			}
+			gv := schema.GroupVersion{Group: def.Group, Version: v.Name}
+			if _, ok := byGV[gv]; !ok {
+				versionsOf[def.Group] = append(versionsOf[def.Group], v.Name)
+			}
+			byGV[gv] = append(byGV[gv], entry{def, v})
+		}
+	}
+	for _, vs := range versionsOf {
+		SortVersions(vs)
+	}
+
+	d := &docs{
+		generation:   t.Generation,
+		coreVersions: versionsOf[""],
+		groups:       map[string]doc{},
+		resources:    map[schema.GroupVersion]doc{},
+		aggregated:   map[aggregatedKey]doc{},
+	}
+	if d.coreVersions == nil {
+		d.coreVersions = []string{}
+	}
+
+	for gv, entries := range byGV {
+		list := &metav1.APIResourceList{
+			TypeMeta:     metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"},
+			GroupVersion: gv.String(),
+			APIResources: apiResources(entries),
+		}
+		rd, err := newDoc(list)
+		if err != nil {
+			return nil, fmt.Errorf("encoding discovery for %s: %w", gv, err)
+		}
+		d.resources[gv] = rd
+	}
+
+	names := make([]string, 0, len(versionsOf))
+	for g := range versionsOf {
+		if g != "" {
+			names = append(names, g)
+		}
+	}
+	slices.SortFunc(names, func(a, b string) int {
+		pa, pb := priority(a), priority(b)
+		if pa != pb {
+			return cmp.Compare(pb, pa)
+		}
+		return strings.Compare(a, b)
+	})
+
+	groupList := &metav1.APIGroupList{
+		TypeMeta: metav1.TypeMeta{Kind: "APIGroupList", APIVersion: "v1"},
+		Groups:   []metav1.APIGroup{},
+	}
+	for _, g := range names {
+		group := apiGroup(g, versionsOf[g])
+		groupList.Groups = append(groupList.Groups, group)
+		withKind := group
+		withKind.TypeMeta = metav1.TypeMeta{Kind: "APIGroup", APIVersion: "v1"}
+		gd, err := newDoc(&withKind)
+		if err != nil {
+			return nil, fmt.Errorf("encoding discovery for group %s: %w", g, err)
+		}
+		d.groups[g] = gd
+	}
+	var err error
+	if d.groupList, err = newDoc(groupList); err != nil {
+		return nil, fmt.Errorf("encoding group list: %w", err)
+	}
+
+	// Aggregated discovery: /api holds the core group alone, /apis every
+	// other group in the order of /apis.
+	core := []apidiscoveryv2.APIGroupDiscovery{}
+	if len(d.coreVersions) > 0 {
+		core = append(core, groupDiscovery("", d.coreVersions, byGV))
+	}
+	named := make([]apidiscoveryv2.APIGroupDiscovery, 0, len(names))
+	for _, g := range names {
+		named = append(named, groupDiscovery(g, versionsOf[g], byGV))
+	}
+	for _, v := range []string{"v2", "v2beta1"} {
+		for _, c := range []struct {
+			core  bool
+			items []apidiscoveryv2.APIGroupDiscovery
+		}{{true, core}, {false, named}} {
+			list := &apidiscoveryv2.APIGroupDiscoveryList{
+				TypeMeta: metav1.TypeMeta{Kind: "APIGroupDiscoveryList", APIVersion: "apidiscovery.k8s.io/" + v},
+				Items:    c.items,
+			}
+			// v2beta1 has the same fields as v2; only apiVersion differs.
+			ad, err := newDoc(list)
+			if err != nil {
+				return nil, fmt.Errorf("encoding aggregated discovery: %w", err)
+			}
+			d.aggregated[aggregatedKey{c.core, v}] = ad
+		}
+	}
+	return d, nil
+}
+
+func priority(group string) int {
+	if p, ok := groupPriority[group]; ok {
+		return p
+	}
+	return customGroupPriority
+}
+
+func apiGroup(name string, versions []string) metav1.APIGroup {
+	g := metav1.APIGroup{Name: name}
+	for _, v := range versions {
+		g.Versions = append(g.Versions, metav1.GroupVersionForDiscovery{GroupVersion: name + "/" + v, Version: v})
+	}
+	g.PreferredVersion = g.Versions[0]
+	return g
+}
+
+// verbs returns the verbs a definition serves: its own list for built-ins,
+// the custom-resource list otherwise; a terminating definition refuses
+// writes other than deletes.
+func verbs(def *registry.Definition) []string {
+	vs := def.Verbs
+	if vs == nil {
+		vs = customResourceVerbs
+	}
+	if def.Terminating {
+		vs = slices.DeleteFunc(slices.Clone(vs), func(v string) bool {
+			return v == "create" || v == "update" || v == "patch"
+		})
+	}
+	return vs
+}
+
+// storageVersionHash follows upstream, which publishes the hash only when
+// the storage version is also served.
+func storageVersionHash(def *registry.Definition) string {
+	sv := def.StorageVersion()
+	if sv == nil || !sv.Served {
+		return ""
+	}
+	return StorageVersionHash(def.Group, sv.Name, def.Kind)
+}
+
+// apiResources lists the resources of one group version and their
+// subresources, sorted by name so that a subresource follows its resource.
+func apiResources(entries []entry) []metav1.APIResource {
+	out := []metav1.APIResource{}
+	for _, e := range entries {
+		def := e.def
+		ns := def.Namespaced()
+		out = append(out, metav1.APIResource{
+			Name:               def.Resource,
+			SingularName:       def.Singular,
+			Namespaced:         ns,
+			Kind:               def.Kind,
+			Verbs:              verbs(def),
+			ShortNames:         def.ShortNames,
+			Categories:         def.Categories,
+			StorageVersionHash: storageVersionHash(def),
+		})
+		sub := e.version.Subresources
+		if sub.Status {
+			out = append(out, metav1.APIResource{
+				Name: def.Resource + "/status", Namespaced: ns, Kind: def.Kind, Verbs: subresourceVerbs,
+			})
+		}
+		if sub.Scale != nil {
+			out = append(out, metav1.APIResource{
+				Name: def.Resource + "/scale", Namespaced: ns,
+				Group: "autoscaling", Version: "v1", Kind: "Scale", Verbs: subresourceVerbs,
+			})
+		}
+		for _, o := range sub.Other {
+			out = append(out, metav1.APIResource{
+				Name: def.Resource + "/" + o.Name, Namespaced: ns, Kind: def.Kind, Verbs: o.Verbs,
+			})
+		}
+	}
+	slices.SortStableFunc(out, func(a, b metav1.APIResource) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+func groupDiscovery(group string, versions []string, byGV map[schema.GroupVersion][]entry) apidiscoveryv2.APIGroupDiscovery {
+	g := apidiscoveryv2.APIGroupDiscovery{ObjectMeta: metav1.ObjectMeta{Name: group}}
+	for _, v := range versions {
+		gv := schema.GroupVersion{Group: group, Version: v}
+		vd := apidiscoveryv2.APIVersionDiscovery{
+			Version:   v,
+			Freshness: apidiscoveryv2.DiscoveryFreshnessCurrent,
+		}
+		for _, e := range byGV[gv] {
+			vd.Resources = append(vd.Resources, resourceDiscovery(gv, e))
+		}
+		slices.SortFunc(vd.Resources, func(a, b apidiscoveryv2.APIResourceDiscovery) int {
+			return strings.Compare(a.Resource, b.Resource)
+		})
+		g.Versions = append(g.Versions, vd)
+	}
+	return g
+}
+
+func resourceDiscovery(gv schema.GroupVersion, e entry) apidiscoveryv2.APIResourceDiscovery {
+	def := e.def
+	scope := apidiscoveryv2.ScopeCluster
+	if def.Namespaced() {
+		scope = apidiscoveryv2.ScopeNamespace
+	}
+	kind := &metav1.GroupVersionKind{Group: gv.Group, Version: gv.Version, Kind: def.Kind}
+	r := apidiscoveryv2.APIResourceDiscovery{
+		Resource:         def.Resource,
+		ResponseKind:     kind,
+		Scope:            scope,
+		SingularResource: def.Singular,
+		Verbs:            verbs(def),
+		ShortNames:       def.ShortNames,
+		Categories:       def.Categories,
+	}
+	sub := e.version.Subresources
+	if sub.Status {
+		r.Subresources = append(r.Subresources, apidiscoveryv2.APISubresourceDiscovery{
+			Subresource: "status", ResponseKind: kind, Verbs: subresourceVerbs,
+		})
+	}
+	if sub.Scale != nil {
+		r.Subresources = append(r.Subresources, apidiscoveryv2.APISubresourceDiscovery{
+			Subresource:  "scale",
+			ResponseKind: &metav1.GroupVersionKind{Group: "autoscaling", Version: "v1", Kind: "Scale"},
+			Verbs:        subresourceVerbs,
+		})
+	}
+	for _, o := range sub.Other {
+		r.Subresources = append(r.Subresources, apidiscoveryv2.APISubresourceDiscovery{
+			Subresource: o.Name, ResponseKind: kind, Verbs: o.Verbs,
+		})
+	}
+	return r
+}

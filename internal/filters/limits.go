@@ -1,0 +1,119 @@
+package filters
+
+import (
+	"io"
+	"net/http"
+	"slices"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/crdserver/crdserver/internal/authn"
+	"github.com/crdserver/crdserver/internal/codec"
+	"github.com/crdserver/crdserver/internal/request"
+)
+
+// LongRunning reports whether a request may hold its connection open
+// indefinitely (watches, log follows, exec, proxy), which in-flight limits
+// do not count, as upstream's basic long-running check.
+func LongRunning(info *request.Info) bool {
+	switch info.Verb {
+	case "watch", "proxy":
+		return true
+	}
+	if info.IsResourceRequest {
+		switch info.Subresource {
+		case "attach", "exec", "proxy", "log", "portforward":
+			return true
+		}
+	}
+	return false
+}
+
+// tooManyRequests is upstream's text for a request refused by the in-flight
+// limit; clients retry after Retry-After.
+const tooManyRequests = "Too many requests, please try again later."
+
+// MaxInFlight serves at most n requests at once (n <= 0: no limit); one more
+// is refused at once with a 429 TooManyRequests Status and Retry-After: 1.
+// Long-running requests (LongRunning) and members of system:masters are
+// not limited. It needs RequestInfo, and Authenticate for the exemption,
+// before it.
+func MaxInFlight(n int) Filter {
+	return func(next http.Handler) http.Handler {
+		if n <= 0 {
+			return next
+		}
+		sem := make(chan struct{}, n)
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if info, ok := request.InfoFrom(r.Context()); ok && LongRunning(info) {
+				next.ServeHTTP(w, r)
+				return
+			}
+			if u, ok := authn.UserFrom(r.Context()); ok && slices.Contains(u.Groups, authn.Masters) {
+				next.ServeHTTP(w, r)
+				return
+			}
+			select {
+			case sem <- struct{}{}:
+				defer func() { <-sem }()
+				next.ServeHTTP(w, r)
+			default:
+				codec.WriteStatus(w, r, apierrors.NewTooManyRequests(tooManyRequests, 1))
+			}
+		})
+	}
+}
+
+// MaxBodySize refuses request bodies over limit bytes (<= 0: the 3 MiB
+// default): a declared Content-Length over it is a 413 at once; otherwise
+// the body is wrapped so that reading past the limit fails with the same 413
+// Status error (apierrors.IsRequestEntityTooLargeError), which
+// codec.WriteStatus answers as is.
+func MaxBodySize(limit int64) Filter {
+	if limit <= 0 {
+		limit = codec.DefaultMaxBodyBytes
+	}
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.ContentLength > limit {
+				codec.WriteStatus(w, r, codec.TooLarge(limit))
+				return
+			}
+			if r.Body != nil && r.Body != http.NoBody {
+				r.Body = &limitedBody{rc: r.Body, limit: limit, remaining: limit}
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// limitedBody reads at most limit bytes of a body and fails on the byte
+// after.
+type limitedBody struct {
+	rc        io.ReadCloser
+	limit     int64
+	remaining int64
+	err       error
+}
+
+func (b *limitedBody) Read(p []byte) (int, error) {
+	if b.err != nil {
+		return 0, b.err
+	}
+	// Read one byte past what is allowed so that a body of exactly limit
+	// bytes passes and a longer one is noticed.
+	if int64(len(p)) > b.remaining+1 {
+		p = p[:b.remaining+1]
+	}
+	n, err := b.rc.Read(p)
+	if int64(n) > b.remaining {
+		n = int(b.remaining)
+		b.remaining = 0
+		b.err = codec.TooLarge(b.limit)
+		return n, b.err
+	}
+	b.remaining -= int64(n)
+	return n, err
+}
+
+func (b *limitedBody) Close() error { return b.rc.Close() }

@@ -1,0 +1,163 @@
+package handler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
+
+	"github.com/crdserver/crdserver/internal/codec"
+	"github.com/crdserver/crdserver/internal/registry"
+	"github.com/crdserver/crdserver/internal/storage"
+)
+
+// delete removes one object, or marks it deleted while finalizers remain.
+func (h *Handler) delete(c *call) {
+	opts, err := deleteOptions(c)
+	if err != nil {
+		codec.WriteStatus(c.w, c.r, err)
+		return
+	}
+	obj, deleted, err := h.DeleteObject(c.r.Context(), c.def, c.store, c.info.Namespace, c.info.Name, opts)
+	if err != nil {
+		codec.WriteStatus(c.w, c.r, err)
+		return
+	}
+	if _, ok := c.def.Hooks.(registry.ReturnsDeletedObject); ok || !deleted {
+		h.writeObject(c, http.StatusOK, obj)
+		return
+	}
+	codec.WriteObject(c.w, http.StatusOK, c.media, deleteStatus(c, obj))
+}
+
+// deleteOptions reads DeleteOptions from the body and the query.
+func deleteOptions(c *call) (*metav1.DeleteOptions, error) {
+	opts := &metav1.DeleteOptions{}
+	body, err := readBody(c)
+	if err != nil {
+		return nil, err
+	}
+	if len(body) > 0 {
+		if err := utiljson.Unmarshal(body, opts); err != nil {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("decoding DeleteOptions: %v", err))
+		}
+	}
+	q := c.r.URL.Query()
+	if v := q.Get("gracePeriodSeconds"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid gracePeriodSeconds %q", v))
+		}
+		opts.GracePeriodSeconds = &n
+	}
+	if v := q.Get("propagationPolicy"); v != "" {
+		p := metav1.DeletionPropagation(v)
+		opts.PropagationPolicy = &p
+	}
+	if p := opts.PropagationPolicy; p != nil {
+		switch *p {
+		case metav1.DeletePropagationOrphan, metav1.DeletePropagationBackground, metav1.DeletePropagationForeground:
+		default:
+			return nil, apierrors.NewInvalid(metav1.SchemeGroupVersion.WithKind("DeleteOptions").GroupKind(), "",
+				[]*fieldError{fieldNotSupported("propagationPolicy", string(*p))})
+		}
+	}
+	if q.Has("dryRun") {
+		opts.DryRun = q["dryRun"]
+	}
+	for _, d := range opts.DryRun {
+		if d != metav1.DryRunAll {
+			return nil, apierrors.NewBadRequest("Invalid dryRun value: " + d + `: supported values: "All"`)
+		}
+	}
+	return opts, nil
+}
+
+// DeleteObject deletes namespace/name, honouring preconditions and
+// finalizers. It returns the object (its last state, or the state marked for
+// deletion) and whether it is gone. Controllers call it too, so that a
+// namespace's contents are deleted exactly as a client's delete would.
+func (h *Handler) DeleteObject(ctx context.Context, def *registry.Definition, store *Store, namespace, name string, opts *metav1.DeleteOptions) (map[string]any, bool, error) {
+	gr := def.GroupResource()
+	key := store.Key(namespace, name)
+	dry := len(opts.DryRun) > 0
+	for attempt := 0; ; attempt++ {
+		kv, err := store.Storage.Get(ctx, key)
+		if err != nil {
+			return nil, false, storageError(err, gr, name, "delete")
+		}
+		obj, err := decodeStored(kv.Value)
+		if err != nil {
+			return nil, false, apierrors.NewInternalError(err)
+		}
+		setRV(obj, kv.ModRevision)
+		md := metadata(obj)
+		if p := opts.Preconditions; p != nil {
+			if p.UID != nil && string(*p.UID) != md["uid"] {
+				return nil, false, apierrors.NewConflict(gr, name, fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", *p.UID, md["uid"]))
+			}
+			if p.ResourceVersion != nil && *p.ResourceVersion != md["resourceVersion"] {
+				return nil, false, apierrors.NewConflict(gr, name, fmt.Errorf("Precondition failed: ResourceVersion in precondition: %v, ResourceVersion in object meta: %v", *p.ResourceVersion, md["resourceVersion"]))
+			}
+		}
+		if pendingFinalizers(def, obj) {
+			if _, ok := md["deletionTimestamp"]; ok {
+				return obj, false, nil // already being deleted
+			}
+			md["deletionTimestamp"] = h.now().UTC().Format(time.RFC3339)
+			md["deletionGracePeriodSeconds"] = int64(0)
+			if fz, ok := def.Hooks.(registry.Finalizer); ok {
+				fz.MarkDeleting(obj)
+			}
+			if dry {
+				return obj, false, nil
+			}
+			data, err := encodeStored(obj)
+			if err != nil {
+				return nil, false, apierrors.NewInternalError(err)
+			}
+			rev, err := store.Storage.Update(ctx, key, data, kv.ModRevision)
+			if errors.Is(err, storage.ErrConflict) {
+				if err := backoff(ctx, attempt); err != nil {
+					return nil, false, storageError(err, gr, name, "delete")
+				}
+				continue
+			}
+			if err != nil {
+				return nil, false, storageError(err, gr, name, "delete")
+			}
+			setRV(obj, rev)
+			return obj, false, nil
+		}
+		if dry {
+			return obj, true, nil
+		}
+		_, rev, err := store.Storage.Delete(ctx, key, kv.ModRevision)
+		if errors.Is(err, storage.ErrConflict) {
+			if err := backoff(ctx, attempt); err != nil {
+				return nil, false, storageError(err, gr, name, "delete")
+			}
+			continue
+		}
+		if err != nil {
+			return nil, false, storageError(err, gr, name, "delete")
+		}
+		setRV(obj, rev)
+		return obj, true, nil
+	}
+}
+
+// pendingFinalizers reports whether deleting obj must wait.
+func pendingFinalizers(def *registry.Definition, obj map[string]any) bool {
+	if f, _ := metadata(obj)["finalizers"].([]any); len(f) > 0 {
+		return true
+	}
+	fz, ok := def.Hooks.(registry.Finalizer)
+	return ok && fz.Pending(obj)
+}

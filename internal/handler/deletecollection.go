@@ -1,0 +1,52 @@
+package handler
+
+import (
+	"errors"
+	"net/http"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/crdserver/crdserver/internal/codec"
+	"github.com/crdserver/crdserver/internal/watchcache"
+)
+
+// deleteCollection deletes every object matching the selectors and answers
+// with the list of what it deleted (or marked for deletion).
+func (h *Handler) deleteCollection(c *call) {
+	opts, err := listOptions(c)
+	if err != nil {
+		codec.WriteStatus(c.w, c.r, err)
+		return
+	}
+	dopts, err := deleteOptions(c)
+	if err != nil {
+		codec.WriteStatus(c.w, c.r, err)
+		return
+	}
+	res, err := c.store.Cache.List(c.r.Context(), watchcache.ListOptions{
+		Namespace: c.info.Namespace,
+		Labels:    opts.LabelSelector,
+		Fields:    opts.FieldSelector,
+	})
+	if err != nil {
+		codec.WriteStatus(c.w, c.r, err)
+		return
+	}
+	items := make([]any, 0, len(res.Items))
+	for _, it := range res.Items {
+		obj, _, err := h.DeleteObject(c.r.Context(), c.def, c.store, it.Namespace, it.Name, dopts)
+		var st apierrors.APIStatus
+		if errors.As(err, &st) && apierrors.IsNotFound(err) {
+			continue // deleted meanwhile
+		}
+		if err != nil {
+			codec.WriteStatus(c.w, c.r, err)
+			return
+		}
+		items = append(items, toRequestVersion(c, obj))
+	}
+	codec.WriteObject(c.w, http.StatusOK, c.media, map[string]any{
+		"kind": c.def.ListKind, "apiVersion": c.apiVersion(),
+		"metadata": map[string]any{}, "items": items,
+	})
+}

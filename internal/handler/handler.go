@@ -1,0 +1,254 @@
+// Package handler is the one generic resource handler: every verb on every
+// resource, built-in or custom, goes through the functions in this package,
+// one file per verb. Each write reads as the steps of the request path in
+// order (DESIGN.md).
+package handler
+
+import (
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/crdserver/crdserver/internal/codec"
+	"github.com/crdserver/crdserver/internal/registry"
+	"github.com/crdserver/crdserver/internal/request"
+	"github.com/crdserver/crdserver/internal/storage"
+	"github.com/crdserver/crdserver/internal/watchcache"
+)
+
+// Store is where one resource's objects live: the storage backend, the
+// resource's key prefix and its watch cache.
+type Store struct {
+	Storage storage.Interface
+	Cache   *watchcache.Cache
+	// Prefix is the resource's key prefix, ending in "/".
+	Prefix string
+}
+
+// Key returns the storage key of an object.
+func (s *Store) Key(namespace, name string) string {
+	if namespace == "" {
+		return s.Prefix + name
+	}
+	return s.Prefix + namespace + "/" + name
+}
+
+// ListPrefix returns the key prefix of a namespace's objects ("" = all).
+func (s *Store) ListPrefix(namespace string) string {
+	if namespace == "" {
+		return s.Prefix
+	}
+	return s.Prefix + namespace + "/"
+}
+
+// Stores finds the store of a resource. The server owns the stores; the
+// registry says which resources exist.
+type Stores interface {
+	Store(gr schema.GroupResource) (*Store, bool)
+}
+
+// Clock is the time source for timestamps (tests inject one).
+type Clock func() time.Time
+
+// Handler serves resource requests. It is safe for concurrent use.
+type Handler struct {
+	reg    *registry.Registry
+	stores Stores
+	now    Clock
+	log    *slog.Logger
+
+	// printers caches compiled printer columns per served version.
+	printers sync.Map // *registry.Version → *printer
+
+	// stopWatches is closed at shutdown to end every watch.
+	stopWatches chan struct{}
+	stopOnce    sync.Once
+}
+
+// StopWatches ends every open watch (graceful shutdown: watches never end
+// by themselves).
+func (h *Handler) StopWatches() {
+	h.stopOnce.Do(func() { close(h.stopWatches) })
+}
+
+// Config builds a Handler.
+type Config struct {
+	Registry *registry.Registry
+	Stores   Stores
+	Clock    Clock // default time.Now
+	Logger   *slog.Logger
+}
+
+// New returns a Handler.
+func New(c Config) *Handler {
+	h := &Handler{reg: c.Registry, stores: c.Stores, now: c.Clock, log: c.Logger, stopWatches: make(chan struct{})}
+	if h.now == nil {
+		h.now = time.Now
+	}
+	if h.log == nil {
+		h.log = slog.Default()
+	}
+	return h
+}
+
+// call is one request after routing: everything the verb functions need.
+type call struct {
+	w       http.ResponseWriter
+	r       *http.Request
+	info    *request.Info
+	def     *registry.Definition
+	version *registry.Version
+	store   *Store
+	media   codec.MediaType
+}
+
+// gvk returns the kind in the request's version.
+func (c *call) apiVersion() string {
+	if c.def.Group == "" {
+		return c.version.Name
+	}
+	return c.def.Group + "/" + c.version.Name
+}
+
+func (c *call) gr() schema.GroupResource { return c.def.GroupResource() }
+
+// ServeHTTP routes a resource request to its verb.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	info, ok := request.InfoFrom(r.Context())
+	if !ok || !info.IsResourceRequest {
+		codec.WriteStatus(w, r, apierrors.NewNotFound(schema.GroupResource{}, ""))
+		return
+	}
+	c, err := h.route(w, r, info)
+	if err != nil {
+		codec.WriteStatus(w, r, err)
+		return
+	}
+	if c.version.Deprecated {
+		w.Header().Add("Warning", `299 - "`+deprecationWarning(c)+`"`)
+	}
+	switch {
+	case info.Subresource == "":
+		h.serveMain(c)
+	case info.Subresource == "status" && c.version.Subresources.Status:
+		h.serveStatus(c)
+	case info.Subresource == "scale" && c.version.Subresources.Scale != nil:
+		h.serveScale(c)
+	default:
+		if su, ok := c.def.Hooks.(registry.SubresourceUpdater); ok && info.Verb == "update" {
+			h.updateSubresource(c, su)
+			return
+		}
+		codec.WriteStatus(w, r, notFoundResource())
+	}
+}
+
+func (h *Handler) serveMain(c *call) {
+	switch c.info.Verb {
+	case "get":
+		h.get(c)
+	case "list":
+		h.list(c)
+	case "watch":
+		h.watch(c)
+	case "create":
+		h.create(c)
+	case "update":
+		h.update(c, "")
+	case "patch":
+		h.patch(c, "")
+	case "delete":
+		h.delete(c)
+	case "deletecollection":
+		h.deleteCollection(c)
+	default:
+		codec.WriteStatus(c.w, c.r, methodNotSupported(c))
+	}
+}
+
+func (h *Handler) serveStatus(c *call) {
+	switch c.info.Verb {
+	case "get":
+		h.get(c)
+	case "update":
+		h.update(c, "status")
+	case "patch":
+		h.patch(c, "status")
+	default:
+		codec.WriteStatus(c.w, c.r, methodNotSupported(c))
+	}
+}
+
+func (h *Handler) serveScale(c *call) {
+	codec.WriteStatus(c.w, c.r, methodNotSupported(c))
+}
+
+// route resolves the definition, version and store of a request.
+func (h *Handler) route(w http.ResponseWriter, r *http.Request, info *request.Info) (*call, error) {
+	def, ok := h.reg.Current().Lookup(info.APIGroup, info.Resource)
+	if !ok {
+		return nil, notFoundResource()
+	}
+	if info.APIGroup == "" && info.Resource == "namespaces" && len(info.Parts) >= 2 && info.Parts[0] == "namespaces" && info.Parts[1] == info.Name {
+		// /api/v1/namespaces/<name>: request info names the namespace
+		// object as its own namespace; the resource is cluster-scoped.
+		cp := *info
+		cp.Namespace = ""
+		info = &cp
+	}
+	version, ok := def.ServedVersion(info.APIVersion)
+	if !ok {
+		return nil, notFoundResource()
+	}
+	if def.Namespaced() != (info.Namespace != "") {
+		// A namespaced resource listed across namespaces has no namespace;
+		// anything else is a path the resource does not have.
+		if !(def.Namespaced() && info.Name == "" && (info.Verb == "list" || info.Verb == "watch")) {
+			return nil, notFoundResource()
+		}
+	}
+	store, ok := h.stores.Store(def.GroupResource())
+	if !ok {
+		return nil, notFoundResource()
+	}
+	mt, err := codec.Negotiate(r.Header.Get("Accept"))
+	if err != nil {
+		return nil, err
+	}
+	return &call{w: w, r: r, info: info, def: def, version: version, store: store, media: mt}, nil
+}
+
+func notFoundResource() error {
+	return apierrors.NewNotFound(schema.GroupResource{}, "")
+}
+
+func methodNotSupported(c *call) error {
+	return apierrors.NewMethodNotSupported(c.gr(), c.info.Verb)
+}
+
+func deprecationWarning(c *call) string {
+	if c.version.DeprecationWarning != "" {
+		return c.version.DeprecationWarning
+	}
+	return c.apiVersion() + " " + c.def.Kind + " is deprecated"
+}
+
+// dryRun reports whether the request asks for dryRun=All.
+func dryRun(r *http.Request) (bool, error) {
+	vals := r.URL.Query()["dryRun"]
+	for _, v := range vals {
+		if v != "All" {
+			return false, apierrors.NewBadRequest("Invalid dryRun value: " + v + `: supported values: "All"`)
+		}
+	}
+	return len(vals) > 0, nil
+}
+
+func hasPrefixFold(s, prefix string) bool {
+	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
+}

@@ -1,0 +1,161 @@
+package handler
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
+	metainternalversionscheme "k8s.io/apimachinery/pkg/apis/meta/internalversion/scheme"
+	"k8s.io/apimachinery/pkg/apis/meta/internalversion/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+
+	"github.com/crdserver/crdserver/internal/codec"
+	"github.com/crdserver/crdserver/internal/watchcache"
+)
+
+// listOptions parses and validates the list/watch query parameters.
+func listOptions(c *call) (*metainternalversion.ListOptions, error) {
+	opts := &metainternalversion.ListOptions{}
+	if err := metainternalversionscheme.ParameterCodec.DecodeParameters(c.r.URL.Query(), metav1.SchemeGroupVersion, opts); err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	if errs := validation.ValidateListOptions(opts, true); len(errs) > 0 {
+		return nil, apierrors.NewInvalid(metav1.SchemeGroupVersion.WithKind("ListOptions").GroupKind(), "", errs)
+	}
+	if opts.FieldSelector != nil {
+		for _, r := range opts.FieldSelector.Requirements() {
+			if !selectableField(c, r.Field) {
+				return nil, apierrors.NewBadRequest(fmt.Sprintf("field label not supported: %s", r.Field))
+			}
+		}
+	}
+	// A field selector on metadata.name is how clients watch one object.
+	if c.info.Name != "" {
+		sel := fields.OneTermEqualSelector("metadata.name", c.info.Name)
+		if opts.FieldSelector != nil && !opts.FieldSelector.Empty() {
+			sel = fields.AndSelectors(opts.FieldSelector, sel)
+		}
+		opts.FieldSelector = sel
+	}
+	return opts, nil
+}
+
+func selectableField(c *call, f string) bool {
+	switch f {
+	case "metadata.name":
+		return true
+	case "metadata.namespace":
+		return c.def.Namespaced()
+	}
+	return false
+}
+
+// list serves a collection from the watch cache.
+func (h *Handler) list(c *call) {
+	opts, err := listOptions(c)
+	if err != nil {
+		codec.WriteStatus(c.w, c.r, err)
+		return
+	}
+	res, err := c.store.Cache.List(c.r.Context(), watchcache.ListOptions{
+		Namespace:            c.info.Namespace,
+		ResourceVersion:      opts.ResourceVersion,
+		ResourceVersionMatch: string(opts.ResourceVersionMatch),
+		Limit:                opts.Limit,
+		Continue:             opts.Continue,
+		Labels:               opts.LabelSelector,
+		Fields:               opts.FieldSelector,
+	})
+	if err != nil {
+		codec.WriteStatus(c.w, c.r, err)
+		return
+	}
+	h.writeList(c, res)
+}
+
+// writeList sends a page of cached items. In the storage version and plain
+// JSON the items' encodings are spliced in unchanged.
+func (h *Handler) writeList(c *call, res watchcache.ListResult) {
+	rv := strconv.FormatInt(res.ResourceVersion, 10)
+	switch c.media.As {
+	case "":
+	case "Table", "PartialObjectMetadataList":
+		objs := make([]map[string]any, 0, len(res.Items))
+		for _, it := range res.Items {
+			obj, err := decodeStored(it.JSON)
+			if err != nil {
+				codec.WriteStatus(c.w, c.r, apierrors.NewInternalError(err))
+				return
+			}
+			objs = append(objs, toRequestVersion(c, obj))
+		}
+		if c.media.As == "Table" {
+			t, err := h.buildTable(c, objs, rv, res.Continue, res.RemainingItemCount)
+			if err != nil {
+				codec.WriteStatus(c.w, c.r, err)
+				return
+			}
+			codec.WriteObject(c.w, http.StatusOK, c.media, t)
+			return
+		}
+		items := make([]any, 0, len(objs))
+		for _, o := range objs {
+			items = append(items, partialMetadata(o, metaVersion(c)))
+		}
+		codec.WriteObject(c.w, http.StatusOK, c.media, map[string]any{
+			"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/" + metaVersion(c),
+			"metadata": listMeta(rv, res), "items": items,
+		})
+		return
+	default:
+		codec.WriteStatus(c.w, c.r, notAcceptable(c.media.As))
+		return
+	}
+
+	sameVersion := c.def.StorageVersion().Name == c.version.Name
+	var buf bytes.Buffer
+	size := 256
+	for _, it := range res.Items {
+		size += len(it.JSON) + 1
+	}
+	buf.Grow(size)
+	head, _ := json.Marshal(map[string]any{
+		"kind": c.def.ListKind, "apiVersion": c.apiVersion(), "metadata": listMeta(rv, res),
+	})
+	buf.Write(head[:len(head)-1])
+	buf.WriteString(`,"items":[`)
+	for i, it := range res.Items {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		if sameVersion {
+			buf.Write(it.JSON)
+			continue
+		}
+		obj, err := decodeStored(it.JSON)
+		if err != nil {
+			codec.WriteStatus(c.w, c.r, apierrors.NewInternalError(err))
+			return
+		}
+		b, _ := json.Marshal(toRequestVersion(c, obj))
+		buf.Write(b)
+	}
+	buf.WriteString("]}")
+	codec.WriteRaw(c.w, http.StatusOK, c.media, buf.Bytes())
+}
+
+func listMeta(rv string, res watchcache.ListResult) map[string]any {
+	m := map[string]any{"resourceVersion": rv}
+	if res.Continue != "" {
+		m["continue"] = res.Continue
+	}
+	if res.RemainingItemCount != nil {
+		m["remainingItemCount"] = *res.RemainingItemCount
+	}
+	return m
+}

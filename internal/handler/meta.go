@@ -1,0 +1,245 @@
+package handler
+
+import (
+	"reflect"
+	"time"
+
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/crdserver/crdserver/internal/registry"
+)
+
+// metaFields are ObjectMeta's JSON fields with the check that keeps a value.
+// Anything else under metadata is dropped, and so is a field of the wrong
+// type: upstream drops malformed metadata of custom resources rather than
+// failing the request.
+var metaFields = map[string]func(any) bool{
+	"name":                       isString,
+	"generateName":               isString,
+	"namespace":                  isString,
+	"selfLink":                   isString,
+	"uid":                        isString,
+	"resourceVersion":            isString,
+	"generation":                 isInt,
+	"creationTimestamp":          isTimeOrNull,
+	"deletionTimestamp":          isTimeOrNull,
+	"deletionGracePeriodSeconds": isInt,
+	"labels":                     isStringMap,
+	"annotations":                isStringMap,
+	"finalizers":                 isStringList,
+	"ownerReferences":            typedAs[[]metav1.OwnerReference],
+	"managedFields":              typedAs[[]metav1.ManagedFieldsEntry],
+}
+
+// normalizeMetadata drops unknown and malformed metadata fields in place.
+func normalizeMetadata(obj map[string]any) {
+	md := metadata(obj)
+	for k, v := range md {
+		ok, known := metaFields[k]
+		if !known || v == nil || !ok(v) {
+			delete(md, k)
+		}
+	}
+}
+
+func isString(v any) bool { _, ok := v.(string); return ok }
+func isInt(v any) bool    { _, ok := v.(int64); return ok }
+func isTimeOrNull(v any) bool {
+	s, ok := v.(string)
+	if !ok {
+		return false
+	}
+	_, err := time.Parse(time.RFC3339, s)
+	return err == nil
+}
+func isStringMap(v any) bool {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return false
+	}
+	for _, x := range m {
+		if _, ok := x.(string); !ok {
+			return false
+		}
+	}
+	return true
+}
+func isStringList(v any) bool {
+	l, ok := v.([]any)
+	if !ok {
+		return false
+	}
+	for _, x := range l {
+		if _, ok := x.(string); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// typedAs reports whether v converts to T (ownerReferences, managedFields).
+func typedAs[T any](v any) bool {
+	var holder struct {
+		V T `json:"v"`
+	}
+	return runtime.DefaultUnstructuredConverter.FromUnstructured(map[string]any{"v": v}, &holder) == nil
+}
+
+// nameValidator returns the name rule of a resource.
+func nameValidator(def *registry.Definition) apivalidation.ValidateNameFunc {
+	if nv, ok := def.Hooks.(registry.NameValidator); ok {
+		return nv.ValidateName
+	}
+	return apivalidation.NameIsDNSSubdomain
+}
+
+// prepareCreate fills the system fields of a new object: name from
+// generateName, namespace, uid, creationTimestamp, generation.
+func (h *Handler) prepareCreate(c *call, obj map[string]any) {
+	normalizeMetadata(obj)
+	md := metadata(obj)
+	if c.def.Namespaced() {
+		if _, ok := md["namespace"]; !ok {
+			md["namespace"] = c.info.Namespace
+		}
+	} else {
+		delete(md, "namespace")
+	}
+	if name, _ := md["name"].(string); name == "" {
+		if gn, _ := md["generateName"].(string); gn != "" {
+			md["name"] = generateName(gn)
+		}
+	}
+	md["uid"] = string(uuid.NewUUID())
+	md["creationTimestamp"] = h.now().UTC().Format(time.RFC3339)
+	delete(md, "deletionTimestamp")
+	delete(md, "deletionGracePeriodSeconds")
+	delete(md, "selfLink")
+	if _, ok := c.def.Hooks.(registry.NoGeneration); ok {
+		delete(md, "generation")
+	} else {
+		md["generation"] = int64(1)
+	}
+	if p, ok := c.def.Hooks.(registry.CreatePreparer); ok {
+		p.PrepareForCreate(obj)
+	}
+}
+
+// generateName appends upstream's five random characters.
+func generateName(base string) string {
+	const maxNameLength, randomLength = 63, 5
+	if len(base) > maxNameLength-randomLength {
+		base = base[:maxNameLength-randomLength]
+	}
+	return base + rand.String(randomLength)
+}
+
+// validateCreate checks metadata and the resource's own rules.
+func validateCreate(c *call, obj map[string]any) field.ErrorList {
+	errs := apivalidation.ValidateObjectMetaAccessor(accessor(obj), c.def.Namespaced(), nameValidator(c.def), field.NewPath("metadata"))
+	if v, ok := c.def.Hooks.(registry.Validator); ok {
+		errs = append(errs, v.Validate(obj)...)
+	}
+	return errs
+}
+
+// prepareUpdate carries the system fields from old to obj and moves
+// generation when anything it tracks changed. sub is "" for the main
+// resource, "status", or a built-in's own subresource (already applied).
+func (h *Handler) prepareUpdate(c *call, obj, old map[string]any, sub string) map[string]any {
+	if sub == "status" {
+		// A status write changes status and nothing else.
+		next := deepCopy(old)
+		if st, ok := obj["status"]; ok {
+			next["status"] = st
+		} else {
+			delete(next, "status")
+		}
+		if mf, ok := metadata(obj)["managedFields"]; ok {
+			metadata(next)["managedFields"] = mf
+		}
+		return next
+	}
+	normalizeMetadata(obj)
+	md, omd := metadata(obj), metadata(old)
+	if sub == "" {
+		if c.version.Subresources.Status {
+			if st, ok := old["status"]; ok {
+				obj["status"] = st
+			} else {
+				delete(obj, "status")
+			}
+		}
+		if p, ok := c.def.Hooks.(registry.UpdatePreparer); ok {
+			p.PrepareForUpdate(obj, old)
+		}
+	}
+	if uid, _ := md["uid"].(string); uid == "" {
+		md["uid"] = omd["uid"]
+	}
+	copyOrDelete(md, omd, "creationTimestamp")
+	if _, ok := omd["deletionTimestamp"]; ok {
+		md["deletionTimestamp"] = omd["deletionTimestamp"]
+		copyOrDelete(md, omd, "deletionGracePeriodSeconds")
+	} else {
+		delete(md, "deletionTimestamp")
+		delete(md, "deletionGracePeriodSeconds")
+	}
+	delete(md, "selfLink")
+	if _, ok := c.def.Hooks.(registry.NoGeneration); ok {
+		delete(md, "generation")
+	} else {
+		gen, _ := omd["generation"].(int64)
+		if specChanged(obj, old, c.version.Subresources.Status) {
+			gen++
+		}
+		md["generation"] = gen
+	}
+	return obj
+}
+
+func copyOrDelete(dst, src map[string]any, key string) {
+	if v, ok := src[key]; ok && v != nil {
+		dst[key] = v
+	} else {
+		delete(dst, key)
+	}
+}
+
+// specChanged compares everything but metadata (and status when it is a
+// subresource).
+func specChanged(obj, old map[string]any, statusSub bool) bool {
+	skip := func(k string) bool { return k == "metadata" || (statusSub && k == "status") }
+	n := 0
+	for k, v := range obj {
+		if skip(k) {
+			continue
+		}
+		n++
+		ov, ok := old[k]
+		if !ok || !reflect.DeepEqual(v, ov) {
+			return true
+		}
+	}
+	for k := range old {
+		if !skip(k) {
+			n--
+		}
+	}
+	return n != 0
+}
+
+// validateUpdate checks metadata transitions and the resource's own rules.
+func validateUpdate(c *call, obj, old map[string]any) field.ErrorList {
+	errs := apivalidation.ValidateObjectMetaAccessor(accessor(obj), c.def.Namespaced(), nameValidator(c.def), field.NewPath("metadata"))
+	errs = append(errs, apivalidation.ValidateObjectMetaAccessorUpdate(accessor(obj), accessor(old), field.NewPath("metadata"))...)
+	if v, ok := c.def.Hooks.(registry.Validator); ok {
+		errs = append(errs, v.ValidateUpdate(obj, old)...)
+	}
+	return errs
+}

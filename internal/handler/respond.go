@@ -1,0 +1,185 @@
+package handler
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/crdserver/crdserver/internal/codec"
+)
+
+// toRequestVersion converts a stored object to the request's version. With
+// the None strategy only apiVersion changes; webhook conversion plugs in here.
+func toRequestVersion(c *call, obj map[string]any) map[string]any {
+	obj["apiVersion"] = c.apiVersion()
+	return obj
+}
+
+// toStorageVersion converts a request object to the storage version.
+func toStorageVersion(c *call, obj map[string]any) map[string]any {
+	sv := c.def.StorageVersion()
+	if sv == nil || sv.Name == c.version.Name {
+		return obj
+	}
+	if c.def.Group == "" {
+		obj["apiVersion"] = sv.Name
+	} else {
+		obj["apiVersion"] = c.def.Group + "/" + sv.Name
+	}
+	return obj
+}
+
+// writeObject sends one object in the form the client asked for.
+func (h *Handler) writeObject(c *call, status int, obj map[string]any) {
+	obj = toRequestVersion(c, obj)
+	switch c.media.As {
+	case "":
+		codec.WriteObject(c.w, status, c.media, obj)
+	case "Table":
+		md := metadata(obj)
+		rv, _ := md["resourceVersion"].(string)
+		t, err := h.buildTable(c, []map[string]any{obj}, rv, "", nil)
+		if err != nil {
+			codec.WriteStatus(c.w, c.r, err)
+			return
+		}
+		codec.WriteObject(c.w, status, c.media, t)
+	case "PartialObjectMetadata":
+		codec.WriteObject(c.w, status, c.media, partialMetadata(obj, metaVersion(c)))
+	default:
+		codec.WriteStatus(c.w, c.r, notAcceptable(c.media.As))
+	}
+}
+
+func metaVersion(c *call) string {
+	if c.media.Version == "v1beta1" {
+		return "v1beta1"
+	}
+	return "v1"
+}
+
+func notAcceptable(as string) error {
+	return statusError(http.StatusNotAcceptable, metav1.StatusReasonNotAcceptable,
+		fmt.Sprintf("only the following media types are accepted: application/json, application/yaml, application/json;as=Table;v=v1;g=meta.k8s.io; as=%s is not served", as))
+}
+
+// deleteStatus is the Status a delete answers with for most resources.
+func deleteStatus(c *call, obj map[string]any) *metav1.Status {
+	md := metadata(obj)
+	name, _ := md["name"].(string)
+	uid, _ := md["uid"].(string)
+	return &metav1.Status{
+		TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
+		Status:   metav1.StatusSuccess,
+		Details: &metav1.StatusDetails{
+			Name: name, Group: c.def.Group, Kind: c.def.Resource, UID: typesUID(uid),
+		},
+	}
+}
+
+// readBody reads the request body; the MaxBodySize filter bounds it.
+func readBody(c *call) ([]byte, error) {
+	b, err := io.ReadAll(c.r.Body)
+	if err != nil {
+		if strings.Contains(err.Error(), "too large") {
+			return nil, apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("limit is %d", maxBody))
+		}
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("reading request body: %v", err))
+	}
+	return b, nil
+}
+
+const maxBody = 3 * 1024 * 1024
+
+// fieldValidation reads the fieldValidation parameter: Strict, Warn (the
+// default) or Ignore.
+func fieldValidation(c *call) (string, error) {
+	v := c.r.URL.Query().Get("fieldValidation")
+	switch v {
+	case "":
+		return "Warn", nil
+	case "Strict", "Warn", "Ignore":
+		return v, nil
+	}
+	return "", apierrors.NewBadRequest(fmt.Sprintf("fieldValidation must be one of \"Ignore\", \"Warn\", or \"Strict\", got %q", v))
+}
+
+// decodeBody decodes the request object and applies fieldValidation to the
+// problems the decoder found (duplicate fields; unknown fields once schemas
+// land).
+func decodeBody(c *call) (map[string]any, error) {
+	mode, err := fieldValidation(c)
+	if err != nil {
+		return nil, err
+	}
+	body, err := readBody(c)
+	if err != nil {
+		return nil, err
+	}
+	if ct := c.r.Header.Get("Content-Type"); isProtobuf(ct) {
+		if obj, err := decodeProtobuf(c.def, body); obj != nil || err != nil {
+			return obj, err
+		}
+	}
+	obj, problems, err := codec.Decode(body, c.r.Header.Get("Content-Type"), codec.DecodeOptions{})
+	if err != nil {
+		return nil, err
+	}
+	if err := applyFieldValidation(c, mode, problems); err != nil {
+		return nil, err
+	}
+	return obj, nil
+}
+
+func applyFieldValidation(c *call, mode string, problems []string) error {
+	if len(problems) == 0 || mode == "Ignore" {
+		return nil
+	}
+	if mode == "Strict" {
+		return apierrors.NewBadRequest("strict decoding error: " + strings.Join(problems, ", "))
+	}
+	for _, p := range problems {
+		c.w.Header().Add("Warning", fmt.Sprintf("299 - %q", p))
+	}
+	return nil
+}
+
+// checkTypeMeta fills a missing apiVersion/kind from the URL and refuses a
+// body of another kind.
+func checkTypeMeta(c *call, obj map[string]any) error {
+	av, _ := obj["apiVersion"].(string)
+	kind, _ := obj["kind"].(string)
+	if av == "" {
+		obj["apiVersion"] = c.apiVersion()
+	} else if av != c.apiVersion() {
+		return apierrors.NewBadRequest(fmt.Sprintf("the API version in the data (%s) does not match the expected API version (%s)", av, c.apiVersion()))
+	}
+	if kind == "" {
+		obj["kind"] = c.def.Kind
+	} else if kind != c.def.Kind {
+		return apierrors.NewBadRequest(fmt.Sprintf("the kind in the data (%s) does not match the expected kind (%s)", kind, c.def.Kind))
+	}
+	return nil
+}
+
+// checkNameAndNamespace refuses a body whose name or namespace differs from
+// the URL's (update, patch).
+func checkNameAndNamespace(c *call, obj map[string]any) error {
+	md := metadata(obj)
+	if name, _ := md["name"].(string); name != c.info.Name {
+		return apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", name, c.info.Name))
+	}
+	if c.def.Namespaced() {
+		ns, _ := md["namespace"].(string)
+		if ns == "" {
+			md["namespace"] = c.info.Namespace
+		} else if ns != c.info.Namespace {
+			return apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
+		}
+	}
+	return nil
+}

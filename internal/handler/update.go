@@ -1,0 +1,189 @@
+package handler
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/crdserver/crdserver/internal/codec"
+	"github.com/crdserver/crdserver/internal/registry"
+	"github.com/crdserver/crdserver/internal/storage"
+)
+
+// update replaces an object (PUT) on the main resource or a subresource.
+func (h *Handler) update(c *call, sub string) {
+	obj, err := decodeBody(c)
+	if err == nil {
+		err = checkTypeMeta(c, obj)
+	}
+	if err == nil {
+		err = checkNameAndNamespace(c, obj)
+	}
+	if err != nil {
+		codec.WriteStatus(c.w, c.r, err)
+		return
+	}
+	rv, _ := metadata(obj)["resourceVersion"].(string)
+	h.write(c, sub, rv, func(old map[string]any, _ []byte) (map[string]any, error) {
+		return deepCopy(obj), nil
+	})
+}
+
+// updateSubresource serves a subresource a built-in defines (namespaces/finalize).
+func (h *Handler) updateSubresource(c *call, su registry.SubresourceUpdater) {
+	obj, err := decodeBody(c)
+	if err == nil {
+		err = checkTypeMeta(c, obj)
+	}
+	if err == nil {
+		err = checkNameAndNamespace(c, obj)
+	}
+	if err != nil {
+		codec.WriteStatus(c.w, c.r, err)
+		return
+	}
+	if _, ok := su.UpdateSubresource(c.info.Subresource, obj, obj); !ok {
+		codec.WriteStatus(c.w, c.r, notFoundResource())
+		return
+	}
+	rv, _ := metadata(obj)["resourceVersion"].(string)
+	h.write(c, c.info.Subresource, rv, func(old map[string]any, _ []byte) (map[string]any, error) {
+		next, _ := su.UpdateSubresource(c.info.Subresource, deepCopy(obj), old)
+		return next, nil
+	})
+}
+
+// mutation computes the new object from the current one (a decoded copy the
+// function may keep) and its JSON with resourceVersion.
+type mutation func(old map[string]any, oldJSON []byte) (map[string]any, error)
+
+// write is the update path shared by PUT and PATCH: read the current
+// object, compute the new one, fill system fields, validate, and
+// compare-and-swap; retried on conflict unless the client named a
+// resourceVersion. An update that removes the last finalizer of an object
+// being deleted deletes it.
+func (h *Handler) write(c *call, sub, wantRV string, mutate mutation) {
+	if err := h.doWrite(c, sub, wantRV, mutate); err != nil {
+		codec.WriteStatus(c.w, c.r, err)
+	}
+}
+
+func (h *Handler) doWrite(c *call, sub, wantRV string, mutate mutation) error {
+	dry, err := dryRun(c.r)
+	if err != nil {
+		return err
+	}
+	ctx := c.r.Context()
+	key := c.store.Key(c.info.Namespace, c.info.Name)
+	gk := schema.GroupKind{Group: c.def.Group, Kind: c.def.Kind}
+	for attempt := 0; ; attempt++ {
+		kv, err := c.store.Storage.Get(ctx, key)
+		if err != nil {
+			return storageError(err, c.gr(), c.info.Name, "update")
+		}
+		old, err := decodeStored(kv.Value)
+		if err != nil {
+			return apierrors.NewInternalError(err)
+		}
+		setRV(old, kv.ModRevision)
+		curRV, _ := metadata(old)["resourceVersion"].(string)
+		if wantRV != "" && wantRV != curRV {
+			return apierrors.NewConflict(c.gr(), c.info.Name, errors.New(optimisticLockMsg))
+		}
+		oldJSON, err := encodeStored(old)
+		if err != nil {
+			return apierrors.NewInternalError(err)
+		}
+		obj, err := mutate(deepCopy(old), oldJSON)
+		if err != nil {
+			return err
+		}
+		obj = h.prepareUpdate(c, obj, old, sub)
+		obj = toStorageVersion(c, obj)
+		// Mutating admission, pruning and defaulting plug in here.
+		if errs := validateUpdate(c, obj, old); len(errs) > 0 {
+			return apierrors.NewInvalid(gk, c.info.Name, errs)
+		}
+		// Validating admission plugs in here.
+		if shouldDeleteOnUpdate(c, obj) {
+			if dry {
+				h.writeObject(c, http.StatusOK, obj)
+				return nil
+			}
+			if _, _, err := c.store.Storage.Delete(ctx, key, kv.ModRevision); err != nil {
+				if errors.Is(err, storage.ErrConflict) && wantRV == "" {
+					continue
+				}
+				return storageError(err, c.gr(), c.info.Name, "update")
+			}
+			h.writeObject(c, http.StatusOK, obj)
+			return nil
+		}
+		data, err := encodeStored(obj)
+		if err != nil {
+			return apierrors.NewInternalError(err)
+		}
+		if bytes.Equal(data, kv.Value) || dry {
+			// Nothing changed: upstream writes nothing and answers with the
+			// current object.
+			if !dry {
+				setRV(obj, kv.ModRevision)
+			}
+			h.writeObject(c, http.StatusOK, obj)
+			return nil
+		}
+		rev, err := c.store.Storage.Update(ctx, key, data, kv.ModRevision)
+		if errors.Is(err, storage.ErrConflict) && wantRV == "" {
+			if err := backoff(ctx, attempt); err != nil {
+				return storageError(err, c.gr(), c.info.Name, "update")
+			}
+			continue
+		}
+		if err != nil {
+			return storageError(err, c.gr(), c.info.Name, "update")
+		}
+		setRV(obj, rev)
+		h.writeObject(c, http.StatusOK, obj)
+		return nil
+	}
+}
+
+// shouldDeleteOnUpdate: an object being deleted whose last finalizer is gone.
+func shouldDeleteOnUpdate(c *call, obj map[string]any) bool {
+	md := metadata(obj)
+	if _, ok := md["deletionTimestamp"]; !ok {
+		return false
+	}
+	if f, _ := md["finalizers"].([]any); len(f) > 0 {
+		return false
+	}
+	if fz, ok := c.def.Hooks.(registry.Finalizer); ok && fz.Pending(obj) {
+		return false
+	}
+	return true
+}
+
+// backoff waits a little before retrying a conflicted write, more after
+// repeated conflicts.
+func backoff(ctx context.Context, attempt int) error {
+	if attempt < 2 {
+		return ctx.Err()
+	}
+	d := time.Duration(attempt) * time.Millisecond
+	if d > 50*time.Millisecond {
+		d = 50 * time.Millisecond
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

@@ -1,0 +1,503 @@
+package loadgen
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/dynamic"
+	"sigs.k8s.io/yaml"
+)
+
+// errNoObjects is what a workload reports when it has nothing to work on,
+// typically because every create failed.
+var errNoObjects = errors.New("no objects to work on")
+
+// bench is one run against one server: the resource under load, the objects
+// this run created, and what to undo afterwards.
+type bench struct {
+	cfg    Config
+	log    *slog.Logger
+	client dynamic.Interface
+	runID  string
+
+	namespace string // "" for namespaces
+	res       dynamic.ResourceInterface
+	// selector limits lists and watches of a cluster-scoped resource to
+	// this run's objects; namespaced widgets live in a namespace of their own.
+	selector string
+	template *unstructured.Unstructured // padded to size; copies get a name
+	nextName atomic.Int64
+
+	pop population
+
+	installedCRD     bool
+	createdNamespace bool
+	etcdCleanup      func(context.Context) error // nil unless etcd keys were written
+}
+
+// population is the set of objects this run created, in creation order.
+type population struct {
+	mu    sync.RWMutex // guards slots (not the slots' contents)
+	slots []*slot
+}
+
+// slot is one created object. mu is held across each update or delete of it,
+// so that this process never conflicts with itself: workers that land on the
+// same object (possible when there are fewer objects than workers) take
+// turns instead of failing with 409.
+type slot struct {
+	name    string
+	mu      sync.Mutex
+	obj     *unstructured.Unstructured // latest version we wrote
+	deleted bool
+}
+
+func (p *population) add(obj *unstructured.Unstructured) {
+	p.mu.Lock()
+	p.slots = append(p.slots, &slot{name: obj.GetName(), obj: obj})
+	p.mu.Unlock()
+}
+
+func (p *population) len() int {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return len(p.slots)
+}
+
+func (p *population) at(i int) *slot {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return p.slots[i]
+}
+
+func newBench(cfg Config, client dynamic.Interface) (*bench, error) {
+	b := &bench{cfg: cfg, log: cfg.Logger, client: client, runID: newRunID()}
+	switch cfg.Resource {
+	case ResourceNamespaces:
+		b.res = client.Resource(namespacesGVR)
+		b.selector = LabelRun + "=" + b.runID
+		b.template = newNamespace(b.objectName(0), b.runID, 0)
+	case ResourceWidgets:
+		b.namespace = cfg.Namespace
+		if b.namespace == "" {
+			b.namespace = cfg.Prefix + "-" + b.runID
+		}
+		b.res = client.Resource(widgetsGVR).Namespace(b.namespace)
+		b.template = newWidget(b.objectName(0), b.namespace, b.runID, 0)
+	}
+	if err := padTo(b.template, cfg.ObjectSize); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// objectName names the i-th object. Namespaces are cluster-wide, so their
+// names carry the run id to keep runs apart.
+func (b *bench) objectName(i int) string {
+	if b.cfg.Resource == ResourceNamespaces {
+		return b.cfg.Prefix + "-" + b.runID + "-" + strconv.Itoa(i)
+	}
+	return b.cfg.Prefix + "-" + strconv.Itoa(i)
+}
+
+func (b *bench) runner() Runner {
+	return Runner{Concurrency: b.cfg.Concurrency, Count: b.cfg.Count, Duration: b.cfg.Duration}
+}
+
+func (b *bench) selected(w string) bool { return slices.Contains(b.cfg.Workloads, w) }
+
+func (b *bench) run(ctx context.Context, report *Report) error {
+	if err := b.setup(ctx); err != nil {
+		return err
+	}
+	// Every workload but create needs objects; without create, make them.
+	if !b.selected("create") {
+		b.log.Info("creating objects to work on", "objects", b.cfg.Objects)
+		r := Runner{Concurrency: b.cfg.Concurrency, Count: b.cfg.Objects}.Run(ctx, "prefill", b.create)
+		if r.Errors > 0 {
+			b.log.Warn("some objects could not be created", "errors", r.Errors, "first", r.FirstError)
+		}
+	}
+	add := func(r Result) {
+		b.log.Info("workload done", "workload", r.Name, "ops", r.Ops, "errors", r.Errors,
+			"opsPerSecond", fmt.Sprintf("%.1f", r.OpsPerSecond()), "p50", r.P50, "p99", r.P99)
+		report.Results = append(report.Results, r)
+	}
+	for _, w := range Workloads {
+		if !b.selected(w) || ctx.Err() != nil {
+			continue
+		}
+		if w != "create" && b.pop.len() == 0 {
+			add(Result{Name: w, Summary: Summary{FirstError: errNoObjects.Error()}})
+			continue
+		}
+		b.log.Info("workload starting", "workload", w, "objects", b.pop.len())
+		switch w {
+		case "create":
+			add(b.runner().Run(ctx, w, b.create))
+		case "get":
+			add(b.runner().Run(ctx, w, b.get))
+		case "update":
+			if n := b.pop.len(); n < b.cfg.Concurrency {
+				b.log.Warn("fewer objects than workers: updates of one object wait for each other", "objects", n)
+			}
+			add(b.runner().Run(ctx, w, func(ctx context.Context, i int) error { return b.update(ctx, i, nil) }))
+		case "list":
+			add(b.runner().Run(ctx, w, b.list))
+		case "list-paged":
+			add(b.runner().Run(ctx, w, b.listPaged))
+		case "watch":
+			writes, deliveries, err := b.watch(ctx)
+			if err != nil {
+				return err
+			}
+			add(writes)
+			add(deliveries)
+		case "delete":
+			add(b.runner().Run(ctx, w, b.delete))
+		}
+	}
+	if len(b.cfg.EtcdEndpoints) > 0 && ctx.Err() == nil {
+		r, err := b.etcdPut(ctx)
+		if err != nil {
+			return err
+		}
+		add(r)
+	}
+	return ctx.Err()
+}
+
+// setup installs the CRD and creates the namespace widgets live in.
+func (b *bench) setup(ctx context.Context) error {
+	if b.cfg.Resource != ResourceWidgets {
+		return nil
+	}
+	if !b.cfg.SkipInstallCRD {
+		if err := b.installCRD(ctx); err != nil {
+			return err
+		}
+	}
+	ns := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1",
+		"kind":       "Namespace",
+		"metadata": map[string]any{
+			"name":   b.namespace,
+			"labels": map[string]any{LabelRun: b.runID},
+		},
+	}}
+	_, err := b.client.Resource(namespacesGVR).Create(ctx, ns, metav1.CreateOptions{})
+	switch {
+	case err == nil:
+		b.createdNamespace = true
+	case apierrors.IsAlreadyExists(err):
+		b.log.Info("using existing namespace", "namespace", b.namespace)
+	default:
+		return fmt.Errorf("creating namespace %s: %w", b.namespace, err)
+	}
+
+	// A new CRD is established before its handler serves everywhere;
+	// wait until listing widgets works.
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		_, err := b.res.List(ctx, metav1.ListOptions{Limit: 1})
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		return err == nil, err
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for widgets to be served: %w", err)
+	}
+	return nil
+}
+
+func (b *bench) installCRD(ctx context.Context) error {
+	crd := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal(widgetsCRDYAML, &crd.Object); err != nil {
+		return fmt.Errorf("decoding embedded CRD: %w", err)
+	}
+	crds := b.client.Resource(crdsGVR)
+	_, err := crds.Create(ctx, crd, metav1.CreateOptions{})
+	switch {
+	case err == nil:
+		b.installedCRD = true
+		b.log.Info("installed CRD", "name", crd.GetName())
+	case apierrors.IsAlreadyExists(err):
+		b.log.Info("using existing CRD", "name", crd.GetName())
+	default:
+		return fmt.Errorf("creating CRD %s: %w", crd.GetName(), err)
+	}
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		got, err := crds.Get(ctx, crd.GetName(), metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		return conditionTrue(got, "Established"), nil
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for CRD %s to be established: %w", crd.GetName(), err)
+	}
+	return nil
+}
+
+func conditionTrue(obj *unstructured.Unstructured, condType string) bool {
+	conds, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
+	for _, c := range conds {
+		m, ok := c.(map[string]any)
+		if ok && m["type"] == condType && m["status"] == "True" {
+			return true
+		}
+	}
+	return false
+}
+
+// create creates the next object from the template. The copy is made inside
+// the measured time, as a real client would build its object; it costs a
+// few microseconds against a request's hundreds.
+func (b *bench) create(ctx context.Context, _ int) error {
+	obj := b.template.DeepCopy()
+	name := b.objectName(int(b.nextName.Add(1) - 1))
+	obj.SetName(name)
+	created, err := b.res.Create(ctx, obj, metav1.CreateOptions{})
+	if err != nil {
+		return err
+	}
+	b.pop.add(created)
+	return nil
+}
+
+func (b *bench) get(ctx context.Context, i int) error {
+	s := b.pop.at(i % b.pop.len())
+	_, err := b.res.Get(ctx, s.name, metav1.GetOptions{})
+	return err
+}
+
+// update writes object i mod n with annotationSeq set to i (and, for
+// widgets, a spec change so the generation moves too). started, if set, is
+// called right before the request.
+func (b *bench) update(ctx context.Context, i int, started func()) error {
+	s := b.pop.at(i % b.pop.len())
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.deleted {
+		return fmt.Errorf("object %s was deleted", s.name)
+	}
+	// Our own copy, changed in place: on failure the next update retries
+	// with the same resourceVersion, which is still current.
+	annotations := s.obj.GetAnnotations()
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	annotations[annotationSeq] = strconv.Itoa(i)
+	s.obj.SetAnnotations(annotations)
+	if b.cfg.Resource == ResourceWidgets {
+		if err := unstructured.SetNestedField(s.obj.Object, int64(i%1000), "spec", "replicas"); err != nil {
+			return err
+		}
+	}
+	if started != nil {
+		started()
+	}
+	updated, err := b.res.Update(ctx, s.obj, metav1.UpdateOptions{})
+	if err != nil {
+		return err
+	}
+	s.obj = updated
+	return nil
+}
+
+func (b *bench) list(ctx context.Context, _ int) error {
+	_, err := b.res.List(ctx, metav1.ListOptions{LabelSelector: b.selector})
+	return err
+}
+
+func (b *bench) listPaged(ctx context.Context, _ int) error {
+	opts := metav1.ListOptions{LabelSelector: b.selector, Limit: b.cfg.PageSize}
+	for {
+		l, err := b.res.List(ctx, opts)
+		if err != nil {
+			return err
+		}
+		if opts.Continue = l.GetContinue(); opts.Continue == "" {
+			return nil
+		}
+	}
+}
+
+// delete deletes object i; past the last object it stops the run.
+func (b *bench) delete(ctx context.Context, i int) error {
+	if i >= b.pop.len() {
+		return ErrStop
+	}
+	return b.deleteSlot(ctx, b.pop.at(i))
+}
+
+func (b *bench) deleteSlot(ctx context.Context, s *slot) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.deleted {
+		return nil
+	}
+	if err := b.res.Delete(ctx, s.name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		return err
+	}
+	s.deleted = true
+	return nil
+}
+
+// watch opens the watchers, runs updates and measures, for every update and
+// every watcher, the time from the update's start to the event's arrival.
+// It returns the updates' result ("watch-update") and the deliveries'
+// ("watch"), where an event not delivered within WatchTimeout after the last
+// update counts as an error.
+func (b *bench) watch(ctx context.Context) (writes, deliveries Result, err error) {
+	// Watch from the current revision so that no earlier event is replayed.
+	l, err := b.res.List(ctx, metav1.ListOptions{LabelSelector: b.selector, Limit: 1})
+	if err != nil {
+		return writes, deliveries, fmt.Errorf("watch: listing for a start revision: %w", err)
+	}
+	watchCtx, stopWatchers := context.WithCancel(ctx)
+	defer stopWatchers()
+
+	var (
+		sent      sync.Map // update index → time.Time its request started
+		rec       Recorder
+		delivered atomic.Int64
+		lastSeen  atomic.Int64 // unix nanos of the latest delivery
+		progress  = make(chan struct{}, 1)
+		wg        sync.WaitGroup
+		watchers  []watch.Interface
+	)
+	// Stopping each watcher, not only cancelling its context, is what ends
+	// every kind of watch.Interface (fakes ignore the context).
+	stopAll := func() {
+		stopWatchers()
+		for _, wi := range watchers {
+			wi.Stop()
+		}
+		wg.Wait()
+	}
+	for w := range b.cfg.Watchers {
+		wi, err := b.res.Watch(watchCtx, metav1.ListOptions{
+			LabelSelector:   b.selector,
+			ResourceVersion: l.GetResourceVersion(),
+		})
+		if err != nil {
+			stopAll()
+			return writes, deliveries, fmt.Errorf("watch: starting watcher %d: %w", w, err)
+		}
+		watchers = append(watchers, wi)
+		wg.Go(func() {
+			for ev := range wi.ResultChan() {
+				switch ev.Type {
+				case watch.Modified:
+				case watch.Error:
+					rec.Fail(apierrors.FromObject(ev.Object))
+					continue
+				default:
+					continue
+				}
+				obj, ok := ev.Object.(*unstructured.Unstructured)
+				if !ok {
+					continue
+				}
+				seq, err := strconv.Atoi(obj.GetAnnotations()[annotationSeq])
+				if err != nil {
+					continue
+				}
+				start, ok := sent.Load(seq)
+				if !ok {
+					continue
+				}
+				now := time.Now()
+				rec.Observe(now.Sub(start.(time.Time)))
+				lastSeen.Store(now.UnixNano())
+				delivered.Add(1)
+				select {
+				case progress <- struct{}{}:
+				default:
+				}
+			}
+			if watchCtx.Err() == nil {
+				rec.Fail(errors.New("watch closed by the server before all events arrived"))
+			}
+		})
+	}
+
+	first := time.Now()
+	writes = b.runner().Run(ctx, "watch-update", func(ctx context.Context, i int) error {
+		return b.update(ctx, i, func() { sent.Store(i, time.Now()) })
+	})
+
+	// Every successful update should reach every watcher.
+	expected := int64(writes.Ops) * int64(b.cfg.Watchers)
+	timeout := time.NewTimer(b.cfg.WatchTimeout)
+	defer timeout.Stop()
+wait:
+	for delivered.Load() < expected {
+		select {
+		case <-progress:
+		case <-timeout.C:
+			break wait
+		case <-ctx.Done():
+			break wait
+		}
+	}
+	stopAll()
+
+	deliveries = Result{Name: "watch", Summary: rec.Summary()}
+	if missing := expected - int64(deliveries.Ops); missing > 0 {
+		deliveries.Errors += int(missing)
+		if deliveries.FirstError == "" {
+			deliveries.FirstError = fmt.Sprintf("%d of %d events not delivered within %v", missing, expected, b.cfg.WatchTimeout)
+		}
+	}
+	if last := lastSeen.Load(); last != 0 {
+		deliveries.Elapsed = time.Unix(0, last).Sub(first)
+	}
+	return writes, deliveries, nil
+}
+
+// cleanup deletes, in order, the objects still alive, the namespace and the
+// CRD, each only if this run created it, and the etcd keys it wrote.
+func (b *bench) cleanup(ctx context.Context) error {
+	var errs []error
+	if n := b.pop.len(); n > 0 {
+		b.log.Info("cleaning up objects", "objects", n)
+		r := Runner{Concurrency: b.cfg.Concurrency, Count: n}.Run(ctx, "cleanup", func(ctx context.Context, i int) error {
+			return b.deleteSlot(ctx, b.pop.at(i))
+		})
+		if r.Errors > 0 {
+			errs = append(errs, fmt.Errorf("%d objects not deleted, first error: %s", r.Errors, r.FirstError))
+		}
+	}
+	if b.createdNamespace {
+		err := b.client.Resource(namespacesGVR).Delete(ctx, b.namespace, metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("deleting namespace %s: %w", b.namespace, err))
+		}
+	}
+	if b.installedCRD {
+		err := b.client.Resource(crdsGVR).Delete(ctx, widgetsGVR.GroupResource().String(), metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("deleting CRD: %w", err))
+		}
+	}
+	if b.etcdCleanup != nil {
+		if err := b.etcdCleanup(ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,111 @@
+package loadgen
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
+)
+
+// TestBenchWorkloadsOnFakeClient runs every workload against client-go's
+// fake dynamic client. It checks the plumbing — objects created, found,
+// updated, watched and deleted, and nothing left behind — not performance.
+func TestBenchWorkloadsOnFakeClient(t *testing.T) {
+	for _, resource := range []string{ResourceNamespaces, ResourceWidgets} {
+		t.Run(resource, func(t *testing.T) {
+			client := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
+				namespacesGVR: "NamespaceList",
+				widgetsGVR:    "WidgetList",
+				crdsGVR:       "CustomResourceDefinitionList",
+			})
+			cfg := Config{
+				Resource:       resource,
+				SkipInstallCRD: true, // the fake client never marks a CRD Established
+				Count:          40,
+				Concurrency:    4,
+				Watchers:       2,
+				WatchTimeout:   10 * time.Second,
+				Logger:         slog.New(slog.NewTextHandler(io.Discard, nil)),
+			}
+			if err := cfg.complete(); err != nil {
+				t.Fatal(err)
+			}
+			b, err := newBench(cfg, client)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var report Report
+			ctx := context.Background()
+			if err := b.run(ctx, &report); err != nil {
+				t.Fatal(err)
+			}
+			want := []string{"create", "get", "update", "list", "list-paged", "watch-update", "watch", "delete"}
+			if len(report.Results) != len(want) {
+				t.Fatalf("got %d results, want %d: %+v", len(report.Results), len(want), report.Results)
+			}
+			for i, r := range report.Results {
+				if r.Name != want[i] {
+					t.Errorf("result %d is %q, want %q", i, r.Name, want[i])
+				}
+				wantOps := 40
+				if r.Name == "watch" {
+					wantOps = 40 * cfg.Watchers
+				}
+				if r.Ops != wantOps || r.Errors != 0 {
+					t.Errorf("%s: ops=%d errors=%d (%s), want %d ops and no error", r.Name, r.Ops, r.Errors, r.FirstError, wantOps)
+				}
+			}
+			if err := b.cleanup(ctx); err != nil {
+				t.Fatal(err)
+			}
+			l, err := client.Resource(widgetsGVR).Namespace(b.namespace).List(ctx, metav1.ListOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(l.Items) != 0 {
+				t.Errorf("%d widgets left after cleanup", len(l.Items))
+			}
+			l, err = client.Resource(namespacesGVR).List(ctx, metav1.ListOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(l.Items) != 0 {
+				t.Errorf("%d namespaces left after cleanup", len(l.Items))
+			}
+		})
+	}
+}
+
+func TestConfigComplete(t *testing.T) {
+	tests := []struct {
+		name    string
+		cfg     Config
+		wantErr bool
+		check   func(Config) bool
+	}{
+		{name: "zero value", check: func(c Config) bool {
+			return c.Resource == ResourceWidgets && c.Count == 1000 && c.Concurrency == 10 && c.ObjectSize == 2048 && len(c.Workloads) == len(Workloads)
+		}},
+		{name: "duration only keeps count unbounded", cfg: Config{Duration: time.Second}, check: func(c Config) bool { return c.Count == 0 }},
+		{name: "unknown resource", cfg: Config{Resource: "pods"}, wantErr: true},
+		{name: "unknown workload", cfg: Config{Workloads: []string{"patch"}}, wantErr: true},
+		{name: "negative count", cfg: Config{Count: -1}, wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.cfg.complete()
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("complete() = %v, wantErr %v", err, tt.wantErr)
+			}
+			if tt.check != nil && !tt.check(tt.cfg) {
+				t.Errorf("completed config %+v", tt.cfg)
+			}
+		})
+	}
+}

@@ -1,0 +1,216 @@
+// Package loadgen drives a Kubernetes API server (crdserver or any other)
+// with one workload at a time — create, get, update, list, watch, delete — at
+// a fixed concurrency, and reports throughput and latency percentiles for
+// each. Optionally it measures raw etcd puts of the same size, as the floor
+// any etcd-backed server stands on.
+//
+// The measuring core is small and clock-injectable: Recorder (exact
+// percentiles) and Runner (C workers until a count or a duration). The rest
+// builds objects and calls the API server through client-go's dynamic client.
+package loadgen
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// Workloads names every workload in the order Run runs them (the order in
+// Config.Workloads does not matter). "list" lists everything in one request;
+// "list-paged" lists with limit/continue pages of Config.PageSize. "watch"
+// opens Config.Watchers watches, then updates objects and measures the time
+// from the start of each update to its delivery at each watcher; it reports
+// the updates as "watch-update" and the deliveries as "watch".
+var Workloads = []string{"create", "get", "update", "list", "list-paged", "watch", "delete"}
+
+// Config describes one benchmark run. The zero value of every field is a
+// working default.
+type Config struct {
+	// Kubeconfig is the kubeconfig file to use; empty means client-go's
+	// default loading rules ($KUBECONFIG, then ~/.kube/config).
+	Kubeconfig string
+	// Resource is ResourceWidgets (default) or ResourceNamespaces.
+	Resource string
+	// SkipInstallCRD assumes the Widget CRD exists instead of installing it.
+	SkipInstallCRD bool
+	// Namespace holds the widgets; default "<Prefix>-<run id>", created for
+	// the run and deleted after it. An existing namespace is used and kept.
+	Namespace string
+	// Prefix starts every object name; default "bench".
+	Prefix string
+	// ObjectSize is the JSON size in bytes of each object sent on create
+	// (approximately: names differ in length); default 2048.
+	ObjectSize int
+
+	// Workloads to run, from the Workloads list; default all of them.
+	Workloads []string
+	// Concurrency is the number of operations in flight; default 10.
+	Concurrency int
+	// Count bounds the operations of each workload; Duration bounds its
+	// time. With neither set, Count is 1000.
+	Count    int
+	Duration time.Duration
+	// Objects are created (unmeasured) before the other workloads when
+	// "create" is not among them; default 1000.
+	Objects int
+	// PageSize is the limit of each page of "list-paged"; default 500.
+	PageSize int64
+	// Watchers is the number of watches of the "watch" workload; default 10.
+	Watchers int
+	// WatchTimeout bounds the wait for events still undelivered after the
+	// last update of the "watch" workload; missing events count as errors.
+	// Default 30s.
+	WatchTimeout time.Duration
+
+	// SkipCleanup keeps everything the run created.
+	SkipCleanup bool
+
+	// EtcdEndpoints, when set, add an "etcd-put" result: raw puts of
+	// ObjectSize bytes straight to etcd, under /crdserver-bench/<run id>/.
+	EtcdEndpoints []string
+	EtcdCertFile  string
+	EtcdKeyFile   string
+	EtcdCAFile    string
+
+	// Logger receives progress; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Report is the outcome of Run.
+type Report struct {
+	Server      string
+	Resource    string
+	ObjectSize  int
+	Concurrency int
+	Count       int
+	Duration    time.Duration
+	Watchers    int
+	Results     []Result
+}
+
+func (c *Config) complete() error {
+	if c.Resource == "" {
+		c.Resource = ResourceWidgets
+	}
+	if c.Resource != ResourceWidgets && c.Resource != ResourceNamespaces {
+		return fmt.Errorf("unknown resource %q: want %s or %s", c.Resource, ResourceWidgets, ResourceNamespaces)
+	}
+	if c.Prefix == "" {
+		c.Prefix = "bench"
+	}
+	if c.ObjectSize == 0 {
+		c.ObjectSize = 2048
+	}
+	if len(c.Workloads) == 0 {
+		c.Workloads = Workloads
+	}
+	for _, w := range c.Workloads {
+		if !slices.Contains(Workloads, w) {
+			return fmt.Errorf("unknown workload %q: want some of %s", w, strings.Join(Workloads, ","))
+		}
+	}
+	if c.Concurrency == 0 {
+		c.Concurrency = 10
+	}
+	if c.Count == 0 && c.Duration == 0 {
+		c.Count = 1000
+	}
+	if c.Objects == 0 {
+		c.Objects = 1000
+	}
+	if c.PageSize == 0 {
+		c.PageSize = 500
+	}
+	if c.Watchers == 0 {
+		c.Watchers = 10
+	}
+	if c.WatchTimeout == 0 {
+		c.WatchTimeout = 30 * time.Second
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	switch {
+	case c.Concurrency < 0 || c.Count < 0 || c.Duration < 0 || c.Objects < 0 || c.PageSize < 0 || c.Watchers < 0 || c.WatchTimeout < 0:
+		return errors.New("concurrency, count, duration, objects, page size, watchers and watch timeout must not be negative")
+	case c.ObjectSize < 0:
+		return errors.New("object size must not be negative")
+	}
+	return nil
+}
+
+// RESTConfig loads a kubeconfig (empty: client-go's default rules) and lifts
+// client-side rate limiting out of the way, so the server alone sets the pace.
+func RESTConfig(kubeconfig string) (*rest.Config, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = kubeconfig
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("loading kubeconfig: %w", err)
+	}
+	cfg.QPS = 100000
+	cfg.Burst = 100000
+	cfg.UserAgent = "crdserver-bench"
+	return cfg, nil
+}
+
+// Run sets up the target resource, runs the selected workloads one after
+// another, measures etcd if asked, and cleans up (also when ctx is cancelled
+// midway). It returns the report of what ran even when an error occurs later;
+// cleanup failures are returned as an error next to a complete report.
+func Run(ctx context.Context, cfg Config) (*Report, error) {
+	if err := cfg.complete(); err != nil {
+		return nil, err
+	}
+	restCfg, err := RESTConfig(cfg.Kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	client, err := dynamic.NewForConfig(restCfg)
+	if err != nil {
+		return nil, fmt.Errorf("creating client: %w", err)
+	}
+	b, err := newBench(cfg, client)
+	if err != nil {
+		return nil, err
+	}
+	report := &Report{
+		Server:      restCfg.Host,
+		Resource:    cfg.Resource,
+		ObjectSize:  cfg.ObjectSize,
+		Concurrency: cfg.Concurrency,
+		Count:       cfg.Count,
+		Duration:    cfg.Duration,
+		Watchers:    cfg.Watchers,
+	}
+	cfg.Logger.Info("bench starting", "server", restCfg.Host, "resource", cfg.Resource, "run", b.runID,
+		"concurrency", cfg.Concurrency, "count", cfg.Count, "duration", cfg.Duration, "objectSize", cfg.ObjectSize)
+
+	runErr := b.run(ctx, report)
+	if cfg.SkipCleanup {
+		return report, runErr
+	}
+	// Clean up even after Ctrl-C, within a bound of its own.
+	cleanCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Minute)
+	defer cancel()
+	if err := b.cleanup(cleanCtx); err != nil {
+		return report, errors.Join(runErr, fmt.Errorf("cleanup: %w", err))
+	}
+	return report, runErr
+}
+
+func newRunID() string {
+	var b [4]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

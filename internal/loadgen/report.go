@@ -1,0 +1,97 @@
+package loadgen
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+)
+
+// WriteTable writes the report as a fixed-width table, one row per result,
+// followed by the first error of every result that had errors.
+func WriteTable(w io.Writer, r *Report) error {
+	limit := fmt.Sprintf("count=%d", r.Count)
+	if r.Duration > 0 {
+		limit = fmt.Sprintf("duration=%v", r.Duration)
+		if r.Count > 0 {
+			limit = fmt.Sprintf("count=%d duration=%v", r.Count, r.Duration)
+		}
+	}
+	fmt.Fprintf(w, "server=%s resource=%s objectSize=%dB concurrency=%d %s watchers=%d\n",
+		r.Server, r.Resource, r.ObjectSize, r.Concurrency, limit, r.Watchers)
+	fmt.Fprintf(w, "%-12s %9s %7s %10s %10s %10s %10s %10s\n", "WORKLOAD", "OPS", "ERRORS", "OPS/S", "P50", "P90", "P99", "MAX")
+	for _, res := range r.Results {
+		fmt.Fprintf(w, "%-12s %9d %7d %10.1f %10s %10s %10s %10s\n",
+			res.Name, res.Ops, res.Errors, res.OpsPerSecond(),
+			formatLatency(res.P50), formatLatency(res.P90), formatLatency(res.P99), formatLatency(res.Max))
+	}
+	for _, res := range r.Results {
+		if res.FirstError != "" {
+			fmt.Fprintf(w, "%s: %d errors; first: %s\n", res.Name, res.Errors, res.FirstError)
+		}
+	}
+	return nil
+}
+
+// formatLatency prints milliseconds with three decimals, one unit for every
+// cell so columns compare at a glance.
+func formatLatency(d time.Duration) string {
+	return fmt.Sprintf("%.3fms", float64(d)/float64(time.Millisecond))
+}
+
+// jsonReport is the --json form of a Report; latencies in milliseconds.
+type jsonReport struct {
+	Server          string       `json:"server"`
+	Resource        string       `json:"resource"`
+	ObjectSize      int          `json:"objectSize"`
+	Concurrency     int          `json:"concurrency"`
+	Count           int          `json:"count,omitempty"`
+	DurationSeconds float64      `json:"durationSeconds,omitempty"`
+	Watchers        int          `json:"watchers"`
+	Results         []jsonResult `json:"results"`
+}
+
+type jsonResult struct {
+	Workload       string  `json:"workload"`
+	Ops            int     `json:"ops"`
+	Errors         int     `json:"errors"`
+	ElapsedSeconds float64 `json:"elapsedSeconds"`
+	OpsPerSecond   float64 `json:"opsPerSecond"`
+	P50Ms          float64 `json:"p50Ms"`
+	P90Ms          float64 `json:"p90Ms"`
+	P99Ms          float64 `json:"p99Ms"`
+	MaxMs          float64 `json:"maxMs"`
+	FirstError     string  `json:"firstError,omitempty"`
+}
+
+// WriteJSON writes the report as one indented JSON document.
+func WriteJSON(w io.Writer, r *Report) error {
+	out := jsonReport{
+		Server:          r.Server,
+		Resource:        r.Resource,
+		ObjectSize:      r.ObjectSize,
+		Concurrency:     r.Concurrency,
+		Count:           r.Count,
+		DurationSeconds: r.Duration.Seconds(),
+		Watchers:        r.Watchers,
+		Results:         []jsonResult{},
+	}
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	for _, res := range r.Results {
+		out.Results = append(out.Results, jsonResult{
+			Workload:       res.Name,
+			Ops:            res.Ops,
+			Errors:         res.Errors,
+			ElapsedSeconds: res.Elapsed.Seconds(),
+			OpsPerSecond:   res.OpsPerSecond(),
+			P50Ms:          ms(res.P50),
+			P90Ms:          ms(res.P90),
+			P99Ms:          ms(res.P99),
+			MaxMs:          ms(res.Max),
+			FirstError:     res.FirstError,
+		})
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}

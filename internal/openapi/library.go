@@ -1,0 +1,154 @@
+package openapi
+
+import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// builtinJSON holds the OpenAPI v3 schemas of everything crdserver serves
+// that is not a custom resource: the meta types every document refers to
+// (ObjectMeta, ListMeta, Status, DeleteOptions, Patch, …), autoscaling/v1
+// Scale, and the built-in resources (core/v1 Namespace and NamespaceList).
+// Names are upstream's model names; references use #/components/schemas/.
+//
+// A built-in resource is matched to its schema by the
+// x-kubernetes-group-version-kind of a model here, so a built-in definition
+// needs no Version.OpenAPISchema: adding a built-in resource to the OpenAPI
+// documents means adding its models to this file.
+//
+//go:embed builtin.json
+var builtinJSON []byte
+
+// library is builtinJSON decoded. It is shared and must not be modified.
+var library = mustLoadLibrary(builtinJSON)
+
+// libraryByGVK names the library model of each group/version/kind.
+var libraryByGVK = indexByGVK(library)
+
+// The library models encoded once, in v3 and in v2 form, with the models
+// each refers to: every document embeds some of them.
+var (
+	libraryV3, libraryV2 = encodeLibrary(library)
+	libraryRefs          = refsOfLibrary(library)
+)
+
+func encodeLibrary(lib map[string]map[string]any) (v3, v2 map[string]json.RawMessage) {
+	v3 = make(map[string]json.RawMessage, len(lib))
+	v2 = make(map[string]json.RawMessage, len(lib))
+	for name, s := range lib {
+		b, err := json.Marshal(s)
+		if err != nil {
+			panic(fmt.Sprintf("openapi: encoding %s: %v", name, err))
+		}
+		v3[name] = b
+		if b, err = json.Marshal(toV2(s)); err != nil {
+			panic(fmt.Sprintf("openapi: encoding %s: %v", name, err))
+		}
+		v2[name] = b
+	}
+	return v3, v2
+}
+
+func refsOfLibrary(lib map[string]map[string]any) map[string][]string {
+	out := make(map[string][]string, len(lib))
+	for name, s := range lib {
+		out[name] = collectRefs(s, nil)
+	}
+	return out
+}
+
+func mustLoadLibrary(b []byte) map[string]map[string]any {
+	var lib map[string]map[string]any
+	if err := json.Unmarshal(b, &lib); err != nil {
+		panic(fmt.Sprintf("openapi: decoding builtin.json: %v", err))
+	}
+	for name, s := range lib {
+		for _, ref := range collectRefs(s, nil) {
+			if _, ok := lib[ref]; !ok {
+				panic(fmt.Sprintf("openapi: builtin.json: %s refers to unknown model %s", name, ref))
+			}
+		}
+	}
+	return lib
+}
+
+func indexByGVK(lib map[string]map[string]any) map[schema.GroupVersionKind]string {
+	out := map[schema.GroupVersionKind]string{}
+	names := make([]string, 0, len(lib))
+	for name := range lib {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		list, _ := lib[name][extGVK].([]any)
+		for _, x := range list {
+			m, _ := x.(map[string]any)
+			g, _ := m["group"].(string)
+			v, _ := m["version"].(string)
+			k, _ := m["kind"].(string)
+			out[schema.GroupVersionKind{Group: g, Version: v, Kind: k}] = name
+		}
+	}
+	return out
+}
+
+// Upstream model names of the meta types operations refer to.
+const (
+	objectMetaModel    = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
+	listMetaModel      = "io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta"
+	statusModel        = "io.k8s.apimachinery.pkg.apis.meta.v1.Status"
+	deleteOptionsModel = "io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions"
+	patchModel         = "io.k8s.apimachinery.pkg.apis.meta.v1.Patch"
+	scaleModel         = "io.k8s.api.autoscaling.v1.Scale"
+)
+
+const (
+	v3RefPrefix = "#/components/schemas/"
+	v2RefPrefix = "#/definitions/"
+
+	extGVK      = "x-kubernetes-group-version-kind"
+	extAction   = "x-kubernetes-action"
+	extPreserve = "x-kubernetes-preserve-unknown-fields"
+)
+
+// modelName is the name of the schema of group/version/kind: the library's
+// for built-ins, and for custom resources the reversed group followed by
+// version and kind, as upstream names CRD models (stable.example.com/v1
+// CronTab → com.example.stable.v1.CronTab).
+func modelName(gvk schema.GroupVersionKind) string {
+	if name, ok := libraryByGVK[gvk]; ok {
+		return name
+	}
+	parts := strings.Split(gvk.Group, ".")
+	slices.Reverse(parts)
+	return strings.Join(parts, ".") + "." + gvk.Version + "." + gvk.Kind
+}
+
+// collectRefs appends to refs the model names every $ref under v points at
+// (v3 or v2 form).
+func collectRefs(v any, refs []string) []string {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, c := range x {
+			if k == "$ref" {
+				if s, ok := c.(string); ok {
+					s = strings.TrimPrefix(s, v3RefPrefix)
+					s = strings.TrimPrefix(s, v2RefPrefix)
+					refs = append(refs, s)
+				}
+				continue
+			}
+			refs = collectRefs(c, refs)
+		}
+	case []any:
+		for _, c := range x {
+			refs = collectRefs(c, refs)
+		}
+	}
+	return refs
+}

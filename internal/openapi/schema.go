@@ -1,0 +1,276 @@
+package openapi
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/crdserver/crdserver/internal/registry"
+)
+
+// Descriptions of the fields every object carries, in our words.
+const (
+	descAPIVersion = "The versioned schema of this representation of the object. Servers convert recognized schemas to the latest internal value and may reject unrecognized values."
+	descKind       = "The REST resource this object represents, in CamelCase. Servers may infer it from the endpoint the client submits requests to; it cannot be updated."
+	descMetadata   = "Standard object metadata."
+	descListMeta   = "Standard list metadata."
+)
+
+func gvkExtension(gvk schema.GroupVersionKind) []any {
+	return []any{map[string]any{"group": gvk.Group, "version": gvk.Version, "kind": gvk.Kind}}
+}
+
+// refProperty is a property whose schema is a model, in the v3 form that
+// keeps a description beside the reference (allOf with one $ref); the v2
+// conversion turns it back into a plain $ref.
+func refProperty(model, description string) map[string]any {
+	return map[string]any{
+		"allOf":       []any{map[string]any{"$ref": v3RefPrefix + model}},
+		"description": description,
+	}
+}
+
+func typeMetaProperties(props map[string]any) {
+	props["apiVersion"] = map[string]any{"type": "string", "description": descAPIVersion}
+	props["kind"] = map[string]any{"type": "string", "description": descKind}
+}
+
+// objectSchema returns the v3 schema of a resource version's objects. For a
+// built-in it is the library's model (shared: callers must not modify it).
+// For a custom resource it is Version.OpenAPISchema with metadata replaced by
+// a reference to ObjectMeta, apiVersion and kind described, int-or-string
+// fields unfolded and embedded resources completed, as upstream publishes
+// CRD schemas; a version without a schema is a bare object.
+func objectSchema(v *registry.Version, gvk schema.GroupVersionKind) (map[string]any, error) {
+	if name, ok := libraryByGVK[gvk]; ok {
+		return library[name], nil
+	}
+	var s map[string]any
+	if len(v.OpenAPISchema) > 0 {
+		if err := json.Unmarshal(v.OpenAPISchema, &s); err != nil {
+			return nil, fmt.Errorf("decoding the OpenAPI schema of %s: %w", gvk, err)
+		}
+	}
+	if s == nil {
+		// Without a schema kubectl must not assume anything about fields,
+		// so not even metadata is described.
+		return map[string]any{"type": "object", extGVK: gvkExtension(gvk)}, nil
+	}
+	unfoldIntOrString(s)
+	addEmbeddedProperties(s)
+	props, _ := s["properties"].(map[string]any)
+	if props == nil {
+		props = map[string]any{}
+		s["properties"] = props
+	}
+	props["metadata"] = refProperty(objectMetaModel, descMetadata)
+	typeMetaProperties(props)
+	s[extGVK] = gvkExtension(gvk)
+	return s, nil
+}
+
+// listSchema returns the v3 schema of a custom resource's list kind.
+func listSchema(def *registry.Definition, listGVK schema.GroupVersionKind, itemModel string) map[string]any {
+	if name, ok := libraryByGVK[listGVK]; ok {
+		return library[name]
+	}
+	props := map[string]any{
+		"items": map[string]any{
+			"type":        "array",
+			"description": "The " + def.Resource + ".",
+			"items":       map[string]any{"$ref": v3RefPrefix + itemModel},
+		},
+		"metadata": refProperty(listMetaModel, descListMeta),
+	}
+	typeMetaProperties(props)
+	return map[string]any{
+		"type":        "object",
+		"description": listGVK.Kind + " is a list of " + def.Kind + ".",
+		"required":    []any{"items"},
+		"properties":  props,
+		extGVK:        gvkExtension(listGVK),
+	}
+}
+
+// forEachSubschema calls f on the schemas directly below s that describe
+// values (properties, items, additionalProperties), not on value
+// validations (allOf, anyOf, oneOf, not) nor on data such as defaults.
+func forEachSubschema(s map[string]any, f func(map[string]any)) {
+	if props, ok := s["properties"].(map[string]any); ok {
+		for _, p := range props {
+			if m, ok := p.(map[string]any); ok {
+				f(m)
+			}
+		}
+	}
+	if m, ok := s["items"].(map[string]any); ok {
+		f(m)
+	}
+	if m, ok := s["additionalProperties"].(map[string]any); ok {
+		f(m)
+	}
+}
+
+// unfoldIntOrString adds the anyOf of integer and string that upstream
+// publishes for x-kubernetes-int-or-string fields, unless the schema already
+// spells it out. It modifies s.
+func unfoldIntOrString(s map[string]any) {
+	if s["x-kubernetes-int-or-string"] == true && !isIntOrStringAnyOf(s["anyOf"]) && !firstAllOfIsIntOrString(s["allOf"]) {
+		pattern := []any{map[string]any{"type": "integer"}, map[string]any{"type": "string"}}
+		if s["anyOf"] == nil {
+			s["anyOf"] = pattern
+		} else {
+			allOf, _ := s["allOf"].([]any)
+			s["allOf"] = append([]any{map[string]any{"anyOf": pattern}}, allOf...)
+		}
+	}
+	forEachSubschema(s, unfoldIntOrString)
+}
+
+func isIntOrStringAnyOf(v any) bool {
+	l, ok := v.([]any)
+	if !ok || len(l) != 2 {
+		return false
+	}
+	a, _ := l[0].(map[string]any)
+	b, _ := l[1].(map[string]any)
+	return len(a) == 1 && a["type"] == "integer" && len(b) == 1 && b["type"] == "string"
+}
+
+func firstAllOfIsIntOrString(v any) bool {
+	l, ok := v.([]any)
+	if !ok || len(l) == 0 {
+		return false
+	}
+	first, _ := l[0].(map[string]any)
+	return isIntOrStringAnyOf(first["anyOf"])
+}
+
+// addEmbeddedProperties describes apiVersion, kind and metadata of every
+// x-kubernetes-embedded-resource object below s and requires apiVersion and
+// kind, as upstream does. It modifies s.
+func addEmbeddedProperties(s map[string]any) {
+	forEachSubschema(s, addEmbeddedProperties)
+	if s["x-kubernetes-embedded-resource"] != true {
+		return
+	}
+	props, _ := s["properties"].(map[string]any)
+	if props == nil {
+		props = map[string]any{}
+		s["properties"] = props
+	}
+	typeMetaProperties(props)
+	props["metadata"] = refProperty(objectMetaModel, descMetadata)
+	required, _ := s["required"].([]any)
+	for _, f := range []string{"kind", "apiVersion"} {
+		if !slices.Contains(required, any(f)) {
+			required = append(required, f)
+		}
+	}
+	s["required"] = required
+}
+
+// toV2 converts a v3 schema to the OpenAPI v2 form, returning a new schema
+// and leaving s alone. References move to #/definitions/ and a single-$ref
+// allOf (our v3 way of describing a reference) becomes a plain $ref. The rest
+// is upstream's lossy conversion of CRD schemas, which keeps kubectl's v2
+// validation from rejecting valid objects: allOf, anyOf, oneOf and not are
+// dropped; a nullable schema loses type, items and properties (v2 cannot say
+// null is allowed) and leaves its parent's required list; a schema that
+// preserves unknown fields loses items and properties, and its type when
+// that is object; an array without items loses its type.
+func toV2(s map[string]any) map[string]any {
+	out := maps.Clone(s)
+	if ref, ok := singleRef(out["allOf"]); ok {
+		out["$ref"] = ref
+		delete(out, "allOf")
+	}
+	if ref, ok := out["$ref"].(string); ok && len(ref) > len(v3RefPrefix) && ref[:len(v3RefPrefix)] == v3RefPrefix {
+		out["$ref"] = v2RefPrefix + ref[len(v3RefPrefix):]
+	}
+	for _, k := range []string{"allOf", "anyOf", "oneOf", "not"} {
+		delete(out, k)
+	}
+	if out["nullable"] == true {
+		delete(out, "type")
+		delete(out, "items")
+		delete(out, "properties")
+	}
+	delete(out, "nullable")
+	preserve := out[extPreserve] == true
+	if preserve {
+		delete(out, "items")
+		delete(out, "properties")
+	}
+	if _, ok := out["items"]; !ok && out["type"] == "array" {
+		delete(out, "type")
+	}
+	if preserve && out["type"] == "object" {
+		delete(out, "type")
+	}
+
+	// Required fields that may be null cannot be required in v2.
+	if required, ok := out["required"].([]any); ok {
+		props, _ := out["properties"].(map[string]any)
+		if ap, ok := out["additionalProperties"].(map[string]any); ok && ap["nullable"] == true {
+			required = nil
+		}
+		required = slices.DeleteFunc(slices.Clone(required), func(f any) bool {
+			name, _ := f.(string)
+			p, _ := props[name].(map[string]any)
+			return p["nullable"] == true
+		})
+		if len(required) == 0 {
+			delete(out, "required")
+		} else {
+			out["required"] = required
+		}
+	}
+
+	if props, ok := out["properties"].(map[string]any); ok {
+		converted := make(map[string]any, len(props))
+		for k, p := range props {
+			if m, ok := p.(map[string]any); ok {
+				converted[k] = toV2(m)
+			} else {
+				converted[k] = p
+			}
+		}
+		out["properties"] = converted
+	}
+	if m, ok := out["items"].(map[string]any); ok {
+		out["items"] = toV2(m)
+	}
+	if m, ok := out["additionalProperties"].(map[string]any); ok {
+		out["additionalProperties"] = toV2(m)
+	}
+	return out
+}
+
+// singleRef reports whether an allOf is exactly one bare reference.
+func singleRef(v any) (string, bool) {
+	l, ok := v.([]any)
+	if !ok || len(l) != 1 {
+		return "", false
+	}
+	m, _ := l[0].(map[string]any)
+	ref, ok := m["$ref"].(string)
+	if !ok || len(m) != 1 {
+		return "", false
+	}
+	return ref, true
+}
+
+// objectSchemaV2 converts an object schema to v2. A custom resource whose
+// root preserves unknown fields is published as a bare object, as upstream
+// does, because kubectl would otherwise reject fields the schema does not
+// list.
+func objectSchemaV2(s map[string]any) map[string]any {
+	if s[extPreserve] == true {
+		return map[string]any{"type": "object", extGVK: s[extGVK]}
+	}
+	return toV2(s)
+}

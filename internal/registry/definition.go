@@ -1,0 +1,128 @@
+// Package registry holds the resource definitions the server serves and the
+// routing table built from them. Built-in resources and CRDs are described the
+// same way; the table is immutable and swapped atomically when CRDs change.
+package registry
+
+import (
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// Scope is where objects of a resource live.
+type Scope string
+
+const (
+	Namespaced Scope = "Namespaced"
+	Cluster    Scope = "Cluster"
+)
+
+// Definition describes one resource (group + plural) in every version it has.
+// A Definition is immutable once published in a Table.
+type Definition struct {
+	Group      string
+	Resource   string // plural, lower case
+	Singular   string
+	Kind       string
+	ListKind   string
+	ShortNames []string
+	Categories []string
+	Scope      Scope
+
+	// Versions in the order the definition lists them. Exactly one has Storage.
+	Versions []Version
+
+	// Hooks adds behaviour beyond the schema; nil for plain custom resources.
+	// The handler type-asserts it for the optional hook interfaces in hooks.go.
+	Hooks any
+
+	// Terminating refuses creates (the CRD is being deleted).
+	Terminating bool
+
+	// Verbs, when set, are the verbs discovery and OpenAPI advertise for the
+	// resource, for built-ins that serve fewer than a custom resource
+	// (namespaces have no deletecollection). Nil means the custom-resource set.
+	Verbs []string
+}
+
+// Version is one version of a resource.
+type Version struct {
+	Name       string
+	Served     bool
+	Storage    bool
+	Deprecated bool
+	// DeprecationWarning overrides the default deprecation warning.
+	DeprecationWarning string
+
+	Subresources Subresources
+	// PrinterColumns are the Table columns besides NAME (and AGE when no
+	// columns are declared).
+	PrinterColumns []PrinterColumn
+
+	// Schema is the compiled structural schema, nil when the version has none
+	// (built-ins without one, x-kubernetes-preserve-unknown-fields roots).
+	// Its concrete type belongs to the schema package; the handler calls it
+	// through the interfaces in hooks.go.
+	Schema any
+	// OpenAPISchema is the raw openAPIV3Schema as JSON, for /openapi.
+	OpenAPISchema []byte
+}
+
+// Subresources says which subresources a version serves.
+type Subresources struct {
+	Status bool
+	Scale  *Scale
+	// Other lists subresources beyond status and scale that a built-in
+	// serves through its hooks (namespaces/finalize), for discovery and
+	// OpenAPI. They read and write the resource's own kind.
+	Other []OtherSubresource
+}
+
+// OtherSubresource is a built-in subresource and the verbs it serves.
+type OtherSubresource struct {
+	Name  string
+	Verbs []string
+}
+
+// Scale maps the scale subresource onto the object (JSON paths like ".spec.replicas").
+type Scale struct {
+	SpecReplicasPath   string
+	StatusReplicasPath string
+	LabelSelectorPath  string
+}
+
+// PrinterColumn is one additionalPrinterColumns entry.
+type PrinterColumn struct {
+	Name        string
+	Type        string
+	Format      string
+	Description string
+	Priority    int32
+	JSONPath    string
+}
+
+// Namespaced reports whether objects live in namespaces.
+func (d *Definition) Namespaced() bool { return d.Scope == Namespaced }
+
+// GroupResource returns the definition's group and resource.
+func (d *Definition) GroupResource() schema.GroupResource {
+	return schema.GroupResource{Group: d.Group, Resource: d.Resource}
+}
+
+// StorageVersion returns the version objects are stored in.
+func (d *Definition) StorageVersion() *Version {
+	for i := range d.Versions {
+		if d.Versions[i].Storage {
+			return &d.Versions[i]
+		}
+	}
+	return nil
+}
+
+// ServedVersion returns the named version if it is served.
+func (d *Definition) ServedVersion(name string) (*Version, bool) {
+	for i := range d.Versions {
+		if d.Versions[i].Name == name && d.Versions[i].Served {
+			return &d.Versions[i], true
+		}
+	}
+	return nil, false
+}

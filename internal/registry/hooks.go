@@ -1,0 +1,77 @@
+package registry
+
+import (
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// The optional behaviour a built-in resource adds beyond its schema. A
+// Definition's Hooks value implements any subset; the handler type-asserts
+// for each at the step where it applies.
+
+// CreatePreparer resets or fills fields on create (status, defaults that
+// belong to the server).
+type CreatePreparer interface {
+	PrepareForCreate(obj map[string]any)
+}
+
+// UpdatePreparer carries fields a client may not change through the main
+// resource (for example status) from old to obj.
+type UpdatePreparer interface {
+	PrepareForUpdate(obj, old map[string]any)
+}
+
+// Validator validates an object beyond its schema and metadata.
+type Validator interface {
+	Validate(obj map[string]any) field.ErrorList
+	ValidateUpdate(obj, old map[string]any) field.ErrorList
+}
+
+// Finalizer keeps an object after a delete request, beyond
+// metadata.finalizers: Pending reports whether the object still has work
+// pending (for namespaces: spec.finalizers), and MarkDeleting prepares the
+// object that is kept (for namespaces: phase Terminating).
+type Finalizer interface {
+	Pending(obj map[string]any) bool
+	MarkDeleting(obj map[string]any)
+}
+
+// StrategicMerger marks a resource with a Go type, so that strategic merge
+// patches apply. PatchSchema returns a zero value of the Go type.
+type StrategicMerger interface {
+	PatchSchema() any
+}
+
+// SubresourceUpdater serves an extra subresource that writes part of the
+// object (for namespaces: finalize). Apply copies what the subresource may
+// change from obj into a copy of old and returns it.
+type SubresourceUpdater interface {
+	UpdateSubresource(name string, obj, old map[string]any) (map[string]any, bool)
+}
+
+// NoGeneration marks resources that do not track metadata.generation.
+type NoGeneration interface {
+	NoGeneration()
+}
+
+// ReturnsDeletedObject marks resources whose delete answers with the
+// deleted object rather than a Status (namespaces).
+type ReturnsDeletedObject interface {
+	ReturnDeletedObject()
+}
+
+// NameValidator replaces the default name rule (DNS subdomain).
+type NameValidator interface {
+	ValidateName(name string, prefix bool) []string
+}
+
+// Protobuf marks a built-in with a generated Go type, so that protobuf
+// request bodies (kubectl and client-go send them for built-in kinds)
+// decode. NewProtobuf returns a new, empty object of that type.
+type Protobuf interface {
+	NewProtobuf() ProtoMessage
+}
+
+// ProtoMessage is what generated Kubernetes types implement.
+type ProtoMessage interface {
+	Unmarshal(data []byte) error
+}

@@ -1,0 +1,64 @@
+// Package router sends each request to what serves it: the fixed endpoints
+// (health, version, OpenAPI, discovery) or the generic resource handler.
+// Resource paths are not mux patterns: request.Parse has already read them,
+// and CRD routes change at run time.
+package router
+
+import (
+	"net/http"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/crdserver/crdserver/internal/codec"
+	"github.com/crdserver/crdserver/internal/request"
+)
+
+// Config names the handlers of each kind of path.
+type Config struct {
+	Health    http.Handler // /healthz, /livez, /readyz and their sub-paths
+	Version   http.Handler // /version
+	OpenAPI   http.Handler // /openapi/v2, /openapi/v3...
+	Discovery http.Handler // /api, /api/v1, /apis, /apis/<g>, /apis/<g>/<v>
+	Resources http.Handler // every resource request
+}
+
+// New returns the router.
+func New(c Config) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if info, ok := request.InfoFrom(r.Context()); ok && info.IsResourceRequest {
+			c.Resources.ServeHTTP(w, r)
+			return
+		}
+		p := r.URL.Path
+		switch {
+		case isUnder(p, "/healthz"), isUnder(p, "/livez"), isUnder(p, "/readyz"):
+			c.Health.ServeHTTP(w, r)
+		case p == "/version" || p == "/version/":
+			c.Version.ServeHTTP(w, r)
+		case isUnder(p, "/openapi"):
+			c.OpenAPI.ServeHTTP(w, r)
+		case isDiscovery(p):
+			c.Discovery.ServeHTTP(w, r)
+		default:
+			codec.WriteStatus(w, r, apierrors.NewNotFound(schema.GroupResource{}, ""))
+		}
+	})
+}
+
+func isUnder(p, root string) bool {
+	return p == root || strings.HasPrefix(p, root+"/")
+}
+
+// isDiscovery matches /api, /api/v1, /apis, /apis/<g>, /apis/<g>/<v>.
+func isDiscovery(p string) bool {
+	parts := strings.Split(strings.Trim(p, "/"), "/")
+	switch parts[0] {
+	case "api":
+		return len(parts) <= 2
+	case "apis":
+		return len(parts) <= 3
+	}
+	return false
+}

@@ -1,0 +1,41 @@
+// Package server wires every part of crdserver from a Config, starts the
+// listeners, storage and controllers, and stops them in reverse order.
+package server
+
+import "time"
+
+// Config is the whole configuration of one crdserver process. The zero value
+// of every field is a working default (see Complete). Fields must not change
+// after Run is called.
+type Config struct {
+	// DataDir holds the embedded etcd data, the generated PKI and
+	// admin.kubeconfig. Default ".crdserver".
+	DataDir string
+	// BindAddress is the IP to serve on. Default 127.0.0.1.
+	BindAddress string
+	// SecurePort is the HTTPS port; 0 picks a free port (logged). Default
+	// handling: the command line passes 6443 unless told otherwise.
+	SecurePort int
+
+	// EtcdServers selects an external etcd cluster; empty starts the embedded one.
+	EtcdServers  []string
+	EtcdPrefix   string // default "/registry"
+	EtcdCAFile   string
+	EtcdCertFile string
+	EtcdKeyFile  string
+
+	// TLSCertFile/TLSPrivateKeyFile serve this certificate instead of the
+	// generated one. ClientCAFile verifies client certificates instead of the
+	// generated CA.
+	TLSCertFile       string
+	TLSPrivateKeyFile string
+	ClientCAFile      string
+	// TLSSANs are extra names and IPs for the generated serving certificate.
+	TLSSANs []string
+
+	// MaxRequestsInflight bounds concurrent non-watch requests; beyond it
+	// requests get 429. 0 means the default (400); negative disables.
+	MaxRequestsInflight int
+	// ShutdownTimeout bounds graceful shutdown. Default 30s.
+	ShutdownTimeout time.Duration
+}

@@ -1,0 +1,315 @@
+package server
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/crdserver/crdserver/internal/authn"
+	"github.com/crdserver/crdserver/internal/authz"
+	"github.com/crdserver/crdserver/internal/builtin"
+	"github.com/crdserver/crdserver/internal/certs"
+	"github.com/crdserver/crdserver/internal/controllers"
+	"github.com/crdserver/crdserver/internal/discovery"
+	"github.com/crdserver/crdserver/internal/filters"
+	"github.com/crdserver/crdserver/internal/handler"
+	"github.com/crdserver/crdserver/internal/openapi"
+	"github.com/crdserver/crdserver/internal/registry"
+	"github.com/crdserver/crdserver/internal/router"
+	"github.com/crdserver/crdserver/internal/storage"
+	"github.com/crdserver/crdserver/internal/storage/embedded"
+	"github.com/crdserver/crdserver/internal/storage/etcd"
+	"github.com/crdserver/crdserver/internal/version"
+)
+
+// Server is one running crdserver.
+type Server struct {
+	cfg        Config
+	log        *slog.Logger
+	URL        string // https://host:port
+	Addr       net.Addr
+	PKI        *certs.PKI
+	Kubeconfig string // path of admin.kubeconfig
+
+	etcdServer *embedded.Server
+	backend    *etcd.Backend
+	stores     *stores
+	handler    *handler.Handler
+	http       *http.Server
+	cancel     context.CancelFunc
+	done       chan struct{}
+	serveErr   chan error
+}
+
+// complete fills defaults.
+func (c Config) complete() Config {
+	if c.DataDir == "" {
+		c.DataDir = ".crdserver"
+	}
+	if c.BindAddress == "" {
+		c.BindAddress = "127.0.0.1"
+	}
+	if c.EtcdPrefix == "" {
+		c.EtcdPrefix = "/registry"
+	}
+	c.EtcdPrefix = "/" + strings.Trim(c.EtcdPrefix, "/")
+	if c.MaxRequestsInflight == 0 {
+		c.MaxRequestsInflight = 400
+	}
+	if c.ShutdownTimeout == 0 {
+		c.ShutdownTimeout = 30 * time.Second
+	}
+	return c
+}
+
+// Run starts a server and serves until ctx ends, then shuts down gracefully.
+func Run(ctx context.Context, cfg Config) error {
+	s, err := Start(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	select {
+	case <-ctx.Done():
+	case err := <-s.serveErr:
+		s.Shutdown()
+		return err
+	}
+	return s.Shutdown()
+}
+
+// Start builds every part from cfg and starts serving. It returns once the
+// listener accepts connections; /readyz turns 200 once the caches are
+// filled.
+func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
+	cfg = cfg.complete()
+	s := &Server{cfg: cfg, log: slog.Default(), done: make(chan struct{}), serveErr: make(chan error, 1)}
+	ctx, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	defer func() {
+		if err != nil {
+			s.Shutdown()
+		}
+	}()
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("creating data dir: %w", err)
+	}
+
+	if s.PKI, err = certs.Ensure(filepath.Join(cfg.DataDir, "pki"), cfg.TLSSANs); err != nil {
+		return nil, fmt.Errorf("certificates: %w", err)
+	}
+	tlsCfg, err := s.tlsConfig()
+	if err != nil {
+		return nil, err
+	}
+
+	if err := s.startStorage(ctx); err != nil {
+		return nil, err
+	}
+
+	reg := registry.New([]*registry.Definition{builtin.Namespaces()})
+	s.stores = newStores(ctx, s.backend, cfg.EtcdPrefix, s.log)
+	for _, d := range reg.Current().Definitions() {
+		s.stores.ensure(d)
+	}
+	if err := s.createInitialNamespaces(ctx); err != nil {
+		return nil, err
+	}
+	s.handler = handler.New(handler.Config{Registry: reg, Stores: s.stores, Logger: s.log})
+
+	nsStore, _ := s.stores.Store(builtin.Namespaces().GroupResource())
+	nsc := &controllers.Namespaces{Cache: nsStore.Cache, Content: &namespaceContent{s: s, reg: reg}, Log: s.log}
+	go nsc.Run(ctx)
+	go s.backend.RunCompactor(ctx, 5*time.Minute)
+
+	routes := router.New(router.Config{
+		Health:    s.healthHandler(),
+		Version:   version.Handler{},
+		OpenAPI:   openapi.New(reg),
+		Discovery: discovery.New(reg),
+		Resources: s.handler,
+	})
+	var authenticator authn.Authenticator = &authn.X509{Roots: tlsCfg.ClientCAs}
+	chain := filters.Chain(routes,
+		filters.Recover,
+		filters.MaxBodySize(3*1024*1024),
+		filters.RequestInfo,
+		filters.Authenticate(authenticator, filters.PublicPath),
+		filters.Authorize(authz.AllowAll),
+		filters.MaxInFlight(cfg.MaxRequestsInflight),
+	)
+
+	ln, err := net.Listen("tcp", net.JoinHostPort(cfg.BindAddress, strconv.Itoa(cfg.SecurePort)))
+	if err != nil {
+		return nil, fmt.Errorf("listening: %w", err)
+	}
+	s.Addr = ln.Addr()
+	host := cfg.BindAddress
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	s.URL = "https://" + net.JoinHostPort(host, strconv.Itoa(ln.Addr().(*net.TCPAddr).Port))
+	s.Kubeconfig = filepath.Join(cfg.DataDir, "admin.kubeconfig")
+	if err := s.PKI.WriteKubeconfig(s.Kubeconfig, s.URL); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("writing kubeconfig: %w", err)
+	}
+	s.http = &http.Server{
+		Handler:           chain,
+		TLSConfig:         tlsCfg,
+		ReadHeaderTimeout: 30 * time.Second,
+		MaxHeaderBytes:    1 << 20,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+	}
+	s.http.RegisterOnShutdown(s.handler.StopWatches)
+	go func() {
+		defer close(s.done)
+		if err := s.http.ServeTLS(ln, "", ""); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.serveErr <- err
+		}
+	}()
+	s.log.Info("crdserver serving", "url", s.URL, "kubeconfig", s.Kubeconfig, "dataDir", cfg.DataDir)
+	return s, nil
+}
+
+func (s *Server) tlsConfig() (*tls.Config, error) {
+	cfg := &tls.Config{
+		MinVersion: tls.VersionTLS12,
+		ClientAuth: tls.VerifyClientCertIfGiven,
+		ClientCAs:  s.PKI.ClientCAPool,
+		NextProtos: []string{"h2", "http/1.1"},
+	}
+	cfg.Certificates = []tls.Certificate{s.PKI.ServingCert}
+	if s.cfg.TLSCertFile != "" || s.cfg.TLSPrivateKeyFile != "" {
+		c, err := certs.LoadServing(s.cfg.TLSCertFile, s.cfg.TLSPrivateKeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("serving certificate: %w", err)
+		}
+		cfg.Certificates = []tls.Certificate{c}
+	}
+	if s.cfg.ClientCAFile != "" {
+		pool, err := certs.LoadCAPool(s.cfg.ClientCAFile)
+		if err != nil {
+			return nil, fmt.Errorf("client CA: %w", err)
+		}
+		// The generated admin certificate keeps working beside the given CA.
+		merged := pool
+		if ok := merged.AppendCertsFromPEM(s.PKI.CAPEM); !ok {
+			return nil, errors.New("client CA: cannot add the generated CA")
+		}
+		cfg.ClientCAs = merged
+	}
+	return cfg, nil
+}
+
+// startStorage starts the embedded etcd, or connects to the external one.
+func (s *Server) startStorage(ctx context.Context) error {
+	endpoints := s.cfg.EtcdServers
+	if len(endpoints) == 0 {
+		es, err := embedded.Start(ctx, embedded.Config{Dir: filepath.Join(s.cfg.DataDir, "etcd")})
+		if err != nil {
+			return fmt.Errorf("starting embedded etcd: %w", err)
+		}
+		s.etcdServer = es
+		endpoints = es.Endpoints()
+	}
+	b, err := etcd.New(ctx, etcd.Config{
+		Endpoints: endpoints,
+		CAFile:    s.cfg.EtcdCAFile,
+		CertFile:  s.cfg.EtcdCertFile,
+		KeyFile:   s.cfg.EtcdKeyFile,
+	})
+	if err != nil {
+		return fmt.Errorf("connecting to etcd: %w", err)
+	}
+	s.backend = b
+	return nil
+}
+
+// createInitialNamespaces creates default, kube-system, kube-public and
+// kube-node-lease unless they exist. Creates are compare-and-swap, so
+// replicas starting together agree.
+func (s *Server) createInitialNamespaces(ctx context.Context) error {
+	st, _ := s.stores.Store(builtin.Namespaces().GroupResource())
+	for _, name := range builtin.InitialNamespaces {
+		if _, err := st.Storage.Get(ctx, st.Key("", name)); err == nil {
+			continue
+		}
+		obj := builtin.NewNamespace(name, time.Now())
+		data, err := handler.EncodeStored(obj)
+		if err != nil {
+			return err
+		}
+		if _, err := st.Storage.Create(ctx, st.Key("", name), data); err != nil && !errors.Is(err, storage.ErrExists) {
+			return fmt.Errorf("creating namespace %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// Shutdown stops accepting, ends watches, waits for in-flight requests (up
+// to ShutdownTimeout), then stops the caches and closes storage.
+func (s *Server) Shutdown() error {
+	var errs []error
+	if s.http != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
+		if err := s.http.Shutdown(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("http shutdown: %w", err))
+		}
+		cancel()
+		<-s.done
+	}
+	if s.cancel != nil {
+		s.cancel()
+	}
+	if s.stores != nil {
+		s.stores.stop()
+	}
+	if s.backend != nil {
+		if err := s.backend.Close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if s.etcdServer != nil {
+		if err := s.etcdServer.Close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// healthHandler serves /healthz, /livez and /readyz: ready once storage
+// answers and every cache is filled.
+func (s *Server) healthHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		check := strings.Trim(r.URL.Path, "/")
+		ready := strings.HasPrefix(check, "readyz")
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		var failed []string
+		if err := s.backend.Healthy(ctx); err != nil {
+			failed = append(failed, "etcd")
+		}
+		if ready && !s.stores.ready() {
+			failed = append(failed, "informer-sync")
+		}
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		if len(failed) > 0 {
+			w.WriteHeader(http.StatusInternalServerError)
+			for _, f := range failed {
+				fmt.Fprintf(w, "[-]%s failed: reason withheld\n", f)
+			}
+			fmt.Fprintf(w, "%s check failed\n", strings.SplitN(check, "/", 2)[0])
+			return
+		}
+		fmt.Fprint(w, "ok")
+	})
+}

@@ -1,0 +1,104 @@
+package server
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/crdserver/crdserver/internal/handler"
+	"github.com/crdserver/crdserver/internal/registry"
+	"github.com/crdserver/crdserver/internal/storage"
+	"github.com/crdserver/crdserver/internal/watchcache"
+)
+
+// stores owns one handler.Store (key prefix + watch cache) per resource.
+// Caches start when a definition appears and stop when it goes.
+type stores struct {
+	ctx     context.Context
+	backend storage.Interface
+	prefix  string
+	log     *slog.Logger
+
+	mu sync.RWMutex
+	m  map[schema.GroupResource]*entry
+}
+
+type entry struct {
+	store  *handler.Store
+	cancel context.CancelFunc
+}
+
+var _ handler.Stores = (*stores)(nil)
+
+func newStores(ctx context.Context, backend storage.Interface, prefix string, log *slog.Logger) *stores {
+	return &stores{ctx: ctx, backend: backend, prefix: prefix, log: log, m: map[schema.GroupResource]*entry{}}
+}
+
+// keyPrefix is upstream's layout: /registry/<resource>/ for the core group,
+// /registry/<group>/<resource>/ otherwise.
+func (s *stores) keyPrefix(gr schema.GroupResource) string {
+	if gr.Group == "" {
+		return s.prefix + "/" + gr.Resource + "/"
+	}
+	return s.prefix + "/" + gr.Group + "/" + gr.Resource + "/"
+}
+
+// ensure starts the store of def if it has none.
+func (s *stores) ensure(def *registry.Definition) *handler.Store {
+	gr := def.GroupResource()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e, ok := s.m[gr]; ok {
+		return e.store
+	}
+	prefix := s.keyPrefix(gr)
+	cache := watchcache.New(s.backend, prefix, handler.ItemDecoder(), watchcache.Options{Logger: s.log.With("resource", gr.String())})
+	ctx, cancel := context.WithCancel(s.ctx)
+	go cache.Start(ctx)
+	st := &handler.Store{Storage: s.backend, Cache: cache, Prefix: prefix}
+	s.m[gr] = &entry{store: st, cancel: cancel}
+	return st
+}
+
+// remove stops the store of gr.
+func (s *stores) remove(gr schema.GroupResource) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e, ok := s.m[gr]; ok {
+		e.cancel()
+		delete(s.m, gr)
+	}
+}
+
+func (s *stores) Store(gr schema.GroupResource) (*handler.Store, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	e, ok := s.m[gr]
+	if !ok {
+		return nil, false
+	}
+	return e.store, true
+}
+
+// ready reports whether every cache has been filled.
+func (s *stores) ready() bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for _, e := range s.m {
+		if e.store.Cache.Revision() == 0 { // not listed yet
+			return false
+		}
+	}
+	return true
+}
+
+func (s *stores) stop() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for gr, e := range s.m {
+		e.cancel()
+		delete(s.m, gr)
+	}
+}

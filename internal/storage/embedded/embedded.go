@@ -1,0 +1,157 @@
+// Package embedded runs a single-member etcd inside the crdserver process,
+// listening on loopback only, for the default storage and for tests.
+package embedded
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	"sync"
+	"time"
+
+	"go.etcd.io/etcd/server/v3/embed"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/crdserver/crdserver/internal/storage/etcdlog"
+)
+
+// Config configures an embedded etcd. Only Dir is required.
+type Config struct {
+	// Dir holds the data (WAL, snapshots, bbolt database). It is created if
+	// missing; an existing one is reopened with its data.
+	Dir string
+	// ClientAddr is the host:port clients connect to (default
+	// "127.0.0.1:0": a free port, see Server.Endpoints). It must be an IP
+	// address or localhost.
+	ClientAddr string
+	// QuotaBackendBytes caps the database size (default 8 GiB); writes
+	// fail once it is reached until space is reclaimed.
+	QuotaBackendBytes int64
+	// WatchProgressNotifyInterval is how often idle watches receive a
+	// progress notification (default 5s).
+	WatchProgressNotifyInterval time.Duration
+	// Logger receives etcd's errors (default slog.Default()). Lower levels
+	// are dropped: etcd narrates its routine operation at info and warn.
+	Logger *slog.Logger
+}
+
+// Server is a running embedded etcd.
+type Server struct {
+	etcd      *embed.Etcd
+	level     zap.AtomicLevel
+	endpoints []string
+	closeOnce sync.Once
+}
+
+// DefaultQuotaBackendBytes is the default database size limit.
+const DefaultQuotaBackendBytes = 8 << 30
+
+// Start starts etcd and returns once it serves requests (it has elected
+// itself leader and applied its own membership), or fails when ctx ends
+// first.
+func Start(ctx context.Context, cfg Config) (*Server, error) {
+	// Shutting down, etcd reports every listener it closes as an error;
+	// Close silences it by raising the level.
+	level := zap.NewAtomicLevelAt(zapcore.ErrorLevel)
+	ecfg, err := etcdConfig(cfg, level)
+	if err != nil {
+		return nil, err
+	}
+	e, err := embed.StartEtcd(ecfg)
+	if err != nil {
+		return nil, fmt.Errorf("embedded etcd in %s: %w", cfg.Dir, err)
+	}
+	select {
+	case <-e.Server.ReadyNotify():
+	case err := <-e.Err():
+		level.SetLevel(zapcore.FatalLevel)
+		e.Close()
+		return nil, fmt.Errorf("embedded etcd in %s: %w", cfg.Dir, err)
+	case <-ctx.Done():
+		level.SetLevel(zapcore.FatalLevel)
+		e.Close()
+		return nil, fmt.Errorf("embedded etcd in %s: not ready: %w", cfg.Dir, ctx.Err())
+	}
+	s := &Server{etcd: e, level: level}
+	for _, l := range e.Clients {
+		s.endpoints = append(s.endpoints, "http://"+l.Addr().String())
+	}
+	if len(s.endpoints) == 0 {
+		e.Close()
+		return nil, errors.New("embedded etcd: no client listener")
+	}
+	return s, nil
+}
+
+// etcdConfig translates cfg. level filters etcd's logs.
+func etcdConfig(cfg Config, level zapcore.LevelEnabler) (*embed.Config, error) {
+	if cfg.Dir == "" {
+		return nil, errors.New("embedded etcd: no data directory")
+	}
+	if cfg.ClientAddr == "" {
+		cfg.ClientAddr = "127.0.0.1:0"
+	}
+	if _, _, err := net.SplitHostPort(cfg.ClientAddr); err != nil {
+		return nil, fmt.Errorf("embedded etcd: client address: %w", err)
+	}
+	if cfg.QuotaBackendBytes <= 0 {
+		cfg.QuotaBackendBytes = DefaultQuotaBackendBytes
+	}
+	if cfg.WatchProgressNotifyInterval <= 0 {
+		cfg.WatchProgressNotifyInterval = 5 * time.Second
+	}
+
+	ec := embed.NewConfig()
+	ec.Name = "crdserver"
+	ec.Dir = cfg.Dir
+	ec.ZapLoggerBuilder = embed.NewZapLoggerBuilder(etcdlog.New(cfg.Logger, level,
+		// On a fresh data dir the storage version monitor runs before the
+		// first backend commit has stored the raft term; it retries a few
+		// seconds later and succeeds.
+		"failed to update storage version"))
+
+	client := url.URL{Scheme: "http", Host: cfg.ClientAddr}
+	ec.ListenClientUrls = []url.URL{client}
+	ec.AdvertiseClientUrls = []url.URL{client}
+	// A single member never dials its peer URL, but etcd needs one to
+	// name the member. Port 0 takes any free port and keeps the member's
+	// identity (derived from the advertised URL) the same across restarts.
+	peer := url.URL{Scheme: "http", Host: "127.0.0.1:0"}
+	ec.ListenPeerUrls = []url.URL{peer}
+	ec.AdvertisePeerUrls = []url.URL{peer}
+	ec.InitialCluster = ec.InitialClusterFromName(ec.Name)
+
+	// A single member elects itself after one election timeout; with a
+	// short tick that is a few tens of milliseconds instead of a second.
+	// There is no network between members to be patient with.
+	ec.TickMs = 10
+	ec.ElectionMs = 50
+
+	ec.QuotaBackendBytes = cfg.QuotaBackendBytes
+	ec.WatchProgressNotifyInterval = cfg.WatchProgressNotifyInterval
+	// Compaction is crdserver's job (etcd.Backend.RunCompactor), done the
+	// same way for embedded and external etcd.
+	ec.AutoCompactionRetention = "0"
+	// No HTTP/JSON gateway, no metrics endpoint: crdserver talks gRPC only.
+	ec.EnableGRPCGateway = false
+	// Acknowledged writes must survive a crash: keep fsync (the default).
+	ec.UnsafeNoFsync = false
+	return ec, nil
+}
+
+// Endpoints returns the client URLs, e.g. "http://127.0.0.1:41234".
+func (s *Server) Endpoints() []string { return append([]string(nil), s.endpoints...) }
+
+// Close stops etcd and waits until its files are closed. It is safe to call
+// more than once.
+func (s *Server) Close() error {
+	s.closeOnce.Do(func() {
+		s.level.SetLevel(zapcore.FatalLevel)
+		s.etcd.Close()
+	})
+	return nil
+}

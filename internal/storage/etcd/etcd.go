@@ -1,0 +1,302 @@
+// Package etcd implements storage.Interface over an etcd v3 cluster, using
+// the minimal client etcd maintains for Kubernetes
+// (go.etcd.io/etcd/client/v3/kubernetes) for reads and compare-and-swap
+// writes, and the plain client for deletes, watches and maintenance.
+package etcd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"go.etcd.io/etcd/api/v3/mvccpb"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	"go.etcd.io/etcd/client/pkg/v3/transport"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/client/v3/kubernetes"
+	"go.uber.org/zap/zapcore"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/crdserver/crdserver/internal/storage"
+	"github.com/crdserver/crdserver/internal/storage/etcdlog"
+)
+
+// Config says how to reach etcd. The zero value of every field except
+// Endpoints is usable.
+type Config struct {
+	// Endpoints are client URLs such as "http://127.0.0.1:2379" or
+	// "https://etcd-0:2379".
+	Endpoints []string
+	// CAFile verifies the servers' certificates; CertFile and KeyFile are
+	// the client certificate. Setting any of them switches to TLS.
+	CAFile, CertFile, KeyFile string
+	// DialTimeout bounds connecting and the version check in New
+	// (default 10s).
+	DialTimeout time.Duration
+	// Logger receives the client library's errors and the compactor's
+	// messages (default slog.Default()).
+	Logger *slog.Logger
+}
+
+// Backend is a storage.Interface backed by etcd. Create it with New.
+type Backend struct {
+	client *kubernetes.Client
+	log    *slog.Logger
+
+	// watchCtx is the parent of every watch's context. The etcd client
+	// multiplexes watches whose contexts carry the same gRPC metadata onto
+	// one stream, and RequestProgress only reaches the stream matching its
+	// context's metadata; deriving every watch and every progress request
+	// from watchCtx keeps them on one stream. It also carries
+	// WithRequireLeader so watches fail over when the member loses its
+	// leader instead of hanging. stopWatches ends them all at Close.
+	watchCtx    context.Context
+	stopWatches context.CancelFunc
+}
+
+var _ storage.Interface = (*Backend)(nil)
+
+// probeKey is read (count only, never written) to learn the current
+// revision with a cheap linearizable request.
+const probeKey = "/crdserver/revision-probe"
+
+// New connects to etcd and checks that every endpoint that answers runs a
+// version crdserver supports. It fails with storage.ErrUnavailable when no
+// endpoint answers within cfg.DialTimeout.
+func New(ctx context.Context, cfg Config) (*Backend, error) {
+	if len(cfg.Endpoints) == 0 {
+		return nil, errors.New("etcd: no endpoints configured")
+	}
+	if cfg.DialTimeout <= 0 {
+		cfg.DialTimeout = 10 * time.Second
+	}
+	lg := cfg.Logger
+	if lg == nil {
+		lg = slog.Default()
+	}
+	ccfg := clientv3.Config{
+		Endpoints:   cfg.Endpoints,
+		DialTimeout: cfg.DialTimeout,
+		Logger:      etcdlog.New(lg, zapcore.ErrorLevel),
+		// Detect a dead connection well before the request timeouts
+		// callers use, as kube-apiserver does.
+		DialKeepAliveTime:    30 * time.Second,
+		DialKeepAliveTimeout: 10 * time.Second,
+	}
+	if cfg.CAFile != "" || cfg.CertFile != "" || cfg.KeyFile != "" {
+		tlsInfo := transport.TLSInfo{TrustedCAFile: cfg.CAFile, CertFile: cfg.CertFile, KeyFile: cfg.KeyFile}
+		tc, err := tlsInfo.ClientConfig()
+		if err != nil {
+			return nil, fmt.Errorf("etcd: loading TLS files: %w", err)
+		}
+		ccfg.TLS = tc
+	}
+	client, err := kubernetes.New(ccfg)
+	if err != nil {
+		return nil, fmt.Errorf("etcd: connecting to %s: %w: %w", strings.Join(cfg.Endpoints, ","), storage.ErrUnavailable, err)
+	}
+	vctx, cancel := context.WithTimeout(ctx, cfg.DialTimeout)
+	defer cancel()
+	if err := checkVersions(vctx, client.Maintenance, cfg.Endpoints); err != nil {
+		client.Close()
+		return nil, err
+	}
+	watchCtx, stop := context.WithCancel(clientv3.WithRequireLeader(context.Background()))
+	return &Backend{client: client, log: lg, watchCtx: watchCtx, stopWatches: stop}, nil
+}
+
+// Close ends every watch and closes the connections.
+func (b *Backend) Close() error {
+	b.stopWatches()
+	return b.client.Close()
+}
+
+// Get implements storage.Interface.
+func (b *Backend) Get(ctx context.Context, key string) (storage.KeyValue, error) {
+	resp, err := b.client.Kubernetes.Get(ctx, key, kubernetes.GetOptions{})
+	if err != nil {
+		return storage.KeyValue{}, mapErr(ctx, "get", key, err)
+	}
+	if resp.KV == nil {
+		return storage.KeyValue{}, fmt.Errorf("get %q: %w", key, storage.ErrNotFound)
+	}
+	return toKeyValue(resp.KV), nil
+}
+
+// List implements storage.Interface. Paging with the same Revision on every
+// page yields a consistent snapshot, as long as it is not compacted.
+func (b *Backend) List(ctx context.Context, prefix string, opts storage.ListOptions) (storage.ListResult, error) {
+	if opts.StartKey != "" && !strings.HasPrefix(opts.StartKey, prefix) {
+		return storage.ListResult{}, fmt.Errorf("list %q: start key %q is outside the prefix", prefix, opts.StartKey)
+	}
+	resp, err := b.client.Kubernetes.List(ctx, prefix, kubernetes.ListOptions{
+		Revision: opts.Revision,
+		Limit:    opts.Limit,
+		Continue: opts.StartKey,
+	})
+	if err != nil {
+		return storage.ListResult{}, mapErr(ctx, "list", prefix, err)
+	}
+	res := storage.ListResult{Items: make([]storage.KeyValue, len(resp.Kvs)), Revision: resp.Revision}
+	// The response header carries the store's current revision, not the
+	// one a historical read was served at.
+	if opts.Revision > 0 {
+		res.Revision = opts.Revision
+	}
+	for i, kv := range resp.Kvs {
+		res.Items[i] = toKeyValue(kv)
+	}
+	// Count covers the whole range from the start key, ignoring Limit.
+	if rest := resp.Count - int64(len(resp.Kvs)); rest > 0 {
+		res.More, res.Remaining = true, rest
+	}
+	return res, nil
+}
+
+// Count implements storage.Interface.
+func (b *Backend) Count(ctx context.Context, prefix string) (int64, error) {
+	n, err := b.client.Kubernetes.Count(ctx, prefix, kubernetes.CountOptions{})
+	if err != nil {
+		return 0, mapErr(ctx, "count", prefix, err)
+	}
+	return n, nil
+}
+
+// Create implements storage.Interface.
+func (b *Backend) Create(ctx context.Context, key string, value []byte) (int64, error) {
+	// Expecting mod revision 0 means expecting the key to be absent.
+	resp, err := b.client.Kubernetes.OptimisticPut(ctx, key, value, 0, kubernetes.PutOptions{})
+	if err != nil {
+		return 0, mapErr(ctx, "create", key, err)
+	}
+	if !resp.Succeeded {
+		return 0, fmt.Errorf("create %q: %w", key, storage.ErrExists)
+	}
+	return resp.Revision, nil
+}
+
+// Update implements storage.Interface.
+func (b *Backend) Update(ctx context.Context, key string, value []byte, expectedRev int64) (int64, error) {
+	if expectedRev <= 0 {
+		// A compare on mod revision 0 would succeed for an absent key and
+		// create it; an update never creates.
+		if _, err := b.Get(ctx, key); err != nil {
+			return 0, fmt.Errorf("update: %w", err)
+		}
+		return 0, fmt.Errorf("update %q at revision %d: %w", key, expectedRev, storage.ErrConflict)
+	}
+	resp, err := b.client.Kubernetes.OptimisticPut(ctx, key, value, expectedRev, kubernetes.PutOptions{GetOnFailure: true})
+	if err != nil {
+		return 0, mapErr(ctx, "update", key, err)
+	}
+	if !resp.Succeeded {
+		if resp.KV == nil {
+			return 0, fmt.Errorf("update %q: %w", key, storage.ErrNotFound)
+		}
+		return 0, fmt.Errorf("update %q at revision %d (now %d): %w", key, expectedRev, resp.KV.ModRevision, storage.ErrConflict)
+	}
+	return resp.Revision, nil
+}
+
+// Delete implements storage.Interface. It is one transaction: the compare,
+// the delete returning the previous value, and on failure a read telling
+// "gone" from "changed".
+func (b *Backend) Delete(ctx context.Context, key string, expectedRev int64) (storage.KeyValue, int64, error) {
+	cmp := clientv3.Compare(clientv3.ModRevision(key), "=", expectedRev)
+	if expectedRev <= 0 {
+		cmp = clientv3.Compare(clientv3.CreateRevision(key), ">", 0)
+	}
+	resp, err := b.client.Txn(ctx).If(cmp).
+		Then(clientv3.OpDelete(key, clientv3.WithPrevKV())).
+		Else(clientv3.OpGet(key)).
+		Commit()
+	if err != nil {
+		return storage.KeyValue{}, 0, mapErr(ctx, "delete", key, err)
+	}
+	if !resp.Succeeded {
+		kvs := resp.Responses[0].GetResponseRange().GetKvs()
+		if len(kvs) == 0 {
+			return storage.KeyValue{}, 0, fmt.Errorf("delete %q: %w", key, storage.ErrNotFound)
+		}
+		return storage.KeyValue{}, 0, fmt.Errorf("delete %q at revision %d (now %d): %w", key, expectedRev, kvs[0].ModRevision, storage.ErrConflict)
+	}
+	prev := resp.Responses[0].GetResponseDeleteRange().GetPrevKvs()
+	if len(prev) != 1 {
+		return storage.KeyValue{}, 0, fmt.Errorf("delete %q: etcd returned %d previous values", key, len(prev))
+	}
+	return toKeyValue(prev[0]), resp.Header.Revision, nil
+}
+
+// CurrentRevision implements storage.Interface with a linearizable
+// count-only read of a key that never exists.
+func (b *Backend) CurrentRevision(ctx context.Context) (int64, error) {
+	resp, err := b.client.KV.Get(ctx, probeKey, clientv3.WithCountOnly())
+	if err != nil {
+		return 0, mapErr(ctx, "read revision", probeKey, err)
+	}
+	return resp.Header.Revision, nil
+}
+
+// Healthy reports whether etcd serves a linearizable read, which needs a
+// leader and a quorum. Without a deadline on ctx it waits at most 2s.
+func (b *Backend) Healthy(ctx context.Context) error {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
+	}
+	_, err := b.CurrentRevision(ctx)
+	return err
+}
+
+// Compact discards the history before rev. Reads and watches at older
+// revisions fail with storage.ErrCompacted afterwards. Compacting to a
+// revision at or below the current compaction is not an error.
+func (b *Backend) Compact(ctx context.Context, rev int64) error {
+	_, err := b.client.Compact(ctx, rev)
+	if err != nil && !errors.Is(err, rpctypes.ErrCompacted) {
+		return mapErr(ctx, "compact", fmt.Sprint(rev), err)
+	}
+	return nil
+}
+
+func toKeyValue(kv *mvccpb.KeyValue) storage.KeyValue {
+	return storage.KeyValue{Key: string(kv.Key), Value: kv.Value, ModRevision: kv.ModRevision}
+}
+
+// mapErr wraps a client error with the operation, translating the etcd
+// errors callers branch on into storage's sentinels. Connection failures,
+// lost leaders and timeouts become storage.ErrUnavailable; the original
+// error stays in the chain.
+func mapErr(ctx context.Context, op, key string, err error) error {
+	switch {
+	case errors.Is(err, rpctypes.ErrCompacted):
+		return fmt.Errorf("%s %q: %w", op, key, storage.ErrCompacted)
+	case errors.Is(err, rpctypes.ErrFutureRev):
+		return fmt.Errorf("%s %q: %w", op, key, storage.ErrFutureRev)
+	case errors.Is(ctx.Err(), context.Canceled):
+		// The caller gave up; etcd is not to blame.
+		return fmt.Errorf("%s %q: %w", op, key, ctx.Err())
+	case unavailable(err):
+		return fmt.Errorf("%s %q: %w: %w", op, key, storage.ErrUnavailable, err)
+	}
+	return fmt.Errorf("%s %q: %w", op, key, err)
+}
+
+func unavailable(err error) bool {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return true
+	}
+	var ee rpctypes.EtcdError
+	if errors.As(err, &ee) {
+		return ee.Code() == codes.Unavailable || ee.Code() == codes.DeadlineExceeded
+	}
+	if s, ok := status.FromError(err); ok {
+		return s.Code() == codes.Unavailable || s.Code() == codes.DeadlineExceeded
+	}
+	return false
+}

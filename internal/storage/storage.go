@@ -1,0 +1,137 @@
+// Package storage defines the key-value contract every backend (etcd, embedded
+// or external) satisfies, and the errors callers branch on.
+//
+// Values are opaque bytes: the storage layer never decodes objects. A key's
+// ModRevision is the etcd revision of its last write and is what the API
+// exposes as metadata.resourceVersion.
+package storage
+
+import (
+	"context"
+	"errors"
+)
+
+// Errors callers branch on. Backends wrap them with context; use errors.Is.
+var (
+	ErrNotFound    = errors.New("storage: key not found")
+	ErrExists      = errors.New("storage: key already exists")
+	ErrConflict    = errors.New("storage: revision precondition failed")
+	ErrCompacted   = errors.New("storage: required revision has been compacted")
+	ErrFutureRev   = errors.New("storage: required revision is a future revision")
+	ErrUnavailable = errors.New("storage: backend unavailable")
+)
+
+// KeyValue is one stored value and the revision of its last modification.
+type KeyValue struct {
+	Key         string
+	Value       []byte
+	ModRevision int64
+}
+
+// ListOptions select a page of keys under a prefix.
+type ListOptions struct {
+	// Revision reads the snapshot at that revision; 0 reads the latest.
+	Revision int64
+	// Limit bounds the number of items returned; 0 means no limit.
+	Limit int64
+	// StartKey, if set, starts the listing at this key (inclusive); it must
+	// lie under the prefix. Used for continue tokens.
+	StartKey string
+}
+
+// ListResult is a page of keys, in key order.
+type ListResult struct {
+	Items []KeyValue
+	// Revision is the snapshot revision the page was read at.
+	Revision int64
+	// More reports that keys remain after the last item.
+	More bool
+	// Remaining counts the keys after the last item, when More is true.
+	Remaining int64
+}
+
+// EventType says what happened to a key.
+type EventType int
+
+const (
+	EventPut      EventType = iota // created or modified; Event.Created tells which
+	EventDelete                    // deleted; Event.PrevValue holds the last value
+	EventProgress                  // no change: the watch has seen every revision up to Event.Revision
+	EventError                     // the watch ended; Event.Err says why (ErrCompacted, ...)
+)
+
+// Event is one change observed by a watch, in revision order.
+type Event struct {
+	Type  EventType
+	Key   string
+	Value []byte // the new value for EventPut
+	// PrevValue is the value before the change (EventDelete always;
+	// EventPut when modified), except when that value's revision has been
+	// compacted, as for a watch resumed at the compaction revision.
+	PrevValue []byte
+	Created   bool  // for EventPut: the key did not exist before this revision
+	Revision  int64 // the revision of this change (or of the progress notification)
+	Err       error // for EventError
+}
+
+// Interface is the storage contract. All methods are safe for concurrent use.
+type Interface interface {
+	// Get reads a key with a consistent (quorum) read. ErrNotFound if absent.
+	Get(ctx context.Context, key string) (KeyValue, error)
+	// List reads keys under prefix (which should end in "/").
+	List(ctx context.Context, prefix string, opts ListOptions) (ListResult, error)
+	// Count returns the number of keys under prefix.
+	Count(ctx context.Context, prefix string) (int64, error)
+	// Create writes a key that must not exist (ErrExists otherwise) and
+	// returns the new revision.
+	Create(ctx context.Context, key string, value []byte) (int64, error)
+	// Update writes a key whose ModRevision must equal expectedRev
+	// (ErrConflict otherwise, ErrNotFound if the key is gone).
+	Update(ctx context.Context, key string, value []byte, expectedRev int64) (int64, error)
+	// Delete removes a key whose ModRevision must equal expectedRev, or any
+	// revision when expectedRev is 0. It returns the deleted value and the
+	// revision of the delete.
+	Delete(ctx context.Context, key string, expectedRev int64) (KeyValue, int64, error)
+	// Watch streams changes under prefix with revision > fromRev (fromRev 0:
+	// changes after now), followed by progress events. The channel is closed
+	// when ctx ends or after an EventError.
+	Watch(ctx context.Context, prefix string, fromRev int64) <-chan Event
+	// RequestProgress asks every watch of this backend to emit an
+	// EventProgress for the current revision soon.
+	RequestProgress(ctx context.Context) error
+	// CurrentRevision returns the latest revision with a consistent read.
+	CurrentRevision(ctx context.Context) (int64, error)
+	// Close releases the backend's connections.
+	Close() error
+}
+
+// GuaranteedUpdate reads key, applies tryUpdate to the current value and
+// writes the result with a compare-and-swap, retrying on conflict until
+// tryUpdate's result is stored or tryUpdate fails. A tryUpdate that returns
+// the current value unchanged (bytes equal) writes nothing.
+func GuaranteedUpdate(ctx context.Context, s Interface, key string, tryUpdate func(cur KeyValue) ([]byte, error)) (KeyValue, error) {
+	for {
+		cur, err := s.Get(ctx, key)
+		if err != nil {
+			return KeyValue{}, err
+		}
+		next, err := tryUpdate(cur)
+		if err != nil {
+			return KeyValue{}, err
+		}
+		if string(next) == string(cur.Value) {
+			return cur, nil
+		}
+		rev, err := s.Update(ctx, key, next, cur.ModRevision)
+		if errors.Is(err, ErrConflict) {
+			if err := ctx.Err(); err != nil {
+				return KeyValue{}, err
+			}
+			continue
+		}
+		if err != nil {
+			return KeyValue{}, err
+		}
+		return KeyValue{Key: key, Value: next, ModRevision: rev}, nil
+	}
+}

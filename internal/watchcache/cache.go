@@ -1,0 +1,344 @@
+package watchcache
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"k8s.io/utils/clock"
+	"k8s.io/utils/third_party/forked/golang/btree"
+
+	"github.com/crdserver/crdserver/internal/storage"
+)
+
+// Defaults for Options left zero.
+const (
+	DefaultWindowSize       = 10000
+	DefaultBookmarkInterval = time.Minute
+	DefaultWatcherBuffer    = 100
+	DefaultFreshTimeout     = 3 * time.Second
+	DefaultListPageSize     = 1000
+)
+
+// Options configure a Cache. The zero value works; fields are read once by
+// New.
+type Options struct {
+	// WindowSize is how many recent events (and the snapshots after them)
+	// the cache keeps; watches and exact lists older than the window are
+	// answered 410 Expired (lists fall back to storage first).
+	WindowSize int
+	// BookmarkInterval is how often watchers that allow bookmarks receive
+	// one with the cache's revision.
+	BookmarkInterval time.Duration
+	// WatcherBuffer is the capacity of each watcher's input and result
+	// channels.
+	WatcherBuffer int
+	// FreshTimeout bounds how long a read waits for the cache to reach a
+	// revision before it falls back to storage or answers 504 (upstream: 3s).
+	FreshTimeout time.Duration
+	// ListPageSize is the page size of the reflector's storage lists.
+	ListPageSize int64
+	// Clock is the time source for bookmarks, timeouts and the slow-watcher
+	// budget; tests inject a fake one.
+	Clock clock.Clock
+	Logger *slog.Logger
+}
+
+func (o *Options) complete() {
+	if o.WindowSize <= 0 {
+		o.WindowSize = DefaultWindowSize
+	}
+	if o.BookmarkInterval <= 0 {
+		o.BookmarkInterval = DefaultBookmarkInterval
+	}
+	if o.WatcherBuffer <= 0 {
+		o.WatcherBuffer = DefaultWatcherBuffer
+	}
+	if o.FreshTimeout <= 0 {
+		o.FreshTimeout = DefaultFreshTimeout
+	}
+	if o.ListPageSize <= 0 {
+		o.ListPageSize = DefaultListPageSize
+	}
+	if o.Clock == nil {
+		o.Clock = clock.RealClock{}
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+}
+
+// Cache holds one resource's current objects and a window of recent events,
+// fed by one storage watch on prefix. It serves List and Watch from memory.
+// All methods are safe for concurrent use.
+//
+// State is a copy-on-write B-tree of items ordered by key. After every
+// applied event the tree is cloned (O(1); later writes copy only the nodes
+// they touch), and the clone is kept with the event in the window, so a
+// paginated list can continue on the exact snapshot it started from for as
+// long as that revision is in the window, like upstream's
+// ListFromCacheSnapshot.
+type Cache struct {
+	store  storage.Interface
+	prefix string
+	decode Decoder
+	opts   Options
+	log    *slog.Logger
+	clock  clock.Clock
+
+	// mu guards the fields below it. Lock order: mu before wmu.
+	mu sync.RWMutex
+	// tree is the live state; only the reflector mutates it, under mu.
+	tree *btree.BTree[*Item]
+	// rev is the revision the cache has seen everything up to (events or
+	// progress notifications).
+	rev int64
+	// seq numbers applied events across relists; watchers use it to drop
+	// events they already got from the window.
+	seq uint64
+	win window
+	// fresh is closed and replaced whenever rev advances.
+	fresh chan struct{}
+	ready bool
+
+	// wmu guards the watcher registry.
+	wmu      sync.Mutex
+	watchers map[string]map[*Watcher]struct{} // by namespace scope ("" = all)
+	// bookmarkers are the watchers that allow bookmarks.
+	bookmarkers map[*Watcher]struct{}
+	stopped     bool
+
+	readyCh  chan struct{}
+	incoming chan *change
+
+	startOnce sync.Once
+	stopOnce  sync.Once
+	cancel    context.CancelFunc
+	stopCh    chan struct{}
+	wg        sync.WaitGroup
+}
+
+// New returns a cache of the keys under prefix (which ends in "/"). Call
+// Start to fill it.
+func New(store storage.Interface, prefix string, decode Decoder, opts Options) *Cache {
+	opts.complete()
+	return &Cache{
+		store:       store,
+		prefix:      prefix,
+		decode:      decode,
+		opts:        opts,
+		log:         opts.Logger.With("prefix", prefix),
+		clock:       opts.Clock,
+		tree:        newTree(),
+		win:         newWindow(opts.WindowSize),
+		fresh:       make(chan struct{}),
+		watchers:    make(map[string]map[*Watcher]struct{}),
+		bookmarkers: make(map[*Watcher]struct{}),
+		readyCh:     make(chan struct{}),
+		incoming:    make(chan *change, 100),
+		stopCh:      make(chan struct{}),
+	}
+}
+
+// Start runs the reflector and the dispatcher until ctx ends or Stop is
+// called. It returns at once; WaitReady reports when the first list is in.
+func (c *Cache) Start(ctx context.Context) {
+	c.startOnce.Do(func() {
+		ctx, cancel := context.WithCancel(ctx)
+		c.cancel = cancel
+		c.wg.Add(3)
+		go func() {
+			defer c.wg.Done()
+			c.reflect(ctx)
+		}()
+		go func() {
+			defer c.wg.Done()
+			c.dispatchLoop(ctx)
+		}()
+		go func() {
+			defer c.wg.Done()
+			<-ctx.Done()
+			c.shutdown()
+		}()
+	})
+}
+
+// Stop ends the reflector and dispatcher, closes every watcher and waits
+// for the cache's goroutines. Safe to call more than once.
+func (c *Cache) Stop() {
+	started := false
+	c.startOnce.Do(func() {}) // a cache never started has nothing to wait for
+	if c.cancel != nil {
+		started = true
+		c.cancel()
+	}
+	c.shutdown()
+	if started {
+		c.wg.Wait()
+	}
+}
+
+func (c *Cache) shutdown() {
+	c.stopOnce.Do(func() {
+		close(c.stopCh)
+		c.wmu.Lock()
+		c.stopped = true
+		c.wmu.Unlock()
+		c.terminateAll(nil)
+	})
+}
+
+// WaitReady blocks until the first list has been loaded or ctx ends.
+func (c *Cache) WaitReady(ctx context.Context) error {
+	select {
+	case <-c.readyCh:
+		return nil
+	case <-c.stopCh:
+		return errors.New("watchcache: stopped")
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Revision is the revision the cache is current to (0 before the first
+// list).
+func (c *Cache) Revision() int64 {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.rev
+}
+
+func (c *Cache) isReady() bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.ready
+}
+
+// reflect keeps the cache in sync: list, then watch from the list's
+// revision; a watch that ends is resumed from the last revision seen, and
+// only a compacted resume forces a relist.
+func (c *Cache) reflect(ctx context.Context) {
+	backoff := newBackoff(c.clock)
+	needList := true
+	for ctx.Err() == nil {
+		if needList {
+			if err := c.relist(ctx); err != nil {
+				if ctx.Err() != nil {
+					return
+				}
+				c.log.Error("watchcache: list failed", "err", err)
+				backoff.wait(ctx)
+				continue
+			}
+			needList = false
+		}
+		progressed, err := c.watch(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		if progressed {
+			backoff.reset()
+		}
+		switch {
+		case errors.Is(err, storage.ErrCompacted):
+			c.log.Info("watchcache: watch compacted, relisting", "rev", c.Revision())
+			needList = true
+			backoff.reset()
+		case err != nil:
+			c.log.Warn("watchcache: watch ended, resuming", "rev", c.Revision(), "err", err)
+			backoff.wait(ctx)
+		default:
+			// closed without error: resume at once, but back off if it
+			// keeps happening.
+			backoff.wait(ctx)
+		}
+	}
+}
+
+// relist reads the whole prefix at one revision, page by page, and
+// replaces the cache's state with it.
+func (c *Cache) relist(ctx context.Context) error {
+	var kvs []storage.KeyValue
+	var rev int64
+	start := ""
+	for {
+		res, err := c.store.List(ctx, c.prefix, storage.ListOptions{Revision: rev, Limit: c.opts.ListPageSize, StartKey: start})
+		if err != nil {
+			return fmt.Errorf("list %s at %d: %w", c.prefix, rev, err)
+		}
+		if rev == 0 {
+			rev = res.Revision
+		}
+		kvs = append(kvs, res.Items...)
+		if !res.More || len(res.Items) == 0 {
+			break
+		}
+		start = res.Items[len(res.Items)-1].Key + "\x00"
+	}
+	tree := newTree()
+	for _, kv := range kvs {
+		it, err := c.decode(kv.Key, kv.Value, kv.ModRevision)
+		if err != nil {
+			c.log.Error("watchcache: skipping undecodable object", "key", kv.Key, "err", err)
+			continue
+		}
+		tree.ReplaceOrInsert(it)
+	}
+	c.replace(tree, rev)
+	return nil
+}
+
+// watch applies the storage watch from the cache's revision until it
+// ends. It reports whether anything arrived, and why the watch ended.
+func (c *Cache) watch(ctx context.Context) (progressed bool, err error) {
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	from := c.Revision()
+	for ev := range c.store.Watch(wctx, c.prefix, from) {
+		switch ev.Type {
+		case storage.EventError:
+			return progressed, ev.Err
+		case storage.EventProgress:
+			c.progress(ev.Revision)
+		case storage.EventPut, storage.EventDelete:
+			if ev.Revision <= from {
+				continue // a resumed watch must not replay what we have
+			}
+			c.apply(ev)
+		}
+		progressed = true
+	}
+	return progressed, nil
+}
+
+// backoff spaces out retries of a failing storage: 0, 100ms, 200ms, … 5s.
+type backoff struct {
+	clock clock.Clock
+	next  time.Duration
+}
+
+func newBackoff(clk clock.Clock) *backoff { return &backoff{clock: clk} }
+
+func (b *backoff) reset() { b.next = 0 }
+
+func (b *backoff) wait(ctx context.Context) {
+	d := b.next
+	switch {
+	case b.next == 0:
+		b.next = 100 * time.Millisecond
+	case b.next < 5*time.Second:
+		b.next *= 2
+	}
+	if d == 0 {
+		return
+	}
+	t := b.clock.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C():
+	case <-ctx.Done():
+	}
+}

@@ -1,0 +1,96 @@
+// Package watchcache keeps, per resource, the current objects and a window of
+// recent events, fed by one storage watch, and serves LIST and WATCH from
+// memory with the resourceVersion semantics of kube-apiserver.
+package watchcache
+
+import (
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+)
+
+// Item is one object as the cache holds it: encoded once, shared by every
+// list and watcher. Items are immutable: never modify JSON. The cache keeps
+// no decoded form (memory); callers that need one decode JSON.
+type Item struct {
+	Key       string
+	Revision  int64 // ModRevision = metadata.resourceVersion
+	Namespace string
+	Name      string
+	// JSON is the object with metadata.resourceVersion set.
+	JSON   []byte
+	Labels labels.Set
+	// Fields holds the values field selectors may use (metadata.name,
+	// metadata.namespace, and any selectable fields).
+	Fields fields.Set
+}
+
+// Decoder turns a stored value into an Item. It sets
+// metadata.resourceVersion to rev in JSON.
+type Decoder func(key string, value []byte, rev int64) (*Item, error)
+
+// Match values for ListOptions.ResourceVersionMatch.
+const (
+	MatchNone         = ""
+	MatchNotOlderThan = "NotOlderThan"
+	MatchExact        = "Exact"
+)
+
+// ListOptions are the list query parameters, already parsed.
+type ListOptions struct {
+	// Namespace restricts the list to one namespace ("" = all).
+	Namespace string
+	// ResourceVersion as sent by the client: "" (consistent read), "0"
+	// (any), or a revision.
+	ResourceVersion      string
+	ResourceVersionMatch string
+	Limit                int64
+	Continue             string
+	Labels               labels.Selector // nil = everything
+	Fields               fields.Selector // nil = everything
+}
+
+// ListResult is one page.
+type ListResult struct {
+	Items           []*Item
+	ResourceVersion int64
+	// Continue is the token for the next page, "" on the last page.
+	Continue           string
+	RemainingItemCount *int64
+}
+
+// WatchOptions are the watch query parameters, already parsed.
+type WatchOptions struct {
+	Namespace            string
+	ResourceVersion      string
+	ResourceVersionMatch string
+	Labels               labels.Selector
+	Fields               fields.Selector
+	AllowBookmarks       bool
+	// SendInitialEvents, when non-nil and true, starts with ADDED events for
+	// every current object followed by a BOOKMARK annotated
+	// k8s.io/initial-events-end: "true".
+	SendInitialEvents *bool
+}
+
+// EventType is the watch event type as it appears on the wire.
+type EventType string
+
+const (
+	Added    EventType = "ADDED"
+	Modified EventType = "MODIFIED"
+	Deleted  EventType = "DELETED"
+	Bookmark EventType = "BOOKMARK"
+	Error    EventType = "ERROR"
+)
+
+// Event is one watch event. For Added/Modified/Deleted, Item is the object
+// (for Deleted: its last state, with the revision of the delete). For
+// Bookmark, Revision is set and InitialEventsEnd marks the end of initial
+// events. For Error, Err is a *apierrors.StatusError (410 Expired, ...).
+type Event struct {
+	Type             EventType
+	Item             *Item
+	Revision         int64
+	InitialEventsEnd bool
+	Err              error
+}
