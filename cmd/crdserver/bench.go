@@ -85,7 +85,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	o.Logger = slog.Default()
 
 	report, err := loadgen.Run(ctx, o.Config)
-	if report != nil {
+	if report != nil && len(report.Results) > 0 {
 		write := loadgen.WriteTable
 		if o.JSON {
 			write = loadgen.WriteJSON

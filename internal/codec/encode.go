@@ -160,3 +160,17 @@ func writeInternal(w http.ResponseWriter, err error) {
 	w.WriteHeader(http.StatusInternalServerError)
 	_, _ = w.Write(append(b, '\n'))
 }
+
+// NotFound is upstream's 404 for a path that names nothing it serves (an
+// unknown group, version or resource): "the server could not find the
+// requested resource", which kubectl and client-go recognise.
+// apierrors.NewNotFound with an empty resource would say `"" not found`.
+func NotFound() error {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status:  metav1.StatusFailure,
+		Code:    http.StatusNotFound,
+		Reason:  metav1.StatusReasonNotFound,
+		Message: "the server could not find the requested resource",
+		Details: &metav1.StatusDetails{},
+	}}
+}

@@ -323,3 +323,12 @@ func TestPartialObjectMetadataList(t *testing.T) {
 		t.Errorf("got  %s\nwant %s", b, want)
 	}
 }
+
+func TestNotFound(t *testing.T) {
+	w := httptest.NewRecorder()
+	WriteStatus(w, httptest.NewRequest("GET", "/apis/nope/v1/x", nil), NotFound())
+	want := `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"the server could not find the requested resource","reason":"NotFound","details":{},"code":404}` + "\n"
+	if w.Code != 404 || w.Body.String() != want {
+		t.Fatalf("got %d %s", w.Code, w.Body.String())
+	}
+}

@@ -68,7 +68,7 @@ func RequestInfo(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		info, err := request.Parse(r.Method, r.URL.Path, r.URL.Query())
 		if err != nil {
-			codec.WriteStatus(w, r, apierrors.NewNotFound(schema.GroupResource{}, ""))
+			codec.WriteStatus(w, r, codec.NotFound())
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(request.WithInfo(r.Context(), info)))

@@ -229,7 +229,7 @@ func TestMaxInFlight(t *testing.T) {
 	h := Chain(block, RequestInfo, MaxInFlight(2))
 
 	var wg sync.WaitGroup
-	codes := make(chan int, 2)
+	codes := make(chan int, 3)
 	for range 2 {
 		wg.Go(func() {
 			w := httptest.NewRecorder()

@@ -121,7 +121,7 @@ func (c *call) gr() schema.GroupResource { return c.def.GroupResource() }
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	info, ok := request.InfoFrom(r.Context())
 	if !ok || !info.IsResourceRequest {
-		codec.WriteStatus(w, r, apierrors.NewNotFound(schema.GroupResource{}, ""))
+		codec.WriteStatus(w, r, codec.NotFound())
 		return
 	}
 	c, err := h.route(w, r, info)
@@ -208,7 +208,7 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request, info *request.In
 	if def.Namespaced() != (info.Namespace != "") {
 		// A namespaced resource listed across namespaces has no namespace;
 		// anything else is a path the resource does not have.
-		if !(def.Namespaced() && info.Name == "" && (info.Verb == "list" || info.Verb == "watch")) {
+		if !(def.Namespaced() && (info.Verb == "list" || info.Verb == "watch")) {
 			return nil, notFoundResource()
 		}
 	}
@@ -223,9 +223,7 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request, info *request.In
 	return &call{w: w, r: r, info: info, def: def, version: version, store: store, media: mt}, nil
 }
 
-func notFoundResource() error {
-	return apierrors.NewNotFound(schema.GroupResource{}, "")
-}
+func notFoundResource() error { return codec.NotFound() }
 
 func methodNotSupported(c *call) error {
 	return apierrors.NewMethodNotSupported(c.gr(), c.info.Verb)

@@ -235,9 +235,12 @@ func specChanged(obj, old map[string]any, statusSub bool) bool {
 }
 
 // validateUpdate checks metadata transitions and the resource's own rules.
-func validateUpdate(c *call, obj, old map[string]any) field.ErrorList {
+func validateUpdate(c *call, obj, old map[string]any, sub string) field.ErrorList {
 	errs := apivalidation.ValidateObjectMetaAccessor(accessor(obj), c.def.Namespaced(), nameValidator(c.def), field.NewPath("metadata"))
 	errs = append(errs, apivalidation.ValidateObjectMetaAccessorUpdate(accessor(obj), accessor(old), field.NewPath("metadata"))...)
+	if sv, ok := c.def.Hooks.(registry.StatusValidator); ok && sub == "status" {
+		return append(errs, sv.ValidateStatusUpdate(obj, old)...)
+	}
 	if v, ok := c.def.Hooks.(registry.Validator); ok {
 		errs = append(errs, v.ValidateUpdate(obj, old)...)
 	}

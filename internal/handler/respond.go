@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/crdserver/crdserver/internal/codec"
+	"github.com/crdserver/crdserver/internal/registry"
 )
 
 // toRequestVersion converts a stored object to the request's version. With
@@ -129,10 +130,25 @@ func decodeBody(c *call) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := applyFieldValidation(c, mode, problems); err != nil {
+	if err := checkTyped(c, obj, mode, problems); err != nil {
 		return nil, err
 	}
 	return obj, nil
+}
+
+// checkTyped applies a built-in's Go type to a decoded body: wrongly typed
+// fields are refused, unknown ones join the decoder's problems for
+// fieldValidation.
+func checkTyped(c *call, obj map[string]any, mode string, problems []string) error {
+	if tc, ok := c.def.Hooks.(registry.TypeChecker); ok {
+		if err := tc.CheckType(obj); err != nil {
+			return apierrors.NewBadRequest(err.Error())
+		}
+	}
+	if uf, ok := c.def.Hooks.(registry.UnknownFielder); ok && mode != "Ignore" {
+		problems = append(problems, uf.UnknownFields(obj)...)
+	}
+	return applyFieldValidation(c, mode, problems)
 }
 
 func applyFieldValidation(c *call, mode string, problems []string) error {

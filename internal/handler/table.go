@@ -132,25 +132,33 @@ func tableOptions(c *call) (string, error) {
 
 // buildTable renders objects as a meta.k8s.io Table.
 func (h *Handler) buildTable(c *call, objs []map[string]any, rv, cont string, remaining *int64) (*metav1.Table, error) {
+	if tp, ok := c.def.Hooks.(registry.TablePrinter); ok {
+		return buildTableWith(c, tp.TableColumns(), tp.TableRow, objs, rv, cont, remaining)
+	}
 	p, err := h.printerFor(c)
 	if err != nil {
 		return nil, err
 	}
+	var buf bytes.Buffer
+	return buildTableWith(c, p.headers, func(obj map[string]any) []any { return p.row(obj, &buf) }, objs, rv, cont, remaining)
+}
+
+// buildTableWith renders objects with the given columns and row function.
+func buildTableWith(c *call, headers []metav1.TableColumnDefinition, cells func(map[string]any) []any, objs []map[string]any, rv, cont string, remaining *int64) (*metav1.Table, error) {
 	include, err := tableOptions(c)
 	if err != nil {
 		return nil, err
 	}
-	t := &metav1.Table{ColumnDefinitions: p.headers}
+	t := &metav1.Table{ColumnDefinitions: headers}
 	t.APIVersion = "meta.k8s.io/" + tableVersion(c)
 	t.Kind = "Table"
 	t.ResourceVersion, t.Continue, t.RemainingItemCount = rv, cont, remaining
 	if c.r.URL.Query().Get("noHeaders") == "true" {
 		t.ColumnDefinitions = nil
 	}
-	var buf bytes.Buffer
 	t.Rows = make([]metav1.TableRow, 0, len(objs))
 	for _, obj := range objs {
-		row := metav1.TableRow{Cells: p.row(obj, &buf)}
+		row := metav1.TableRow{Cells: cells(obj)}
 		switch include {
 		case "Object":
 			b, err := json.Marshal(obj)

@@ -106,7 +106,7 @@ func (h *Handler) doWrite(c *call, sub, wantRV string, mutate mutation) error {
 		obj = h.prepareUpdate(c, obj, old, sub)
 		obj = toStorageVersion(c, obj)
 		// Mutating admission, pruning and defaulting plug in here.
-		if errs := validateUpdate(c, obj, old); len(errs) > 0 {
+		if errs := validateUpdate(c, obj, old, sub); len(errs) > 0 {
 			return apierrors.NewInvalid(gk, c.info.Name, errs)
 		}
 		// Validating admission plugs in here.

@@ -39,6 +39,10 @@ type bench struct {
 	selector string
 	template *unstructured.Unstructured // padded to size; copies get a name
 	nextName atomic.Int64
+	// updateSeq numbers updates across the whole run. Every update writes a
+	// new number, so none is a no-op: servers skip writing an unchanged
+	// object, and the watch workload would wait for an event that never comes.
+	updateSeq atomic.Int64
 
 	pop population
 
@@ -283,10 +287,10 @@ func (b *bench) get(ctx context.Context, i int) error {
 	return err
 }
 
-// update writes object i mod n with annotationSeq set to i (and, for
-// widgets, a spec change so the generation moves too). started, if set, is
-// called right before the request.
-func (b *bench) update(ctx context.Context, i int, started func()) error {
+// update writes object i mod n with annotationSeq set to the next update
+// number (and, for widgets, a spec change so the generation moves too).
+// started, if set, is called with that number right before the request.
+func (b *bench) update(ctx context.Context, i int, started func(seq int64)) error {
 	s := b.pop.at(i % b.pop.len())
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -299,15 +303,16 @@ func (b *bench) update(ctx context.Context, i int, started func()) error {
 	if annotations == nil {
 		annotations = map[string]string{}
 	}
-	annotations[annotationSeq] = strconv.Itoa(i)
+	seq := b.updateSeq.Add(1)
+	annotations[annotationSeq] = strconv.FormatInt(seq, 10)
 	s.obj.SetAnnotations(annotations)
 	if b.cfg.Resource == ResourceWidgets {
-		if err := unstructured.SetNestedField(s.obj.Object, int64(i%1000), "spec", "replicas"); err != nil {
+		if err := unstructured.SetNestedField(s.obj.Object, seq%1000, "spec", "replicas"); err != nil {
 			return err
 		}
 	}
 	if started != nil {
-		started()
+		started(seq)
 	}
 	updated, err := b.res.Update(ctx, s.obj, metav1.UpdateOptions{})
 	if err != nil {
@@ -371,7 +376,7 @@ func (b *bench) watch(ctx context.Context) (writes, deliveries Result, err error
 	defer stopWatchers()
 
 	var (
-		sent      sync.Map // update index → time.Time its request started
+		sent      sync.Map // update number (int64) → time.Time its request started
 		rec       Recorder
 		delivered atomic.Int64
 		lastSeen  atomic.Int64 // unix nanos of the latest delivery
@@ -403,7 +408,11 @@ func (b *bench) watch(ctx context.Context) (writes, deliveries Result, err error
 				switch ev.Type {
 				case watch.Modified:
 				case watch.Error:
-					rec.Fail(apierrors.FromObject(ev.Object))
+					// Stopping the watchers ends their streams with an
+					// error event; only earlier ones are the server's.
+					if watchCtx.Err() == nil {
+						rec.Fail(apierrors.FromObject(ev.Object))
+					}
 					continue
 				default:
 					continue
@@ -412,7 +421,7 @@ func (b *bench) watch(ctx context.Context) (writes, deliveries Result, err error
 				if !ok {
 					continue
 				}
-				seq, err := strconv.Atoi(obj.GetAnnotations()[annotationSeq])
+				seq, err := strconv.ParseInt(obj.GetAnnotations()[annotationSeq], 10, 64)
 				if err != nil {
 					continue
 				}
@@ -437,7 +446,7 @@ func (b *bench) watch(ctx context.Context) (writes, deliveries Result, err error
 
 	first := time.Now()
 	writes = b.runner().Run(ctx, "watch-update", func(ctx context.Context, i int) error {
-		return b.update(ctx, i, func() { sent.Store(i, time.Now()) })
+		return b.update(ctx, i, func(seq int64) { sent.Store(seq, time.Now()) })
 	})
 
 	// Every successful update should reach every watcher.

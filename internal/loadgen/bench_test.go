@@ -109,3 +109,43 @@ func TestConfigComplete(t *testing.T) {
 		})
 	}
 }
+
+// TestUpdatesAreNeverNoOps guards the watch workload: an API server does not
+// write (or send an event for) an update that changes nothing, so every
+// update must change the object, whatever its index.
+func TestUpdatesAreNeverNoOps(t *testing.T) {
+	client := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
+		namespacesGVR: "NamespaceList",
+		widgetsGVR:    "WidgetList",
+	})
+	cfg := Config{Resource: ResourceWidgets, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	if err := cfg.complete(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := newBench(cfg, client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := b.create(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	prev := b.pop.at(0).obj.DeepCopy()
+	var lastSeq int64
+	// Index 0 twice, as the update and watch workloads both start there.
+	for _, i := range []int{0, 0, 1} {
+		if err := b.update(ctx, i, func(seq int64) {
+			if seq <= lastSeq {
+				t.Errorf("update number %d after %d", seq, lastSeq)
+			}
+			lastSeq = seq
+		}); err != nil {
+			t.Fatal(err)
+		}
+		cur := b.pop.at(0).obj
+		if cur.GetAnnotations()[annotationSeq] == prev.GetAnnotations()[annotationSeq] {
+			t.Errorf("update %d left %s unchanged", i, annotationSeq)
+		}
+		prev = cur.DeepCopy()
+	}
+}

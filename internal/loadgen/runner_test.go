@@ -66,13 +66,14 @@ func TestRunnerStopsAtDuration(t *testing.T) {
 		t.Errorf("latencies p50=%v max=%v, want 1ms", res.P50, res.Max)
 	}
 
-	// Several workers: the run ends and the number of operations is bounded
-	// by the clock readings the duration allows.
+	// Several workers: the run ends, and every started operation took one of
+	// the 99 clock readings that fall before the deadline (how many other
+	// readings interleave depends on scheduling).
 	res = Runner{Concurrency: 4, Duration: 100 * time.Millisecond, Now: newStepClock().Now}.Run(context.Background(), "d", func(ctx context.Context, i int) error {
 		return nil
 	})
-	if res.Ops == 0 || res.Ops > 50 {
-		t.Errorf("Ops = %d, want 1..50", res.Ops)
+	if res.Ops == 0 || res.Ops > 99 {
+		t.Errorf("Ops = %d, want 1..99", res.Ops)
 	}
 }
 

@@ -1,6 +1,7 @@
 package registry
 
 import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -74,4 +75,28 @@ type Protobuf interface {
 // ProtoMessage is what generated Kubernetes types implement.
 type ProtoMessage interface {
 	Unmarshal(data []byte) error
+}
+
+// StatusValidator validates writes to /status instead of ValidateUpdate.
+type StatusValidator interface {
+	ValidateStatusUpdate(obj, old map[string]any) field.ErrorList
+}
+
+// TypeChecker refuses request bodies whose fields have the wrong JSON type
+// for the resource's Go type (a 400, as upstream's typed decoding gives).
+type TypeChecker interface {
+	CheckType(obj map[string]any) error
+}
+
+// UnknownFielder lists the fields of a request body the resource's Go type
+// does not have, as upstream's strict decoding words them.
+type UnknownFielder interface {
+	UnknownFields(obj map[string]any) []string
+}
+
+// TablePrinter renders a resource's Table itself, for columns a JSONPath
+// cannot express.
+type TablePrinter interface {
+	TableColumns() []metav1.TableColumnDefinition
+	TableRow(obj map[string]any) []any
 }

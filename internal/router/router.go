@@ -8,8 +8,6 @@ import (
 	"net/http"
 	"strings"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/crdserver/crdserver/internal/codec"
 	"github.com/crdserver/crdserver/internal/request"
@@ -42,7 +40,7 @@ func New(c Config) http.Handler {
 		case isDiscovery(p):
 			c.Discovery.ServeHTTP(w, r)
 		default:
-			codec.WriteStatus(w, r, apierrors.NewNotFound(schema.GroupResource{}, ""))
+			codec.WriteStatus(w, r, codec.NotFound())
 		}
 	})
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/crdserver/crdserver/internal/builtin"
 	"github.com/crdserver/crdserver/internal/certs"
 	"github.com/crdserver/crdserver/internal/controllers"
+	"github.com/crdserver/crdserver/internal/crd"
 	"github.com/crdserver/crdserver/internal/discovery"
 	"github.com/crdserver/crdserver/internal/filters"
 	"github.com/crdserver/crdserver/internal/handler"
@@ -43,6 +44,7 @@ type Server struct {
 	etcdServer *embedded.Server
 	backend    *etcd.Backend
 	stores     *stores
+	crds       *crdServer
 	handler    *handler.Handler
 	http       *http.Server
 	cancel     context.CancelFunc
@@ -114,7 +116,8 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return nil, err
 	}
 
-	reg := registry.New([]*registry.Definition{builtin.Namespaces()})
+	builtins := []*registry.Definition{builtin.Namespaces(), crd.Definition()}
+	reg := registry.New(builtins)
 	s.stores = newStores(ctx, s.backend, cfg.EtcdPrefix, s.log)
 	for _, d := range reg.Current().Definitions() {
 		s.stores.ensure(d)
@@ -127,6 +130,10 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	nsStore, _ := s.stores.Store(builtin.Namespaces().GroupResource())
 	nsc := &controllers.Namespaces{Cache: nsStore.Cache, Content: &namespaceContent{s: s, reg: reg}, Log: s.log}
 	go nsc.Run(ctx)
+	crdStore, _ := s.stores.Store(crdGR)
+	s.crds = &crdServer{s: s, reg: reg, builtins: builtins}
+	crdc := &controllers.CRDs{Cache: crdStore.Cache, Server: s.crds, Log: s.log}
+	go crdc.Run(ctx)
 	go s.backend.RunCompactor(ctx, 5*time.Minute)
 
 	routes := router.New(router.Config{
@@ -297,7 +304,7 @@ func (s *Server) healthHandler() http.Handler {
 		if err := s.backend.Healthy(ctx); err != nil {
 			failed = append(failed, "etcd")
 		}
-		if ready && !s.stores.ready() {
+		if ready && (!s.stores.ready() || !s.crds.served.Load()) {
 			failed = append(failed, "informer-sync")
 		}
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")

@@ -62,16 +62,6 @@ func (s *stores) ensure(def *registry.Definition) *handler.Store {
 	return st
 }
 
-// remove stops the store of gr.
-func (s *stores) remove(gr schema.GroupResource) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if e, ok := s.m[gr]; ok {
-		e.cancel()
-		delete(s.m, gr)
-	}
-}
-
 func (s *stores) Store(gr schema.GroupResource) (*handler.Store, bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -100,5 +90,17 @@ func (s *stores) stop() {
 	for gr, e := range s.m {
 		e.cancel()
 		delete(s.m, gr)
+	}
+}
+
+// retain stops the stores of every resource not in keep.
+func (s *stores) retain(keep map[schema.GroupResource]bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for gr, e := range s.m {
+		if !keep[gr] {
+			e.cancel()
+			delete(s.m, gr)
+		}
 	}
 }

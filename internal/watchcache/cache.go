@@ -43,7 +43,7 @@ type Options struct {
 	ListPageSize int64
 	// Clock is the time source for bookmarks, timeouts and the slow-watcher
 	// budget; tests inject a fake one.
-	Clock clock.Clock
+	Clock  clock.Clock
 	Logger *slog.Logger
 }
 
@@ -169,16 +169,12 @@ func (c *Cache) Start(ctx context.Context) {
 // Stop ends the reflector and dispatcher, closes every watcher and waits
 // for the cache's goroutines. Safe to call more than once.
 func (c *Cache) Stop() {
-	started := false
-	c.startOnce.Do(func() {}) // a cache never started has nothing to wait for
+	c.startOnce.Do(func() {}) // from here on Start is a no-op and c.cancel is settled
 	if c.cancel != nil {
-		started = true
 		c.cancel()
 	}
 	c.shutdown()
-	if started {
-		c.wg.Wait()
-	}
+	c.wg.Wait()
 }
 
 func (c *Cache) shutdown() {
@@ -197,7 +193,7 @@ func (c *Cache) WaitReady(ctx context.Context) error {
 	case <-c.readyCh:
 		return nil
 	case <-c.stopCh:
-		return errors.New("watchcache: stopped")
+		return errStopped()
 	case <-ctx.Done():
 		return ctx.Err()
 	}

@@ -13,8 +13,8 @@ import (
 
 // Messages clients read; they match kube-apiserver's and must not change.
 const (
-	msgListExpired = "The resourceVersion for the provided list is too old."
-	msgWatchExpired = "The resourceVersion for the provided watch is too old."
+	msgListExpired     = "The resourceVersion for the provided list is too old."
+	msgWatchExpired    = "The resourceVersion for the provided watch is too old."
 	msgContinueExpired = "The provided continue parameter is too old " +
 		"to display a consistent list result. You can start a new list without " +
 		"the continue parameter."

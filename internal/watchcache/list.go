@@ -237,8 +237,11 @@ func (c *Cache) page(snap *btree.BTree[*Item], rev int64, q query) ListResult {
 	var more bool
 	var remaining int64
 	countRemaining := !q.selects()
+	// Every key in the tree has the cache's prefix; only a namespace's
+	// range needs an end check.
+	checkPrefix := q.listPrefix != c.prefix
 	snap.AscendGreaterOrEqual(&Item{Key: from}, func(it *Item) bool {
-		if !strings.HasPrefix(it.Key, q.listPrefix) {
+		if checkPrefix && !strings.HasPrefix(it.Key, q.listPrefix) {
 			return false
 		}
 		if q.limit > 0 && int64(len(res.Items)) >= q.limit {

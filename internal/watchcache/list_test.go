@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"slices"
 	"strconv"
@@ -122,7 +123,9 @@ func TestListExactItemsKeepTheirRevision(t *testing.T) {
 	}
 }
 
-func TestListTooLargeResourceVersion(t *testing.T) { forEachBackend(t, testListTooLargeResourceVersion) }
+func TestListTooLargeResourceVersion(t *testing.T) {
+	forEachBackend(t, testListTooLargeResourceVersion)
+}
 
 func testListTooLargeResourceVersion(t *testing.T, newStore func(testing.TB) storage.Interface) {
 	for _, match := range []string{MatchNone, MatchNotOlderThan, MatchExact} {
@@ -552,4 +555,34 @@ func (f *failingStore) CurrentRevision(ctx context.Context) (int64, error) {
 		return 0, fmt.Errorf("dial: %w", storage.ErrUnavailable)
 	}
 	return f.memStore.CurrentRevision(ctx)
+}
+
+// Before its first list the cache answers lists from storage and refuses
+// watches with 429, as upstream does while it initializes.
+func TestNotReady(t *testing.T) {
+	store := newMemStore()
+	if _, err := store.Create(context.Background(), key("a", "x"), object("a", "x")); err != nil {
+		t.Fatal(err)
+	}
+	c := New(store, testPrefix, testDecode, Options{Logger: slog.New(slog.DiscardHandler)})
+	defer c.Stop()
+	for _, opts := range []ListOptions{{}, {ResourceVersion: "0"}, {ResourceVersion: "2", ResourceVersionMatch: MatchExact}, {Limit: 1}} {
+		res, err := c.List(context.Background(), opts)
+		if err != nil {
+			t.Fatalf("%+v: %v", opts, err)
+		}
+		if !slices.Equal(names(res.Items), []string{"a/x"}) {
+			t.Errorf("%+v: %v", opts, names(res.Items))
+		}
+	}
+	_, err := c.List(context.Background(), ListOptions{ResourceVersion: "50", ResourceVersionMatch: MatchNotOlderThan})
+	if !IsTooLargeResourceVersion(err) {
+		t.Errorf("not older than a future revision: %v", err)
+	}
+	if _, err := c.Watch(context.Background(), WatchOptions{}); !apierrors.IsTooManyRequests(err) {
+		t.Errorf("watch before ready: %v, want 429", err)
+	}
+	if c.Revision() != 0 {
+		t.Errorf("revision %d before the first list", c.Revision())
+	}
 }

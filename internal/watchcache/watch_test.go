@@ -82,7 +82,9 @@ func mustFields(s string) fields.Selector { return fields.ParseSelectorOrDie(s) 
 
 // A Deleted event carries the object's last state with the delete's
 // revision, in the item and in its JSON.
-func TestWatchDeletedCarriesDeleteRevision(t *testing.T) { forEachBackend(t, testWatchDeletedCarriesDeleteRevision) }
+func TestWatchDeletedCarriesDeleteRevision(t *testing.T) {
+	forEachBackend(t, testWatchDeletedCarriesDeleteRevision)
+}
 
 func testWatchDeletedCarriesDeleteRevision(t *testing.T, newStore func(testing.TB) storage.Interface) {
 	r := newRig(t, newStore(t), Options{})

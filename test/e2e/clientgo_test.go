@@ -404,8 +404,9 @@ func testInformer(t *testing.T, srv *server) {
 	if upd := next("update"); upd.Labels["informed"] != "yes" {
 		t.Errorf("update event: labels %v, want informed=yes", upd.Labels)
 	}
+	// The typed client sends DeleteOptions in the body, as protobuf.
 	if err := ns.Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
+		t.Fatalf("typed delete: %s", errDetail(err))
 	}
 	next("delete")
 	if _, ok, _ := inf.GetStore().GetByKey(name); ok {
@@ -471,7 +472,7 @@ func testWatchBookmarks(t *testing.T, srv *server) {
 		t.Errorf("watch with timeoutSeconds=%d ended after %v", timeout, took)
 	}
 	if err := ns.Delete(ctx, "cg-bookmark", metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
+		t.Fatalf("typed delete: %s", errDetail(err))
 	}
 	waitGone(t, srv, "cg-bookmark")
 }
@@ -640,6 +641,16 @@ func waitGone(t *testing.T, srv *server, name string) {
 		_, err := srv.Client.CoreV1().Namespaces().Get(context.Background(), name, metav1.GetOptions{})
 		return apierrors.IsNotFound(err), err
 	})
+}
+
+// errDetail is err with the HTTP code and reason of its Status, if any.
+func errDetail(err error) string {
+	var status apierrors.APIStatus
+	if errors.As(err, &status) {
+		s := status.Status()
+		return fmt.Sprintf("%d %s: %v", s.Code, s.Reason, err)
+	}
+	return err.Error()
 }
 
 func namespace(name string) *corev1.Namespace {

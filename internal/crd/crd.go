@@ -1,0 +1,250 @@
+// Package crd is the CustomResourceDefinition API: the built-in
+// apiextensions.k8s.io/v1 customresourcedefinitions resource (defaults,
+// status rules, validation, deletion through the cleanup finalizer), the
+// conversion of a stored CRD into the registry.Definition that serves its
+// custom resources, and the status conditions and accepted names that the
+// CRD controller computes. Everything here is pure: no storage, no clock
+// (callers pass the time), no goroutines.
+package crd
+
+import (
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/crdserver/crdserver/internal/registry"
+)
+
+// Group, resource and kind of the CRD API itself.
+const (
+	Group    = "apiextensions.k8s.io"
+	Version  = "v1"
+	Resource = "customresourcedefinitions"
+	Kind     = "CustomResourceDefinition"
+)
+
+// CleanupFinalizer keeps a deleted CRD until the cleanup controller has
+// deleted every instance of it.
+const CleanupFinalizer = "customresourcecleanup.apiextensions.k8s.io"
+
+// Definition is the built-in customresourcedefinitions resource, with
+// schemas validated for presence only (see NewDefinition).
+func Definition() *registry.Definition { return NewDefinition(nil) }
+
+// NewDefinition is Definition with schemas checks: schemas, when not nil,
+// validates every openAPIV3Schema of a CRD being written.
+func NewDefinition(schemas SchemaChecker) *registry.Definition {
+	return &registry.Definition{
+		Group:      Group,
+		Resource:   Resource,
+		Singular:   "customresourcedefinition",
+		Kind:       Kind,
+		ListKind:   Kind + "List",
+		ShortNames: []string{"crd", "crds"},
+		Categories: []string{"api-extensions"},
+		Scope:      registry.Cluster,
+		Versions: []registry.Version{{
+			Name: Version, Served: true, Storage: true,
+			Subresources: registry.Subresources{Status: true},
+			// The columns JSONPath can express; Hooks.TableColumns and
+			// TableRow give upstream's full table (Versions and Established
+			// are computed, Created At is an absolute time).
+			PrinterColumns: []registry.PrinterColumn{
+				{Name: "Scope", Type: "string", JSONPath: ".spec.scope", Description: "Cluster/Namespaced"},
+				{Name: "Created At", Type: "date", JSONPath: ".metadata.creationTimestamp", Description: metaDocs["creationTimestamp"]},
+				{Name: "Group", Type: "string", JSONPath: ".spec.group", Priority: 1, Description: "API group"},
+				{Name: "Kind", Type: "string", JSONPath: ".spec.names.kind", Priority: 1, Description: "CustomResource kind"},
+			},
+		}},
+		Hooks: Hooks{Schemas: schemas},
+	}
+}
+
+var metaDocs = metav1.ObjectMeta{}.SwaggerDoc()
+
+// Hooks is the behaviour of the customresourcedefinitions resource beyond
+// a schema. The zero value checks schemas for presence only.
+type Hooks struct {
+	// Schemas validates each openAPIV3Schema; nil skips the schema's
+	// internal rules.
+	Schemas SchemaChecker
+}
+
+var (
+	_ registry.CreatePreparer  = Hooks{}
+	_ registry.UpdatePreparer  = Hooks{}
+	_ registry.Validator       = Hooks{}
+	_ registry.Finalizer       = Hooks{}
+	_ registry.StrategicMerger = Hooks{}
+	_ registry.Protobuf        = Hooks{}
+)
+
+// PrepareForCreate applies the v1 defaults and resets status to what a new
+// CRD has: no conditions, empty accepted names, the storage version stored.
+// An object that does not decode is left alone; Validate reports it.
+func (Hooks) PrepareForCreate(obj map[string]any) {
+	c, err := decode(obj)
+	if err != nil {
+		return
+	}
+	c.Status = apiextensionsv1.CustomResourceDefinitionStatus{}
+	if v := storageVersion(&c.Spec); v != "" {
+		c.Status.StoredVersions = []string{v}
+	}
+	encodeInto(obj, c)
+}
+
+// PrepareForUpdate applies the v1 defaults and records a new storage
+// version in status.storedVersions. The handler has already carried the
+// old status over (status is a subresource); the rest of status is kept.
+func (Hooks) PrepareForUpdate(obj, old map[string]any) {
+	c, err := decode(obj)
+	if err != nil {
+		return
+	}
+	if v := storageVersion(&c.Spec); v != "" && !contains(c.Status.StoredVersions, v) {
+		c.Status.StoredVersions = append(c.Status.StoredVersions, v)
+	}
+	encodeInto(obj, c)
+}
+
+// Validate checks a new CRD. Rules, field paths and messages are
+// upstream's, including its habit of naming fields as its internal
+// version does (spec.validation when every version has the same schema,
+// spec.conversion.webhookClientConfig).
+func (h Hooks) Validate(obj map[string]any) field.ErrorList {
+	c, err := decode(obj)
+	if err != nil {
+		return decodeErrors(err)
+	}
+	return validateCreate(c, h.Schemas)
+}
+
+// ValidateUpdate checks an update of a CRD against the stored one.
+func (h Hooks) ValidateUpdate(obj, old map[string]any) field.ErrorList {
+	c, err := decode(obj)
+	if err != nil {
+		return decodeErrors(err)
+	}
+	o, err := decode(old)
+	if err != nil {
+		// The stored object is ours; validate as a create rather than fail.
+		return validateCreate(c, h.Schemas)
+	}
+	return validateUpdate(c, o, h.Schemas)
+}
+
+// ValidateStatusUpdate checks a write of the status subresource: upstream
+// validates only metadata (the handler's part) and status.acceptedNames.
+func (Hooks) ValidateStatusUpdate(obj, old map[string]any) field.ErrorList {
+	c, err := decode(obj)
+	if err != nil {
+		return decodeErrors(err)
+	}
+	return validateStatus(&c.Status, field.NewPath("status"))
+}
+
+// Pending reports whether a delete must only mark the CRD: true until it
+// carries a deletionTimestamp. Once marked, the cleanup finalizer alone
+// keeps it.
+func (Hooks) Pending(obj map[string]any) bool {
+	md, _ := obj["metadata"].(map[string]any)
+	return md["deletionTimestamp"] == nil
+}
+
+// MarkDeleting adds the cleanup finalizer and the Terminating condition to
+// a CRD the handler has just given a deletionTimestamp; the condition's
+// lastTransitionTime is that timestamp. Upstream sets no grace period on
+// CRDs, so deletionGracePeriodSeconds is removed.
+func (Hooks) MarkDeleting(obj map[string]any) {
+	md, _ := obj["metadata"].(map[string]any)
+	if md == nil {
+		md = map[string]any{}
+		obj["metadata"] = md
+	}
+	delete(md, "deletionGracePeriodSeconds")
+	fin, _ := md["finalizers"].([]any)
+	has := false
+	for _, f := range fin {
+		if f == CleanupFinalizer {
+			has = true
+		}
+	}
+	if !has {
+		md["finalizers"] = append(fin, CleanupFinalizer)
+	}
+	now := time.Now()
+	if s, _ := md["deletionTimestamp"].(string); s != "" {
+		if t, err := time.Parse(time.RFC3339, s); err == nil {
+			now = t
+		}
+	}
+	SetCondition(obj, ConditionTerminating, StatusTrue, ReasonInstanceDeletionPending, MessageInstanceDeletionPending, now)
+}
+
+// StartCleanup records that the cleanup controller is deleting the
+// instances of a terminating CRD (Terminating True,
+// InstanceDeletionInProgress) and reports whether that changed status.
+func StartCleanup(obj map[string]any, now time.Time) bool {
+	return SetCondition(obj, ConditionTerminating, StatusTrue, ReasonInstanceDeletionInProgress, MessageInstanceDeletionInProgress, now)
+}
+
+// FinishCleanup records that no instance of a terminating CRD remains and
+// removes the cleanup finalizer, as upstream's finalizer controller does
+// in one status write: Terminating becomes False, InstanceDeletionCompleted
+// (NeverEstablished when the CRD never served). It reports whether obj
+// changed.
+func FinishCleanup(obj map[string]any, now time.Time) bool {
+	changed := false
+	if Established(obj) {
+		changed = SetCondition(obj, ConditionTerminating, StatusFalse, ReasonInstanceDeletionCompleted, MessageInstanceDeletionCompleted, now)
+	} else {
+		changed = SetCondition(obj, ConditionTerminating, StatusFalse, ReasonNeverEstablished, MessageNeverEstablished, now)
+	}
+	md, _ := obj["metadata"].(map[string]any)
+	fin, _ := md["finalizers"].([]any)
+	kept := make([]any, 0, len(fin))
+	for _, f := range fin {
+		if f != CleanupFinalizer {
+			kept = append(kept, f)
+		}
+	}
+	if len(kept) != len(fin) {
+		changed = true
+		if len(kept) == 0 {
+			delete(md, "finalizers")
+		} else {
+			md["finalizers"] = kept
+		}
+	}
+	return changed
+}
+
+// RemoveCleanupFinalizer is FinishCleanup at the current time.
+func RemoveCleanupFinalizer(obj map[string]any) bool { return FinishCleanup(obj, time.Now()) }
+
+// PatchSchema makes strategic merge patches apply to CRDs, as upstream.
+func (Hooks) PatchSchema() any { return apiextensionsv1.CustomResourceDefinition{} }
+
+// NewProtobuf decodes protobuf request bodies.
+func (Hooks) NewProtobuf() registry.ProtoMessage { return &apiextensionsv1.CustomResourceDefinition{} }
+
+func storageVersion(spec *apiextensionsv1.CustomResourceDefinitionSpec) string {
+	for _, v := range spec.Versions {
+		if v.Storage {
+			return v.Name
+		}
+	}
+	return ""
+}
+
+func contains(l []string, s string) bool {
+	for _, x := range l {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

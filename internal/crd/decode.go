@@ -1,0 +1,102 @@
+package crd
+
+import (
+	"encoding/json"
+	"fmt"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	sigsjson "sigs.k8s.io/json"
+)
+
+// Decode converts a CRD object into the typed v1 form with the v1 defaults
+// applied (singular, listKind, conversion strategy None, webhook service
+// port 443, storedVersions from the storage version), as upstream sees
+// every CRD it reads. Unknown fields are dropped, as upstream's typed
+// decoding drops them. The error, for fields of the wrong JSON type, reads
+// as upstream's decoding error (a 400 BadRequest there).
+func Decode(obj map[string]any) (*apiextensionsv1.CustomResourceDefinition, error) {
+	return decode(obj)
+}
+
+// The object goes through JSON rather than the unstructured converter so
+// that decoding is upstream's: case-sensitive field names, the same type
+// errors, the same strict-field complaints.
+func decode(obj map[string]any) (*apiextensionsv1.CustomResourceDefinition, error) {
+	c, _, err := decodeStrict(obj)
+	return c, err
+}
+
+func decodeStrict(obj map[string]any) (*apiextensionsv1.CustomResourceDefinition, []error, error) {
+	data, err := json.Marshal(obj)
+	if err != nil {
+		return nil, nil, fmt.Errorf("encoding CustomResourceDefinition: %w", err)
+	}
+	c := &apiextensionsv1.CustomResourceDefinition{}
+	strict, err := sigsjson.UnmarshalStrict(data, c)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s in version %q cannot be handled as a %s: %w", Kind, Version, Kind, err)
+	}
+	apiextensionsv1.SetObjectDefaults_CustomResourceDefinition(c)
+	return c, strict, nil
+}
+
+// CheckType reports a CRD body whose fields have the wrong JSON types, with
+// upstream's message; the handler answers 400 BadRequest with it.
+func (Hooks) CheckType(obj map[string]any) error {
+	_, err := decode(obj)
+	return err
+}
+
+// UnknownFields lists, in upstream's words, the fields of obj the v1 type
+// does not have and the fields given twice (`unknown field "spec.foo"`),
+// for fieldValidation=Warn and Strict. Nil when obj does not decode.
+func (Hooks) UnknownFields(obj map[string]any) []string {
+	_, strict, err := decodeStrict(obj)
+	if err != nil {
+		return nil
+	}
+	out := make([]string, 0, len(strict))
+	for _, e := range strict {
+		out = append(out, e.Error())
+	}
+	return out
+}
+
+// encodeInto replaces spec and status of obj with c's and drops top-level
+// fields the type does not have, as upstream's typed decoding does.
+// Metadata stays the caller's map: the handler owns it and has normalized
+// it already.
+func encodeInto(obj map[string]any, c *apiextensionsv1.CustomResourceDefinition) {
+	u := toMap(c)
+	for k := range obj {
+		switch k {
+		case "apiVersion", "kind", "metadata":
+		default:
+			delete(obj, k)
+		}
+	}
+	obj["spec"] = u["spec"]
+	obj["status"] = u["status"]
+}
+
+// toMap encodes a typed value as the handler holds objects (integers
+// int64). Every typed CRD value encodes; a failure is a bug.
+func toMap(v any) map[string]any {
+	data, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("crd: encoding %T: %v", v, err))
+	}
+	var m map[string]any
+	if err := utiljson.Unmarshal(data, &m); err != nil {
+		panic(fmt.Sprintf("crd: decoding %T: %v", v, err))
+	}
+	return m
+}
+
+// decodeErrors reports an object whose fields have the wrong JSON types
+// when the handler validates it without calling CheckType first.
+func decodeErrors(err error) field.ErrorList {
+	return field.ErrorList{field.Invalid(field.NewPath("spec"), field.OmitValueType{}, err.Error())}
+}

@@ -1,0 +1,175 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/crdserver/crdserver/internal/controllers"
+	"github.com/crdserver/crdserver/internal/crd"
+	"github.com/crdserver/crdserver/internal/handler"
+	"github.com/crdserver/crdserver/internal/registry"
+	"github.com/crdserver/crdserver/internal/storage"
+	"github.com/crdserver/crdserver/internal/watchcache"
+)
+
+// crdServer serves the CRD controller: it turns stored CRDs into registry
+// definitions and stores, writes their status, and deletes their instances.
+type crdServer struct {
+	s        *Server
+	reg      *registry.Registry
+	builtins []*registry.Definition
+
+	// served turns true after the first Serve: /readyz waits for it so
+	// that a restarted server answers for its CRDs at once.
+	served atomic.Bool
+
+	mu   sync.Mutex
+	crds map[string]map[string]any // by name, as last served
+}
+
+var _ controllers.CRDServer = (*crdServer)(nil)
+
+var crdGR = schema.GroupResource{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}
+
+func (c *crdServer) Serve(crds []map[string]any) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.crds = make(map[string]map[string]any, len(crds))
+	defs := slices.Clone(c.builtins)
+	for _, obj := range crds {
+		name, _ := nestedString(obj, "metadata", "name")
+		c.crds[name] = obj
+		if !crd.NamesAccepted(obj) {
+			continue
+		}
+		def, err := crd.FromCRD(obj)
+		if err != nil {
+			c.s.log.Error("serving CRD", "crd", name, "err", err)
+			continue
+		}
+		defs = append(defs, def)
+	}
+	// Stores first, so that a route never exists without its store.
+	keep := map[schema.GroupResource]bool{}
+	for _, d := range defs {
+		keep[d.GroupResource()] = true
+		c.s.stores.ensure(d)
+	}
+	c.reg.Swap(defs)
+	c.s.stores.retain(keep)
+	c.served.Store(true)
+}
+
+func (c *crdServer) SyncStatus(ctx context.Context, name string) error {
+	st, _ := c.s.stores.Store(crdGR)
+	c.mu.Lock()
+	others := make([]map[string]any, 0, len(c.crds))
+	for n, o := range c.crds {
+		if n != name {
+			others = append(others, o)
+		}
+	}
+	c.mu.Unlock()
+	_, err := storage.GuaranteedUpdate(ctx, st.Storage, st.Key("", name), func(cur storage.KeyValue) ([]byte, error) {
+		obj, err := handler.DecodeStored(cur.Value)
+		if err != nil {
+			return nil, err
+		}
+		crd.SyncStatus(obj, others, c.builtins, time.Now())
+		return handler.EncodeStored(obj)
+	})
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil
+	}
+	return err
+}
+
+func (c *crdServer) Cleanup(ctx context.Context, name string) (bool, error) {
+	st, _ := c.s.stores.Store(crdGR)
+	kv, err := st.Storage.Get(ctx, st.Key("", name))
+	if errors.Is(err, storage.ErrNotFound) {
+		return true, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	obj, err := handler.DecodeStored(kv.Value)
+	if err != nil {
+		return false, err
+	}
+	group, _ := nestedString(obj, "spec", "group")
+	plural, _ := nestedString(obj, "status", "acceptedNames", "plural")
+	if plural == "" {
+		plural, _ = nestedString(obj, "spec", "names", "plural")
+	}
+	gr := schema.GroupResource{Group: group, Resource: plural}
+	if def, ok := c.reg.Current().Lookup(group, plural); ok {
+		if ist, ok := c.s.stores.Store(gr); ok {
+			res, err := ist.Cache.List(ctx, watchcache.ListOptions{})
+			if err != nil {
+				return false, fmt.Errorf("listing instances of %s: %w", gr, err)
+			}
+			for _, it := range res.Items {
+				_, _, err := c.s.handler.DeleteObject(ctx, def, ist, it.Namespace, it.Name, &metav1.DeleteOptions{})
+				if err != nil && !apierrors.IsNotFound(err) {
+					return false, fmt.Errorf("deleting %s %s/%s: %w", gr, it.Namespace, it.Name, err)
+				}
+			}
+			if len(res.Items) > 0 {
+				return false, nil // look again once the deletes are seen
+			}
+		}
+	}
+	// No instances remain: drop the cleanup finalizer; the CRD goes when no
+	// finalizer is left.
+	kv, err = storage.GuaranteedUpdate(ctx, st.Storage, st.Key("", name), func(cur storage.KeyValue) ([]byte, error) {
+		o, err := handler.DecodeStored(cur.Value)
+		if err != nil {
+			return nil, err
+		}
+		crd.RemoveCleanupFinalizer(o)
+		return handler.EncodeStored(o)
+	})
+	if errors.Is(err, storage.ErrNotFound) {
+		return true, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	o, err := handler.DecodeStored(kv.Value)
+	if err != nil {
+		return false, err
+	}
+	if md, _ := o["metadata"].(map[string]any); md != nil {
+		if f, _ := md["finalizers"].([]any); len(f) > 0 {
+			return true, nil // other finalizers: their owners finish
+		}
+	}
+	_, _, err = st.Storage.Delete(ctx, st.Key("", name), kv.ModRevision)
+	if err != nil && !errors.Is(err, storage.ErrNotFound) {
+		return false, err
+	}
+	return true, nil
+}
+
+func nestedString(obj map[string]any, path ...string) (string, bool) {
+	var cur any = obj
+	for _, p := range path {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return "", false
+		}
+		cur = m[p]
+	}
+	s, ok := cur.(string)
+	return s, ok
+}

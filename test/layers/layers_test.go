@@ -1,0 +1,104 @@
+// Package layers checks that imports between crdserver's packages point one
+// way: down the request path, never back up (DESIGN.md).
+package layers
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/crdserver/crdserver/"
+
+// layer of each package; a package may import only packages of a lower
+// layer. A new package must be placed here, or the test fails.
+var layer = map[string]int{
+	// Leaves: contracts and pure helpers.
+	"internal/request":         0,
+	"internal/storage":         0,
+	"internal/registry":        0,
+	"internal/codec":           0,
+	"internal/certs":           0,
+	"internal/version":         0,
+	"internal/authn":           0,
+	"internal/storage/etcdlog": 0,
+	// One step each: storage backends, the cache, definitions, documents.
+	"internal/authz":               1,
+	"internal/watchcache":          1,
+	"internal/storage/etcd":        1,
+	"internal/storage/embedded":    1,
+	"internal/storage/storagetest": 1,
+	"internal/builtin":             1,
+	"internal/crd":                 1,
+	"internal/discovery":           1,
+	"internal/openapi":             1,
+	// The request path and background loops.
+	"internal/storage/etcdtest": 2,
+	"internal/filters":          2,
+	"internal/handler":          2,
+	"internal/controllers":      2,
+	"internal/router":           2,
+	// Wiring.
+	"internal/server":  3,
+	"internal/loadgen": 3,
+	// Entry points.
+	"cmd/crdserver":   4,
+	"crdtest":         4,
+	"test/etcdserver": 4,
+	"test/e2e":        5,
+	"test/layers":     5,
+}
+
+func TestImportsPointDown(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}:{{join .Imports " "}}`, module+"...").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		pkg, imports, _ := strings.Cut(line, ":")
+		pkg = strings.TrimPrefix(pkg, module)
+		l, ok := layer[pkg]
+		if !ok {
+			t.Errorf("package %s has no layer: add it to layers_test.go", pkg)
+			continue
+		}
+		for _, imp := range strings.Fields(imports) {
+			if !strings.HasPrefix(imp, module) {
+				continue
+			}
+			dep := strings.TrimPrefix(imp, module)
+			if dl, ok := layer[dep]; ok && dl >= l {
+				t.Errorf("%s (layer %d) imports %s (layer %d): imports must point down", pkg, l, dep, dl)
+			}
+		}
+	}
+}
+
+// forbidden are the upstream server packages crdserver replaces
+// (DESIGN.md, Dependencies).
+var forbidden = []string{
+	"k8s.io/apiserver/pkg/endpoints",
+	"k8s.io/apiserver/pkg/registry",
+	"k8s.io/apiserver/pkg/server",
+	"k8s.io/apiserver/pkg/storage",
+	"k8s.io/apiextensions-apiserver/pkg/apiserver",
+	"k8s.io/apiextensions-apiserver/pkg/registry",
+	"k8s.io/apiextensions-apiserver/pkg/controller",
+	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation",
+	"k8s.io/kube-openapi/pkg/validation/validate",
+	"k8s.io/kubernetes",
+}
+
+func TestNoUpstreamServer(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", module+"cmd/crdserver").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		for _, f := range forbidden {
+			if dep == f || strings.HasPrefix(dep, f+"/") {
+				t.Errorf("crdserver depends on %s, which it replaces", dep)
+			}
+		}
+	}
+}
