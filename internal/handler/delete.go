@@ -43,7 +43,12 @@ func deleteOptions(c *call) (*metav1.DeleteOptions, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(body) > 0 {
+	if len(body) > 0 && isProtobuf(c.r.Header.Get("Content-Type")) {
+		// client-go's typed clients send DeleteOptions as protobuf.
+		if err := unmarshalProtobuf(body, opts); err != nil {
+			return nil, err
+		}
+	} else if len(body) > 0 {
 		if err := utiljson.Unmarshal(body, opts); err != nil {
 			return nil, apierrors.NewBadRequest(fmt.Sprintf("decoding DeleteOptions: %v", err))
 		}

@@ -30,14 +30,11 @@ func decodeProtobuf(def *registry.Definition, body []byte) (map[string]any, erro
 	if !ok {
 		return nil, nil
 	}
-	if !bytes.HasPrefix(body, protobufMagic) {
-		return nil, apierrors.NewBadRequest("protobuf body does not start with the Kubernetes envelope prefix")
-	}
-	var env runtime.Unknown
-	if err := env.Unmarshal(body[len(protobufMagic):]); err != nil {
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("decoding protobuf envelope: %v", err))
-	}
 	msg := pb.NewProtobuf()
+	env, err := unwrapProtobuf(body)
+	if err != nil {
+		return nil, err
+	}
 	if err := msg.Unmarshal(env.Raw); err != nil {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("decoding protobuf %s: %v", env.Kind, err))
 	}
@@ -67,4 +64,28 @@ func dropNulls(m map[string]any) {
 			dropNulls(x)
 		}
 	}
+}
+
+// unwrapProtobuf reads the Kubernetes protobuf envelope.
+func unwrapProtobuf(body []byte) (*runtime.Unknown, error) {
+	if !bytes.HasPrefix(body, protobufMagic) {
+		return nil, apierrors.NewBadRequest("protobuf body does not start with the Kubernetes envelope prefix")
+	}
+	env := &runtime.Unknown{}
+	if err := env.Unmarshal(body[len(protobufMagic):]); err != nil {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("decoding protobuf envelope: %v", err))
+	}
+	return env, nil
+}
+
+// unmarshalProtobuf decodes an enveloped protobuf body into msg.
+func unmarshalProtobuf(body []byte, msg registry.ProtoMessage) error {
+	env, err := unwrapProtobuf(body)
+	if err != nil {
+		return err
+	}
+	if err := msg.Unmarshal(env.Raw); err != nil {
+		return apierrors.NewBadRequest(fmt.Sprintf("decoding protobuf %s: %v", env.Kind, err))
+	}
+	return nil
 }

@@ -40,6 +40,8 @@ func (h *Handler) watch(c *call) {
 		Fields:               opts.FieldSelector,
 		AllowBookmarks:       opts.AllowWatchBookmarks,
 		SendInitialEvents:    opts.SendInitialEvents,
+		// Upstream sends a last bookmark two seconds before the timeout.
+		FinalBookmarkAt: h.now().Add(timeout - 2*time.Second),
 	})
 	if err != nil {
 		codec.WriteStatus(c.w, c.r, err)

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"strings"
 
-
 	"github.com/crdserver/crdserver/internal/codec"
 	"github.com/crdserver/crdserver/internal/request"
 )

@@ -4,6 +4,8 @@
 package watchcache
 
 import (
+	"time"
+
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 )
@@ -70,6 +72,10 @@ type WatchOptions struct {
 	// every current object followed by a BOOKMARK annotated
 	// k8s.io/initial-events-end: "true".
 	SendInitialEvents *bool
+	// FinalBookmarkAt, when set with AllowBookmarks, sends one more
+	// bookmark at that time: the handler sets it shortly before the watch's
+	// timeout, as upstream does, so clients resume from a recent revision.
+	FinalBookmarkAt time.Time
 }
 
 // EventType is the watch event type as it appears on the wire.

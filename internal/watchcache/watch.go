@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"sync"
+	"time"
 
 	"k8s.io/utils/third_party/forked/golang/btree"
 )
@@ -34,6 +35,7 @@ type Watcher struct {
 	initialRev  int64
 	endBookmark bool
 	replay      []*change
+	finalAt     time.Time // one extra bookmark then (zero: none)
 }
 
 // ResultChan returns the events; it is closed when the watch ends.
@@ -108,6 +110,9 @@ func (c *Cache) Watch(ctx context.Context, opts WatchOptions) (*Watcher, error) 
 		return nil, errNotReady()
 	}
 	w := newWatcher(c, newFilter(opts.Namespace, opts.Labels, opts.Fields), opts.AllowBookmarks, c.opts.WatcherBuffer)
+	if opts.AllowBookmarks {
+		w.finalAt = opts.FinalBookmarkAt
+	}
 	sendInitial := opts.SendInitialEvents != nil && *opts.SendInitialEvents
 
 	switch {
@@ -261,14 +266,31 @@ func (w *Watcher) run(ctx context.Context) {
 	}
 	w.replay = nil
 
+	// seen is the newest revision the watcher has processed, matching or
+	// not: the final bookmark reports it.
+	seen := sent
+	var final <-chan time.Time
+	if !w.finalAt.IsZero() {
+		t := w.c.clock.NewTimer(w.finalAt.Sub(w.c.clock.Now()))
+		defer t.Stop()
+		final = t.C()
+	}
 	for {
 		select {
+		case <-final:
+			final = nil
+			if seen > 0 && !w.emit(ctx, Event{Type: Bookmark, Revision: seen}) {
+				w.finish(ctx)
+				return
+			}
+			sent = max(sent, seen)
 		case ch := <-w.input:
 			switch ch.kind {
 			case kindEvent:
 				if ch.seq <= w.startSeq || ch.rev <= w.minRev {
 					continue
 				}
+				seen = max(seen, ch.rev)
 				if ev, ok := w.convert(ch); ok {
 					if !w.emit(ctx, ev) {
 						w.finish(ctx)
@@ -279,6 +301,7 @@ func (w *Watcher) run(ctx context.Context) {
 			case kindBookmark:
 				// A bookmark at ch.rev follows, in the input, every change
 				// up to ch.rev, so the client has them all.
+				seen = max(seen, ch.rev)
 				if ch.rev > sent {
 					if !w.emit(ctx, Event{Type: Bookmark, Revision: ch.rev}) {
 						w.finish(ctx)

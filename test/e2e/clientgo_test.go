@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -587,10 +588,39 @@ func testDiscovery(t *testing.T, srv *server) {
 	if nsRes.Namespaced || nsRes.Kind != "Namespace" || nsRes.SingularName != "namespace" || !slices.Equal(nsRes.ShortNames, []string{"ns"}) {
 		t.Errorf("namespaces resource = %+v, want cluster-scoped kind Namespace, singular namespace, short name ns", *nsRes)
 	}
-	for _, verb := range []string{"create", "delete", "get", "list", "patch", "update", "watch"} {
-		if !slices.Contains(nsRes.Verbs, verb) {
-			t.Errorf("namespaces verbs %v lack %s", nsRes.Verbs, verb)
+	// As upstream: namespaces have no deletecollection.
+	if want := []string{"create", "delete", "get", "list", "patch", "update", "watch"}; !slices.Equal(slices.Sorted(slices.Values(nsRes.Verbs)), want) {
+		t.Errorf("namespaces verbs = %v, want %v", nsRes.Verbs, want)
+	}
+
+	// Aggregated discovery, which kubectl asks for first: /api as one
+	// APIGroupDiscoveryList.
+	const aggregated = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+	var contentType string
+	raw, err := dc.RESTClient().Get().AbsPath("/api").SetHeader("Accept", aggregated+",application/json").
+		Do(context.Background()).ContentType(&contentType).Raw()
+	if err != nil {
+		t.Fatalf("aggregated discovery /api: %v", err)
+	}
+	var agg apidiscoveryv2.APIGroupDiscoveryList
+	if err := decodeJSON(raw, &agg); err != nil || contentType != aggregated || agg.Kind != "APIGroupDiscoveryList" {
+		t.Errorf("aggregated /api: content type %q, kind %q (%v), want %s", contentType, agg.Kind, err, aggregated)
+	}
+	var aggNS *apidiscoveryv2.APIResourceDiscovery
+	for _, g := range agg.Items {
+		for _, v := range g.Versions {
+			for i, r := range v.Resources {
+				if g.Name == "" && v.Version == "v1" && r.Resource == "namespaces" {
+					aggNS = &v.Resources[i]
+				}
+			}
 		}
+	}
+	if aggNS == nil {
+		t.Errorf("aggregated /api has no v1 namespaces:\n%s", raw)
+	} else if aggNS.Scope != apidiscoveryv2.ScopeCluster || aggNS.SingularResource != "namespace" ||
+		aggNS.ResponseKind == nil || aggNS.ResponseKind.Kind != "Namespace" || !slices.Equal(aggNS.ShortNames, []string{"ns"}) {
+		t.Errorf("aggregated discovery of namespaces = %+v, want scope Cluster, singular namespace, kind Namespace, short name ns", *aggNS)
 	}
 
 	info, err := dc.ServerVersion()

@@ -36,10 +36,19 @@ func kubectlFails(t *testing.T, srv *server, args ...string) string {
 }
 
 // kubectlLine runs kubectl and returns standard output trimmed: the one line
-// that commands such as create, apply and delete print.
+// that commands such as create, apply and delete print. Standard error must
+// stay empty: kubectl's warnings (from a Warning header or a schema it could
+// not use) are part of what the user sees.
 func kubectlLine(t *testing.T, srv *server, args ...string) string {
 	t.Helper()
-	return strings.TrimSpace(kubectl(t, srv, args...))
+	stdout, stderr, err := kubectlResult(srv, args...)
+	if err != nil {
+		t.Fatalf("kubectl %s: %v\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), err, stdout, stderr)
+	}
+	if stderr != "" {
+		t.Errorf("kubectl %s printed on standard error:\n%s", strings.Join(args, " "), stderr)
+	}
+	return strings.TrimSpace(stdout)
 }
 
 // kubectlYAML runs kubectl with -o yaml (or -o json, given in args) and

@@ -44,9 +44,6 @@ func TestCRDWalkthrough(t *testing.T) {
 			{"metadata.resourceVersion", nil},
 			{"metadata.creationTimestamp", nil},
 			{"metadata.generation", 1},
-			// The server's cleanup finalizer: deleting the CRD deletes
-			// its objects first.
-			{"metadata.finalizers", []any{"customresourcecleanup.apiextensions.k8s.io"}},
 			{"spec.names.listKind", "CronTabList"}, // defaulted from kind
 			{"spec.conversion.strategy", "None"},   // defaulted
 			{"status.acceptedNames", map[string]any{
@@ -58,6 +55,10 @@ func TestCRDWalkthrough(t *testing.T) {
 			}},
 			{"status.storedVersions", []any{"v1"}},
 		})
+		// The cleanup finalizer comes with the first delete, not before.
+		if f := lookup(crd, "metadata.finalizers"); f != nil {
+			t.Errorf("a new CRD has metadata.finalizers %v, want none", f)
+		}
 		conds := crdConditions(t, crd)
 		for _, want := range []condition{
 			{"NamesAccepted", "True", "NoConflicts", "no conflicts found"},
@@ -280,19 +281,52 @@ func TestCRDWalkthrough(t *testing.T) {
 
 	// "When you delete a CustomResourceDefinition, the server will
 	// uninstall the RESTful API endpoint and delete all custom objects
-	// stored in it."
-	must("delete CRD", func(t *testing.T) {
-		if got, want := kubectlLine(t, srv, "delete", "crd", crontabsCRD, "--timeout=30s"), `customresourcedefinition.apiextensions.k8s.io "`+crontabsCRD+`" deleted`; got != want {
-			t.Fatalf("kubectl delete crd printed %q, want %q", got, want)
+	// stored in it." An object's finalizer holds the CRD back until the
+	// object's controller removes it.
+	t.Run("delete CRD", func(t *testing.T) {
+		const finalized = "finalized-cron-object"
+		kubectlLine(t, srv, "create", "-f", crdFixture("crontab-finalizer.yaml"))
+		if got, want := kubectlLine(t, srv, "delete", "crd", crontabsCRD, "--wait=false"), `customresourcedefinition.apiextensions.k8s.io "`+crontabsCRD+`" deleted`; got != want {
+			t.Fatalf("kubectl delete crd --wait=false printed %q, want %q", got, want)
 		}
-		stderr := kubectlFails(t, srv, "get", "crd", crontabsCRD)
+		crd := kubectlYAML(t, srv, "get", "crd", crontabsCRD, "-o", "yaml")
+		checkFields(t, "get crd while it is deleted", crd, []fieldCheck{
+			{"metadata.deletionTimestamp", nil},
+			{"metadata.finalizers", []any{"customresourcecleanup.apiextensions.k8s.io"}},
+		})
+		// Pending right after the delete, in progress once the cleanup
+		// has started; it cannot finish while the finalizer remains.
+		if c := crdConditions(t, crd)["Terminating"]; c.Status != "True" || (c.Reason != "InstanceDeletionPending" && c.Reason != "InstanceDeletionInProgress") {
+			t.Errorf("condition Terminating = %+v, want True with reason InstanceDeletionPending or InstanceDeletionInProgress", c)
+		}
+		var last string
+		waitFor(t, crdSettle, "the cleanup deletes my-new-cron-object and marks "+finalized, func() (bool, error) {
+			out, _, err := kubectlResult(srv, "get", "crontabs", "-o", `jsonpath={range .items[*]}{.metadata.name} {.metadata.deletionTimestamp}{"\n"}{end}`)
+			last = out
+			name, ts, _ := strings.Cut(strings.TrimSpace(out), " ")
+			return err == nil && name == finalized && ts != "" && !strings.Contains(ts, "\n"), err
+		})
+		// No new object while the CRD terminates.
+		stderr := kubectlFails(t, srv, "create", "-f", crdFixture("crontab-late.yaml"))
+		want := `Error from server (Forbidden): error when creating "` + crdFixture("crontab-late.yaml") + `": crontabs.stable.example.com "late-cron-object" is forbidden: create not allowed while custom resource definition is terminating`
+		if stderr != want {
+			t.Errorf("create while the CRD terminates:\n got %q\nwant %q", stderr, want)
+		}
+		if out := kubectl(t, srv, "get", "crd", crontabsCRD, "-o", "name"); out != "customresourcedefinition.apiextensions.k8s.io/"+crontabsCRD+"\n" {
+			t.Fatalf("the CRD went away while %s still had its finalizer: get crd -o name printed %q (crontabs: %q)", finalized, out, last)
+		}
+
+		// The object's controller finishes; then the CRD goes.
+		kubectlLine(t, srv, "patch", "crontab", finalized, "--type=merge", "-p", `{"metadata":{"finalizers":null}}`)
+		kubectl(t, srv, "wait", "--for=delete", "crd/"+crontabsCRD, "--timeout=30s")
+		stderr = kubectlFails(t, srv, "get", "crd", crontabsCRD)
 		if want := `Error from server (NotFound): customresourcedefinitions.apiextensions.k8s.io "` + crontabsCRD + `" not found`; stderr != want {
 			t.Errorf("get crd after delete:\n got %q\nwant %q", stderr, want)
 		}
 		// kubectl still has crontabs in its discovery cache: it lists,
 		// and the server no longer knows the path (the seed's output).
 		stderr = kubectlFails(t, srv, "get", "crontabs")
-		if want := "Error from server (NotFound): the server could not find the requested resource (get crontabs.stable.example.com)"; stderr != want {
+		if want := `Error from server (NotFound): Unable to list "stable.example.com/v1, Resource=crontabs": the server could not find the requested resource (get crontabs.stable.example.com)`; stderr != want {
 			t.Errorf("get crontabs with a warm discovery cache:\n got %q\nwant %q", stderr, want)
 		}
 		stderr = kubectlFails(t, srv, "get", "--raw", crontabsURL)
@@ -389,6 +423,38 @@ func TestCRDChanges(t *testing.T) {
 		t.FailNow()
 	}
 
+	// Names are unique within a group: a CRD that wants a name another
+	// already has is stored, but not served.
+	t.Run("names conflict", func(t *testing.T) {
+		const name = "crontabcopies.stable.example.com"
+		if got, want := kubectlLine(t, srv, "create", "-f", crdFixture("crontabcopy-crd.yaml")), "customresourcedefinition.apiextensions.k8s.io/"+name+" created"; got != want {
+			t.Fatalf("kubectl create -f crontabcopy-crd.yaml printed %q, want %q", got, want)
+		}
+		var conds map[string]condition
+		waitFor(t, crdSettle, name+" has a NamesAccepted condition", func() (bool, error) {
+			conds = crdConditions(t, kubectlYAML(t, srv, "get", "crd", name, "-o", "yaml"))
+			return conds["NamesAccepted"].Status != "", nil
+		})
+		for _, want := range []condition{
+			{"NamesAccepted", "False", "ShortNamesConflict", `"ct" is already in use`},
+			{"Established", "False", "NotAccepted", "not all names are accepted"},
+		} {
+			if got := conds[want.Type]; got != want {
+				t.Errorf("condition %s = %+v, want %+v", want.Type, got, want)
+			}
+		}
+		stderr := kubectlFails(t, srv, "get", "--raw", "/apis/stable.example.com/v1/namespaces/default/crontabcopies")
+		if want := "Error from server (NotFound): the server could not find the requested resource"; stderr != want {
+			t.Errorf("GET of a CRD whose names were not accepted:\n got %q\nwant %q", stderr, want)
+		}
+		if out := kubectl(t, srv, "get", "ct", "-o", "name"); out != "crontab.stable.example.com/my-new-cron-object\n" {
+			t.Errorf("get ct -o name printed %q, want the crontab: ct is still crontabs' short name", out)
+		}
+		if got, want := kubectlLine(t, srv, "delete", "crd", name, "--timeout=30s"), `customresourcedefinition.apiextensions.k8s.io "`+name+`" deleted`; got != want {
+			t.Errorf("kubectl delete crd %s printed %q, want %q", name, got, want)
+		}
+	})
+
 	// "As with existing built-in objects, deleting a namespace deletes all
 	// custom objects in that namespace."
 	t.Run("namespace deletion", func(t *testing.T) {
@@ -438,6 +504,20 @@ func TestCRDChanges(t *testing.T) {
 				{"spec", map[string]any{"cronSpec": "* * * * */5", "image": "my-awesome-cron-image"}},
 			})
 		}
+		// A list converts every item to the version asked for.
+		if out := kubectl(t, srv, "get", "crontabs.v2.stable.example.com", "-o", "jsonpath={.apiVersion} {.kind} {.items[*].apiVersion}"); out != "v1 List stable.example.com/v2" {
+			t.Errorf("get crontabs.v2.stable.example.com: list apiVersion, kind and items' apiVersions = %q, want %q", out, "v1 List stable.example.com/v2")
+		}
+		raw := kubectlYAML(t, srv, "get", "--raw", "/apis/stable.example.com/v2/namespaces/default/crontabs")
+		checkFields(t, "GET /apis/stable.example.com/v2/namespaces/default/crontabs", raw, []fieldCheck{
+			{"apiVersion", "stable.example.com/v2"},
+			{"kind", "CronTabList"},
+		})
+		if items, _ := raw["items"].([]any); len(items) != 1 {
+			t.Errorf("GET /apis/stable.example.com/v2/namespaces/default/crontabs: %d items, want 1", len(items))
+		} else if item, _ := items[0].(map[string]any); item["apiVersion"] != "stable.example.com/v2" {
+			t.Errorf("GET /apis/stable.example.com/v2/namespaces/default/crontabs: items[0].apiVersion = %v, want stable.example.com/v2", item["apiVersion"])
+		}
 		// The v2 object that the walkthrough's v1 URL refused.
 		if got := kubectl(t, srv, "create", "--raw", "/apis/stable.example.com/v2/namespaces/default/crontabs", "-f", crdFixture("crontab-v2.json")); !strings.Contains(got, `"apiVersion":"stable.example.com/v2"`) {
 			t.Errorf("POST a CronTab at v2 printed %q, want the created object at v2", got)
@@ -461,6 +541,14 @@ func TestCRDChanges(t *testing.T) {
 		}
 		if out := kubectl(t, srv, "get", "ct", "-o", "name"); out != "crontab.stable.example.com/my-new-cron-object\ncrontab.stable.example.com/v2-cron-object\n" {
 			t.Errorf("get ct -o name after changing the storage version printed %q, want both objects", out)
+		}
+		// Objects stored at v1 before the change are still served at the
+		// version asked for, in a list as in a get.
+		for _, v := range []string{"v1", "v2"} {
+			want := "stable.example.com/" + v + " stable.example.com/" + v
+			if out := kubectl(t, srv, "get", "crontabs."+v+".stable.example.com", "-o", "jsonpath={.items[*].apiVersion}"); out != want {
+				t.Errorf("get crontabs.%s.stable.example.com: items' apiVersions = %q, want %q", v, out, want)
+			}
 		}
 	})
 
@@ -511,6 +599,20 @@ func TestCRDChanges(t *testing.T) {
 		}
 		if out := kubectl(t, srv, "get", "ct", "my-new-cron-object", "-o", "jsonpath={.apiVersion} {.spec.cronSpec}"); out != "stable.example.com/v2 * * * * */5" {
 			t.Errorf("get ct my-new-cron-object printed %q, want it at v2 with its spec", out)
+		}
+	})
+
+	// The seed's way to delete a CRD: kubectl delete -f with its file.
+	t.Run("delete CRD", func(t *testing.T) {
+		if got, want := kubectlLine(t, srv, "delete", "-f", crdFixture("crontab-crd-v2-only.yaml"), "--timeout=30s"), `customresourcedefinition.apiextensions.k8s.io "`+crontabsCRD+`" deleted`; got != want {
+			t.Fatalf("kubectl delete -f crontab-crd-v2-only.yaml printed %q, want %q", got, want)
+		}
+		stderr := kubectlFails(t, srv, "get", "--raw", "/apis/stable.example.com/v2/namespaces/default/crontabs")
+		if want := "Error from server (NotFound): the server could not find the requested resource"; stderr != want {
+			t.Errorf("GET /apis/stable.example.com/v2/namespaces/default/crontabs after deleting the CRD:\n got %q\nwant %q", stderr, want)
+		}
+		if versions := strings.Fields(kubectl(t, srv, "api-versions")); slices.Contains(versions, "stable.example.com/v2") {
+			t.Errorf("api-versions still lists stable.example.com/v2: %q", versions)
 		}
 	})
 }
