@@ -1,6 +1,7 @@
 package handler
 
 import (
+	"errors"
 	"net/http"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -20,9 +21,6 @@ func (h *Handler) create(c *call) {
 func (h *Handler) doCreate(c *call) error {
 	if c.info.Name != "" {
 		return methodNotSupported(c)
-	}
-	if c.def.Terminating {
-		return apierrors.NewMethodNotSupported(c.gr(), "create")
 	}
 	dry, err := dryRun(c.r)
 	if err != nil {
@@ -47,6 +45,9 @@ func (h *Handler) doCreate(c *call) error {
 	obj = toStorageVersion(c, obj)
 	// Mutating admission, pruning and defaulting plug in here.
 	name, _ := metadata(obj)["name"].(string)
+	if c.def.Terminating {
+		return apierrors.NewForbidden(c.gr(), name, errors.New("create not allowed while custom resource definition is terminating"))
+	}
 	if errs := validateCreate(c, obj); len(errs) > 0 {
 		return apierrors.NewInvalid(schema.GroupKind{Group: c.def.Group, Kind: c.def.Kind}, name, errs)
 	}

@@ -117,6 +117,10 @@ func (h *Handler) DeleteObject(ctx context.Context, def *registry.Definition, st
 			}
 			md["deletionTimestamp"] = h.now().UTC().Format(time.RFC3339)
 			md["deletionGracePeriodSeconds"] = int64(0)
+			// Upstream counts marking for deletion as a change of intent.
+			if gen, ok := md["generation"].(int64); ok && gen > 0 {
+				md["generation"] = gen + 1
+			}
 			if fz, ok := def.Hooks.(registry.Finalizer); ok {
 				fz.MarkDeleting(obj)
 			}

@@ -5,6 +5,7 @@
 package handler
 
 import (
+	"errors"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -126,7 +127,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	c, err := h.route(w, r, info)
 	if err != nil {
-		codec.WriteStatus(w, r, err)
+		writeError(w, r, err)
 		return
 	}
 	if c.version.Deprecated {
@@ -144,7 +145,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			h.updateSubresource(c, su)
 			return
 		}
-		codec.WriteStatus(w, r, notFoundResource())
+		writeError(w, r, notFoundResource())
 	}
 }
 
@@ -223,7 +224,21 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request, info *request.In
 	return &call{w: w, r: r, info: info, def: def, version: version, store: store, media: mt}, nil
 }
 
-func notFoundResource() error { return codec.NotFound() }
+// notFoundResource answers a path no served resource has. Upstream answers
+// these with a plain-text 404 (not a Status), and clients word their errors
+// on that difference; errPathNotFound marks it for ServeHTTP.
+func notFoundResource() error { return errPathNotFound }
+
+var errPathNotFound = errors.New("404 page not found")
+
+// writeError sends err; a path no resource has gets upstream's plain 404.
+func writeError(w http.ResponseWriter, r *http.Request, err error) {
+	if errors.Is(err, errPathNotFound) {
+		http.NotFound(w, r)
+		return
+	}
+	codec.WriteStatus(w, r, err)
+}
 
 func methodNotSupported(c *call) error {
 	return apierrors.NewMethodNotSupported(c.gr(), c.info.Verb)

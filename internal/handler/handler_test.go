@@ -130,14 +130,13 @@ func TestErrors(t *testing.T) {
 	big := `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"big","annotations":{"a":"` + strings.Repeat("x", 3<<20) + `"}}}`
 	deep := strings.Repeat(`{"a":`, 20000) + "1" + strings.Repeat("}", 20000)
 	cases := []errCase{
-		at(errCase{name: "unknown resource", req: req{method: "GET", path: "/api/v1/nothings"}, code: 404, reason: metav1.StatusReasonNotFound}),
-		at(errCase{name: "unknown version", req: req{method: "GET", path: "/api/v2/namespaces"}, code: 404, reason: metav1.StatusReasonNotFound}),
 		at(errCase{name: "get missing", req: req{method: "GET", path: "/api/v1/namespaces/missing"}, code: 404, reason: metav1.StatusReasonNotFound, message: `namespaces "missing" not found`}),
 		at(errCase{name: "create exists", req: req{method: "POST", path: "/api/v1/namespaces", body: ns("exists")}, code: 409, reason: metav1.StatusReasonAlreadyExists, message: `namespaces "exists" already exists`}),
 		at(errCase{name: "invalid name", req: req{method: "POST", path: "/api/v1/namespaces", body: ns("Bad_Name")}, code: 422, reason: metav1.StatusReasonInvalid, message: `metadata.name: Invalid value: "Bad_Name"`}),
 		at(errCase{name: "no name", req: req{method: "POST", path: "/api/v1/namespaces", body: `{"apiVersion":"v1","kind":"Namespace","metadata":{}}`}, code: 422, reason: metav1.StatusReasonInvalid, message: "name or generateName is required"}),
 		at(errCase{name: "malformed json", req: req{method: "POST", path: "/api/v1/namespaces", body: `{"apiVersion":`}, code: 400, reason: metav1.StatusReasonBadRequest}),
-		at(errCase{name: "wrong kind", req: req{method: "POST", path: "/api/v1/namespaces", body: `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"x"}}`}, code: 400, reason: metav1.StatusReasonBadRequest}),
+		at(errCase{name: "wrong kind", req: req{method: "POST", path: "/api/v1/namespaces", body: `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"x"}}`}, code: 422, reason: metav1.StatusReasonInvalid, message: `kind: Invalid value: "Pod": must be Namespace`}),
+		at(errCase{name: "wrong apiVersion", req: req{method: "POST", path: "/api/v1/namespaces", body: `{"apiVersion":"v2","kind":"Namespace","metadata":{"name":"x"}}`}, code: 400, reason: metav1.StatusReasonBadRequest}),
 		at(errCase{name: "malformed protobuf body", req: req{method: "POST", path: "/api/v1/namespaces", body: "x", contentType: "application/vnd.kubernetes.protobuf"}, code: 400, reason: metav1.StatusReasonBadRequest}),
 		at(errCase{name: "unknown body type", req: req{method: "POST", path: "/api/v1/namespaces", body: "x", contentType: "text/csv"}, code: 415, reason: metav1.StatusReasonUnsupportedMediaType}),
 		at(errCase{name: "too large", req: req{method: "POST", path: "/api/v1/namespaces", body: big}, code: 413, reason: metav1.StatusReasonRequestEntityTooLarge}),
@@ -157,7 +156,16 @@ func TestErrors(t *testing.T) {
 		at(errCase{name: "bad continue", req: req{method: "GET", path: "/api/v1/namespaces?limit=1&continue=garbage"}, code: 400, reason: metav1.StatusReasonBadRequest}),
 		at(errCase{name: "strict duplicate field", req: req{method: "POST", path: "/api/v1/namespaces?fieldValidation=Strict", body: `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"dup","name":"dup2"}}`}, code: 400, reason: metav1.StatusReasonBadRequest, message: `duplicate field`}),
 		at(errCase{name: "bad fieldValidation", req: req{method: "POST", path: "/api/v1/namespaces?fieldValidation=Loud", body: ns("fv")}, code: 400, reason: metav1.StatusReasonBadRequest}),
-		at(errCase{name: "create in missing namespace path", req: req{method: "POST", path: "/api/v1/namespaces/missing/namespaces", body: ns("x")}, code: 404, reason: metav1.StatusReasonNotFound}),
+	}
+	// Paths no resource has get upstream's plain-text 404, not a Status.
+	for _, path := range []string{"/api/v1/nothings", "/api/v2/namespaces", "/apis/nope.example.com/v1/things", "/api/v1/namespaces/missing/namespaces"} {
+		r := e.do(req{method: "GET", path: path})
+		if r.code != 404 || string(r.body) != "404 page not found\n" {
+			t.Errorf("GET %s: %d %q, want a plain 404", path, r.code, r.body)
+		}
+	}
+	if r := e.do(req{method: "POST", path: "/api/v1/namespaces/missing/namespaces", body: ns("x")}); r.code != 404 {
+		t.Errorf("create under a namespace path of a cluster resource: %d %s", r.code, r.body)
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

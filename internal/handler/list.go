@@ -117,7 +117,6 @@ func (h *Handler) writeList(c *call, res watchcache.ListResult) {
 		return
 	}
 
-	sameVersion := c.def.StorageVersion().Name == c.version.Name
 	var buf bytes.Buffer
 	size := 256
 	for _, it := range res.Items {
@@ -133,7 +132,7 @@ func (h *Handler) writeList(c *call, res watchcache.ListResult) {
 		if i > 0 {
 			buf.WriteByte(',')
 		}
-		if sameVersion {
+		if inVersion(c, it.JSON) {
 			buf.Write(it.JSON)
 			continue
 		}

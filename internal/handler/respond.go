@@ -8,6 +8,8 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/crdserver/crdserver/internal/codec"
 	"github.com/crdserver/crdserver/internal/registry"
@@ -177,9 +179,25 @@ func checkTypeMeta(c *call, obj map[string]any) error {
 	if kind == "" {
 		obj["kind"] = c.def.Kind
 	} else if kind != c.def.Kind {
-		return apierrors.NewBadRequest(fmt.Sprintf("the kind in the data (%s) does not match the expected kind (%s)", kind, c.def.Kind))
+		name, _ := metadata(obj)["name"].(string)
+		return apierrors.NewInvalid(schema.GroupKind{Group: c.def.Group, Kind: kind}, name, field.ErrorList{
+			field.Invalid(field.NewPath("kind"), kind, "must be "+c.def.Kind),
+		})
 	}
 	return nil
+}
+
+// inVersion reports whether an encoded object is already in the request's
+// version: objects stored before a storage-version change keep their old
+// apiVersion until rewritten. Encoded objects start with apiVersion (keys
+// are sorted).
+func inVersion(c *call, encoded []byte) bool {
+	av := c.apiVersion()
+	const prefix = `{"apiVersion":"`
+	return len(encoded) > len(prefix)+len(av) &&
+		string(encoded[:len(prefix)]) == prefix &&
+		string(encoded[len(prefix):len(prefix)+len(av)]) == av &&
+		encoded[len(prefix)+len(av)] == '"'
 }
 
 // checkNameAndNamespace refuses a body whose name or namespace differs from

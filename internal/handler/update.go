@@ -48,7 +48,7 @@ func (h *Handler) updateSubresource(c *call, su registry.SubresourceUpdater) {
 		return
 	}
 	if _, ok := su.UpdateSubresource(c.info.Subresource, obj, obj); !ok {
-		codec.WriteStatus(c.w, c.r, notFoundResource())
+		writeError(c.w, c.r, notFoundResource())
 		return
 	}
 	rv, _ := metadata(obj)["resourceVersion"].(string)

@@ -58,7 +58,6 @@ func (h *Handler) watch(c *call) {
 	}
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
-	sameVersion := c.def.StorageVersion().Name == c.version.Name
 	var frame bytes.Buffer
 	for {
 		select {
@@ -73,7 +72,7 @@ func (h *Handler) watch(c *call) {
 				return
 			}
 			frame.Reset()
-			if err := h.encodeEvent(c, &frame, ev, sameVersion); err != nil {
+			if err := h.encodeEvent(c, &frame, ev); err != nil {
 				h.log.Error("encoding watch event", "resource", c.gr().String(), "err", err)
 				return
 			}
@@ -85,7 +84,7 @@ func (h *Handler) watch(c *call) {
 						more = false
 						break
 					}
-					if err := h.encodeEvent(c, &frame, ev2, sameVersion); err != nil {
+					if err := h.encodeEvent(c, &frame, ev2); err != nil {
 						return
 					}
 				default:
@@ -106,7 +105,7 @@ func (h *Handler) watch(c *call) {
 }
 
 // encodeEvent appends one watch frame: {"type":...,"object":...}\n.
-func (h *Handler) encodeEvent(c *call, buf *bytes.Buffer, ev watchcache.Event, sameVersion bool) error {
+func (h *Handler) encodeEvent(c *call, buf *bytes.Buffer, ev watchcache.Event) error {
 	buf.WriteString(`{"type":"`)
 	buf.WriteString(string(ev.Type))
 	buf.WriteString(`","object":`)
@@ -133,7 +132,7 @@ func (h *Handler) encodeEvent(c *call, buf *bytes.Buffer, ev watchcache.Event, s
 		}
 		buf.Write(b)
 	default:
-		if sameVersion && c.media.As == "" {
+		if c.media.As == "" && inVersion(c, ev.Item.JSON) {
 			buf.Write(ev.Item.JSON)
 			break
 		}
