@@ -18,6 +18,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -125,6 +126,11 @@ func serverFlags(cfg *server.Config, showVersion *bool) *flag.FlagSet {
 	fs.Var((*listFlag)(&cfg.TLSSANs), "tls-san", "extra DNS name or IP for the generated serving certificate, comma-separated or repeated")
 	fs.IntVar(&cfg.MaxRequestsInflight, "max-requests-inflight", 400, "maximum concurrent non-watch requests, beyond which requests get 429; negative disables the limit")
 	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", 30*time.Second, "how long graceful shutdown may take")
+	fs.BoolFunc("profiling", "serve Go profiles at /debug/pprof to authenticated users (default true)", func(v string) error {
+		b, err := strconv.ParseBool(v)
+		cfg.DisableProfiling = !b
+		return err
+	})
 	fs.BoolVar(showVersion, "version", false, "print the version and exit")
 	return fs
 }

@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -55,6 +57,12 @@ type X509 struct {
 	Roots *x509.CertPool
 	// Now is the verification time; nil means time.Now.
 	Now func() time.Time
+
+	// verified remembers chains already verified (**x509.Certificate, the
+	// chain's first element → *User); cached counts entries since the last
+	// clear.
+	verified sync.Map
+	cached   atomic.Int64
 }
 
 // Authenticate verifies the peer's certificate chain for client auth.
@@ -63,13 +71,24 @@ func (a *X509) Authenticate(r *http.Request) (*User, bool, error) {
 		return nil, false, nil
 	}
 	leaf := r.TLS.PeerCertificates[0]
+	now := time.Now()
+	if a.Now != nil {
+		now = a.Now()
+	}
+	// A connection presents the same certificate on every request: verify
+	// it once per connection (ECDSA verification was the costliest step of
+	// a GET), until it expires.
+	// The key is the connection's chain (its backing array), not the leaf
+	// alone: the same leaf may arrive with other intermediates.
+	key := &r.TLS.PeerCertificates[0]
+	if u, ok := a.verified.Load(key); ok && now.Before(leaf.NotAfter) {
+		return u.(*User), true, nil
+	}
 	opts := x509.VerifyOptions{
 		Roots:         a.Roots,
 		Intermediates: x509.NewCertPool(),
 		KeyUsages:     []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-	}
-	if a.Now != nil {
-		opts.CurrentTime = a.Now()
+		CurrentTime:   now,
 	}
 	for _, c := range r.TLS.PeerCertificates[1:] {
 		opts.Intermediates.AddCert(c)
@@ -80,11 +99,22 @@ func (a *X509) Authenticate(r *http.Request) (*User, bool, error) {
 	if leaf.Subject.CommonName == "" {
 		return nil, false, nil
 	}
-	return WithAuthenticatedGroup(&User{
+	u := WithAuthenticatedGroup(&User{
 		Name:   leaf.Subject.CommonName,
 		Groups: slices.Clone(leaf.Subject.Organization),
-	}), true, nil
+	})
+	if a.cached.Add(1) > maxVerifiedCache {
+		// Bound the cache: forget everything now and then rather than
+		// track connection lifetimes.
+		a.verified.Clear()
+		a.cached.Store(0)
+	}
+	a.verified.Store(key, u)
+	return u, true, nil
 }
+
+// maxVerifiedCache bounds how many verified certificates X509 remembers.
+const maxVerifiedCache = 4096
 
 // WithAuthenticatedGroup adds system:authenticated to u's groups unless it
 // is there already (upstream adds it to every authenticated user).

@@ -135,6 +135,7 @@ func buildGV(gv schema.GroupVersion, entries []entry, fp [sha256.Size]byte, now 
 	v2Paths := map[string]any{}
 	local := map[string]map[string]any{} // models built for this group version
 	objects := map[string]bool{}         // which local models are objects (for the v2 root rule)
+	l := lib()
 	for _, e := range entries {
 		gvk := gv.WithKind(e.def.Kind)
 		obj, err := objectSchema(e.version, gvk)
@@ -146,11 +147,11 @@ func buildGV(gv schema.GroupVersion, entries []entry, fp [sha256.Size]byte, now 
 		listGVK := gv.WithKind(e.def.ListKind)
 		listModel := modelName(listGVK)
 		// Built-ins' models come from the library, pre-encoded.
-		if _, ok := library[model]; !ok {
+		if _, ok := l.models[model]; !ok {
 			local[model] = obj
 			objects[model] = true
 		}
-		if _, ok := library[listModel]; !ok {
+		if _, ok := l.models[listModel]; !ok {
 			local[listModel] = listSchema(e.def, listGVK, model)
 		}
 		for _, p := range resourcePaths(e.def, e.version, gvk, model, listModel) {
@@ -183,10 +184,10 @@ func buildGV(gv schema.GroupVersion, entries []entry, fp [sha256.Size]byte, now 
 			queue = collectRefs(s, queue)
 			continue
 		}
-		if raw, ok := libraryV3[name]; ok {
+		if raw, ok := l.v3[name]; ok {
 			schemas[name] = raw
-			v2Defs[name] = libraryV2[name]
-			queue = append(queue, libraryRefs[name]...)
+			v2Defs[name] = l.v2[name]
+			queue = append(queue, l.refs[name]...)
 			continue
 		}
 		slog.Warn("OpenAPI reference to an unknown model", "model", name, "groupVersion", gv.String())

@@ -6,36 +6,54 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // builtinJSON holds the OpenAPI v3 schemas of everything crdserver serves
-// that is not a custom resource: the meta types every document refers to
-// (ObjectMeta, ListMeta, Status, DeleteOptions, Patch, …), autoscaling/v1
-// Scale, and the built-in resources (core/v1 Namespace and NamespaceList).
-// Names are upstream's model names; references use #/components/schemas/.
+// that is not a custom resource and not a CustomResourceDefinition: the meta
+// types every document refers to (ObjectMeta, ListMeta, Status,
+// DeleteOptions, Patch, …), autoscaling/v1 Scale, and the built-in resources
+// (core/v1 Namespace and NamespaceList). Names are upstream's model names;
+// references use #/components/schemas/. The CustomResourceDefinition models
+// come from the generated definitions instead (apiextensions.go).
 //
 // A built-in resource is matched to its schema by the
-// x-kubernetes-group-version-kind of a model here, so a built-in definition
-// needs no Version.OpenAPISchema: adding a built-in resource to the OpenAPI
-// documents means adding its models to this file.
+// x-kubernetes-group-version-kind of a model in the library, so a built-in
+// definition needs no Version.OpenAPISchema: adding a built-in resource to
+// the OpenAPI documents means adding its models to this file.
 //
 //go:embed builtin.json
 var builtinJSON []byte
 
-// library is builtinJSON decoded. It is shared and must not be modified.
-var library = mustLoadLibrary(builtinJSON)
+// modelLibrary is every built-in model, decoded and encoded once; every
+// document embeds some of them. It is shared and must not be modified.
+type modelLibrary struct {
+	models map[string]map[string]any          // v3 schemas by model name
+	byGVK  map[schema.GroupVersionKind]string // model name of each group/version/kind
+	v3, v2 map[string]json.RawMessage         // models encoded in v3 and v2 form
+	refs   map[string][]string                // the models each model refers to
+}
 
-// libraryByGVK names the library model of each group/version/kind.
-var libraryByGVK = indexByGVK(library)
-
-// The library models encoded once, in v3 and in v2 form, with the models
-// each refers to: every document embeds some of them.
-var (
-	libraryV3, libraryV2 = encodeLibrary(library)
-	libraryRefs          = refsOfLibrary(library)
-)
+// lib returns the library, building it on first use (about 1.5ms, most of
+// it the CRD models) rather than when the package loads, so that programs
+// that never serve OpenAPI do not pay for it. It panics if builtin.json or
+// the generated CRD definitions are inconsistent, which the tests rule out.
+var lib = sync.OnceValue(func() *modelLibrary {
+	models := mustLoadLibrary(builtinJSON)
+	crd, err := apiextensionsModels(models)
+	if err != nil {
+		panic(fmt.Sprintf("openapi: %v", err))
+	}
+	for name, s := range crd {
+		models[name] = s
+	}
+	mustResolve(models)
+	l := &modelLibrary{models: models, byGVK: indexByGVK(models), refs: refsOfLibrary(models)}
+	l.v3, l.v2 = encodeLibrary(models)
+	return l
+})
 
 func encodeLibrary(lib map[string]map[string]any) (v3, v2 map[string]json.RawMessage) {
 	v3 = make(map[string]json.RawMessage, len(lib))
@@ -67,14 +85,18 @@ func mustLoadLibrary(b []byte) map[string]map[string]any {
 	if err := json.Unmarshal(b, &lib); err != nil {
 		panic(fmt.Sprintf("openapi: decoding builtin.json: %v", err))
 	}
+	return lib
+}
+
+// mustResolve panics unless every reference in lib names a model of lib.
+func mustResolve(lib map[string]map[string]any) {
 	for name, s := range lib {
 		for _, ref := range collectRefs(s, nil) {
 			if _, ok := lib[ref]; !ok {
-				panic(fmt.Sprintf("openapi: builtin.json: %s refers to unknown model %s", name, ref))
+				panic(fmt.Sprintf("openapi: library model %s refers to unknown model %s", name, ref))
 			}
 		}
 	}
-	return lib
 }
 
 func indexByGVK(lib map[string]map[string]any) map[schema.GroupVersionKind]string {
@@ -121,7 +143,7 @@ const (
 // version and kind, as upstream names CRD models (stable.example.com/v1
 // CronTab → com.example.stable.v1.CronTab).
 func modelName(gvk schema.GroupVersionKind) string {
-	if name, ok := libraryByGVK[gvk]; ok {
+	if name, ok := lib().byGVK[gvk]; ok {
 		return name
 	}
 	parts := strings.Split(gvk.Group, ".")

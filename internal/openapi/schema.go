@@ -45,8 +45,8 @@ func typeMetaProperties(props map[string]any) {
 // fields unfolded and embedded resources completed, as upstream publishes
 // CRD schemas; a version without a schema is a bare object.
 func objectSchema(v *registry.Version, gvk schema.GroupVersionKind) (map[string]any, error) {
-	if name, ok := libraryByGVK[gvk]; ok {
-		return library[name], nil
+	if name, ok := lib().byGVK[gvk]; ok {
+		return lib().models[name], nil
 	}
 	var s map[string]any
 	if len(v.OpenAPISchema) > 0 {
@@ -74,8 +74,8 @@ func objectSchema(v *registry.Version, gvk schema.GroupVersionKind) (map[string]
 
 // listSchema returns the v3 schema of a custom resource's list kind.
 func listSchema(def *registry.Definition, listGVK schema.GroupVersionKind, itemModel string) map[string]any {
-	if name, ok := libraryByGVK[listGVK]; ok {
-		return library[name]
+	if name, ok := lib().byGVK[listGVK]; ok {
+		return lib().models[name]
 	}
 	props := map[string]any{
 		"items": map[string]any{

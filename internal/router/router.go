@@ -19,6 +19,7 @@ type Config struct {
 	OpenAPI   http.Handler // /openapi/v2, /openapi/v3...
 	Discovery http.Handler // /api, /api/v1, /apis, /apis/<g>, /apis/<g>/<v>
 	Resources http.Handler // every resource request
+	Profiling http.Handler // /debug/pprof/...; nil when disabled
 }
 
 // New returns the router.
@@ -36,6 +37,8 @@ func New(c Config) http.Handler {
 			c.Version.ServeHTTP(w, r)
 		case isUnder(p, "/openapi"):
 			c.OpenAPI.ServeHTTP(w, r)
+		case c.Profiling != nil && isUnder(p, "/debug/pprof"):
+			c.Profiling.ServeHTTP(w, r)
 		case isDiscovery(p):
 			c.Discovery.ServeHTTP(w, r)
 		default:

@@ -38,4 +38,7 @@ type Config struct {
 	MaxRequestsInflight int
 	// ShutdownTimeout bounds graceful shutdown. Default 30s.
 	ShutdownTimeout time.Duration
+	// DisableProfiling turns off /debug/pprof (served to authenticated
+	// users, as upstream's --profiling does by default).
+	DisableProfiling bool
 }

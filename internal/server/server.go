@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -136,7 +137,18 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	go crdc.Run(ctx)
 	go s.backend.RunCompactor(ctx, 5*time.Minute)
 
+	var profiling http.Handler
+	if !cfg.DisableProfiling {
+		mux := http.NewServeMux()
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+		profiling = mux
+	}
 	routes := router.New(router.Config{
+		Profiling: profiling,
 		Health:    s.healthHandler(),
 		Version:   version.Handler{},
 		OpenAPI:   openapi.New(reg),
