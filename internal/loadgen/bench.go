@@ -4,9 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -45,6 +49,11 @@ type bench struct {
 	updateSeq atomic.Int64
 
 	pop population
+
+	// http and host serve list-raw, which reads lists without decoding
+	// them, so that it measures the server rather than the client.
+	http *http.Client
+	host string
 
 	installedCRD     bool
 	createdNamespace bool
@@ -139,6 +148,13 @@ func (b *bench) run(ctx context.Context, report *Report) error {
 			"opsPerSecond", fmt.Sprintf("%.1f", r.OpsPerSecond()), "p50", r.P50, "p99", r.P99)
 		report.Results = append(report.Results, r)
 	}
+	if b.selected("crds") {
+		r, err := b.establishCRDs(ctx)
+		if err != nil {
+			return err
+		}
+		add(r)
+	}
 	for _, w := range Workloads {
 		if !b.selected(w) || ctx.Err() != nil {
 			continue
@@ -160,6 +176,11 @@ func (b *bench) run(ctx context.Context, report *Report) error {
 			add(b.runner().Run(ctx, w, func(ctx context.Context, i int) error { return b.update(ctx, i, nil) }))
 		case "list":
 			add(b.runner().Run(ctx, w, b.list))
+		case "list-raw":
+			if b.http == nil {
+				continue
+			}
+			add(b.runner().Run(ctx, w, b.listRaw))
 		case "list-paged":
 			add(b.runner().Run(ctx, w, b.listPaged))
 		case "watch":
@@ -327,6 +348,36 @@ func (b *bench) list(ctx context.Context, _ int) error {
 	return err
 }
 
+// listRaw lists over plain HTTP and reads the body without decoding it.
+func (b *bench) listRaw(ctx context.Context, _ int) error {
+	path := "/api/v1/namespaces"
+	if b.cfg.Resource == ResourceWidgets {
+		path = "/apis/" + widgetsGVR.Group + "/" + widgetsGVR.Version + "/namespaces/" + b.namespace + "/" + widgetsGVR.Resource
+	}
+	q := url.Values{}
+	if b.selector != "" {
+		q.Set("labelSelector", b.selector)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(b.host, "/")+path+"?"+q.Encode(), nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := b.http.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	n, err := io.Copy(io.Discard, resp.Body)
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("list: HTTP %d (%d bytes)", resp.StatusCode, n)
+	}
+	return nil
+}
+
 func (b *bench) listPaged(ctx context.Context, _ int) error {
 	opts := metav1.ListOptions{LabelSelector: b.selector, Limit: b.cfg.PageSize}
 	for {
@@ -482,6 +533,11 @@ wait:
 // CRD, each only if this run created it, and the etcd keys it wrote.
 func (b *bench) cleanup(ctx context.Context) error {
 	var errs []error
+	if b.selected("crds") {
+		if err := b.deleteCRDs(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("deleting CRDs: %w", err))
+		}
+	}
 	if n := b.pop.len(); n > 0 {
 		b.log.Info("cleaning up objects", "objects", n)
 		r := Runner{Concurrency: b.cfg.Concurrency, Count: n}.Run(ctx, "cleanup", func(ctx context.Context, i int) error {

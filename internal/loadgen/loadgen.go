@@ -31,7 +31,10 @@ import (
 // opens Config.Watchers watches, then updates objects and measures the time
 // from the start of each update to its delivery at each watcher; it reports
 // the updates as "watch-update" and the deliveries as "watch".
-var Workloads = []string{"create", "get", "update", "list", "list-paged", "watch", "delete"}
+var Workloads = []string{"create", "get", "update", "list", "list-raw", "list-paged", "watch", "delete"}
+
+// The "crds" workload, run only when named, creates --count CRDs one after
+// another and measures each one's time to Established.
 
 // Config describes one benchmark run. The zero value of every field is a
 // working default.
@@ -115,7 +118,7 @@ func (c *Config) complete() error {
 		c.Workloads = Workloads
 	}
 	for _, w := range c.Workloads {
-		if !slices.Contains(Workloads, w) {
+		if !slices.Contains(Workloads, w) && w != "crds" {
 			return fmt.Errorf("unknown workload %q: want some of %s", w, strings.Join(Workloads, ","))
 		}
 	}
@@ -184,6 +187,10 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	if b.http, err = rest.HTTPClientFor(restCfg); err != nil {
+		return nil, fmt.Errorf("creating HTTP client: %w", err)
+	}
+	b.host = restCfg.Host
 	report := &Report{
 		Server:      restCfg.Host,
 		Resource:    cfg.Resource,

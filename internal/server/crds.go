@@ -34,6 +34,14 @@ type crdServer struct {
 
 	mu   sync.Mutex
 	crds map[string]map[string]any // by name, as last served
+	// defs caches each CRD's definition by name, with the resourceVersion
+	// it was built from: a swap rebuilds only the CRDs that changed.
+	defs map[string]cachedDef
+}
+
+type cachedDef struct {
+	rv  string
+	def *registry.Definition
 }
 
 var _ controllers.CRDServer = (*crdServer)(nil)
@@ -44,11 +52,18 @@ func (c *crdServer) Serve(crds []map[string]any) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.crds = make(map[string]map[string]any, len(crds))
+	cache := make(map[string]cachedDef, len(crds))
 	defs := slices.Clone(c.builtins)
 	for _, obj := range crds {
 		name, _ := nestedString(obj, "metadata", "name")
+		rv, _ := nestedString(obj, "metadata", "resourceVersion")
 		c.crds[name] = obj
 		if !crd.NamesAccepted(obj) {
+			continue
+		}
+		if cd, ok := c.defs[name]; ok && cd.rv == rv {
+			cache[name] = cd
+			defs = append(defs, cd.def)
 			continue
 		}
 		def, err := crd.FromCRD(obj)
@@ -56,8 +71,10 @@ func (c *crdServer) Serve(crds []map[string]any) {
 			c.s.log.Error("serving CRD", "crd", name, "err", err)
 			continue
 		}
+		cache[name] = cachedDef{rv: rv, def: def}
 		defs = append(defs, def)
 	}
+	c.defs = cache
 	// Stores first, so that a route never exists without its store.
 	keep := map[schema.GroupResource]bool{}
 	for _, d := range defs {
