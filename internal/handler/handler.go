@@ -106,6 +106,9 @@ type call struct {
 	version *registry.Version
 	store   *Store
 	media   codec.MediaType
+	// present, when set, turns the object into what the subresource
+	// answers with (the scale subresource's Scale).
+	present func(obj map[string]any) any
 }
 
 // gvk returns the kind in the request's version.
@@ -183,10 +186,6 @@ func (h *Handler) serveStatus(c *call) {
 	default:
 		codec.WriteStatus(c.w, c.r, methodNotSupported(c))
 	}
-}
-
-func (h *Handler) serveScale(c *call) {
-	codec.WriteStatus(c.w, c.r, methodNotSupported(c))
 }
 
 // route resolves the definition, version and store of a request.

@@ -100,3 +100,20 @@ type TablePrinter interface {
 	TableColumns() []metav1.TableColumnDefinition
 	TableRow(obj map[string]any) []any
 }
+
+// Schema is a version's compiled structural schema, as the handler uses it
+// (Version.Schema holds one, or nil). Implementations are immutable and
+// safe for concurrent use; they are built once per CRD version.
+type Schema interface {
+	// Prune removes fields the schema does not specify and returns their
+	// paths (e.g. ".spec.foo"), for fieldValidation.
+	Prune(obj map[string]any) []string
+	// Default fills defaults, removing nulls where the schema is not
+	// nullable.
+	Default(obj map[string]any)
+	// Validate checks obj against the schema.
+	Validate(obj map[string]any) field.ErrorList
+	// ValidateUpdate checks obj, ratcheting: errors in values unchanged
+	// from old are dropped.
+	ValidateUpdate(obj, old map[string]any) field.ErrorList
+}
