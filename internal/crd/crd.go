@@ -30,8 +30,8 @@ const (
 const CleanupFinalizer = "customresourcecleanup.apiextensions.k8s.io"
 
 // Definition is the built-in customresourcedefinitions resource, with
-// schemas validated for presence only (see NewDefinition).
-func Definition() *registry.Definition { return NewDefinition(nil) }
+// schemas held to the structural rules (see StructuralChecker).
+func Definition() *registry.Definition { return NewDefinition(StructuralChecker{}) }
 
 // NewDefinition is Definition with schemas checks: schemas, when not nil,
 // validates every openAPIV3Schema of a CRD being written.

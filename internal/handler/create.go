@@ -41,14 +41,17 @@ func (h *Handler) doCreate(c *call) error {
 	if rv, _ := metadata(obj)["resourceVersion"].(string); rv != "" {
 		return apierrors.NewBadRequest("resourceVersion should not be set on objects to be created")
 	}
+	if err := pruneAndDefault(c, obj); err != nil {
+		return err
+	}
 	h.prepareCreate(c, obj)
 	obj = toStorageVersion(c, obj)
-	// Mutating admission, pruning and defaulting plug in here.
+	// Mutating admission plugs in here (and prunes and defaults again).
 	name, _ := metadata(obj)["name"].(string)
 	if c.def.Terminating {
 		return apierrors.NewForbidden(c.gr(), name, errors.New("create not allowed while custom resource definition is terminating"))
 	}
-	if errs := validateCreate(c, obj); len(errs) > 0 {
+	if errs := append(validateCreate(c, obj), validateSchema(c, obj, nil)...); len(errs) > 0 {
 		return apierrors.NewInvalid(schema.GroupKind{Group: c.def.Group, Kind: c.def.Kind}, name, errs)
 	}
 	// Validating admission plugs in here.
@@ -69,7 +72,6 @@ func (h *Handler) doCreate(c *call) error {
 	if err != nil {
 		return storageError(err, c.gr(), name, "create")
 	}
-	setRV(obj, rev)
-	h.writeObject(c, http.StatusCreated, obj)
+	h.writeStored(c, http.StatusCreated, obj, data, rev)
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 
+	"github.com/crdserver/crdserver/internal/codec"
 	"github.com/crdserver/crdserver/internal/watchcache"
 )
 
@@ -53,8 +54,11 @@ func encodeStored(obj map[string]any) ([]byte, error) {
 // setRV sets metadata.resourceVersion.
 func setRV(obj map[string]any, rev int64) {
 	md := metadata(obj)
-	md["resourceVersion"] = strconv.FormatInt(rev, 10)
+	md["resourceVersion"] = rvString(rev)
 }
+
+// rvString is the resourceVersion of revision rev.
+func rvString(rev int64) string { return strconv.FormatInt(rev, 10) }
 
 // metadata returns obj's metadata map, creating it if absent.
 func metadata(obj map[string]any) map[string]any {
@@ -71,35 +75,97 @@ func accessor(obj map[string]any) *unstructured.Unstructured {
 }
 
 // ItemDecoder returns the watch cache decoder for stored objects: it sets
-// resourceVersion, encodes the object once, and extracts what selectors use.
+// resourceVersion in the encoded object and extracts what selectors use.
+// Stored values are json.Marshal output, so the revision is spliced into
+// the bytes; a value in any other form is decoded and encoded again.
 func ItemDecoder() watchcache.Decoder {
 	return func(key string, value []byte, rev int64) (*watchcache.Item, error) {
-		obj, err := decodeStored(value)
-		if err != nil {
-			return nil, fmt.Errorf("key %s: %w", key, err)
+		if b, ok := codec.SetResourceVersion(value, rvString(rev)); ok {
+			if m, ok := codec.ScanMeta(b); ok {
+				return newItem(key, rev, b, m), nil
+			}
 		}
-		setRV(obj, rev)
-		b, err := json.Marshal(obj)
-		if err != nil {
-			return nil, fmt.Errorf("key %s: %w", key, err)
-		}
-		u := accessor(obj)
-		it := &watchcache.Item{
-			Key:       key,
-			Revision:  rev,
-			Namespace: u.GetNamespace(),
-			Name:      u.GetName(),
-			JSON:      b,
-		}
-		if l := u.GetLabels(); len(l) > 0 {
-			it.Labels = labels.Set(l)
-		}
-		it.Fields = fields.Set{"metadata.name": it.Name}
-		if it.Namespace != "" {
-			it.Fields["metadata.namespace"] = it.Namespace
-		}
-		return it, nil
+		return decodeItem(key, value, rev)
 	}
+}
+
+// decodeItem is ItemDecoder's reference path: decode, set resourceVersion,
+// encode, and read the metadata with the accessors.
+func decodeItem(key string, value []byte, rev int64) (*watchcache.Item, error) {
+	obj, err := decodeStored(value)
+	if err != nil {
+		return nil, fmt.Errorf("key %s: %w", key, err)
+	}
+	setRV(obj, rev)
+	b, err := json.Marshal(obj)
+	if err != nil {
+		return nil, fmt.Errorf("key %s: %w", key, err)
+	}
+	u := accessor(obj)
+	return newItem(key, rev, b, codec.Meta{Name: u.GetName(), Namespace: u.GetNamespace(), Labels: u.GetLabels()}), nil
+}
+
+// newItem builds a watch cache item from an encoded object with its
+// resourceVersion and the metadata read from it.
+func newItem(key string, rev int64, encoded []byte, m codec.Meta) *watchcache.Item {
+	it := &watchcache.Item{
+		Key:       key,
+		Revision:  rev,
+		Namespace: m.Namespace,
+		Name:      m.Name,
+		JSON:      encoded,
+	}
+	if len(m.Labels) > 0 {
+		it.Labels = labels.Set(m.Labels)
+	}
+	it.Fields = fields.Set{"metadata.name": it.Name}
+	if it.Namespace != "" {
+		it.Fields["metadata.namespace"] = it.Namespace
+	}
+	return it
+}
+
+// servesStored reports whether the answer to c is an object encoded as it
+// is stored, with its revision spliced in: the plain object (JSON or YAML;
+// not a Table or metadata form, not a subresource's view such as a Scale)
+// in the version it is stored in. Encoding the decoded object writes the
+// same bytes. A step that writeObject adds for such answers (conversion,
+// pruning or defaulting on read) must turn this off where it applies.
+func servesStored(c *call, encoded []byte) bool {
+	return c.media.As == "" && c.present == nil && inVersion(c, encoded)
+}
+
+// writeStored answers with obj, just stored as data (its encoding without
+// resourceVersion) at revision rev: data with the revision spliced in when
+// servesStored, obj encoded otherwise.
+func (h *Handler) writeStored(c *call, status int, obj map[string]any, data []byte, rev int64) {
+	if servesStored(c, data) {
+		if b, ok := codec.SetResourceVersion(data, rvString(rev)); ok {
+			codec.WriteRaw(c.w, status, c.media, b)
+			return
+		}
+	}
+	setRV(obj, rev)
+	h.writeObject(c, status, obj)
+}
+
+// withRV returns an encoded object (json.Marshal output, as stored) with
+// metadata.resourceVersion set to rev, spliced into the bytes when they
+// have the expected form and by decoding and encoding again otherwise.
+func withRV(encoded []byte, rev int64) ([]byte, error) {
+	if b, ok := codec.SetResourceVersion(encoded, rvString(rev)); ok {
+		return b, nil
+	}
+	obj, err := decodeStored(encoded)
+	if err != nil {
+		return nil, err
+	}
+	setRV(obj, rev)
+	b, err := json.Marshal(obj)
+	if err != nil {
+		return nil, fmt.Errorf("encoding object: %w", err)
+	}
+	return b, nil
 }
 
 // deepCopy copies a decoded object.

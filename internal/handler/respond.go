@@ -39,6 +39,10 @@ func toStorageVersion(c *call, obj map[string]any) map[string]any {
 // writeObject sends one object in the form the client asked for.
 func (h *Handler) writeObject(c *call, status int, obj map[string]any) {
 	obj = toRequestVersion(c, obj)
+	if c.present != nil {
+		codec.WriteObject(c.w, status, c.media, c.present(obj))
+		return
+	}
 	switch c.media.As {
 	case "":
 		codec.WriteObject(c.w, status, c.media, obj)

@@ -95,7 +95,7 @@ func (h *Handler) doWrite(c *call, sub, wantRV string, mutate mutation) error {
 		if wantRV != "" && wantRV != curRV {
 			return apierrors.NewConflict(c.gr(), c.info.Name, errors.New(optimisticLockMsg))
 		}
-		oldJSON, err := encodeStored(old)
+		oldJSON, err := withRV(kv.Value, kv.ModRevision)
 		if err != nil {
 			return apierrors.NewInternalError(err)
 		}
@@ -103,10 +103,13 @@ func (h *Handler) doWrite(c *call, sub, wantRV string, mutate mutation) error {
 		if err != nil {
 			return err
 		}
+		if err := pruneAndDefault(c, obj); err != nil {
+			return err
+		}
 		obj = h.prepareUpdate(c, obj, old, sub)
 		obj = toStorageVersion(c, obj)
-		// Mutating admission, pruning and defaulting plug in here.
-		if errs := validateUpdate(c, obj, old, sub); len(errs) > 0 {
+		// Mutating admission plugs in here (and prunes and defaults again).
+		if errs := append(validateUpdate(c, obj, old, sub), validateSchema(c, obj, old)...); len(errs) > 0 {
 			return apierrors.NewInvalid(gk, c.info.Name, errs)
 		}
 		// Validating admission plugs in here.
@@ -128,13 +131,14 @@ func (h *Handler) doWrite(c *call, sub, wantRV string, mutate mutation) error {
 		if err != nil {
 			return apierrors.NewInternalError(err)
 		}
-		if bytes.Equal(data, kv.Value) || dry {
+		if dry {
+			h.writeObject(c, http.StatusOK, obj)
+			return nil
+		}
+		if bytes.Equal(data, kv.Value) {
 			// Nothing changed: upstream writes nothing and answers with the
 			// current object.
-			if !dry {
-				setRV(obj, kv.ModRevision)
-			}
-			h.writeObject(c, http.StatusOK, obj)
+			h.writeStored(c, http.StatusOK, obj, data, kv.ModRevision)
 			return nil
 		}
 		rev, err := c.store.Storage.Update(ctx, key, data, kv.ModRevision)
@@ -147,8 +151,7 @@ func (h *Handler) doWrite(c *call, sub, wantRV string, mutate mutation) error {
 		if err != nil {
 			return storageError(err, c.gr(), c.info.Name, "update")
 		}
-		setRV(obj, rev)
-		h.writeObject(c, http.StatusOK, obj)
+		h.writeStored(c, http.StatusOK, obj, data, rev)
 		return nil
 	}
 }

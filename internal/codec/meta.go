@@ -1,0 +1,514 @@
+package codec
+
+import (
+	"bytes"
+	"encoding/json"
+)
+
+// Stored objects are the compact JSON that encoding/json.Marshal writes for
+// a map[string]any (keys sorted at every level, no whitespace), without
+// metadata.resourceVersion, which is the etcd revision and set on read.
+// Decoding a whole object only to set that one field and encode it again is
+// most of the CPU a read costs, so this file edits and reads the encoded
+// form directly. Every function here reports ok=false on input it does not
+// expect, and callers then take the decode/encode path, which stays the
+// reference behaviour.
+
+// SetResourceVersion returns a new buffer equal to what decoding stored,
+// setting metadata.resourceVersion to rv and json.Marshal would produce: it
+// inserts "resourceVersion":rv at its sorted place among metadata's keys,
+// or replaces the value of an existing resourceVersion member.
+//
+// ok is false, and the result nil, when stored is not a JSON object in the
+// compact sorted form above: malformed JSON, whitespace, top-level or
+// metadata keys out of order or duplicated, or no metadata object. stored is
+// not modified. Other parts of stored are copied as they are; given stored
+// as json.Marshal writes it, the result is byte-identical to the slow path.
+func SetResourceVersion(stored []byte, rv string) ([]byte, bool) {
+	s := scanner{b: stored}
+	if !s.consume('{') {
+		return nil, false
+	}
+	// The metadata object's splice: bytes [at, to) are replaced by the
+	// resourceVersion member; comma says where a separating comma goes.
+	at, to, comma := -1, -1, 0
+	var prev key
+	for first := true; !s.consume('}'); first = false {
+		if !first && !s.consume(',') {
+			return nil, false
+		}
+		k, ok := s.key()
+		if !ok || (!first && !less(stored, prev, k)) {
+			return nil, false
+		}
+		prev = k
+		if !k.is(stored, "metadata") {
+			if !s.value(0) {
+				return nil, false
+			}
+			continue
+		}
+		if at, to, comma, ok = s.metadataRV(); !ok {
+			return nil, false
+		}
+	}
+	if at < 0 || s.i != len(stored) {
+		return nil, false
+	}
+	// Room for the member (name, quoted rv) and a comma; an rv that needs
+	// escaping grows the buffer once more.
+	out := make([]byte, 0, len(stored)-(to-at)+len(rvName)+len(rv)+3)
+	out = append(out, stored[:at]...)
+	if comma < 0 {
+		out = append(out, ',')
+	}
+	out = appendRV(out, rv)
+	if comma > 0 {
+		out = append(out, ',')
+	}
+	return append(out, stored[to:]...), true
+}
+
+// metadataRV scans the metadata object at s.i and returns where the
+// resourceVersion member goes: replace stored[at:to] with it, preceded
+// (comma<0) or followed (comma>0) by a comma, or neither (empty metadata or
+// replacing an existing member).
+func (s *scanner) metadataRV() (at, to, comma int, ok bool) {
+	if !s.consume('{') {
+		return 0, 0, 0, false
+	}
+	at = -1
+	var prev key
+	for first := true; ; first = false {
+		if s.peek('}') {
+			if at < 0 { // every key sorts before resourceVersion
+				at, to = s.i, s.i
+				if !first {
+					comma = -1
+				}
+			}
+			s.i++
+			return at, to, comma, true
+		}
+		if !first && !s.consume(',') {
+			return 0, 0, 0, false
+		}
+		start := s.i
+		k, ok := s.key()
+		if !ok || (!first && !less(s.b, prev, k)) {
+			return 0, 0, 0, false
+		}
+		prev = k
+		if at < 0 {
+			switch c := k.compare(s.b, "resourceVersion"); {
+			case c == 0:
+				if !s.value(0) {
+					return 0, 0, 0, false
+				}
+				at, to = start, s.i
+				continue
+			case c > 0:
+				at, to, comma = start, start, 1
+			}
+		}
+		if !s.value(0) {
+			return 0, 0, 0, false
+		}
+	}
+}
+
+const rvName = `"resourceVersion":`
+
+// appendRV appends the "resourceVersion":rv member as json.Marshal writes
+// it. Revisions are decimal digits; anything else goes through
+// json.Marshal for its exact escaping.
+func appendRV(b []byte, rv string) []byte {
+	b = append(b, rvName...)
+	for i := 0; i < len(rv); i++ {
+		if c := rv[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(rv) // a string always encodes
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, rv...)
+	return append(b, '"')
+}
+
+// Meta is what the watch cache indexes an object by.
+type Meta struct {
+	Name      string
+	Namespace string
+	// Labels is nil when metadata.labels is absent, null or empty, or when
+	// any of its values is not a string (as unstructured.GetLabels).
+	Labels     map[string]string
+	APIVersion string
+}
+
+// ScanMeta reads apiVersion, metadata.name, metadata.namespace and
+// metadata.labels from a compact JSON object without decoding the rest. A
+// field of another type than string reads as empty, as the unstructured
+// accessors read it, and a repeated key counts by its last occurrence, as
+// decoding does. ok is false when encoded is not a compact JSON object
+// (malformed, or with whitespace).
+func ScanMeta(encoded []byte) (Meta, bool) {
+	var m Meta
+	s := scanner{b: encoded}
+	if !s.consume('{') {
+		return Meta{}, false
+	}
+	for first := true; !s.consume('}'); first = false {
+		if !first && !s.consume(',') {
+			return Meta{}, false
+		}
+		k, ok := s.key()
+		if !ok {
+			return Meta{}, false
+		}
+		switch {
+		case k.is(encoded, "apiVersion"):
+			m.APIVersion, ok = s.stringOrEmpty()
+		case k.is(encoded, "metadata"):
+			m.Name, m.Namespace, m.Labels = "", "", nil
+			if s.peek('{') {
+				ok = s.scanMetadata(&m)
+			} else {
+				ok = s.value(0)
+			}
+		default:
+			ok = s.value(0)
+		}
+		if !ok {
+			return Meta{}, false
+		}
+	}
+	if s.i != len(encoded) {
+		return Meta{}, false
+	}
+	return m, true
+}
+
+// scanMetadata reads the metadata object at s.i into m.
+func (s *scanner) scanMetadata(m *Meta) bool {
+	s.i++ // '{'
+	for first := true; !s.consume('}'); first = false {
+		if !first && !s.consume(',') {
+			return false
+		}
+		k, ok := s.key()
+		if !ok {
+			return false
+		}
+		switch {
+		case k.is(s.b, "name"):
+			m.Name, ok = s.stringOrEmpty()
+		case k.is(s.b, "namespace"):
+			m.Namespace, ok = s.stringOrEmpty()
+		case k.is(s.b, "labels"):
+			m.Labels, ok = s.labels()
+		default:
+			ok = s.value(0)
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// labels reads a labels value: a map when it is an object of strings, nil
+// for anything else. A repeated label counts by its last value.
+func (s *scanner) labels() (map[string]string, bool) {
+	if !s.peek('{') {
+		return nil, s.value(0)
+	}
+	s.i++
+	var l map[string]string
+	var notString map[string]bool // labels whose last value is not a string; rare
+	for first := true; !s.consume('}'); first = false {
+		if !first && !s.consume(',') {
+			return nil, false
+		}
+		k, ok := s.key()
+		if !ok {
+			return nil, false
+		}
+		name := k.string(s.b)
+		if !s.peek('"') {
+			if !s.value(0) {
+				return nil, false
+			}
+			if notString == nil {
+				notString = map[string]bool{}
+			}
+			notString[name] = true
+			delete(l, name)
+			continue
+		}
+		v, ok := s.str()
+		if !ok {
+			return nil, false
+		}
+		if l == nil {
+			l = make(map[string]string, 4)
+		}
+		l[name] = v.string(s.b)
+		delete(notString, name)
+	}
+	if len(notString) > 0 || len(l) == 0 {
+		return nil, true
+	}
+	return l, true
+}
+
+// stringOrEmpty reads a value: its text when it is a string, "" otherwise.
+func (s *scanner) stringOrEmpty() (string, bool) {
+	if !s.peek('"') {
+		return "", s.value(0)
+	}
+	v, ok := s.str()
+	if !ok {
+		return "", false
+	}
+	return v.string(s.b), true
+}
+
+// maxScanDepth bounds nesting as the decoders bound it, so that hostile
+// input cannot recurse without end.
+const maxScanDepth = 10000
+
+// scanner walks compact JSON, validating it as it skips values.
+type scanner struct {
+	b []byte
+	i int
+}
+
+// key is a string's contents, b[start:end] without the quotes; plain when
+// it is printable ASCII without escapes, so that its bytes are its value.
+type key struct {
+	start, end int
+	plain      bool
+}
+
+func (s *scanner) peek(c byte) bool { return s.i < len(s.b) && s.b[s.i] == c }
+
+func (s *scanner) consume(c byte) bool {
+	if s.peek(c) {
+		s.i++
+		return true
+	}
+	return false
+}
+
+// key scans an object key and the colon after it.
+func (s *scanner) key() (key, bool) {
+	if !s.peek('"') {
+		return key{}, false
+	}
+	k, ok := s.str()
+	return k, ok && s.consume(':')
+}
+
+// str scans the string at s.i.
+func (s *scanner) str() (key, bool) {
+	b := s.b
+	i := s.i + 1
+	k := key{start: i, plain: true}
+	for {
+		for i < len(b) && !strSpecial[b[i]] {
+			i++
+		}
+		if i >= len(b) {
+			return key{}, false
+		}
+		switch c := b[i]; {
+		case c == '"':
+			k.end = i
+			s.i = i + 1
+			return k, true
+		case c == '\\':
+			k.plain = false
+			if i+1 >= len(b) {
+				return key{}, false
+			}
+			switch b[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i += 2
+			case 'u':
+				if i+6 > len(b) || !isHex(b[i+2]) || !isHex(b[i+3]) || !isHex(b[i+4]) || !isHex(b[i+5]) {
+					return key{}, false
+				}
+				i += 6
+			default:
+				return key{}, false
+			}
+		case c < 0x20:
+			return key{}, false
+		default: // non-ASCII
+			k.plain = false
+			i++
+		}
+	}
+}
+
+// strSpecial marks the bytes that end a string's run of plain characters:
+// the quote, escapes, control characters (invalid) and non-ASCII bytes.
+var strSpecial = func() (t [256]bool) {
+	for c := range 256 {
+		t[c] = c < 0x20 || c >= 0x80 || c == '"' || c == '\\'
+	}
+	return t
+}()
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+// value skips the value at s.i.
+func (s *scanner) value(depth int) bool {
+	if s.i >= len(s.b) {
+		return false
+	}
+	switch c := s.b[s.i]; {
+	case c == '"':
+		_, ok := s.str()
+		return ok
+	case c == '{':
+		if depth >= maxScanDepth {
+			return false
+		}
+		s.i++
+		for first := true; !s.consume('}'); first = false {
+			if !first && !s.consume(',') {
+				return false
+			}
+			if _, ok := s.key(); !ok || !s.value(depth+1) {
+				return false
+			}
+		}
+		return true
+	case c == '[':
+		if depth >= maxScanDepth {
+			return false
+		}
+		s.i++
+		for first := true; !s.consume(']'); first = false {
+			if !first && !s.consume(',') {
+				return false
+			}
+			if !s.value(depth + 1) {
+				return false
+			}
+		}
+		return true
+	case c == 't':
+		return s.literal("true")
+	case c == 'f':
+		return s.literal("false")
+	case c == 'n':
+		return s.literal("null")
+	case c == '-' || '0' <= c && c <= '9':
+		return s.number()
+	}
+	return false
+}
+
+func (s *scanner) literal(lit string) bool {
+	if len(s.b)-s.i < len(lit) || string(s.b[s.i:s.i+len(lit)]) != lit {
+		return false
+	}
+	s.i += len(lit)
+	return true
+}
+
+// number skips a number: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+func (s *scanner) number() bool {
+	b, i := s.b, s.i
+	if b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && '1' <= b[i] && b[i] <= '9':
+		i = digits(b, i)
+	default:
+		return false
+	}
+	if i < len(b) && b[i] == '.' {
+		j := digits(b, i+1)
+		if j == i+1 {
+			return false
+		}
+		i = j
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		j := digits(b, i)
+		if j == i {
+			return false
+		}
+		i = j
+	}
+	s.i = i
+	return true
+}
+
+func digits(b []byte, i int) int {
+	for i < len(b) && '0' <= b[i] && b[i] <= '9' {
+		i++
+	}
+	return i
+}
+
+// string returns k's value, unescaped.
+func (k key) string(b []byte) string {
+	if k.plain {
+		return string(b[k.start:k.end])
+	}
+	// Escapes and non-ASCII text (invalid UTF-8 becomes U+FFFD) are rare in
+	// the fields read here; the standard decoder handles them exactly as
+	// the server's decoder does.
+	var v string
+	_ = json.Unmarshal(b[k.start-1:k.end+1], &v) // a scanned string always decodes
+	return v
+}
+
+// is reports whether k's value is lit (lit is plain ASCII).
+func (k key) is(b []byte, lit string) bool {
+	if k.plain {
+		return string(b[k.start:k.end]) == lit
+	}
+	return k.string(b) == lit
+}
+
+// compare compares k's value with lit the way map keys are sorted.
+func (k key) compare(b []byte, lit string) int {
+	if k.plain {
+		return compare(string(b[k.start:k.end]), lit)
+	}
+	return compare(k.string(b), lit)
+}
+
+// less reports whether a's value sorts before b's.
+func less(buf []byte, a, b key) bool {
+	if a.plain && b.plain {
+		return bytes.Compare(buf[a.start:a.end], buf[b.start:b.end]) < 0
+	}
+	return a.string(buf) < b.string(buf)
+}
+
+// compare is strings.Compare written with operators, which compile
+// string(bytes) conversions without copying.
+func compare(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a == b:
+		return 0
+	}
+	return 1
+}

@@ -1,0 +1,61 @@
+package crd
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+)
+
+// TestStructuralChecker: Definition refuses non-structural schemas, with
+// the causes at the path upstream reports for each CRD shape.
+func TestStructuralChecker(t *testing.T) {
+	h := Definition().Hooks.(Hooks)
+	for _, f := range []string{"crontab.yaml", "crontab-scale.yaml", "crontab-webhook.yaml", "crontab-columns.yaml"} {
+		if errs := h.Validate(valid(t, f)); len(errs) > 0 {
+			t.Errorf("%s: %s", f, list(errs))
+		}
+	}
+
+	var nonStructural map[string]any
+	if err := yaml.Unmarshal([]byte(`
+type: object
+properties:
+  spec:
+    properties:
+      a: {type: string}
+anyOf:
+- properties: {b: {type: string}}
+`), &nonStructural); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name, fixture string
+		want          []string
+	}{
+		{name: "one version: upstream's internal form", fixture: "crontab.yaml", want: []string{
+			"spec.validation.openAPIV3Schema.anyOf[0].properties[b].type: Forbidden: must be empty to be structural",
+			"spec.validation.openAPIV3Schema.properties[b]: Required value: because it is defined in spec.validation.openAPIV3Schema.anyOf[0].properties[b]",
+			"spec.validation.openAPIV3Schema.properties[spec].type: Required value: must not be empty for specified object fields",
+		}},
+		{name: "versions with different schemas", fixture: "crontab-webhook.yaml", want: []string{
+			"spec.versions[1].schema.openAPIV3Schema.anyOf[0].properties[b].type: Forbidden: must be empty to be structural",
+			"spec.versions[1].schema.openAPIV3Schema.properties[b]: Required value: because it is defined in spec.versions[1].schema.openAPIV3Schema.anyOf[0].properties[b]",
+			"spec.versions[1].schema.openAPIV3Schema.properties[spec].type: Required value: must not be empty for specified object fields",
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			obj := valid(t, c.fixture)
+			last := len(at(obj, "spec", "versions").([]any)) - 1
+			set(obj, deepCopy(nonStructural), "spec", "versions", last, "schema", "openAPIV3Schema")
+			var got []string
+			for _, e := range h.Validate(obj) {
+				got = append(got, e.Error())
+			}
+			if fmt.Sprint(got) != fmt.Sprint(c.want) {
+				t.Errorf("got\n\t%s\nwant\n\t%s", strings.Join(got, "\n\t"), strings.Join(c.want, "\n\t"))
+			}
+		})
+	}
+}

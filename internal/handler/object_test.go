@@ -1,0 +1,69 @@
+package handler
+
+import (
+	"bytes"
+	"reflect"
+	"testing"
+)
+
+// TestItemDecoder checks that the watch cache items ItemDecoder makes
+// (spliced when the stored value has the form json.Marshal writes) equal
+// the ones decoding and encoding make, for stored and unexpected forms.
+func TestItemDecoder(t *testing.T) {
+	canonical := func(s string) []byte {
+		obj, err := decodeStored([]byte(s))
+		if err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+		b, err := encodeStored(obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	decode := ItemDecoder()
+	for _, value := range [][]byte{
+		canonical(`{"apiVersion":"g/v1","kind":"K","metadata":{"name":"a","namespace":"ns","labels":{"x":"y","resourceVersion":"z"},"uid":"u"},"spec":{"metadata":{"name":"b"}}}`),
+		canonical(`{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"é\u003c","labels":{}}}`),
+		canonical(`{"metadata":{"labels":{"a":1,"b":"c"},"name":"n"}}`),
+		canonical(`{"metadata":{"resourceVersion":"3","name":"n"}}`),
+		canonical(`{"metadata":{"name":1,"namespace":null}}`),
+		// Not as json.Marshal writes them: decoded and encoded again.
+		[]byte(`{"kind":"K", "metadata": {"name":"a","labels":{"x":"y"}}}`),
+		[]byte(`{"metadata":{"uid":"u","name":"a"}}`),
+		[]byte(`{"metadata":{"name":"a"},"metadata":{"name":"b"}}`),
+		[]byte(`{"kind":"K"}`),
+		[]byte(`{"metadata":null}`),
+	} {
+		got, err := decode("/k", value, 42)
+		if err != nil {
+			t.Fatalf("%s: %v", value, err)
+		}
+		want, err := decodeItem("/k", value, 42)
+		if err != nil {
+			t.Fatalf("%s: %v", value, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("ItemDecoder(%s)\n got  %+v\n      %s\n want %+v\n      %s", value, got, got.JSON, want, want.JSON)
+		}
+	}
+	if _, err := decode("/k", []byte(`[]`), 1); err == nil {
+		t.Error("ItemDecoder accepted a value that is not an object")
+	}
+}
+
+func TestWithRV(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{`{"metadata":{"name":"a"}}`, `{"metadata":{"name":"a","resourceVersion":"7"}}`},
+		{`{"metadata": {"name":"a"}}`, `{"metadata":{"name":"a","resourceVersion":"7"}}`},
+		{`{"kind":"K"}`, `{"kind":"K","metadata":{"resourceVersion":"7"}}`},
+	} {
+		got, err := withRV([]byte(c.in), 7)
+		if err != nil || !bytes.Equal(got, []byte(c.want)) {
+			t.Errorf("withRV(%s) = %s, %v; want %s", c.in, got, err, c.want)
+		}
+	}
+	if _, err := withRV([]byte(`nope`), 7); err == nil {
+		t.Error("withRV accepted a value that is not JSON")
+	}
+}

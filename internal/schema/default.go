@@ -1,0 +1,60 @@
+package schema
+
+import "k8s.io/apimachinery/pkg/runtime"
+
+// Default fills obj's missing fields that have a default, in place, and
+// first removes nulls the schema does not allow: a null in a field that is
+// not nullable is replaced by the field's default, or removed when it has
+// none (upstream's PruneNonNullableNullsWithoutDefaults then Default).
+// Defaults apply per element under items and additionalProperties, and
+// every default is deep-copied, so objects never share the schema's values.
+func (s *Schema) Default(obj map[string]any) {
+	defaultValue(obj, s.root)
+}
+
+func defaultValue(x any, n *node) {
+	if n == nil {
+		return
+	}
+	switch x := x.(type) {
+	case map[string]any:
+		for k, v := range x {
+			c, ok := n.child(k)
+			if !ok {
+				continue
+			}
+			if v == nil && !c.nullable {
+				if c.hasDef {
+					x[k] = runtime.DeepCopyJSONValue(c.def)
+				} else {
+					delete(x, k)
+				}
+			}
+		}
+		for _, k := range n.propOrder {
+			c := n.props[k]
+			if !c.hasDef {
+				continue
+			}
+			if _, found := x[k]; !found {
+				x[k] = runtime.DeepCopyJSONValue(c.def)
+			}
+		}
+		for k, v := range x {
+			if c, ok := n.child(k); ok {
+				defaultValue(v, c)
+			}
+		}
+	case []any:
+		it := n.items
+		if it == nil {
+			return
+		}
+		for i, v := range x {
+			if v == nil && !it.nullable && it.hasDef {
+				x[i] = runtime.DeepCopyJSONValue(it.def)
+			}
+			defaultValue(x[i], it)
+		}
+	}
+}
