@@ -3,10 +3,12 @@ package structural
 import (
 	"fmt"
 	"os"
+	"reflect"
 	"runtime"
 	"strings"
 	"testing"
 
+	apiextensionsinternal "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
@@ -72,4 +74,19 @@ func specWith(s *apiextensionsv1.JSONSchemaProps) *apiextensionsv1.CustomResourc
 	return &apiextensionsv1.CustomResourceDefinitionSpec{Versions: []apiextensionsv1.CustomResourceDefinitionVersion{
 		{Name: "v1", Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: s}},
 	}}
+}
+
+// TestRootFieldNames: the status-root fast path reads the v1 type by the
+// field names of the internal type.
+func TestRootFieldNames(t *testing.T) {
+	v1 := reflect.TypeOf(apiextensionsv1.JSONSchemaProps{})
+	in := reflect.TypeOf(apiextensionsinternal.JSONSchemaProps{})
+	if v1.NumField() != in.NumField() {
+		t.Fatalf("v1 has %d fields, internal %d", v1.NumField(), in.NumField())
+	}
+	for i := 0; i < v1.NumField(); i++ {
+		if _, ok := in.FieldByName(v1.Field(i).Name); !ok {
+			t.Errorf("internal schema has no field %s", v1.Field(i).Name)
+		}
+	}
 }

@@ -420,6 +420,11 @@ const allowedAtRootText = "[Description Type Format Title Maximum ExclusiveMaxim
 // only; its message carries that whole internal schema as the value, so
 // the schema is converted to produce the same text.
 func rootWithStatus(s *apiextensionsv1.JSONSchemaProps, p *field.Path) field.ErrorList {
+	// The v1 type has the same fields under the same names; the costly
+	// conversion is only needed for the message of a schema that fails.
+	if len(rootFields(reflect.ValueOf(s).Elem(), s.Type, nil, p)) == 0 {
+		return nil
+	}
 	var in apiextensionsinternal.JSONSchemaProps
 	if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(s, &in, nil); err != nil {
 		// Only a default or enum that is not JSON fails to convert, which
