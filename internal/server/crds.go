@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -9,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -17,6 +19,7 @@ import (
 	"github.com/crdserver/crdserver/internal/crd"
 	"github.com/crdserver/crdserver/internal/handler"
 	"github.com/crdserver/crdserver/internal/registry"
+	crschema "github.com/crdserver/crdserver/internal/schema"
 	"github.com/crdserver/crdserver/internal/storage"
 	"github.com/crdserver/crdserver/internal/watchcache"
 )
@@ -67,6 +70,9 @@ func (c *crdServer) Serve(crds []map[string]any) {
 			continue
 		}
 		def, err := crd.FromCRD(obj)
+		if err == nil {
+			err = compileSchemas(def)
+		}
 		if err != nil {
 			c.s.log.Error("serving CRD", "crd", name, "err", err)
 			continue
@@ -189,4 +195,25 @@ func nestedString(obj map[string]any, path ...string) (string, bool) {
 	}
 	s, ok := cur.(string)
 	return s, ok
+}
+
+// compileSchemas compiles each version's schema once, when the CRD changes;
+// the handler prunes, defaults and validates with the compiled form.
+func compileSchemas(def *registry.Definition) error {
+	for i := range def.Versions {
+		v := &def.Versions[i]
+		if len(v.OpenAPISchema) == 0 {
+			continue
+		}
+		var props apiextensionsv1.JSONSchemaProps
+		if err := json.Unmarshal(v.OpenAPISchema, &props); err != nil {
+			return fmt.Errorf("version %s: decoding schema: %w", v.Name, err)
+		}
+		s, err := crschema.Compile(&props)
+		if err != nil {
+			return fmt.Errorf("version %s: compiling schema: %w", v.Name, err)
+		}
+		v.Schema = s
+	}
+	return nil
 }
