@@ -23,6 +23,9 @@ import (
 // Compile returns and safe for concurrent use.
 type Schema struct {
 	root *node
+	// pruneRoot is root marked as an embedded resource: the object keeps
+	// apiVersion, kind and metadata whatever the schema says.
+	pruneRoot *node
 }
 
 var _ registry.Schema = (*Schema)(nil)
@@ -44,6 +47,8 @@ type node struct {
 
 	props     map[string]*node
 	propOrder []string // sorted, so validation reports in a stable order
+	// defaultProps are the properties with a default, in propOrder.
+	defaultProps []string
 	// addl is additionalProperties' schema; addlSet says additionalProperties
 	// was given at all (true without a schema prunes everything below).
 	addl        *node
@@ -106,14 +111,16 @@ var typeMasks = map[string]uint8{
 // JSON; a pattern that does not compile is reported by validation with
 // upstream's message, as CRD validation refuses such schemas anyway.
 func Compile(props *apiextensionsv1.JSONSchemaProps) (*Schema, error) {
-	if props == nil {
-		return &Schema{root: &node{}}, nil
+	n := &node{}
+	if props != nil {
+		var err error
+		if n, err = compileNode(props, ""); err != nil {
+			return nil, err
+		}
 	}
-	n, err := compileNode(props, "")
-	if err != nil {
-		return nil, err
-	}
-	return &Schema{root: n}, nil
+	pr := *n
+	pr.embedded = true
+	return &Schema{root: n, pruneRoot: &pr}, nil
 }
 
 func compileNode(p *apiextensionsv1.JSONSchemaProps, path string) (*node, error) {
@@ -207,6 +214,11 @@ func compileNode(p *apiextensionsv1.JSONSchemaProps, path string) (*node, error)
 			n.propOrder = append(n.propOrder, k)
 		}
 		sort.Strings(n.propOrder)
+		for _, k := range n.propOrder {
+			if n.props[k].hasDef {
+				n.defaultProps = append(n.defaultProps, k)
+			}
+		}
 	}
 	if ap := p.AdditionalProperties; ap != nil {
 		n.addlSet = true

@@ -24,24 +24,20 @@ func defaultValue(x any, n *node) {
 				continue
 			}
 			if v == nil && !c.nullable {
-				if c.hasDef {
-					x[k] = runtime.DeepCopyJSONValue(c.def)
-				} else {
+				if !c.hasDef {
 					delete(x, k)
+					continue
 				}
+				v = runtime.DeepCopyJSONValue(c.def)
+				x[k] = v
 			}
+			defaultValue(v, c)
 		}
-		for _, k := range n.propOrder {
-			c := n.props[k]
-			if !c.hasDef {
-				continue
-			}
+		for _, k := range n.defaultProps {
 			if _, found := x[k]; !found {
-				x[k] = runtime.DeepCopyJSONValue(c.def)
-			}
-		}
-		for k, v := range x {
-			if c, ok := n.child(k); ok {
+				c := n.props[k]
+				v := runtime.DeepCopyJSONValue(c.def)
+				x[k] = v
 				defaultValue(v, c)
 			}
 		}

@@ -56,7 +56,7 @@ var (
 	rxRGBcolor   = regexp.MustCompile(`^rgb\(\s*(0|[1-9]\d?|1\d\d?|2[0-4]\d|25[0-5])\s*,\s*(0|[1-9]\d?|1\d\d?|2[0-4]\d|25[0-5])\s*,\s*(0|[1-9]\d?|1\d\d?|2[0-4]\d|25[0-5])\s*\)$`)
 	rxBase64     = regexp.MustCompile(`^(?:[A-Za-z0-9+\/]{4})*(?:[A-Za-z0-9+\/]{2}==|[A-Za-z0-9+\/]{3}=|[A-Za-z0-9+\/]{4})$`)
 	rxSSN        = regexp.MustCompile(`^\d{3}[- ]?\d{2}[- ]?\d{4}$`)
-	rxTime       = regexp.MustCompile(`^([0-9]{2}):([0-9]{2}):([0-9]{2})(.[0-9]+)?(z|([+-][0-9]{2}:[0-9]{2}))$`)
+	rxTime       = regexp.MustCompile(`^([0-9]{2}):([0-9]{2}):([0-9]{2})(.[0-9]+)?([zZ]|([+-][0-9]{2}:[0-9]{2}))$`)
 	rxDuration   = regexp.MustCompile(`((\d+)\s*([A-Za-zµ]+))`)
 	rxShortName  = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
 	rxLongName   = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
@@ -133,20 +133,24 @@ func isDate(s string) bool {
 }
 
 // isDateTime is upstream's loose RFC 3339 check: a valid date, a "t"
-// (either case), and a time with a zone.
+// (either case), and a time with a zone, the text up to any further "t"
+// being the time.
 func isDateTime(s string) bool {
 	if len(s) < 4 {
 		return false
 	}
-	parts := strings.Split(strings.ToLower(s), "t")
-	if len(parts) < 2 || !isDate(parts[0]) {
+	i := strings.IndexAny(s, "tT")
+	if i < 0 || !isDate(s[:i]) {
 		return false
 	}
-	m := rxTime.FindStringSubmatch(parts[1])
-	if m == nil {
+	t := s[i+1:]
+	if j := strings.IndexAny(t, "tT"); j >= 0 {
+		t = t[:j]
+	}
+	if !rxTime.MatchString(t) {
 		return false
 	}
-	return m[1] <= "23" && m[2] <= "59" && m[3] <= "59"
+	return t[0:2] <= "23" && t[3:5] <= "59" && t[6:8] <= "59"
 }
 
 // isDuration accepts Go durations and upstream's "3 days"-style forms.

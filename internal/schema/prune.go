@@ -38,11 +38,10 @@ func isTypeOrObjectMeta(k string) bool {
 // and in embedded resources; metadata is pruned to ObjectMeta's fields.
 // Nulls are left for Default to handle.
 func (s *Schema) Prune(obj map[string]any) []string {
-	p := pruner{}
-	root := *s.root
-	root.embedded = true // the root is a resource, whatever the schema says
+	var buf [16]seg
+	p := pruner{segs: buf[:0]}
 	p.pruneMetadata(obj, true)
-	p.prune(obj, &root)
+	p.prune(obj, s.pruneRoot)
 	sort.Strings(p.paths)
 	return p.paths
 }

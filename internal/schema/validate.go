@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"reflect"
@@ -17,11 +18,12 @@ import (
 // apiVersion, kind and metadata of embedded resources. The object's own
 // apiVersion, kind and metadata are the handler's to check.
 func (s *Schema) Validate(obj map[string]any) field.ErrorList {
-	v := validator{}
-	v.validate(obj, s.root, nil, nil, false)
+	var buf [16]seg
+	v := validator{segs: buf[:0]}
+	v.validate(obj, s.root, nil, false)
 	errs := v.errs
 	if s.root.subtreeHasListType {
-		errs = append(errs, validateListTypes(nil, s.root, obj)...)
+		errs = append(errs, validateListTypes(s.root, obj)...)
 	}
 	if s.root.subtreeHasEmbedded {
 		errs = append(errs, validateEmbedded(nil, obj, s.root)...)
@@ -35,11 +37,12 @@ func (s *Schema) Validate(obj map[string]any) field.ErrorList {
 // became invalid under a tightened schema can still be updated elsewhere.
 // List-type errors are reported only when old had none.
 func (s *Schema) ValidateUpdate(obj, old map[string]any) field.ErrorList {
-	v := validator{ratchet: true}
-	v.validate(obj, s.root, nil, old, old != nil)
+	var buf [16]seg
+	v := validator{ratchet: true, segs: buf[:0]}
+	v.validate(obj, s.root, old, old != nil)
 	errs := v.errs
-	if s.root.subtreeHasListType && len(validateListTypes(nil, s.root, old)) == 0 {
-		errs = append(errs, validateListTypes(nil, s.root, obj)...)
+	if s.root.subtreeHasListType && len(validateListTypes(s.root, old)) == 0 {
+		errs = append(errs, validateListTypes(s.root, obj)...)
 	}
 	if s.root.subtreeHasEmbedded {
 		errs = append(errs, validateEmbedded(nil, obj, s.root)...)
@@ -47,42 +50,28 @@ func (s *Schema) ValidateUpdate(obj, old map[string]any) field.ErrorList {
 	return errs
 }
 
-// vpath is the path of the value being validated, kept on the stack and
-// rendered only when an error is reported. Rendered as kube-openapi does:
-// properties of the root without a leading dot, additionalProperties keys
-// and required fields always with one (".key" at the root), indexes as
-// "[i]".
-type vpath struct {
-	parent *vpath
-	key    string
-	idx    int
-	kind   segKind
-}
-
-func (p *vpath) render(b *strings.Builder) {
-	if p == nil {
-		return
-	}
-	p.parent.render(b)
-	switch p.kind {
-	case segIndex:
-		b.WriteByte('[')
-		b.WriteString(strconv.Itoa(p.idx))
-		b.WriteByte(']')
-	case segProp:
-		if b.Len() > 0 {
-			b.WriteByte('.')
-		}
-		b.WriteString(p.key)
-	default:
-		b.WriteByte('.')
-		b.WriteString(p.key)
-	}
-}
-
-func (p *vpath) String() string {
+// path renders the current path as kube-openapi does: properties of the
+// root without a leading dot, additionalProperties keys and required
+// fields always with one (".key" at the root), indexes as "[i]". The path
+// is kept as segments and rendered only when an error is reported.
+func (v *validator) path() string {
 	var b strings.Builder
-	p.render(&b)
+	for _, s := range v.segs {
+		switch s.kind {
+		case segIndex:
+			b.WriteByte('[')
+			b.WriteString(strconv.Itoa(s.idx))
+			b.WriteByte(']')
+		case segProp:
+			if b.Len() > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString(s.key)
+		default:
+			b.WriteByte('.')
+			b.WriteString(s.key)
+		}
+	}
 	return b.String()
 }
 
@@ -98,6 +87,21 @@ func fieldPath(name string) *field.Path {
 type validator struct {
 	errs    field.ErrorList
 	ratchet bool
+	segs    []seg
+	// quiet is set while junctor branches are tried: errors are then
+	// counted (as quietErr) but not built, since most are discarded.
+	quiet bool
+}
+
+var quietErr = &field.Error{}
+
+// quietFail records an error without building it when v is quiet, and
+// reports whether it did; error sites call it before building messages.
+func (v *validator) quietFail() bool {
+	if v.quiet {
+		v.errs = append(v.errs, quietErr)
+	}
+	return v.quiet
 }
 
 func (v *validator) add(e *field.Error) { v.errs = append(v.errs, e) }
@@ -106,9 +110,9 @@ func (v *validator) add(e *field.Error) { v.errs = append(v.errs, e) }
 // kube-openapi uses to pick which failing anyOf/oneOf branch to report.
 // With ratcheting, the errors found in x are dropped when x equals its
 // correlated old value.
-func (v *validator) validate(x any, n *node, p *vpath, old any, hasOld bool) int {
+func (v *validator) validate(x any, n *node, old any, hasOld bool) int {
 	start := len(v.errs)
-	m := v.validateNode(x, n, p, old, hasOld)
+	m := v.validateNode(x, n, old, hasOld)
 	if v.ratchet && hasOld && len(v.errs) > start && equalCorrelated(x, old, n) {
 		v.errs = v.errs[:start]
 	}
@@ -145,13 +149,15 @@ func kindOf(x any) valueKind {
 	return kindOther
 }
 
-func (v *validator) validateNode(x any, n *node, p *vpath, old any, hasOld bool) int {
+func (v *validator) validateNode(x any, n *node, old any, hasOld bool) int {
 	if x == nil {
 		if len(n.types) > 0 && !n.nullable {
-			v.typeError(p, n.typeNames, "null")
+			v.typeError(n.typeNames, "null")
 		}
 		if len(n.enum) > 0 {
-			v.add(field.NotSupported(fieldPath(p.String()), nil, n.enumValues))
+			if !v.quietFail() {
+				v.add(field.NotSupported(fieldPath(v.path()), nil, n.enumValues))
+			}
 		}
 		return 0
 	}
@@ -159,56 +165,63 @@ func (v *validator) validateNode(x any, n *node, p *vpath, old any, hasOld bool)
 	kind := kindOf(x)
 	if len(n.types) > 0 || n.format != "" {
 		m++
-		if v.checkType(x, kind, n, p) {
+		if v.checkType(x, kind, n) {
 			m++
 		}
 	}
 	if len(n.allOf) > 0 || len(n.anyOf) > 0 || len(n.oneOf) > 0 || n.not != nil {
-		m += v.junctors(x, n, p, old, hasOld)
+		m += v.junctors(x, n, old, hasOld)
 	}
 	switch kind {
 	case kindString:
 		s := x.(string)
 		m++
-		v.checkString(s, n, p)
+		v.checkString(s, n)
 		if n.formatCheck != nil {
 			m++
 			if !n.formatCheck(s) {
-				name := p.String()
-				v.add(field.TypeInvalid(fieldPath(name), s, fmt.Sprintf("%s in body must be of type %s: %q", name, n.format, s)))
+				name := v.path()
+				if !v.quietFail() {
+					v.add(field.TypeInvalid(fieldPath(name), s, fmt.Sprintf("%s in body must be of type %s: %q", name, n.format, s)))
+				}
 			}
 		}
 	case kindInt, kindFloat:
 		m++
-		v.checkNumber(x, kind, n, p)
+		v.checkNumber(x, kind, n)
 	case kindArray:
 		m++
-		m += v.checkArray(x.([]any), n, p, old, hasOld)
+		m += v.checkArray(x.([]any), n, old, hasOld)
 	}
 	if len(n.enum) > 0 {
 		m++
 		if !enumContains(n.enum, x) {
-			v.add(field.NotSupported(fieldPath(p.String()), x, n.enumValues))
+			if !v.quietFail() {
+				v.add(field.NotSupported(fieldPath(v.path()), x, n.enumValues))
+			}
 		}
 	}
 	if kind == kindObject {
 		m++
-		m += v.checkObject(x.(map[string]any), n, p, old, hasOld)
+		m += v.checkObject(x.(map[string]any), n, old, hasOld)
 	}
 	return m
 }
 
 // typeError reports that a value is not of the schema's type; value is
 // what upstream puts in the field error (the value's type name).
-func (v *validator) typeError(p *vpath, typeName, value string) {
-	name := p.String()
+func (v *validator) typeError(typeName, value string) {
+	if v.quietFail() {
+		return
+	}
+	name := v.path()
 	v.add(field.TypeInvalid(fieldPath(name), value, fmt.Sprintf("%s in body must be of type %s: %q", name, typeName, value)))
 }
 
 // checkType is kube-openapi's type validator: integral floats pass as
 // integers, integers as numbers, and a string or array under a string
 // format passes without a type check.
-func (v *validator) checkType(x any, kind valueKind, n *node, p *vpath) bool {
+func (v *validator) checkType(x any, kind valueKind, n *node) bool {
 	var schType, format string
 	var mask uint8
 	switch kind {
@@ -229,14 +242,14 @@ func (v *validator) checkType(x any, kind valueKind, n *node, p *vpath) bool {
 	isFloatInt := kind == kindFloat && isJSONInteger(toFloat(x)) && n.typeMask&maskInteger != 0
 	isIntFloat := kind == kindInt && n.typeMask&maskNumber != 0
 	if kind != kindString && kind != kindArray && n.format != "" && !(contains || format == n.format || isFloatInt || isIntFloat) {
-		v.typeError(p, n.format, format)
+		v.typeError(n.format, format)
 		return false
 	}
 	if n.typeMask&(maskNumber|maskInteger) == 0 && n.format != "" && (kind == kindString || kind == kindArray) {
 		return true
 	}
 	if !(contains || isFloatInt || isIntFloat) {
-		v.typeError(p, n.typeNames, schType)
+		v.typeError(n.typeNames, schType)
 		return false
 	}
 	return true
@@ -244,29 +257,37 @@ func (v *validator) checkType(x any, kind valueKind, n *node, p *vpath) bool {
 
 // checkString reports at most one of maxLength, minLength and pattern, in
 // that order, as upstream does. Lengths count runes.
-func (v *validator) checkString(s string, n *node, p *vpath) {
+func (v *validator) checkString(s string, n *node) {
 	if n.maxLength == nil && n.minLength == nil && n.patternSrc == "" {
 		return
 	}
 	if n.maxLength != nil || n.minLength != nil {
 		l := int64(utf8.RuneCountInString(s))
 		if n.maxLength != nil && l > *n.maxLength {
-			v.add(field.TooLong(fieldPath(p.String()), "", int(*n.maxLength)))
+			if !v.quietFail() {
+				v.add(field.TooLong(fieldPath(v.path()), "", int(*n.maxLength)))
+			}
 			return
 		}
 		if n.minLength != nil && l < *n.minLength {
-			name := p.String()
-			v.add(field.Invalid(fieldPath(name), s, fmt.Sprintf("%s in body should be at least %d chars long", name, *n.minLength)))
+			name := v.path()
+			if !v.quietFail() {
+				v.add(field.Invalid(fieldPath(name), s, fmt.Sprintf("%s in body should be at least %d chars long", name, *n.minLength)))
+			}
 			return
 		}
 	}
 	if n.patternSrc != "" {
 		if n.patternErr != nil {
-			name := p.String()
-			v.add(field.Invalid(fieldPath(name), s, fmt.Sprintf("%s in body should match '%s'", name, n.patternSrc+", but pattern is invalid: "+n.patternErr.Error())))
+			name := v.path()
+			if !v.quietFail() {
+				v.add(field.Invalid(fieldPath(name), s, fmt.Sprintf("%s in body should match '%s'", name, n.patternSrc+", but pattern is invalid: "+n.patternErr.Error())))
+			}
 		} else if !n.pattern.MatchString(s) {
-			name := p.String()
-			v.add(field.Invalid(fieldPath(name), s, fmt.Sprintf("%s in body should match '%s'", name, n.patternSrc)))
+			name := v.path()
+			if !v.quietFail() {
+				v.add(field.Invalid(fieldPath(name), s, fmt.Sprintf("%s in body should match '%s'", name, n.patternSrc)))
+			}
 		}
 	}
 }
@@ -316,75 +337,82 @@ func isJSONInteger(f float64) bool {
 	return math.Abs(f-r) < 1e-9*math.Abs(r)
 }
 
-func numberString(x any) string {
-	if f, ok := x.(float64); ok {
-		return strconv.FormatFloat(f, 'f', -1, 64)
-	}
-	if f, ok := x.(float32); ok {
-		return strconv.FormatFloat(float64(f), 'f', -1, 32)
-	}
-	return strconv.FormatInt(toInt(x), 10)
-}
-
-// inRange is kube-openapi's IsValueValidAgainstRange: a value (or a bound)
-// must fit the node's single integer/number type and format; the message
-// it returns, prefixed with what was checked, becomes a pathless error.
-func (n *node) inRange(x any, prefix, name string) string {
-	str := numberString(x)
-	var err error
+// inRange is kube-openapi's IsValueValidAgainstRange: a value (or a
+// bound) must fit the node's single integer/number type and format, as
+// its decimal rendering parsed with strconv would.
+func (n *node) inRange(x any) bool {
 	switch n.rangeType {
 	case "integer":
+		lo, hi := float64(math.MinInt64), float64(math.MaxInt64) // hi rounds up to 2^63, excluded below
 		if n.rangeFormat == "int32" {
-			_, err = strconv.ParseInt(str, 10, 32)
-		} else {
-			_, err = strconv.ParseInt(str, 10, 64)
+			lo, hi = math.MinInt32, math.MaxInt32+1
+		}
+		switch x := x.(type) {
+		case float64:
+			return x == math.Trunc(x) && x >= lo && x < hi
+		default:
+			i := toInt(x)
+			return n.rangeFormat != "int32" || (i >= math.MinInt32 && i <= math.MaxInt32)
 		}
 	default:
 		if n.rangeFormat == "float" {
-			_, err = strconv.ParseFloat(str, 32)
+			str := strconv.FormatFloat(toFloat(x), 'f', -1, 64)
+			if _, isInt := x.(float64); !isInt {
+				str = strconv.FormatInt(toInt(x), 10)
+			}
+			_, err := strconv.ParseFloat(str, 32)
+			return err == nil
 		}
 	}
-	if err == nil {
-		return ""
+	return true
+}
+
+// rangeError reports a value or bound that does not fit the node's type,
+// worded as upstream, as an error without a field path.
+func (v *validator) rangeError(n *node, prefix string) {
+	if v.quietFail() {
+		return
 	}
 	if n.rangeFormat != "" {
-		return fmt.Sprintf("%s value must be of type %s with format %s in %s", prefix, n.rangeType, n.rangeFormat, name)
+		v.add(field.Invalid(nil, "", fmt.Sprintf("%s value must be of type %s with format %s in %s", prefix, n.rangeType, n.rangeFormat, v.path())))
+		return
 	}
-	return fmt.Sprintf("%s value must be of type %s (default format) in %s", prefix, n.rangeType, name)
+	v.add(field.Invalid(nil, "", fmt.Sprintf("%s value must be of type %s (default format) in %s", prefix, n.rangeType, v.path())))
 }
 
 func (v *validator) pathless(msg string) {
+	if v.quietFail() {
+		return
+	}
 	v.add(field.Invalid(nil, "", msg))
 }
 
 // checkNumber is kube-openapi's number validator: range of the value,
 // then multipleOf, minimum and maximum, comparing integers as integers
 // when the bound fits the type and as floats otherwise.
-func (v *validator) checkNumber(x any, kind valueKind, n *node, p *vpath) {
+func (v *validator) checkNumber(x any, kind valueKind, n *node) {
 	if n.multipleOf == nil && n.maximum == nil && n.minimum == nil && n.rangeType != "integer" && n.rangeFormat != "float" {
 		return
 	}
-	name := p.String()
-	if msg := n.inRange(x, "Checked", name); msg != "" {
-		v.pathless(msg)
+	if !n.inRange(x) {
+		v.rangeError(n, "Checked")
 	}
 	data := toFloat(x)
 	if n.multipleOf != nil {
 		f := *n.multipleOf
-		native := true
-		if msg := n.inRange(f, "MultipleOf", name); msg != "" {
-			v.pathless(msg)
-			native = false
+		native := n.inRange(f)
+		if !native {
+			v.rangeError(n, "MultipleOf")
 		}
 		if native && kind == kindInt {
 			factor := int64(f)
 			if factor <= 0 {
-				v.add(field.Invalid(fieldPath(name), factor, fmt.Sprintf("factor MultipleOf declared for %s must be positive: %v", name, factor)))
+				v.numberError(factor, "factor MultipleOf declared for %s must be positive: %v", factor)
 			} else if toInt(x)%factor != 0 {
-				v.add(field.Invalid(fieldPath(name), x, fmt.Sprintf("%s in body should be a multiple of %v", name, factor)))
+				v.numberError(x, "%s in body should be a multiple of %v", factor)
 			}
 		} else if f <= 0 {
-			v.add(field.Invalid(fieldPath(name), f, fmt.Sprintf("factor MultipleOf declared for %s must be positive: %v", name, f)))
+			v.numberError(f, "factor MultipleOf declared for %s must be positive: %v", f)
 		} else {
 			var mult float64
 			if f < 1 {
@@ -393,45 +421,50 @@ func (v *validator) checkNumber(x any, kind valueKind, n *node, p *vpath) {
 				mult = data / f
 			}
 			if !isJSONInteger(mult) {
-				v.add(field.Invalid(fieldPath(name), data, fmt.Sprintf("%s in body should be a multiple of %v", name, f)))
+				v.numberError(data, "%s in body should be a multiple of %v", f)
 			}
 		}
 	}
 	if n.minimum != nil {
-		v.checkBound(x, kind, n, *n.minimum, n.exclMin, false, name, data)
+		v.checkBound(x, kind, n, *n.minimum, n.exclMin, false, data)
 	}
 	if n.maximum != nil {
-		v.checkBound(x, kind, n, *n.maximum, n.exclMax, true, name, data)
+		v.checkBound(x, kind, n, *n.maximum, n.exclMax, true, data)
 	}
 }
 
-func (v *validator) checkBound(x any, kind valueKind, n *node, bound float64, excl, isMax bool, name string, data float64) {
-	prefix := "Minimum boundary"
-	if isMax {
-		prefix = "Maximum boundary"
+// numberError reports value at the current path, msg formatted with the
+// path and arg.
+func (v *validator) numberError(value any, msg string, arg any) {
+	if v.quietFail() {
+		return
 	}
-	native := true
-	if msg := n.inRange(bound, prefix, name); msg != "" {
-		v.pathless(msg)
-		native = false
+	name := v.path()
+	v.add(field.Invalid(fieldPath(name), value, fmt.Sprintf(msg, name, arg)))
+}
+
+func (v *validator) checkBound(x any, kind valueKind, n *node, bound float64, excl, isMax bool, data float64) {
+	native := n.inRange(bound)
+	if !native {
+		if isMax {
+			v.rangeError(n, "Maximum boundary")
+		} else {
+			v.rangeError(n, "Minimum boundary")
+		}
 	}
+	intCompare := native && kind == kindInt
 	var fails bool
-	var shown, value any
-	if native && kind == kindInt {
+	if intCompare {
 		i, b := toInt(x), int64(bound)
 		if isMax {
 			fails = i > b || (excl && i == b)
 		} else {
 			fails = i < b || (excl && i == b)
 		}
-		shown, value = b, x
+	} else if isMax {
+		fails = data > bound || (excl && data == bound)
 	} else {
-		if isMax {
-			fails = data > bound || (excl && data == bound)
-		} else {
-			fails = data < bound || (excl && data == bound)
-		}
-		shown, value = bound, data
+		fails = data < bound || (excl && data == bound)
 	}
 	if !fails {
 		return
@@ -447,10 +480,14 @@ func (v *validator) checkBound(x any, kind valueKind, n *node, bound float64, ex
 	default:
 		msg = "%s in body should be greater than or equal to %v"
 	}
-	v.add(field.Invalid(fieldPath(name), value, fmt.Sprintf(msg, name, shown)))
+	if intCompare {
+		v.numberError(x, msg, int64(bound))
+	} else {
+		v.numberError(data, msg, bound)
+	}
 }
 
-func (v *validator) checkArray(x []any, n *node, p *vpath, old any, hasOld bool) int {
+func (v *validator) checkArray(x []any, n *node, old any, hasOld bool) int {
 	m := 0
 	if n.items != nil {
 		var corr *listCorrelation
@@ -460,22 +497,27 @@ func (v *validator) checkArray(x []any, n *node, p *vpath, old any, hasOld bool)
 			}
 		}
 		for i, e := range x {
-			cp := vpath{parent: p, idx: i, kind: segIndex}
+			v.segs = append(v.segs, seg{kind: segIndex, idx: i})
 			var oe any
 			var ok bool
 			if corr != nil {
 				oe, ok = corr.get(e)
 			}
-			m += v.validate(e, n.items, &cp, oe, ok)
+			m += v.validate(e, n.items, oe, ok)
+			v.segs = v.segs[:len(v.segs)-1]
 		}
 	}
 	size := int64(len(x))
 	if n.minItems != nil && size < *n.minItems {
-		name := p.String()
-		v.add(field.Invalid(fieldPath(name), size, fmt.Sprintf("%s in body should have at least %d items", name, *n.minItems)))
+		name := v.path()
+		if !v.quietFail() {
+			v.add(field.Invalid(fieldPath(name), size, fmt.Sprintf("%s in body should have at least %d items", name, *n.minItems)))
+		}
 	}
 	if n.maxItems != nil && size > *n.maxItems {
-		v.add(field.TooMany(fieldPath(p.String()), int(size), int(*n.maxItems)))
+		if !v.quietFail() {
+			v.add(field.TooMany(fieldPath(v.path()), int(size), int(*n.maxItems)))
+		}
 	}
 	if n.uniqueItems {
 		for i := 1; i < len(x); i++ {
@@ -487,8 +529,10 @@ func (v *validator) checkArray(x []any, n *node, p *vpath, old any, hasOld bool)
 				}
 			}
 			if dup {
-				name := p.String()
-				v.add(field.Invalid(fieldPath(name), "", fmt.Sprintf("%s in body shouldn't contain duplicates", name)))
+				name := v.path()
+				if !v.quietFail() {
+					v.add(field.Invalid(fieldPath(name), "", fmt.Sprintf("%s in body shouldn't contain duplicates", name)))
+				}
 				break
 			}
 		}
@@ -496,15 +540,19 @@ func (v *validator) checkArray(x []any, n *node, p *vpath, old any, hasOld bool)
 	return m
 }
 
-func (v *validator) checkObject(x map[string]any, n *node, p *vpath, old any, hasOld bool) int {
+func (v *validator) checkObject(x map[string]any, n *node, old any, hasOld bool) int {
 	m := 0
 	numKeys := int64(len(x))
 	if n.minProps != nil && numKeys < *n.minProps {
-		name := p.String()
-		v.add(field.Invalid(fieldPath(name), numKeys, fmt.Sprintf("%s in body should have at least %d properties", name, *n.minProps)))
+		name := v.path()
+		if !v.quietFail() {
+			v.add(field.Invalid(fieldPath(name), numKeys, fmt.Sprintf("%s in body should have at least %d properties", name, *n.minProps)))
+		}
 	}
 	if n.maxProps != nil && numKeys > *n.maxProps {
-		v.add(field.TooMany(fieldPath(p.String()), int(numKeys), int(*n.maxProps)))
+		if !v.quietFail() {
+			v.add(field.TooMany(fieldPath(v.path()), int(numKeys), int(*n.maxProps)))
+		}
 	}
 	var oldMap map[string]any
 	if hasOld {
@@ -513,8 +561,10 @@ func (v *validator) checkObject(x map[string]any, n *node, p *vpath, old any, ha
 	if n.addlSet && !n.addlAllowed {
 		for k := range x {
 			if _, ok := n.props[k]; !ok {
-				name := p.String()
-				v.add(field.Invalid(fieldPath(name), k, fmt.Sprintf("%s.%s in body is a forbidden property", name, k)))
+				name := v.path()
+				if !v.quietFail() {
+					v.add(field.Invalid(fieldPath(name), k, fmt.Sprintf("%s.%s in body is a forbidden property", name, k)))
+				}
 			}
 		}
 	} else if n.addl != nil {
@@ -522,9 +572,10 @@ func (v *validator) checkObject(x map[string]any, n *node, p *vpath, old any, ha
 			if _, ok := n.props[k]; ok {
 				continue
 			}
-			cp := vpath{parent: p, key: k, kind: segKey}
+			v.segs = append(v.segs, seg{kind: segKey, key: k})
 			oe, ok := oldMap[k]
-			m += v.validate(e, n.addl, &cp, oe, ok)
+			m += v.validate(e, n.addl, oe, ok)
+			v.segs = v.segs[:len(v.segs)-1]
 		}
 	}
 	for _, k := range n.propOrder {
@@ -532,17 +583,20 @@ func (v *validator) checkObject(x map[string]any, n *node, p *vpath, old any, ha
 		if !ok {
 			continue
 		}
-		cp := vpath{parent: p, key: k, kind: segProp}
 		oe, hasOE := oldMap[k]
-		if p == nil && (k == "kind" || k == "apiVersion") {
+		if len(v.segs) == 0 && (k == "kind" || k == "apiVersion") {
 			hasOE = false
 		}
-		m += v.validate(e, n.props[k], &cp, oe, hasOE)
+		v.segs = append(v.segs, seg{kind: segProp, key: k})
+		m += v.validate(e, n.props[k], oe, hasOE)
+		v.segs = v.segs[:len(v.segs)-1]
 	}
 	for _, k := range n.required {
 		if _, ok := x[k]; !ok {
-			name := p.String() + "." + k
-			v.add(field.Required(fieldPath(name), ""))
+			name := v.path() + "." + k
+			if !v.quietFail() {
+				v.add(field.Required(fieldPath(name), ""))
+			}
 		}
 	}
 	return m
@@ -551,44 +605,42 @@ func (v *validator) checkObject(x map[string]any, n *node, p *vpath, old any, ha
 // junctors validates allOf, anyOf, oneOf and not as kube-openapi does:
 // branches validate the same value at the same path; a failing anyOf or
 // oneOf reports the branch that matched most, plus a composite error
-// without a field path.
-func (v *validator) junctors(x any, n *node, p *vpath, old any, hasOld bool) int {
+// without a field path. Branches are first tried quietly, and errors are
+// built only for the branches that end up reported.
+func (v *validator) junctors(x any, n *node, old any, hasOld bool) int {
 	m := 1
 	if len(n.anyOf) > 0 {
-		var best field.ErrorList
-		bestM, succeeded := -1, false
-		for _, b := range n.anyOf {
-			errs, bm := v.branch(x, b, p, old, hasOld)
-			if len(errs) == 0 {
-				succeeded, best = true, nil
+		best, bestM, succeeded := -1, -1, false
+		for i, b := range n.anyOf {
+			ok, bm := v.try(x, b, old, hasOld)
+			if ok {
+				succeeded = true
 				m += bm
 				break
 			}
 			if bm > bestM {
-				best, bestM = errs, bm
+				best, bestM = i, bm
 			}
 		}
 		if !succeeded {
-			v.pathless(fmt.Sprintf("%q must validate at least one schema (anyOf)", p.String()))
-			v.errs = append(v.errs, best...)
+			v.pathless(fmt.Sprintf("%q must validate at least one schema (anyOf)", v.path()))
+			v.report(x, n.anyOf[best], old, hasOld)
 			m += bestM
 		}
 	}
 	if len(n.oneOf) > 0 {
-		var best field.ErrorList
-		bestM, validated := -1, 0
-		for _, b := range n.oneOf {
-			errs, bm := v.branch(x, b, p, old, hasOld)
-			if len(errs) == 0 {
+		best, bestM, validated := -1, -1, 0
+		for i, b := range n.oneOf {
+			ok, bm := v.try(x, b, old, hasOld)
+			if ok {
 				validated++
-				best = nil
 				if validated == 1 {
 					m += bm
 				}
 				continue
 			}
 			if validated == 0 && bm > bestM {
-				best, bestM = errs, bm
+				best, bestM = i, bm
 			}
 		}
 		if validated != 1 {
@@ -596,50 +648,60 @@ func (v *validator) junctors(x any, n *node, p *vpath, old any, hasOld bool) int
 			if validated > 1 {
 				msg = fmt.Sprintf("Found %d valid alternatives", validated)
 			}
-			v.pathless(fmt.Sprintf("%q must validate one and only one schema (oneOf). %s", p.String(), msg))
+			v.pathless(fmt.Sprintf("%q must validate one and only one schema (oneOf). %s", v.path(), msg))
 			if validated == 0 {
-				v.errs = append(v.errs, best...)
+				v.report(x, n.oneOf[best], old, hasOld)
 			}
 		}
 	}
 	if len(n.allOf) > 0 {
 		validated := 0
 		for _, b := range n.allOf {
-			errs, bm := v.branch(x, b, p, old, hasOld)
+			ok, bm := v.try(x, b, old, hasOld)
 			m += bm
-			if len(errs) == 0 {
+			if ok {
 				validated++
 			}
-			v.errs = append(v.errs, errs...)
 		}
 		if validated != len(n.allOf) {
+			for _, b := range n.allOf {
+				v.report(x, b, old, hasOld)
+			}
 			extra := ""
 			if validated == 0 {
 				extra = ". None validated"
 			}
-			v.pathless(fmt.Sprintf("%q must validate all the schemas (allOf)%s", p.String(), extra))
+			v.pathless(fmt.Sprintf("%q must validate all the schemas (allOf)%s", v.path(), extra))
 		}
 	}
 	if n.not != nil {
-		if errs, _ := v.branch(x, n.not, p, old, hasOld); len(errs) == 0 {
-			v.pathless(fmt.Sprintf("%q must not validate the schema (not)", p.String()))
+		if ok, _ := v.try(x, n.not, old, hasOld); ok {
+			v.pathless(fmt.Sprintf("%q must not validate the schema (not)", v.path()))
 		}
 	}
 	return m
 }
 
-// branch validates x against one junctor branch and returns its errors
-// without keeping them. As upstream, the branch itself does not ratchet
-// (its parent does), but the fields below it do.
-func (v *validator) branch(x any, n *node, p *vpath, old any, hasOld bool) (field.ErrorList, int) {
-	start := len(v.errs)
-	m := v.validateNode(x, n, p, old, hasOld)
-	if len(v.errs) == start {
-		return nil, m
-	}
-	errs := append(field.ErrorList(nil), v.errs[start:]...)
+// try validates x against one junctor branch quietly and reports whether
+// it passed. As upstream, the branch itself does not ratchet (its parent
+// does), but the fields below it do.
+func (v *validator) try(x any, n *node, old any, hasOld bool) (bool, int) {
+	start, quiet := len(v.errs), v.quiet
+	v.quiet = true
+	m := v.validateNode(x, n, old, hasOld)
+	ok := len(v.errs) == start
 	v.errs = v.errs[:start]
-	return errs, m
+	v.quiet = quiet
+	return ok, m
+}
+
+// report validates x against a branch again, keeping its errors.
+func (v *validator) report(x any, n *node, old any, hasOld bool) {
+	if v.quiet {
+		v.quietFail()
+		return
+	}
+	v.validateNode(x, n, old, hasOld)
 }
 
 // enumContains is kube-openapi's enum test: a value matches an enum value
@@ -787,20 +849,58 @@ func equalJSON(a, b any) bool {
 }
 
 // listCorrelation finds the old element of an x-kubernetes-list-type map
-// list with the same key values as a new element.
+// list with the same key values as a new element. Long lists are indexed
+// by their keys' JSON so that correlating a list stays linear.
 type listCorrelation struct {
-	keys []string
-	old  []any
+	keys  []string
+	old   []any
+	index map[string]any
 }
 
 func newListCorrelation(keys []string, old []any) *listCorrelation {
-	return &listCorrelation{keys: keys, old: old}
+	c := &listCorrelation{keys: keys, old: old}
+	if len(old) > 8 && len(keys) > 0 {
+		c.index = make(map[string]any, len(old))
+		for _, o := range old {
+			if om, ok := o.(map[string]any); ok {
+				if k, ok := c.key(om); ok {
+					if _, dup := c.index[k]; !dup {
+						c.index[k] = o
+					}
+				}
+			}
+		}
+	}
+	return c
+}
+
+// key renders an element's key values; ok is false when they cannot be
+// rendered.
+func (c *listCorrelation) key(m map[string]any) (string, bool) {
+	vals := make([]any, len(c.keys))
+	for i, k := range c.keys {
+		v, ok := m[k]
+		if !ok {
+			v = unspecifiedKey{}
+		}
+		vals[i] = v
+	}
+	b, err := json.Marshal(vals)
+	return string(b), err == nil
 }
 
 func (c *listCorrelation) get(e any) (any, bool) {
 	em, ok := e.(map[string]any)
 	if !ok || len(c.keys) == 0 {
 		return nil, false
+	}
+	if c.index != nil {
+		k, ok := c.key(em)
+		if !ok {
+			return nil, false
+		}
+		o, ok := c.index[k]
+		return o, ok
 	}
 	for _, o := range c.old {
 		om, ok := o.(map[string]any)
