@@ -19,7 +19,8 @@ func (h *Handler) get(c *call) {
 		codec.WriteStatus(c.w, c.r, storageError(err, c.gr(), c.info.Name, "get"))
 		return
 	}
-	if servesStored(c, kv.Value) {
+	rs := readSchema(c.def, kv.ModRevision)
+	if rs == nil && servesStored(c, kv.Value) {
 		if b, ok := codec.SetResourceVersion(kv.Value, rvString(kv.ModRevision)); ok {
 			codec.WriteRaw(c.w, http.StatusOK, c.media, b)
 			return
@@ -29,6 +30,10 @@ func (h *Handler) get(c *call) {
 	if err != nil {
 		codec.WriteStatus(c.w, c.r, storageError(err, c.gr(), c.info.Name, "get"))
 		return
+	}
+	if rs != nil {
+		rs.Prune(obj)
+		rs.Default(obj)
 	}
 	setRV(obj, kv.ModRevision)
 	h.writeObject(c, http.StatusOK, obj)

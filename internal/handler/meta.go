@@ -115,6 +115,10 @@ func (h *Handler) prepareCreate(c *call, obj map[string]any) {
 			md["name"] = generateName(gn)
 		}
 	}
+	if c.version.Subresources.Status {
+		// Status is written through /status only.
+		delete(obj, "status")
+	}
 	md["uid"] = string(uuid.NewUUID())
 	md["creationTimestamp"] = h.now().UTC().Format(time.RFC3339)
 	delete(md, "deletionTimestamp")

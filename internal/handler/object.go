@@ -11,6 +11,7 @@ import (
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 
 	"github.com/crdserver/crdserver/internal/codec"
+	"github.com/crdserver/crdserver/internal/registry"
 	"github.com/crdserver/crdserver/internal/watchcache"
 )
 
@@ -78,8 +79,15 @@ func accessor(obj map[string]any) *unstructured.Unstructured {
 // resourceVersion in the encoded object and extracts what selectors use.
 // Stored values are json.Marshal output, so the revision is spliced into
 // the bytes; a value in any other form is decoded and encoded again.
-func ItemDecoder() watchcache.Decoder {
+//
+// def returns the resource's current definition (nil if gone): objects
+// stored before its schemas last changed are pruned and defaulted with the
+// storage version's schema, as upstream does on every read.
+func ItemDecoder(def func() *registry.Definition) watchcache.Decoder {
 	return func(key string, value []byte, rev int64) (*watchcache.Item, error) {
+		if s := readSchema(def(), rev); s != nil {
+			return decodeItemWith(key, value, rev, s)
+		}
 		if b, ok := codec.SetResourceVersion(value, rvString(rev)); ok {
 			if m, ok := codec.ScanMeta(b); ok {
 				return newItem(key, rev, b, m), nil
@@ -92,9 +100,19 @@ func ItemDecoder() watchcache.Decoder {
 // decodeItem is ItemDecoder's reference path: decode, set resourceVersion,
 // encode, and read the metadata with the accessors.
 func decodeItem(key string, value []byte, rev int64) (*watchcache.Item, error) {
+	return decodeItemWith(key, value, rev, nil)
+}
+
+// decodeItemWith decodes a stored object, prunes and defaults it with s
+// when s is not nil, and builds its item.
+func decodeItemWith(key string, value []byte, rev int64, s registry.Schema) (*watchcache.Item, error) {
 	obj, err := decodeStored(value)
 	if err != nil {
 		return nil, fmt.Errorf("key %s: %w", key, err)
+	}
+	if s != nil {
+		s.Prune(obj)
+		s.Default(obj)
 	}
 	setRV(obj, rev)
 	b, err := json.Marshal(obj)
@@ -178,4 +196,18 @@ func unstructuredDeepCopy(obj map[string]any) map[string]any {
 		return nil
 	}
 	return (&unstructured.Unstructured{Object: obj}).DeepCopy().Object
+}
+
+// readSchema returns the schema a stored object at rev must be read with:
+// the storage version's, when the object may predate it; nil otherwise.
+func readSchema(def *registry.Definition, rev int64) registry.Schema {
+	if def == nil || rev > def.SchemaRevision {
+		return nil
+	}
+	sv := def.StorageVersion()
+	if sv == nil {
+		return nil
+	}
+	s, _ := sv.Schema.(registry.Schema)
+	return s
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"reflect"
 	"testing"
+
+	"github.com/crdserver/crdserver/internal/registry"
 )
 
 // TestItemDecoder checks that the watch cache items ItemDecoder makes
@@ -21,7 +23,7 @@ func TestItemDecoder(t *testing.T) {
 		}
 		return b
 	}
-	decode := ItemDecoder()
+	decode := ItemDecoder(func() *registry.Definition { return nil })
 	for _, value := range [][]byte{
 		canonical(`{"apiVersion":"g/v1","kind":"K","metadata":{"name":"a","namespace":"ns","labels":{"x":"y","resourceVersion":"z"},"uid":"u"},"spec":{"metadata":{"name":"b"}}}`),
 		canonical(`{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"é\u003c","labels":{}}}`),

@@ -37,6 +37,12 @@ type Definition struct {
 	// Terminating refuses creates (the CRD is being deleted).
 	Terminating bool
 
+	// SchemaRevision is the revision at which the schemas last changed.
+	// Objects stored at or before it may predate the storage version's
+	// schema, so reads prune and default them; later objects were pruned
+	// and defaulted when written.
+	SchemaRevision int64
+
 	// Verbs, when set, are the verbs discovery and OpenAPI advertise for the
 	// resource, for built-ins that serve fewer than a custom resource
 	// (namespaces have no deletecollection). Nil means the custom-resource set.

@@ -106,7 +106,7 @@ type TablePrinter interface {
 // safe for concurrent use; they are built once per CRD version.
 type Schema interface {
 	// Prune removes fields the schema does not specify and returns their
-	// paths (e.g. ".spec.foo"), for fieldValidation.
+	// paths (e.g. "spec.foo"), for fieldValidation.
 	Prune(obj map[string]any) []string
 	// Default fills defaults, removing nulls where the schema is not
 	// nullable.

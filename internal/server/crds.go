@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -72,6 +73,11 @@ func (c *crdServer) Serve(crds []map[string]any) {
 		def, err := crd.FromCRD(obj)
 		if err == nil {
 			err = compileSchemas(def)
+		}
+		if err == nil {
+			// The CRD's revision bounds the objects that may predate its
+			// schemas (conservatively: status writes move it too).
+			def.SchemaRevision, _ = strconv.ParseInt(rv, 10, 64)
 		}
 		if err != nil {
 			c.s.log.Error("serving CRD", "crd", name, "err", err)

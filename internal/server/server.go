@@ -119,7 +119,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 
 	builtins := []*registry.Definition{builtin.Namespaces(), crd.Definition()}
 	reg := registry.New(builtins)
-	s.stores = newStores(ctx, s.backend, cfg.EtcdPrefix, s.log)
+	s.stores = newStores(ctx, s.backend, reg, cfg.EtcdPrefix, s.log)
 	for _, d := range reg.Current().Definitions() {
 		s.stores.ensure(d)
 	}

@@ -18,6 +18,7 @@ import (
 type stores struct {
 	ctx     context.Context
 	backend storage.Interface
+	reg     *registry.Registry
 	prefix  string
 	log     *slog.Logger
 
@@ -32,8 +33,8 @@ type entry struct {
 
 var _ handler.Stores = (*stores)(nil)
 
-func newStores(ctx context.Context, backend storage.Interface, prefix string, log *slog.Logger) *stores {
-	return &stores{ctx: ctx, backend: backend, prefix: prefix, log: log, m: map[schema.GroupResource]*entry{}}
+func newStores(ctx context.Context, backend storage.Interface, reg *registry.Registry, prefix string, log *slog.Logger) *stores {
+	return &stores{ctx: ctx, backend: backend, reg: reg, prefix: prefix, log: log, m: map[schema.GroupResource]*entry{}}
 }
 
 // keyPrefix is upstream's layout: /registry/<resource>/ for the core group,
@@ -54,7 +55,11 @@ func (s *stores) ensure(def *registry.Definition) *handler.Store {
 		return e.store
 	}
 	prefix := s.keyPrefix(gr)
-	cache := watchcache.New(s.backend, prefix, handler.ItemDecoder(), watchcache.Options{Logger: s.log.With("resource", gr.String())})
+	current := func() *registry.Definition {
+		d, _ := s.reg.Current().Lookup(gr.Group, gr.Resource)
+		return d
+	}
+	cache := watchcache.New(s.backend, prefix, handler.ItemDecoder(current), watchcache.Options{Logger: s.log.With("resource", gr.String())})
 	ctx, cancel := context.WithCancel(s.ctx)
 	go cache.Start(ctx)
 	st := &handler.Store{Storage: s.backend, Cache: cache, Prefix: prefix}
