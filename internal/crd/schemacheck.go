@@ -9,15 +9,21 @@ import (
 // StructuralChecker is the SchemaChecker of the structural rules: it
 // refuses non-structural schemas, unsupported OpenAPI keywords and
 // inconsistent list/map extensions, ratcheting on update as upstream
-// does, and checks selectable fields against their schema. It does not
-// check defaults or compile CEL rules.
+// does, checks that defaults are pruned and valid, and checks selectable
+// fields against their schema. It does not compile CEL rules.
 type StructuralChecker struct{}
 
 var _ SchemaChecker = StructuralChecker{}
 
 // CheckSchema implements SchemaChecker.
 func (StructuralChecker) CheckSchema(in SchemaInput, p *field.Path) field.ErrorList {
-	return structural.Check(in.Schema, p.Child("openAPIV3Schema"), in.StatusEnabled, structural.OptionsFor(in.OldSpec))
+	sp := p.Child("openAPIV3Schema")
+	errs := structural.Check(in.Schema, sp, in.StatusEnabled, structural.OptionsFor(in.OldSpec))
+	if len(errs) == 0 && structural.IsStructural(in.Schema) {
+		// Defaults are checked only on a structural schema, as upstream.
+		errs = checkDefaults(in.Schema, sp)
+	}
+	return errs
 }
 
 // CheckSelectableFields implements SchemaChecker.

@@ -31,11 +31,11 @@ var layer = map[string]int{
 	"internal/storage/embedded":    1,
 	"internal/storage/storagetest": 1,
 	"internal/builtin":             1,
-	"internal/crd":                 1,
 	"internal/discovery":           1,
 	"internal/openapi":             1,
 	// The request path and background loops.
 	"internal/storage/etcdtest": 2,
+	"internal/crd":              2,
 	"internal/filters":          2,
 	"internal/handler":          2,
 	"internal/controllers":      2,
