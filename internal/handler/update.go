@@ -17,18 +17,11 @@ import (
 
 // update replaces an object (PUT) on the main resource or a subresource.
 func (h *Handler) update(c *call, sub string) {
-	obj, err := decodeBody(c)
-	if err == nil {
-		err = checkTypeMeta(c, obj)
-	}
-	if err == nil {
-		err = checkNameAndNamespace(c, obj)
-	}
+	obj, rv, err := decodeReplacement(c)
 	if err != nil {
 		codec.WriteStatus(c.w, c.r, err)
 		return
 	}
-	rv, _ := metadata(obj)["resourceVersion"].(string)
 	h.write(c, sub, rv, func(old map[string]any, _ []byte) (map[string]any, error) {
 		return deepCopy(obj), nil
 	})
@@ -36,13 +29,7 @@ func (h *Handler) update(c *call, sub string) {
 
 // updateSubresource serves a subresource a built-in defines (namespaces/finalize).
 func (h *Handler) updateSubresource(c *call, su registry.SubresourceUpdater) {
-	obj, err := decodeBody(c)
-	if err == nil {
-		err = checkTypeMeta(c, obj)
-	}
-	if err == nil {
-		err = checkNameAndNamespace(c, obj)
-	}
+	obj, rv, err := decodeReplacement(c)
 	if err != nil {
 		codec.WriteStatus(c.w, c.r, err)
 		return
@@ -51,11 +38,27 @@ func (h *Handler) updateSubresource(c *call, su registry.SubresourceUpdater) {
 		writeError(c.w, c.r, notFoundResource())
 		return
 	}
-	rv, _ := metadata(obj)["resourceVersion"].(string)
 	h.write(c, c.info.Subresource, rv, func(old map[string]any, _ []byte) (map[string]any, error) {
 		next, _ := su.UpdateSubresource(c.info.Subresource, deepCopy(obj), old)
 		return next, nil
 	})
+}
+
+// decodeReplacement decodes a PUT body, checks it names the URL's object,
+// and returns it with the resourceVersion it expects ("" for any).
+func decodeReplacement(c *call) (map[string]any, string, error) {
+	obj, err := decodeBody(c)
+	if err == nil {
+		err = checkTypeMeta(c, obj)
+	}
+	if err == nil {
+		err = checkNameAndNamespace(c, obj)
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	rv, _ := metadata(obj)["resourceVersion"].(string)
+	return obj, rv, nil
 }
 
 // mutation computes the new object from the current one (a decoded copy the
