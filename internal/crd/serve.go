@@ -3,6 +3,7 @@ package crd
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
@@ -44,6 +45,9 @@ func FromCRD(obj map[string]any) (*registry.Definition, error) {
 		}
 		if v.DeprecationWarning != nil {
 			rv.DeprecationWarning = *v.DeprecationWarning
+		}
+		for _, f := range v.SelectableFields {
+			rv.SelectableFields = append(rv.SelectableFields, strings.TrimPrefix(f.JSONPath, "."))
 		}
 		if s := v.Subresources; s != nil {
 			rv.Subresources.Status = s.Status != nil

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -52,7 +53,7 @@ func selectableField(c *call, f string) bool {
 	case "metadata.namespace":
 		return c.def.Namespaced()
 	}
-	return false
+	return slices.Contains(c.version.SelectableFields, f)
 }
 
 // list serves a collection from the watch cache.

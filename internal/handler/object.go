@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
@@ -85,8 +86,13 @@ func accessor(obj map[string]any) *unstructured.Unstructured {
 // storage version's schema, as upstream does on every read.
 func ItemDecoder(def func() *registry.Definition) watchcache.Decoder {
 	return func(key string, value []byte, rev int64) (*watchcache.Item, error) {
-		if s := readSchema(def(), rev); s != nil {
-			return decodeItemWith(key, value, rev, s)
+		d := def()
+		if s := readSchema(d, rev); s != nil || hasSelectableFields(d) {
+			it, err := decodeItemWith(key, value, rev, s)
+			if err == nil && d != nil {
+				err = addSelectableFields(it, d.SelectableFields())
+			}
+			return it, err
 		}
 		if b, ok := codec.SetResourceVersion(value, rvString(rev)); ok {
 			if m, ok := codec.ScanMeta(b); ok {
@@ -210,4 +216,31 @@ func readSchema(def *registry.Definition, rev int64) registry.Schema {
 	}
 	s, _ := sv.Schema.(registry.Schema)
 	return s
+}
+
+func hasSelectableFields(d *registry.Definition) bool {
+	return d != nil && len(d.SelectableFields()) > 0
+}
+
+// addSelectableFields stores the values of the definition's selectable
+// fields in the item, as field selectors compare them: strings as they
+// are, integers and booleans in their text form, absent fields empty.
+func addSelectableFields(it *watchcache.Item, paths []string) error {
+	obj, err := decodeStored(it.JSON)
+	if err != nil {
+		return err
+	}
+	for _, p := range paths {
+		var s string
+		switch v := nested(obj, strings.Split(p, ".")...).(type) {
+		case string:
+			s = v
+		case int64:
+			s = strconv.FormatInt(v, 10)
+		case bool:
+			s = strconv.FormatBool(v)
+		}
+		it.Fields[p] = s
+	}
+	return nil
 }

@@ -4,6 +4,8 @@
 package registry
 
 import (
+	"slices"
+
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -70,6 +72,10 @@ type Version struct {
 	Schema any
 	// OpenAPISchema is the raw openAPIV3Schema as JSON, for /openapi.
 	OpenAPISchema []byte
+	// SelectableFields are the fields (without the leading dot, e.g.
+	// "spec.color") field selectors may use besides metadata.name and
+	// metadata.namespace.
+	SelectableFields []string
 }
 
 // Subresources says which subresources a version serves.
@@ -131,4 +137,18 @@ func (d *Definition) ServedVersion(name string) (*Version, bool) {
 		}
 	}
 	return nil, false
+}
+
+// SelectableFields returns the selectable fields of every version (their
+// values are extracted once per stored object, whatever version is read).
+func (d *Definition) SelectableFields() []string {
+	var out []string
+	for _, v := range d.Versions {
+		for _, f := range v.SelectableFields {
+			if !slices.Contains(out, f) {
+				out = append(out, f)
+			}
+		}
+	}
+	return out
 }
