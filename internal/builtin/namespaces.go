@@ -48,7 +48,7 @@ func Namespaces() *registry.Definition {
 				{Name: "Age", Type: "date", JSONPath: ".metadata.creationTimestamp"},
 			},
 		}},
-		Hooks: namespaceHooks{},
+		Hooks: namespaceHooks{namespaceTyped},
 	}
 }
 
@@ -64,11 +64,16 @@ func NewNamespace(name string, now time.Time) map[string]any {
 			"creationTimestamp": now.UTC().Format(time.RFC3339),
 		},
 	}
-	namespaceHooks{}.PrepareForCreate(obj)
+	namespaceHooks{namespaceTyped}.PrepareForCreate(obj)
 	return obj
 }
 
-type namespaceHooks struct{}
+// namespaceHooks embeds the typed checks of corev1.Namespace.
+type namespaceHooks struct {
+	typed[corev1.Namespace]
+}
+
+var namespaceTyped = typed[corev1.Namespace]{kind: "Namespace", version: "v1"}
 
 var (
 	_ registry.CreatePreparer       = namespaceHooks{}
@@ -81,9 +86,12 @@ var (
 	_ registry.NoGeneration         = namespaceHooks{}
 	_ registry.NameValidator        = namespaceHooks{}
 	_ registry.Protobuf             = namespaceHooks{}
+	_ registry.TypeChecker          = namespaceHooks{}
+	_ registry.UnknownFielder       = namespaceHooks{}
 )
 
-func (namespaceHooks) PrepareForCreate(obj map[string]any) {
+func (h namespaceHooks) PrepareForCreate(obj map[string]any) {
+	h.trim(obj)
 	obj["status"] = map[string]any{"phase": string(corev1.NamespaceActive)}
 	spec, _ := obj["spec"].(map[string]any)
 	if spec == nil {
@@ -98,7 +106,8 @@ func (namespaceHooks) PrepareForCreate(obj map[string]any) {
 	setNameLabel(obj)
 }
 
-func (namespaceHooks) PrepareForUpdate(obj, old map[string]any) {
+func (h namespaceHooks) PrepareForUpdate(obj, old map[string]any) {
+	h.trim(obj)
 	// spec.finalizers change only through /finalize.
 	spec, _ := obj["spec"].(map[string]any)
 	if spec == nil {

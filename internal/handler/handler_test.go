@@ -155,6 +155,8 @@ func TestErrors(t *testing.T) {
 		at(errCase{name: "bad field selector", req: req{method: "GET", path: "/api/v1/namespaces?fieldSelector=spec.x=1"}, code: 400, reason: metav1.StatusReasonBadRequest, message: "field label not supported: spec.x"}),
 		at(errCase{name: "bad continue", req: req{method: "GET", path: "/api/v1/namespaces?limit=1&continue=garbage"}, code: 400, reason: metav1.StatusReasonBadRequest}),
 		at(errCase{name: "strict duplicate field", req: req{method: "POST", path: "/api/v1/namespaces?fieldValidation=Strict", body: `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"dup","name":"dup2"}}`}, code: 400, reason: metav1.StatusReasonBadRequest, message: `duplicate field`}),
+		at(errCase{name: "strict unknown field", req: req{method: "POST", path: "/api/v1/namespaces?fieldValidation=Strict", body: `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"unk"},"spec":{"foo":1}}`}, code: 400, reason: metav1.StatusReasonBadRequest, message: `strict decoding error: unknown field "spec.foo"`}),
+		at(errCase{name: "field of the wrong type", req: req{method: "POST", path: "/api/v1/namespaces", body: `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"typ"},"spec":{"finalizers":"x"}}`}, code: 400, reason: metav1.StatusReasonBadRequest, message: `Namespace in version "v1" cannot be handled as a Namespace`}),
 		at(errCase{name: "bad fieldValidation", req: req{method: "POST", path: "/api/v1/namespaces?fieldValidation=Loud", body: ns("fv")}, code: 400, reason: metav1.StatusReasonBadRequest}),
 	}
 	// Paths no resource has get upstream's plain-text 404, not a Status.
@@ -248,6 +250,15 @@ func TestCRUD(t *testing.T) {
 	r = e.do(req{method: "PUT", path: "/api/v1/namespaces/crud", body: string(b)})
 	if r.code != 422 || !strings.Contains(string(r.body), "field is immutable") {
 		t.Errorf("uid change: %d %s", r.code, r.body)
+	}
+
+	// Unknown fields of a built-in are dropped, with a warning by default.
+	r = e.do(req{method: "POST", path: "/api/v1/namespaces", body: `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"warned"},"spec":{"foo":1}}`})
+	if r.code != 201 || !strings.Contains(r.header.Get("Warning"), `unknown field \"spec.foo\"`) {
+		t.Errorf("unknown field: %d, Warning %q", r.code, r.header.Get("Warning"))
+	}
+	if spec, _ := r.obj(t)["spec"].(map[string]any); spec["foo"] != nil {
+		t.Errorf("unknown field kept: %s", r.body)
 	}
 
 	// dryRun writes nothing.

@@ -1,0 +1,81 @@
+package builtin
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	sigsjson "sigs.k8s.io/json"
+)
+
+// typed checks and trims built-in objects against their Go type, as
+// upstream's typed decoding does: fields of the wrong JSON type are
+// refused, unknown fields are reported (fieldValidation) and dropped.
+type typed[T any] struct {
+	kind, version string
+}
+
+// decode decodes obj strictly into a new T, returning the strict-decoding
+// complaints (unknown and duplicate fields) apart from the error.
+func (ty typed[T]) decode(obj map[string]any) (*T, []error, error) {
+	data, err := json.Marshal(obj)
+	if err != nil {
+		return nil, nil, fmt.Errorf("encoding %s: %w", ty.kind, err)
+	}
+	t := new(T)
+	strict, err := sigsjson.UnmarshalStrict(data, t)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s in version %q cannot be handled as a %s: %w", ty.kind, ty.version, ty.kind, err)
+	}
+	return t, strict, nil
+}
+
+// CheckType implements registry.TypeChecker.
+func (ty typed[T]) CheckType(obj map[string]any) error {
+	_, _, err := ty.decode(obj)
+	return err
+}
+
+// UnknownFields implements registry.UnknownFielder.
+func (ty typed[T]) UnknownFields(obj map[string]any) []string {
+	_, strict, err := ty.decode(obj)
+	if err != nil {
+		return nil
+	}
+	out := make([]string, 0, len(strict))
+	for _, e := range strict {
+		out = append(out, e.Error())
+	}
+	return out
+}
+
+// trim replaces obj's fields other than apiVersion, kind and metadata by
+// their typed form, dropping what the Go type does not have. Metadata is
+// the handler's (already normalized).
+func (ty typed[T]) trim(obj map[string]any) {
+	t, _, err := ty.decode(obj)
+	if err != nil {
+		return // CheckType refused it before this runs
+	}
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(t)
+	if err != nil {
+		return
+	}
+	for k := range obj {
+		switch k {
+		case "apiVersion", "kind", "metadata":
+		default:
+			delete(obj, k)
+		}
+	}
+	for k, v := range u {
+		switch k {
+		case "apiVersion", "kind", "metadata":
+		default:
+			if m, ok := v.(map[string]any); ok && len(m) == 0 {
+				continue // an empty struct the client did not send
+			}
+			obj[k] = v
+		}
+	}
+}
