@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
-	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 )
@@ -62,14 +61,16 @@ func TestDeepNesting(t *testing.T) {
 					s.AdditionalProperties = &apiextensionsv1.JSONSchemaPropsOrBool{Allows: true, Schema: child}
 				}
 			}
-			start := time.Now()
 			OptionsFor(specWith(s))
 			errs := Check(s, root, true, Options{})
 			if len(errs) == 0 {
 				t.Errorf("no errors for an untyped schema")
 			}
-			if d := time.Since(start); d > 10*time.Second {
-				t.Errorf("took %v", d)
+			// Work is bounded by the depth limit, not by the schema's depth:
+			// no more errors than the levels checked. (Time is for
+			// benchmarks; under -race on a loaded machine it varies 30x.)
+			if len(errs) > 3*(maxDepth+1) {
+				t.Errorf("%d errors for a schema %d deep: the depth limit did not hold", len(errs), depth)
 			}
 		})
 	}
