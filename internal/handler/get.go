@@ -6,27 +6,32 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/crdserver/crdserver/internal/codec"
+	"github.com/crdserver/crdserver/internal/watchcache"
 )
 
 func typesUID(s string) types.UID { return types.UID(s) }
 
-// get reads one object with a consistent read. When the answer is the
-// object as stored (servesStored), it is the stored bytes with the revision
-// spliced in; every other answer decodes it.
+// get reads one object from the watch cache with the resourceVersion
+// semantics of a get ("" consistent, "0" any, N not older than N). Cached
+// items carry their resourceVersion and were pruned and defaulted by
+// ItemDecoder with the schema of the time they were decoded; the cache is
+// not rebuilt when a schema changes, so an object stored before the
+// current schema (readSchema) is pruned and defaulted again (both are
+// idempotent). Otherwise, when the answer is the object as stored
+// (servesStored), it is the item's bytes; every other answer decodes them.
 func (h *Handler) get(c *call) {
-	kv, err := c.store.Storage.Get(c.r.Context(), c.store.Key(c.info.Namespace, c.info.Name))
+	it, err := c.store.Cache.Get(c.r.Context(), c.store.Key(c.info.Namespace, c.info.Name),
+		watchcache.GetOptions{ResourceVersion: c.r.URL.Query().Get("resourceVersion")})
 	if err != nil {
 		codec.WriteStatus(c.w, c.r, storageError(err, c.gr(), c.info.Name, "get"))
 		return
 	}
-	rs := readSchema(c.def, kv.ModRevision)
-	if rs == nil && servesStored(c, kv.Value) {
-		if b, ok := codec.SetResourceVersion(kv.Value, rvString(kv.ModRevision)); ok {
-			codec.WriteRaw(c.w, http.StatusOK, c.media, b)
-			return
-		}
+	rs := readSchema(c.def, it.Revision)
+	if rs == nil && servesStored(c, it.JSON) {
+		codec.WriteRaw(c.w, http.StatusOK, c.media, it.JSON)
+		return
 	}
-	obj, err := decodeStored(kv.Value)
+	obj, err := decodeStored(it.JSON)
 	if err != nil {
 		codec.WriteStatus(c.w, c.r, storageError(err, c.gr(), c.info.Name, "get"))
 		return
@@ -35,6 +40,5 @@ func (h *Handler) get(c *call) {
 		rs.Prune(obj)
 		rs.Default(obj)
 	}
-	setRV(obj, kv.ModRevision)
 	h.writeObject(c, http.StatusOK, obj)
 }

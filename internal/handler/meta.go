@@ -226,7 +226,7 @@ func specChanged(obj, old map[string]any, statusSub bool) bool {
 		}
 		n++
 		ov, ok := old[k]
-		if !ok || !reflect.DeepEqual(v, ov) {
+		if !ok || !jsonEqual(v, ov) {
 			return true
 		}
 	}
@@ -236,6 +236,53 @@ func specChanged(obj, old map[string]any, statusSub bool) bool {
 		}
 	}
 	return n != 0
+}
+
+// jsonEqual compares two decoded JSON values. It is reflect.DeepEqual for
+// the types decoding yields (maps, lists, strings, int64, float64, bool,
+// nil) without reflection, which showed in update profiles; anything else
+// falls back to reflect.DeepEqual.
+func jsonEqual(a, b any) bool {
+	switch a := a.(type) {
+	case map[string]any:
+		b, ok := b.(map[string]any)
+		if !ok || len(a) != len(b) || (a == nil) != (b == nil) {
+			return false
+		}
+		for k, av := range a {
+			bv, ok := b[k]
+			if !ok || !jsonEqual(av, bv) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		b, ok := b.([]any)
+		if !ok || len(a) != len(b) || (a == nil) != (b == nil) {
+			return false
+		}
+		for i := range a {
+			if !jsonEqual(a[i], b[i]) {
+				return false
+			}
+		}
+		return true
+	case string:
+		b, ok := b.(string)
+		return ok && a == b
+	case int64:
+		b, ok := b.(int64)
+		return ok && a == b
+	case float64:
+		b, ok := b.(float64)
+		return ok && a == b
+	case bool:
+		b, ok := b.(bool)
+		return ok && a == b
+	case nil:
+		return b == nil
+	}
+	return reflect.DeepEqual(a, b)
 }
 
 // validateUpdate checks metadata transitions and the resource's own rules.

@@ -3,13 +3,13 @@ package handler
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
-	utiljson "k8s.io/apimachinery/pkg/util/json"
 
 	"github.com/crdserver/crdserver/internal/codec"
 	"github.com/crdserver/crdserver/internal/registry"
@@ -26,10 +26,13 @@ func DecodeStored(value []byte) (map[string]any, error) { return decodeStored(va
 // EncodeStored encodes an object for storage (for controllers).
 func EncodeStored(obj map[string]any) ([]byte, error) { return encodeStored(obj) }
 
-// decodeStored decodes a stored value.
+// decodeStored decodes a stored value. It uses the request body decoder,
+// which yields the same values as k8s.io/apimachinery/pkg/util/json
+// (integers that fit as int64, other numbers as float64) in about a third
+// of the time; every update decodes the current object.
 func decodeStored(value []byte) (map[string]any, error) {
-	var obj map[string]any
-	if err := utiljson.Unmarshal(value, &obj); err != nil {
+	obj, _, err := codec.Decode(value, "", codec.DecodeOptions{MaxBytes: math.MaxInt64})
+	if err != nil {
 		return nil, fmt.Errorf("decoding stored object: %w", err)
 	}
 	if obj == nil {

@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"testing"
 
+	utiljson "k8s.io/apimachinery/pkg/util/json"
+
 	"github.com/crdserver/crdserver/internal/registry"
 )
 
@@ -67,5 +69,37 @@ func TestWithRV(t *testing.T) {
 	}
 	if _, err := withRV([]byte(`nope`), 7); err == nil {
 		t.Error("withRV accepted a value that is not JSON")
+	}
+}
+
+// TestDecodeStoredMatchesUtilJSON checks decodeStored yields what
+// k8s.io/apimachinery/pkg/util/json did before it used the body decoder.
+func TestDecodeStoredMatchesUtilJSON(t *testing.T) {
+	inputs := []string{
+		`{}`,
+		`{"a":1,"b":-0,"c":1.0,"d":1e3,"e":9223372036854775807,"f":9223372036854775808,"g":-9223372036854775809,"h":0.1}`,
+		`{"s":"\u003c\u0026\u2028\ud83d\ude00 \" \\ \/ \b\f\n\r\t","u":"héllo"}`,
+		`{"n":null,"t":true,"f":false,"l":[1,"x",null,[],{}],"m":{"k":{"k":[{"x":2.5}]}}}`,
+		` { "ws" : [ 1 , 2 ] } `,
+		"{\"bad\":\"a\xffb\\ud800\"}",
+	}
+	for _, in := range inputs {
+		got, err := decodeStored([]byte(in))
+		if err != nil {
+			t.Errorf("decodeStored(%s): %v", in, err)
+			continue
+		}
+		var want map[string]any
+		if err := utiljson.Unmarshal([]byte(in), &want); err != nil {
+			t.Fatalf("utiljson.Unmarshal(%s): %v", in, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("decodeStored(%s) = %#v, want %#v", in, got, want)
+		}
+	}
+	for _, in := range []string{``, `[]`, `null`, `{"a":}`, `{} x`} {
+		if _, err := decodeStored([]byte(in)); err == nil {
+			t.Errorf("decodeStored(%q): no error", in)
+		}
 	}
 }

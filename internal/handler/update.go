@@ -22,9 +22,14 @@ func (h *Handler) update(c *call, sub string) {
 		codec.WriteStatus(c.w, c.r, err)
 		return
 	}
-	h.write(c, sub, rv, func(old map[string]any, _ []byte) (map[string]any, error) {
+	// The replacement ignores the current object: write need not copy it
+	// for the mutation. obj is copied because a retry starts from it again.
+	replace := func(_ map[string]any, _ []byte) (map[string]any, error) {
 		return deepCopy(obj), nil
-	})
+	}
+	if err := h.doWrite(c, sub, rv, replace, false); err != nil {
+		codec.WriteStatus(c.w, c.r, err)
+	}
 }
 
 // updateSubresource serves a subresource a built-in defines (namespaces/finalize).
@@ -71,12 +76,14 @@ type mutation func(old map[string]any, oldJSON []byte) (map[string]any, error)
 // resourceVersion. An update that removes the last finalizer of an object
 // being deleted deletes it.
 func (h *Handler) write(c *call, sub, wantRV string, mutate mutation) {
-	if err := h.doWrite(c, sub, wantRV, mutate); err != nil {
+	if err := h.doWrite(c, sub, wantRV, mutate, true); err != nil {
 		codec.WriteStatus(c.w, c.r, err)
 	}
 }
 
-func (h *Handler) doWrite(c *call, sub, wantRV string, mutate mutation) error {
+// doWrite is write; copyOld false hands mutate the current object itself
+// (only for mutations that neither modify nor keep it).
+func (h *Handler) doWrite(c *call, sub, wantRV string, mutate mutation, copyOld bool) error {
 	dry, err := dryRun(c.r)
 	if err != nil {
 		return err
@@ -102,7 +109,11 @@ func (h *Handler) doWrite(c *call, sub, wantRV string, mutate mutation) error {
 		if err != nil {
 			return apierrors.NewInternalError(err)
 		}
-		obj, err := mutate(deepCopy(old), oldJSON)
+		mutOld := old
+		if copyOld {
+			mutOld = deepCopy(old)
+		}
+		obj, err := mutate(mutOld, oldJSON)
 		if err != nil {
 			return err
 		}

@@ -111,6 +111,10 @@ type Cache struct {
 	bookmarkers map[*Watcher]struct{}
 	stopped     bool
 
+	// revs shares storage's current revision among concurrent
+	// consistent gets.
+	revs revCoalescer
+
 	readyCh  chan struct{}
 	incoming chan *change
 
@@ -125,7 +129,7 @@ type Cache struct {
 // Start to fill it.
 func New(store storage.Interface, prefix string, decode Decoder, opts Options) *Cache {
 	opts.complete()
-	return &Cache{
+	c := &Cache{
 		store:       store,
 		prefix:      prefix,
 		decode:      decode,
@@ -141,6 +145,8 @@ func New(store storage.Interface, prefix string, decode Decoder, opts Options) *
 		incoming:    make(chan *change, 100),
 		stopCh:      make(chan struct{}),
 	}
+	c.revs.fetch = store.CurrentRevision
+	return c
 }
 
 // Start runs the reflector and the dispatcher until ctx ends or Stop is

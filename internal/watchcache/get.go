@@ -1,0 +1,167 @@
+package watchcache
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/crdserver/crdserver/internal/storage"
+)
+
+// GetOptions are the get query parameters, already parsed.
+type GetOptions struct {
+	// ResourceVersion as sent by the client: "" (consistent read), "0"
+	// (any), or a revision the answer must not be older than.
+	ResourceVersion string
+}
+
+// Get reads one object with kube-apiserver's resourceVersion semantics for
+// a get. It returns storage.ErrNotFound when key does not exist.
+//
+//   - RV "": a consistent read: the cache waits until it has seen storage's
+//     current revision (read through revs, which shares one quorum read
+//     among concurrent callers), else the object comes from storage.
+//     Upstream reads storage directly; the answer is as fresh either way.
+//   - RV "0": whatever the cache holds.
+//   - RV N: the cache's state once it has reached N (504 Timeout after
+//     FreshTimeout).
+//
+// Before the first list is in, every read goes to storage.
+func (c *Cache) Get(ctx context.Context, key string, opts GetOptions) (*Item, error) {
+	rv, err := parseRV(opts.ResourceVersion)
+	if err != nil {
+		return nil, err
+	}
+	if !c.isReady() {
+		return c.getStorage(ctx, key, rv)
+	}
+	switch {
+	case opts.ResourceVersion == "":
+		rev, err := c.revs.current(ctx)
+		if err != nil {
+			return nil, c.storageErr("current revision", err)
+		}
+		ok, err := c.waitFresh(ctx, rev)
+		if err != nil {
+			return nil, c.storageErr("wait", err)
+		}
+		if !ok {
+			c.log.Warn("watchcache: cache behind for a consistent get, reading storage", "want", rev, "have", c.Revision())
+			return c.getStorage(ctx, key, 0)
+		}
+	case rv > 0:
+		ok, err := c.waitFresh(ctx, rv)
+		if err != nil {
+			return nil, c.storageErr("wait", err)
+		}
+		if !ok {
+			return nil, errTooLargeRV(rv, c.Revision())
+		}
+	}
+	c.mu.RLock()
+	it, found := c.tree.Get(&Item{Key: key})
+	c.mu.RUnlock()
+	if !found {
+		return nil, storage.ErrNotFound
+	}
+	return it, nil
+}
+
+// getStorage reads key from storage (a quorum read); minRev > 0 asks for
+// a state at least that new.
+func (c *Cache) getStorage(ctx context.Context, key string, minRev int64) (*Item, error) {
+	if minRev > 0 {
+		cur, err := c.store.CurrentRevision(ctx)
+		if err != nil {
+			return nil, c.storageErr("current revision", err)
+		}
+		if cur < minRev {
+			return nil, errTooLargeRV(minRev, cur)
+		}
+	}
+	kv, err := c.store.Get(ctx, key)
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, storage.ErrNotFound
+	}
+	if err != nil {
+		return nil, c.storageErr("get", err)
+	}
+	it, err := c.decode(kv.Key, kv.Value, kv.ModRevision)
+	if err != nil {
+		return nil, c.storageErr("decode", err)
+	}
+	return it, nil
+}
+
+// revFetchTimeout bounds one shared revision read: it runs detached from
+// the callers that wait for it, so none of their contexts may cancel it.
+const revFetchTimeout = 30 * time.Second
+
+// revCoalescer shares storage's CurrentRevision among concurrent callers,
+// so a burst of consistent reads costs one quorum read per round trip
+// instead of one each.
+//
+// Linearizability: a caller must get a revision read by a quorum read that
+// began after it arrived; only then is every write acknowledged before its
+// arrival included. So a caller never joins the read in flight (it may
+// have begun before the caller's write was acknowledged): it joins the
+// next read, which starts when the one in flight ends. Callers arriving
+// while a read is in flight all share that next one; at most one read is
+// in flight and one queued.
+type revCoalescer struct {
+	fetch func(context.Context) (int64, error)
+
+	mu       sync.Mutex
+	inflight *revCall // started; nil when idle
+	next     *revCall // to start when inflight ends; nil when nobody waits
+}
+
+// revCall is one revision read; rev and err are set before done closes.
+type revCall struct {
+	ctx  context.Context // values of the caller that opened the call
+	done chan struct{}
+	rev  int64
+	err  error
+}
+
+// current returns a revision at least as new as storage's revision when
+// current was called.
+func (r *revCoalescer) current(ctx context.Context) (int64, error) {
+	r.mu.Lock()
+	var call *revCall
+	switch {
+	case r.inflight == nil:
+		call = &revCall{ctx: ctx, done: make(chan struct{})}
+		r.inflight = call
+		go r.run(call)
+	case r.next == nil:
+		call = &revCall{ctx: ctx, done: make(chan struct{})}
+		r.next = call
+	default:
+		call = r.next
+	}
+	r.mu.Unlock()
+	select {
+	case <-call.done:
+		return call.rev, call.err
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+}
+
+// run performs call's read, publishes it and starts the queued call, if
+// any.
+func (r *revCoalescer) run(call *revCall) {
+	for call != nil {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(call.ctx), revFetchTimeout)
+		call.rev, call.err = r.fetch(ctx)
+		cancel()
+		r.mu.Lock()
+		close(call.done)
+		call.ctx = nil
+		call = r.next
+		r.inflight, r.next = call, nil
+		r.mu.Unlock()
+	}
+}

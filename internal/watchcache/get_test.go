@@ -1,0 +1,252 @@
+package watchcache
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/utils/clock"
+
+	"github.com/crdserver/crdserver/internal/storage"
+)
+
+func TestGetResourceVersions(t *testing.T) { forEachBackend(t, testGetResourceVersions) }
+
+func testGetResourceVersions(t *testing.T, newStore func(testing.TB) storage.Interface) {
+	r := newRig(t, newStore(t), Options{})
+	r.create("a", "x")
+	cur := r.update("a", "x", "v", "2")
+	r.waitRev(cur)
+	for _, tc := range []struct {
+		rv      string
+		key     string
+		wantRev int64 // 0: not found
+	}{
+		{rv: "", key: key("a", "x"), wantRev: cur},
+		{rv: "0", key: key("a", "x"), wantRev: cur},
+		{rv: strconv.FormatInt(cur, 10), key: key("a", "x"), wantRev: cur},
+		{rv: "1", key: key("a", "x"), wantRev: cur}, // not older than: the latest
+		{rv: "", key: key("a", "missing")},
+		{rv: "0", key: key("a", "missing")},
+		{rv: strconv.FormatInt(cur, 10), key: key("a", "missing")},
+	} {
+		t.Run(fmt.Sprintf("rv=%q/%s", tc.rv, tc.key), func(t *testing.T) {
+			it, err := r.cache.Get(context.Background(), tc.key, GetOptions{ResourceVersion: tc.rv})
+			if tc.wantRev == 0 {
+				if !errors.Is(err, storage.ErrNotFound) {
+					t.Fatalf("got %v, %v; want storage.ErrNotFound", it, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if it.Revision != tc.wantRev || it.Labels["v"] != "2" {
+				t.Errorf("got rev %d labels %v, want rev %d v=2", it.Revision, it.Labels, tc.wantRev)
+			}
+		})
+	}
+	if _, err := r.cache.Get(context.Background(), key("a", "x"), GetOptions{ResourceVersion: "abc"}); !apierrors.IsBadRequest(err) {
+		t.Errorf("rv abc: %v, want 400", err)
+	}
+}
+
+func TestGetTooLargeResourceVersion(t *testing.T) {
+	r := newMemRig(t, Options{})
+	cur := r.waitRevOf(r.create("a", "x"))
+	done := make(chan struct{})
+	var err error
+	go func() {
+		defer close(done)
+		_, err = r.cache.Get(context.Background(), key("a", "x"), GetOptions{ResourceVersion: strconv.FormatInt(cur+100, 10)})
+	}()
+	r.stepUntil(done, 500*time.Millisecond)
+	if !IsTooLargeResourceVersion(err) {
+		t.Fatalf("err = %v, want 504 Timeout with ResourceVersionTooLarge", err)
+	}
+}
+
+// A consistent get on an idle prefix is served from the cache once a
+// progress notification says it is current.
+func TestGetConsistentIdlePrefix(t *testing.T) {
+	r := newMemRig(t, Options{})
+	rev := r.create("a", "x")
+	if _, err := r.store.Create(r.ctx, "/registry/other/1", []byte("{}")); err != nil {
+		t.Fatal(err)
+	}
+	it, err := r.cache.Get(context.Background(), key("a", "x"), GetOptions{})
+	if err != nil || it.Revision != rev {
+		t.Fatalf("got %v, %v; want rev %d", it, err, rev)
+	}
+	if storeRev, _ := r.store.CurrentRevision(r.ctx); r.cache.Revision() < storeRev {
+		t.Errorf("cache at %d after a consistent get, storage at %d", r.cache.Revision(), storeRev)
+	}
+}
+
+// When the cache can't catch up in time, a consistent get reads storage.
+func TestGetConsistentFallsBackToStorage(t *testing.T) {
+	r := newMemRig(t, Options{})
+	r.waitRev(r.create("a", "x"))
+	r.mem.setNoProgress(true)
+	if _, err := r.store.Create(r.ctx, "/registry/other/1", []byte("{}")); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	var it *Item
+	var err error
+	go func() {
+		defer close(done)
+		it, err = r.cache.Get(context.Background(), key("a", "x"), GetOptions{})
+	}()
+	r.stepUntil(done, 500*time.Millisecond)
+	if err != nil || it.Name != "x" {
+		t.Fatalf("got %v, %v", it, err)
+	}
+}
+
+func TestGetNotReady(t *testing.T) {
+	store := newMemStore()
+	rev, err := store.Create(context.Background(), key("a", "x"), object("a", "x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := New(store, testPrefix, testDecode, Options{Logger: slog.New(slog.DiscardHandler)})
+	defer c.Stop()
+	for _, rv := range []string{"", "0", strconv.FormatInt(rev, 10)} {
+		it, err := c.Get(context.Background(), key("a", "x"), GetOptions{ResourceVersion: rv})
+		if err != nil || it.Revision != rev {
+			t.Errorf("rv %q: got %v, %v", rv, it, err)
+		}
+	}
+	if _, err := c.Get(context.Background(), key("a", "y"), GetOptions{}); !errors.Is(err, storage.ErrNotFound) {
+		t.Errorf("missing: %v, want storage.ErrNotFound", err)
+	}
+	if _, err := c.Get(context.Background(), key("a", "x"), GetOptions{ResourceVersion: "50"}); !IsTooLargeResourceVersion(err) {
+		t.Errorf("future revision: %v, want 504", err)
+	}
+}
+
+// A consistent get right after an acknowledged write sees it, with writers
+// and readers running concurrently.
+func TestGetReadsItsWrites(t *testing.T) { forEachBackend(t, testGetReadsItsWrites) }
+
+func testGetReadsItsWrites(t *testing.T, newStore func(testing.TB) storage.Interface) {
+	r := newRig(t, newStore(t), Options{Clock: clock.RealClock{}})
+	const writers, writes = 4, 25
+	for w := range writers {
+		r.create("a", fmt.Sprintf("w%d", w))
+	}
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			name := fmt.Sprintf("w%d", w)
+			for i := range writes {
+				old, err := r.store.Get(r.ctx, key("a", name))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				rev, err := r.store.Update(r.ctx, key("a", name), object("a", name, "i", strconv.Itoa(i)), old.ModRevision)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				it, err := r.cache.Get(context.Background(), key("a", name), GetOptions{})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if it.Revision < rev || it.Labels["i"] != strconv.Itoa(i) {
+					t.Errorf("%s: got rev %d i=%s after writing rev %d i=%d", name, it.Revision, it.Labels["i"], rev, i)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// Concurrent callers share revision reads, and none gets a revision read
+// by a request that began before it arrived.
+func TestRevCoalescer(t *testing.T) {
+	var started, calls atomic.Int64
+	r := &revCoalescer{fetch: func(ctx context.Context) (int64, error) {
+		n := started.Add(1) // the revision is the read's start order
+		time.Sleep(200 * time.Microsecond)
+		return n, nil
+	}}
+	const callers, rounds = 32, 50
+	var wg sync.WaitGroup
+	for range callers {
+		wg.Go(func() {
+			for range rounds {
+				before := started.Load()
+				rev, err := r.current(context.Background())
+				calls.Add(1)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if rev <= before {
+					t.Errorf("got the read started %d, which began before the caller arrived (%d had)", rev, before)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if n := started.Load(); n*4 > calls.Load() {
+		t.Errorf("%d reads for %d calls, want sharing", n, calls.Load())
+	}
+}
+
+// A caller whose context ends stops waiting; the shared read goes on for
+// the others.
+func TestRevCoalescerCancel(t *testing.T) {
+	release := make(chan struct{})
+	var fetches atomic.Int64
+	r := &revCoalescer{fetch: func(ctx context.Context) (int64, error) {
+		n := fetches.Add(1)
+		if n == 1 {
+			<-release
+		}
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
+		return n * 10, nil
+	}}
+	ctx, cancel := context.WithCancel(context.Background())
+	first := make(chan error, 1)
+	go func() {
+		_, err := r.current(ctx)
+		first <- err
+	}()
+	for fetches.Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	second := make(chan int64, 1)
+	go func() {
+		rev, err := r.current(context.Background())
+		if err != nil {
+			t.Error(err)
+		}
+		second <- rev
+	}()
+	cancel()
+	if err := <-first; !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled caller: %v", err)
+	}
+	close(release)
+	// The second caller arrived while the first read was in flight, so it
+	// gets the next one.
+	if rev := <-second; rev != 20 {
+		t.Errorf("second caller got %d, want 20 (the read after its arrival)", rev)
+	}
+}
