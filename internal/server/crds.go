@@ -57,6 +57,7 @@ func (c *crdServer) Serve(crds []map[string]any) {
 	defer c.mu.Unlock()
 	c.crds = make(map[string]map[string]any, len(crds))
 	cache := make(map[string]cachedDef, len(crds))
+	var restart []schema.GroupResource
 	defs := slices.Clone(c.builtins)
 	for _, obj := range crds {
 		name, _ := nestedString(obj, "metadata", "name")
@@ -83,10 +84,20 @@ func (c *crdServer) Serve(crds []map[string]any) {
 			c.s.log.Error("serving CRD", "crd", name, "err", err)
 			continue
 		}
+		if prev, ok := c.defs[name]; ok && schemaChanged(prev.def, def) {
+			// Cached objects were decoded with the old schema: start the
+			// resource's cache afresh so that lists and watches prune and
+			// default with the new one, as upstream rebuilds a CRD's
+			// storage. Its watchers end and re-watch.
+			restart = append(restart, def.GroupResource())
+		}
 		cache[name] = cachedDef{rv: rv, def: def}
 		defs = append(defs, def)
 	}
 	c.defs = cache
+	for _, gr := range restart {
+		c.s.stores.drop(gr)
+	}
 	// Stores first, so that a route never exists without its store.
 	keep := map[schema.GroupResource]bool{}
 	for _, d := range defs {
@@ -222,4 +233,13 @@ func compileSchemas(def *registry.Definition) error {
 		v.Schema = s
 	}
 	return nil
+}
+
+// schemaChanged reports whether the storage version's schema differs.
+func schemaChanged(old, cur *registry.Definition) bool {
+	o, c := old.StorageVersion(), cur.StorageVersion()
+	if o == nil || c == nil {
+		return o != c
+	}
+	return o.Name != c.Name || string(o.OpenAPISchema) != string(c.OpenAPISchema)
 }

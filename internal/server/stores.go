@@ -109,3 +109,13 @@ func (s *stores) retain(keep map[schema.GroupResource]bool) {
 		}
 	}
 }
+
+// drop stops the store of gr; the next ensure starts a new one.
+func (s *stores) drop(gr schema.GroupResource) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e, ok := s.m[gr]; ok {
+		e.cancel()
+		delete(s.m, gr)
+	}
+}

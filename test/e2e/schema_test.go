@@ -293,6 +293,11 @@ func TestSchemaValidationDefaulting(t *testing.T) {
 			out, _, err := kubectlResult(srv, "get", "at", "old-at", "-o", "jsonpath={.spec.image}")
 			return err == nil && out == "busybox", err
 		})
+		// And so does a list, served from the watch cache.
+		waitFor(t, 5*time.Second, "old-at listed with spec.image busybox", func() (bool, error) {
+			out, _, err := kubectlResult(srv, "get", "ats", "-o", `jsonpath={range .items[?(@.metadata.name=="old-at")]}{.spec.image}{end}`)
+			return err == nil && out == "busybox", err
+		})
 	})
 }
 
