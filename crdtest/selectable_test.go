@@ -2,6 +2,7 @@ package crdtest_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -96,8 +97,20 @@ func TestSelectableFields(t *testing.T) {
 			t.Errorf("fieldSelector %q: got %v, want %v", c.sel, got, c.want)
 		}
 	}
+	// A custom resource's PUT must name the resourceVersion it replaces:
+	// without it, another client's write would be silently overwritten.
+	cur, err := shirts.Get(ctx, "red-s", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur.SetResourceVersion("")
+	if _, err := shirts.Update(ctx, cur, metav1.UpdateOptions{}); !apierrors.IsInvalid(err) ||
+		!strings.Contains(err.Error(), "metadata.resourceVersion: Invalid value: 0: must be specified for an update") {
+		t.Errorf("update without resourceVersion: err = %v, want 422 Invalid", err)
+	}
+
 	// A field the version does not declare is refused.
-	_, err := shirts.List(ctx, metav1.ListOptions{FieldSelector: "spec.other=x"})
+	_, err = shirts.List(ctx, metav1.ListOptions{FieldSelector: "spec.other=x"})
 	if !apierrors.IsBadRequest(err) {
 		t.Errorf("selector on an undeclared field: err = %v, want BadRequest", err)
 	}

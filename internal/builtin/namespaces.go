@@ -88,6 +88,7 @@ var (
 	_ registry.Protobuf             = namespaceHooks{}
 	_ registry.TypeChecker          = namespaceHooks{}
 	_ registry.UnknownFielder       = namespaceHooks{}
+	_ registry.UnconditionalUpdater = namespaceHooks{}
 )
 
 func (h namespaceHooks) PrepareForCreate(obj map[string]any) {
@@ -197,8 +198,9 @@ func (namespaceHooks) UpdateSubresource(name string, obj, old map[string]any) (m
 	return next, true
 }
 
-func (namespaceHooks) ReturnDeletedObject() {}
-func (namespaceHooks) NoGeneration()        {}
+func (namespaceHooks) ReturnDeletedObject()      {}
+func (namespaceHooks) AllowUnconditionalUpdate() {}
+func (namespaceHooks) NoGeneration()             {}
 
 func (namespaceHooks) ValidateName(name string, prefix bool) []string {
 	return apivalidation.ValidateNamespaceName(name, prefix)

@@ -331,6 +331,30 @@ func TestCRUD(t *testing.T) {
 	}
 }
 
+// A small JSON patch whose copies would grow the object without bound is
+// refused, and so is one with too many operations; nothing is stored.
+func TestJSONPatchLimits(t *testing.T) {
+	e := newEnv(t)
+	if r := e.do(req{method: "POST", path: "/api/v1/namespaces", body: `{"metadata":{"name":"bomb","annotations":{"a":"` + strings.Repeat("x", 1000) + `"}}}`}); r.code != 201 {
+		t.Fatalf("create: %d %s", r.code, r.body)
+	}
+	var ops []string
+	ops = append(ops, `{"op":"add","path":"/metadata/labels","value":{}}`)
+	for i := 0; i < 30; i++ {
+		ops = append(ops, fmt.Sprintf(`{"op":"copy","from":"/metadata/annotations","path":"/spec/c%d"}`, i),
+			`{"op":"copy","from":"/spec","path":"/metadata/annotations/n"}`)
+	}
+	r := e.do(req{method: "PATCH", path: "/api/v1/namespaces/bomb", contentType: "application/json-patch+json", body: "[" + strings.Join(ops, ",") + "]"})
+	if r.code < 400 || r.code >= 500 {
+		t.Errorf("copy bomb: %d %.200s", r.code, r.body)
+	}
+	many := strings.Repeat(`{"op":"test","path":"/metadata/name","value":"bomb"},`, 10001)
+	r = e.do(req{method: "PATCH", path: "/api/v1/namespaces/bomb", contentType: "application/json-patch+json", body: "[" + strings.TrimSuffix(many, ",") + "]"})
+	if r.code != 413 || !strings.Contains(string(r.body), "The allowed maximum operations in a JSON patch is 10000, got 10001") {
+		t.Errorf("too many operations: %d %.300s", r.code, r.body)
+	}
+}
+
 func TestFinalizers(t *testing.T) {
 	e := newEnv(t)
 	body := `{"metadata":{"name":"fin","finalizers":["example.com/hold"]}}`

@@ -102,11 +102,11 @@ func (h *Handler) patchScale(c *call, sc *registry.Scale) {
 		var out []byte
 		switch ct {
 		case "application/json-patch+json":
-			p, err := jsonpatch.DecodePatch(body)
+			p, err := decodeJSONPatch(body)
 			if err != nil {
-				return nil, apierrors.NewBadRequest(err.Error())
+				return nil, err
 			}
-			out, err = p.Apply(cur)
+			out, err = p.ApplyWithOptions(cur, jsonPatchOptions())
 			if err != nil {
 				return nil, apierrors.NewBadRequest(err.Error())
 			}

@@ -9,6 +9,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/crdserver/crdserver/internal/codec"
 	"github.com/crdserver/crdserver/internal/registry"
@@ -63,6 +64,12 @@ func decodeReplacement(c *call) (map[string]any, string, error) {
 		return nil, "", err
 	}
 	rv, _ := metadata(obj)["resourceVersion"].(string)
+	if _, ok := c.def.Hooks.(registry.UnconditionalUpdater); !ok && rv == "" {
+		name, _ := metadata(obj)["name"].(string)
+		return nil, "", apierrors.NewInvalid(schema.GroupKind{Group: c.def.Group, Kind: c.def.Kind}, name, field.ErrorList{
+			field.Invalid(field.NewPath("metadata", "resourceVersion"), uint64(0), "must be specified for an update"),
+		})
+	}
 	return obj, rv, nil
 }
 

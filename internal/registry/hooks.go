@@ -117,3 +117,10 @@ type Schema interface {
 	// from old are dropped.
 	ValidateUpdate(obj, old map[string]any) field.ErrorList
 }
+
+// UnconditionalUpdater marks resources whose PUT may omit
+// metadata.resourceVersion (namespaces). Custom resources and CRDs may not:
+// an update without it would silently overwrite another client's write.
+type UnconditionalUpdater interface {
+	AllowUnconditionalUpdate()
+}
