@@ -95,9 +95,6 @@ func (c *crdServer) Serve(crds []map[string]any) {
 		defs = append(defs, def)
 	}
 	c.defs = cache
-	for _, gr := range restart {
-		c.s.stores.drop(gr)
-	}
 	// Stores first, so that a route never exists without its store.
 	keep := map[schema.GroupResource]bool{}
 	for _, d := range defs {
@@ -105,6 +102,10 @@ func (c *crdServer) Serve(crds []map[string]any) {
 		c.s.stores.ensure(d)
 	}
 	c.reg.Swap(defs)
+	// After the swap, so that the new caches decode with the new schemas.
+	for _, gr := range restart {
+		c.s.stores.replace(gr)
+	}
 	c.s.stores.retain(keep)
 	c.served.Store(true)
 }
@@ -152,21 +153,34 @@ func (c *crdServer) Cleanup(ctx context.Context, name string) (bool, error) {
 		plural, _ = nestedString(obj, "spec", "names", "plural")
 	}
 	gr := schema.GroupResource{Group: group, Resource: plural}
-	if def, ok := c.reg.Current().Lookup(group, plural); ok {
-		if ist, ok := c.s.stores.Store(gr); ok {
-			res, err := ist.Cache.List(ctx, watchcache.ListOptions{})
-			if err != nil {
-				return false, fmt.Errorf("listing instances of %s: %w", gr, err)
+	def, served := c.reg.Current().Lookup(group, plural)
+	if served && def.Hooks != nil {
+		// A built-in owns these names: this CRD never served them, and
+		// its objects are not this CRD's to delete.
+		served, gr = false, schema.GroupResource{}
+	}
+	ist, hasStore := c.s.stores.Store(gr)
+	if gr.Resource != "" && (!served || !hasStore) {
+		// Not served here (names not accepted, or a replica that could
+		// not build it): delete whatever is stored under its prefix.
+		remaining, err := c.deleteRaw(ctx, c.s.stores.keyPrefix(gr))
+		if err != nil || remaining > 0 {
+			return false, err
+		}
+	}
+	if served && hasStore {
+		res, err := ist.Cache.List(ctx, watchcache.ListOptions{})
+		if err != nil {
+			return false, fmt.Errorf("listing instances of %s: %w", gr, err)
+		}
+		for _, it := range res.Items {
+			_, _, err := c.s.handler.DeleteObject(ctx, def, ist, it.Namespace, it.Name, &metav1.DeleteOptions{})
+			if err != nil && !apierrors.IsNotFound(err) {
+				return false, fmt.Errorf("deleting %s %s/%s: %w", gr, it.Namespace, it.Name, err)
 			}
-			for _, it := range res.Items {
-				_, _, err := c.s.handler.DeleteObject(ctx, def, ist, it.Namespace, it.Name, &metav1.DeleteOptions{})
-				if err != nil && !apierrors.IsNotFound(err) {
-					return false, fmt.Errorf("deleting %s %s/%s: %w", gr, it.Namespace, it.Name, err)
-				}
-			}
-			if len(res.Items) > 0 {
-				return false, nil // look again once the deletes are seen
-			}
+		}
+		if len(res.Items) > 0 {
+			return false, nil // look again once the deletes are seen
 		}
 	}
 	// No instances remain: drop the cleanup finalizer; the CRD goes when no
@@ -242,4 +256,20 @@ func schemaChanged(old, cur *registry.Definition) bool {
 		return o != c
 	}
 	return o.Name != c.Name || string(o.OpenAPISchema) != string(c.OpenAPISchema)
+}
+
+// deleteRaw deletes the keys under prefix straight from storage, a page at
+// a time, and reports how many it found (0 when the prefix is empty).
+func (c *crdServer) deleteRaw(ctx context.Context, prefix string) (int, error) {
+	res, err := c.s.backend.List(ctx, prefix, storage.ListOptions{Limit: 500})
+	if err != nil {
+		return 0, fmt.Errorf("listing %s: %w", prefix, err)
+	}
+	for _, kv := range res.Items {
+		if _, _, err := c.s.backend.Delete(ctx, kv.Key, kv.ModRevision); err != nil &&
+			!errors.Is(err, storage.ErrNotFound) && !errors.Is(err, storage.ErrConflict) {
+			return 0, fmt.Errorf("deleting %s: %w", kv.Key, err)
+		}
+	}
+	return len(res.Items), nil
 }

@@ -54,6 +54,22 @@ func (s *stores) ensure(def *registry.Definition) *handler.Store {
 	if e, ok := s.m[gr]; ok {
 		return e.store
 	}
+	return s.startLocked(gr)
+}
+
+// replace starts a new store for gr in place of the current one, in one
+// step, so that requests always find a store.
+func (s *stores) replace(gr schema.GroupResource) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e, ok := s.m[gr]; ok {
+		e.cancel()
+	}
+	s.startLocked(gr)
+}
+
+// startLocked starts gr's store; s.mu is held.
+func (s *stores) startLocked(gr schema.GroupResource) *handler.Store {
 	prefix := s.keyPrefix(gr)
 	current := func() *registry.Definition {
 		d, _ := s.reg.Current().Lookup(gr.Group, gr.Resource)
@@ -107,15 +123,5 @@ func (s *stores) retain(keep map[schema.GroupResource]bool) {
 			e.cancel()
 			delete(s.m, gr)
 		}
-	}
-}
-
-// drop stops the store of gr; the next ensure starts a new one.
-func (s *stores) drop(gr schema.GroupResource) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if e, ok := s.m[gr]; ok {
-		e.cancel()
-		delete(s.m, gr)
 	}
 }
