@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/crdserver/crdserver/internal/codec"
 	"github.com/crdserver/crdserver/internal/registry"
@@ -70,7 +71,7 @@ func deleteOptions(c *call) (*metav1.DeleteOptions, error) {
 		case metav1.DeletePropagationOrphan, metav1.DeletePropagationBackground, metav1.DeletePropagationForeground:
 		default:
 			return nil, apierrors.NewInvalid(metav1.SchemeGroupVersion.WithKind("DeleteOptions").GroupKind(), "",
-				[]*fieldError{fieldNotSupported("propagationPolicy", string(*p))})
+				field.ErrorList{field.NotSupported(field.NewPath("propagationPolicy"), string(*p), []string{"Orphan", "Background", "Foreground"})})
 		}
 	}
 	if q.Has("dryRun") {

@@ -7,7 +7,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/crdserver/crdserver/internal/storage"
 )
@@ -41,10 +40,4 @@ func statusError(code int32, reason metav1.StatusReason, msg string) *apierrors.
 		TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
 		Status:   metav1.StatusFailure, Code: code, Reason: reason, Message: msg,
 	}}
-}
-
-type fieldError = field.Error
-
-func fieldNotSupported(path, value string) *field.Error {
-	return field.NotSupported(field.NewPath(path), value, []string{"Orphan", "Background", "Foreground"})
 }

@@ -3,13 +3,9 @@ package handler
 import (
 	"net/http"
 
-	"k8s.io/apimachinery/pkg/types"
-
 	"github.com/crdserver/crdserver/internal/codec"
 	"github.com/crdserver/crdserver/internal/watchcache"
 )
-
-func typesUID(s string) types.UID { return types.UID(s) }
 
 // get reads one object from the watch cache with the resourceVersion
 // semantics of a get ("" consistent, "0" any, N not older than N). Cached

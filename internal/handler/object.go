@@ -197,10 +197,6 @@ func withRV(encoded []byte, rev int64) ([]byte, error) {
 
 // deepCopy copies a decoded object.
 func deepCopy(obj map[string]any) map[string]any {
-	return unstructuredDeepCopy(obj)
-}
-
-func unstructuredDeepCopy(obj map[string]any) map[string]any {
 	if obj == nil {
 		return nil
 	}

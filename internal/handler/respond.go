@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/crdserver/crdserver/internal/codec"
@@ -83,7 +85,7 @@ func deleteStatus(c *call, obj map[string]any) *metav1.Status {
 		TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
 		Status:   metav1.StatusSuccess,
 		Details: &metav1.StatusDetails{
-			Name: name, Group: c.def.Group, Kind: c.def.Resource, UID: typesUID(uid),
+			Name: name, Group: c.def.Group, Kind: c.def.Resource, UID: types.UID(uid),
 		},
 	}
 }
@@ -165,7 +167,10 @@ func applyFieldValidation(c *call, mode string, problems []string) error {
 		return apierrors.NewBadRequest("strict decoding error: " + strings.Join(problems, ", "))
 	}
 	for _, p := range problems {
-		c.w.Header().Add("Warning", fmt.Sprintf("299 - %q", p))
+		// An update retried after a conflict finds the same problems again.
+		if w := fmt.Sprintf("299 - %q", p); !slices.Contains(c.w.Header().Values("Warning"), w) {
+			c.w.Header().Add("Warning", w)
+		}
 	}
 	return nil
 }

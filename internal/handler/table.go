@@ -150,7 +150,7 @@ func buildTableWith(c *call, headers []metav1.TableColumnDefinition, cells func(
 		return nil, err
 	}
 	t := &metav1.Table{ColumnDefinitions: headers}
-	t.APIVersion = "meta.k8s.io/" + tableVersion(c)
+	t.APIVersion = "meta.k8s.io/" + metaVersion(c)
 	t.Kind = "Table"
 	t.ResourceVersion, t.Continue, t.RemainingItemCount = rv, cont, remaining
 	if c.r.URL.Query().Get("noHeaders") == "true" {
@@ -167,7 +167,7 @@ func buildTableWith(c *call, headers []metav1.TableColumnDefinition, cells func(
 			}
 			row.Object = runtime.RawExtension{Raw: b}
 		case "Metadata":
-			b, err := json.Marshal(partialMetadata(obj, tableVersion(c)))
+			b, err := json.Marshal(partialMetadata(obj, metaVersion(c)))
 			if err != nil {
 				return nil, apierrors.NewInternalError(err)
 			}
@@ -176,13 +176,6 @@ func buildTableWith(c *call, headers []metav1.TableColumnDefinition, cells func(
 		t.Rows = append(t.Rows, row)
 	}
 	return t, nil
-}
-
-func tableVersion(c *call) string {
-	if c.media.Version == "v1beta1" {
-		return "v1beta1"
-	}
-	return "v1"
 }
 
 // partialMetadata is obj as a PartialObjectMetadata.
