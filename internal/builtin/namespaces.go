@@ -70,10 +70,10 @@ func NewNamespace(name string, now time.Time) map[string]any {
 
 // namespaceHooks embeds the typed checks of corev1.Namespace.
 type namespaceHooks struct {
-	typed[corev1.Namespace]
+	Typed[corev1.Namespace]
 }
 
-var namespaceTyped = typed[corev1.Namespace]{kind: "Namespace", version: "v1"}
+var namespaceTyped = Typed[corev1.Namespace]{Kind: "Namespace", Version: "v1"}
 
 var (
 	_ registry.CreatePreparer       = namespaceHooks{}

@@ -8,37 +8,39 @@ import (
 	sigsjson "sigs.k8s.io/json"
 )
 
-// typed checks and trims built-in objects against their Go type, as
+// Typed checks and trims built-in objects against their Go type, as
 // upstream's typed decoding does: fields of the wrong JSON type are
 // refused, unknown fields are reported (fieldValidation) and dropped.
-type typed[T any] struct {
-	kind, version string
+// Kind and Version word the errors.
+type Typed[T any] struct {
+	Kind, Version string
 }
 
-// decode decodes obj strictly into a new T, returning the strict-decoding
-// complaints (unknown and duplicate fields) apart from the error.
-func (ty typed[T]) decode(obj map[string]any) (*T, []error, error) {
+// Decode decodes obj strictly into a new T, returning the strict-decoding
+// complaints (unknown and duplicate fields) apart from the error, which
+// reads as upstream's decoding error.
+func (ty Typed[T]) Decode(obj map[string]any) (*T, []error, error) {
 	data, err := json.Marshal(obj)
 	if err != nil {
-		return nil, nil, fmt.Errorf("encoding %s: %w", ty.kind, err)
+		return nil, nil, fmt.Errorf("encoding %s: %w", ty.Kind, err)
 	}
 	t := new(T)
 	strict, err := sigsjson.UnmarshalStrict(data, t)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s in version %q cannot be handled as a %s: %w", ty.kind, ty.version, ty.kind, err)
+		return nil, nil, fmt.Errorf("%s in version %q cannot be handled as a %s: %w", ty.Kind, ty.Version, ty.Kind, err)
 	}
 	return t, strict, nil
 }
 
 // CheckType implements registry.TypeChecker.
-func (ty typed[T]) CheckType(obj map[string]any) error {
-	_, _, err := ty.decode(obj)
+func (ty Typed[T]) CheckType(obj map[string]any) error {
+	_, _, err := ty.Decode(obj)
 	return err
 }
 
 // UnknownFields implements registry.UnknownFielder.
-func (ty typed[T]) UnknownFields(obj map[string]any) []string {
-	_, strict, err := ty.decode(obj)
+func (ty Typed[T]) UnknownFields(obj map[string]any) []string {
+	_, strict, err := ty.Decode(obj)
 	if err != nil {
 		return nil
 	}
@@ -52,8 +54,8 @@ func (ty typed[T]) UnknownFields(obj map[string]any) []string {
 // trim replaces obj's fields other than apiVersion, kind and metadata by
 // their typed form, dropping what the Go type does not have. Metadata is
 // the handler's (already normalized).
-func (ty typed[T]) trim(obj map[string]any) {
-	t, _, err := ty.decode(obj)
+func (ty Typed[T]) trim(obj map[string]any) {
+	t, _, err := ty.Decode(obj)
 	if err != nil {
 		return // CheckType refused it before this runs
 	}

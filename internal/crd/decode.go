@@ -7,7 +7,8 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	sigsjson "sigs.k8s.io/json"
+
+	"github.com/crdserver/crdserver/internal/builtin"
 )
 
 // Decode converts a CRD object into the typed v1 form with the v1 defaults
@@ -28,15 +29,13 @@ func decode(obj map[string]any) (*apiextensionsv1.CustomResourceDefinition, erro
 	return c, err
 }
 
+// typedCRD decodes CRDs strictly, as every built-in with a Go type.
+var typedCRD = builtin.Typed[apiextensionsv1.CustomResourceDefinition]{Kind: Kind, Version: Version}
+
 func decodeStrict(obj map[string]any) (*apiextensionsv1.CustomResourceDefinition, []error, error) {
-	data, err := json.Marshal(obj)
+	c, strict, err := typedCRD.Decode(obj)
 	if err != nil {
-		return nil, nil, fmt.Errorf("encoding CustomResourceDefinition: %w", err)
-	}
-	c := &apiextensionsv1.CustomResourceDefinition{}
-	strict, err := sigsjson.UnmarshalStrict(data, c)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%s in version %q cannot be handled as a %s: %w", Kind, Version, Kind, err)
+		return nil, nil, err
 	}
 	apiextensionsv1.SetObjectDefaults_CustomResourceDefinition(c)
 	return c, strict, nil
@@ -45,23 +44,14 @@ func decodeStrict(obj map[string]any) (*apiextensionsv1.CustomResourceDefinition
 // CheckType reports a CRD body whose fields have the wrong JSON types, with
 // upstream's message; the handler answers 400 BadRequest with it.
 func (Hooks) CheckType(obj map[string]any) error {
-	_, err := decode(obj)
-	return err
+	return typedCRD.CheckType(obj)
 }
 
 // UnknownFields lists, in upstream's words, the fields of obj the v1 type
 // does not have and the fields given twice (`unknown field "spec.foo"`),
 // for fieldValidation=Warn and Strict. Nil when obj does not decode.
 func (Hooks) UnknownFields(obj map[string]any) []string {
-	_, strict, err := decodeStrict(obj)
-	if err != nil {
-		return nil
-	}
-	out := make([]string, 0, len(strict))
-	for _, e := range strict {
-		out = append(out, e.Error())
-	}
-	return out
+	return typedCRD.UnknownFields(obj)
 }
 
 // encodeInto replaces spec and status of obj with c's and drops top-level
