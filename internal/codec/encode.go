@@ -18,7 +18,7 @@ import (
 // it with status. Bodies end in a newline, as upstream's encoder writes
 // them. An object that cannot be encoded becomes a 500 Status.
 func WriteObject(w http.ResponseWriter, status int, mt MediaType, obj any) {
-	b, err := json.Marshal(obj)
+	b, err := Marshal(obj)
 	if err != nil {
 		writeInternal(w, fmt.Errorf("encoding %T: %w", obj, err))
 		return

@@ -19,6 +19,17 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
+func TestAcceptCacheIsBounded(t *testing.T) {
+	for i := range 2 * int(maxCachedAccepts) {
+		if _, err := Negotiate(fmt.Sprintf("application/json;x=%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := acceptCacheSize.Load(); n > maxCachedAccepts {
+		t.Fatalf("cache holds %d headers, bound is %d", n, maxCachedAccepts)
+	}
+}
+
 func TestNegotiate(t *testing.T) {
 	table := func(v string) MediaType {
 		return MediaType{Type: MediaJSON, As: "Table", Group: "meta.k8s.io", Version: v}
@@ -59,7 +70,8 @@ func TestNegotiate(t *testing.T) {
 		{"application", MediaType{}, true},
 		{"a/b/c", MediaType{}, true},
 	}
-	for _, tc := range cases {
+	// Twice: the second pass answers from the parsed-header cache.
+	for _, tc := range append(cases, cases...) {
 		got, err := Negotiate(tc.accept)
 		if tc.err {
 			if err == nil {

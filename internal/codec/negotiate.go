@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -49,7 +51,7 @@ func NegotiateFor(accept string, allow func(MediaType) bool) (MediaType, error) 
 	if accept == "" {
 		return JSON, nil
 	}
-	for _, c := range parseAccept(accept) {
+	for _, c := range cachedAccept(accept) {
 		var typ string
 		switch {
 		case c.typ == "application" && c.sub == "json",
@@ -126,6 +128,29 @@ func PlainOnly(mt MediaType) bool { return mt.As == "" && mt.Group == "" && mt.V
 func AggregatedDiscoveryTargets(mt MediaType) bool {
 	return PlainOnly(mt) ||
 		(mt.As == "APIGroupDiscoveryList" && mt.Group == "apidiscovery.k8s.io" && mt.Version == "v2")
+}
+
+// acceptCache holds parsed Accept headers. Clients send the same few
+// headers over and over; parsing one costs more than the rest of a get
+// from the watch cache. It stops growing at maxCachedAccepts, so headers
+// made up per request are parsed each time instead of filling memory.
+var (
+	acceptCache      sync.Map // string → []acceptClause, never modified
+	acceptCacheSize  atomic.Int32
+	maxCachedAccepts = int32(256)
+)
+
+func cachedAccept(header string) []acceptClause {
+	if v, ok := acceptCache.Load(header); ok {
+		return v.([]acceptClause)
+	}
+	clauses := parseAccept(header)
+	if len(header) <= 1024 && acceptCacheSize.Load() < maxCachedAccepts {
+		if _, loaded := acceptCache.LoadOrStore(header, clauses); !loaded {
+			acceptCacheSize.Add(1)
+		}
+	}
+	return clauses
 }
 
 type acceptParam struct{ k, v string }

@@ -142,7 +142,7 @@ func (h *Handler) writeList(c *call, res watchcache.ListResult) {
 			codec.WriteStatus(c.w, c.r, apierrors.NewInternalError(err))
 			return
 		}
-		b, _ := json.Marshal(toRequestVersion(c, obj))
+		b, _ := codec.AppendMarshal(buf.AvailableBuffer(), toRequestVersion(c, obj))
 		buf.Write(b)
 	}
 	buf.WriteString("]}")

@@ -1,7 +1,6 @@
 package handler
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"strconv"
@@ -49,7 +48,7 @@ func encodeStored(obj map[string]any) ([]byte, error) {
 		delete(md, "resourceVersion")
 		defer func() { md["resourceVersion"] = rv }()
 	}
-	b, err := json.Marshal(obj)
+	b, err := codec.Marshal(obj)
 	if err != nil {
 		return nil, fmt.Errorf("encoding object: %w", err)
 	}
@@ -124,7 +123,7 @@ func decodeItemWith(key string, value []byte, rev int64, s registry.Schema) (*wa
 		s.Default(obj)
 	}
 	setRV(obj, rev)
-	b, err := json.Marshal(obj)
+	b, err := codec.Marshal(obj)
 	if err != nil {
 		return nil, fmt.Errorf("key %s: %w", key, err)
 	}
@@ -188,7 +187,7 @@ func withRV(encoded []byte, rev int64) ([]byte, error) {
 		return nil, err
 	}
 	setRV(obj, rev)
-	b, err := json.Marshal(obj)
+	b, err := codec.Marshal(obj)
 	if err != nil {
 		return nil, fmt.Errorf("encoding object: %w", err)
 	}

@@ -151,7 +151,7 @@ func (h *Handler) encodeEvent(c *call, buf *bytes.Buffer, ev watchcache.Event) e
 			}
 			out = t
 		}
-		b, err := json.Marshal(out)
+		b, err := codec.Marshal(out)
 		if err != nil {
 			return err
 		}

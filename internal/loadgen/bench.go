@@ -50,6 +50,10 @@ type bench struct {
 
 	pop population
 
+	// bodies is set unless Config.ClientGo: requests then go through the
+	// raw client (raw.go).
+	bodies *rawBodies
+
 	// http and host serve list-raw, which reads lists without decoding
 	// them, so that it measures the server rather than the client.
 	http *http.Client
@@ -74,12 +78,21 @@ type slot struct {
 	name    string
 	mu      sync.Mutex
 	obj     *unstructured.Unstructured // latest version we wrote
+	rv      string                     // resourceVersion of a raw create while obj is nil
 	deleted bool
 }
 
 func (p *population) add(obj *unstructured.Unstructured) {
 	p.mu.Lock()
 	p.slots = append(p.slots, &slot{name: obj.GetName(), obj: obj})
+	p.mu.Unlock()
+}
+
+// addRaw adds an object the raw client created; its slot's obj is made
+// from the template on its first update.
+func (p *population) addRaw(name, resourceVersion string) {
+	p.mu.Lock()
+	p.slots = append(p.slots, &slot{name: name, rv: resourceVersion})
 	p.mu.Unlock()
 }
 
@@ -112,6 +125,12 @@ func newBench(cfg Config, client dynamic.Interface) (*bench, error) {
 	}
 	if err := padTo(b.template, cfg.ObjectSize); err != nil {
 		return nil, err
+	}
+	if !cfg.ClientGo {
+		var err error
+		if b.bodies, err = newRawBodies(b); err != nil {
+			return nil, err
+		}
 	}
 	return b, nil
 }
@@ -290,7 +309,10 @@ func conditionTrue(obj *unstructured.Unstructured, condType string) bool {
 // create creates the next object from the template. The copy is made inside
 // the measured time, as a real client would build its object; it costs a
 // few microseconds against a request's hundreds.
-func (b *bench) create(ctx context.Context, _ int) error {
+func (b *bench) create(ctx context.Context, i int) error {
+	if b.bodies != nil {
+		return b.rawCreate(ctx, i)
+	}
 	obj := b.template.DeepCopy()
 	name := b.objectName(int(b.nextName.Add(1) - 1))
 	obj.SetName(name)
@@ -303,6 +325,9 @@ func (b *bench) create(ctx context.Context, _ int) error {
 }
 
 func (b *bench) get(ctx context.Context, i int) error {
+	if b.bodies != nil {
+		return b.rawGet(ctx, i)
+	}
 	s := b.pop.at(i % b.pop.len())
 	_, err := b.res.Get(ctx, s.name, metav1.GetOptions{})
 	return err
@@ -317,6 +342,11 @@ func (b *bench) update(ctx context.Context, i int, started func(seq int64)) erro
 	defer s.mu.Unlock()
 	if s.deleted {
 		return fmt.Errorf("object %s was deleted", s.name)
+	}
+	if s.obj == nil { // created by the raw client
+		s.obj = b.template.DeepCopy()
+		s.obj.SetName(s.name)
+		s.obj.SetResourceVersion(s.rv)
 	}
 	// Our own copy, changed in place: on failure the next update retries
 	// with the same resourceVersion, which is still current.
@@ -335,6 +365,9 @@ func (b *bench) update(ctx context.Context, i int, started func(seq int64)) erro
 	if started != nil {
 		started(seq)
 	}
+	if b.bodies != nil {
+		return b.rawUpdate(ctx, s)
+	}
 	updated, err := b.res.Update(ctx, s.obj, metav1.UpdateOptions{})
 	if err != nil {
 		return err
@@ -350,10 +383,7 @@ func (b *bench) list(ctx context.Context, _ int) error {
 
 // listRaw lists over plain HTTP and reads the body without decoding it.
 func (b *bench) listRaw(ctx context.Context, _ int) error {
-	path := "/api/v1/namespaces"
-	if b.cfg.Resource == ResourceWidgets {
-		path = "/apis/" + widgetsGVR.Group + "/" + widgetsGVR.Version + "/namespaces/" + b.namespace + "/" + widgetsGVR.Resource
-	}
+	path := b.collectionPath()
 	q := url.Values{}
 	if b.selector != "" {
 		q.Set("labelSelector", b.selector)
@@ -405,6 +435,13 @@ func (b *bench) deleteSlot(ctx context.Context, s *slot) error {
 	if s.deleted {
 		return nil
 	}
+	if b.bodies != nil {
+		if err := b.rawDelete(ctx, s.name); err != nil {
+			return err
+		}
+		s.deleted = true
+		return nil
+	}
 	if err := b.res.Delete(ctx, s.name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 		return err
 	}
@@ -433,50 +470,43 @@ func (b *bench) watch(ctx context.Context) (writes, deliveries Result, err error
 		lastSeen  atomic.Int64 // unix nanos of the latest delivery
 		progress  = make(chan struct{}, 1)
 		wg        sync.WaitGroup
-		watchers  []watch.Interface
+		stoppers  []func()
 	)
 	// Stopping each watcher, not only cancelling its context, is what ends
 	// every kind of watch.Interface (fakes ignore the context).
 	stopAll := func() {
 		stopWatchers()
-		for _, wi := range watchers {
-			wi.Stop()
+		for _, stop := range stoppers {
+			stop()
 		}
 		wg.Wait()
 	}
 	for w := range b.cfg.Watchers {
-		wi, err := b.res.Watch(watchCtx, metav1.ListOptions{
-			LabelSelector:   b.selector,
-			ResourceVersion: l.GetResourceVersion(),
-		})
+		next, stop, err := b.startWatcher(watchCtx, l.GetResourceVersion())
 		if err != nil {
 			stopAll()
 			return writes, deliveries, fmt.Errorf("watch: starting watcher %d: %w", w, err)
 		}
-		watchers = append(watchers, wi)
+		stoppers = append(stoppers, stop)
 		wg.Go(func() {
-			for ev := range wi.ResultChan() {
-				switch ev.Type {
+			for {
+				ev, ok := next()
+				if !ok {
+					break
+				}
+				switch ev.typ {
 				case watch.Modified:
 				case watch.Error:
 					// Stopping the watchers ends their streams with an
 					// error event; only earlier ones are the server's.
 					if watchCtx.Err() == nil {
-						rec.Fail(apierrors.FromObject(ev.Object))
+						rec.Fail(ev.err)
 					}
 					continue
 				default:
 					continue
 				}
-				obj, ok := ev.Object.(*unstructured.Unstructured)
-				if !ok {
-					continue
-				}
-				seq, err := strconv.ParseInt(obj.GetAnnotations()[annotationSeq], 10, 64)
-				if err != nil {
-					continue
-				}
-				start, ok := sent.Load(seq)
+				start, ok := sent.Load(ev.seq)
 				if !ok {
 					continue
 				}
@@ -527,6 +557,58 @@ wait:
 		deliveries.Elapsed = time.Unix(0, last).Sub(first)
 	}
 	return writes, deliveries, nil
+}
+
+// watchEvent is what the watch workload needs of an event: its type, the
+// object's update number (-1 if none) and, for an error event, the error.
+type watchEvent struct {
+	typ watch.EventType
+	seq int64
+	err error
+}
+
+// startWatcher opens one watch from resourceVersion. next blocks for the
+// next event and reports false once the stream has ended; stop ends it.
+func (b *bench) startWatcher(ctx context.Context, resourceVersion string) (next func() (watchEvent, bool), stop func(), err error) {
+	if b.bodies != nil {
+		w, err := b.startRawWatch(ctx, resourceVersion)
+		if err != nil {
+			return nil, nil, err
+		}
+		next = func() (watchEvent, bool) {
+			typ, seq, raw, err := w.next()
+			if err != nil {
+				return watchEvent{}, false
+			}
+			ev := watchEvent{typ: watch.EventType(typ), seq: seq}
+			if ev.typ == watch.Error {
+				ev.err = fmt.Errorf("watch error event: %.300s", raw)
+			}
+			return ev, true
+		}
+		return next, w.close, nil
+	}
+	wi, err := b.res.Watch(ctx, metav1.ListOptions{LabelSelector: b.selector, ResourceVersion: resourceVersion})
+	if err != nil {
+		return nil, nil, err
+	}
+	next = func() (watchEvent, bool) {
+		ev, ok := <-wi.ResultChan()
+		if !ok {
+			return watchEvent{}, false
+		}
+		out := watchEvent{typ: ev.Type, seq: -1}
+		if ev.Type == watch.Error {
+			out.err = apierrors.FromObject(ev.Object)
+		}
+		if obj, ok := ev.Object.(*unstructured.Unstructured); ok {
+			if seq, err := strconv.ParseInt(obj.GetAnnotations()[annotationSeq], 10, 64); err == nil {
+				out.seq = seq
+			}
+		}
+		return out, true
+	}
+	return next, wi.Stop, nil
 }
 
 // cleanup deletes, in order, the objects still alive, the namespace and the

@@ -27,6 +27,7 @@ func TestBenchWorkloadsOnFakeClient(t *testing.T) {
 			cfg := Config{
 				Resource:       resource,
 				SkipInstallCRD: true, // the fake client never marks a CRD Established
+				ClientGo:       true, // the fake client has no HTTP
 				Count:          40,
 				Concurrency:    4,
 				Watchers:       2,
@@ -118,7 +119,7 @@ func TestUpdatesAreNeverNoOps(t *testing.T) {
 		namespacesGVR: "NamespaceList",
 		widgetsGVR:    "WidgetList",
 	})
-	cfg := Config{Resource: ResourceWidgets, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	cfg := Config{Resource: ResourceWidgets, ClientGo: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	if err := cfg.complete(); err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,8 @@
 //
 // The measuring core is small and clock-injectable: Recorder (exact
 // percentiles) and Runner (C workers until a count or a duration). The rest
-// builds objects and calls the API server through client-go's dynamic client.
+// builds objects and calls the API server, through a raw HTTP client by
+// default or client-go's dynamic client.
 package loadgen
 
 import (
@@ -75,6 +76,14 @@ type Config struct {
 	// Default 30s.
 	WatchTimeout time.Duration
 
+	// ClientGo sends the requests of create, get, update, delete and watch
+	// through client-go's dynamic client, which decodes every answer, as
+	// an operator would. By default they go through a raw client that
+	// sends pre-encoded JSON and reads answers without decoding them
+	// (raw.go), so that the load generator's own CPU, on a machine it
+	// shares with the server, weighs less in the figures.
+	ClientGo bool
+
 	// SkipCleanup keeps everything the run created.
 	SkipCleanup bool
 
@@ -98,6 +107,7 @@ type Report struct {
 	Count       int
 	Duration    time.Duration
 	Watchers    int
+	ClientGo    bool
 	Results     []Result
 }
 
@@ -199,6 +209,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		Count:       cfg.Count,
 		Duration:    cfg.Duration,
 		Watchers:    cfg.Watchers,
+		ClientGo:    cfg.ClientGo,
 	}
 	cfg.Logger.Info("bench starting", "server", restCfg.Host, "resource", cfg.Resource, "run", b.runID,
 		"concurrency", cfg.Concurrency, "count", cfg.Count, "duration", cfg.Duration, "objectSize", cfg.ObjectSize)

@@ -17,8 +17,12 @@ func WriteTable(w io.Writer, r *Report) error {
 			limit = fmt.Sprintf("count=%d duration=%v", r.Count, r.Duration)
 		}
 	}
-	fmt.Fprintf(w, "server=%s resource=%s objectSize=%dB concurrency=%d %s watchers=%d\n",
-		r.Server, r.Resource, r.ObjectSize, r.Concurrency, limit, r.Watchers)
+	client := "raw"
+	if r.ClientGo {
+		client = "client-go"
+	}
+	fmt.Fprintf(w, "server=%s resource=%s objectSize=%dB concurrency=%d %s watchers=%d client=%s\n",
+		r.Server, r.Resource, r.ObjectSize, r.Concurrency, limit, r.Watchers, client)
 	fmt.Fprintf(w, "%-12s %9s %7s %10s %10s %10s %10s %10s\n", "WORKLOAD", "OPS", "ERRORS", "OPS/S", "P50", "P90", "P99", "MAX")
 	for _, res := range r.Results {
 		fmt.Fprintf(w, "%-12s %9d %7d %10.1f %10s %10s %10s %10s\n",
@@ -48,6 +52,7 @@ type jsonReport struct {
 	Count           int          `json:"count,omitempty"`
 	DurationSeconds float64      `json:"durationSeconds,omitempty"`
 	Watchers        int          `json:"watchers"`
+	ClientGo        bool         `json:"clientGo,omitempty"`
 	Results         []jsonResult `json:"results"`
 }
 
@@ -74,6 +79,7 @@ func WriteJSON(w io.Writer, r *Report) error {
 		Count:           r.Count,
 		DurationSeconds: r.Duration.Seconds(),
 		Watchers:        r.Watchers,
+		ClientGo:        r.ClientGo,
 		Results:         []jsonResult{},
 	}
 	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -20,7 +20,7 @@ func TestWriteTable(t *testing.T) {
 	if err := WriteTable(&buf, sampleReport); err != nil {
 		t.Fatal(err)
 	}
-	want := `server=https://127.0.0.1:6443 resource=widgets objectSize=2048B concurrency=10 count=1000 watchers=10
+	want := `server=https://127.0.0.1:6443 resource=widgets objectSize=2048B concurrency=10 count=1000 watchers=10 client=raw
 WORKLOAD           OPS  ERRORS      OPS/S        P50        P90        P99        MAX
 create            1000       0      500.0    1.500ms    3.000ms    9.000ms   21.000ms
 watch             9990      10     9990.0    2.000ms    4.000ms    8.000ms   12.000ms

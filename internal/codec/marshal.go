@@ -1,0 +1,125 @@
+package codec
+
+import (
+	"encoding/json"
+	"math"
+	"slices"
+	"strconv"
+)
+
+// Marshal encodes an unstructured value — what Decode returns: maps,
+// slices, strings, int64, float64, bools and nil — exactly as
+// encoding/json.Marshal does (sorted keys, HTML-safe escaping, the same
+// float forms), without reflection. Stored objects and the resourceVersion
+// splicing in ScanMeta rely on that exact form. Values of any other type
+// are handed to encoding/json.
+func Marshal(v any) ([]byte, error) {
+	return AppendMarshal(make([]byte, 0, 1024), v)
+}
+
+// AppendMarshal is Marshal appending to dst.
+func AppendMarshal(dst []byte, v any) ([]byte, error) {
+	return appendValue(dst, v)
+}
+
+func appendValue(b []byte, v any) ([]byte, error) {
+	switch v := v.(type) {
+	case nil:
+		return append(b, "null"...), nil
+	case string:
+		return appendString(b, v), nil
+	case bool:
+		return strconv.AppendBool(b, v), nil
+	case int64:
+		return strconv.AppendInt(b, v, 10), nil
+	case int:
+		return strconv.AppendInt(b, int64(v), 10), nil
+	case float64:
+		return appendFloat(b, v)
+	case map[string]any:
+		return appendObject(b, v)
+	case []any:
+		if v == nil {
+			return append(b, "null"...), nil
+		}
+		b = append(b, '[')
+		for i, e := range v {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			var err error
+			if b, err = appendValue(b, e); err != nil {
+				return nil, err
+			}
+		}
+		return append(b, ']'), nil
+	default:
+		enc, err := json.Marshal(v)
+		if err != nil {
+			return nil, err
+		}
+		return append(b, enc...), nil
+	}
+}
+
+func appendObject(b []byte, m map[string]any) ([]byte, error) {
+	if m == nil {
+		return append(b, "null"...), nil
+	}
+	var small [32]string
+	keys := small[:0]
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	b = append(b, '{')
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, k)
+		b = append(b, ':')
+		var err error
+		if b, err = appendValue(b, m[k]); err != nil {
+			return nil, err
+		}
+	}
+	return append(b, '}'), nil
+}
+
+// appendString quotes s as encoding/json does. Strings of plain printable
+// ASCII, nearly all of them, are copied as they are; anything else (quotes,
+// backslashes, control characters, <, >, &, non-ASCII) goes through
+// encoding/json so the escaping stays exactly its own.
+func appendString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			enc, _ := json.Marshal(s) // a string always encodes
+			return append(b, enc...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
+
+// appendFloat writes f in encoding/json's form: plain decimals between
+// 1e-6 and 1e21, exponents (without a leading zero) outside.
+func appendFloat(b []byte, f float64) ([]byte, error) {
+	if math.IsInf(f, 0) || math.IsNaN(f) {
+		return nil, &json.UnsupportedValueError{Str: strconv.FormatFloat(f, 'g', -1, 64)}
+	}
+	format := byte('f')
+	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	b = strconv.AppendFloat(b, f, format, -1, 64)
+	if format == 'e' {
+		// 1e-07 → 1e-7
+		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b, nil
+}

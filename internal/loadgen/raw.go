@@ -1,0 +1,246 @@
+package loadgen
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// The raw client speaks the REST API over the same HTTP/2 connection
+// client-go would use, but sends pre-encoded JSON and reads each answer
+// without decoding it: the status code, plus the new resourceVersion found
+// by a byte search. client-go's dynamic client spends more CPU per request
+// decoding than a fast server spends serving it, and the load generator
+// shares the machine with the server, so decoding would measure the client.
+// --client-go restores the decoding client, as an operator would run it.
+
+// rawBodies are the pieces of the create body around the object's name,
+// encoded once from the template.
+type rawBodies struct {
+	before, after []byte
+}
+
+const namePlaceholder = "crdserver-bench-name-placeholder"
+
+func newRawBodies(b *bench) (*rawBodies, error) {
+	tmpl := b.template.DeepCopy()
+	tmpl.SetName(namePlaceholder)
+	data, err := json.Marshal(tmpl.Object)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the template: %w", err)
+	}
+	before, after, ok := bytes.Cut(data, []byte(`"`+namePlaceholder+`"`))
+	if !ok {
+		return nil, errors.New("encoding the template: name not found")
+	}
+	return &rawBodies{before: before, after: after}, nil
+}
+
+func (r *rawBodies) create(name string) []byte {
+	body := make([]byte, 0, len(r.before)+len(name)+2+len(r.after))
+	body = append(body, r.before...)
+	body = strconv.AppendQuote(body, name)
+	return append(body, r.after...)
+}
+
+// collectionPath is the URL path of the resource under load.
+func (b *bench) collectionPath() string {
+	if b.cfg.Resource == ResourceWidgets {
+		return "/apis/" + widgetsGVR.Group + "/" + widgetsGVR.Version + "/namespaces/" + b.namespace + "/" + widgetsGVR.Resource
+	}
+	return "/api/v1/namespaces"
+}
+
+var bodyPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// do sends one request and reads the whole answer into a pooled buffer,
+// which release returns. An answer other than want is an error quoting the
+// start of the body (a Status).
+func (b *bench) do(ctx context.Context, method, path string, body []byte, want int) (data []byte, release func(), err error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, b.host+path, rd)
+	if err != nil {
+		return nil, nil, err
+	}
+	req.Header.Set("Accept", "application/json")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := b.http.Do(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer resp.Body.Close()
+	buf := bodyPool.Get().(*bytes.Buffer)
+	buf.Reset()
+	release = func() { bodyPool.Put(buf) }
+	if _, err := buf.ReadFrom(resp.Body); err != nil {
+		release()
+		return nil, nil, fmt.Errorf("%s %s: reading the answer: %w", method, path, err)
+	}
+	if resp.StatusCode != want {
+		msg := buf.String()
+		release()
+		if len(msg) > 300 {
+			msg = msg[:300] + "..."
+		}
+		return nil, nil, fmt.Errorf("%s %s: HTTP %d: %s", method, path, resp.StatusCode, msg)
+	}
+	return buf.Bytes(), release, nil
+}
+
+// resourceVersionOf finds metadata.resourceVersion in an object's JSON by
+// a byte search: the first "resourceVersion" key of our objects is
+// metadata's (the template has no other).
+func resourceVersionOf(data []byte) (string, error) {
+	const key = `"resourceVersion":"`
+	i := bytes.Index(data, []byte(key))
+	if i < 0 {
+		return "", errors.New("answer has no resourceVersion")
+	}
+	rest := data[i+len(key):]
+	j := bytes.IndexByte(rest, '"')
+	if j < 0 {
+		return "", errors.New("answer has an unterminated resourceVersion")
+	}
+	return string(rest[:j]), nil
+}
+
+// write sends a create or update and returns the written object's
+// resourceVersion.
+func (b *bench) write(ctx context.Context, method, path string, body []byte, want int) (string, error) {
+	data, release, err := b.do(ctx, method, path, body, want)
+	if err != nil {
+		return "", err
+	}
+	defer release()
+	return resourceVersionOf(data)
+}
+
+func (b *bench) rawCreate(ctx context.Context, _ int) error {
+	name := b.objectName(int(b.nextName.Add(1) - 1))
+	rv, err := b.write(ctx, http.MethodPost, b.collectionPath(), b.bodies.create(name), http.StatusCreated)
+	if err != nil {
+		return err
+	}
+	b.pop.addRaw(name, rv)
+	return nil
+}
+
+func (b *bench) rawGet(ctx context.Context, i int) error {
+	s := b.pop.at(i % b.pop.len())
+	_, release, err := b.do(ctx, http.MethodGet, b.collectionPath()+"/"+s.name, nil, http.StatusOK)
+	if err != nil {
+		return err
+	}
+	release()
+	return nil
+}
+
+// rawUpdate replaces s.obj (already changed by the caller) and keeps the
+// new resourceVersion.
+func (b *bench) rawUpdate(ctx context.Context, s *slot) error {
+	body, err := json.Marshal(s.obj.Object)
+	if err != nil {
+		return fmt.Errorf("encoding %s: %w", s.name, err)
+	}
+	rv, err := b.write(ctx, http.MethodPut, b.collectionPath()+"/"+s.name, body, http.StatusOK)
+	if err != nil {
+		return err
+	}
+	s.obj.SetResourceVersion(rv)
+	return nil
+}
+
+func (b *bench) rawDelete(ctx context.Context, name string) error {
+	_, release, err := b.do(ctx, http.MethodDelete, b.collectionPath()+"/"+name, nil, http.StatusOK)
+	if err != nil {
+		if strings.Contains(err.Error(), "HTTP 404") {
+			return nil
+		}
+		return err
+	}
+	release()
+	return nil
+}
+
+// rawWatch is one watch stream read without decoding its objects: each
+// event is split off the stream, and seq extracts what the workload needs.
+type rawWatch struct {
+	body io.ReadCloser
+	dec  *json.Decoder
+}
+
+func (b *bench) startRawWatch(ctx context.Context, resourceVersion string) (*rawWatch, error) {
+	q := url.Values{"watch": {"1"}, "resourceVersion": {resourceVersion}}
+	if b.selector != "" {
+		q.Set("labelSelector", b.selector)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, b.host+b.collectionPath()+"?"+q.Encode(), nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := b.http.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 300))
+		resp.Body.Close()
+		return nil, fmt.Errorf("watch: HTTP %d: %s", resp.StatusCode, msg)
+	}
+	return &rawWatch{body: resp.Body, dec: json.NewDecoder(resp.Body)}, nil
+}
+
+// next returns the next event's type, its object's update number (-1
+// when the object carries none) and the event itself.
+func (w *rawWatch) next() (typ string, seq int64, raw []byte, err error) {
+	var ev json.RawMessage
+	if err := w.dec.Decode(&ev); err != nil {
+		return "", 0, nil, err
+	}
+	return eventType(ev), seqOf(ev), ev, nil
+}
+
+func (w *rawWatch) close() { w.body.Close() }
+
+// eventType reads the event's type, which servers write first.
+func eventType(ev []byte) string {
+	head := ev[:min(len(ev), 32)]
+	for _, t := range []string{"MODIFIED", "ADDED", "DELETED", "BOOKMARK", "ERROR"} {
+		if bytes.Contains(head, []byte(`"type":"`+t+`"`)) {
+			return t
+		}
+	}
+	return ""
+}
+
+func seqOf(ev []byte) int64 {
+	key := []byte(`"` + annotationSeq + `":"`)
+	i := bytes.Index(ev, key)
+	if i < 0 {
+		return -1
+	}
+	rest := ev[i+len(key):]
+	j := bytes.IndexByte(rest, '"')
+	if j < 0 {
+		return -1
+	}
+	n, err := strconv.ParseInt(string(rest[:j]), 10, 64)
+	if err != nil {
+		return -1
+	}
+	return n
+}

@@ -1,0 +1,55 @@
+package e2e
+
+import (
+	"context"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestBench runs the load generator against a fresh server, through both of
+// its clients, on a few objects: every workload must complete without an
+// error, and everything the run created must be gone afterwards.
+func TestBench(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, t.TempDir())
+	for _, client := range []string{"raw", "client-go"} {
+		t.Run(client, func(t *testing.T) {
+			args := []string{"bench", "--kubeconfig", srv.Kubeconfig, "--count", "30", "--concurrency", "4",
+				"--watchers", "3", "--object-size", "2048", "--prefix", "e2e-" + client,
+				"--workloads", "create,get,update,list,list-raw,list-paged,watch,delete"}
+			if client == "client-go" {
+				args = append(args, "--client-go")
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			out, err := exec.CommandContext(ctx, binary, args...).CombinedOutput()
+			if err != nil {
+				t.Fatalf("crdserver bench: %v\n%s", err, out)
+			}
+			table := string(out)
+			if !strings.Contains(table, "client="+client) {
+				t.Errorf("report does not name the %s client:\n%s", client, table)
+			}
+			for _, w := range []string{"create", "get", "update", "list", "list-raw", "list-paged", "watch-update", "watch", "delete"} {
+				found := false
+				for line := range strings.Lines(table) {
+					f := strings.Fields(line)
+					if len(f) >= 3 && f[0] == w {
+						found = true
+						if f[2] != "0" || f[1] == "0" {
+							t.Errorf("%s: ops %s, errors %s; want some ops and no errors:\n%s", w, f[1], f[2], table)
+						}
+					}
+				}
+				if !found {
+					t.Errorf("report has no %s row:\n%s", w, table)
+				}
+			}
+		})
+	}
+	if out := kubectl(t, srv, "get", "crd", "-o", "name"); strings.Contains(out, "widgets") {
+		t.Errorf("the bench CRD outlived the runs:\n%s", out)
+	}
+}
