@@ -2,6 +2,7 @@ package crdtest_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/crdserver/crdserver/crdtest"
@@ -85,5 +87,40 @@ func TestReplicasShareEtcd(t *testing.T) {
 	stale.Object["spec"] = map[string]any{"size": int64(5)}
 	if _, err := cb.Resource(widgetsGVR).Namespace("default").Update(ctx, stale, metav1.UpdateOptions{}); !apierrors.IsConflict(err) {
 		t.Errorf("stale update through B: err = %v, want Conflict", err)
+	}
+
+	// Updates start from a replica's cached copy, which may lag the other
+	// replica's writes. A client alternating between replicas, each update
+	// naming the resourceVersion the previous one returned, must never see
+	// a conflict it did not cause, nor lose a change; nor may a patch,
+	// which names no resourceVersion.
+	cur, err := cb.Resource(widgetsGVR).Namespace("default").Get(ctx, "w1", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clients := []dynamic.Interface{ca, cb}
+	for i := range 40 {
+		res := clients[i%2].Resource(widgetsGVR).Namespace("default")
+		if i%4 == 3 {
+			patch := fmt.Sprintf(`{"spec":{"size":%d}}`, 100+i)
+			if cur, err = res.Patch(ctx, "w1", types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+				t.Fatalf("patch %d through replica %d: %v", i, i%2, err)
+			}
+		} else {
+			cur.Object["spec"] = map[string]any{"size": int64(100 + i)}
+			if cur, err = res.Update(ctx, cur, metav1.UpdateOptions{}); err != nil {
+				t.Fatalf("update %d through replica %d: %v", i, i%2, err)
+			}
+		}
+		if size, _, _ := unstructured.NestedInt64(cur.Object, "spec", "size"); size != int64(100+i) {
+			t.Fatalf("write %d answered spec.size = %d, want %d", i, size, 100+i)
+		}
+	}
+	final, err := ca.Resource(widgetsGVR).Namespace("default").Get(ctx, "w1", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if final.GetResourceVersion() != cur.GetResourceVersion() {
+		t.Errorf("after the writes A reads resourceVersion %s, the last write returned %s", final.GetResourceVersion(), cur.GetResourceVersion())
 	}
 }

@@ -35,14 +35,18 @@ type CRDs struct {
 
 	mu       sync.Mutex
 	cleaning map[string]bool
+	// cleanups counts the running cleanup goroutines; Run waits for them.
+	cleanups sync.WaitGroup
 }
 
-// Run works until ctx ends.
+// Run works until ctx ends, and returns once its cleanups have returned
+// too: after Run, the controller no longer touches the server's storage.
 func (c *CRDs) Run(ctx context.Context) {
 	if c.Log == nil {
 		c.Log = slog.Default()
 	}
 	c.cleaning = map[string]bool{}
+	defer c.cleanups.Wait()
 	for ctx.Err() == nil {
 		c.watch(ctx)
 		select {
@@ -58,7 +62,9 @@ func (c *CRDs) watch(ctx context.Context) {
 	initial := true
 	w, err := c.Cache.Watch(ctx, watchcache.WatchOptions{SendInitialEvents: &initial, AllowBookmarks: true, ResourceVersionMatch: watchcache.MatchNotOlderThan})
 	if err != nil {
-		c.Log.Warn("crd controller: watch", "err", err)
+		if ctx.Err() == nil {
+			c.Log.Warn("crd controller: watch", "err", err)
+		}
 		return
 	}
 	defer w.Stop()
@@ -134,7 +140,7 @@ func (c *CRDs) cleanup(ctx context.Context, name string) {
 	}
 	c.cleaning[name] = true
 	c.mu.Unlock()
-	go func() {
+	c.cleanups.Go(func() {
 		defer func() {
 			c.mu.Lock()
 			delete(c.cleaning, name)
@@ -142,7 +148,7 @@ func (c *CRDs) cleanup(ctx context.Context, name string) {
 		}()
 		for ctx.Err() == nil {
 			done, err := c.Server.Cleanup(ctx, name)
-			if err != nil {
+			if err != nil && ctx.Err() == nil {
 				c.Log.Warn("crd controller: cleanup", "crd", name, "err", err)
 			}
 			if done {
@@ -153,5 +159,5 @@ func (c *CRDs) cleanup(ctx context.Context, name string) {
 			case <-time.After(500 * time.Millisecond):
 			}
 		}
-	}()
+	})
 }

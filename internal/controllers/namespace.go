@@ -41,7 +41,8 @@ type Namespaces struct {
 	queue   chan string
 }
 
-// Run works until ctx ends.
+// Run works until ctx ends, and returns once its worker has returned too:
+// after Run, the controller no longer touches the server's storage.
 func (n *Namespaces) Run(ctx context.Context) {
 	if n.Retry == 0 {
 		n.Retry = time.Second
@@ -51,7 +52,9 @@ func (n *Namespaces) Run(ctx context.Context) {
 	}
 	n.pending = map[string]bool{}
 	n.queue = make(chan string, 1024)
-	go n.work(ctx)
+	var worker sync.WaitGroup
+	defer worker.Wait()
+	worker.Go(func() { n.work(ctx) })
 	for ctx.Err() == nil {
 		n.watch(ctx)
 		select {
@@ -65,7 +68,9 @@ func (n *Namespaces) Run(ctx context.Context) {
 func (n *Namespaces) watch(ctx context.Context) {
 	w, err := n.Cache.Watch(ctx, watchcache.WatchOptions{})
 	if err != nil {
-		n.Log.Warn("namespace controller: watch", "err", err)
+		if ctx.Err() == nil {
+			n.Log.Warn("namespace controller: watch", "err", err)
+		}
 		return
 	}
 	defer w.Stop()
@@ -132,16 +137,21 @@ func (n *Namespaces) work(ctx context.Context) {
 // sync makes one pass over a terminating namespace and reports whether it
 // is finished.
 func (n *Namespaces) sync(ctx context.Context, name string) bool {
+	// Errors after ctx ended are the shutdown's, not worth a warning.
 	remaining, err := n.Content.DeleteContents(ctx, name)
 	if err != nil {
-		n.Log.Warn("namespace controller: deleting contents", "namespace", name, "err", err)
+		if ctx.Err() == nil {
+			n.Log.Warn("namespace controller: deleting contents", "namespace", name, "err", err)
+		}
 		return false
 	}
 	if remaining > 0 {
 		return false
 	}
 	if err := n.Content.Finalize(ctx, name); err != nil {
-		n.Log.Warn("namespace controller: finalizing", "namespace", name, "err", err)
+		if ctx.Err() == nil {
+			n.Log.Warn("namespace controller: finalizing", "namespace", name, "err", err)
+		}
 		return false
 	}
 	return true

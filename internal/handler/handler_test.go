@@ -122,6 +122,27 @@ func at(c errCase) errCase {
 	return c
 }
 
+// checkCases runs each case's request and checks its Status: code, reason
+// and a substring of the message.
+func (e *env) checkCases(t *testing.T, cases []errCase) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := e.do(c.req)
+			if r.code != c.code {
+				t.Fatalf("line %d: code = %d, want %d: %s", c.line, r.code, c.code, r.body)
+			}
+			st := r.status(t)
+			if st.Reason != c.reason || st.Code != int32(c.code) || st.Status != metav1.StatusFailure {
+				t.Errorf("line %d: status = %s/%d/%s, want %s/%d/Failure: %s", c.line, st.Reason, st.Code, st.Status, c.reason, c.code, r.body)
+			}
+			if !strings.Contains(st.Message, c.message) {
+				t.Errorf("line %d: message %q does not contain %q", c.line, st.Message, c.message)
+			}
+		})
+	}
+}
+
 func TestErrors(t *testing.T) {
 	e := newEnv(t)
 	if r := e.do(req{method: "POST", path: "/api/v1/namespaces", body: ns("exists")}); r.code != 201 {
@@ -169,21 +190,7 @@ func TestErrors(t *testing.T) {
 	if r := e.do(req{method: "POST", path: "/api/v1/namespaces/missing/namespaces", body: ns("x")}); r.code != 404 {
 		t.Errorf("create under a namespace path of a cluster resource: %d %s", r.code, r.body)
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			r := e.do(c.req)
-			if r.code != c.code {
-				t.Fatalf("line %d: code = %d, want %d: %s", c.line, r.code, c.code, r.body)
-			}
-			st := r.status(t)
-			if st.Reason != c.reason || st.Code != int32(c.code) || st.Status != metav1.StatusFailure {
-				t.Errorf("line %d: status = %s/%d/%s, want %s/%d/Failure: %s", c.line, st.Reason, st.Code, st.Status, c.reason, c.code, r.body)
-			}
-			if !strings.Contains(st.Message, c.message) {
-				t.Errorf("line %d: message %q does not contain %q", c.line, st.Message, c.message)
-			}
-		})
-	}
+	e.checkCases(t, cases)
 	// Nothing a rejected request sent was stored.
 	r := e.do(req{method: "GET", path: "/api/v1/namespaces"})
 	for _, it := range r.obj(t)["items"].([]any) {

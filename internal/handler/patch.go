@@ -5,25 +5,42 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
+	"strings"
+	"sync/atomic"
 
-	jsonpatch "github.com/evanphx/json-patch/v5"
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/mergepatch"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	kjson "sigs.k8s.io/json"
 
 	"github.com/crdserver/crdserver/internal/codec"
 	"github.com/crdserver/crdserver/internal/registry"
 )
 
+// Patch media types.
+const (
+	jsonPatchType      = "application/json-patch+json"
+	mergePatchType     = "application/merge-patch+json"
+	strategicPatchType = "application/strategic-merge-patch+json"
+)
+
 // patch applies a JSON patch, merge patch or (for resources with a Go type)
 // strategic merge patch to the current object, then takes the update path.
+//
+// Which failures are 400 and which 422 follows upstream's patcher: a body
+// that cannot be read as its patch type is a 400 BadRequest; a patch that
+// reads but does not apply (a JSON patch operation that fails) or whose
+// result is not a valid object is a 422 Invalid.
 func (h *Handler) patch(c *call, sub string) {
 	ct, _, _ := mime.ParseMediaType(c.r.Header.Get("Content-Type"))
 	sm, hasType := c.def.Hooks.(registry.StrategicMerger)
 	switch ct {
-	case "application/json-patch+json", "application/merge-patch+json":
-	case "application/strategic-merge-patch+json":
+	case jsonPatchType, mergePatchType:
+	case strategicPatchType:
 		if !hasType {
 			codec.WriteStatus(c.w, c.r, unsupportedPatch(ct))
 			return
@@ -32,53 +49,56 @@ func (h *Handler) patch(c *call, sub string) {
 		codec.WriteStatus(c.w, c.r, unsupportedPatch(ct))
 		return
 	}
-	mode, err := fieldValidation(c)
+	p, mode, err := readPatchRequest(c, ct)
 	if err != nil {
 		codec.WriteStatus(c.w, c.r, err)
 		return
-	}
-	body, err := readBody(c)
-	if err != nil {
-		codec.WriteStatus(c.w, c.r, err)
-		return
-	}
-	var jp jsonpatch.Patch
-	if ct == "application/json-patch+json" {
-		if jp, err = decodeJSONPatch(body); err != nil {
-			codec.WriteStatus(c.w, c.r, err)
-			return
-		}
-	} else {
-		// Merge patches must be JSON objects; duplicate fields are found here.
-		_, problems, err := codec.Decode(body, "application/json", codec.DecodeOptions{})
-		if err != nil {
-			codec.WriteStatus(c.w, c.r, err)
-			return
-		}
-		if err := applyFieldValidation(c, mode, problems); err != nil {
-			codec.WriteStatus(c.w, c.r, err)
-			return
-		}
 	}
 	h.write(c, sub, "", func(old map[string]any, _ []byte) (map[string]any, error) {
-		cur, err := json.Marshal(toRequestVersion(c, old))
-		if err != nil {
-			return nil, apierrors.NewInternalError(err)
+		cur := toRequestVersion(c, old)
+		var obj map[string]any
+		var value string // what a 422 names as the invalid patch value
+		if ct == strategicPatchType {
+			patched, err := strategicpatch.StrategicMergeMapPatch(cur, deepCopy(p.smp), sm.PatchSchema())
+			if err != nil {
+				return nil, strategicPatchError(err)
+			}
+			obj, value = patched, fmt.Sprintf("%+v", p.smp)
+		} else {
+			curJSON, err := json.Marshal(cur)
+			if err != nil {
+				return nil, apierrors.NewInternalError(err)
+			}
+			out, err := p.apply(curJSON)
+			if err != nil {
+				return nil, err
+			}
+			value = string(out)
+			if obj, _, err = codec.Decode(out, codec.MediaJSON, codec.DecodeOptions{}); err != nil {
+				return nil, invalidPatch(value, err.Error())
+			}
 		}
-		var out []byte
-		switch ct {
-		case "application/json-patch+json":
-			out, err = jp.ApplyWithOptions(cur, jsonPatchOptions())
-		case "application/merge-patch+json":
-			out, err = jsonpatch.MergePatch(cur, body)
-		default:
-			out, err = strategicpatch.StrategicMergePatch(cur, body, sm.PatchSchema())
+		// Decoding the result into the resource's type: wrongly typed
+		// fields make it invalid, unknown ones are strict decoding errors.
+		problems := p.strict
+		if tc, ok := c.def.Hooks.(registry.TypeChecker); ok {
+			if err := tc.CheckType(obj); err != nil {
+				return nil, invalidPatch(value, err.Error())
+			}
 		}
-		if err != nil {
-			return nil, apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "", schema.GroupResource{}, "", err.Error(), 0, false)
+		if uf, ok := c.def.Hooks.(registry.UnknownFielder); ok && mode != "Ignore" {
+			problems = append(problems, uf.UnknownFields(obj)...)
 		}
-		obj, _, err := codec.Decode(out, "application/json", codec.DecodeOptions{})
-		if err != nil {
+		if s := versionSchema(c); s != nil {
+			// The update path prunes again and finds nothing; pruning here
+			// lets the fields it drops join this patch's strict errors.
+			for _, f := range s.Prune(obj) {
+				if mode != "Ignore" {
+					problems = append(problems, unknownField(f))
+				}
+			}
+		}
+		if err := patchFieldValidation(c, mode, value, problems); err != nil {
 			return nil, err
 		}
 		oldRV, _ := metadata(old)["resourceVersion"].(string)
@@ -95,6 +115,163 @@ func (h *Handler) patch(c *call, sub string) {
 	})
 }
 
+// patchBody is a patch read as its media type says, before it is applied.
+type patchBody struct {
+	ct   string
+	body []byte
+	// ops is a JSON patch's operations.
+	ops jsonpatch.Patch
+	// smp is a strategic merge patch's map (never modified).
+	smp map[string]any
+	// strict are the strict decoding errors found in the body (duplicate
+	// or unknown fields), reported per fieldValidation once it applied.
+	strict []string
+}
+
+// readPatch reads a patch body as upstream does before applying it: with
+// fieldValidation Strict or Warn the body is first decoded strictly, so a
+// body of the wrong JSON shape is a 400 "error decoding patch" there.
+// readPatchRequest reads a patch request's fieldValidation mode and its
+// body as a patch of type ct.
+func readPatchRequest(c *call, ct string) (*patchBody, string, error) {
+	mode, err := fieldValidation(c)
+	if err != nil {
+		return nil, "", err
+	}
+	body, err := readBody(c)
+	if err != nil {
+		return nil, "", err
+	}
+	p, err := readPatch(ct, body, mode)
+	return p, mode, err
+}
+
+func readPatch(ct string, body []byte, mode string) (*patchBody, error) {
+	strict := mode != "Ignore"
+	p := &patchBody{ct: ct, body: body}
+	switch ct {
+	case jsonPatchType:
+		if strict {
+			var ops []jsonPatchOp
+			errs, err := kjson.UnmarshalStrict(body, &ops)
+			if err != nil {
+				return nil, apierrors.NewBadRequest("error decoding patch: " + upstreamTypeNames(err.Error()))
+			}
+			for _, e := range errs {
+				p.strict = append(p.strict, "json patch "+e.Error())
+			}
+		}
+		ops, err := jsonpatch.DecodePatch(body)
+		if err != nil {
+			return nil, apierrors.NewBadRequest(err.Error())
+		}
+		if len(ops) > maxJSONPatchOperations {
+			return nil, apierrors.NewRequestEntityTooLargeError(fmt.Sprintf(
+				"The allowed maximum operations in a JSON patch is %d, got %d", maxJSONPatchOperations, len(ops)))
+		}
+		p.ops = ops
+	case mergePatchType:
+		if strict {
+			errs, err := kjson.UnmarshalStrict(body, &map[string]any{})
+			if err != nil {
+				return nil, apierrors.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))
+			}
+			p.strict = errorTexts(errs)
+		}
+	case strategicPatchType:
+		var m map[string]any
+		if strict {
+			errs, err := kjson.UnmarshalStrict(body, &m)
+			if err != nil {
+				return nil, apierrors.NewBadRequest(err.Error())
+			}
+			p.strict = errorTexts(errs)
+		} else if err := kjson.UnmarshalCaseSensitivePreserveInts(body, &m); err != nil {
+			return nil, apierrors.NewBadRequest(err.Error())
+		}
+		p.smp = m
+	}
+	return p, nil
+}
+
+// apply applies a JSON or merge patch to a JSON document.
+func (p *patchBody) apply(doc []byte) ([]byte, error) {
+	if p.ct == jsonPatchType {
+		out, err := p.ops.Apply(doc)
+		if err != nil {
+			// Upstream's wording: a generic 422 whose cause is the failure.
+			return nil, apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "", schema.GroupResource{}, "", err.Error(), 0, false)
+		}
+		return out, nil
+	}
+	out, err := jsonpatch.MergePatch(doc, p.body)
+	switch {
+	case err == jsonpatch.ErrBadJSONPatch:
+		// null, a scalar or malformed JSON: not a merge patch at all.
+		return nil, apierrors.NewBadRequest(err.Error())
+	case err != nil:
+		return nil, fmt.Errorf("applying merge patch: %w", err)
+	}
+	return out, nil
+}
+
+// strategicPatchError gives a strategic merge patch failure upstream's
+// code: malformed directives are 400, patches that cannot apply to this
+// object 422; anything else is the server's fault.
+func strategicPatchError(err error) error {
+	switch err {
+	case mergepatch.ErrBadJSONDoc, mergepatch.ErrBadPatchFormatForPrimitiveList, mergepatch.ErrBadPatchFormatForRetainKeys,
+		mergepatch.ErrBadPatchFormatForSetElementOrderList, mergepatch.ErrUnsupportedStrategicMergePatchFormat:
+		return apierrors.NewBadRequest(err.Error())
+	case mergepatch.ErrNoListOfLists, mergepatch.ErrPatchContentNotMatchRetainKeys:
+		return apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "", schema.GroupResource{}, "", err.Error(), 0, false)
+	}
+	return fmt.Errorf("applying strategic merge patch: %w", err)
+}
+
+// invalidPatch is upstream's 422 for a patch whose result is not a valid
+// object: one cause on the field "patch" whose value is the patched
+// document.
+func invalidPatch(value, detail string) error {
+	return apierrors.NewInvalid(schema.GroupKind{}, "", field.ErrorList{field.Invalid(field.NewPath("patch"), value, detail)})
+}
+
+// patchFieldValidation applies fieldValidation to a patch's strict
+// decoding errors: warnings for Warn, a 422 on the patch for Strict (a PUT
+// body's are a 400; upstream words a patch's as the patch being invalid).
+func patchFieldValidation(c *call, mode, value string, problems []string) error {
+	if len(problems) == 0 || mode == "Ignore" {
+		return nil
+	}
+	if mode == "Strict" {
+		return invalidPatch(value, "strict decoding error: "+strings.Join(problems, ", "))
+	}
+	return applyFieldValidation(c, mode, problems)
+}
+
+func errorTexts(errs []error) []string {
+	var out []string
+	for _, e := range errs {
+		out = append(out, e.Error())
+	}
+	return out
+}
+
+// jsonPatchOp is one JSON patch operation, for the strict decoding that
+// finds unknown and duplicate fields in it.
+type jsonPatchOp struct {
+	Op    string `json:"op"`
+	Path  string `json:"path"`
+	From  string `json:"from"`
+	Value any    `json:"value"`
+}
+
+// upstreamTypeNames renames jsonPatchOp in a decoding error as upstream's
+// message names it (its type lives in package handlers).
+func upstreamTypeNames(msg string) string {
+	return strings.ReplaceAll(msg, "handler.jsonPatchOp", "handlers.jsonPatchOp")
+}
+
 func unsupportedPatch(ct string) error {
 	_ = ct
 	return statusError(http.StatusUnsupportedMediaType, metav1.StatusReasonUnsupportedMediaType,
@@ -108,23 +285,12 @@ const (
 	maxJSONPatchCopyBytes  = 3 * 1024 * 1024
 )
 
-// decodeJSONPatch decodes a JSON patch and refuses one with too many
-// operations.
-func decodeJSONPatch(body []byte) (jsonpatch.Patch, error) {
-	jp, err := jsonpatch.DecodePatch(body)
-	if err != nil {
-		return nil, apierrors.NewBadRequest(err.Error())
+// The JSON patch library upstream applies patches with (json-patch v4, whose
+// results and errors clients see) bounds copies by a package variable.
+// Upstream's server lowers it the same way when it starts; a lower limit
+// set by someone else in this process is kept.
+func init() {
+	if cur := atomic.LoadInt64(&jsonpatch.AccumulatedCopySizeLimit); cur == 0 || cur > maxJSONPatchCopyBytes {
+		atomic.StoreInt64(&jsonpatch.AccumulatedCopySizeLimit, maxJSONPatchCopyBytes)
 	}
-	if len(jp) > maxJSONPatchOperations {
-		return nil, apierrors.NewRequestEntityTooLargeError(fmt.Sprintf(
-			"The allowed maximum operations in a JSON patch is %d, got %d", maxJSONPatchOperations, len(jp)))
-	}
-	return jp, nil
-}
-
-// jsonPatchOptions bounds what copy operations may add.
-func jsonPatchOptions() *jsonpatch.ApplyOptions {
-	o := jsonpatch.NewApplyOptions()
-	o.AccumulatedCopySizeLimit = maxJSONPatchCopyBytes
-	return o
 }

@@ -2,14 +2,16 @@ package handler
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"mime"
 	"strings"
 
-	jsonpatch "github.com/evanphx/json-patch/v5"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	kjson "sigs.k8s.io/json"
 
 	"github.com/crdserver/crdserver/internal/codec"
 	"github.com/crdserver/crdserver/internal/registry"
@@ -45,8 +47,10 @@ func toScale(obj map[string]any, sc *registry.Scale) map[string]any {
 			smd[k] = v
 		}
 	}
+	// As autoscaling/v1 encodes a Scale: spec.replicas and status.selector
+	// are omitted when empty, status.replicas never is.
 	spec := map[string]any{}
-	if v, ok := pathValue(obj, sc.SpecReplicasPath).(int64); ok {
+	if v, ok := pathValue(obj, sc.SpecReplicasPath).(int64); ok && v != 0 {
 		spec["replicas"] = v
 	}
 	status := map[string]any{"replicas": int64(0)}
@@ -54,7 +58,7 @@ func toScale(obj map[string]any, sc *registry.Scale) map[string]any {
 		status["replicas"] = v
 	}
 	if sc.LabelSelectorPath != "" {
-		if v, ok := pathValue(obj, sc.LabelSelectorPath).(string); ok {
+		if v, ok := pathValue(obj, sc.LabelSelectorPath).(string); ok && v != "" {
 			status["selector"] = v
 		}
 	}
@@ -63,13 +67,32 @@ func toScale(obj map[string]any, sc *registry.Scale) map[string]any {
 
 // updateScale writes a Scale's spec.replicas into the object.
 func (h *Handler) updateScale(c *call, sc *registry.Scale) {
+	mode, err := fieldValidation(c)
+	if err != nil {
+		codec.WriteStatus(c.w, c.r, err)
+		return
+	}
 	body, err := readBody(c)
 	if err != nil {
 		codec.WriteStatus(c.w, c.r, err)
 		return
 	}
-	scale, _, err := codec.Decode(body, c.r.Header.Get("Content-Type"), codec.DecodeOptions{})
+	raw, problems, err := codec.Decode(body, c.r.Header.Get("Content-Type"), codec.DecodeOptions{})
 	if err != nil {
+		codec.WriteStatus(c.w, c.r, err)
+		return
+	}
+	scale, strict, err := decodeScale(raw, mode)
+	if err != nil {
+		codec.WriteStatus(c.w, c.r, scaleDecodeError(raw, err))
+		return
+	}
+	problems = append(problems, strict...)
+	if mode == "Strict" && len(problems) > 0 {
+		codec.WriteStatus(c.w, c.r, scaleDecodeError(raw, fmt.Errorf("strict decoding error: %s", strings.Join(problems, ", "))))
+		return
+	}
+	if err := applyFieldValidation(c, mode, problems); err != nil {
 		codec.WriteStatus(c.w, c.r, err)
 		return
 	}
@@ -78,18 +101,22 @@ func (h *Handler) updateScale(c *call, sc *registry.Scale) {
 		codec.WriteStatus(c.w, c.r, err)
 		return
 	}
-	rv, _ := metadata(scale)["resourceVersion"].(string)
-	h.write(c, "scale", rv, func(old map[string]any, _ []byte) (map[string]any, error) {
+	h.write(c, "scale", scale.ResourceVersion, func(old map[string]any, _ []byte) (map[string]any, error) {
 		setPathValue(old, sc.SpecReplicasPath, replicas)
 		return old, nil
 	})
 }
 
 // patchScale applies a patch to the object's Scale, then writes its
-// spec.replicas.
+// spec.replicas. Custom resources take JSON and merge patches only, on
+// their scale subresource as on the resource.
 func (h *Handler) patchScale(c *call, sc *registry.Scale) {
 	ct, _, _ := mime.ParseMediaType(c.r.Header.Get("Content-Type"))
-	body, err := readBody(c)
+	if ct != jsonPatchType && ct != mergePatchType {
+		codec.WriteStatus(c.w, c.r, unsupportedPatch(ct))
+		return
+	}
+	p, mode, err := readPatchRequest(c, ct)
 	if err != nil {
 		codec.WriteStatus(c.w, c.r, err)
 		return
@@ -99,52 +126,76 @@ func (h *Handler) patchScale(c *call, sc *registry.Scale) {
 		if err != nil {
 			return nil, apierrors.NewInternalError(err)
 		}
-		var out []byte
-		switch ct {
-		case "application/json-patch+json":
-			p, err := decodeJSONPatch(body)
-			if err != nil {
-				return nil, err
-			}
-			out, err = p.ApplyWithOptions(cur, jsonPatchOptions())
-			if err != nil {
-				return nil, apierrors.NewBadRequest(err.Error())
-			}
-		case "application/merge-patch+json", "application/strategic-merge-patch+json":
-			// A Scale has no lists: a strategic merge patch is a merge patch.
-			if out, err = jsonpatch.MergePatch(cur, body); err != nil {
-				return nil, apierrors.NewBadRequest(err.Error())
-			}
-		default:
-			return nil, unsupportedPatch(ct)
-		}
-		scale, _, err := codec.Decode(out, "application/json", codec.DecodeOptions{})
+		out, err := p.apply(cur)
 		if err != nil {
+			return nil, err
+		}
+		// The patched Scale is decoded as an autoscaling/v1 Scale: a
+		// document that is not one makes the patch invalid.
+		var raw map[string]any
+		if err := json.Unmarshal(out, &raw); err != nil {
+			return nil, invalidPatch(string(out), err.Error())
+		}
+		scale, strict, err := decodeScale(raw, mode)
+		if err != nil {
+			return nil, invalidPatch(string(out), err.Error())
+		}
+		if err := patchFieldValidation(c, mode, string(out), append(p.strict, strict...)); err != nil {
 			return nil, err
 		}
 		replicas, err := scaleReplicas(c, scale)
 		if err != nil {
 			return nil, err
 		}
+		if scale.ResourceVersion != "" && scale.ResourceVersion != nested(old, "metadata", "resourceVersion") {
+			return nil, apierrors.NewConflict(c.gr(), c.info.Name, errors.New(optimisticLockMsg))
+		}
 		setPathValue(old, sc.SpecReplicasPath, replicas)
 		return old, nil
 	})
 }
 
+// decodeScale decodes a Scale as upstream's typed decoder does, so a
+// replica count that is not an int32 fails with its message. Unless mode
+// is Ignore, unknown fields are returned as strict decoding errors.
+func decodeScale(raw map[string]any, mode string) (*autoscalingv1.Scale, []string, error) {
+	data, err := json.Marshal(raw)
+	if err != nil {
+		return nil, nil, err
+	}
+	scale := &autoscalingv1.Scale{}
+	if mode == "Ignore" {
+		return scale, nil, kjson.UnmarshalCaseSensitivePreserveInts(data, scale)
+	}
+	strict, err := kjson.UnmarshalStrict(data, scale, kjson.DisallowUnknownFields)
+	if err != nil {
+		return nil, nil, err
+	}
+	return scale, errorTexts(strict), nil
+}
+
+// scaleDecodeError is upstream's 400 for a PUT body that does not decode
+// as the Scale it names (by default autoscaling/v1).
+func scaleDecodeError(raw map[string]any, err error) error {
+	kind, _ := raw["kind"].(string)
+	if kind == "" {
+		kind = "Scale"
+	}
+	version := "v1"
+	if av, _ := raw["apiVersion"].(string); av != "" {
+		version = av[strings.LastIndex(av, "/")+1:]
+	}
+	return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a Scale: %v", kind, version, err))
+}
+
 // scaleReplicas validates a Scale and returns its spec.replicas.
-func scaleReplicas(c *call, scale map[string]any) (int64, error) {
-	raw := nested(scale, "spec", "replicas")
-	n, ok := raw.(int64)
-	p := field.NewPath("spec", "replicas")
-	switch {
-	case raw == nil:
-		n = 0
-	case !ok:
-		return 0, apierrors.NewBadRequest(fmt.Sprintf("spec.replicas: must be an integer, got %v", raw))
-	case n < 0:
+func scaleReplicas(c *call, scale *autoscalingv1.Scale) (int64, error) {
+	n := int64(scale.Spec.Replicas)
+	if n < 0 {
+		p := field.NewPath("spec", "replicas")
 		return 0, apierrors.NewInvalid(scaleGK, c.info.Name, field.ErrorList{field.Invalid(p, n, "must be greater than or equal to 0")})
 	}
-	if name, _ := nested(scale, "metadata", "name").(string); name != "" && name != c.info.Name {
+	if name := scale.Name; name != "" && name != c.info.Name {
 		return 0, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", name, c.info.Name))
 	}
 	return n, nil

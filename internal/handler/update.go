@@ -14,6 +14,7 @@ import (
 	"github.com/crdserver/crdserver/internal/codec"
 	"github.com/crdserver/crdserver/internal/registry"
 	"github.com/crdserver/crdserver/internal/storage"
+	"github.com/crdserver/crdserver/internal/watchcache"
 )
 
 // update replaces an object (PUT) on the main resource or a subresource.
@@ -90,6 +91,14 @@ func (h *Handler) write(c *call, sub, wantRV string, mutate mutation) {
 
 // doWrite is write; copyOld false hands mutate the current object itself
 // (only for mutations that neither modify nor keep it).
+//
+// The first attempt starts from the watch cache's copy of the object, as
+// upstream's does: it saves a storage read per update, and the
+// compare-and-swap still guarantees nothing is lost. The copy may be
+// stale, so anything that copy decides is not trusted: a conflict, a
+// mismatched resourceVersion precondition, a failed mutation or
+// validation, or finding nothing to change sends the write back to read
+// storage and try again.
 func (h *Handler) doWrite(c *call, sub, wantRV string, mutate mutation, copyOld bool) error {
 	dry, err := dryRun(c.r)
 	if err != nil {
@@ -98,39 +107,55 @@ func (h *Handler) doWrite(c *call, sub, wantRV string, mutate mutation, copyOld 
 	ctx := c.r.Context()
 	key := c.store.Key(c.info.Namespace, c.info.Name)
 	gk := schema.GroupKind{Group: c.def.Group, Kind: c.def.Kind}
+	// A dry run reads storage, as upstream's does: it writes nothing that
+	// would catch a stale copy.
+	useCache := c.store.Cache != nil && !dry
 	for attempt := 0; ; attempt++ {
-		kv, err := c.store.Storage.Get(ctx, key)
+		cur, err := h.current(ctx, c, key, useCache)
 		if err != nil {
-			return storageError(err, c.gr(), c.info.Name, "update")
+			return err
 		}
-		old, err := decodeStored(kv.Value)
+		// retry reports whether a failure may come from a stale cached
+		// copy, and arranges a fresh read for the next attempt.
+		retry := func() bool {
+			if !cur.cached {
+				return false
+			}
+			useCache = false
+			return true
+		}
+		old, err := decodeStored(cur.json)
 		if err != nil {
 			return apierrors.NewInternalError(err)
 		}
-		setRV(old, kv.ModRevision)
 		curRV, _ := metadata(old)["resourceVersion"].(string)
 		if wantRV != "" && wantRV != curRV {
+			if retry() {
+				continue
+			}
 			return apierrors.NewConflict(c.gr(), c.info.Name, errors.New(optimisticLockMsg))
-		}
-		oldJSON, err := withRV(kv.Value, kv.ModRevision)
-		if err != nil {
-			return apierrors.NewInternalError(err)
 		}
 		mutOld := old
 		if copyOld {
 			mutOld = deepCopy(old)
 		}
-		obj, err := mutate(mutOld, oldJSON)
-		if err != nil {
-			return err
+		obj, err := mutate(mutOld, cur.json)
+		if err == nil {
+			err = pruneAndDefault(c, obj)
 		}
-		if err := pruneAndDefault(c, obj); err != nil {
+		if err != nil {
+			if retry() {
+				continue
+			}
 			return err
 		}
 		obj = h.prepareUpdate(c, obj, old, sub)
 		obj = toStorageVersion(c, obj)
 		// Mutating admission plugs in here (and prunes and defaults again).
 		if errs := append(validateUpdate(c, obj, old, sub), validateSchema(c, obj, old)...); len(errs) > 0 {
+			if retry() {
+				continue
+			}
 			return apierrors.NewInvalid(gk, c.info.Name, errs)
 		}
 		// Validating admission plugs in here.
@@ -139,8 +164,8 @@ func (h *Handler) doWrite(c *call, sub, wantRV string, mutate mutation, copyOld 
 				h.writeObject(c, http.StatusOK, obj)
 				return nil
 			}
-			if _, _, err := c.store.Storage.Delete(ctx, key, kv.ModRevision); err != nil {
-				if errors.Is(err, storage.ErrConflict) && wantRV == "" {
+			if _, _, err := c.store.Storage.Delete(ctx, key, cur.rev); err != nil {
+				if retry() || (errors.Is(err, storage.ErrConflict) && wantRV == "") {
 					continue
 				}
 				return storageError(err, c.gr(), c.info.Name, "update")
@@ -156,25 +181,66 @@ func (h *Handler) doWrite(c *call, sub, wantRV string, mutate mutation, copyOld 
 			h.writeObject(c, http.StatusOK, obj)
 			return nil
 		}
-		if bytes.Equal(data, kv.Value) {
+		if cur.stored != nil && bytes.Equal(data, cur.stored) {
 			// Nothing changed: upstream writes nothing and answers with the
 			// current object.
-			h.writeStored(c, http.StatusOK, obj, data, kv.ModRevision)
+			h.writeStored(c, http.StatusOK, obj, data, cur.rev)
 			return nil
 		}
-		rev, err := c.store.Storage.Update(ctx, key, data, kv.ModRevision)
-		if errors.Is(err, storage.ErrConflict) && wantRV == "" {
+		if cur.cached {
+			// A cached copy does not hold storage's exact bytes: when the
+			// object seems unchanged, only storage's copy can tell.
+			same, ok := codec.SetResourceVersion(data, rvString(cur.rev))
+			if !ok || bytes.Equal(same, cur.json) {
+				useCache = false
+				continue
+			}
+		}
+		rev, err := c.store.Storage.Update(ctx, key, data, cur.rev)
+		switch {
+		case err == nil:
+		case retry():
+			continue
+		case errors.Is(err, storage.ErrConflict) && wantRV == "":
 			if err := backoff(ctx, attempt); err != nil {
 				return storageError(err, c.gr(), c.info.Name, "update")
 			}
 			continue
-		}
-		if err != nil {
+		default:
 			return storageError(err, c.gr(), c.info.Name, "update")
 		}
 		h.writeStored(c, http.StatusOK, obj, data, rev)
 		return nil
 	}
+}
+
+// currentObject is the object a write starts from.
+type currentObject struct {
+	json   []byte // with metadata.resourceVersion
+	rev    int64
+	stored []byte // storage's exact bytes; nil for a cached copy
+	cached bool
+}
+
+// current reads the object a write starts from: the watch cache's copy
+// when fromCache and the cache has one, else storage's.
+func (h *Handler) current(ctx context.Context, c *call, key string, fromCache bool) (currentObject, error) {
+	if fromCache {
+		it, err := c.store.Cache.Get(ctx, key, watchcache.GetOptions{ResourceVersion: "0"})
+		if err == nil {
+			return currentObject{json: it.JSON, rev: it.Revision, cached: true}, nil
+		}
+		// Not in the cache (or the cache failed): storage decides.
+	}
+	kv, err := c.store.Storage.Get(ctx, key)
+	if err != nil {
+		return currentObject{}, storageError(err, c.gr(), c.info.Name, "update")
+	}
+	oldJSON, err := withRV(kv.Value, kv.ModRevision)
+	if err != nil {
+		return currentObject{}, apierrors.NewInternalError(err)
+	}
+	return currentObject{json: oldJSON, rev: kv.ModRevision, stored: kv.Value}, nil
 }
 
 // shouldDeleteOnUpdate: an object being deleted whose last finalizer is gone.

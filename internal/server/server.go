@@ -11,8 +11,10 @@ import (
 	"net/http/pprof"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/crdserver/crdserver/internal/authn"
@@ -51,6 +53,12 @@ type Server struct {
 	cancel     context.CancelFunc
 	done       chan struct{}
 	serveErr   chan error
+
+	// stopBackground ends the background loops (controllers, compactor);
+	// background counts them, so that Shutdown closes storage only once
+	// none of them can still use it.
+	stopBackground context.CancelFunc
+	background     sync.WaitGroup
 }
 
 // complete fills defaults.
@@ -128,14 +136,18 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	s.handler = handler.New(handler.Config{Registry: reg, Stores: s.stores, Logger: s.log})
 
+	// The background loops get their own context: Shutdown ends them
+	// before the caches and storage they use, while requests still drain.
+	bgCtx, stopBackground := context.WithCancel(ctx)
+	s.stopBackground = stopBackground
 	nsStore, _ := s.stores.Store(builtin.Namespaces().GroupResource())
 	nsc := &controllers.Namespaces{Cache: nsStore.Cache, Content: &namespaceContent{s: s, reg: reg}, Log: s.log}
-	go nsc.Run(ctx)
+	s.background.Go(func() { nsc.Run(bgCtx) })
 	crdStore, _ := s.stores.Store(crdGR)
 	s.crds = &crdServer{s: s, reg: reg, builtins: builtins}
 	crdc := &controllers.CRDs{Cache: crdStore.Cache, Server: s.crds, Log: s.log}
-	go crdc.Run(ctx)
-	go s.backend.RunCompactor(ctx, 5*time.Minute)
+	s.background.Go(func() { crdc.Run(bgCtx) })
+	s.background.Go(func() { s.backend.RunCompactor(bgCtx, 5*time.Minute) })
 
 	var profiling http.Handler
 	if !cfg.DisableProfiling {
@@ -157,6 +169,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	})
 	var authenticator authn.Authenticator = &authn.X509{Roots: tlsCfg.ClientCAs}
 	chain := filters.Chain(routes,
+		filters.Workers(8*runtime.GOMAXPROCS(0)),
 		filters.Recover,
 		filters.MaxBodySize(3*1024*1024),
 		filters.RequestInfo,
@@ -273,17 +286,33 @@ func (s *Server) createInitialNamespaces(ctx context.Context) error {
 	return nil
 }
 
-// Shutdown stops accepting, ends watches, waits for in-flight requests (up
-// to ShutdownTimeout), then stops the caches and closes storage.
+// Shutdown stops accepting, ends watches and the background loops
+// (controllers, compactor), waits for in-flight requests and for those
+// loops to return (together bounded by ShutdownTimeout), then stops the
+// caches and closes storage. Loops still running at the deadline are
+// reported in the error and storage is closed under them.
 func (s *Server) Shutdown() error {
 	var errs []error
+	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
+	defer cancel()
+	if s.stopBackground != nil {
+		s.stopBackground()
+	}
 	if s.http != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
 		if err := s.http.Shutdown(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("http shutdown: %w", err))
 		}
-		cancel()
 		<-s.done
+	}
+	stopped := make(chan struct{})
+	go func() {
+		s.background.Wait()
+		close(stopped)
+	}()
+	select {
+	case <-stopped:
+	case <-ctx.Done():
+		errs = append(errs, fmt.Errorf("background loops still running after %s: %w", s.cfg.ShutdownTimeout, ctx.Err()))
 	}
 	if s.cancel != nil {
 		s.cancel()
