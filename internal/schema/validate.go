@@ -111,6 +111,14 @@ func (v *validator) add(e *field.Error) { v.errs = append(v.errs, e) }
 // With ratcheting, the errors found in x are dropped when x equals its
 // correlated old value.
 func (v *validator) validate(x any, n *node, old any, hasOld bool) int {
+	if v.ratchet && hasOld && !v.quiet && equalCorrelated(x, old, n) {
+		// Unchanged: ratcheting would drop whatever errors the value has,
+		// so do not look for them. Most of an update is unchanged, and its
+		// patterns and formats are the costly part of validation. (While
+		// junctor branches are tried, v is quiet and their outcome counts,
+		// so they are validated in full.)
+		return 0
+	}
 	start := len(v.errs)
 	m := v.validateNode(x, n, old, hasOld)
 	if v.ratchet && hasOld && len(v.errs) > start && equalCorrelated(x, old, n) {
