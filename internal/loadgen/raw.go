@@ -1,6 +1,7 @@
 package loadgen
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -176,10 +177,13 @@ func (b *bench) rawDelete(ctx context.Context, name string) error {
 }
 
 // rawWatch is one watch stream read without decoding its objects: each
-// event is split off the stream, and seq extracts what the workload needs.
+// event is split off the stream at the newline that ends it (servers
+// write one JSON document per line, as encoding/json's Encoder does), and
+// only the type and the update number are picked out of its bytes.
 type rawWatch struct {
 	body io.ReadCloser
-	dec  *json.Decoder
+	rd   *bufio.Reader
+	line []byte // an event longer than rd's buffer, assembled
 }
 
 func (b *bench) startRawWatch(ctx context.Context, resourceVersion string) (*rawWatch, error) {
@@ -201,14 +205,23 @@ func (b *bench) startRawWatch(ctx context.Context, resourceVersion string) (*raw
 		resp.Body.Close()
 		return nil, fmt.Errorf("watch: HTTP %d: %s", resp.StatusCode, msg)
 	}
-	return &rawWatch{body: resp.Body, dec: json.NewDecoder(resp.Body)}, nil
+	return &rawWatch{body: resp.Body, rd: bufio.NewReaderSize(resp.Body, 64<<10)}, nil
 }
 
 // next returns the next event's type, its object's update number (-1
-// when the object carries none) and the event itself.
+// when the object carries none) and the event itself, valid until the
+// next call.
 func (w *rawWatch) next() (typ string, seq int64, raw []byte, err error) {
-	var ev json.RawMessage
-	if err := w.dec.Decode(&ev); err != nil {
+	ev, err := w.rd.ReadSlice('\n')
+	if errors.Is(err, bufio.ErrBufferFull) {
+		w.line = append(w.line[:0], ev...)
+		for errors.Is(err, bufio.ErrBufferFull) {
+			ev, err = w.rd.ReadSlice('\n')
+			w.line = append(w.line, ev...)
+		}
+		ev = w.line
+	}
+	if err != nil {
 		return "", 0, nil, err
 	}
 	return eventType(ev), seqOf(ev), ev, nil
