@@ -174,6 +174,13 @@ func (b *bench) run(ctx context.Context, report *Report) error {
 		}
 		add(r)
 	}
+	if b.selected("openapi") {
+		r, err := b.openapiLatency(ctx)
+		if err != nil {
+			return err
+		}
+		add(r)
+	}
 	for _, w := range Workloads {
 		if !b.selected(w) || ctx.Err() != nil {
 			continue

@@ -35,7 +35,9 @@ import (
 var Workloads = []string{"create", "get", "update", "list", "list-raw", "list-paged", "watch", "delete"}
 
 // The "crds" workload, run only when named, creates --count CRDs one after
-// another and measures each one's time to Established.
+// another and measures each one's time to Established. The "openapi"
+// workload, also run only when named, changes the schema of those CRDs
+// and measures how soon /openapi/v3 shows each change (openapi.go).
 
 // Config describes one benchmark run. The zero value of every field is a
 // working default.
@@ -128,7 +130,7 @@ func (c *Config) complete() error {
 		c.Workloads = Workloads
 	}
 	for _, w := range c.Workloads {
-		if !slices.Contains(Workloads, w) && w != "crds" {
+		if !slices.Contains(Workloads, w) && w != "crds" && w != "openapi" {
 			return fmt.Errorf("unknown workload %q: want some of %s", w, strings.Join(Workloads, ","))
 		}
 	}

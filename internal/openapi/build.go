@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash"
-	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -36,9 +35,10 @@ func gvKey(gv schema.GroupVersion) string {
 	return "apis/" + gv.Group + "/" + gv.Version
 }
 
-// gvDoc is the OpenAPI of one group version: the v3 document, encoded, and
-// the v2 paths and definitions it contributes to /openapi/v2. It is
-// immutable once built, except for the protobuf form computed on first use.
+// gvDoc is the OpenAPI of one group version: the v3 document, encoded, the
+// pieces it was spliced from, and the v2 paths and definitions it
+// contributes to /openapi/v2. It is immutable once built, except for the v2
+// parts and the protobuf form, computed on first use.
 type gvDoc struct {
 	gv          schema.GroupVersion
 	fingerprint [sha256.Size]byte
@@ -46,12 +46,33 @@ type gvDoc struct {
 	etag        string // unquoted; also the hash in the index
 	modified    time.Time
 
-	v2Paths map[string]any
-	v2Defs  map[string]any
+	// pieces are what each resource version contributes, in entry order,
+	// and byFP the same by entry fingerprint, for the next build of this
+	// group version to reuse. libModels are the library models the
+	// document holds.
+	pieces    []*piece
+	byFP      map[[sha256.Size]byte]*piece
+	libModels []string
+
+	// The v2 paths and definitions of the group version, spliced on first
+	// use.
+	v2Once  sync.Once
+	v2Paths map[string]json.RawMessage
+	v2Defs  map[string]json.RawMessage
+	v2Err   error
 
 	pbOnce sync.Once
 	pb     []byte
 	pbErr  error
+}
+
+// v2 returns the v2 paths and definitions the group version contributes to
+// /openapi/v2.
+func (d *gvDoc) v2() (paths, defs map[string]json.RawMessage, err error) {
+	d.v2Once.Do(func() {
+		d.v2Paths, d.v2Defs, d.v2Err = spliceV2Parts(d.pieces, d.libModels)
+	})
+	return d.v2Paths, d.v2Defs, d.v2Err
 }
 
 // protobuf returns the v3 document in the gnostic protobuf encoding.
@@ -67,10 +88,11 @@ func (d *gvDoc) protobuf() ([]byte, error) {
 	return d.pb, d.pbErr
 }
 
-// fingerprint hashes everything about entries that shows in their group
+// entryFingerprint hashes everything about e that shows in its group
 // version's documents, so that a registry swap rebuilds only the group
-// versions whose definitions changed.
-func fingerprint(entries []entry) [sha256.Size]byte {
+// versions whose definitions changed, and in them only the resources that
+// changed.
+func entryFingerprint(e entry) [sha256.Size]byte {
 	h := sha256.New()
 	str := func(s string) { writeField(h, []byte(s)) }
 	strs := func(ss []string) {
@@ -79,24 +101,23 @@ func fingerprint(entries []entry) [sha256.Size]byte {
 			str(s)
 		}
 	}
-	for _, e := range entries {
-		d, v := e.def, e.version
-		str(d.Group)
-		str(d.Resource)
-		str(d.Kind)
-		str(d.ListKind)
-		str(string(d.Scope))
-		str(fmt.Sprint(d.Verbs != nil, isStrategic(d)))
-		strs(d.Verbs)
-		str(v.Name)
-		str(fmt.Sprint(v.Subresources.Status, v.Subresources.Scale != nil))
-		str(fmt.Sprint(len(v.Subresources.Other)))
-		for _, o := range v.Subresources.Other {
-			str(o.Name)
-			strs(o.Verbs)
-		}
-		writeField(h, v.OpenAPISchema)
+	d, v := e.def, e.version
+	str(d.Group)
+	str(d.Resource)
+	str(d.Kind)
+	str(d.ListKind)
+	str(string(d.Scope))
+	str(fmt.Sprint(d.Verbs != nil, isStrategic(d)))
+	strs(d.Verbs)
+	str(v.Name)
+	str(fmt.Sprint(v.Subresources.Status, v.Subresources.Scale != nil))
+	str(fmt.Sprint(len(v.Subresources.Other)))
+	for _, o := range v.Subresources.Other {
+		str(o.Name)
+		strs(o.Verbs)
 	}
+	strs(v.SelectableFields)
+	writeField(h, v.OpenAPISchema)
 	var sum [sha256.Size]byte
 	h.Sum(sum[:0])
 	return sum
@@ -127,94 +148,36 @@ func bearerScheme() map[string]any {
 	}}
 }
 
-// buildGV builds the documents of one group version. A resource whose
-// schema cannot be decoded is left out (and logged) rather than failing the
-// whole group version.
-func buildGV(gv schema.GroupVersion, entries []entry, fp [sha256.Size]byte, now time.Time) (*gvDoc, error) {
-	paths := map[string]any{}
-	v2Paths := map[string]any{}
-	local := map[string]map[string]any{} // models built for this group version
-	objects := map[string]bool{}         // which local models are objects (for the v2 root rule)
-	l := lib()
-	for _, e := range entries {
-		gvk := gv.WithKind(e.def.Kind)
-		obj, err := objectSchema(e.version, gvk)
-		if err != nil {
-			slog.Warn("leaving a resource out of OpenAPI", "group", gv.Group, "version", gv.Version, "resource", e.def.Resource, "err", err)
-			continue
+// buildGV builds the documents of one group version from its entries and
+// their fingerprints, taking the pieces of entries that did not change from
+// old (nil when the group version is new).
+func buildGV(gv schema.GroupVersion, entries []entry, fps [][sha256.Size]byte, old *gvDoc, now time.Time) (*gvDoc, error) {
+	byFP := make(map[[sha256.Size]byte]*piece, len(entries))
+	pieces := make([]*piece, len(entries))
+	for i, e := range entries {
+		p := byFP[fps[i]]
+		if p == nil && old != nil {
+			p = old.byFP[fps[i]]
 		}
-		model := modelName(gvk)
-		listGVK := gv.WithKind(e.def.ListKind)
-		listModel := modelName(listGVK)
-		// Built-ins' models come from the library, pre-encoded.
-		if _, ok := l.models[model]; !ok {
-			local[model] = obj
-			objects[model] = true
-		}
-		if _, ok := l.models[listModel]; !ok {
-			local[listModel] = listSchema(e.def, listGVK, model)
-		}
-		for _, p := range resourcePaths(e.def, e.version, gvk, model, listModel) {
-			paths[p.path] = p.v3(gv)
-			v2Paths[p.path] = p.v2(gv)
-		}
-	}
-
-	// The document holds the models its paths use and everything those
-	// refer to.
-	schemas := map[string]any{}
-	v2Defs := map[string]any{}
-	queue := collectRefs(paths, nil)
-	for name := range local {
-		queue = append(queue, name)
-	}
-	for len(queue) > 0 {
-		name := queue[len(queue)-1]
-		queue = queue[:len(queue)-1]
-		if _, done := schemas[name]; done {
-			continue
-		}
-		if s, ok := local[name]; ok {
-			schemas[name] = s
-			if objects[name] {
-				v2Defs[name] = objectSchemaV2(s)
-			} else {
-				v2Defs[name] = toV2(s)
+		if p == nil {
+			var err error
+			if p, err = newPiece(gv, e); err != nil {
+				return nil, err
 			}
-			queue = collectRefs(s, queue)
-			continue
 		}
-		if raw, ok := l.v3[name]; ok {
-			schemas[name] = raw
-			v2Defs[name] = l.v2[name]
-			queue = append(queue, l.refs[name]...)
-			continue
-		}
-		slog.Warn("OpenAPI reference to an unknown model", "model", name, "groupVersion", gv.String())
+		byFP[fps[i]] = p
+		pieces[i] = p
 	}
-
-	v3 := map[string]any{
-		"openapi": "3.0.0",
-		"info":    map[string]any{"title": "Kubernetes", "version": "unversioned"},
-		"paths":   paths,
-		"components": map[string]any{
-			"schemas":         schemas,
-			"securitySchemes": bearerScheme(),
-		},
-	}
-	b, err := json.Marshal(v3)
-	if err != nil {
-		return nil, fmt.Errorf("encoding OpenAPI v3 of %s: %w", gv, err)
-	}
-
+	b, libModels := splice(gv, pieces)
 	return &gvDoc{
 		gv:          gv,
-		fingerprint: fp,
+		fingerprint: gvFingerprint(fps),
 		json:        b,
 		etag:        computeETag(b),
 		modified:    now,
-		v2Paths:     v2Paths,
-		v2Defs:      v2Defs,
+		pieces:      pieces,
+		byFP:        byFP,
+		libModels:   libModels,
 	}, nil
 }
 
@@ -255,9 +218,9 @@ func (b *blob) protobufV2() ([]byte, error) {
 	return b.pb, b.pbErr
 }
 
-// buildState builds the documents of t, reusing the group versions of prev
-// whose definitions did not change.
-func buildState(t *registry.Table, prev *state, now time.Time) (*state, error) {
+// entriesByGV groups the served versions of t's definitions by group
+// version, each group in the table's order (by resource).
+func entriesByGV(t *registry.Table) map[schema.GroupVersion][]entry {
 	byGV := map[schema.GroupVersion][]entry{}
 	for _, def := range t.Definitions() {
 		for i := range def.Versions {
@@ -269,18 +232,30 @@ func buildState(t *registry.Table, prev *state, now time.Time) (*state, error) {
 			byGV[gv] = append(byGV[gv], entry{def, v})
 		}
 	}
+	return byGV
+}
+
+// buildState builds the documents of t, reusing the group versions of prev
+// whose definitions did not change.
+func buildState(t *registry.Table, prev *state, now time.Time) (*state, error) {
+	byGV := entriesByGV(t)
 	s := &state{generation: t.Generation, gvs: make(map[string]*gvDoc, len(byGV))}
 	for gv, entries := range byGV {
 		// Definitions come sorted by resource, so the fingerprint is stable.
-		fp := fingerprint(entries)
-		key := gvKey(gv)
-		if prev != nil {
-			if old, ok := prev.gvs[key]; ok && old.fingerprint == fp {
-				s.gvs[key] = old
-				continue
-			}
+		fps := make([][sha256.Size]byte, len(entries))
+		for i, e := range entries {
+			fps[i] = entryFingerprint(e)
 		}
-		d, err := buildGV(gv, entries, fp, now)
+		key := gvKey(gv)
+		var old *gvDoc
+		if prev != nil {
+			old = prev.gvs[key]
+		}
+		if old != nil && old.fingerprint == gvFingerprint(fps) {
+			s.gvs[key] = old
+			continue
+		}
+		d, err := buildGV(gv, entries, fps, old, now)
 		if err != nil {
 			return nil, err
 		}
@@ -303,38 +278,32 @@ func buildState(t *registry.Table, prev *state, now time.Time) (*state, error) {
 	return s, nil
 }
 
-// openAPIV2 merges every group version into the /openapi/v2 document.
+// openAPIV2 merges every group version into the /openapi/v2 document,
+// splicing their encoded paths and definitions (a later group version's
+// key replaces an earlier one's, in key order).
 func (s *state) openAPIV2(now time.Time) (*blob, error) {
 	s.v2Once.Do(func() {
-		paths := map[string]any{}
-		defs := map[string]any{}
+		paths := map[string]json.RawMessage{}
+		defs := map[string]json.RawMessage{}
 		keys := make([]string, 0, len(s.gvs))
 		for k := range s.gvs {
 			keys = append(keys, k)
 		}
 		slices.Sort(keys)
 		for _, k := range keys {
-			d := s.gvs[k]
-			for p, item := range d.v2Paths {
+			ps, ds, err := s.gvs[k].v2()
+			if err != nil {
+				s.v2Err = err
+				return
+			}
+			for p, item := range ps {
 				paths[p] = item
 			}
-			for name, def := range d.v2Defs {
+			for name, def := range ds {
 				defs[name] = def
 			}
 		}
-		doc := map[string]any{
-			"swagger":             "2.0",
-			"info":                map[string]any{"title": "Kubernetes", "version": "unversioned"},
-			"paths":               paths,
-			"definitions":         defs,
-			"securityDefinitions": bearerScheme(),
-			"security":            []any{map[string]any{"BearerToken": []any{}}},
-		}
-		b, err := json.Marshal(doc)
-		if err != nil {
-			s.v2Err = fmt.Errorf("encoding OpenAPI v2: %w", err)
-			return
-		}
+		b := spliceV2(paths, defs)
 		s.v2 = &blob{json: b, etag: computeETag(b), modified: now}
 	})
 	return s.v2, s.v2Err

@@ -3,7 +3,9 @@
 // kubectl explain, kubectl's field-validation check and client-side apply
 // read), an index of them, and the merged, lossy Swagger 2.0 document older
 // clients fall back to. Documents are built once per registry generation and
-// only for the group versions whose definitions changed.
+// only for the group versions whose definitions changed; inside a group
+// version only the resources that changed are rendered again, and the
+// others' encoded pieces are spliced in (splice.go).
 package openapi
 
 import (

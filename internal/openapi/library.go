@@ -138,6 +138,10 @@ const (
 	extGVK      = "x-kubernetes-group-version-kind"
 	extAction   = "x-kubernetes-action"
 	extPreserve = "x-kubernetes-preserve-unknown-fields"
+	// extSelectable lists a custom resource version's selectable fields on
+	// its object and list models, in v3 and v2 alike, as upstream's CRD
+	// OpenAPI builder does (CustomResourceFieldSelectors, GA and locked on).
+	extSelectable = "x-kubernetes-selectable-fields"
 )
 
 // modelName is the name of the schema of group/version/kind: the library's

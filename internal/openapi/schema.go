@@ -57,7 +57,9 @@ func objectSchema(v *registry.Version, gvk schema.GroupVersionKind) (map[string]
 	if s == nil {
 		// Without a schema kubectl must not assume anything about fields,
 		// so not even metadata is described.
-		return map[string]any{"type": "object", extGVK: gvkExtension(gvk)}, nil
+		s = map[string]any{"type": "object", extGVK: gvkExtension(gvk)}
+		addSelectableFields(s, v)
+		return s, nil
 	}
 	unfoldIntOrString(s)
 	addEmbeddedProperties(s)
@@ -69,11 +71,25 @@ func objectSchema(v *registry.Version, gvk schema.GroupVersionKind) (map[string]
 	props["metadata"] = refProperty(objectMetaModel, descMetadata)
 	typeMetaProperties(props)
 	s[extGVK] = gvkExtension(gvk)
+	addSelectableFields(s, v)
 	return s, nil
 }
 
+// addSelectableFields lists v's selectable fields, in their declared order,
+// on the model s, unless there are none.
+func addSelectableFields(s map[string]any, v *registry.Version) {
+	if len(v.SelectableFields) == 0 {
+		return
+	}
+	fields := make([]any, len(v.SelectableFields))
+	for i, f := range v.SelectableFields {
+		fields[i] = map[string]any{"fieldPath": f}
+	}
+	s[extSelectable] = fields
+}
+
 // listSchema returns the v3 schema of a custom resource's list kind.
-func listSchema(def *registry.Definition, listGVK schema.GroupVersionKind, itemModel string) map[string]any {
+func listSchema(def *registry.Definition, v *registry.Version, listGVK schema.GroupVersionKind, itemModel string) map[string]any {
 	if name, ok := lib().byGVK[listGVK]; ok {
 		return lib().models[name]
 	}
@@ -86,13 +102,15 @@ func listSchema(def *registry.Definition, listGVK schema.GroupVersionKind, itemM
 		"metadata": refProperty(listMetaModel, descListMeta),
 	}
 	typeMetaProperties(props)
-	return map[string]any{
+	s := map[string]any{
 		"type":        "object",
 		"description": listGVK.Kind + " is a list of " + def.Kind + ".",
 		"required":    []any{"items"},
 		"properties":  props,
 		extGVK:        gvkExtension(listGVK),
 	}
+	addSelectableFields(s, v)
+	return s
 }
 
 // forEachSubschema calls f on the schemas directly below s that describe
@@ -270,7 +288,11 @@ func singleRef(v any) (string, bool) {
 // list.
 func objectSchemaV2(s map[string]any) map[string]any {
 	if s[extPreserve] == true {
-		return map[string]any{"type": "object", extGVK: s[extGVK]}
+		bare := map[string]any{"type": "object", extGVK: s[extGVK]}
+		if f, ok := s[extSelectable]; ok {
+			bare[extSelectable] = f
+		}
+		return bare
 	}
 	return toV2(s)
 }

@@ -49,7 +49,37 @@ func TestBench(t *testing.T) {
 			}
 		})
 	}
-	if out := kubectl(t, srv, "get", "crd", "-o", "name"); strings.Contains(out, "widgets") {
-		t.Errorf("the bench CRD outlived the runs:\n%s", out)
+	t.Run("crds,openapi", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		out, err := exec.CommandContext(ctx, binary, "bench", "--kubeconfig", srv.Kubeconfig, "--resource", "namespaces",
+			"--install-crd=false", "--workloads", "crds,openapi", "--count", "5").CombinedOutput()
+		if err != nil {
+			t.Fatalf("crdserver bench: %v\n%s", err, out)
+		}
+		for _, w := range []string{"crd-established", "openapi"} {
+			found := false
+			for line := range strings.Lines(string(out)) {
+				if f := strings.Fields(line); len(f) >= 3 && f[0] == w {
+					found = true
+					if f[1] != "5" || f[2] != "0" {
+						t.Errorf("%s: ops %s, errors %s; want 5 ops and no errors:\n%s", w, f[1], f[2], out)
+					}
+				}
+			}
+			if !found {
+				t.Errorf("report has no %s row:\n%s", w, out)
+			}
+		}
+	})
+	// Deleted CRDs go once their cleanup finalizer has run.
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		out := kubectl(t, srv, "get", "crd", "-o", "name")
+		if !strings.Contains(out, "widgets") && !strings.Contains(out, "crds.bench") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the bench CRDs outlived the runs:\n%s", out)
+		}
 	}
 }
