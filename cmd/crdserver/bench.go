@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"runtime/pprof"
 	"strings"
 
 	"github.com/crdserver/crdserver/internal/loadgen"
@@ -21,6 +23,9 @@ type benchOptions struct {
 	InstallCRD bool
 	Cleanup    bool
 	JSON       bool
+	// CPUProfile names a file for a CPU profile of the load generator
+	// itself, to tell its cost from the server's.
+	CPUProfile string
 }
 
 func benchFlags(o *benchOptions) *flag.FlagSet {
@@ -47,6 +52,7 @@ func benchFlags(o *benchOptions) *flag.FlagSet {
 	fs.StringVar(&c.EtcdKeyFile, "etcd-key", "", "client key for --etcd-endpoints")
 	fs.StringVar(&c.EtcdCAFile, "etcd-ca", "", "CA bundle for --etcd-endpoints")
 	fs.BoolVar(&o.JSON, "json", false, "print the report as JSON instead of a table")
+	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "write a CPU profile of the load generator to this file")
 	return fs
 }
 
@@ -85,6 +91,18 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	o.Logger = slog.Default()
 
+	if o.CPUProfile != "" {
+		f, err := os.Create(o.CPUProfile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "crdserver bench: --cpuprofile: %v\n", err)
+			return 1
+		}
+		defer f.Close()
+		defer pprof.StopCPUProfile()
+	}
 	report, err := loadgen.Run(ctx, o.Config)
 	if report != nil && len(report.Results) > 0 {
 		write := loadgen.WriteTable
