@@ -157,7 +157,7 @@ func (b *bench) run(ctx context.Context, report *Report) error {
 	// Every workload but create needs objects; without create, make them.
 	if !b.selected("create") {
 		b.log.Info("creating objects to work on", "objects", b.cfg.Objects)
-		r := Runner{Concurrency: b.cfg.Concurrency, Count: b.cfg.Objects}.Run(ctx, "prefill", b.create)
+		r := Runner{Concurrency: b.cfg.Concurrency, Count: b.cfg.Objects}.Run(ctx, "prefill", b.createOrAdopt)
 		if r.Errors > 0 {
 			b.log.Warn("some objects could not be created", "errors", r.Errors, "first", r.FirstError)
 		}
@@ -316,18 +316,50 @@ func conditionTrue(obj *unstructured.Unstructured, condType string) bool {
 // create creates the next object from the template. The copy is made inside
 // the measured time, as a real client would build its object; it costs a
 // few microseconds against a request's hundreds.
-func (b *bench) create(ctx context.Context, i int) error {
+func (b *bench) create(ctx context.Context, _ int) error {
+	return b.createNamed(ctx, b.objectName(int(b.nextName.Add(1)-1)))
+}
+
+func (b *bench) createNamed(ctx context.Context, name string) error {
 	if b.bodies != nil {
-		return b.rawCreate(ctx, i)
+		return b.rawCreate(ctx, name)
 	}
 	obj := b.template.DeepCopy()
-	name := b.objectName(int(b.nextName.Add(1) - 1))
 	obj.SetName(name)
 	created, err := b.res.Create(ctx, obj, metav1.CreateOptions{})
 	if err != nil {
 		return err
 	}
 	b.pop.add(created)
+	return nil
+}
+
+// createOrAdopt creates the next object or, when an earlier run kept one
+// of that name (--cleanup=false), adopts it as it is.
+func (b *bench) createOrAdopt(ctx context.Context, _ int) error {
+	name := b.objectName(int(b.nextName.Add(1) - 1))
+	err := b.createNamed(ctx, name)
+	if !apierrors.IsAlreadyExists(err) && !isHTTPStatus(err, http.StatusConflict) {
+		return err
+	}
+	var rv string
+	if b.bodies != nil {
+		data, release, err := b.do(ctx, http.MethodGet, b.collectionPath()+"/"+name, nil, http.StatusOK)
+		if err != nil {
+			return err
+		}
+		defer release()
+		if rv, err = resourceVersionOf(data); err != nil {
+			return err
+		}
+	} else {
+		obj, err := b.res.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		rv = obj.GetResourceVersion()
+	}
+	b.pop.addRaw(name, rv)
 	return nil
 }
 

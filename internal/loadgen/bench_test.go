@@ -150,3 +150,36 @@ func TestUpdatesAreNeverNoOps(t *testing.T) {
 		prev = cur.DeepCopy()
 	}
 }
+
+// TestPrefillAdoptsKeptObjects: a run without "create" works on the objects
+// an earlier run kept (--cleanup=false) instead of failing on their names.
+func TestPrefillAdoptsKeptObjects(t *testing.T) {
+	client := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
+		namespacesGVR: "NamespaceList",
+		widgetsGVR:    "WidgetList",
+	})
+	ctx := context.Background()
+	for run, workloads := range [][]string{{"create"}, {"get", "update"}} {
+		cfg := Config{
+			Resource: ResourceWidgets, Namespace: "kept", SkipInstallCRD: true, ClientGo: true,
+			Workloads: workloads, Count: 5, Objects: 5, Concurrency: 2, SkipCleanup: true,
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		}
+		if err := cfg.complete(); err != nil {
+			t.Fatal(err)
+		}
+		b, err := newBench(cfg, client)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var report Report
+		if err := b.run(ctx, &report); err != nil {
+			t.Fatalf("run %d: %v", run, err)
+		}
+		for _, r := range report.Results {
+			if r.Errors > 0 || r.Ops != 5 {
+				t.Errorf("run %d, %s: %d ops, %d errors (%s); want 5 ops and none", run, r.Name, r.Ops, r.Errors, r.FirstError)
+			}
+		}
+	}
+}

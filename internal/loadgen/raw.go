@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"strings"
 	"sync"
 )
 
@@ -96,9 +95,23 @@ func (b *bench) do(ctx context.Context, method, path string, body []byte, want i
 		if len(msg) > 300 {
 			msg = msg[:300] + "..."
 		}
-		return nil, nil, fmt.Errorf("%s %s: HTTP %d: %s", method, path, resp.StatusCode, msg)
+		return nil, nil, &httpError{what: method + " " + path, code: resp.StatusCode, body: msg}
 	}
 	return buf.Bytes(), release, nil
+}
+
+// httpError is an answer other than the one a request expected.
+type httpError struct {
+	what string
+	code int
+	body string // the start of the answer
+}
+
+func (e *httpError) Error() string { return fmt.Sprintf("%s: HTTP %d: %s", e.what, e.code, e.body) }
+
+func isHTTPStatus(err error, code int) bool {
+	var he *httpError
+	return errors.As(err, &he) && he.code == code
 }
 
 // resourceVersionOf finds metadata.resourceVersion in an object's JSON by
@@ -129,8 +142,7 @@ func (b *bench) write(ctx context.Context, method, path string, body []byte, wan
 	return resourceVersionOf(data)
 }
 
-func (b *bench) rawCreate(ctx context.Context, _ int) error {
-	name := b.objectName(int(b.nextName.Add(1) - 1))
+func (b *bench) rawCreate(ctx context.Context, name string) error {
 	rv, err := b.write(ctx, http.MethodPost, b.collectionPath(), b.bodies.create(name), http.StatusCreated)
 	if err != nil {
 		return err
@@ -166,10 +178,10 @@ func (b *bench) rawUpdate(ctx context.Context, s *slot) error {
 
 func (b *bench) rawDelete(ctx context.Context, name string) error {
 	_, release, err := b.do(ctx, http.MethodDelete, b.collectionPath()+"/"+name, nil, http.StatusOK)
+	if isHTTPStatus(err, http.StatusNotFound) {
+		return nil
+	}
 	if err != nil {
-		if strings.Contains(err.Error(), "HTTP 404") {
-			return nil
-		}
 		return err
 	}
 	release()
