@@ -146,6 +146,7 @@ func New(store storage.Interface, prefix string, decode Decoder, opts Options) *
 		stopCh:      make(chan struct{}),
 	}
 	c.revs.fetch = store.CurrentRevision
+	c.revs.spacing = revReadSpacing
 	return c
 }
 

@@ -250,3 +250,57 @@ func TestRevCoalescerCancel(t *testing.T) {
 		t.Errorf("second caller got %d, want 20 (the read after its arrival)", rev)
 	}
 }
+
+// Under load reads begin spacing apart, and the callers that arrive while
+// a read waits to begin share it.
+func TestRevCoalescerSpacing(t *testing.T) {
+	var fetches atomic.Int64
+	slept := make(chan time.Duration)
+	wake := make(chan struct{})
+	r := &revCoalescer{
+		fetch:   func(context.Context) (int64, error) { return fetches.Add(1), nil },
+		spacing: time.Hour,
+		sleep: func(d time.Duration) {
+			slept <- d
+			<-wake
+		},
+	}
+	// The first read of an idle coalescer begins at once.
+	if rev, err := r.current(context.Background()); err != nil || rev != 1 {
+		t.Fatalf("first read: %d, %v; want 1", rev, err)
+	}
+	// The next one waits out the spacing; three callers arrive meanwhile.
+	revs := make(chan int64, 3)
+	for range 3 {
+		go func() {
+			rev, err := r.current(context.Background())
+			if err != nil {
+				t.Error(err)
+			}
+			revs <- rev
+		}()
+	}
+	if d := <-slept; d <= 0 || d > time.Hour {
+		t.Errorf("slept %v, want up to the spacing", d)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		r.mu.Lock()
+		joined := r.inflight.callers
+		r.mu.Unlock()
+		if joined == 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d callers joined the waiting read, want 3", joined)
+		}
+	}
+	close(wake)
+	for range 3 {
+		if rev := <-revs; rev != 2 {
+			t.Errorf("caller got read %d, want 2 (the one it waited for)", rev)
+		}
+	}
+	if n := fetches.Load(); n != 2 {
+		t.Errorf("%d reads, want 2", n)
+	}
+}
