@@ -157,7 +157,13 @@ func (b *bench) run(ctx context.Context, report *Report) error {
 	// Every workload but create needs objects; without create, make them.
 	if !b.selected("create") {
 		b.log.Info("creating objects to work on", "objects", b.cfg.Objects)
-		r := Runner{Concurrency: b.cfg.Concurrency, Count: b.cfg.Objects}.Run(ctx, "prefill", b.createOrAdopt)
+		kept, err := b.keptObjects(ctx)
+		if err != nil {
+			return err
+		}
+		r := Runner{Concurrency: b.cfg.Concurrency, Count: b.cfg.Objects}.Run(ctx, "prefill", func(ctx context.Context, _ int) error {
+			return b.createOrAdopt(ctx, kept)
+		})
 		if r.Errors > 0 {
 			b.log.Warn("some objects could not be created", "errors", r.Errors, "first", r.FirstError)
 		}
@@ -334,33 +340,29 @@ func (b *bench) createNamed(ctx context.Context, name string) error {
 	return nil
 }
 
+// keptObjects lists the objects an earlier run kept (--cleanup=false):
+// name → resourceVersion.
+func (b *bench) keptObjects(ctx context.Context) (map[string]string, error) {
+	l, err := b.res.List(ctx, metav1.ListOptions{LabelSelector: b.selector})
+	if err != nil {
+		return nil, fmt.Errorf("listing kept objects: %w", err)
+	}
+	kept := make(map[string]string, len(l.Items))
+	for _, it := range l.Items {
+		kept[it.GetName()] = it.GetResourceVersion()
+	}
+	return kept, nil
+}
+
 // createOrAdopt creates the next object or, when an earlier run kept one
-// of that name (--cleanup=false), adopts it as it is.
-func (b *bench) createOrAdopt(ctx context.Context, _ int) error {
+// of that name, adopts it as it is.
+func (b *bench) createOrAdopt(ctx context.Context, kept map[string]string) error {
 	name := b.objectName(int(b.nextName.Add(1) - 1))
-	err := b.createNamed(ctx, name)
-	if !apierrors.IsAlreadyExists(err) && !isHTTPStatus(err, http.StatusConflict) {
-		return err
+	if rv, ok := kept[name]; ok {
+		b.pop.addRaw(name, rv)
+		return nil
 	}
-	var rv string
-	if b.bodies != nil {
-		data, release, err := b.do(ctx, http.MethodGet, b.collectionPath()+"/"+name, nil, http.StatusOK)
-		if err != nil {
-			return err
-		}
-		defer release()
-		if rv, err = resourceVersionOf(data); err != nil {
-			return err
-		}
-	} else {
-		obj, err := b.res.Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		rv = obj.GetResourceVersion()
-	}
-	b.pop.addRaw(name, rv)
-	return nil
+	return b.createNamed(ctx, name)
 }
 
 func (b *bench) get(ctx context.Context, i int) error {

@@ -109,11 +109,6 @@ type httpError struct {
 
 func (e *httpError) Error() string { return fmt.Sprintf("%s: HTTP %d: %s", e.what, e.code, e.body) }
 
-func isHTTPStatus(err error, code int) bool {
-	var he *httpError
-	return errors.As(err, &he) && he.code == code
-}
-
 // resourceVersionOf finds metadata.resourceVersion in an object's JSON by
 // a byte search: the first "resourceVersion" key of our objects is
 // metadata's (the template has no other).
@@ -178,7 +173,7 @@ func (b *bench) rawUpdate(ctx context.Context, s *slot) error {
 
 func (b *bench) rawDelete(ctx context.Context, name string) error {
 	_, release, err := b.do(ctx, http.MethodDelete, b.collectionPath()+"/"+name, nil, http.StatusOK)
-	if isHTTPStatus(err, http.StatusNotFound) {
+	if he := (*httpError)(nil); errors.As(err, &he) && he.code == http.StatusNotFound {
 		return nil
 	}
 	if err != nil {
