@@ -1,12 +1,15 @@
 package handler
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
 	"strconv"
+	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
@@ -118,35 +121,84 @@ func (h *Handler) writeList(c *call, res watchcache.ListResult) {
 		return
 	}
 
+	head, _ := json.Marshal(map[string]any{
+		"kind": c.def.ListKind, "apiVersion": c.apiVersion(), "metadata": listMeta(rv, res),
+	})
+	if c.media.Type == codec.MediaJSON && !c.media.Pretty {
+		h.streamList(c, head, res.Items)
+		return
+	}
 	var buf bytes.Buffer
-	size := 256
+	size := len(head) + 16
 	for _, it := range res.Items {
 		size += len(it.JSON) + 1
 	}
 	buf.Grow(size)
-	head, _ := json.Marshal(map[string]any{
-		"kind": c.def.ListKind, "apiVersion": c.apiVersion(), "metadata": listMeta(rv, res),
-	})
-	buf.Write(head[:len(head)-1])
-	buf.WriteString(`,"items":[`)
-	for i, it := range res.Items {
+	if err := appendList(&buf, c, head, res.Items); err != nil {
+		codec.WriteStatus(c.w, c.r, apierrors.NewInternalError(err))
+		return
+	}
+	codec.WriteRaw(c.w, http.StatusOK, c.media, buf.Bytes())
+}
+
+// listWriters buffer streamed lists on their way to the connection.
+var listWriters = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 64<<10) }}
+
+// streamList writes a JSON list as it goes instead of assembling it first:
+// a list of 10,000 objects is tens of megabytes that would otherwise be
+// copied once more, and allocated, for every request. The items are a
+// snapshot already in memory, so only a failed conversion can stop the
+// list midway; the client then sees the stream reset, as net/http does
+// for an aborted handler, since the status line has gone out.
+func (h *Handler) streamList(c *call, head []byte, items []*watchcache.Item) {
+	c.w.Header().Set("Content-Type", codec.MediaJSON)
+	c.w.WriteHeader(http.StatusOK)
+	bw := listWriters.Get().(*bufio.Writer)
+	bw.Reset(c.w)
+	defer func() {
+		bw.Reset(nil)
+		listWriters.Put(bw)
+	}()
+	err := appendList(bw, c, head, items)
+	if err == nil {
+		bw.WriteByte('\n')
+		err = bw.Flush()
+	}
+	if err != nil && c.r.Context().Err() == nil {
+		h.log.Error("streaming a list", "resource", c.gr(), "err", err)
+		panic(http.ErrAbortHandler)
+	}
+}
+
+// appendList writes the list with head's kind, apiVersion and metadata,
+// and items converted to the request's version.
+func appendList(w interface {
+	io.Writer
+	io.ByteWriter
+	io.StringWriter
+}, c *call, head []byte, items []*watchcache.Item) error {
+	w.Write(head[:len(head)-1])
+	w.WriteString(`,"items":[`)
+	var scratch []byte
+	for i, it := range items {
 		if i > 0 {
-			buf.WriteByte(',')
+			w.WriteByte(',')
 		}
 		if inVersion(c, it.JSON) {
-			buf.Write(it.JSON)
+			w.Write(it.JSON)
 			continue
 		}
 		obj, err := decodeStored(it.JSON)
 		if err != nil {
-			codec.WriteStatus(c.w, c.r, apierrors.NewInternalError(err))
-			return
+			return err
 		}
-		b, _ := codec.AppendMarshal(buf.AvailableBuffer(), toRequestVersion(c, obj))
-		buf.Write(b)
+		if scratch, err = codec.AppendMarshal(scratch[:0], toRequestVersion(c, obj)); err != nil {
+			return err
+		}
+		w.Write(scratch)
 	}
-	buf.WriteString("]}")
-	codec.WriteRaw(c.w, http.StatusOK, c.media, buf.Bytes())
+	_, err := w.WriteString("]}")
+	return err
 }
 
 func listMeta(rv string, res watchcache.ListResult) map[string]any {
