@@ -17,6 +17,7 @@ import (
 // Defaults for Options left zero.
 const (
 	DefaultWindowSize       = 10000
+	DefaultWindowBytes      = 8 << 20
 	DefaultBookmarkInterval = time.Minute
 	DefaultWatcherBuffer    = 100
 	DefaultFreshTimeout     = 3 * time.Second
@@ -26,10 +27,19 @@ const (
 // Options configure a Cache. The zero value works; fields are read once by
 // New.
 type Options struct {
-	// WindowSize is how many recent events (and the snapshots after them)
-	// the cache keeps; watches and exact lists older than the window are
-	// answered 410 Expired (lists fall back to storage first).
+	// WindowSize is how many recent events the cache keeps; watches and
+	// exact lists older than the window are answered 410 Expired (lists
+	// fall back to storage first).
 	WindowSize int
+	// WindowBytes bounds the memory the window keeps alive beyond the
+	// current state, as estimated: the superseded objects its events hold
+	// and the snapshots lists have taken. The oldest events go first when
+	// either bound is reached. Updates of 2 KB objects fill the default
+	// with about 2,500 events (seconds of a write burst, minutes of a
+	// steady trickle); a watch that falls further behind gets 410 Expired
+	// and relists, as upstream's clients do. The bound is per resource:
+	// memory grows with the number of busy resources, not of quiet ones.
+	WindowBytes int64
 	// BookmarkInterval is how often watchers that allow bookmarks receive
 	// one with the cache's revision.
 	BookmarkInterval time.Duration
@@ -50,6 +60,9 @@ type Options struct {
 func (o *Options) complete() {
 	if o.WindowSize <= 0 {
 		o.WindowSize = DefaultWindowSize
+	}
+	if o.WindowBytes <= 0 {
+		o.WindowBytes = DefaultWindowBytes
 	}
 	if o.BookmarkInterval <= 0 {
 		o.BookmarkInterval = DefaultBookmarkInterval
@@ -75,12 +88,12 @@ func (o *Options) complete() {
 // fed by one storage watch on prefix. It serves List and Watch from memory.
 // All methods are safe for concurrent use.
 //
-// State is a copy-on-write B-tree of items ordered by key. After every
-// applied event the tree is cloned (O(1); later writes copy only the nodes
-// they touch), and the clone is kept with the event in the window, so a
-// paginated list can continue on the exact snapshot it started from for as
-// long as that revision is in the window, like upstream's
-// ListFromCacheSnapshot.
+// State is a copy-on-write B-tree of items ordered by key. A list clones
+// it (O(1); later writes copy only the nodes they touch) and the clone is
+// kept with the newest event in the window, so a paginated list can
+// continue on the exact snapshot it started from for as long as that
+// revision is in the window, like upstream's ListFromCacheSnapshot. States
+// nobody listed are rebuilt on demand from the events (see snapshotAt).
 type Cache struct {
 	store  storage.Interface
 	prefix string
@@ -137,7 +150,7 @@ func New(store storage.Interface, prefix string, decode Decoder, opts Options) *
 		log:         opts.Logger.With("prefix", prefix),
 		clock:       opts.Clock,
 		tree:        newTree(),
-		win:         newWindow(opts.WindowSize),
+		win:         newWindow(opts.WindowSize, opts.WindowBytes),
 		fresh:       make(chan struct{}),
 		watchers:    make(map[string]map[*Watcher]struct{}),
 		bookmarkers: make(map[*Watcher]struct{}),
@@ -264,7 +277,9 @@ func (c *Cache) reflect(ctx context.Context) {
 // relist reads the whole prefix at one revision, page by page, and
 // replaces the cache's state with it.
 func (c *Cache) relist(ctx context.Context) error {
-	var kvs []storage.KeyValue
+	// Each page is decoded as it arrives, so that only one page of stored
+	// values is held at a time next to the decoded items.
+	tree := newTree()
 	var rev int64
 	start := ""
 	for {
@@ -275,20 +290,18 @@ func (c *Cache) relist(ctx context.Context) error {
 		if rev == 0 {
 			rev = res.Revision
 		}
-		kvs = append(kvs, res.Items...)
+		for _, kv := range res.Items {
+			it, err := c.decode(kv.Key, kv.Value, kv.ModRevision)
+			if err != nil {
+				c.log.Error("watchcache: skipping undecodable object", "key", kv.Key, "err", err)
+				continue
+			}
+			tree.ReplaceOrInsert(it)
+		}
 		if !res.More || len(res.Items) == 0 {
 			break
 		}
 		start = res.Items[len(res.Items)-1].Key + "\x00"
-	}
-	tree := newTree()
-	for _, kv := range kvs {
-		it, err := c.decode(kv.Key, kv.Value, kv.ModRevision)
-		if err != nil {
-			c.log.Error("watchcache: skipping undecodable object", "key", kv.Key, "err", err)
-			continue
-		}
-		tree.ReplaceOrInsert(it)
 	}
 	c.replace(tree, rev)
 	return nil

@@ -43,7 +43,7 @@ func (f *filter) matches(it *Item) bool {
 	if f.labels != nil && !f.labels.Matches(it.Labels) {
 		return false
 	}
-	if f.fields != nil && !f.fields.Matches(it.Fields) {
+	if f.fields != nil && !f.fields.Matches(itemFields{it}) {
 		return false
 	}
 	return true
@@ -205,19 +205,11 @@ func (c *Cache) listExact(ctx context.Context, rev int64, q query) (ListResult, 
 	if !ok {
 		return ListResult{}, errTooLargeRV(rev, c.Revision())
 	}
-	c.mu.RLock()
-	snap, found := c.win.snapshotAt(rev)
-	c.mu.RUnlock()
+	snap, found := c.snapshotAt(rev)
 	if !found {
 		return c.listStorage(ctx, rev, 0, q)
 	}
 	return c.page(snap, rev, q), nil
-}
-
-func (c *Cache) latest() (*btree.BTree[*Item], int64) {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return c.win.latest(), c.rev
 }
 
 // page reads one page from an immutable snapshot at rev.

@@ -21,9 +21,44 @@ type Item struct {
 	// JSON is the object with metadata.resourceVersion set.
 	JSON   []byte
 	Labels labels.Set
-	// Fields holds the values field selectors may use (metadata.name,
-	// metadata.namespace, and any selectable fields).
+	// Fields holds the values field selectors may use: any selectable
+	// fields. metadata.name and metadata.namespace may be left out (nil
+	// when there is nothing else): selectors read them from Name and
+	// Namespace, which saves a map per object.
 	Fields fields.Set
+}
+
+// itemFields is the field set a selector matches an item against: Fields,
+// with metadata.name and metadata.namespace (for namespaced objects) from
+// the item when Fields leaves them out.
+type itemFields struct{ it *Item }
+
+var _ fields.Fields = itemFields{}
+
+func (f itemFields) Has(field string) bool {
+	if f.it.Fields.Has(field) {
+		return true
+	}
+	switch field {
+	case "metadata.name":
+		return true
+	case "metadata.namespace":
+		return f.it.Namespace != ""
+	}
+	return false
+}
+
+func (f itemFields) Get(field string) string {
+	if v, ok := f.it.Fields[field]; ok {
+		return v
+	}
+	switch field {
+	case "metadata.name":
+		return f.it.Name
+	case "metadata.namespace":
+		return f.it.Namespace
+	}
+	return ""
 }
 
 // Decoder turns a stored value into an Item. It sets

@@ -135,7 +135,7 @@ func (c *Cache) Watch(ctx context.Context, opts WatchOptions) (*Watcher, error) 
 		}
 		w.endBookmark = sendInitial && opts.AllowBookmarks
 		if err := c.register(w, func() error {
-			w.initial, w.initialRev = c.win.latest(), c.rev
+			w.initial, w.initialRev = c.latestLocked(), c.rev
 			w.startSeq = c.seq
 			return nil
 		}); err != nil {
@@ -169,11 +169,12 @@ func (c *Cache) Watch(ctx context.Context, opts WatchOptions) (*Watcher, error) 
 }
 
 // register reads the watcher's starting point with init, under the state
-// lock, and publishes the watcher to the dispatcher before the lock is
-// released, so that every change after the starting point reaches it.
+// lock (held for writing: init may take a snapshot), and publishes the
+// watcher to the dispatcher before the lock is released, so that every
+// change after the starting point reaches it.
 func (c *Cache) register(w *Watcher, init func() error) error {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	if err := init(); err != nil {
 		return err
 	}
