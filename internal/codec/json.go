@@ -40,7 +40,12 @@ type pathElem struct {
 }
 
 type parser struct {
-	data     []byte
+	data []byte
+	// src is data as one string: strings without escapes are slices of
+	// it, which costs one allocation per document instead of one per
+	// string. They keep the whole document alive, which suits what is
+	// decoded here (request bodies and stored objects, short-lived).
+	src      string
 	pos      int
 	depth    int
 	maxDepth int
@@ -54,7 +59,7 @@ type parser struct {
 
 // decodeJSON parses one JSON value (and nothing but whitespace after it).
 func decodeJSON(data []byte, maxDepth int) (v any, problems []string, err error) {
-	p := parser{data: data, maxDepth: maxDepth}
+	p := parser{data: data, src: string(data), maxDepth: maxDepth}
 	v, err = p.value()
 	if err != nil {
 		return nil, nil, err
@@ -181,10 +186,11 @@ func (p *parser) object() (any, error) {
 			return nil, err
 		}
 		p.stack = p.stack[:len(p.stack)-1]
-		if _, dup := m[key]; dup {
+		n := len(m)
+		m[key] = v // the last one wins, as in encoding/json
+		if len(m) == n {
 			p.duplicate(key)
 		}
-		m[key] = v // the last one wins, as in encoding/json
 		p.ws()
 		if p.pos >= len(p.data) {
 			return nil, p.eof()
@@ -271,55 +277,11 @@ func (p *parser) duplicate(key string) {
 	p.problems = append(p.problems, msg)
 }
 
-// commonKeys are field names most objects repeat. Looking a key up here with
-// string(bytes) does not allocate, so these keys cost nothing per decode.
-var commonKeys = func() map[string]string {
-	m := map[string]string{}
-	for _, k := range []string{
-		"apiVersion", "kind", "metadata", "spec", "status", "items",
-		"name", "namespace", "uid", "resourceVersion", "generation", "generateName",
-		"creationTimestamp", "deletionTimestamp", "labels", "annotations", "finalizers",
-		"ownerReferences", "managedFields", "manager", "operation", "time", "fieldsType",
-		"fieldsV1", "subresource", "controller", "blockOwnerDeletion",
-		"type", "value", "key", "reason", "message", "lastTransitionTime", "observedGeneration",
-		"conditions", "replicas", "selector", "matchLabels", "matchExpressions", "operator", "values",
-		"template", "containers", "image", "env", "ports", "port", "protocol", "resources",
-		"limits", "requests", "cpu", "memory", "effect", ".", "f:metadata", "f:spec", "f:status",
-		"f:labels", "f:annotations", "f:name", "f:type", "f:value",
-	} {
-		m[k] = k
-	}
-	return m
-}()
-
-// key parses an object key, reusing commonKeys' strings when it can.
-func (p *parser) key() (string, error) {
-	start := p.pos + 1
-	if end := indexQuote(p.data[start:]); end >= 0 {
-		if k, ok := commonKeys[string(p.data[start:start+end])]; ok {
-			p.pos = start + end + 1
-			return k, nil
-		}
-	}
-	return p.str()
-}
-
-// indexQuote returns the index of the closing quote of a string with no
-// escapes, or -1.
-func indexQuote(b []byte) int {
-	for i, c := range b {
-		if c == '"' {
-			return i
-		}
-		if c == '\\' || c < 0x20 || i > 32 {
-			return -1
-		}
-	}
-	return -1
-}
+// key parses an object key.
+func (p *parser) key() (string, error) { return p.str() }
 
 // str parses a string starting at the opening quote. Strings without
-// escapes or invalid UTF-8 are copied once; others are rebuilt in p.buf.
+// escapes or invalid UTF-8 are slices of p.src; others are rebuilt in p.buf.
 func (p *parser) str() (string, error) {
 	start := p.pos + 1
 	for i := start; i < len(p.data); {
@@ -327,7 +289,7 @@ func (p *parser) str() (string, error) {
 		switch {
 		case c == '"':
 			p.pos = i + 1
-			return string(p.data[start:i]), nil
+			return p.src[start:i], nil
 		case c == '\\' || c < 0x20:
 			return p.slowStr(start, i)
 		case c < utf8.RuneSelf:
