@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
 	"strings"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -345,5 +347,18 @@ func BenchmarkStdlibUnmarshal2K(b *testing.B) {
 		if err := json.Unmarshal(sample2K, &v); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+func TestReadAll(t *testing.T) {
+	body := strings.Repeat("abcdefgh", 1000)
+	for _, size := range []int64{-1, 0, 10, 7999, 8000, 8001, 1 << 40} {
+		got, err := ReadAll(iotest.OneByteReader(strings.NewReader(body)), size)
+		if err != nil || string(got) != body {
+			t.Errorf("declared %d: read %d bytes, %v; want the %d-byte body", size, len(got), err, len(body))
+		}
+	}
+	if _, err := ReadAll(iotest.ErrReader(io.ErrUnexpectedEOF), 100); err != io.ErrUnexpectedEOF {
+		t.Errorf("a failing reader gave %v", err)
 	}
 }

@@ -30,6 +30,24 @@ func WriteObject(w http.ResponseWriter, status int, mt MediaType, obj any) {
 // cached discovery document) in the form mt asks for: as is for JSON
 // (indented when mt.Pretty), converted for YAML.
 func WriteRaw(w http.ResponseWriter, status int, mt MediaType, jsonBytes []byte) {
+	if mt.Type != MediaYAML && !mt.Pretty {
+		// Plain JSON goes out as it is, its final newline written apart
+		// rather than by copying the body to append it.
+		n := len(jsonBytes)
+		nl := n == 0 || jsonBytes[n-1] != '\n'
+		if nl {
+			n++
+		}
+		h := w.Header()
+		h.Set("Content-Type", MediaJSON)
+		h.Set("Content-Length", strconv.Itoa(n))
+		w.WriteHeader(status)
+		_, _ = w.Write(jsonBytes)
+		if nl {
+			_, _ = w.Write(newline)
+		}
+		return
+	}
 	body, ctype, err := render(mt, jsonBytes)
 	if err != nil {
 		writeInternal(w, err)
@@ -41,6 +59,8 @@ func WriteRaw(w http.ResponseWriter, status int, mt MediaType, jsonBytes []byte)
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
 }
+
+var newline = []byte{'\n'}
 
 // render returns the body and Content-Type of jsonBytes in form mt.
 func render(mt MediaType, jsonBytes []byte) ([]byte, string, error) {

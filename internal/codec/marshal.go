@@ -14,7 +14,8 @@ import (
 // splicing in ScanMeta rely on that exact form. Values of any other type
 // are handed to encoding/json.
 func Marshal(v any) ([]byte, error) {
-	return AppendMarshal(make([]byte, 0, 1024), v)
+	// Objects are a few kilobytes: one allocation, not a series of growths.
+	return AppendMarshal(make([]byte, 0, 4096), v)
 }
 
 // AppendMarshal is Marshal appending to dst.

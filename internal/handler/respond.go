@@ -2,7 +2,6 @@ package handler
 
 import (
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -92,7 +91,7 @@ func deleteStatus(c *call, obj map[string]any) *metav1.Status {
 
 // readBody reads the request body; the MaxBodySize filter bounds it.
 func readBody(c *call) ([]byte, error) {
-	b, err := io.ReadAll(c.r.Body)
+	b, err := codec.ReadAll(c.r.Body, c.r.ContentLength)
 	if err != nil {
 		if strings.Contains(err.Error(), "too large") {
 			return nil, apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("limit is %d", maxBody))
