@@ -99,9 +99,9 @@ func (c *Cache) getStorage(ctx context.Context, key string, minRev int64) (*Item
 const revFetchTimeout = 30 * time.Second
 
 // revReadSpacing is the least time between two revision reads of one
-// cache: at most 2000 quorum reads a second however many gets arrive,
-// for at most half a millisecond added to a get under load.
-const revReadSpacing = 500 * time.Microsecond
+// cache under load: at most 1000 quorum reads a second however many gets
+// arrive, for at most a millisecond added to a get that queued.
+const revReadSpacing = time.Millisecond
 
 // revCoalescer shares storage's CurrentRevision among concurrent callers,
 // so a burst of consistent reads costs one quorum read instead of one
@@ -114,10 +114,11 @@ const revReadSpacing = 500 * time.Microsecond
 // have begun before the caller's write was acknowledged): it joins the
 // next one. At most one read is in flight and one waits to begin.
 //
-// Reads begin at least spacing apart: under load the next read waits a
-// little, gathering the callers that arrive meanwhile, instead of starting
-// as soon as the last one ends with a caller or two. An idle coalescer
-// starts a read at once.
+// Under load, reads begin at least spacing apart: a read queued behind
+// another waits a little, gathering the callers that arrive meanwhile,
+// instead of starting as soon as the last one ends with a caller or two.
+// A caller that finds the coalescer idle starts a read at once, so a lone
+// client's gets wait for nothing but the read itself.
 type revCoalescer struct {
 	fetch   func(context.Context) (int64, error)
 	spacing time.Duration
@@ -170,11 +171,11 @@ func (r *revCoalescer) current(ctx context.Context) (int64, error) {
 // run performs call's read, publishes it and goes on with the queued call,
 // if any.
 func (r *revCoalescer) run(call *revCall) {
-	for call != nil {
+	for queued := false; call != nil; queued = true {
 		r.mu.Lock()
 		wait := r.spacing - time.Since(r.lastStart)
 		r.mu.Unlock()
-		if wait > 0 {
+		if queued && wait > 0 {
 			if r.sleep != nil {
 				r.sleep(wait)
 			} else {

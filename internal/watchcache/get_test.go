@@ -252,55 +252,72 @@ func TestRevCoalescerCancel(t *testing.T) {
 }
 
 // Under load reads begin spacing apart, and the callers that arrive while
-// a read waits to begin share it.
+// a read waits to begin share it; a caller that finds the coalescer idle
+// waits for nothing.
 func TestRevCoalescerSpacing(t *testing.T) {
 	var fetches atomic.Int64
+	release := make(chan struct{}, 1)
 	slept := make(chan time.Duration)
 	wake := make(chan struct{})
 	r := &revCoalescer{
-		fetch:   func(context.Context) (int64, error) { return fetches.Add(1), nil },
+		fetch: func(context.Context) (int64, error) {
+			n := fetches.Add(1)
+			if n == 3 {
+				<-release
+			}
+			return n, nil
+		},
 		spacing: time.Hour,
 		sleep: func(d time.Duration) {
 			slept <- d
 			<-wake
 		},
 	}
-	// The first read of an idle coalescer begins at once.
-	if rev, err := r.current(context.Background()); err != nil || rev != 1 {
-		t.Fatalf("first read: %d, %v; want 1", rev, err)
+	// An idle coalescer reads at once, however recent the last read.
+	for want := int64(1); want <= 2; want++ {
+		if rev, err := r.current(context.Background()); err != nil || rev != want {
+			t.Fatalf("read on an idle coalescer: %d, %v; want %d at once", rev, err, want)
+		}
 	}
-	// The next one waits out the spacing; three callers arrive meanwhile.
-	revs := make(chan int64, 3)
-	for range 3 {
-		go func() {
-			rev, err := r.current(context.Background())
-			if err != nil {
-				t.Error(err)
-			}
-			revs <- rev
-		}()
+	// Callers arriving while a read is in flight queue behind it; the
+	// queued read waits out the spacing, and more callers join it.
+	revs := make(chan int64, 4)
+	call := func() {
+		rev, err := r.current(context.Background())
+		if err != nil {
+			t.Error(err)
+		}
+		revs <- rev
 	}
+	go call() // starts read 3, held until release
+	waitFor(t, func() bool { return fetches.Load() == 3 })
+	go call()
+	go call() // both queued for read 4
+	waitFor(t, func() bool { r.mu.Lock(); defer r.mu.Unlock(); return r.next != nil && r.next.callers == 2 })
+	release <- struct{}{}
 	if d := <-slept; d <= 0 || d > time.Hour {
 		t.Errorf("slept %v, want up to the spacing", d)
 	}
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
-		r.mu.Lock()
-		joined := r.inflight.callers
-		r.mu.Unlock()
-		if joined == 3 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d callers joined the waiting read, want 3", joined)
-		}
-	}
+	go call() // joins read 4, which has not begun
+	waitFor(t, func() bool { r.mu.Lock(); defer r.mu.Unlock(); return r.inflight.callers == 3 })
 	close(wake)
-	for range 3 {
-		if rev := <-revs; rev != 2 {
-			t.Errorf("caller got read %d, want 2 (the one it waited for)", rev)
-		}
+	got := map[int64]int{}
+	for range 4 {
+		got[<-revs]++
 	}
-	if n := fetches.Load(); n != 2 {
-		t.Errorf("%d reads, want 2", n)
+	if got[3] != 1 || got[4] != 3 {
+		t.Errorf("callers got reads %v, want one read 3 and three read 4", got)
+	}
+	if n := fetches.Load(); n != 4 {
+		t.Errorf("%d reads, want 4", n)
+	}
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not reached")
+		}
 	}
 }
