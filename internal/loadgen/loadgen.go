@@ -13,10 +13,12 @@ package loadgen
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"slices"
 	"strings"
 	"time"
@@ -86,6 +88,11 @@ type Config struct {
 	// shares with the server, weighs less in the figures.
 	ClientGo bool
 
+	// HTTP1 makes the raw client speak HTTP/1.1 over a pool of
+	// connections, as clients without HTTP/2 do (the Python client, curl),
+	// instead of HTTP/2 over one connection as client-go does.
+	HTTP1 bool
+
 	// SkipCleanup keeps everything the run created.
 	SkipCleanup bool
 
@@ -110,6 +117,7 @@ type Report struct {
 	Duration    time.Duration
 	Watchers    int
 	ClientGo    bool
+	HTTP1       bool
 	Results     []Result
 }
 
@@ -199,7 +207,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	if b.http, err = rest.HTTPClientFor(restCfg); err != nil {
+	if b.http, err = httpClient(restCfg, cfg); err != nil {
 		return nil, fmt.Errorf("creating HTTP client: %w", err)
 	}
 	b.host = restCfg.Host
@@ -212,6 +220,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		Duration:    cfg.Duration,
 		Watchers:    cfg.Watchers,
 		ClientGo:    cfg.ClientGo,
+		HTTP1:       cfg.HTTP1,
 	}
 	cfg.Logger.Info("bench starting", "server", restCfg.Host, "resource", cfg.Resource, "run", b.runID,
 		"concurrency", cfg.Concurrency, "count", cfg.Count, "duration", cfg.Duration, "objectSize", cfg.ObjectSize)
@@ -227,6 +236,26 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return report, errors.Join(runErr, fmt.Errorf("cleanup: %w", err))
 	}
 	return report, runErr
+}
+
+// httpClient is the raw client's HTTP client: client-go's (HTTP/2), or
+// one speaking HTTP/1.1 with a connection per operation in flight.
+func httpClient(restCfg *rest.Config, cfg Config) (*http.Client, error) {
+	if !cfg.HTTP1 {
+		return rest.HTTPClientFor(restCfg)
+	}
+	tlsCfg, err := rest.TLSConfigFor(restCfg)
+	if err != nil {
+		return nil, err
+	}
+	conns := cfg.Concurrency + cfg.Watchers
+	return &http.Client{Transport: &http.Transport{
+		TLSClientConfig:     tlsCfg,
+		TLSNextProto:        map[string]func(string, *tls.Conn) http.RoundTripper{}, // no HTTP/2
+		MaxIdleConnsPerHost: conns,
+		MaxConnsPerHost:     conns,
+		Proxy:               http.ProxyFromEnvironment,
+	}}, nil
 }
 
 func newRunID() string {

@@ -18,8 +18,11 @@ func WriteTable(w io.Writer, r *Report) error {
 		}
 	}
 	client := "raw"
-	if r.ClientGo {
+	switch {
+	case r.ClientGo:
 		client = "client-go"
+	case r.HTTP1:
+		client = "raw-http1"
 	}
 	fmt.Fprintf(w, "server=%s resource=%s objectSize=%dB concurrency=%d %s watchers=%d client=%s\n",
 		r.Server, r.Resource, r.ObjectSize, r.Concurrency, limit, r.Watchers, client)
@@ -53,6 +56,7 @@ type jsonReport struct {
 	DurationSeconds float64      `json:"durationSeconds,omitempty"`
 	Watchers        int          `json:"watchers"`
 	ClientGo        bool         `json:"clientGo,omitempty"`
+	HTTP1           bool         `json:"http1,omitempty"`
 	Results         []jsonResult `json:"results"`
 }
 
@@ -80,6 +84,7 @@ func WriteJSON(w io.Writer, r *Report) error {
 		DurationSeconds: r.Duration.Seconds(),
 		Watchers:        r.Watchers,
 		ClientGo:        r.ClientGo,
+		HTTP1:           r.HTTP1,
 		Results:         []jsonResult{},
 	}
 	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

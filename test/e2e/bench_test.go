@@ -14,13 +14,16 @@ import (
 func TestBench(t *testing.T) {
 	t.Parallel()
 	srv := startServer(t, t.TempDir())
-	for _, client := range []string{"raw", "client-go"} {
+	for _, client := range []string{"raw", "raw-http1", "client-go"} {
 		t.Run(client, func(t *testing.T) {
 			args := []string{"bench", "--kubeconfig", srv.Kubeconfig, "--count", "30", "--concurrency", "4",
 				"--watchers", "3", "--object-size", "2048", "--prefix", "e2e-" + client,
 				"--workloads", "create,get,update,list,list-raw,list-paged,watch,delete"}
-			if client == "client-go" {
+			switch client {
+			case "client-go":
 				args = append(args, "--client-go")
+			case "raw-http1":
+				args = append(args, "--http1")
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
