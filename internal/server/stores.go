@@ -29,6 +29,9 @@ type stores struct {
 type entry struct {
 	store  *handler.Store
 	cancel context.CancelFunc
+	// custom marks a custom resource's store, which readiness does not
+	// wait for (see ready).
+	custom bool
 }
 
 var _ handler.Stores = (*stores)(nil)
@@ -54,7 +57,9 @@ func (s *stores) ensure(def *registry.Definition) *handler.Store {
 	if e, ok := s.m[gr]; ok {
 		return e.store
 	}
-	return s.startLocked(gr)
+	st := s.startLocked(gr)
+	s.m[gr].custom = def.Hooks == nil
+	return st
 }
 
 // replace starts a new store for gr in place of the current one, in one
@@ -62,10 +67,13 @@ func (s *stores) ensure(def *registry.Definition) *handler.Store {
 func (s *stores) replace(gr schema.GroupResource) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	custom := false
 	if e, ok := s.m[gr]; ok {
 		e.cancel()
+		custom = e.custom
 	}
 	s.startLocked(gr)
+	s.m[gr].custom = custom
 }
 
 // startLocked starts gr's store; s.mu is held.
@@ -93,12 +101,16 @@ func (s *stores) Store(gr schema.GroupResource) (*handler.Store, bool) {
 	return e.store, true
 }
 
-// ready reports whether every cache has been filled.
+// ready reports whether every built-in resource's cache has been filled.
+// Custom resources' caches fill in the background: until one has, reads
+// of that resource go to storage and watches wait for it, so a server with
+// hundreds of CRDs is ready as soon as it serves their routes. Upstream's
+// readiness does not wait for custom resource caches either.
 func (s *stores) ready() bool {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	for _, e := range s.m {
-		if e.store.Cache.Revision() == 0 { // not listed yet
+		if !e.custom && e.store.Cache.Revision() == 0 { // not listed yet
 			return false
 		}
 	}
