@@ -125,8 +125,10 @@ func ReadAll(r io.Reader, size int64) ([]byte, error) {
 	if size <= 0 || size > DefaultMaxBodyBytes {
 		return io.ReadAll(r)
 	}
-	// One byte more than declared, so that reaching EOF needs no growth.
-	b := make([]byte, 0, size+1)
+	// One byte more than declared, so that reaching EOF needs no growth;
+	// but a declared length is only a claim, so memory beyond 256 KiB is
+	// taken as the bytes arrive.
+	b := make([]byte, 0, min(size+1, 256<<10))
 	for {
 		n, err := r.Read(b[len(b):cap(b)])
 		b = b[:len(b)+n]
@@ -136,7 +138,7 @@ func ReadAll(r io.Reader, size int64) ([]byte, error) {
 		if err != nil {
 			return b, err
 		}
-		if len(b) == cap(b) { // longer than declared
+		if len(b) == cap(b) {
 			b = append(b, 0)[:len(b)]
 		}
 	}

@@ -352,7 +352,7 @@ func BenchmarkStdlibUnmarshal2K(b *testing.B) {
 
 func TestReadAll(t *testing.T) {
 	body := strings.Repeat("abcdefgh", 1000)
-	for _, size := range []int64{-1, 0, 10, 7999, 8000, 8001, 1 << 40} {
+	for _, size := range []int64{-1, 0, 10, 7999, 8000, 8001, 1 << 20, 1 << 40} {
 		got, err := ReadAll(iotest.OneByteReader(strings.NewReader(body)), size)
 		if err != nil || string(got) != body {
 			t.Errorf("declared %d: read %d bytes, %v; want the %d-byte body", size, len(got), err, len(body))

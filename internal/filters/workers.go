@@ -1,7 +1,10 @@
 package filters
 
 import (
+	"context"
+	"errors"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync"
 )
@@ -17,19 +20,20 @@ import (
 // same trade as NumStreamWorkers.
 //
 // A request waits for no worker: when none is idle it runs on its own
-// goroutine as before. Watches and other streams run on their own
+// goroutine as before. Workers stop when ctx ends; requests then all run
+// on their own goroutines. Watches and other streams run on their own
 // goroutine too, so they never hold a worker for long. A panic in a worker
 // is re-raised on the request's goroutine, where net/http expects it
-// (http.ErrAbortHandler aborts the response). Filters that recover panics
+// (http.ErrAbortHandler aborts the response), and so is a runtime.Goexit. Filters that recover panics
 // belong after Workers in the chain, so that they log the real stack.
-func Workers(n int) Filter {
+func Workers(ctx context.Context, n int) Filter {
 	return func(next http.Handler) http.Handler {
 		if n <= 0 {
 			return next
 		}
 		p := &workerPool{next: next, jobs: make(chan *job)}
 		for range n {
-			go p.work()
+			go p.work(ctx)
 		}
 		return p
 	}
@@ -41,7 +45,8 @@ type workerPool struct {
 }
 
 // job is one request handed to a worker; done carries the recovered panic
-// value, nil when the handler returned.
+// value, nil when the handler returned, errGoexit when it called
+// runtime.Goexit.
 type job struct {
 	w    http.ResponseWriter
 	r    *http.Request
@@ -62,7 +67,10 @@ func (p *workerPool) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		v := <-j.done
 		j.w, j.r = nil, nil
 		jobs.Put(j)
-		if v != nil {
+		switch {
+		case v == errGoexit:
+			runtime.Goexit()
+		case v != nil:
 			panic(v)
 		}
 	default:
@@ -72,16 +80,39 @@ func (p *workerPool) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (p *workerPool) work() {
-	for j := range p.jobs {
-		j.done <- p.serve(j)
+// errGoexit stands for a handler's runtime.Goexit, which ends its worker.
+var errGoexit = errors.New("handler called runtime.Goexit")
+
+func (p *workerPool) work(ctx context.Context) {
+	for {
+		select {
+		case j := <-p.jobs:
+			p.serve(ctx, j)
+		case <-ctx.Done():
+			return
+		}
 	}
 }
 
-func (p *workerPool) serve(j *job) (recovered any) {
-	defer func() { recovered = recover() }()
+// serve runs j and reports its outcome on j.done. A handler's
+// runtime.Goexit ends the worker's goroutine after serve's deferred call,
+// which starts a replacement.
+func (p *workerPool) serve(ctx context.Context, j *job) {
+	returned := false
+	defer func() {
+		if returned {
+			j.done <- nil
+			return
+		}
+		v := recover()
+		if v == nil {
+			v = errGoexit
+			go p.work(ctx)
+		}
+		j.done <- v
+	}()
 	p.next.ServeHTTP(j.w, j.r)
-	return nil
+	returned = true
 }
 
 // streaming reports whether r may stay open for long: a watch (the query

@@ -2,6 +2,7 @@ package filters
 
 import (
 	"bytes"
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -25,13 +26,17 @@ func TestWorkers(t *testing.T) {
 			<-release
 		case "/panic":
 			panic(http.ErrAbortHandler)
+		case "/goexit":
+			runtime.Goexit()
 		}
 		if onWorker() {
 			w.Header().Set("X-Worker", "yes")
 		}
 		w.WriteHeader(http.StatusTeapot)
 	})
-	h = Workers(1)(h)
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	h = Workers(ctx, 1)(h)
 	serve := func(target string) *httptest.ResponseRecorder {
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, target, nil))
@@ -90,6 +95,28 @@ func TestWorkers(t *testing.T) {
 		}()
 		serve("/panic")
 	}()
+
+	// So does a runtime.Goexit, and the pool keeps its worker.
+	returned := make(chan bool)
+	go func() {
+		ok := false
+		defer func() { returned <- ok }()
+		serve("/goexit")
+		ok = true
+	}()
+	if <-returned {
+		t.Error("a handler's runtime.Goexit returned on the request's goroutine")
+	}
+	onIdleWorker("pool after a Goexit")
+
+	// Once ctx ends the workers stop, and requests run on their own
+	// goroutines.
+	stop()
+	for range 20 {
+		if w := serve("/a"); w.Code != http.StatusTeapot || w.Header().Get("X-Worker") != "" {
+			t.Fatalf("after ctx ended: code %d, on worker %q; want 418 on the request's goroutine", w.Code, w.Header().Get("X-Worker"))
+		}
+	}
 }
 
 func TestStreaming(t *testing.T) {
@@ -114,7 +141,7 @@ func BenchmarkWorkers(b *testing.B) {
 	for _, tc := range []struct {
 		name string
 		h    http.Handler
-	}{{"direct", deep}, {"workers", Workers(4)(deep)}} {
+	}{{"direct", deep}, {"workers", Workers(b.Context(), 4)(deep)}} {
 		b.Run(tc.name, func(b *testing.B) {
 			r := httptest.NewRequest(http.MethodGet, "/a", nil)
 			done := make(chan struct{})

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -164,11 +165,23 @@ func (h *Handler) streamList(c *call, head []byte, items []*watchcache.Item) {
 		bw.WriteByte('\n')
 		err = bw.Flush()
 	}
-	if err != nil && c.r.Context().Err() == nil {
+	var conv *conversionError
+	switch {
+	case errors.As(err, &conv):
 		h.log.Error("streaming a list", "resource", c.gr(), "err", err)
 		panic(http.ErrAbortHandler)
+	case err != nil:
+		// The client went away; nothing to tell it.
+		h.log.Debug("streaming a list", "resource", c.gr(), "err", err)
 	}
 }
+
+// conversionError is an item a list could not convert, as opposed to a
+// failed write.
+type conversionError struct{ err error }
+
+func (e *conversionError) Error() string { return "converting a list item: " + e.err.Error() }
+func (e *conversionError) Unwrap() error { return e.err }
 
 // appendList writes the list with head's kind, apiVersion and metadata,
 // and items converted to the request's version.
@@ -178,24 +191,30 @@ func appendList(w interface {
 	io.StringWriter
 }, c *call, head []byte, items []*watchcache.Item) error {
 	w.Write(head[:len(head)-1])
-	w.WriteString(`,"items":[`)
+	if _, err := w.WriteString(`,"items":[`); err != nil {
+		return err
+	}
 	var scratch []byte
 	for i, it := range items {
 		if i > 0 {
 			w.WriteByte(',')
 		}
 		if inVersion(c, it.JSON) {
-			w.Write(it.JSON)
+			if _, err := w.Write(it.JSON); err != nil {
+				return err // the connection failed: stop converting
+			}
 			continue
 		}
 		obj, err := decodeStored(it.JSON)
+		if err == nil {
+			scratch, err = codec.AppendMarshal(scratch[:0], toRequestVersion(c, obj))
+		}
 		if err != nil {
+			return &conversionError{err}
+		}
+		if _, err := w.Write(scratch); err != nil {
 			return err
 		}
-		if scratch, err = codec.AppendMarshal(scratch[:0], toRequestVersion(c, obj)); err != nil {
-			return err
-		}
-		w.Write(scratch)
 	}
 	_, err := w.WriteString("]}")
 	return err

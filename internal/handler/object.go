@@ -1,6 +1,7 @@
 package handler
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"strconv"
@@ -123,12 +124,25 @@ func decodeItemWith(key string, value []byte, rev int64, s registry.Schema) (*wa
 		s.Default(obj)
 	}
 	setRV(obj, rev)
-	b, err := codec.Marshal(obj)
+	// Items live as long as their object: the JSON gets a buffer of its
+	// own size, and the strings copies of their own, not slices of the
+	// whole decoded document.
+	b, err := codec.AppendMarshal(make([]byte, 0, len(value)+64), obj)
 	if err != nil {
 		return nil, fmt.Errorf("key %s: %w", key, err)
 	}
+	if cap(b)-len(b) > len(b)/8 {
+		b = bytes.Clone(b)
+	}
 	u := accessor(obj)
-	return newItem(key, rev, b, codec.Meta{Name: u.GetName(), Namespace: u.GetNamespace(), Labels: u.GetLabels()}), nil
+	m := codec.Meta{Name: strings.Clone(u.GetName()), Namespace: strings.Clone(u.GetNamespace())}
+	if l := u.GetLabels(); len(l) > 0 {
+		m.Labels = make(map[string]string, len(l))
+		for k, v := range l {
+			m.Labels[strings.Clone(k)] = strings.Clone(v)
+		}
+	}
+	return newItem(key, rev, b, m), nil
 }
 
 // newItem builds a watch cache item from an encoded object with its
@@ -232,7 +246,7 @@ func addSelectableFields(it *watchcache.Item, paths []string) error {
 		var s string
 		switch v := nested(obj, strings.Split(p, ".")...).(type) {
 		case string:
-			s = v
+			s = strings.Clone(v) // not a slice of the decoded document
 		case int64:
 			s = strconv.FormatInt(v, 10)
 		case bool:

@@ -165,7 +165,7 @@ func (h *Handler) doWrite(c *call, sub, wantRV string, mutate mutation, copyOld 
 				return nil
 			}
 			if _, _, err := c.store.Storage.Delete(ctx, key, cur.rev); err != nil {
-				if retry() || (errors.Is(err, storage.ErrConflict) && wantRV == "") {
+				if (staleCopy(err) && retry()) || (errors.Is(err, storage.ErrConflict) && wantRV == "") {
 					continue
 				}
 				return storageError(err, c.gr(), c.info.Name, "update")
@@ -199,7 +199,7 @@ func (h *Handler) doWrite(c *call, sub, wantRV string, mutate mutation, copyOld 
 		rev, err := c.store.Storage.Update(ctx, key, data, cur.rev)
 		switch {
 		case err == nil:
-		case retry():
+		case staleCopy(err) && retry():
 			continue
 		case errors.Is(err, storage.ErrConflict) && wantRV == "":
 			if err := backoff(ctx, attempt); err != nil {
@@ -212,6 +212,14 @@ func (h *Handler) doWrite(c *call, sub, wantRV string, mutate mutation, copyOld 
 		h.writeStored(c, http.StatusOK, obj, data, rev)
 		return nil
 	}
+}
+
+// staleCopy reports whether a write's failure may mean only that it
+// started from an outdated copy: the object changed or went meanwhile.
+// Any other failure (a timeout, an unavailable etcd) may hide a write that
+// did happen, so it is never retried.
+func staleCopy(err error) bool {
+	return errors.Is(err, storage.ErrConflict) || errors.Is(err, storage.ErrNotFound)
 }
 
 // currentObject is the object a write starts from.
@@ -236,8 +244,17 @@ func (h *Handler) current(ctx context.Context, c *call, key string, fromCache bo
 	if err != nil {
 		return currentObject{}, storageError(err, c.gr(), c.info.Name, "update")
 	}
-	oldJSON, err := withRV(kv.Value, kv.ModRevision)
-	if err != nil {
+	// As the cache's copy would be: pruned and defaulted with the storage
+	// version's schema when stored before the schema last changed, as
+	// upstream does on every read.
+	var oldJSON []byte
+	if sch := readSchema(c.def, kv.ModRevision); sch != nil {
+		it, err := decodeItemWith(key, kv.Value, kv.ModRevision, sch)
+		if err != nil {
+			return currentObject{}, apierrors.NewInternalError(err)
+		}
+		oldJSON = it.JSON
+	} else if oldJSON, err = withRV(kv.Value, kv.ModRevision); err != nil {
 		return currentObject{}, apierrors.NewInternalError(err)
 	}
 	return currentObject{json: oldJSON, rev: kv.ModRevision, stored: kv.Value}, nil

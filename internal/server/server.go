@@ -169,7 +169,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	})
 	var authenticator authn.Authenticator = &authn.X509{Roots: tlsCfg.ClientCAs}
 	chain := filters.Chain(routes,
-		filters.Workers(8*runtime.GOMAXPROCS(0)),
+		filters.Workers(ctx, 8*runtime.GOMAXPROCS(0)),
 		filters.Recover,
 		filters.MaxBodySize(3*1024*1024),
 		filters.RequestInfo,

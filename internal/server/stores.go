@@ -103,9 +103,10 @@ func (s *stores) Store(gr schema.GroupResource) (*handler.Store, bool) {
 
 // ready reports whether every built-in resource's cache has been filled.
 // Custom resources' caches fill in the background: until one has, reads
-// of that resource go to storage and watches wait for it, so a server with
-// hundreds of CRDs is ready as soon as it serves their routes. Upstream's
-// readiness does not wait for custom resource caches either.
+// of that resource go to storage and watches get upstream's 429 "storage
+// is (re)initializing" with Retry-After, so a server with hundreds of CRDs
+// is ready as soon as it serves their routes. Upstream's readiness does
+// not wait for custom resource caches either.
 func (s *stores) ready() bool {
 	s.mu.RLock()
 	defer s.mu.RUnlock()

@@ -158,6 +158,7 @@ func New(store storage.Interface, prefix string, decode Decoder, opts Options) *
 		incoming:    make(chan *change, 100),
 		stopCh:      make(chan struct{}),
 	}
+	c.win.floor = min(windowFloor, opts.WindowSize)
 	c.revs.fetch = store.CurrentRevision
 	c.revs.spacing = revReadSpacing
 	return c

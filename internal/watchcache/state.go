@@ -141,10 +141,18 @@ type window struct {
 	start int64
 	// base is the snapshot at start, when one has been taken (nil: none).
 	base *btree.BTree[*Item]
-	// bytes is the sum of the held changes' sizes; maxBytes bounds it.
+	// bytes is the sum of the held changes' sizes; maxBytes bounds it,
+	// except that the newest floor changes are always kept.
 	bytes    int64
 	maxBytes int64
+	floor    int
 }
+
+// windowFloor is how many recent changes a cache keeps whatever their
+// size, so that a watch resuming after a short break finds them even for
+// objects of a megabyte, where the byte bound alone would keep a handful.
+// Upstream's window is never smaller either.
+const windowFloor = 100
 
 // initialRing is the ring's first capacity.
 const initialRing = 64
@@ -156,8 +164,9 @@ func newWindow(size int, maxBytes int64) window {
 func (w *window) at(i int) *change { return w.buf[(w.head+i)%len(w.buf)] }
 
 // push appends ch, evicting the oldest changes while the window holds
-// too many or too many bytes. ch itself is evicted if it alone is over
-// the byte bound: a watch then resumes only from ch's revision on.
+// too many or too many bytes (beyond the floor). Without a floor, ch
+// itself is evicted if it alone is over the byte bound: a watch then
+// resumes only from ch's revision on.
 func (w *window) push(ch *change) {
 	if w.count == len(w.buf) {
 		if len(w.buf) < w.size {
@@ -189,7 +198,7 @@ func (w *window) charge(ch *change, n int64) {
 }
 
 func (w *window) trim() {
-	for w.count > 0 && w.bytes > w.maxBytes {
+	for w.count > w.floor && w.bytes > w.maxBytes {
 		w.evict()
 	}
 }

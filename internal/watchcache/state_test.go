@@ -18,6 +18,7 @@ func TestWindowBounds(t *testing.T) {
 		name      string
 		size      int
 		maxBytes  int64
+		floor     int
 		sizes     []int64 // of changes at revs 1, 2, ...
 		wantRevs  []int64
 		wantStart int64
@@ -29,6 +30,8 @@ func TestWindowBounds(t *testing.T) {
 		{name: "big one evicts many", size: 10, maxBytes: 30, sizes: []int64{10, 10, 10, 25}, wantRevs: []int64{4}, wantStart: 3},
 		{name: "oversized alone", size: 10, maxBytes: 30, sizes: []int64{10, 40}, wantRevs: nil, wantStart: 2},
 		{name: "after oversized", size: 10, maxBytes: 30, sizes: []int64{40, 10}, wantRevs: []int64{2}, wantStart: 1},
+		{name: "floor keeps big ones", size: 10, maxBytes: 30, floor: 3, sizes: []int64{40, 40, 40, 40}, wantRevs: []int64{2, 3, 4}, wantStart: 1},
+		{name: "floor under bytes", size: 10, maxBytes: 30, floor: 1, sizes: []int64{10, 10, 10, 10}, wantRevs: []int64{2, 3, 4}, wantStart: 1},
 		{name: "ring grows to size", size: 100, maxBytes: 1000, sizes: slices.Repeat([]int64{1}, 150), wantRevs: seq(51, 150), wantStart: 50},
 		{name: "ring grows to an odd size", size: 130, maxBytes: 1000, sizes: slices.Repeat([]int64{1}, 150), wantRevs: seq(21, 150), wantStart: 20},
 		// rev 1 (50 bytes) leaves at rev 23, so the ring has wrapped when it
@@ -41,6 +44,7 @@ func TestWindowBounds(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			w := newWindow(tt.size, tt.maxBytes)
+			w.floor = tt.floor
 			for i, n := range tt.sizes {
 				w.push(&change{rev: int64(i + 1), size: n})
 			}
@@ -53,8 +57,8 @@ func TestWindowBounds(t *testing.T) {
 			if !slices.Equal(revs, tt.wantRevs) || w.start != tt.wantStart {
 				t.Errorf("holds %v from %d, want %v from %d", revs, w.start, tt.wantRevs, tt.wantStart)
 			}
-			if w.bytes != bytes || w.bytes > tt.maxBytes {
-				t.Errorf("bytes %d, held changes sum to %d, bound %d", w.bytes, bytes, tt.maxBytes)
+			if w.bytes != bytes || (w.bytes > tt.maxBytes && w.count > tt.floor) {
+				t.Errorf("bytes %d, held changes sum to %d, bound %d beyond the newest %d", w.bytes, bytes, tt.maxBytes, tt.floor)
 			}
 		})
 	}
@@ -92,6 +96,9 @@ func TestWatchWindowBytes(t *testing.T) {
 	perUpdate := changeBytes(&change{typ: Modified, prev: prev})
 
 	r = newMemRig(t, Options{WindowBytes: 3*perUpdate + perUpdate/2})
+	r.cache.mu.Lock()
+	r.cache.win.floor = 0 // the byte bound alone
+	r.cache.mu.Unlock()
 	var revs []int64
 	revs = append(revs, r.create("a", "x", "v", "0"))
 	for i := 1; i <= 6; i++ {
