@@ -11,7 +11,6 @@ import (
 	"net/http/pprof"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -169,7 +168,6 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	})
 	var authenticator authn.Authenticator = &authn.X509{Roots: tlsCfg.ClientCAs}
 	chain := filters.Chain(routes,
-		filters.Workers(ctx, 8*runtime.GOMAXPROCS(0)),
 		filters.Recover,
 		filters.MaxBodySize(3*1024*1024),
 		filters.RequestInfo,
