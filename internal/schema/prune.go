@@ -134,30 +134,7 @@ func (p *pruner) prune(x any, n *node) {
 			}
 			return
 		}
-		for k, v := range x {
-			if n.embedded && isTypeOrObjectMeta(k) {
-				continue
-			}
-			if c, ok := n.props[k]; ok {
-				p.push(segProp, k, 0)
-				p.prune(v, c)
-				p.pop()
-			} else if n.addlSet {
-				p.push(segKey, k, 0)
-				p.prune(v, n.addl)
-				p.pop()
-			} else {
-				// apiVersion, kind and metadata go silently at the root
-				// only, as upstream reports them nowhere else.
-				if !isTypeOrObjectMeta(k) || len(p.segs) > 0 {
-					p.record(k)
-				}
-				delete(x, k)
-			}
-		}
-		if n.embedded && len(p.segs) > 0 {
-			p.pruneMetadata(x, false)
-		}
+		p.pruneFields(x, n, true)
 	case []any:
 		var items *node
 		if n != nil {
@@ -180,29 +157,44 @@ func (p *pruner) skipPrune(x any, n *node) {
 	}
 	switch x := x.(type) {
 	case map[string]any:
-		for k, v := range x {
-			if n.embedded && isTypeOrObjectMeta(k) {
-				continue
-			}
-			if c, ok := n.props[k]; ok {
-				p.push(segProp, k, 0)
-				p.prune(v, c)
-				p.pop()
-			} else if n.addlSet {
-				p.push(segKey, k, 0)
-				p.prune(v, n.addl)
-				p.pop()
-			}
-		}
-		if n.embedded && len(p.segs) > 0 {
-			p.pruneMetadata(x, false)
-		}
+		p.pruneFields(x, n, false)
 	case []any:
 		for i, v := range x {
 			p.push(segIndex, "", i)
 			p.skipPrune(v, n.items)
 			p.pop()
 		}
+	}
+}
+
+// pruneFields prunes below the fields of x that n specifies, in
+// properties or additionalProperties, and drops the others when
+// dropUnknown (a node that does not preserve unknown fields).
+func (p *pruner) pruneFields(x map[string]any, n *node, dropUnknown bool) {
+	for k, v := range x {
+		if n.embedded && isTypeOrObjectMeta(k) {
+			continue
+		}
+		switch c, ok := n.props[k]; {
+		case ok:
+			p.push(segProp, k, 0)
+			p.prune(v, c)
+			p.pop()
+		case n.addlSet:
+			p.push(segKey, k, 0)
+			p.prune(v, n.addl)
+			p.pop()
+		case dropUnknown:
+			// apiVersion, kind and metadata go silently at the root only,
+			// as upstream reports them nowhere else.
+			if !isTypeOrObjectMeta(k) || len(p.segs) > 0 {
+				p.record(k)
+			}
+			delete(x, k)
+		}
+	}
+	if n.embedded && len(p.segs) > 0 {
+		p.pruneMetadata(x, false)
 	}
 }
 
