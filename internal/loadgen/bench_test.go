@@ -19,11 +19,7 @@ import (
 func TestBenchWorkloadsOnFakeClient(t *testing.T) {
 	for _, resource := range []string{ResourceNamespaces, ResourceWidgets} {
 		t.Run(resource, func(t *testing.T) {
-			client := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
-				namespacesGVR: "NamespaceList",
-				widgetsGVR:    "WidgetList",
-				crdsGVR:       "CustomResourceDefinitionList",
-			})
+			client := fakeClient()
 			cfg := Config{
 				Resource:       resource,
 				SkipInstallCRD: true, // the fake client never marks a CRD Established
@@ -34,13 +30,7 @@ func TestBenchWorkloadsOnFakeClient(t *testing.T) {
 				WatchTimeout:   10 * time.Second,
 				Logger:         slog.New(slog.NewTextHandler(io.Discard, nil)),
 			}
-			if err := cfg.complete(); err != nil {
-				t.Fatal(err)
-			}
-			b, err := newBench(cfg, client)
-			if err != nil {
-				t.Fatal(err)
-			}
+			b := newFakeBench(t, cfg, client)
 			var report Report
 			ctx := context.Background()
 			if err := b.run(ctx, &report); err != nil {
@@ -115,18 +105,7 @@ func TestConfigComplete(t *testing.T) {
 // write (or send an event for) an update that changes nothing, so every
 // update must change the object, whatever its index.
 func TestUpdatesAreNeverNoOps(t *testing.T) {
-	client := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
-		namespacesGVR: "NamespaceList",
-		widgetsGVR:    "WidgetList",
-	})
-	cfg := Config{Resource: ResourceWidgets, ClientGo: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	if err := cfg.complete(); err != nil {
-		t.Fatal(err)
-	}
-	b, err := newBench(cfg, client)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := newFakeBench(t, Config{Resource: ResourceWidgets, ClientGo: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, fakeClient())
 	ctx := context.Background()
 	if err := b.create(ctx, 0); err != nil {
 		t.Fatal(err)
@@ -154,10 +133,7 @@ func TestUpdatesAreNeverNoOps(t *testing.T) {
 // TestPrefillAdoptsKeptObjects: a run without "create" works on the objects
 // an earlier run kept (--cleanup=false) instead of failing on their names.
 func TestPrefillAdoptsKeptObjects(t *testing.T) {
-	client := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
-		namespacesGVR: "NamespaceList",
-		widgetsGVR:    "WidgetList",
-	})
+	client := fakeClient()
 	ctx := context.Background()
 	for run, workloads := range [][]string{{"create"}, {"get", "update"}} {
 		cfg := Config{
@@ -165,15 +141,8 @@ func TestPrefillAdoptsKeptObjects(t *testing.T) {
 			Workloads: workloads, Count: 5, Objects: 5, Concurrency: 2, SkipCleanup: true,
 			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		}
-		if err := cfg.complete(); err != nil {
-			t.Fatal(err)
-		}
-		b, err := newBench(cfg, client)
-		if err != nil {
-			t.Fatal(err)
-		}
 		var report Report
-		if err := b.run(ctx, &report); err != nil {
+		if err := newFakeBench(t, cfg, client).run(ctx, &report); err != nil {
 			t.Fatalf("run %d: %v", run, err)
 		}
 		for _, r := range report.Results {
@@ -182,4 +151,27 @@ func TestPrefillAdoptsKeptObjects(t *testing.T) {
 			}
 		}
 	}
+}
+
+// fakeClient is client-go's fake dynamic client, knowing the list kinds of
+// the resources the load generator uses.
+func fakeClient() *dynamicfake.FakeDynamicClient {
+	return dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
+		namespacesGVR: "NamespaceList",
+		widgetsGVR:    "WidgetList",
+		crdsGVR:       "CustomResourceDefinitionList",
+	})
+}
+
+// newFakeBench completes cfg and builds a bench on client.
+func newFakeBench(t *testing.T, cfg Config, client *dynamicfake.FakeDynamicClient) *bench {
+	t.Helper()
+	if err := cfg.complete(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := newBench(cfg, client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -3,20 +3,10 @@ package loadgen
 import (
 	"encoding/json"
 	"testing"
-
-	"k8s.io/apimachinery/pkg/runtime"
-	dynamicfake "k8s.io/client-go/dynamic/fake"
 )
 
 func TestRawBodies(t *testing.T) {
-	cfg := Config{ObjectSize: 2048}
-	if err := cfg.complete(); err != nil {
-		t.Fatal(err)
-	}
-	b, err := newBench(cfg, dynamicfake.NewSimpleDynamicClient(runtime.NewScheme()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := newFakeBench(t, Config{ObjectSize: 2048}, fakeClient())
 	body := b.bodies.create(`bench-"7"`)
 	var obj map[string]any
 	if err := json.Unmarshal(body, &obj); err != nil {
