@@ -3,6 +3,7 @@ package crdtest_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -22,6 +23,22 @@ var (
 	widgetsGVR = schema.GroupVersionResource{Group: "replicas.example.com", Version: "v1", Resource: "widgets"}
 )
 
+// crdObject is a namespaced CRD of group with one version; the singular
+// name is the lower-case kind.
+func crdObject(group, plural, kind string, version map[string]any) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apiextensions.k8s.io/v1",
+		"kind":       "CustomResourceDefinition",
+		"metadata":   map[string]any{"name": plural + "." + group},
+		"spec": map[string]any{
+			"group":    group,
+			"scope":    "Namespaced",
+			"names":    map[string]any{"plural": plural, "singular": strings.ToLower(kind), "kind": kind},
+			"versions": []any{version},
+		},
+	}}
+}
+
 // Two replicas sharing one external etcd converge on the same routes from
 // the CRD watch: a CRD created through one is served by the other, and an
 // object written through either is read through both.
@@ -33,22 +50,12 @@ func TestReplicasShareEtcd(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 
-	crd := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "apiextensions.k8s.io/v1",
-		"kind":       "CustomResourceDefinition",
-		"metadata":   map[string]any{"name": "widgets.replicas.example.com"},
-		"spec": map[string]any{
-			"group": "replicas.example.com",
-			"scope": "Namespaced",
-			"names": map[string]any{"plural": "widgets", "singular": "widget", "kind": "Widget"},
-			"versions": []any{map[string]any{
-				"name": "v1", "served": true, "storage": true,
-				"schema": map[string]any{"openAPIV3Schema": map[string]any{
-					"type": "object", "x-kubernetes-preserve-unknown-fields": true,
-				}},
-			}},
-		},
-	}}
+	crd := crdObject("replicas.example.com", "widgets", "Widget", map[string]any{
+		"name": "v1", "served": true, "storage": true,
+		"schema": map[string]any{"openAPIV3Schema": map[string]any{
+			"type": "object", "x-kubernetes-preserve-unknown-fields": true,
+		}},
+	})
 	if _, err := ca.Resource(crdGVR).Create(ctx, crd, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("creating the CRD through replica A: %v", err)
 	}

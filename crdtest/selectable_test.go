@@ -2,6 +2,7 @@ package crdtest_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -22,30 +23,20 @@ func TestSelectableFields(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	gvr := schema.GroupVersionResource{Group: "select.example.com", Version: "v1", Resource: "shirts"}
-	crd := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "apiextensions.k8s.io/v1",
-		"kind":       "CustomResourceDefinition",
-		"metadata":   map[string]any{"name": "shirts.select.example.com"},
-		"spec": map[string]any{
-			"group": "select.example.com",
-			"scope": "Namespaced",
-			"names": map[string]any{"plural": "shirts", "singular": "shirt", "kind": "Shirt"},
-			"versions": []any{map[string]any{
-				"name": "v1", "served": true, "storage": true,
-				"selectableFields": []any{map[string]any{"jsonPath": ".spec.color"}, map[string]any{"jsonPath": ".spec.size"}},
-				"schema": map[string]any{"openAPIV3Schema": map[string]any{
-					"type": "object",
-					"properties": map[string]any{"spec": map[string]any{
-						"type": "object",
-						"properties": map[string]any{
-							"color": map[string]any{"type": "string"},
-							"size":  map[string]any{"type": "integer"},
-						},
-					}},
-				}},
+	crd := crdObject("select.example.com", "shirts", "Shirt", map[string]any{
+		"name": "v1", "served": true, "storage": true,
+		"selectableFields": []any{map[string]any{"jsonPath": ".spec.color"}, map[string]any{"jsonPath": ".spec.size"}},
+		"schema": map[string]any{"openAPIV3Schema": map[string]any{
+			"type": "object",
+			"properties": map[string]any{"spec": map[string]any{
+				"type": "object",
+				"properties": map[string]any{
+					"color": map[string]any{"type": "string"},
+					"size":  map[string]any{"type": "integer"},
+				},
 			}},
-		},
-	}}
+		}},
+	})
 	if _, err := client.Resource(crdGVR).Create(ctx, crd, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("creating the CRD: %v", err)
 	}
@@ -93,7 +84,7 @@ func TestSelectableFields(t *testing.T) {
 		{"spec.size=3", []string{"red-l"}},
 		{"spec.color=green", nil},
 	} {
-		if got := names(c.sel); !equal(got, c.want) {
+		if got := names(c.sel); !slices.Equal(got, c.want) {
 			t.Errorf("fieldSelector %q: got %v, want %v", c.sel, got, c.want)
 		}
 	}
@@ -114,16 +105,4 @@ func TestSelectableFields(t *testing.T) {
 	if !apierrors.IsBadRequest(err) {
 		t.Errorf("selector on an undeclared field: err = %v, want BadRequest", err)
 	}
-}
-
-func equal(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
