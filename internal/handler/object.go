@@ -115,25 +115,12 @@ func decodeItem(key string, value []byte, rev int64) (*watchcache.Item, error) {
 // decodeItemWith decodes a stored object, prunes and defaults it with s
 // when s is not nil, and builds its item.
 func decodeItemWith(key string, value []byte, rev int64, s registry.Schema) (*watchcache.Item, error) {
-	obj, err := decodeStored(value)
+	obj, b, err := normalized(value, rev, s)
 	if err != nil {
 		return nil, fmt.Errorf("key %s: %w", key, err)
 	}
-	if s != nil {
-		s.Prune(obj)
-		s.Default(obj)
-	}
-	setRV(obj, rev)
-	// Items live as long as their object: the JSON gets a buffer of its
-	// own size, and the strings copies of their own, not slices of the
-	// whole decoded document.
-	b, err := codec.AppendMarshal(make([]byte, 0, len(value)+64), obj)
-	if err != nil {
-		return nil, fmt.Errorf("key %s: %w", key, err)
-	}
-	if cap(b)-len(b) > len(b)/8 {
-		b = bytes.Clone(b)
-	}
+	// Items live as long as their object: the strings get copies of their
+	// own, not slices of the whole decoded document.
 	u := accessor(obj)
 	m := codec.Meta{Name: strings.Clone(u.GetName()), Namespace: strings.Clone(u.GetNamespace())}
 	if l := u.GetLabels(); len(l) > 0 {
@@ -143,6 +130,29 @@ func decodeItemWith(key string, value []byte, rev int64, s registry.Schema) (*wa
 		}
 	}
 	return newItem(key, rev, b, m), nil
+}
+
+// normalized decodes a stored object, prunes and defaults it with s when s
+// is not nil, and encodes it with resourceVersion rev in a buffer of its
+// own size (it may outlive the request, in the cache).
+func normalized(value []byte, rev int64, s registry.Schema) (map[string]any, []byte, error) {
+	obj, err := decodeStored(value)
+	if err != nil {
+		return nil, nil, err
+	}
+	if s != nil {
+		s.Prune(obj)
+		s.Default(obj)
+	}
+	setRV(obj, rev)
+	b, err := codec.AppendMarshal(make([]byte, 0, len(value)+64), obj)
+	if err != nil {
+		return nil, nil, err
+	}
+	if cap(b)-len(b) > len(b)/8 {
+		b = bytes.Clone(b)
+	}
+	return obj, b, nil
 }
 
 // newItem builds a watch cache item from an encoded object with its

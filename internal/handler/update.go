@@ -249,11 +249,9 @@ func (h *Handler) current(ctx context.Context, c *call, key string, fromCache bo
 	// upstream does on every read.
 	var oldJSON []byte
 	if sch := readSchema(c.def, kv.ModRevision); sch != nil {
-		it, err := decodeItemWith(key, kv.Value, kv.ModRevision, sch)
-		if err != nil {
+		if _, oldJSON, err = normalized(kv.Value, kv.ModRevision, sch); err != nil {
 			return currentObject{}, apierrors.NewInternalError(err)
 		}
-		oldJSON = it.JSON
 	} else if oldJSON, err = withRV(kv.Value, kv.ModRevision); err != nil {
 		return currentObject{}, apierrors.NewInternalError(err)
 	}
