@@ -65,17 +65,13 @@ func TestReplicasShareEtcd(t *testing.T) {
 		"metadata":   map[string]any{"name": "w1"},
 		"spec":       map[string]any{"size": int64(3)},
 	}}
-	// Replica B serves the new resource once its CRD watch has seen it.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		_, err := cb.Resource(widgetsGVR).Namespace("default").Create(ctx, w, metav1.CreateOptions{})
-		if err == nil {
-			break
-		}
-		if !apierrors.IsNotFound(err) || time.Now().After(deadline) {
-			t.Fatalf("creating a widget through replica B: %v", err)
-		}
-		time.Sleep(20 * time.Millisecond)
+	// Each replica serves the new resource once its own CRD watch has seen
+	// it; neither waits for the other, so the test waits for both.
+	for name, c := range map[string]dynamic.Interface{"A": ca, "B": cb} {
+		waitServed(ctx, t, name, c.Resource(widgetsGVR).Namespace("default"))
+	}
+	if _, err := cb.Resource(widgetsGVR).Namespace("default").Create(ctx, w, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("creating a widget through replica B: %v", err)
 	}
 	got, err := ca.Resource(widgetsGVR).Namespace("default").Get(ctx, "w1", metav1.GetOptions{})
 	if err != nil {
@@ -129,5 +125,22 @@ func TestReplicasShareEtcd(t *testing.T) {
 	}
 	if final.GetResourceVersion() != cur.GetResourceVersion() {
 		t.Errorf("after the writes A reads resourceVersion %s, the last write returned %s", final.GetResourceVersion(), cur.GetResourceVersion())
+	}
+}
+
+// waitServed polls a list of r until the replica serves the resource: a
+// route that is not there yet answers 404.
+func waitServed(ctx context.Context, t *testing.T, replica string, r dynamic.ResourceInterface) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, err := r.List(ctx, metav1.ListOptions{})
+		if err == nil {
+			return
+		}
+		if !apierrors.IsNotFound(err) || time.Now().After(deadline) {
+			t.Fatalf("waiting for replica %s to serve the resource: %v", replica, err)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
