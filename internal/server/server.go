@@ -242,6 +242,7 @@ func (s *Server) tlsConfig() (*tls.Config, error) {
 // startStorage starts the embedded etcd, or connects to the external one.
 func (s *Server) startStorage(ctx context.Context) error {
 	endpoints := s.cfg.EtcdServers
+	var localRev func() int64
 	if len(endpoints) == 0 {
 		es, err := embedded.Start(ctx, embedded.Config{Dir: filepath.Join(s.cfg.DataDir, "etcd")})
 		if err != nil {
@@ -249,12 +250,15 @@ func (s *Server) startStorage(ctx context.Context) error {
 		}
 		s.etcdServer = es
 		endpoints = es.Endpoints()
+		localRev = es.Revision
 	}
 	b, err := etcd.New(ctx, etcd.Config{
 		Endpoints: endpoints,
 		CAFile:    s.cfg.EtcdCAFile,
 		CertFile:  s.cfg.EtcdCertFile,
 		KeyFile:   s.cfg.EtcdKeyFile,
+		// The embedded member is alone in its cluster and in this process.
+		LocalRevision: localRev,
 	})
 	if err != nil {
 		return fmt.Errorf("connecting to etcd: %w", err)

@@ -105,6 +105,16 @@ type Interface interface {
 	Close() error
 }
 
+// LocalRevisioner is implemented by storage that may know its current
+// revision in-process, as consistently as CurrentRevision reads it but
+// without a round trip: callers that would share one CurrentRevision among
+// many readers to save round trips can skip the sharing.
+type LocalRevisioner interface {
+	// LocalRevision returns the current revision, or false when it must
+	// be read with CurrentRevision.
+	LocalRevision() (int64, bool)
+}
+
 // GuaranteedUpdate reads key, applies tryUpdate to the current value and
 // writes the result with a compare-and-swap, retrying on conflict until
 // tryUpdate's result is stored or tryUpdate fails. A tryUpdate that returns

@@ -160,6 +160,9 @@ func New(store storage.Interface, prefix string, decode Decoder, opts Options) *
 	}
 	c.win.floor = min(windowFloor, opts.WindowSize)
 	c.revs.fetch = store.CurrentRevision
+	if lr, ok := store.(storage.LocalRevisioner); ok {
+		c.revs.local = lr.LocalRevision
+	}
 	c.revs.spacing = revReadSpacing
 	return c
 }

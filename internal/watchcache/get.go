@@ -121,6 +121,7 @@ const revReadSpacing = time.Millisecond
 // client's gets wait for nothing but the read itself.
 type revCoalescer struct {
 	fetch   func(context.Context) (int64, error)
+	local   func() (int64, bool) // storage.LocalRevisioner; nil when absent
 	spacing time.Duration
 	sleep   func(time.Duration) // time.Sleep when nil; tests replace it
 
@@ -143,6 +144,12 @@ type revCall struct {
 // current returns a revision at least as new as storage's revision when
 // current was called.
 func (r *revCoalescer) current(ctx context.Context) (int64, error) {
+	if r.local != nil {
+		// Nothing to share when the revision costs no round trip.
+		if rev, ok := r.local(); ok {
+			return rev, nil
+		}
+	}
 	r.mu.Lock()
 	var call *revCall
 	switch {

@@ -321,3 +321,27 @@ func waitFor(t *testing.T, cond func() bool) {
 		}
 	}
 }
+
+// A coalescer over storage that knows its revision in-process reads it
+// directly: nothing to share, so no caller waits for a round trip. Storage
+// that declines falls back to the shared read.
+func TestRevCoalescerLocal(t *testing.T) {
+	var fetches atomic.Int64
+	localOK := true
+	r := &revCoalescer{
+		fetch: func(context.Context) (int64, error) { return 100 + fetches.Add(1), nil },
+		local: func() (int64, bool) { return 7, localOK },
+	}
+	for range 3 {
+		if rev, err := r.current(context.Background()); err != nil || rev != 7 {
+			t.Fatalf("current = %d, %v; want the local revision 7", rev, err)
+		}
+	}
+	if n := fetches.Load(); n != 0 {
+		t.Errorf("%d round trips with a local revision, want 0", n)
+	}
+	localOK = false
+	if rev, err := r.current(context.Background()); err != nil || rev != 101 {
+		t.Errorf("current without a local revision = %d, %v; want the read 101", rev, err)
+	}
+}

@@ -146,6 +146,12 @@ func etcdConfig(cfg Config, level zapcore.LevelEnabler) (*embed.Config, error) {
 // Endpoints returns the client URLs, e.g. "http://127.0.0.1:41234".
 func (s *Server) Endpoints() []string { return append([]string(nil), s.endpoints...) }
 
+// Revision returns the store's current revision without a round trip.
+// The member is alone in its cluster and answers a write only once it has
+// applied it, so this revision covers every write acknowledged to any
+// client: it is as consistent as a quorum read, at the cost of a lock.
+func (s *Server) Revision() int64 { return s.etcd.Server.KV().Rev() }
+
 // Close stops etcd and waits until its files are closed. It is safe to call
 // more than once.
 func (s *Server) Close() error {

@@ -93,3 +93,30 @@ func get(t *testing.T, endpoints []string, k string) string {
 	}
 	return string(resp.Kvs[0].Value)
 }
+
+// Revision covers every acknowledged write: right after a put returns, it
+// is the put's revision, as a quorum read would say.
+func TestRevision(t *testing.T) {
+	s, err := embedded.Start(context.Background(), embedded.Config{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	c := client(t, s.Endpoints())
+	for i := range 5 {
+		resp, err := c.Put(context.Background(), "k", "v")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := s.Revision(); got != resp.Header.Revision {
+			t.Fatalf("put %d answered revision %d, Revision() = %d", i, resp.Header.Revision, got)
+		}
+	}
+	quorum, err := c.Get(context.Background(), "absent")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Revision(); got != quorum.Header.Revision {
+		t.Errorf("quorum read says revision %d, Revision() = %d", quorum.Header.Revision, got)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/crdserver/crdserver/internal/storage"
+	"github.com/crdserver/crdserver/internal/storage/embedded"
 	"github.com/crdserver/crdserver/internal/storage/etcd"
 	"github.com/crdserver/crdserver/internal/storage/etcdtest"
 	"github.com/crdserver/crdserver/internal/storage/storagetest"
@@ -28,6 +29,27 @@ func newBackend(t testing.TB, endpoints []string) *etcd.Backend {
 func TestConformanceEmbedded(t *testing.T) {
 	endpoints := etcdtest.StartEmbedded(t)
 	storagetest.Run(t, func(t *testing.T) storage.Interface { return newBackend(t, endpoints) })
+}
+
+// TestConformanceLocalRevision runs the suite as crdserver runs embedded
+// etcd: the current revision read in-process instead of by a quorum read.
+func TestConformanceLocalRevision(t *testing.T) {
+	s, err := embedded.Start(context.Background(), embedded.Config{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	storagetest.Run(t, func(t *testing.T) storage.Interface {
+		b, err := etcd.New(context.Background(), etcd.Config{Endpoints: s.Endpoints(), DialTimeout: 5 * time.Second, LocalRevision: s.Revision})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { b.Close() })
+		if _, ok := b.LocalRevision(); !ok {
+			t.Fatal("LocalRevision not used")
+		}
+		return b
+	})
 }
 
 func TestConformanceExternal(t *testing.T) {
