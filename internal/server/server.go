@@ -168,6 +168,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	})
 	var authenticator authn.Authenticator = &authn.X509{Roots: tlsCfg.ClientCAs}
 	chain := filters.Chain(routes,
+		filters.GrowStack,
 		filters.Recover,
 		filters.MaxBodySize(3*1024*1024),
 		filters.RequestInfo,
