@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime/debug"
 	"runtime/pprof"
 	"strings"
 
@@ -91,6 +92,13 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return 2
 	}
 	o.Logger = slog.Default()
+	if os.Getenv("GOGC") == "" {
+		// The load generator shares the machine with the server it
+		// measures, and its heap stays small: collecting it a quarter
+		// as often costs ~8% less CPU per get at concurrency 16, CPU
+		// left to the server.
+		defer debug.SetGCPercent(debug.SetGCPercent(400))
+	}
 
 	if o.CPUProfile != "" {
 		f, err := os.Create(o.CPUProfile)
