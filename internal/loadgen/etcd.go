@@ -13,6 +13,9 @@ import (
 	"github.com/crdserver/crdserver/internal/certs"
 )
 
+// etcdProbeTimeout bounds the first request to etcd; tests shorten it.
+var etcdProbeTimeout = 10 * time.Second
+
 // etcdPut measures raw etcd puts of the same size as the objects, under a
 // prefix of this run's own, which cleanup deletes. It is the floor under any
 // write an etcd-backed API server makes: the difference to "create" is what
@@ -31,6 +34,15 @@ func (b *bench) etcdPut(ctx context.Context) (Result, error) {
 	})
 	if err != nil {
 		return Result{}, fmt.Errorf("connecting to etcd: %w", err)
+	}
+	// The client connects lazily and retries forever: a wrong endpoint
+	// would hang the first put instead of failing.
+	probeCtx, cancel := context.WithTimeout(ctx, etcdProbeTimeout)
+	_, err = client.Get(probeCtx, "/crdserver-bench/probe", clientv3.WithCountOnly())
+	cancel()
+	if err != nil {
+		client.Close()
+		return Result{}, fmt.Errorf("etcd at %v does not answer: %w", b.cfg.EtcdEndpoints, err)
 	}
 	prefix := "/crdserver-bench/" + b.runID + "/"
 	b.etcdCleanup = func(ctx context.Context) error {
