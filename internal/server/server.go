@@ -242,24 +242,22 @@ func (s *Server) tlsConfig() (*tls.Config, error) {
 
 // startStorage starts the embedded etcd, or connects to the external one.
 func (s *Server) startStorage(ctx context.Context) error {
-	endpoints := s.cfg.EtcdServers
-	var localRev func() int64
-	if len(endpoints) == 0 {
+	if len(s.cfg.EtcdServers) == 0 {
 		es, err := embedded.Start(ctx, embedded.Config{Dir: filepath.Join(s.cfg.DataDir, "etcd")})
 		if err != nil {
 			return fmt.Errorf("starting embedded etcd: %w", err)
 		}
 		s.etcdServer = es
-		endpoints = es.Endpoints()
-		localRev = es.Revision
+		// The member is alone in its cluster and in this process: calls
+		// need no gRPC, and its revision no quorum read.
+		s.backend = etcd.NewInProcess(es.Client(), etcd.Config{LocalRevision: es.Revision})
+		return nil
 	}
 	b, err := etcd.New(ctx, etcd.Config{
-		Endpoints: endpoints,
+		Endpoints: s.cfg.EtcdServers,
 		CAFile:    s.cfg.EtcdCAFile,
 		CertFile:  s.cfg.EtcdCertFile,
 		KeyFile:   s.cfg.EtcdKeyFile,
-		// The embedded member is alone in its cluster and in this process.
-		LocalRevision: localRev,
 	})
 	if err != nil {
 		return fmt.Errorf("connecting to etcd: %w", err)

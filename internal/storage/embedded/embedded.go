@@ -12,7 +12,9 @@ import (
 	"sync"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
+	"go.etcd.io/etcd/server/v3/etcdserver/api/v3client"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
@@ -145,6 +147,10 @@ func etcdConfig(cfg Config, level zapcore.LevelEnabler) (*embed.Config, error) {
 
 // Endpoints returns the client URLs, e.g. "http://127.0.0.1:41234".
 func (s *Server) Endpoints() []string { return append([]string(nil), s.endpoints...) }
+
+// Client returns a client that calls this server directly instead of
+// through gRPC on its client port. Close it before the server.
+func (s *Server) Client() *clientv3.Client { return v3client.New(s.etcd.Server) }
 
 // Revision returns the store's current revision without a round trip.
 // The member is alone in its cluster and answers a write only once it has

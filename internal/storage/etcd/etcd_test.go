@@ -31,20 +31,22 @@ func TestConformanceEmbedded(t *testing.T) {
 	storagetest.Run(t, func(t *testing.T) storage.Interface { return newBackend(t, endpoints) })
 }
 
-// TestConformanceLocalRevision runs the suite as crdserver runs embedded
-// etcd: the current revision read in-process instead of by a quorum read.
-func TestConformanceLocalRevision(t *testing.T) {
+// TestConformanceInProcess runs the suite as crdserver runs embedded
+// etcd: calls made directly to the server in this process, and the current
+// revision read from its store instead of by a quorum read.
+func TestConformanceInProcess(t *testing.T) {
 	s, err := embedded.Start(context.Background(), embedded.Config{Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
 	storagetest.Run(t, func(t *testing.T) storage.Interface {
-		b, err := etcd.New(context.Background(), etcd.Config{Endpoints: s.Endpoints(), DialTimeout: 5 * time.Second, LocalRevision: s.Revision})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { b.Close() })
+		b := etcd.NewInProcess(s.Client(), etcd.Config{LocalRevision: s.Revision})
+		t.Cleanup(func() {
+			if err := b.Close(); err != nil {
+				t.Errorf("Close: %v", err)
+			}
+		})
 		if _, ok := b.LocalRevision(); !ok {
 			t.Fatal("LocalRevision not used")
 		}
