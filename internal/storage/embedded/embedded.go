@@ -134,6 +134,15 @@ func etcdConfig(cfg Config, level zapcore.LevelEnabler) (*embed.Config, error) {
 	ec.ElectionMs = 50
 
 	ec.QuotaBackendBytes = cfg.QuotaBackendBytes
+	// etcd keeps the raft log since its last snapshot in memory, and
+	// after a snapshot still keeps entries for slow followers to catch up
+	// with: up to 15,000 entries by default, each a whole object. Alone,
+	// the member has no followers, and a snapshot is cheap in etcd 3.6+
+	// (the data lives in bbolt, the snapshot holds the membership), so
+	// snapshot often and keep few: less memory, and a restart replays
+	// less of the log.
+	ec.SnapshotCount = 2000
+	ec.SnapshotCatchUpEntries = 100
 	ec.WatchProgressNotifyInterval = cfg.WatchProgressNotifyInterval
 	// Compaction is crdserver's job (etcd.Backend.RunCompactor), done the
 	// same way for embedded and external etcd.

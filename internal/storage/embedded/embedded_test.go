@@ -2,6 +2,9 @@ package embedded_test
 
 import (
 	"context"
+	"fmt"
+	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -118,5 +121,58 @@ func TestRevision(t *testing.T) {
 	}
 	if got := s.Revision(); got != quorum.Header.Revision {
 		t.Errorf("quorum read says revision %d, Revision() = %d", quorum.Header.Revision, got)
+	}
+}
+
+// Past the snapshot count etcd snapshots and drops the raft log behind
+// the snapshot; a restart must still find every write and the revision.
+func TestRestartAfterSnapshot(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s, err := embedded.Start(ctx, embedded.Config{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := client(t, s.Endpoints())
+	const writes = 2500 // more than the snapshot count
+	var wg sync.WaitGroup
+	errs := make(chan error, writes)
+	for w := range 8 {
+		wg.Go(func() {
+			for i := w; i < writes; i += 8 {
+				if _, err := c.Put(ctx, fmt.Sprintf("/k/%04d", i), "v"); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	rev := s.Revision()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if snaps, _ := filepath.Glob(filepath.Join(dir, "member", "snap", "*.snap")); len(snaps) == 0 {
+		t.Fatal("no raft snapshot after the writes")
+	}
+
+	s, err = embedded.Start(ctx, embedded.Config{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got := s.Revision(); got != rev {
+		t.Errorf("revision after restart %d, want %d", got, rev)
+	}
+	resp, err := client(t, s.Endpoints()).Get(ctx, "/k/", clientv3.WithPrefix(), clientv3.WithCountOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Count != writes {
+		t.Errorf("after restart %d keys, want %d", resp.Count, writes)
 	}
 }
