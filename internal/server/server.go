@@ -206,7 +206,12 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 			s.serveErr <- err
 		}
 	}()
-	s.log.Info("crdserver serving", "url", s.URL, "kubeconfig", s.Kubeconfig, "dataDir", cfg.DataDir)
+	attrs := []any{"url", s.URL, "kubeconfig", s.Kubeconfig, "dataDir", cfg.DataDir}
+	if s.etcdServer != nil {
+		// For etcdctl, and for the load generator's raw etcd puts.
+		attrs = append(attrs, "etcd", strings.Join(s.etcdServer.Endpoints(), ","))
+	}
+	s.log.Info("crdserver serving", attrs...)
 	return s, nil
 }
 
