@@ -59,6 +59,11 @@ func (c *CRDs) Run(ctx context.Context) {
 // watch follows the CRDs until the watch ends: every change re-serves the
 // whole set (CRDs are few; a swap is cheap) and syncs the changed CRD.
 func (c *CRDs) watch(ctx context.Context) {
+	// The cache refuses watches until its first list is in; retrying a
+	// second later would hold up the server's readiness by that second.
+	if err := c.Cache.WaitReady(ctx); err != nil {
+		return
+	}
 	initial := true
 	w, err := c.Cache.Watch(ctx, watchcache.WatchOptions{SendInitialEvents: &initial, AllowBookmarks: true, ResourceVersionMatch: watchcache.MatchNotOlderThan})
 	if err != nil {

@@ -66,6 +66,10 @@ func (n *Namespaces) Run(ctx context.Context) {
 
 // watch feeds terminating namespaces to the queue until its watch ends.
 func (n *Namespaces) watch(ctx context.Context) {
+	// As the CRD controller: wait for the cache instead of a retry.
+	if err := n.Cache.WaitReady(ctx); err != nil {
+		return
+	}
 	w, err := n.Cache.Watch(ctx, watchcache.WatchOptions{})
 	if err != nil {
 		if ctx.Err() == nil {
