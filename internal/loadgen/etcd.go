@@ -17,9 +17,9 @@ import (
 var etcdProbeTimeout = 10 * time.Second
 
 // etcdPut measures raw etcd puts of the same size as the objects, under a
-// prefix of this run's own, which cleanup deletes. It is the floor under any
-// write an etcd-backed API server makes: the difference to "create" is what
-// the server adds.
+// prefix of this run's own, which cleanup deletes: what etcd itself costs
+// a client in another process, to compare creates with. (crdserver calls
+// its embedded etcd in-process, without that gRPC hop.)
 func (b *bench) etcdPut(ctx context.Context) (Result, error) {
 	tlsCfg, err := b.etcdTLS()
 	if err != nil {

@@ -247,23 +247,25 @@ func (s *Server) tlsConfig() (*tls.Config, error) {
 
 // startStorage starts the embedded etcd, or connects to the external one.
 func (s *Server) startStorage(ctx context.Context) error {
-	if len(s.cfg.EtcdServers) == 0 {
+	cfg := etcd.Config{
+		Endpoints: s.cfg.EtcdServers,
+		CAFile:    s.cfg.EtcdCAFile,
+		CertFile:  s.cfg.EtcdCertFile,
+		KeyFile:   s.cfg.EtcdKeyFile,
+	}
+	if len(cfg.Endpoints) == 0 {
 		es, err := embedded.Start(ctx, embedded.Config{Dir: filepath.Join(s.cfg.DataDir, "etcd")})
 		if err != nil {
 			return fmt.Errorf("starting embedded etcd: %w", err)
 		}
 		s.etcdServer = es
-		// The member is alone in its cluster and in this process: calls
-		// need no gRPC, and its revision no quorum read.
-		s.backend = etcd.NewInProcess(es.Client(), etcd.Config{LocalRevision: es.Revision})
-		return nil
+		cfg.Endpoints = es.Endpoints()
+		// The member is alone in its cluster and in this process: reads
+		// and writes need no gRPC, and its revision no quorum read.
+		cfg.KV = es.KV()
+		cfg.LocalRevision = es.Revision
 	}
-	b, err := etcd.New(ctx, etcd.Config{
-		Endpoints: s.cfg.EtcdServers,
-		CAFile:    s.cfg.EtcdCAFile,
-		CertFile:  s.cfg.EtcdCertFile,
-		KeyFile:   s.cfg.EtcdKeyFile,
-	})
+	b, err := etcd.New(ctx, cfg)
 	if err != nil {
 		return fmt.Errorf("connecting to etcd: %w", err)
 	}

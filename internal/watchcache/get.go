@@ -20,8 +20,9 @@ type GetOptions struct {
 // a get. It returns storage.ErrNotFound when key does not exist.
 //
 //   - RV "": a consistent read: the cache waits until it has seen storage's
-//     current revision (read through revs, which shares one quorum read
-//     among concurrent callers), else the object comes from storage.
+//     current revision (read through revs: in-process for storage that
+//     knows it, else one quorum read shared among concurrent callers),
+//     else the object comes from storage.
 //     Upstream reads storage directly; the answer is as fresh either way.
 //   - RV "0": whatever the cache holds.
 //   - RV N: the cache's state once it has reached N (504 Timeout after

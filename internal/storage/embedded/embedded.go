@@ -14,7 +14,8 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
-	"go.etcd.io/etcd/server/v3/etcdserver/api/v3client"
+	"go.etcd.io/etcd/server/v3/etcdserver/api/v3rpc"
+	"go.etcd.io/etcd/server/v3/proxy/grpcproxy/adapter"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
@@ -134,14 +135,9 @@ func etcdConfig(cfg Config, level zapcore.LevelEnabler) (*embed.Config, error) {
 	ec.ElectionMs = 50
 
 	ec.QuotaBackendBytes = cfg.QuotaBackendBytes
-	// etcd keeps the raft log since its last snapshot in memory, and
-	// after a snapshot still keeps entries for slow followers to catch up
-	// with: up to 15,000 entries by default, each a whole object. Alone,
-	// the member has no followers, and a snapshot is cheap in etcd 3.6+
-	// (the data lives in bbolt, the snapshot holds the membership), so
-	// snapshot often and keep few: less memory, and a restart replays
-	// less of the log.
-	ec.SnapshotCount = 2000
+	// etcd keeps the newest raft log entries in memory for slow
+	// followers to catch up from (default 5,000, each a whole object). A
+	// lone member has no followers.
 	ec.SnapshotCatchUpEntries = 100
 	ec.WatchProgressNotifyInterval = cfg.WatchProgressNotifyInterval
 	// Compaction is crdserver's job (etcd.Backend.RunCompactor), done the
@@ -157,14 +153,17 @@ func etcdConfig(cfg Config, level zapcore.LevelEnabler) (*embed.Config, error) {
 // Endpoints returns the client URLs, e.g. "http://127.0.0.1:41234".
 func (s *Server) Endpoints() []string { return append([]string(nil), s.endpoints...) }
 
-// Client returns a client that calls this server directly instead of
-// through gRPC on its client port. Close it before the server.
-func (s *Server) Client() *clientv3.Client { return v3client.New(s.etcd.Server) }
+// KV returns a KV client that calls this server directly instead of
+// through gRPC on its client port.
+func (s *Server) KV() clientv3.KV {
+	return clientv3.NewKVFromKVClient(adapter.KvServerToKvClient(v3rpc.NewQuotaKVServer(s.etcd.Server)), nil)
+}
 
 // Revision returns the store's current revision without a round trip.
 // The member is alone in its cluster and answers a write only once it has
 // applied it, so this revision covers every write acknowledged to any
-// client: it is as consistent as a quorum read, at the cost of a lock.
+// client: it is as consistent as a quorum read. It takes the store's read
+// locks, so like a read it may wait out a backend commit.
 func (s *Server) Revision() int64 { return s.etcd.Server.KV().Rev() }
 
 // Close stops etcd and waits until its files are closed. It is safe to call

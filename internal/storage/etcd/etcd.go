@@ -45,6 +45,13 @@ type Config struct {
 	// single-member etcd in this process (embedded.Server.Revision).
 	// CurrentRevision then costs no round trip.
 	LocalRevision func() int64
+	// KV, when set, serves reads and writes instead of the connection:
+	// the embedded etcd's in-process KV (embedded.Server.KV) saves gRPC's
+	// encoding and framing on both sides. Watches still use the
+	// connection: etcd's in-process watch stream has no buffer between
+	// client and server, and a burst of watch cancels can deadlock it
+	// (etcd-io/etcd#18879).
+	KV clientv3.KV
 }
 
 // Backend is a storage.Interface backed by etcd. Create it with New.
@@ -109,6 +116,9 @@ func New(ctx context.Context, cfg Config) (*Backend, error) {
 	if err != nil {
 		return nil, fmt.Errorf("etcd: connecting to %s: %w: %w", strings.Join(cfg.Endpoints, ","), storage.ErrUnavailable, err)
 	}
+	if cfg.KV != nil {
+		client.KV = cfg.KV
+	}
 	vctx, cancel := context.WithTimeout(ctx, cfg.DialTimeout)
 	defer cancel()
 	if err := checkVersions(vctx, client.Maintenance, cfg.Endpoints); err != nil {
@@ -119,32 +129,10 @@ func New(ctx context.Context, cfg Config) (*Backend, error) {
 	return &Backend{client: client, log: lg, watchCtx: watchCtx, stopWatches: stop, localRev: cfg.LocalRevision}, nil
 }
 
-// NewInProcess returns a Backend over a client that calls an etcd server
-// in this process directly (embedded.Server.Client), without gRPC or
-// sockets: for the embedded etcd, the same requests at a fraction of the
-// CPU. Only cfg.Logger and cfg.LocalRevision apply. The Backend owns
-// client and closes it.
-func NewInProcess(client *clientv3.Client, cfg Config) *Backend {
-	lg := cfg.Logger
-	if lg == nil {
-		lg = slog.Default()
-	}
-	kc := &kubernetes.Client{Client: client}
-	kc.Kubernetes = kc
-	watchCtx, stop := context.WithCancel(clientv3.WithRequireLeader(context.Background()))
-	return &Backend{client: kc, log: lg, watchCtx: watchCtx, stopWatches: stop, localRev: cfg.LocalRevision}
-}
-
 // Close ends every watch and closes the connections.
 func (b *Backend) Close() error {
 	b.stopWatches()
-	err := b.client.Close()
-	// An in-process client has no connection to close and reports the
-	// cancellation of its own context, which is how it closes.
-	if errors.Is(err, context.Canceled) {
-		return nil
-	}
-	return err
+	return b.client.Close()
 }
 
 // Get implements storage.Interface.

@@ -32,8 +32,9 @@ func TestConformanceEmbedded(t *testing.T) {
 }
 
 // TestConformanceInProcess runs the suite as crdserver runs embedded
-// etcd: calls made directly to the server in this process, and the current
-// revision read from its store instead of by a quorum read.
+// etcd: reads and writes call the server in this process directly, and
+// the current revision is read from its store instead of by a quorum read;
+// watches go through the client port.
 func TestConformanceInProcess(t *testing.T) {
 	s, err := embedded.Start(context.Background(), embedded.Config{Dir: t.TempDir()})
 	if err != nil {
@@ -41,7 +42,10 @@ func TestConformanceInProcess(t *testing.T) {
 	}
 	t.Cleanup(func() { s.Close() })
 	storagetest.Run(t, func(t *testing.T) storage.Interface {
-		b := etcd.NewInProcess(s.Client(), etcd.Config{LocalRevision: s.Revision})
+		b, err := etcd.New(context.Background(), etcd.Config{Endpoints: s.Endpoints(), KV: s.KV(), LocalRevision: s.Revision})
+		if err != nil {
+			t.Fatal(err)
+		}
 		t.Cleanup(func() {
 			if err := b.Close(); err != nil {
 				t.Errorf("Close: %v", err)
