@@ -81,7 +81,9 @@ func TestGetConsistentIdlePrefix(t *testing.T) {
 	if _, err := r.store.Create(r.ctx, "/registry/other/1", []byte("{}")); err != nil {
 		t.Fatal(err)
 	}
-	it, err := r.cache.Get(context.Background(), key("a", "x"), GetOptions{})
+	var it *Item
+	var err error
+	r.ticking(func() { it, err = r.cache.Get(context.Background(), key("a", "x"), GetOptions{}) })
 	if err != nil || it.Revision != rev {
 		t.Fatalf("got %v, %v; want rev %d", it, err, rev)
 	}

@@ -176,6 +176,32 @@ func (r *rig) stepUntil(done <-chan struct{}, step time.Duration) {
 	}
 }
 
+// ticking runs f while stepping the fake clock in real time, 100ms per
+// 100ms, so that the cache's timers fire as on a real clock. A cache waiting
+// for progress needs them: storage ignores a progress request that comes
+// before the cache's watch is established (memStore) or has caught up
+// (etcd), and the cache asks again every 100ms.
+func (r *rig) ticking(f func()) {
+	r.t.Helper()
+	const every = 100 * time.Millisecond
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f()
+	}()
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case <-done:
+			return
+		case <-deadline:
+			r.t.Fatal("timed out ticking the clock")
+		case <-time.After(every):
+			r.clock.Step(every)
+		}
+	}
+}
+
 func names(items []*Item) []string {
 	out := make([]string, len(items))
 	for i, it := range items {

@@ -190,7 +190,9 @@ func testListConsistentIdlePrefix(t *testing.T, newStore func(testing.TB) storag
 	}
 	storeRev, _ := r.store.CurrentRevision(r.ctx)
 	before := r.listCalls()
-	res, err := r.cache.List(context.Background(), ListOptions{})
+	var res ListResult
+	var err error
+	r.ticking(func() { res, err = r.cache.List(context.Background(), ListOptions{}) })
 	if err != nil {
 		t.Fatal(err)
 	}
