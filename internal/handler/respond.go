@@ -44,22 +44,32 @@ func (h *Handler) writeObject(c *call, status int, obj map[string]any) {
 		codec.WriteObject(c.w, status, c.media, c.present(obj))
 		return
 	}
+	if c.media.As == "PartialObjectMetadataList" { // a list form for one object
+		codec.WriteStatus(c.w, c.r, notAcceptable(c.media.As))
+		return
+	}
+	out, err := h.asRequested(c, obj)
+	if err != nil {
+		codec.WriteStatus(c.w, c.r, err)
+		return
+	}
+	codec.WriteObject(c.w, status, c.media, out)
+}
+
+// asRequested is one object in the form the client's Accept names: itself,
+// a one-row Table, or its PartialObjectMetadata. Watches send each event's
+// object, bookmarks included, through it.
+func (h *Handler) asRequested(c *call, obj map[string]any) (any, error) {
 	switch c.media.As {
 	case "":
-		codec.WriteObject(c.w, status, c.media, obj)
+		return obj, nil
 	case "Table":
-		md := metadata(obj)
-		rv, _ := md["resourceVersion"].(string)
-		t, err := h.buildTable(c, []map[string]any{obj}, rv, "", nil)
-		if err != nil {
-			codec.WriteStatus(c.w, c.r, err)
-			return
-		}
-		codec.WriteObject(c.w, status, c.media, t)
-	case "PartialObjectMetadata":
-		codec.WriteObject(c.w, status, c.media, partialMetadata(obj, metaVersion(c)))
+		rv, _ := metadata(obj)["resourceVersion"].(string)
+		return h.buildTable(c, []map[string]any{obj}, rv, "", nil)
+	case "PartialObjectMetadata", "PartialObjectMetadataList":
+		return partialMetadata(obj, metaVersion(c)), nil
 	default:
-		codec.WriteStatus(c.w, c.r, notAcceptable(c.media.As))
+		return nil, notAcceptable(c.media.As)
 	}
 }
 

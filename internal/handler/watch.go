@@ -115,7 +115,11 @@ func (h *Handler) encodeEvent(c *call, buf *bytes.Buffer, ev watchcache.Event) e
 		if ev.InitialEventsEnd {
 			md["annotations"] = map[string]any{metav1.InitialEventsAnnotationKey: "true"}
 		}
-		b, err := json.Marshal(map[string]any{"kind": c.def.Kind, "apiVersion": c.apiVersion(), "metadata": md})
+		out, err := h.asRequested(c, map[string]any{"kind": c.def.Kind, "apiVersion": c.apiVersion(), "metadata": md})
+		if err != nil {
+			return err
+		}
+		b, err := json.Marshal(out)
 		if err != nil {
 			return err
 		}
@@ -140,16 +144,9 @@ func (h *Handler) encodeEvent(c *call, buf *bytes.Buffer, ev watchcache.Event) e
 		if err != nil {
 			return err
 		}
-		obj = toRequestVersion(c, obj)
-		var out any = obj
-		if c.media.As == "PartialObjectMetadata" || c.media.As == "PartialObjectMetadataList" {
-			out = partialMetadata(obj, metaVersion(c))
-		} else if c.media.As == "Table" {
-			t, err := h.buildTable(c, []map[string]any{obj}, "", "", nil)
-			if err != nil {
-				return err
-			}
-			out = t
+		out, err := h.asRequested(c, toRequestVersion(c, obj))
+		if err != nil {
+			return err
 		}
 		b, err := codec.Marshal(out)
 		if err != nil {
