@@ -17,7 +17,9 @@ type CRDServer interface {
 	// are accepted), adding and removing routes and stores.
 	Serve(crds []map[string]any)
 	// SyncStatus recomputes a CRD's conditions and accepted names against
-	// all CRDs and writes them if they changed (compare-and-swap).
+	// all CRDs and writes them if they changed (compare-and-swap); then
+	// those of the CRDs of its group whose names it may have freed. name
+	// may be a CRD that no longer exists.
 	SyncStatus(ctx context.Context, name string) error
 	// Cleanup deletes a terminating CRD's instances and, once none remain,
 	// removes its cleanup finalizer. It reports whether it is finished.

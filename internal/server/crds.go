@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -111,6 +112,39 @@ func (c *crdServer) Serve(crds []map[string]any) {
 }
 
 func (c *crdServer) SyncStatus(ctx context.Context, name string) error {
+	if err := c.syncStatus(ctx, name); err != nil {
+		return err
+	}
+	// A change to one CRD (a rename, a deletion) may free names that
+	// another CRD of its group was refused: check those again, as
+	// upstream's naming controller requeues the group. CRDs whose names
+	// are accepted can't gain from it, and skipping them keeps a burst of
+	// creations in one group linear.
+	group := name[strings.IndexByte(name, '.')+1:]
+	var errs []error
+	for _, other := range c.refusedNames(group, name) {
+		errs = append(errs, c.syncStatus(ctx, other))
+	}
+	return errors.Join(errs...)
+}
+
+// refusedNames names the CRDs of group, except skip, whose NamesAccepted
+// condition is not True.
+func (c *crdServer) refusedNames(group, skip string) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var names []string
+	for n, o := range c.crds {
+		if g, _ := nestedString(o, "spec", "group"); g == group && n != skip &&
+			crd.ConditionStatus(o, crd.ConditionNamesAccepted) != crd.StatusTrue {
+			names = append(names, n)
+		}
+	}
+	return names
+}
+
+// syncStatus recomputes one CRD's status against the others.
+func (c *crdServer) syncStatus(ctx context.Context, name string) error {
 	st, _ := c.s.stores.Store(crdGR)
 	c.mu.Lock()
 	others := make([]map[string]any, 0, len(c.crds))

@@ -455,6 +455,27 @@ func TestCRDChanges(t *testing.T) {
 		}
 	})
 
+	// A CRD refused a name gets it once the CRD holding it is deleted, as
+	// upstream's naming controller checks a group's CRDs again.
+	t.Run("names freed", func(t *testing.T) {
+		const holder, waiter = "gadgets.free.example.com", "gizmos.free.example.com"
+		applyCRD(t, srv, "gadget-crd.yaml", holder, "created")
+		kubectl(t, srv, "create", "-f", crdFixture("gizmo-crd.yaml"))
+		waitFor(t, crdSettle, waiter+" is refused the short name gd", func() (bool, error) {
+			c := crdConditions(t, kubectlYAML(t, srv, "get", "crd", waiter, "-o", "yaml"))["NamesAccepted"]
+			return c == condition{"NamesAccepted", "False", "ShortNamesConflict", `"gd" is already in use`}, nil
+		})
+		kubectl(t, srv, "delete", "crd", holder, "--timeout=30s")
+		waitEstablished(t, srv, waiter)
+		conds := crdConditions(t, kubectlYAML(t, srv, "get", "crd", waiter, "-o", "yaml"))
+		if want := (condition{"NamesAccepted", "True", "NoConflicts", "no conflicts found"}); conds["NamesAccepted"] != want {
+			t.Errorf("NamesAccepted = %+v, want %+v", conds["NamesAccepted"], want)
+		}
+		if _, stderr, err := kubectlResult(srv, "get", "gd"); err != nil || strings.TrimSpace(stderr) != "No resources found in default namespace." {
+			t.Errorf("kubectl get gd (gizmos): %v, %q", err, stderr)
+		}
+	})
+
 	// "As with existing built-in objects, deleting a namespace deletes all
 	// custom objects in that namespace."
 	t.Run("namespace deletion", func(t *testing.T) {
