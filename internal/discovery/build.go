@@ -74,12 +74,8 @@ type docs struct {
 	groupList    doc                         // /apis
 	groups       map[string]doc              // /apis/<group>
 	resources    map[schema.GroupVersion]doc // /api/<v>, /apis/<group>/<v>
-	aggregated   map[aggregatedKey]doc       // /api and /apis, aggregated
-}
-
-type aggregatedKey struct {
-	core    bool   // /api rather than /apis
-	version string // "v2" or "v2beta1"
+	// /api and /apis, aggregated (apidiscovery.k8s.io/v2)
+	aggregatedCore, aggregatedGroups doc
 }
 
 // entry is one served version of a definition.
@@ -114,7 +110,6 @@ func build(t *registry.Table) (*docs, error) {
 		coreVersions: versionsOf[""],
 		groups:       map[string]doc{},
 		resources:    map[schema.GroupVersion]doc{},
-		aggregated:   map[aggregatedKey]doc{},
 	}
 	if d.coreVersions == nil {
 		d.coreVersions = []string{}
@@ -177,22 +172,18 @@ func build(t *registry.Table) (*docs, error) {
 	for _, g := range names {
 		named = append(named, groupDiscovery(g, versionsOf[g], byGV))
 	}
-	for _, v := range []string{"v2", "v2beta1"} {
-		for _, c := range []struct {
-			core  bool
-			items []apidiscoveryv2.APIGroupDiscovery
-		}{{true, core}, {false, named}} {
-			list := &apidiscoveryv2.APIGroupDiscoveryList{
-				TypeMeta: metav1.TypeMeta{Kind: "APIGroupDiscoveryList", APIVersion: "apidiscovery.k8s.io/" + v},
-				Items:    c.items,
-			}
-			// v2beta1 has the same fields as v2; only apiVersion differs.
-			ad, err := newDoc(list)
-			if err != nil {
-				return nil, fmt.Errorf("encoding aggregated discovery: %w", err)
-			}
-			d.aggregated[aggregatedKey{c.core, v}] = ad
+	for _, c := range []struct {
+		doc   *doc
+		items []apidiscoveryv2.APIGroupDiscovery
+	}{{&d.aggregatedCore, core}, {&d.aggregatedGroups, named}} {
+		ad, err := newDoc(&apidiscoveryv2.APIGroupDiscoveryList{
+			TypeMeta: metav1.TypeMeta{Kind: "APIGroupDiscoveryList", APIVersion: "apidiscovery.k8s.io/v2"},
+			Items:    c.items,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("encoding aggregated discovery: %w", err)
 		}
+		*c.doc = ad
 	}
 	return d, nil
 }

@@ -77,15 +77,15 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
 	switch {
 	case len(parts) == 1 && parts[0] == "api":
-		if v := aggregatedVersion(r.Header.Values("Accept")); v != "" {
-			serveAggregated(w, r, d.aggregated[aggregatedKey{core: true, version: v}], v)
+		if acceptsAggregated(r.Header.Values("Accept")) {
+			serveAggregated(w, r, d.aggregatedCore)
 			return
 		}
 		h.serveAPIVersions(w, r, d)
 		return
 	case len(parts) == 1 && parts[0] == "apis":
-		if v := aggregatedVersion(r.Header.Values("Accept")); v != "" {
-			serveAggregated(w, r, d.aggregated[aggregatedKey{core: false, version: v}], v)
+		if acceptsAggregated(r.Header.Values("Accept")) {
+			serveAggregated(w, r, d.aggregatedGroups)
 			return
 		}
 		serveDoc(w, r, d.groupList, "application/json", "no-cache, private")
@@ -130,9 +130,8 @@ func (h *Handler) serveAPIVersions(w http.ResponseWriter, r *http.Request, d *do
 
 // serveAggregated writes an APIGroupDiscoveryList with the content type
 // client-go checks (application/json with the g, v and as parameters).
-func serveAggregated(w http.ResponseWriter, r *http.Request, doc doc, version string) {
-	ct := "application/json;g=apidiscovery.k8s.io;v=" + version + ";as=APIGroupDiscoveryList"
-	serveDoc(w, r, doc, ct, "public")
+func serveAggregated(w http.ResponseWriter, r *http.Request, doc doc) {
+	serveDoc(w, r, doc, "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList", "public")
 }
 
 // serveDoc writes a cached document with its ETag and answers a matching
@@ -167,13 +166,11 @@ func etagMatches(header, etag string) bool {
 	return false
 }
 
-// aggregatedVersion returns the apidiscovery.k8s.io version ("v2" or
-// "v2beta1") an Accept header asks for, or "" for the unaggregated
-// documents. Like kube-apiserver, the aggregated form is served when any
-// acceptable JSON clause names the APIGroupDiscoveryList kind; among several,
-// the highest quality wins, then the first listed.
-func aggregatedVersion(accept []string) string {
-	best, bestQ := "", 0.0
+// acceptsAggregated reports whether an Accept header asks for aggregated
+// discovery: any acceptable JSON clause names apidiscovery.k8s.io/v2's
+// APIGroupDiscoveryList. Like kube-apiserver from 1.35 on, v2beta1 is not
+// served: a client asking only for it gets the unaggregated documents.
+func acceptsAggregated(accept []string) bool {
 	for _, header := range accept {
 		for _, clause := range strings.Split(header, ",") {
 			mt, params, err := mime.ParseMediaType(strings.TrimSpace(clause))
@@ -183,25 +180,18 @@ func aggregatedVersion(accept []string) string {
 			if mt != "application/json" && mt != "application/*" && mt != "*/*" {
 				continue
 			}
-			if params["g"] != "apidiscovery.k8s.io" || params["as"] != "APIGroupDiscoveryList" {
+			if params["g"] != "apidiscovery.k8s.io" || params["as"] != "APIGroupDiscoveryList" || params["v"] != "v2" {
 				continue
 			}
-			v := params["v"]
-			if v != "v2" && v != "v2beta1" {
-				continue
-			}
-			q := 1.0
-			if s, ok := params["q"]; ok {
-				if q, err = strconv.ParseFloat(s, 64); err != nil {
-					continue
+			if q, ok := params["q"]; ok {
+				if f, err := strconv.ParseFloat(q, 64); err != nil || f <= 0 {
+					continue // q=0: "not acceptable"
 				}
 			}
-			if q > bestQ {
-				best, bestQ = v, q
-			}
+			return true
 		}
 	}
-	return best
+	return false
 }
 
 // writeStatus writes a Failure Status the way kube-apiserver answers

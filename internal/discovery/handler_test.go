@@ -13,7 +13,6 @@ import (
 	"testing"
 
 	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
-	apidiscoveryv2beta1 "k8s.io/api/apidiscovery/v2beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	cgdiscovery "k8s.io/client-go/discovery"
@@ -357,52 +356,48 @@ func TestAggregated(t *testing.T) {
 				t.Errorf("items =\n%s\nwant\n%s", body, w)
 			}
 		})
+		// kube-apiserver 1.35+ no longer serves v2beta1: kubectl 1.27-1.29,
+		// which ask for it, fall back to the unaggregated documents.
 		t.Run(path+" v2beta1", func(t *testing.T) {
 			resp, body := get(t, srv.URL+path, map[string]string{"Accept": acceptV2beta1})
-			if ct := resp.Header.Get("Content-Type"); ct != "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList" {
-				t.Errorf("Content-Type = %q", ct)
+			if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
+				t.Errorf("Content-Type = %q, want application/json", ct)
 			}
-			var got apidiscoveryv2beta1.APIGroupDiscoveryList
+			var got metav1.TypeMeta
 			if err := json.Unmarshal(body, &got); err != nil {
 				t.Fatal(err)
 			}
-			if got.APIVersion != "apidiscovery.k8s.io/v2beta1" {
-				t.Errorf("apiVersion = %q", got.APIVersion)
-			}
-			// Same fields as v2: compare through JSON.
-			g, _ := json.Marshal(got.Items)
-			w, _ := json.Marshal(want)
-			if string(g) != string(w) {
-				t.Errorf("items =\n%s\nwant\n%s", g, w)
+			if want := map[string]string{"/api": "APIVersions", "/apis": "APIGroupList"}[path]; got.Kind != want {
+				t.Errorf("kind = %q, want %q", got.Kind, want)
 			}
 		})
 	}
 }
 
-func TestAggregatedVersion(t *testing.T) {
+func TestAcceptsAggregated(t *testing.T) {
 	tests := []struct {
 		accept []string
-		want   string
+		want   bool
 	}{
-		{nil, ""},
-		{[]string{"application/json"}, ""},
-		{[]string{"*/*"}, ""},
-		{[]string{cgdiscovery.AcceptV2}, "v2"},
-		{[]string{"application/json; g=apidiscovery.k8s.io; v=v2; as=APIGroupDiscoveryList"}, "v2"},
-		{[]string{"application/json;as=APIGroupDiscoveryList;v=v2;g=apidiscovery.k8s.io"}, "v2"},
-		{[]string{cgdiscovery.AcceptV2NoPeer + "," + cgdiscovery.AcceptV2 + "," + cgdiscovery.AcceptV1}, "v2"},
-		{[]string{"application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList"}, "v2beta1"},
-		{[]string{"application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList;q=0.5,application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"}, "v2"},
-		{[]string{"application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList;q=0"}, ""},
-		{[]string{"application/json;g=apidiscovery.k8s.io;v=v3;as=APIGroupDiscoveryList"}, ""},
-		{[]string{"application/yaml;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"}, ""},
-		{[]string{"application/vnd.kubernetes.protobuf;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"}, ""},
-		{[]string{"application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupList"}, ""},
-		{[]string{"garbage;;;", "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"}, "v2"},
+		{nil, false},
+		{[]string{"application/json"}, false},
+		{[]string{"*/*"}, false},
+		{[]string{cgdiscovery.AcceptV2}, true},
+		{[]string{"application/json; g=apidiscovery.k8s.io; v=v2; as=APIGroupDiscoveryList"}, true},
+		{[]string{"application/json;as=APIGroupDiscoveryList;v=v2;g=apidiscovery.k8s.io"}, true},
+		{[]string{cgdiscovery.AcceptV2NoPeer + "," + cgdiscovery.AcceptV2 + "," + cgdiscovery.AcceptV1}, true},
+		{[]string{"application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList"}, false},
+		{[]string{"application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList;q=0.5,application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"}, true},
+		{[]string{"application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList;q=0"}, false},
+		{[]string{"application/json;g=apidiscovery.k8s.io;v=v3;as=APIGroupDiscoveryList"}, false},
+		{[]string{"application/yaml;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"}, false},
+		{[]string{"application/vnd.kubernetes.protobuf;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"}, false},
+		{[]string{"application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupList"}, false},
+		{[]string{"garbage;;;", "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"}, true},
 	}
 	for _, tt := range tests {
-		if got := aggregatedVersion(tt.accept); got != tt.want {
-			t.Errorf("aggregatedVersion(%q) = %q, want %q", tt.accept, got, tt.want)
+		if got := acceptsAggregated(tt.accept); got != tt.want {
+			t.Errorf("acceptsAggregated(%q) = %v, want %v", tt.accept, got, tt.want)
 		}
 	}
 }
