@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,6 +28,7 @@ type namespaceContent struct {
 var _ controllers.NamespaceContent = (*namespaceContent)(nil)
 
 func (n *namespaceContent) DeleteContents(ctx context.Context, ns string) (int, error) {
+	left := builtin.NamespaceDeletion{Remaining: map[string]int{}, Finalizers: map[string]int{}}
 	remaining := 0
 	for _, def := range n.reg.Current().Definitions() {
 		if !def.Namespaced() {
@@ -35,24 +38,76 @@ func (n *namespaceContent) DeleteContents(ctx context.Context, ns string) (int, 
 		if !ok {
 			continue
 		}
-		res, err := st.Cache.List(ctx, watchcache.ListOptions{Namespace: ns})
-		if err != nil {
-			return 0, fmt.Errorf("listing %s in %s: %w", def.GroupResource(), ns, err)
+		gr := def.GroupResource()
+		if err := n.deleteAll(ctx, def, st, ns, &left); err != nil {
+			left.Failures = append(left.Failures, err.Error())
+			continue
 		}
-		for _, it := range res.Items {
-			_, deleted, err := n.s.handler.DeleteObject(ctx, def, st, ns, it.Name, &metav1.DeleteOptions{})
-			if apierrors.IsNotFound(err) {
-				continue
-			}
-			if err != nil {
-				return 0, fmt.Errorf("deleting %s %s/%s: %w", def.GroupResource(), ns, it.Name, err)
-			}
-			if !deleted {
-				remaining++
+		remaining += left.Remaining[gr.Resource+"."+gr.Group]
+	}
+	// Like upstream's controller, say in the namespace's conditions what
+	// holds it in Terminating.
+	if err := n.setConditions(ctx, ns, left); err != nil {
+		return 0, err
+	}
+	if len(left.Failures) > 0 {
+		return 0, errors.New(strings.Join(left.Failures, "; "))
+	}
+	return remaining, nil
+}
+
+// deleteAll deletes ns's objects of one resource and counts, in left, those
+// that remain and their finalizers.
+func (n *namespaceContent) deleteAll(ctx context.Context, def *registry.Definition, st *handler.Store, ns string, left *builtin.NamespaceDeletion) error {
+	gr := def.GroupResource()
+	res, err := st.Cache.List(ctx, watchcache.ListOptions{Namespace: ns})
+	if err != nil {
+		return fmt.Errorf("listing %s in %s: %w", gr, ns, err)
+	}
+	for _, it := range res.Items {
+		obj, deleted, err := n.s.handler.DeleteObject(ctx, def, st, ns, it.Name, &metav1.DeleteOptions{})
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("deleting %s %s/%s: %w", gr, ns, it.Name, err)
+		}
+		if deleted {
+			continue
+		}
+		left.Remaining[gr.Resource+"."+gr.Group]++
+		md, _ := obj["metadata"].(map[string]any)
+		fins, _ := md["finalizers"].([]any)
+		for _, f := range fins {
+			if f, ok := f.(string); ok {
+				left.Finalizers[f]++
 			}
 		}
 	}
-	return remaining, nil
+	return nil
+}
+
+// setConditions writes a deletion pass's outcome into the namespace's
+// status conditions, if they changed.
+func (n *namespaceContent) setConditions(ctx context.Context, ns string, left builtin.NamespaceDeletion) error {
+	st, _ := n.s.stores.Store(builtin.Namespaces().GroupResource())
+	_, err := storage.GuaranteedUpdate(ctx, st.Storage, st.Key("", ns), func(cur storage.KeyValue) ([]byte, error) {
+		obj, err := handler.DecodeStored(cur.Value)
+		if err != nil {
+			return nil, err
+		}
+		if !builtin.SetDeletionConditions(obj, left, time.Now()) {
+			return cur.Value, nil
+		}
+		return handler.EncodeStored(obj)
+	})
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("namespace %s conditions: %w", ns, err)
+	}
+	return nil
 }
 
 func (n *namespaceContent) Finalize(ctx context.Context, ns string) error {

@@ -497,6 +497,33 @@ func TestCRDChanges(t *testing.T) {
 		}
 	})
 
+	// A custom object's finalizer holds its namespace in Terminating, and
+	// the namespace's conditions say so, as upstream's controller does.
+	t.Run("namespace held by a finalizer", func(t *testing.T) {
+		const ns, name = "held-ns", "finalized-cron-object"
+		kubectl(t, srv, "create", "namespace", ns)
+		kubectl(t, srv, "create", "-n", ns, "-f", crdFixture("crontab-finalizer.yaml"))
+		kubectl(t, srv, "delete", "namespace", ns, "--wait=false")
+		want := map[string]condition{
+			"NamespaceContentRemaining":    {"NamespaceContentRemaining", "True", "SomeResourcesRemain", "Some resources are remaining: crontabs.stable.example.com has 1 resource instances"},
+			"NamespaceFinalizersRemaining": {"NamespaceFinalizersRemaining", "True", "SomeFinalizerRemain", "Some finalizers are remaining: stable.example.com/finalizer in 1 resource instances"},
+			"NamespaceDeletionContentFailure": {"NamespaceDeletionContentFailure", "False", "ContentDeleted",
+				"All content successfully deleted, may be waiting on finalization"},
+		}
+		var conds map[string]condition
+		waitFor(t, crdSettle, ns+" reports the crontab that holds it", func() (bool, error) {
+			conds = crdConditions(t, kubectlYAML(t, srv, "get", "namespace", ns, "-o", "yaml"))
+			return conds["NamespaceFinalizersRemaining"].Status == "True", nil
+		})
+		for typ, w := range want {
+			if conds[typ] != w {
+				t.Errorf("condition %s = %+v, want %+v", typ, conds[typ], w)
+			}
+		}
+		kubectl(t, srv, "patch", "-n", ns, "crontab", name, "--type=merge", "-p", `{"metadata":{"finalizers":null}}`)
+		kubectl(t, srv, "wait", "--for=delete", "namespace/"+ns, "--timeout=30s")
+	})
+
 	// Adding a version (v2, served, v1 storage) and a short name to a
 	// served CRD: both appear in discovery within seconds.
 	t.Run("new version", func(t *testing.T) {
