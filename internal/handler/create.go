@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/crdserver/crdserver/internal/codec"
+	"github.com/crdserver/crdserver/internal/storage"
 )
 
 // create stores a new object: decode, fill system fields, convert to the
@@ -21,6 +22,9 @@ func (h *Handler) create(c *call) {
 func (h *Handler) doCreate(c *call) error {
 	if c.info.Name != "" {
 		return methodNotSupported(c)
+	}
+	if err := checkWriteOptions(c, ""); err != nil {
+		return err
 	}
 	dry, err := dryRun(c.r)
 	if err != nil {
@@ -51,7 +55,8 @@ func (h *Handler) doCreate(c *call) error {
 	if c.def.Terminating {
 		return apierrors.NewForbidden(c.gr(), name, errors.New("create not allowed while custom resource definition is terminating"))
 	}
-	if errs := append(validateCreate(c, obj), validateSchema(c, obj, nil)...); len(errs) > 0 {
+	errs := append(validateCreate(c, obj), validateSchema(c, obj, nil)...)
+	if errs = append(errs, validateScale(c, obj, "")...); len(errs) > 0 {
 		return apierrors.NewInvalid(schema.GroupKind{Group: c.def.Group, Kind: c.def.Kind}, name, errs)
 	}
 	// Validating admission plugs in here.
@@ -60,7 +65,15 @@ func (h *Handler) doCreate(c *call) error {
 			return err
 		}
 	}
+	key := c.store.Key(c.info.Namespace, name)
 	if dry {
+		// A dry run writes nothing but still fails where the write
+		// would: on a name that is taken.
+		if _, err := c.store.Storage.Get(c.r.Context(), key); err == nil {
+			return h.alreadyExists(c, key, name)
+		} else if !errors.Is(err, storage.ErrNotFound) {
+			return storageError(err, c.gr(), name, "create")
+		}
 		h.writeObject(c, http.StatusCreated, obj)
 		return nil
 	}
@@ -68,10 +81,28 @@ func (h *Handler) doCreate(c *call) error {
 	if err != nil {
 		return apierrors.NewInternalError(err)
 	}
-	rev, err := c.store.Storage.Create(c.r.Context(), c.store.Key(c.info.Namespace, name), data)
+	rev, err := c.store.Storage.Create(c.r.Context(), key, data)
+	if errors.Is(err, storage.ErrExists) {
+		return h.alreadyExists(c, key, name)
+	}
 	if err != nil {
 		return storageError(err, c.gr(), name, "create")
 	}
 	h.writeStored(c, http.StatusCreated, obj, data, rev)
 	return nil
+}
+
+// alreadyExists is upstream's 409 for a create whose name is taken; when
+// the object there is being deleted the message says so, as the name
+// frees once its finalizers are done.
+func (h *Handler) alreadyExists(c *call, key, name string) error {
+	err := apierrors.NewAlreadyExists(c.gr(), name)
+	if kv, gerr := c.store.Storage.Get(c.r.Context(), key); gerr == nil {
+		if cur, derr := decodeStored(kv.Value); derr == nil {
+			if _, deleting := metadata(cur)["deletionTimestamp"]; deleting {
+				err.ErrStatus.Message = "object is being deleted: " + err.ErrStatus.Message
+			}
+		}
+	}
+	return err
 }

@@ -10,8 +10,8 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/crdserver/crdserver/internal/codec"
 	"github.com/crdserver/crdserver/internal/registry"
@@ -66,21 +66,13 @@ func deleteOptions(c *call) (*metav1.DeleteOptions, error) {
 		p := metav1.DeletionPropagation(v)
 		opts.PropagationPolicy = &p
 	}
-	if p := opts.PropagationPolicy; p != nil {
-		switch *p {
-		case metav1.DeletePropagationOrphan, metav1.DeletePropagationBackground, metav1.DeletePropagationForeground:
-		default:
-			return nil, apierrors.NewInvalid(metav1.SchemeGroupVersion.WithKind("DeleteOptions").GroupKind(), "",
-				field.ErrorList{field.NotSupported(field.NewPath("propagationPolicy"), string(*p), []string{"Orphan", "Background", "Foreground"})})
-		}
-	}
 	if q.Has("dryRun") {
 		opts.DryRun = q["dryRun"]
 	}
-	for _, d := range opts.DryRun {
-		if d != metav1.DryRunAll {
-			return nil, apierrors.NewBadRequest("Invalid dryRun value: " + d + `: supported values: "All"`)
-		}
+	// Upstream's validation words the errors (a bad propagationPolicy or
+	// dryRun is a 422 on DeleteOptions).
+	if err := invalidOptions("DeleteOptions", validation.ValidateDeleteOptions(opts)); err != nil {
+		return nil, err
 	}
 	return opts, nil
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -62,8 +63,9 @@ type Handler struct {
 	now    Clock
 	log    *slog.Logger
 
-	// printers caches compiled printer columns per served version.
-	printers sync.Map // *registry.Version → *printer
+	// printers caches compiled printer columns per served version, and
+	// those of its Scale.
+	printers sync.Map // *registry.Version or scaleColumns → *printer
 
 	// stopWatches is closed at shutdown to end every watch.
 	stopWatches chan struct{}
@@ -107,7 +109,13 @@ type call struct {
 	media   codec.MediaType
 	// present, when set, turns the object into what the subresource
 	// answers with (the scale subresource's Scale).
-	present func(obj map[string]any) any
+	present func(obj map[string]any) map[string]any
+	// presentPrinter renders what present returns as Table rows.
+	presentPrinter *printer
+	// bodyPruned is set once the request's object has been pruned with
+	// the version's schema (while decoding it, or patching): the schema
+	// steps need not walk it again.
+	bodyPruned bool
 }
 
 // gvk returns the kind in the request's version.
@@ -143,12 +151,40 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case info.Subresource == "scale" && c.version.Subresources.Scale != nil:
 		h.serveScale(c)
 	default:
-		if su, ok := c.def.Hooks.(registry.SubresourceUpdater); ok && info.Verb == "update" {
+		if su, ok := c.def.Hooks.(registry.SubresourceUpdater); ok && info.Verb == "update" && servesOther(c) {
 			h.updateSubresource(c, su)
 			return
 		}
-		writeError(w, r, notFoundResource())
+		codec.WriteStatus(w, r, unknownSubresource(c))
 	}
+}
+
+// servesOther reports whether the version declares the request's
+// subresource, for the request's verb, among its built-in subresources.
+func servesOther(c *call) bool {
+	for _, o := range c.version.Subresources.Other {
+		if o.Name == c.info.Subresource {
+			return slices.Contains(o.Verbs, c.info.Verb)
+		}
+	}
+	return false
+}
+
+// unknownSubresource answers a subresource the resource does not serve
+// (or not with this verb). Upstream's custom resource handler says the
+// object is not found; built-ins are routes of upstream's REST router,
+// which answers a path it has no route for with a generic 404 Status and
+// a known path with another method with a 405.
+func unknownSubresource(c *call) error {
+	if !goTyped(c.def) {
+		return apierrors.NewNotFound(c.gr(), c.info.Name)
+	}
+	for _, o := range c.version.Subresources.Other {
+		if o.Name == c.info.Subresource {
+			return apierrors.NewGenericServerResponse(http.StatusMethodNotAllowed, "", schema.GroupResource{}, "", "", 0, false)
+		}
+	}
+	return codec.NotFound()
 }
 
 func (h *Handler) serveMain(c *call) {
@@ -249,7 +285,8 @@ func deprecationWarning(c *call) string {
 	return c.apiVersion() + " " + c.def.Kind + " is deprecated"
 }
 
-// dryRun reports whether the request asks for dryRun=All.
+// dryRun reports whether the request asks for dryRun=All. Writes validate
+// the parameter first (checkWriteOptions); the error here is a safety net.
 func dryRun(r *http.Request) (bool, error) {
 	vals := r.URL.Query()["dryRun"]
 	for _, v := range vals {

@@ -171,14 +171,16 @@ func TestErrors(t *testing.T) {
 		at(errCase{name: "delete uid precondition", req: req{method: "DELETE", path: "/api/v1/namespaces/exists", body: `{"preconditions":{"uid":"nope"}}`}, code: 409, reason: metav1.StatusReasonConflict, message: "Precondition failed: UID in precondition: nope"}),
 		at(errCase{name: "delete rv precondition", req: req{method: "DELETE", path: "/api/v1/namespaces/exists", body: `{"preconditions":{"resourceVersion":"1"}}`}, code: 409, reason: metav1.StatusReasonConflict}),
 		at(errCase{name: "delete missing", req: req{method: "DELETE", path: "/api/v1/namespaces/missing"}, code: 404, reason: metav1.StatusReasonNotFound}),
-		at(errCase{name: "bad dryRun", req: req{method: "POST", path: "/api/v1/namespaces?dryRun=Some", body: ns("dry")}, code: 400, reason: metav1.StatusReasonBadRequest}),
+		at(errCase{name: "bad dryRun", req: req{method: "POST", path: "/api/v1/namespaces?dryRun=Some", body: ns("dry")}, code: 422, reason: metav1.StatusReasonInvalid,
+			message: `CreateOptions.meta.k8s.io "" is invalid: dryRun: Unsupported value: ["Some"]: supported values: "All"`}),
 		at(errCase{name: "bad label selector", req: req{method: "GET", path: "/api/v1/namespaces?labelSelector=a%20in%20("}, code: 400, reason: metav1.StatusReasonBadRequest}),
 		at(errCase{name: "bad field selector", req: req{method: "GET", path: "/api/v1/namespaces?fieldSelector=spec.x=1"}, code: 400, reason: metav1.StatusReasonBadRequest, message: "field label not supported: spec.x"}),
 		at(errCase{name: "bad continue", req: req{method: "GET", path: "/api/v1/namespaces?limit=1&continue=garbage"}, code: 400, reason: metav1.StatusReasonBadRequest}),
 		at(errCase{name: "strict duplicate field", req: req{method: "POST", path: "/api/v1/namespaces?fieldValidation=Strict", body: `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"dup","name":"dup2"}}`}, code: 400, reason: metav1.StatusReasonBadRequest, message: `duplicate field`}),
 		at(errCase{name: "strict unknown field", req: req{method: "POST", path: "/api/v1/namespaces?fieldValidation=Strict", body: `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"unk"},"spec":{"foo":1}}`}, code: 400, reason: metav1.StatusReasonBadRequest, message: `strict decoding error: unknown field "spec.foo"`}),
 		at(errCase{name: "field of the wrong type", req: req{method: "POST", path: "/api/v1/namespaces", body: `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"typ"},"spec":{"finalizers":"x"}}`}, code: 400, reason: metav1.StatusReasonBadRequest, message: `Namespace in version "v1" cannot be handled as a Namespace`}),
-		at(errCase{name: "bad fieldValidation", req: req{method: "POST", path: "/api/v1/namespaces?fieldValidation=Loud", body: ns("fv")}, code: 400, reason: metav1.StatusReasonBadRequest}),
+		at(errCase{name: "bad fieldValidation", req: req{method: "POST", path: "/api/v1/namespaces?fieldValidation=Loud", body: ns("fv")}, code: 422, reason: metav1.StatusReasonInvalid,
+			message: `CreateOptions.meta.k8s.io "" is invalid: fieldValidation: Unsupported value: "Loud": supported values: "", "Ignore", "Strict", "Warn"`}),
 	}
 	// Paths no resource has get upstream's plain-text 404, not a Status.
 	for _, path := range []string{"/api/v1/nothings", "/api/v2/namespaces", "/apis/nope.example.com/v1/things", "/api/v1/namespaces/missing/namespaces"} {

@@ -63,6 +63,11 @@ func selectableField(c *call, f string) bool {
 // list serves a collection from the watch cache.
 func (h *Handler) list(c *call) {
 	opts, err := listOptions(c)
+	if err == nil && opts.Continue == "" {
+		// With a continue token the token's revision counts, and a
+		// resourceVersion is refused whatever it is.
+		err = listResourceVersionError(opts.ResourceVersion)
+	}
 	if err != nil {
 		codec.WriteStatus(c.w, c.r, err)
 		return

@@ -90,13 +90,14 @@ func (h *Handler) patch(c *call, sub string) {
 			problems = append(problems, uf.UnknownFields(obj)...)
 		}
 		if s := versionSchema(c); s != nil {
-			// The update path prunes again and finds nothing; pruning here
-			// lets the fields it drops join this patch's strict errors.
+			// Pruning here lets the fields it drops join this patch's
+			// strict errors; the update path then skips it.
 			for _, f := range s.Prune(obj) {
 				if mode != "Ignore" {
 					problems = append(problems, unknownField(f))
 				}
 			}
+			c.bodyPruned = true
 		}
 		if err := patchFieldValidation(c, mode, value, problems); err != nil {
 			return nil, err
@@ -128,23 +129,32 @@ type patchBody struct {
 	strict []string
 }
 
-// readPatch reads a patch body as upstream does before applying it: with
-// fieldValidation Strict or Warn the body is first decoded strictly, so a
-// body of the wrong JSON shape is a 400 "error decoding patch" there.
-// readPatchRequest reads a patch request's fieldValidation mode and its
-// body as a patch of type ct.
+// readPatchRequest reads a patch request's options, its fieldValidation
+// mode and its body as a patch of type ct. As upstream's, a body that is
+// not JSON at all is refused before anything reads it as a patch, with
+// the same words for every patch type.
 func readPatchRequest(c *call, ct string) (*patchBody, string, error) {
-	mode, err := fieldValidation(c)
-	if err != nil {
-		return nil, "", err
-	}
 	body, err := readBody(c)
 	if err != nil {
 		return nil, "", err
 	}
+	if err := checkWriteOptions(c, ct); err != nil {
+		return nil, "", err
+	}
+	mode, err := fieldValidation(c)
+	if err != nil {
+		return nil, "", err
+	}
+	if !json.Valid(body) {
+		return nil, "", apierrors.NewBadRequest("invalid JSON patch")
+	}
 	p, err := readPatch(ct, body, mode)
 	return p, mode, err
 }
+
+// readPatch reads a patch body as upstream does before applying it: with
+// fieldValidation Strict or Warn the body is first decoded strictly, so a
+// body of the wrong JSON shape is a 400 "error decoding patch" there.
 
 func readPatch(ct string, body []byte, mode string) (*patchBody, error) {
 	strict := mode != "Ignore"

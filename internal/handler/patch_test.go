@@ -75,11 +75,11 @@ func TestPatchErrors(t *testing.T) {
 	e.checkCases(t, []errCase{
 		// Merge patches: decoded strictly into an object first (fieldValidation
 		// Warn, the default, or Strict), then applied.
-		at(errCase{name: "merge: malformed", req: merge(widgetPath, `{"spec":`), code: 400, reason: metav1.StatusReasonBadRequest, message: "error decoding patch: unexpected end of JSON input"}),
+		at(errCase{name: "merge: malformed", req: merge(widgetPath, `{"spec":`), code: 400, reason: metav1.StatusReasonBadRequest, message: "invalid JSON patch"}),
 		at(errCase{name: "merge: array", req: merge(widgetPath, `[1]`), code: 400, reason: metav1.StatusReasonBadRequest, message: "error decoding patch: json: cannot unmarshal array into Go value of type map[string]interface {}"}),
 		at(errCase{name: "merge: string", req: merge(widgetPath, `"x"`), code: 400, reason: metav1.StatusReasonBadRequest, message: "error decoding patch: json: cannot unmarshal string into Go value of type map[string]interface {}"}),
 		at(errCase{name: "merge: null", req: merge(widgetPath, `null`), code: 400, reason: metav1.StatusReasonBadRequest, message: "Invalid JSON Patch"}),
-		at(errCase{name: "merge Ignore: malformed", req: merge(ignore, `{"spec":`), code: 400, reason: metav1.StatusReasonBadRequest, message: "Invalid JSON Patch"}),
+		at(errCase{name: "merge Ignore: malformed", req: merge(ignore, `{"spec":`), code: 400, reason: metav1.StatusReasonBadRequest, message: "invalid JSON patch"}),
 		at(errCase{name: "merge Ignore: scalar", req: merge(ignore, `5`), code: 400, reason: metav1.StatusReasonBadRequest, message: "Invalid JSON Patch"}),
 		at(errCase{name: "merge Ignore: array result", req: merge(ignore, `[1]`), code: 422, reason: metav1.StatusReasonInvalid, message: `patch: Invalid value: "[1]"`}),
 		at(errCase{name: "merge Strict: duplicate field", req: merge(strict, `{"spec":{"size":2,"size":3}}`), code: 422, reason: metav1.StatusReasonInvalid, message: `strict decoding error: duplicate field "spec.size"`}),
@@ -87,6 +87,9 @@ func TestPatchErrors(t *testing.T) {
 		at(errCase{name: "merge: schema invalid", req: merge(widgetPath, `{"spec":{"size":"big"}}`), code: 422, reason: metav1.StatusReasonInvalid, message: `spec.size: Invalid value: "string": spec.size in body must be of type integer`}),
 
 		// JSON patches.
+		at(errCase{name: "json: malformed", req: jsonPatch(widgetPath, `{bad`), code: 400, reason: metav1.StatusReasonBadRequest, message: "invalid JSON patch"}),
+		at(errCase{name: "json Ignore: malformed", req: jsonPatch(ignore, `[{"op":`), code: 400, reason: metav1.StatusReasonBadRequest, message: "invalid JSON patch"}),
+		at(errCase{name: "json: empty", req: req{method: "PATCH", path: widgetPath, contentType: "application/json-patch+json"}, code: 400, reason: metav1.StatusReasonBadRequest, message: "invalid JSON patch"}),
 		at(errCase{name: "json: object", req: jsonPatch(widgetPath, `{}`), code: 400, reason: metav1.StatusReasonBadRequest, message: "error decoding patch: json: cannot unmarshal object into Go value of type []handlers.jsonPatchOp"}),
 		at(errCase{name: "json Ignore: object", req: jsonPatch(ignore, `{}`), code: 400, reason: metav1.StatusReasonBadRequest, message: "json: cannot unmarshal object into Go value of type jsonpatch.Patch"}),
 		at(errCase{name: "json: test fails", req: jsonPatch(widgetPath, `[{"op":"test","path":"/spec/size","value":99}]`), code: 422, reason: metav1.StatusReasonInvalid, message: generic422}),
@@ -96,6 +99,7 @@ func TestPatchErrors(t *testing.T) {
 		at(errCase{name: "json Strict: unknown field", req: jsonPatch(strict, `[{"op":"replace","path":"/spec/size","value":2,"extra":1}]`), code: 422, reason: metav1.StatusReasonInvalid, message: `strict decoding error: json patch unknown field "[0].extra"`}),
 
 		// Strategic merge patches (resources with a Go type).
+		at(errCase{name: "smp: malformed", req: smp(`{bad`), code: 400, reason: metav1.StatusReasonBadRequest, message: "invalid JSON patch"}),
 		at(errCase{name: "smp: array", req: smp(`[1]`), code: 400, reason: metav1.StatusReasonBadRequest, message: "json: cannot unmarshal array into Go value of type map[string]interface {}"}),
 		at(errCase{name: "smp: wrong type", req: smp(`{"spec":{"finalizers":"x"}}`), code: 422, reason: metav1.StatusReasonInvalid, message: `patch: Invalid value: "map[spec:map[finalizers:x]]"`}),
 		at(errCase{name: "smp: unsupported on custom resources", req: req{method: "PATCH", path: widgetPath, body: `{}`, contentType: "application/strategic-merge-patch+json"}, code: 415, reason: metav1.StatusReasonUnsupportedMediaType}),
@@ -133,8 +137,8 @@ func TestScaleErrors(t *testing.T) {
 		at(errCase{name: "json: test fails", req: jsonPatch(scalePath, `[{"op":"test","path":"/spec/replicas","value":7}]`), code: 422, reason: metav1.StatusReasonInvalid,
 			message: "the server rejected our request due to an error in our request"}),
 		at(errCase{name: "json: remove missing", req: jsonPatch(scalePath, `[{"op":"remove","path":"/spec/nothing"}]`), code: 422, reason: metav1.StatusReasonInvalid, message: "the server rejected our request due to an error in our request"}),
-		at(errCase{name: "json: malformed", req: jsonPatch(scalePath, `[`), code: 400, reason: metav1.StatusReasonBadRequest, message: "error decoding patch: unexpected end of JSON input"}),
-		at(errCase{name: "merge: malformed", req: merge(scalePath, `{`), code: 400, reason: metav1.StatusReasonBadRequest, message: "error decoding patch: unexpected end of JSON input"}),
+		at(errCase{name: "json: malformed", req: jsonPatch(scalePath, `[`), code: 400, reason: metav1.StatusReasonBadRequest, message: "invalid JSON patch"}),
+		at(errCase{name: "merge: malformed", req: merge(scalePath, `{`), code: 400, reason: metav1.StatusReasonBadRequest, message: "invalid JSON patch"}),
 		at(errCase{name: "merge Strict: unknown field", req: merge(scalePath+"?fieldValidation=Strict", `{"spec":{"x":1}}`), code: 422, reason: metav1.StatusReasonInvalid, message: `strict decoding error: unknown field "spec.x"`}),
 		at(errCase{name: "strategic", req: req{method: "PATCH", path: scalePath, body: `{}`, contentType: "application/strategic-merge-patch+json"}, code: 415, reason: metav1.StatusReasonUnsupportedMediaType}),
 	})

@@ -1,16 +1,22 @@
 package handler
 
 import (
+	"bytes"
+	"encoding/hex"
+	"errors"
 	"fmt"
+	"mime"
 	"net/http"
 	"slices"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/yaml"
 
 	"github.com/crdserver/crdserver/internal/codec"
 	"github.com/crdserver/crdserver/internal/registry"
@@ -41,7 +47,20 @@ func toStorageVersion(c *call, obj map[string]any) map[string]any {
 func (h *Handler) writeObject(c *call, status int, obj map[string]any) {
 	obj = toRequestVersion(c, obj)
 	if c.present != nil {
-		codec.WriteObject(c.w, status, c.media, c.present(obj))
+		out := c.present(obj)
+		if c.media.As == "Table" && c.presentPrinter != nil {
+			p := c.presentPrinter
+			rv, _ := metadata(out)["resourceVersion"].(string)
+			var buf bytes.Buffer
+			t, err := buildTableWith(c, p.headers, func(o map[string]any) []any { return p.row(o, &buf) }, []map[string]any{out}, rv, "", nil)
+			if err != nil {
+				codec.WriteStatus(c.w, c.r, err)
+				return
+			}
+			codec.WriteObject(c.w, status, c.media, t)
+			return
+		}
+		codec.WriteObject(c.w, status, c.media, out)
 		return
 	}
 	if c.media.As == "PartialObjectMetadataList" { // a list form for one object
@@ -114,7 +133,8 @@ func readBody(c *call) ([]byte, error) {
 const maxBody = 3 * 1024 * 1024
 
 // fieldValidation reads the fieldValidation parameter: Strict, Warn (the
-// default) or Ignore.
+// default) or Ignore. Writes validate it first (checkWriteOptions), which
+// words a bad value as upstream does; the error here is a safety net.
 func fieldValidation(c *call) (string, error) {
 	v := c.r.URL.Query().Get("fieldValidation")
 	switch v {
@@ -126,9 +146,11 @@ func fieldValidation(c *call) (string, error) {
 	return "", apierrors.NewBadRequest(fmt.Sprintf("fieldValidation must be one of \"Ignore\", \"Warn\", or \"Strict\", got %q", v))
 }
 
-// decodeBody decodes the request object and applies fieldValidation to the
-// problems the decoder found (duplicate fields; unknown fields once schemas
-// land).
+// decodeBody decodes the request object as upstream's decoder does and
+// applies fieldValidation to the problems decoding finds: duplicate
+// fields, fields a built-in's Go type does not have, and fields the
+// version's schema prunes. A body that does not decode, or a custom
+// resource without kind or apiVersion, is upstream's 400.
 func decodeBody(c *call) (map[string]any, error) {
 	mode, err := fieldValidation(c)
 	if err != nil {
@@ -138,13 +160,21 @@ func decodeBody(c *call) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if ct := c.r.Header.Get("Content-Type"); isProtobuf(ct) {
+	ct := c.r.Header.Get("Content-Type")
+	if isProtobuf(ct) {
 		if obj, err := decodeProtobuf(c.def, body); obj != nil || err != nil {
 			return obj, err
 		}
 	}
-	obj, problems, err := codec.Decode(body, c.r.Header.Get("Content-Type"), codec.DecodeOptions{})
+	obj, problems, err := codec.Decode(body, ct, codec.DecodeOptions{})
 	if err != nil {
+		var de *codec.DecodeError
+		if errors.As(err, &de) {
+			return nil, de.ForKind(c.def.Kind)
+		}
+		return nil, err
+	}
+	if err := checkCustomTypeMeta(c, obj, body, ct, mode); err != nil {
 		return nil, err
 	}
 	if err := checkTyped(c, obj, mode, problems); err != nil {
@@ -153,9 +183,58 @@ func decodeBody(c *call) (map[string]any, error) {
 	return obj, nil
 }
 
+// goTyped reports whether a resource has a Go type (the built-ins; they
+// take strategic merge patches). Upstream decodes those into their type,
+// which fills a missing kind and apiVersion from the URL; custom resources
+// decode as unstructured objects, which must name their kind.
+func goTyped(def *registry.Definition) bool {
+	_, ok := def.Hooks.(registry.StrategicMerger)
+	return ok
+}
+
+// checkCustomTypeMeta refuses a custom resource body without kind or
+// apiVersion as upstream does. Without kind, its unstructured decoder
+// fails; the message depends on fieldValidation, since only the strict
+// decoder reports the kind it found (none) rather than the URL's. Without
+// apiVersion, the object's group and version are empty and do not match
+// the URL's.
+func checkCustomTypeMeta(c *call, obj map[string]any, body []byte, ct, mode string) error {
+	if goTyped(c.def) {
+		return nil
+	}
+	av, _ := obj["apiVersion"].(string)
+	if kind, _ := obj["kind"].(string); kind == "" {
+		if mode != "Ignore" {
+			return apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): %v (%s)",
+				c.def.Kind, runtime.NewMissingKindErr(string(body)), summarize(body)))
+		}
+		// The lenient decoder names the URL's kind and the version of the
+		// body's apiVersion (the URL's when it has none), and quotes the
+		// body as JSON.
+		version := c.version.Name
+		if gv, err := schema.ParseGroupVersion(av); err == nil && gv.Version != "" {
+			version = gv.Version
+		}
+		data := body
+		if mt, _, _ := mime.ParseMediaType(ct); mt == codec.MediaYAML {
+			if j, err := yaml.YAMLToJSON(body); err == nil {
+				data = j
+			}
+		}
+		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v",
+			c.def.Kind, version, c.def.Kind, runtime.NewMissingKindErr(string(data))))
+	}
+	if av == "" {
+		return apierrors.NewBadRequest(fmt.Sprintf("the API version in the data () does not match the expected API version (%s)", c.apiVersion()))
+	}
+	return nil
+}
+
 // checkTyped applies a built-in's Go type to a decoded body: wrongly typed
 // fields are refused, unknown ones join the decoder's problems for
-// fieldValidation.
+// fieldValidation, and so do the fields the version's schema prunes
+// (when the body is of the URL's version and kind; anything else is
+// refused after decoding).
 func checkTyped(c *call, obj map[string]any, mode string, problems []string) error {
 	if tc, ok := c.def.Hooks.(registry.TypeChecker); ok {
 		if err := tc.CheckType(obj); err != nil {
@@ -165,7 +244,36 @@ func checkTyped(c *call, obj map[string]any, mode string, problems []string) err
 	if uf, ok := c.def.Hooks.(registry.UnknownFielder); ok && mode != "Ignore" {
 		problems = append(problems, uf.UnknownFields(obj)...)
 	}
+	if s := versionSchema(c); s != nil && isRequestKind(c, obj) {
+		for _, p := range s.Prune(obj) {
+			problems = append(problems, unknownField(p))
+		}
+		c.bodyPruned = true
+	}
+	if mode == "Strict" && len(problems) > 0 {
+		// Upstream's decoder names the kind and version the body claims.
+		kind, _ := obj["kind"].(string)
+		if kind == "" {
+			kind = c.def.Kind
+		}
+		version := c.version.Name
+		if av, _ := obj["apiVersion"].(string); av != "" {
+			if gv, err := schema.ParseGroupVersion(av); err == nil {
+				version = gv.Version
+			}
+		}
+		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: strict decoding error: %s",
+			kind, version, c.def.Kind, strings.Join(problems, ", ")))
+	}
 	return applyFieldValidation(c, mode, problems)
+}
+
+// isRequestKind reports whether obj claims the request's apiVersion and
+// kind (or leaves them to the URL).
+func isRequestKind(c *call, obj map[string]any) bool {
+	av, _ := obj["apiVersion"].(string)
+	kind, _ := obj["kind"].(string)
+	return (av == "" || av == c.apiVersion()) && (kind == "" || kind == c.def.Kind)
 }
 
 func applyFieldValidation(c *call, mode string, problems []string) error {
@@ -234,4 +342,28 @@ func checkNameAndNamespace(c *call, obj map[string]any) error {
 		}
 	}
 	return nil
+}
+
+// summarize is upstream's short form of a body in decoding errors: an
+// object's first 30 bytes as text, anything else in hex.
+func summarize(data []byte) string {
+	const max = 30
+	text := len(data) > 0 && data[0] == '{'
+	cut := data
+	if len(cut) > max {
+		cut = cut[:max]
+	}
+	var s string
+	switch {
+	case len(data) == 0:
+		return "<empty>"
+	case text:
+		s = string(cut)
+	default:
+		s = hex.EncodeToString(cut)
+	}
+	if len(data) > max {
+		s += " ..."
+	}
+	return s
 }

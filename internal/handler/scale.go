@@ -9,6 +9,7 @@ import (
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	kjson "sigs.k8s.io/json"
@@ -25,7 +26,13 @@ var scaleGK = schema.GroupKind{Group: "autoscaling", Kind: "Scale"}
 
 func (h *Handler) serveScale(c *call) {
 	sc := c.version.Subresources.Scale
-	c.present = func(obj map[string]any) any { return toScale(obj, sc) }
+	c.present = func(obj map[string]any) map[string]any { return toScale(obj, sc) }
+	p, err := h.scalePrinter(c.version)
+	if err != nil {
+		codec.WriteStatus(c.w, c.r, err)
+		return
+	}
+	c.presentPrinter = p
 	switch c.info.Verb {
 	case "get":
 		h.get(c)
@@ -67,6 +74,10 @@ func toScale(obj map[string]any, sc *registry.Scale) map[string]any {
 
 // updateScale writes a Scale's spec.replicas into the object.
 func (h *Handler) updateScale(c *call, sc *registry.Scale) {
+	if err := checkWriteOptions(c, ""); err != nil {
+		codec.WriteStatus(c.w, c.r, err)
+		return
+	}
 	mode, err := fieldValidation(c)
 	if err != nil {
 		codec.WriteStatus(c.w, c.r, err)
@@ -79,6 +90,10 @@ func (h *Handler) updateScale(c *call, sc *registry.Scale) {
 	}
 	raw, problems, err := codec.Decode(body, c.r.Header.Get("Content-Type"), codec.DecodeOptions{})
 	if err != nil {
+		var de *codec.DecodeError
+		if errors.As(err, &de) {
+			err = de.ForKind("Scale")
+		}
 		codec.WriteStatus(c.w, c.r, err)
 		return
 	}
@@ -222,4 +237,31 @@ func setPathValue(obj map[string]any, path string, v any) {
 		cur = next
 	}
 	cur[parts[len(parts)-1]] = v
+}
+
+// scaleColumns keys the compiled Table columns of a version's Scale.
+type scaleColumns struct{ v *registry.Version }
+
+// scalePrinter returns the Table columns of a version's Scale, as
+// upstream's: the desired and available replicas the version maps, and
+// the age.
+func (h *Handler) scalePrinter(v *registry.Version) (*printer, error) {
+	if p, ok := h.printers.Load(scaleColumns{v}); ok {
+		return p.(*printer), nil
+	}
+	sc := v.Subresources.Scale
+	var cols []registry.PrinterColumn
+	if sc.SpecReplicasPath != "" {
+		cols = append(cols, registry.PrinterColumn{Name: "Desired", Type: "integer", Description: "Number of desired replicas", JSONPath: ".spec.replicas"})
+	}
+	if sc.StatusReplicasPath != "" {
+		cols = append(cols, registry.PrinterColumn{Name: "Available", Type: "integer", Description: "Number of actual replicas", JSONPath: ".status.replicas"})
+	}
+	cols = append(cols, registry.PrinterColumn{Name: "Age", Type: "date", Description: metav1.ObjectMeta{}.SwaggerDoc()["creationTimestamp"], JSONPath: ".metadata.creationTimestamp"})
+	p, err := compilePrinter(cols, true)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	h.printers.Store(scaleColumns{v}, p)
+	return p, nil
 }

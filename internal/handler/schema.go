@@ -2,8 +2,10 @@ package handler
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/crdserver/crdserver/internal/registry"
@@ -19,10 +21,15 @@ func versionSchema(c *call) registry.Schema {
 }
 
 // pruneAndDefault prunes fields the schema does not specify — reported as
-// unknown fields under fieldValidation — and fills defaults.
+// unknown fields under fieldValidation — unless decoding or patching did,
+// and fills defaults.
 func pruneAndDefault(c *call, obj map[string]any) error {
 	s := versionSchema(c)
 	if s == nil {
+		return nil
+	}
+	if c.bodyPruned {
+		s.Default(obj)
 		return nil
 	}
 	mode, err := fieldValidation(c)
@@ -59,4 +66,47 @@ func validateSchema(c *call, obj, old map[string]any) field.ErrorList {
 		return s.Validate(obj)
 	}
 	return s.ValidateUpdate(obj, old)
+}
+
+// validateScale checks the replica counts (and selector) the scale
+// subresource reads from a custom resource, as upstream's validator does
+// on every write: values of the wrong type, negative or over the int32
+// range are invalid. A status write checks only the status paths. The
+// fields are named by the JSONPaths as the version declares them
+// (".spec.replicas").
+func validateScale(c *call, obj map[string]any, sub string) field.ErrorList {
+	sc := c.version.Subresources.Scale
+	if sc == nil {
+		return nil
+	}
+	var errs field.ErrorList
+	if sub != "status" {
+		errs = append(errs, validateReplicas(obj, sc.SpecReplicasPath)...)
+	}
+	errs = append(errs, validateReplicas(obj, sc.StatusReplicasPath)...)
+	if sc.LabelSelectorPath != "" {
+		sel, _, err := unstructured.NestedString(obj, splitPath(sc.LabelSelectorPath)...)
+		if err != nil {
+			errs = append(errs, field.Invalid(field.NewPath(sc.LabelSelectorPath), sel, err.Error()))
+		}
+	}
+	return errs
+}
+
+func validateReplicas(obj map[string]any, path string) field.ErrorList {
+	n, _, err := unstructured.NestedInt64(obj, splitPath(path)...)
+	switch {
+	case err != nil:
+		return field.ErrorList{field.Invalid(field.NewPath(path), n, err.Error())}
+	case n < 0:
+		return field.ErrorList{field.Invalid(field.NewPath(path), n, "should be a non-negative integer")}
+	case n > math.MaxInt32:
+		return field.ErrorList{field.Invalid(field.NewPath(path), n, fmt.Sprintf("should be less than or equal to %v", math.MaxInt32))}
+	}
+	return nil
+}
+
+// splitPath splits a simple JSONPath (".spec.replicas") into its fields.
+func splitPath(path string) []string {
+	return strings.Split(strings.TrimPrefix(path, "."), ".")
 }

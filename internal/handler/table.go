@@ -28,9 +28,16 @@ var nameColumn = metav1.TableColumnDefinition{
 	Description: metav1.ObjectMeta{}.SwaggerDoc()["name"],
 }
 
-func compilePrinter(cols []registry.PrinterColumn) (*printer, error) {
+// compilePrinter compiles a version's printer columns. For custom
+// resources (custom), a column without a description is described by its
+// JSONPath, as upstream's CRD table convertor does.
+func compilePrinter(cols []registry.PrinterColumn, custom bool) (*printer, error) {
 	p := &printer{headers: []metav1.TableColumnDefinition{nameColumn}}
 	for _, col := range cols {
+		desc := col.Description
+		if desc == "" && custom {
+			desc = "Custom resource definition column (in JSONPath format): " + col.JSONPath
+		}
 		jp := jsonpath.New(col.Name)
 		if err := jp.Parse(fmt.Sprintf("{%s}", col.JSONPath)); err != nil {
 			return nil, fmt.Errorf("printer column %q: %w", col.Name, err)
@@ -39,7 +46,7 @@ func compilePrinter(cols []registry.PrinterColumn) (*printer, error) {
 		p.paths = append(p.paths, jp)
 		p.headers = append(p.headers, metav1.TableColumnDefinition{
 			Name: col.Name, Type: col.Type, Format: col.Format,
-			Description: col.Description, Priority: col.Priority,
+			Description: desc, Priority: col.Priority,
 		})
 	}
 	return p, nil
@@ -50,7 +57,7 @@ func (h *Handler) printerFor(c *call) (*printer, error) {
 	if p, ok := h.printers.Load(c.version); ok {
 		return p.(*printer), nil
 	}
-	p, err := compilePrinter(c.version.PrinterColumns)
+	p, err := compilePrinter(c.version.PrinterColumns, !goTyped(c.def))
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}

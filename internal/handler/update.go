@@ -26,7 +26,12 @@ func (h *Handler) update(c *call, sub string) {
 	}
 	// The replacement ignores the current object: write need not copy it
 	// for the mutation. obj is copied because a retry starts from it again.
+	// Only now that the object is known to exist may a missing
+	// resourceVersion be refused: upstream answers NotFound first.
 	replace := func(_ map[string]any, _ []byte) (map[string]any, error) {
+		if err := requireResourceVersion(c, rv); err != nil {
+			return nil, err
+		}
 		return deepCopy(obj), nil
 	}
 	if err := h.doWrite(c, sub, rv, replace, false); err != nil {
@@ -42,10 +47,13 @@ func (h *Handler) updateSubresource(c *call, su registry.SubresourceUpdater) {
 		return
 	}
 	if _, ok := su.UpdateSubresource(c.info.Subresource, obj, obj); !ok {
-		writeError(c.w, c.r, notFoundResource())
+		codec.WriteStatus(c.w, c.r, unknownSubresource(c))
 		return
 	}
 	h.write(c, c.info.Subresource, rv, func(old map[string]any, _ []byte) (map[string]any, error) {
+		if err := requireResourceVersion(c, rv); err != nil {
+			return nil, err
+		}
 		next, _ := su.UpdateSubresource(c.info.Subresource, deepCopy(obj), old)
 		return next, nil
 	})
@@ -54,7 +62,11 @@ func (h *Handler) updateSubresource(c *call, su registry.SubresourceUpdater) {
 // decodeReplacement decodes a PUT body, checks it names the URL's object,
 // and returns it with the resourceVersion it expects ("" for any).
 func decodeReplacement(c *call) (map[string]any, string, error) {
-	obj, err := decodeBody(c)
+	err := checkWriteOptions(c, "")
+	var obj map[string]any
+	if err == nil {
+		obj, err = decodeBody(c)
+	}
 	if err == nil {
 		err = checkTypeMeta(c, obj)
 	}
@@ -65,13 +77,22 @@ func decodeReplacement(c *call) (map[string]any, string, error) {
 		return nil, "", err
 	}
 	rv, _ := metadata(obj)["resourceVersion"].(string)
-	if _, ok := c.def.Hooks.(registry.UnconditionalUpdater); !ok && rv == "" {
-		name, _ := metadata(obj)["name"].(string)
-		return nil, "", apierrors.NewInvalid(schema.GroupKind{Group: c.def.Group, Kind: c.def.Kind}, name, field.ErrorList{
-			field.Invalid(field.NewPath("metadata", "resourceVersion"), uint64(0), "must be specified for an update"),
-		})
-	}
 	return obj, rv, nil
+}
+
+// requireResourceVersion refuses a PUT without a resourceVersion, unless
+// the resource allows unconditional updates. Upstream checks it once it
+// read the current object, so a missing object is a 404 first; the 422
+// names the resource as its kind (`crontabs.stable.example.com "m1" is
+// invalid`), as upstream's does.
+func requireResourceVersion(c *call, rv string) error {
+	if _, ok := c.def.Hooks.(registry.UnconditionalUpdater); ok || rv != "" {
+		return nil
+	}
+	gr := c.gr()
+	return apierrors.NewInvalid(schema.GroupKind{Group: gr.Group, Kind: gr.Resource}, c.info.Name, field.ErrorList{
+		field.Invalid(field.NewPath("metadata", "resourceVersion"), uint64(0), "must be specified for an update"),
+	})
 }
 
 // mutation computes the new object from the current one (a decoded copy the
@@ -152,7 +173,8 @@ func (h *Handler) doWrite(c *call, sub, wantRV string, mutate mutation, copyOld 
 		obj = h.prepareUpdate(c, obj, old, sub)
 		obj = toStorageVersion(c, obj)
 		// Mutating admission plugs in here (and prunes and defaults again).
-		if errs := append(validateUpdate(c, obj, old, sub), validateSchema(c, obj, old)...); len(errs) > 0 {
+		errs := append(validateUpdate(c, obj, old, sub), validateSchema(c, obj, old)...)
+		if errs = append(errs, validateScale(c, obj, sub)...); len(errs) > 0 {
 			if retry() {
 				continue
 			}

@@ -23,6 +23,9 @@ const minWatchTimeout = 30 * time.Minute
 // watch streams events from the watch cache as JSON frames.
 func (h *Handler) watch(c *call) {
 	opts, err := listOptions(c)
+	if err == nil {
+		err = watchResourceVersionError(opts.ResourceVersion)
+	}
 	if err != nil {
 		codec.WriteStatus(c.w, c.r, err)
 		return
