@@ -3,62 +3,98 @@ package openapi
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	generated "k8s.io/apiextensions-apiserver/pkg/generated/openapi"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/kube-openapi/pkg/common"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 )
 
-// The models of the built-in CustomResourceDefinition resource. Their schema
-// is too large and too tied to the Go types to keep by hand in builtin.json
-// (JSONSchemaProps alone has some fifty fields and refers to itself), so it
-// is taken from the definitions apiextensions-apiserver generates from those
-// types: the same source upstream publishes, descriptions and list-type and
-// patch-strategy extensions included.
+// The models taken from the definitions apiextensions-apiserver generates
+// from the Go types: the built-in CustomResourceDefinition resource, whose
+// schema is too large and too tied to the Go types to keep by hand
+// (JSONSchemaProps alone has some fifty fields and refers to itself), and the
+// meta types every document refers to (ObjectMeta, ListMeta, Status,
+// DeleteOptions, Patch, …) and autoscaling/v1 Scale. They are the same
+// source upstream's CRD OpenAPI builder publishes, so descriptions, formats,
+// defaults and list-type and patch-strategy extensions are upstream's.
 var (
-	crdModel     = apiextensionsv1.CustomResourceDefinition{}.OpenAPIModelName()
-	crdListModel = apiextensionsv1.CustomResourceDefinitionList{}.OpenAPIModelName()
+	crdModel      = apiextensionsv1.CustomResourceDefinition{}.OpenAPIModelName()
+	crdListModel  = apiextensionsv1.CustomResourceDefinitionList{}.OpenAPIModelName()
+	typeMetaModel = metav1.TypeMeta{}.OpenAPIModelName()
+
+	// generatedRoots are the models taken from the generated definitions
+	// whatever refers to them; what they refer to is taken too.
+	generatedRoots = []string{crdModel, crdListModel, objectMetaModel, listMetaModel, statusModel, deleteOptionsModel, patchModel, scaleModel}
+
+	// generatedGVKs are the x-kubernetes-group-version-kind extensions
+	// upstream adds to generated models it publishes, taken from the scheme
+	// its definition namer is built from (for a CRD, client-go's). Status
+	// is registered unversioned. DeleteOptions, registered in every group
+	// version of that scheme, goes without (see TestMetaModelsAreUpstreams).
+	generatedGVKs = map[string]schema.GroupVersionKind{
+		crdModel:     apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"),
+		crdListModel: apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinitionList"),
+		statusModel:  metav1.Unversioned.WithKind("Status"),
+		scaleModel:   autoscalingv1.SchemeGroupVersion.WithKind("Scale"),
+	}
 )
 
-// apiextensionsModels returns, in the library's form (OpenAPI v3, references
-// to #/components/schemas/), the CustomResourceDefinition and
-// CustomResourceDefinitionList models and every model they refer to,
-// transitively, that have does not already hold. The models in have (the
-// meta types of builtin.json) are kept, so that every document describes
-// ObjectMeta and the like the same way.
+// generatedModels returns, in the library's form (OpenAPI v3, references to
+// #/components/schemas/), the generatedRoots and every model they or the
+// models of have refer to, transitively, that have does not hold; and the
+// properties upstream gives every object for its TypeMeta (apiVersion and
+// kind), which are not a model of their own.
 //
-// It costs a few milliseconds (BenchmarkAPIExtensionsModels): the generated
+// It costs a few milliseconds (BenchmarkGeneratedModels): the generated
 // code builds the definitions of every type it knows (129, a third of the
 // time), and each model used goes through JSON. It is done once, when the
 // library is first used.
-func apiextensionsModels(have map[string]map[string]any) (map[string]map[string]any, error) {
+func generatedModels(have map[string]map[string]any) (models map[string]map[string]any, typeMeta map[string]any, err error) {
 	defs := generated.GetOpenAPIDefinitions(func(name string) spec.Ref {
 		return spec.MustCreateRef(v3RefPrefix + name)
 	})
-	out := map[string]map[string]any{}
-	queue := []string{crdModel, crdListModel}
+	queue := slices.Clone(generatedRoots)
+	for _, s := range have {
+		queue = collectRefs(s, queue)
+	}
+	models = map[string]map[string]any{}
 	for len(queue) > 0 {
 		name := queue[len(queue)-1]
 		queue = queue[:len(queue)-1]
 		if _, ok := have[name]; ok {
 			continue
 		}
-		if _, ok := out[name]; ok {
+		if _, ok := models[name]; ok {
 			continue
 		}
 		s, err := v3Model(defs, name)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		out[name] = s
+		models[name] = s
 		queue = collectRefs(s, queue)
 	}
-	gv := schema.GroupVersion{Group: apiextensionsv1.GroupName, Version: "v1"}
-	out[crdModel][extGVK] = gvkExtension(gv.WithKind("CustomResourceDefinition"))
-	out[crdListModel][extGVK] = gvkExtension(gv.WithKind("CustomResourceDefinitionList"))
-	return out, nil
+	for name, gvk := range generatedGVKs {
+		if s, ok := models[name]; ok {
+			s[extGVK] = gvkExtension(gvk)
+		}
+	}
+	tm, err := v3Model(defs, typeMetaModel)
+	if err != nil {
+		return nil, nil, err
+	}
+	typeMeta, _ = tm["properties"].(map[string]any)
+	for _, p := range []string{"apiVersion", "kind"} {
+		if _, ok := typeMeta[p].(map[string]any); !ok {
+			return nil, nil, fmt.Errorf("the OpenAPI definition of %s has no property %s", typeMetaModel, p)
+		}
+	}
+	return models, typeMeta, nil
 }
 
 // v3Model converts the generated definition of name to a decoded v3 schema.
@@ -68,7 +104,7 @@ func v3Model(defs map[string]common.OpenAPIDefinition, name string) (map[string]
 		return nil, fmt.Errorf("no generated OpenAPI definition of %s", name)
 	}
 	// A type whose v2 and v3 schemas differ carries its v2 schema in an
-	// extension; none of the CRD's types does, and the library derives v2
+	// extension; none of the types used does, and the library derives v2
 	// from v3 by its own rules, so such a type would need handling here.
 	if _, ok := def.Schema.Extensions[common.ExtensionV2Schema]; ok {
 		return nil, fmt.Errorf("the OpenAPI definition of %s has a separate v2 schema, which is not supported", name)

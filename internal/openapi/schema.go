@@ -6,17 +6,18 @@ import (
 	"maps"
 	"slices"
 
+	metav1beta1 "k8s.io/apimachinery/pkg/apis/meta/v1beta1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/crdserver/crdserver/internal/registry"
 )
 
-// Descriptions of the fields every object carries, in our words.
-const (
-	descAPIVersion = "The versioned schema of this representation of the object. Servers convert recognized schemas to the latest internal value and may reject unrecognized values."
-	descKind       = "The REST resource this object represents, in CamelCase. Servers may infer it from the endpoint the client submits requests to; it cannot be updated."
-	descMetadata   = "Standard object metadata."
-	descListMeta   = "Standard list metadata."
+// The descriptions upstream's CRD OpenAPI builder gives the metadata of a
+// custom resource and of its list: those of PartialObjectMetadata and
+// PartialObjectMetadataList (meta.k8s.io/v1beta1).
+var (
+	descMetadata = metav1beta1.PartialObjectMetadata{}.SwaggerDoc()["metadata"]
+	descListMeta = metav1beta1.PartialObjectMetadataList{}.SwaggerDoc()["metadata"]
 )
 
 func gvkExtension(gvk schema.GroupVersionKind) []any {
@@ -33,9 +34,14 @@ func refProperty(model, description string) map[string]any {
 	}
 }
 
+// typeMetaProperties sets apiVersion and kind in props to TypeMeta's
+// schemas of them, as upstream does for custom resources and their lists.
+// Upstream's builder words the two descriptions differently for embedded
+// resources; they are TypeMeta's here too.
 func typeMetaProperties(props map[string]any) {
-	props["apiVersion"] = map[string]any{"type": "string", "description": descAPIVersion}
-	props["kind"] = map[string]any{"type": "string", "description": descKind}
+	for _, p := range []string{"apiVersion", "kind"} {
+		props[p] = maps.Clone(lib().typeMeta[p].(map[string]any))
+	}
 }
 
 // objectSchema returns the v3 schema of a resource version's objects. For a

@@ -1,0 +1,211 @@
+package openapi
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	generated "k8s.io/apiextensions-apiserver/pkg/generated/openapi"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1beta1 "k8s.io/apimachinery/pkg/apis/meta/v1beta1"
+	builderutil "k8s.io/kube-openapi/pkg/builder3/util"
+	"k8s.io/kube-openapi/pkg/common"
+	"k8s.io/kube-openapi/pkg/validation/spec"
+)
+
+// upstreamModels returns the generated definitions as upstream's OpenAPI
+// builders publish them, decoded: in v3 with references that have siblings
+// wrapped in allOf (kube-openapi's builder3), in v2 as generated.
+func upstreamModels(t *testing.T, v2 bool) map[string]any {
+	t.Helper()
+	prefix := v3RefPrefix
+	if v2 {
+		prefix = v2RefPrefix
+	}
+	defs := generated.GetOpenAPIDefinitions(func(name string) spec.Ref { return spec.MustCreateRef(prefix + name) })
+	out := make(map[string]any, len(defs))
+	for name, def := range defs {
+		s := &def.Schema
+		if _, ok := s.Extensions[common.ExtensionV2Schema]; ok {
+			continue // not used by the library (v3Model refuses them)
+		}
+		if !v2 {
+			s = builderutil.WrapRefs(s)
+		}
+		b, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatal(err)
+		}
+		if gvk, ok := generatedGVKs[name]; ok {
+			m[extGVK] = []any{map[string]any{"group": gvk.Group, "version": gvk.Version, "kind": gvk.Kind}}
+		}
+		out[name] = m
+	}
+	return out
+}
+
+// TestMetaModelsAreUpstreams compares every served model that upstream
+// takes from the generated definitions (the meta types, autoscaling/v1
+// Scale, the CustomResourceDefinition models) with what upstream's
+// builders make of those definitions, in v3 and v2.
+//
+// One difference is known and left: upstream lists on DeleteOptions the
+// group version kinds of every group version of client-go's scheme, which
+// this package does not have; it publishes DeleteOptions without them.
+func TestMetaModelsAreUpstreams(t *testing.T) {
+	srv, _, _ := newTestServer(t, withCRD())
+	served := map[string]map[string]any{} // v3 models of every document
+	for _, path := range []string{"api/v1", "apis/stable.example.com/v1", "apis/apiextensions.k8s.io/v1"} {
+		_, body := get(t, srv.URL+"/openapi/v3/"+path, nil)
+		schemas, _ := dig(decode(t, body), "components", "schemas").(map[string]any)
+		for name, s := range schemas {
+			served[name], _ = s.(map[string]any)
+		}
+	}
+	_, body := get(t, srv.URL+"/openapi/v2", map[string]string{"Accept": "application/json"})
+	servedV2, _ := decode(t, body)["definitions"].(map[string]any)
+
+	for _, form := range []struct {
+		name   string
+		served map[string]any
+		want   map[string]any
+	}{
+		{"v3", toAnyMap(served), upstreamModels(t, false)},
+		{"v2", servedV2, upstreamModels(t, true)},
+	} {
+		compared := 0
+		for name, want := range form.want {
+			got, ok := form.served[name]
+			if !ok {
+				continue
+			}
+			compared++
+			if name == deleteOptionsModel {
+				delete(got.(map[string]any), extGVK) // the known difference
+			}
+			if !reflect.DeepEqual(got, want) {
+				g, _ := json.Marshal(got)
+				w, _ := json.Marshal(want)
+				t.Errorf("%s model %s:\n got %s\nwant %s", form.name, name, g, w)
+			}
+		}
+		// The meta types, Scale and the CRD models.
+		for _, name := range []string{objectMetaModel, listMetaModel, statusModel, deleteOptionsModel, patchModel, scaleModel,
+			metaV1 + "ManagedFieldsEntry", metaV1 + "OwnerReference", metaV1 + "Time", metaV1 + "FieldsV1", crdModel} {
+			if _, ok := form.served[name]; !ok {
+				t.Errorf("%s: model %s not served", form.name, name)
+			}
+		}
+		t.Logf("%s: %d models compared", form.name, compared)
+	}
+
+	// A few descriptions spelled out, taken from the types' SwaggerDoc: the
+	// QA report's kubectl explain ct.metadata.labels and
+	// ct.metadata.managedFields.
+	om, mf := metav1.ObjectMeta{}.SwaggerDoc(), metav1.ManagedFieldsEntry{}.SwaggerDoc()
+	for _, c := range []struct {
+		path []string
+		want string
+	}{
+		{[]string{objectMetaModel, "properties", "labels", "description"}, om["labels"]},
+		{[]string{objectMetaModel, "properties", "managedFields", "description"}, om["managedFields"]},
+		{[]string{objectMetaModel, "properties", "name", "description"}, om["name"]},
+		{[]string{objectMetaModel, "description"}, om[""]},
+		{[]string{metaV1 + "ManagedFieldsEntry", "description"}, mf[""]},
+		{[]string{metaV1 + "ManagedFieldsEntry", "properties", "fieldsV1", "description"}, mf["fieldsV1"]},
+	} {
+		if got := dig(toAnyMap(served), c.path...); got != c.want || c.want == "" {
+			t.Errorf("%v = %q, want %q", c.path, got, c.want)
+		}
+	}
+}
+
+func toAnyMap(m map[string]map[string]any) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// TestCustomResourceMetaIsUpstreams checks what upstream's CRD builder
+// adds to a custom resource's schema and its list's: apiVersion and kind as
+// TypeMeta's generated definition has them, metadata a reference described
+// as PartialObjectMetadata's (PartialObjectMetadataList's for the list), in
+// v3 wrapped in allOf, in v2 a plain $ref; the same for an embedded
+// resource's metadata.
+func TestCustomResourceMetaIsUpstreams(t *testing.T) {
+	srv, _, _ := newTestServer(t, withCRD())
+	_, body := get(t, srv.URL+"/openapi/v3/apis/stable.example.com/v1", nil)
+	v3 := dig(decode(t, body), "components", "schemas")
+	_, body = get(t, srv.URL+"/openapi/v2", map[string]string{"Accept": "application/json"})
+	v2 := decode(t, body)["definitions"]
+
+	typeMeta := dig(upstreamModels(t, false), typeMetaModel, "properties")
+	objDesc := metav1beta1.PartialObjectMetadata{}.SwaggerDoc()["metadata"]
+	listDesc := metav1beta1.PartialObjectMetadataList{}.SwaggerDoc()["metadata"]
+	wrapped := func(model, desc string) any {
+		return map[string]any{"allOf": []any{map[string]any{"$ref": v3RefPrefix + model}}, "description": desc}
+	}
+	plain := func(model, desc string) any {
+		return map[string]any{"$ref": v2RefPrefix + model, "description": desc}
+	}
+	const ct, ctList = "com.example.stable.v1.CronTab", "com.example.stable.v1.CronTabList"
+	template := []string{ct, "properties", "spec", "properties", "template", "properties"}
+	for _, c := range []struct {
+		name string
+		got  any
+		want any
+	}{
+		{"v3 apiVersion", dig(v3, ct, "properties", "apiVersion"), dig(typeMeta, "apiVersion")},
+		{"v3 kind", dig(v3, ct, "properties", "kind"), dig(typeMeta, "kind")},
+		{"v3 metadata", dig(v3, ct, "properties", "metadata"), wrapped(objectMetaModel, objDesc)},
+		{"v3 list apiVersion", dig(v3, ctList, "properties", "apiVersion"), dig(typeMeta, "apiVersion")},
+		{"v3 list metadata", dig(v3, ctList, "properties", "metadata"), wrapped(listMetaModel, listDesc)},
+		{"v3 embedded metadata", dig(v3, append(template, "metadata")...), wrapped(objectMetaModel, objDesc)},
+		{"v2 apiVersion", dig(v2, ct, "properties", "apiVersion"), dig(typeMeta, "apiVersion")},
+		{"v2 kind", dig(v2, ct, "properties", "kind"), dig(typeMeta, "kind")},
+		{"v2 metadata", dig(v2, ct, "properties", "metadata"), plain(objectMetaModel, objDesc)},
+		{"v2 list metadata", dig(v2, ctList, "properties", "metadata"), plain(listMetaModel, listDesc)},
+	} {
+		if c.want == nil || !reflect.DeepEqual(c.got, c.want) {
+			t.Errorf("%s = %#v, want %#v", c.name, c.got, c.want)
+		}
+	}
+	if d, _ := dig(typeMeta, "apiVersion", "description").(string); d != (metav1.TypeMeta{}).SwaggerDoc()["apiVersion"] {
+		t.Errorf("TypeMeta's generated apiVersion description %q differs from its SwaggerDoc", d)
+	}
+}
+
+// TestBuiltinDescriptions checks that the models of builtin.json carry
+// their types' SwaggerDoc.
+func TestBuiltinDescriptions(t *testing.T) {
+	l := lib()
+	ns, status := corev1.Namespace{}.SwaggerDoc(), corev1.NamespaceStatus{}.SwaggerDoc()
+	for _, c := range []struct {
+		path []string
+		want string
+	}{
+		{[]string{"io.k8s.api.core.v1.Namespace", "description"}, ns[""]},
+		{[]string{"io.k8s.api.core.v1.Namespace", "properties", "metadata", "description"}, ns["metadata"]},
+		{[]string{"io.k8s.api.core.v1.Namespace", "properties", "kind", "description"}, metav1.TypeMeta{}.SwaggerDoc()["kind"]},
+		{[]string{"io.k8s.api.core.v1.NamespaceStatus", "properties", "phase", "description"}, status["phase"]},
+	} {
+		if got := dig(toAnyMap(l.models), c.path...); got != c.want || c.want == "" {
+			t.Errorf("%v = %q, want %q", c.path, got, c.want)
+		}
+	}
+	// builtin.json holds no model the generated definitions have: those are
+	// taken from there.
+	defs := generated.GetOpenAPIDefinitions(func(name string) spec.Ref { return spec.MustCreateRef(v3RefPrefix + name) })
+	for name := range mustLoadLibrary(builtinJSON) {
+		if _, ok := defs[name]; ok {
+			t.Errorf("builtin.json holds %s, which the generated definitions have", name)
+		}
+	}
+}
