@@ -16,8 +16,12 @@ import (
 // idempotent). Otherwise, when the answer is the object as stored
 // (servesStored), it is the item's bytes; every other answer decodes them.
 func (h *Handler) get(c *call) {
-	it, err := c.store.Cache.Get(c.r.Context(), c.store.Key(c.info.Namespace, c.info.Name),
-		watchcache.GetOptions{ResourceVersion: c.r.URL.Query().Get("resourceVersion")})
+	rv := c.r.URL.Query().Get("resourceVersion")
+	if err := cacheResourceVersionError(rv); err != nil {
+		codec.WriteStatus(c.w, c.r, err)
+		return
+	}
+	it, err := c.store.Cache.Get(c.r.Context(), c.store.Key(c.info.Namespace, c.info.Name), watchcache.GetOptions{ResourceVersion: rv})
 	if err != nil {
 		codec.WriteStatus(c.w, c.r, storageError(err, c.gr(), c.info.Name, "get"))
 		return

@@ -86,10 +86,10 @@ func listResourceVersionError(rv string) error {
 	return nil
 }
 
-// watchResourceVersionError is upstream's answer to a watch whose
+// cacheResourceVersionError is upstream's answer to a get or watch whose
 // resourceVersion does not parse: its watch cache returns the storage
 // error as it is, which reaches the client as a 500 with no reason.
-func watchResourceVersionError(rv string) error {
+func cacheResourceVersionError(rv string) error {
 	if err := checkResourceVersionParam(rv); err != nil {
 		return statusError(500, metav1.StatusReasonUnknown, err.Error())
 	}

@@ -24,7 +24,7 @@ const minWatchTimeout = 30 * time.Minute
 func (h *Handler) watch(c *call) {
 	opts, err := listOptions(c)
 	if err == nil {
-		err = watchResourceVersionError(opts.ResourceVersion)
+		err = cacheResourceVersionError(opts.ResourceVersion)
 	}
 	if err != nil {
 		codec.WriteStatus(c.w, c.r, err)
