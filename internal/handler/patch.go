@@ -155,7 +155,6 @@ func readPatchRequest(c *call, ct string) (*patchBody, string, error) {
 // readPatch reads a patch body as upstream does before applying it: with
 // fieldValidation Strict or Warn the body is first decoded strictly, so a
 // body of the wrong JSON shape is a 400 "error decoding patch" there.
-
 func readPatch(ct string, body []byte, mode string) (*patchBody, error) {
 	strict := mode != "Ignore"
 	p := &patchBody{ct: ct, body: body}
