@@ -246,9 +246,12 @@ func TestV3Documents(t *testing.T) {
 					if gvk["group"] != tt.gvk.Group || gvk["version"] != tt.gvk.Version || gvk["kind"] != wantKind {
 						t.Errorf("%s %s: gvk %v", method, path, gvk)
 					}
+					// The parameters the operation takes: the path
+					// item's (those all its operations share) and its own.
 					params := map[string]bool{}
 					ps, _ := dig(op, "parameters").([]any)
-					for _, p := range ps {
+					shared, _ := item["parameters"].([]any)
+					for _, p := range append(slices.Clone(shared), ps...) {
 						pm := p.(map[string]any)
 						if pm["in"] == "query" {
 							params[pm["name"].(string)] = true

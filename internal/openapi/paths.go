@@ -1,75 +1,106 @@
 package openapi
 
 import (
+	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"unicode"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/crdserver/crdserver/internal/registry"
 )
 
 // param is one request parameter. Every query parameter is a string,
-// integer or boolean.
+// integer, number or boolean.
 type param struct {
 	name, in, typ, description string
 	required                   bool
 }
 
-// The query parameters of each kind of operation, named as the metav1
-// option types serialize them.
+// paramPretty is on every operation. Its text, like the name and namespace
+// path parameters', is a literal in upstream's builders, not in any type's
+// documentation, so the wording here is our own.
+var paramPretty = param{name: "pretty", in: "query", typ: "string",
+	description: "If 'true', the output is pretty printed. By default it is only for clients that look like a browser or a command-line HTTP tool."}
+
+// The query parameters of each kind of operation, made from the metav1
+// option types the way upstream makes them, sorted as upstream publishes
+// them. Their descriptions are the types' SwaggerDoc, so they follow the
+// apimachinery version.
 var (
-	paramPretty = param{name: "pretty", in: "query", typ: "string",
-		description: "If 'true', the output is pretty printed. By default it is only for clients that look like a browser or a command-line HTTP tool."}
-	paramDryRun = param{name: "dryRun", in: "query", typ: "string",
-		description: "When present, the request is fully processed (validation, admission) but nothing is persisted. The only valid value is All."}
-	paramFieldManager = param{name: "fieldManager", in: "query", typ: "string",
-		description: "A name for the actor making the change, recorded in managedFields to track which fields it owns. At most 128 printable characters; required for apply patches."}
-	paramFieldValidation = param{name: "fieldValidation", in: "query", typ: "string",
-		description: "What the server does with fields of the body that the schema does not know, or that appear twice: Ignore drops them silently, Warn (the default) drops them and returns a warning for each, Strict rejects the request."}
-	paramForce = param{name: "force", in: "query", typ: "boolean",
-		description: "Apply patches only: take over fields owned by other managers instead of failing with a conflict. Must be unset for other patch types."}
-
-	paramResourceVersionGet = param{name: "resourceVersion", in: "query", typ: "string",
-		description: "Which version of the object may be returned: unset for the latest, \"0\" for any (possibly cached) version."}
-
-	listParams = []param{
-		{name: "allowWatchBookmarks", in: "query", typ: "boolean",
-			description: "Watch only: ask for BOOKMARK events, which carry nothing but the latest resourceVersion. The server may send them at any time, or not at all."},
-		{name: "continue", in: "query", typ: "string",
-			description: "The token from the metadata.continue field of the previous page, to read the next page of a limited list. It expires with the resourceVersion it was issued for."},
-		{name: "fieldSelector", in: "query", typ: "string",
-			description: "Restrict the result to objects whose fields match, for example metadata.name=foo. Everything by default."},
-		{name: "labelSelector", in: "query", typ: "string",
-			description: "Restrict the result to objects whose labels match. Everything by default."},
-		{name: "limit", in: "query", typ: "integer",
-			description: "The largest number of items to return. When more exist, metadata.continue is set to fetch the rest."},
-		{name: "resourceVersion", in: "query", typ: "string",
-			description: "Which version of the collection may be returned (or, for a watch, where to start): unset for the latest, \"0\" for any, or a specific version subject to resourceVersionMatch."},
-		{name: "resourceVersionMatch", in: "query", typ: "string",
-			description: "How resourceVersion applies to a list: NotOlderThan or Exact. Only with resourceVersion set."},
-		{name: "sendInitialEvents", in: "query", typ: "boolean",
-			description: "Watch only: start with synthetic ADDED events for the current state, followed by a bookmark annotated with k8s.io/initial-events-end. Requires resourceVersionMatch=NotOlderThan and allowWatchBookmarks."},
-		{name: "timeoutSeconds", in: "query", typ: "integer",
-			description: "How long the list or watch call may last, whether or not there is activity."},
-		{name: "watch", in: "query", typ: "boolean",
-			description: "Stream changes (added, modified, deleted) instead of returning a list. Use resourceVersion to choose where the stream starts."},
-	}
-	deleteParams = []param{
-		paramDryRun,
-		{name: "gracePeriodSeconds", in: "query", typ: "integer",
-			description: "Seconds before the object is deleted; zero means immediately. Unset uses the resource's default."},
-		{name: "ignoreStoreReadErrorWithClusterBreakingPotential", in: "query", typ: "boolean",
-			description: "Delete an object that cannot be read from storage, bypassing finalizers and admission. Dangerous; requires extra permission."},
-		{name: "orphanDependents", in: "query", typ: "boolean",
-			description: "Deprecated: use propagationPolicy. When true, dependents are orphaned rather than garbage collected."},
-		{name: "propagationPolicy", in: "query", typ: "string",
-			description: "How dependents are handled: Orphan, Background (the default for most resources) or Foreground."},
-	}
-	createParams = []param{paramDryRun, paramFieldManager, paramFieldValidation}
-	patchParams  = []param{paramDryRun, paramFieldManager, paramFieldValidation, paramForce}
+	getParams    = optionParams(metav1.GetOptions{})
+	listParams   = optionParams(metav1.ListOptions{})
+	createParams = optionParams(metav1.CreateOptions{})
+	updateParams = optionParams(metav1.UpdateOptions{})
+	patchParams  = optionParams(metav1.PatchOptions{})
+	deleteParams = optionParams(metav1.DeleteOptions{})
+	// A built-in's deletecollection takes DeleteOptions and ListOptions
+	// without watch and allowWatchBookmarks (kube-apiserver's installer); a
+	// custom resource's only ListOptions, all of them (the CRD builder).
+	builtinDeleteCollectionParams = sortParams(append(slices.Clone(deleteParams),
+		optionParams(metav1.ListOptions{}, "watch", "allowWatchBookmarks")...))
 )
+
+// optionParams returns the query parameters an options type stands for:
+// one per top-level field with a JSON name whose type is a scalar or a
+// slice of scalars (TypeMeta and Preconditions are left out), described by
+// the type's SwaggerDoc entry for that name, minus the excluded names,
+// sorted by name. It panics on a field type it cannot map, which the
+// package's tests would meet first.
+func optionParams(opts interface{ SwaggerDoc() map[string]string }, exclude ...string) []param {
+	docs := opts.SwaggerDoc()
+	t := reflect.TypeOf(opts)
+	var out []param
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "" || slices.Contains(exclude, name) {
+			continue
+		}
+		ft := f.Type
+		if ft.Kind() == reflect.Pointer {
+			ft = ft.Elem()
+		}
+		if ft.Kind() == reflect.Slice {
+			ft = ft.Elem()
+		}
+		var typ string
+		switch ft.Kind() {
+		case reflect.Struct, reflect.Interface:
+			continue
+		case reflect.Bool:
+			typ = "boolean"
+		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+			typ = "integer"
+		case reflect.Float32, reflect.Float64:
+			typ = "number"
+		case reflect.String:
+			typ = "string"
+		default:
+			panic(fmt.Sprintf("openapi: %s.%s: no query parameter type for %s", t.Name(), f.Name, f.Type))
+		}
+		out = append(out, param{name: name, in: "query", typ: typ, description: docs[name]})
+	}
+	return sortParams(out)
+}
+
+// sortParams sorts parameters by name, then location, as kube-openapi's
+// builders order them.
+func sortParams(ps []param) []param {
+	slices.SortFunc(ps, compareParams)
+	return ps
+}
+
+func compareParams(a, b param) int {
+	if c := strings.Compare(a.name, b.name); c != 0 {
+		return c
+	}
+	return strings.Compare(a.in, b.in)
+}
 
 // response is one response of an operation; model is empty for none.
 type response struct {
@@ -93,8 +124,41 @@ type operation struct {
 // pathItem is one path with its operations.
 type pathItem struct {
 	path   string
-	params []param // path-level: namespace, name, pretty
+	params []param // those every operation takes, listed once
 	ops    []operation
+}
+
+// newPathItem is the path with its operations, each of which takes the
+// base parameters (pretty and the path's own) besides those set on it.
+// Like kube-openapi's builders, it lists the parameters every operation
+// takes (by name and location, with the last operation's description) on
+// the path item instead of on the operations, and sorts both lists. So a
+// path with one operation has all of its parameters on the path item.
+func newPathItem(path string, base []param, ops []operation) pathItem {
+	if len(ops) == 0 {
+		return pathItem{path: path}
+	}
+	all := make([][]param, len(ops))
+	for i, op := range ops {
+		all[i] = sortParams(append(slices.Clone(base), op.params...))
+	}
+	type key struct{ name, in string }
+	has := func(ps []param, k key) bool {
+		return slices.ContainsFunc(ps, func(p param) bool { return p.name == k.name && p.in == k.in })
+	}
+	var shared []param
+	isShared := map[key]bool{}
+	for _, p := range all[len(all)-1] {
+		k := key{p.name, p.in}
+		if !slices.ContainsFunc(all, func(ps []param) bool { return !has(ps, k) }) {
+			shared = append(shared, p)
+			isShared[k] = true
+		}
+	}
+	for i := range ops {
+		ops[i].params = slices.DeleteFunc(all[i], func(p param) bool { return isShared[key{p.name, p.in}] })
+	}
+	return pathItem{path: path, params: shared, ops: ops}
 }
 
 var (
@@ -106,7 +170,9 @@ var (
 // resourcePaths returns the paths a served resource version contributes, as
 // upstream lays them out for CRDs: the cross-namespace list for namespaced
 // resources, the collection, the object, and its subresources. Operations
-// whose verb the definition does not serve are left out.
+// whose verb the definition does not serve are left out. Parameters are as
+// upstream's CRD builder has them; a built-in's deletecollection takes
+// those of kube-apiserver's installer.
 func resourcePaths(def *registry.Definition, v *registry.Version, gvk schema.GroupVersionKind, model, listModel string) []pathItem {
 	serves := func(verb string) bool { return def.Verbs == nil || slices.Contains(def.Verbs, verb) }
 	prefix := "/apis/" + gvk.Group + "/" + gvk.Version
@@ -128,26 +194,26 @@ func resourcePaths(def *registry.Definition, v *registry.Version, gvk schema.Gro
 	rootParams := []param{paramPretty}
 	if def.Namespaced() {
 		if serves("list") {
-			items = append(items, pathItem{path: root, params: []param{paramPretty}, ops: []operation{{
+			items = append(items, newPathItem(root, rootParams, []operation{{
 				method: "get", action: "list", id: "list" + idPrefix + kind + "ForAllNamespaces",
 				description: "list or watch objects of kind " + kind, params: listParams,
 				responses: []response{{"200", "OK", listModel}}, gvk: gvk,
-			}}})
+			}}))
 		}
 		root = prefix + "/namespaces/{namespace}/" + def.Resource
 		rootParams = []param{nsParam, paramPretty}
 	}
 
-	collection := pathItem{path: root, params: rootParams}
+	var collection []operation
 	if serves("list") {
-		collection.ops = append(collection.ops, operation{
+		collection = append(collection, operation{
 			method: "get", action: "list", id: "list" + idPrefix + namespaced + kind,
 			description: "list or watch objects of kind " + kind, params: listParams,
 			responses: []response{{"200", "OK", listModel}}, gvk: gvk,
 		})
 	}
 	if serves("create") {
-		collection.ops = append(collection.ops, operation{
+		collection = append(collection, operation{
 			method: "post", action: "post", id: "create" + idPrefix + namespaced + kind,
 			description: "create " + article(kind) + kind, params: createParams,
 			body: model, consumes: bodyTypes,
@@ -155,40 +221,43 @@ func resourcePaths(def *registry.Definition, v *registry.Version, gvk schema.Gro
 		})
 	}
 	if serves("deletecollection") {
-		collection.ops = append(collection.ops, operation{
+		op := operation{
 			method: "delete", action: "deletecollection", id: "delete" + idPrefix + "Collection" + namespaced + kind,
-			description: "delete collection of " + kind, params: append(slices.Clone(deleteParams), listParams...),
-			body: deleteOptionsModel, bodyOptional: true, consumes: bodyTypes,
+			description: "delete collection of " + kind, params: listParams, consumes: bodyTypes,
 			responses: []response{{"200", "OK", statusModel}}, gvk: gvk,
-		})
+		}
+		if isStrategic(def) {
+			op.params, op.body, op.bodyOptional = builtinDeleteCollectionParams, deleteOptionsModel, true
+		}
+		collection = append(collection, op)
 	}
-	if len(collection.ops) > 0 {
-		items = append(items, collection)
+	if len(collection) > 0 {
+		items = append(items, newPathItem(root, rootParams, collection))
 	}
 
 	patchConsumes := patchTypes
 	if isStrategic(def) {
 		patchConsumes = append(slices.Clone(patchTypes), strategic)
 	}
-	objParams := append(slices.Clone(rootParams[:len(rootParams)-1]), nameParam, paramPretty)
-	object := pathItem{path: root + "/{name}", params: objParams}
+	objParams := append(slices.Clone(rootParams), nameParam)
+	var object []operation
 	if serves("get") {
-		object.ops = append(object.ops, operation{
+		object = append(object, operation{
 			method: "get", action: "get", id: "read" + idPrefix + namespaced + kind,
-			description: "read the specified " + kind, params: []param{paramResourceVersionGet},
+			description: "read the specified " + kind, params: getParams,
 			responses: []response{{"200", "OK", model}}, gvk: gvk,
 		})
 	}
 	if serves("update") {
-		object.ops = append(object.ops, operation{
+		object = append(object, operation{
 			method: "put", action: "put", id: "replace" + idPrefix + namespaced + kind,
-			description: "replace the specified " + kind, params: createParams,
+			description: "replace the specified " + kind, params: updateParams,
 			body: model, consumes: bodyTypes,
 			responses: []response{{"200", "OK", model}, {"201", "Created", model}}, gvk: gvk,
 		})
 	}
 	if serves("delete") {
-		object.ops = append(object.ops, operation{
+		object = append(object, operation{
 			method: "delete", action: "delete", id: "delete" + idPrefix + namespaced + kind,
 			description: "delete " + article(kind) + kind, params: deleteParams,
 			body: deleteOptionsModel, bodyOptional: true, consumes: bodyTypes,
@@ -196,15 +265,15 @@ func resourcePaths(def *registry.Definition, v *registry.Version, gvk schema.Gro
 		})
 	}
 	if serves("patch") {
-		object.ops = append(object.ops, operation{
+		object = append(object, operation{
 			method: "patch", action: "patch", id: "patch" + idPrefix + namespaced + kind,
 			description: "partially update the specified " + kind, params: patchParams,
 			body: patchModel, consumes: patchConsumes,
 			responses: []response{{"200", "OK", model}, {"201", "Created", model}}, gvk: gvk,
 		})
 	}
-	if len(object.ops) > 0 {
-		items = append(items, object)
+	if len(object) > 0 {
+		items = append(items, newPathItem(root+"/{name}", objParams, object))
 	}
 
 	// Subresources read and write the object (status, and a built-in's
@@ -212,31 +281,31 @@ func resourcePaths(def *registry.Definition, v *registry.Version, gvk schema.Gro
 	// operations carry the resource's kind.
 	subresource := func(name, subModel string, verbs []string) pathItem {
 		title := upperFirst(name)
-		p := pathItem{path: root + "/{name}/" + name, params: objParams}
+		var ops []operation
 		if slices.Contains(verbs, "get") {
-			p.ops = append(p.ops, operation{
+			ops = append(ops, operation{
 				method: "get", action: "get", id: "read" + idPrefix + namespaced + kind + title,
-				description: "read " + name + " of the specified " + kind,
-				responses:   []response{{"200", "OK", subModel}}, gvk: gvk,
+				description: "read " + name + " of the specified " + kind, params: getParams,
+				responses: []response{{"200", "OK", subModel}}, gvk: gvk,
 			})
 		}
 		if slices.Contains(verbs, "update") {
-			p.ops = append(p.ops, operation{
+			ops = append(ops, operation{
 				method: "put", action: "put", id: "replace" + idPrefix + namespaced + kind + title,
-				description: "replace " + name + " of the specified " + kind, params: createParams,
+				description: "replace " + name + " of the specified " + kind, params: updateParams,
 				body: subModel, consumes: bodyTypes,
 				responses: []response{{"200", "OK", subModel}, {"201", "Created", subModel}}, gvk: gvk,
 			})
 		}
 		if slices.Contains(verbs, "patch") {
-			p.ops = append(p.ops, operation{
+			ops = append(ops, operation{
 				method: "patch", action: "patch", id: "patch" + idPrefix + namespaced + kind + title,
 				description: "partially update " + name + " of the specified " + kind, params: patchParams,
 				body: patchModel, consumes: patchConsumes,
 				responses: []response{{"200", "OK", subModel}, {"201", "Created", subModel}}, gvk: gvk,
 			})
 		}
-		return p
+		return newPathItem(root+"/{name}/"+name, objParams, ops)
 	}
 	subVerbs := []string{"get", "update", "patch"}
 	if v.Subresources.Status {

@@ -2,6 +2,7 @@ package openapi
 
 import (
 	"encoding/json"
+	"slices"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -26,9 +27,12 @@ func encodedParam(cache *sync.Map, p param, render func(param) map[string]any) j
 	return v.(json.RawMessage)
 }
 
-// Rendering of paths into the two document formats. Parameters are inlined
-// in every operation (kubectl looks for fieldValidation among a PATCH
-// operation's own parameters), path-level ones in the path item.
+// Rendering of paths into the two document formats. Parameters are written
+// out where they apply, never as references to a shared list (upstream's v2
+// builder refers to #/parameters/…): the path item's before the
+// operations', which hold the rest. kubectl looks for fieldValidation among
+// a PATCH operation's own parameters; it stays there as long as the path
+// has an operation without it, as every CRD path with PATCH does (GET).
 
 var produces = []string{"application/json", "application/yaml"}
 
@@ -146,16 +150,21 @@ func (op operation) v2(gv schema.GroupVersion) map[string]any {
 		extAction:     op.action,
 		extGVK:        map[string]any{"group": op.gvk.Group, "version": op.gvk.Version, "kind": op.gvk.Kind},
 	}
-	var params []any
+	params := paramsV2(op.params)
 	if op.body != "" {
-		params = append(params, map[string]any{
-			"name":     "body",
-			"in":       "body",
-			"required": !op.bodyOptional,
-			"schema":   map[string]any{"$ref": v2RefPrefix + op.body},
-		})
+		// In v2 the body is a parameter, sorted among the others by name
+		// and location like the rest.
+		body := map[string]any{
+			"name":   "body",
+			"in":     "body",
+			"schema": map[string]any{"$ref": v2RefPrefix + op.body},
+		}
+		if !op.bodyOptional {
+			body["required"] = true
+		}
+		at, _ := slices.BinarySearchFunc(op.params, param{name: "body", in: "body"}, compareParams)
+		params = slices.Insert(params, at, any(body))
 	}
-	params = append(params, paramsV2(op.params)...)
 	if len(params) > 0 {
 		m["parameters"] = params
 	}
