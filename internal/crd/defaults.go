@@ -1,8 +1,6 @@
 package crd
 
 import (
-	"strings"
-
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
@@ -34,8 +32,9 @@ func checkDefaults(s *apiextensionsv1.JSONSchemaProps, p *field.Path) field.Erro
 // defaultKey names the default inside the wrapper object it is checked in.
 const defaultKey = "default"
 
-// checkDefault validates one node's default by wrapping node and value as
-// the only property of an object, and reports at the default's path.
+// checkDefault checks that one node's default is pruned, by wrapping node
+// and value as the only property of an object, and valid against the node
+// (schema.ValidateDefault), and reports at the default's path.
 func checkDefault(node *apiextensionsv1.JSONSchemaProps, p *field.Path) field.ErrorList {
 	var value any
 	if err := utiljson.Unmarshal(node.Default.Raw, &value); err != nil {
@@ -57,13 +56,10 @@ func checkDefault(node *apiextensionsv1.JSONSchemaProps, p *field.Path) field.Er
 	if pruned := s.Prune(obj); len(pruned) > 0 {
 		errs = append(errs, field.Invalid(p, original, "must not have unknown fields"))
 	}
-	base := p.String()
-	for _, e := range s.Validate(obj) {
-		// Re-root the error from the wrapper's property at the default.
-		e.Field = base + strings.TrimPrefix(e.Field, defaultKey)
-		e.Detail = strings.Replace(e.Detail, defaultKey+" in body", base+" in body", 1)
-		e.Detail = strings.Replace(e.Detail, defaultKey+".", base+".", 1)
-		errs = append(errs, e)
+	verrs, err := schema.ValidateDefault(node, p, original)
+	if err != nil {
+		return append(errs, field.Invalid(p, string(node.Default.Raw), err.Error()))
 	}
+	errs = append(errs, verrs...)
 	return errs
 }

@@ -15,7 +15,8 @@ func rawJSON(v any) *apiextensionsv1.JSON {
 }
 
 func TestCheckDefaults(t *testing.T) {
-	max := 10.0
+	max, one, two, five := 10.0, 1.0, 2.0, 5.0
+	two64, yes, set := int64(2), true, "set"
 	spec := func(props map[string]apiextensionsv1.JSONSchemaProps) *apiextensionsv1.JSONSchemaProps {
 		return &apiextensionsv1.JSONSchemaProps{Type: "object", Properties: map[string]apiextensionsv1.JSONSchemaProps{
 			"spec": {Type: "object", Properties: props},
@@ -32,7 +33,58 @@ func TestCheckDefaults(t *testing.T) {
 		}), nil},
 		{"default above maximum", spec(map[string]apiextensionsv1.JSONSchemaProps{
 			"replicas": {Type: "integer", Maximum: &max, Default: rawJSON(20)},
-		}), []string{"openAPIV3Schema.properties[spec].properties[replicas].default: Invalid value: 20: openAPIV3Schema.properties[spec].properties[replicas].default in body should be less than or equal to 10"}},
+		}), []string{"openAPIV3Schema.properties[spec].properties[replicas].default: Invalid value: 20:  in body should be less than or equal to 10"}},
+		// Upstream validates a default with its node as the validator's
+		// root: messages name the value relative to the default, and
+		// field paths join that name with a dot.
+		{"nested default names fields relative to it", spec(map[string]apiextensionsv1.JSONSchemaProps{
+			"a": {Type: "object", Properties: map[string]apiextensionsv1.JSONSchemaProps{"b": {Type: "integer"}},
+				Default: rawJSON(map[string]any{"b": "s"})},
+		}), []string{`openAPIV3Schema.properties[spec].properties[a].default.b: Invalid value: "string": b in body must be of type integer: "string"`}},
+		{"list default items are .[i]", spec(map[string]apiextensionsv1.JSONSchemaProps{
+			"a": {Type: "array", Items: &apiextensionsv1.JSONSchemaPropsOrArray{Schema: &apiextensionsv1.JSONSchemaProps{Type: "integer", Maximum: &two}},
+				Default: rawJSON([]any{1, 5, "x"})},
+		}), []string{
+			"openAPIV3Schema.properties[spec].properties[a].default.[1]: Invalid value: 5: [1] in body should be less than or equal to 2",
+			`openAPIV3Schema.properties[spec].properties[a].default.[2]: Invalid value: "string": [2] in body must be of type integer: "string"`,
+		}},
+		{"anyOf failing at the default", spec(map[string]apiextensionsv1.JSONSchemaProps{
+			"a": {Type: "integer", AnyOf: []apiextensionsv1.JSONSchemaProps{{Minimum: &five}, {Maximum: &one}}, Default: rawJSON(3)},
+		}), []string{
+			`openAPIV3Schema.properties[spec].properties[a].default: Invalid value: "": "" must validate at least one schema (anyOf)`,
+			"openAPIV3Schema.properties[spec].properties[a].default: Invalid value: 3:  in body should be greater than or equal to 5",
+		}},
+		{"format of a default", spec(map[string]apiextensionsv1.JSONSchemaProps{
+			"a": {Type: "string", Format: "date", Default: rawJSON("notadate")},
+		}), []string{`openAPIV3Schema.properties[spec].properties[a].default: Invalid value: "notadate":  in body must be of type date: "notadate"`}},
+		{"min properties of a default", spec(map[string]apiextensionsv1.JSONSchemaProps{
+			"o": {Type: "object", MinProperties: &two64, XPreserveUnknownFields: &yes, Default: rawJSON(map[string]any{"a": 1})},
+		}), []string{"openAPIV3Schema.properties[spec].properties[o].default: Invalid value: 1:  in body should have at least 2 properties"}},
+		// Upstream checks no list-type uniqueness in defaults, and its
+		// validator of defaults gives int-or-string nodes no type.
+		{"duplicate set items in a default pass", spec(map[string]apiextensionsv1.JSONSchemaProps{
+			"a": {Type: "array", XListType: &set, Items: &apiextensionsv1.JSONSchemaPropsOrArray{Schema: &apiextensionsv1.JSONSchemaProps{Type: "string"}},
+				Default: rawJSON([]any{"a", "a"})},
+		}), nil},
+		{"int-or-string default of another type passes", spec(map[string]apiextensionsv1.JSONSchemaProps{
+			"a": {XIntOrString: true, Default: rawJSON(true)},
+		}), nil},
+		{"int-or-string default is checked by its anyOf", spec(map[string]apiextensionsv1.JSONSchemaProps{
+			"a": {XIntOrString: true, AnyOf: []apiextensionsv1.JSONSchemaProps{{Type: "integer"}, {Type: "string"}}, Default: rawJSON(true)},
+		}), []string{
+			`openAPIV3Schema.properties[spec].properties[a].default: Invalid value: "": "" must validate at least one schema (anyOf)`,
+			`openAPIV3Schema.properties[spec].properties[a].default: Invalid value: "boolean":  in body must be of type integer: "boolean"`,
+		}},
+		{"objects in a list default", spec(map[string]apiextensionsv1.JSONSchemaProps{
+			"a": {Type: "array", Items: &apiextensionsv1.JSONSchemaPropsOrArray{Schema: &apiextensionsv1.JSONSchemaProps{
+				Type: "object", Properties: map[string]apiextensionsv1.JSONSchemaProps{"b": {Type: "integer"}}}},
+				Default: rawJSON([]any{map[string]any{"b": 1}, map[string]any{"b": "x"}})},
+		}), []string{`openAPIV3Schema.properties[spec].properties[a].default.[1].b: Invalid value: "string": [1].b in body must be of type integer: "string"`}},
+		{"embedded resource errors come alone", spec(map[string]apiextensionsv1.JSONSchemaProps{
+			"e": {Type: "object", XEmbeddedResource: true, XPreserveUnknownFields: &yes,
+				Properties: map[string]apiextensionsv1.JSONSchemaProps{"x": {Type: "integer"}},
+				Default:    rawJSON(map[string]any{"apiVersion": "v1", "x": "s"})},
+		}), []string{"openAPIV3Schema.properties[spec].properties[e].default.kind: Required value"}},
 		{"default of the wrong type", spec(map[string]apiextensionsv1.JSONSchemaProps{
 			"image": {Type: "string", Default: rawJSON(5)},
 		}), []string{"properties[image].default: Invalid value: \"integer\""}},

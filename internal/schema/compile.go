@@ -114,7 +114,7 @@ func Compile(props *apiextensionsv1.JSONSchemaProps) (*Schema, error) {
 	n := &node{}
 	if props != nil {
 		var err error
-		if n, err = compileNode(props, ""); err != nil {
+		if n, err = compileNode(props, "", compileOpts{}); err != nil {
 			return nil, err
 		}
 	}
@@ -123,7 +123,17 @@ func Compile(props *apiextensionsv1.JSONSchemaProps) (*Schema, error) {
 	return &Schema{root: n, pruneRoot: &pr}, nil
 }
 
-func compileNode(p *apiextensionsv1.JSONSchemaProps, path string) (*node, error) {
+// compileOpts are the ways a tree compiled for something other than a
+// custom resource differs from Compile's.
+type compileOpts struct {
+	// untypedIntOrString leaves x-kubernetes-int-or-string nodes without
+	// a type, as upstream's validator of defaults sees them (it is built
+	// from the structural schema, where such nodes have none), so only
+	// their anyOf/allOf constrain a default.
+	untypedIntOrString bool
+}
+
+func compileNode(p *apiextensionsv1.JSONSchemaProps, path string, o compileOpts) (*node, error) {
 	n := &node{
 		preserveUnknown: p.XPreserveUnknownFields != nil && *p.XPreserveUnknownFields,
 		embedded:        p.XEmbeddedResource,
@@ -147,7 +157,7 @@ func compileNode(p *apiextensionsv1.JSONSchemaProps, path string) (*node, error)
 	if p.Type != "" {
 		n.types = []string{p.Type}
 	}
-	if p.XIntOrString {
+	if p.XIntOrString && !o.untypedIntOrString {
 		n.types = []string{"integer", "string"}
 	}
 	n.typeNames = strings.Join(n.types, ",")
@@ -206,7 +216,7 @@ func compileNode(p *apiextensionsv1.JSONSchemaProps, path string) (*node, error)
 		n.props = make(map[string]*node, len(p.Properties))
 		for k := range p.Properties {
 			prop := p.Properties[k]
-			c, err := compileNode(&prop, path+"properties["+k+"].")
+			c, err := compileNode(&prop, path+"properties["+k+"].", o)
 			if err != nil {
 				return nil, err
 			}
@@ -224,7 +234,7 @@ func compileNode(p *apiextensionsv1.JSONSchemaProps, path string) (*node, error)
 		n.addlSet = true
 		n.addlAllowed = ap.Allows || ap.Schema != nil
 		if ap.Schema != nil {
-			c, err := compileNode(ap.Schema, path+"additionalProperties.")
+			c, err := compileNode(ap.Schema, path+"additionalProperties.", o)
 			if err != nil {
 				return nil, err
 			}
@@ -232,24 +242,24 @@ func compileNode(p *apiextensionsv1.JSONSchemaProps, path string) (*node, error)
 		}
 	}
 	if p.Items != nil && p.Items.Schema != nil {
-		c, err := compileNode(p.Items.Schema, path+"items.")
+		c, err := compileNode(p.Items.Schema, path+"items.", o)
 		if err != nil {
 			return nil, err
 		}
 		n.items = c
 	}
 	var err error
-	if n.allOf, err = compileList(p.AllOf, path+"allOf"); err != nil {
+	if n.allOf, err = compileList(p.AllOf, path+"allOf", o); err != nil {
 		return nil, err
 	}
-	if n.anyOf, err = compileList(p.AnyOf, path+"anyOf"); err != nil {
+	if n.anyOf, err = compileList(p.AnyOf, path+"anyOf", o); err != nil {
 		return nil, err
 	}
-	if n.oneOf, err = compileList(p.OneOf, path+"oneOf"); err != nil {
+	if n.oneOf, err = compileList(p.OneOf, path+"oneOf", o); err != nil {
 		return nil, err
 	}
 	if p.Not != nil {
-		if n.not, err = compileNode(p.Not, path+"not."); err != nil {
+		if n.not, err = compileNode(p.Not, path+"not.", o); err != nil {
 			return nil, err
 		}
 	}
@@ -262,10 +272,10 @@ func compileNode(p *apiextensionsv1.JSONSchemaProps, path string) (*node, error)
 	return n, nil
 }
 
-func compileList(ps []apiextensionsv1.JSONSchemaProps, path string) ([]*node, error) {
+func compileList(ps []apiextensionsv1.JSONSchemaProps, path string, o compileOpts) ([]*node, error) {
 	var out []*node
 	for i := range ps {
-		c, err := compileNode(&ps[i], fmt.Sprintf("%s[%d].", path, i))
+		c, err := compileNode(&ps[i], fmt.Sprintf("%s[%d].", path, i), o)
 		if err != nil {
 			return nil, err
 		}

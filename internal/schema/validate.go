@@ -50,6 +50,44 @@ func (s *Schema) ValidateUpdate(obj, old map[string]any) field.ErrorList {
 	return errs
 }
 
+// ValidateStatusUpdate is ValidateUpdate for a write to the status
+// subresource, as upstream validates one: only obj's status (when it has
+// one) is checked, against the status property's schema as the
+// validator's root, ratcheting against old's status. Messages therefore
+// name values relative to the status ("replicas in body ...", " in body"
+// for the status itself) while field paths start at "status". List types
+// are checked on the whole object, and only when old had no such error;
+// embedded resources are not checked.
+func (s *Schema) ValidateStatusUpdate(obj, old map[string]any) field.ErrorList {
+	var errs field.ErrorList
+	if status, ok := obj["status"]; ok && s.root.props["status"] != nil {
+		var buf [16]seg
+		v := validator{ratchet: true, segs: buf[:0]}
+		oldStatus, hasOld := old["status"]
+		v.validate(status, s.root.props["status"], oldStatus, hasOld)
+		errs = reroot(v.errs, field.NewPath("status"))
+	}
+	if s.root.subtreeHasListType && len(validateListTypes(s.root, old)) == 0 {
+		errs = append(errs, validateListTypes(s.root, obj)...)
+	}
+	return errs
+}
+
+// reroot moves errors found with a value as the validator's root under p,
+// as upstream joins kube-openapi's names to a field path: p itself for the
+// root, else p, a dot and the name (so an index reads "p.[1]").
+func reroot(errs field.ErrorList, p *field.Path) field.ErrorList {
+	base := p.String()
+	for _, e := range errs {
+		if e.Field == "" || e.Field == (*field.Path)(nil).String() {
+			e.Field = base
+		} else {
+			e.Field = base + "." + e.Field
+		}
+	}
+	return errs
+}
+
 // path renders the current path as kube-openapi does: properties of the
 // root without a leading dot, additionalProperties keys and required
 // fields always with one (".key" at the root), indexes as "[i]". The path
