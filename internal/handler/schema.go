@@ -56,14 +56,17 @@ func unknownField(p string) string {
 }
 
 // validateSchema validates obj against its version's schema; on update,
-// values unchanged from old do not fail (ratcheting).
-func validateSchema(c *call, obj, old map[string]any) field.ErrorList {
+// values unchanged from old do not fail (ratcheting). A status write (sub
+// "status") validates the status alone, as upstream's status strategy.
+func validateSchema(c *call, obj, old map[string]any, sub string) field.ErrorList {
 	s := versionSchema(c)
-	if s == nil {
+	switch {
+	case s == nil:
 		return nil
-	}
-	if old == nil {
+	case old == nil:
 		return s.Validate(obj)
+	case sub == "status":
+		return s.ValidateStatusUpdate(obj, old)
 	}
 	return s.ValidateUpdate(obj, old)
 }

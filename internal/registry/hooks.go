@@ -116,6 +116,9 @@ type Schema interface {
 	// ValidateUpdate checks obj, ratcheting: errors in values unchanged
 	// from old are dropped.
 	ValidateUpdate(obj, old map[string]any) field.ErrorList
+	// ValidateStatusUpdate checks a write to the status subresource:
+	// obj's status only, with the status schema as the root, ratcheting.
+	ValidateStatusUpdate(obj, old map[string]any) field.ErrorList
 }
 
 // UnconditionalUpdater marks resources whose PUT may omit

@@ -406,10 +406,11 @@ func TestSchemaSubresources(t *testing.T) {
 
 	t.Run("status subresource validates status", func(t *testing.T) {
 		got := kubectlFails(t, srv, "patch", "crontab", "my-new-cron-object", "--subresource=status", "--type=merge", "-p", `{"status":{"replicas":"many"}}`)
-		// The scale subresource reads status.replicas: upstream's
-		// validator adds its own cause.
+		// Upstream validates a status write with the status schema as the
+		// root, hence "replicas in body"; the scale subresource reads
+		// status.replicas, and upstream's validator adds its own cause.
 		wantOutput(t, "kubectl patch --subresource=status", got, `The CronTab "my-new-cron-object" is invalid: 
-* status.replicas: Invalid value: "string": status.replicas in body must be of type integer: "string"
+* status.replicas: Invalid value: "string": replicas in body must be of type integer: "string"
 * .status.replicas: Invalid value: 0: .status.replicas accessor error: many is of the type string, expected int64`)
 	})
 
