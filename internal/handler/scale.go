@@ -10,8 +10,6 @@ import (
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 	kjson "sigs.k8s.io/json"
 
 	"github.com/crdserver/crdserver/internal/codec"
@@ -21,8 +19,6 @@ import (
 // The scale subresource presents an object as an autoscaling/v1 Scale:
 // spec.replicas, status.replicas and status.selector read from the paths
 // the version declares; writes change only the spec replicas path.
-
-var scaleGK = schema.GroupKind{Group: "autoscaling", Kind: "Scale"}
 
 func (h *Handler) serveScale(c *call) {
 	sc := c.version.Subresources.Scale
@@ -205,11 +201,10 @@ func scaleDecodeError(raw map[string]any, err error) error {
 
 // scaleReplicas validates a Scale and returns its spec.replicas.
 func scaleReplicas(c *call, scale *autoscalingv1.Scale) (int64, error) {
+	// A negative count is refused by the write's validation of the
+	// custom resource (validateScale), in the resource's words, as
+	// upstream's scale subresource leaves it to the resource's validator.
 	n := int64(scale.Spec.Replicas)
-	if n < 0 {
-		p := field.NewPath("spec", "replicas")
-		return 0, apierrors.NewInvalid(scaleGK, c.info.Name, field.ErrorList{field.Invalid(p, n, "must be greater than or equal to 0")})
-	}
 	if name := scale.Name; name != "" && name != c.info.Name {
 		return 0, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", name, c.info.Name))
 	}

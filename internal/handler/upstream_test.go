@@ -255,6 +255,12 @@ func TestScaleReplicasValidation(t *testing.T) {
 	e.checkCases(t, []errCase{
 		at(errCase{name: "patch", req: merge(cronTabs+"/m1", `{"spec":{"replicas":"abc"}}`), code: 422, reason: metav1.StatusReasonInvalid, message: accessor}),
 		at(errCase{name: "create", req: req{method: "POST", path: cronTabs, body: `{"apiVersion":"stable.example.com/v1","kind":"CronTab","metadata":{"name":"m7"},"spec":{"replicas":"abc"}}`}, code: 422, reason: metav1.StatusReasonInvalid, message: accessor}),
+		// A negative count through /scale is the custom resource's
+		// validator's error, not the Scale's.
+		at(errCase{name: "scale put", req: req{method: "PUT", path: cronTabs + "/m1/scale", body: `{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"m1"},"spec":{"replicas":-1}}`},
+			code: 422, reason: metav1.StatusReasonInvalid, message: `CronTab.stable.example.com "m1" is invalid: .spec.replicas: Invalid value: -1: should be a non-negative integer`}),
+		at(errCase{name: "scale patch", req: merge(cronTabs+"/m1/scale", `{"spec":{"replicas":-1}}`),
+			code: 422, reason: metav1.StatusReasonInvalid, message: `CronTab.stable.example.com "m1" is invalid: .spec.replicas: Invalid value: -1: should be a non-negative integer`}),
 	})
 	st := e.do(merge(cronTabs+"/m1", `{"spec":{"replicas":"abc"}}`)).status(t)
 	if st.Details == nil || len(st.Details.Causes) != 2 || st.Details.Causes[1].Field != ".spec.replicas" {
