@@ -8,7 +8,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -46,7 +45,7 @@ func Namespaces() *registry.Definition {
 			},
 			PrinterColumns: []registry.PrinterColumn{
 				{Name: "Status", Type: "string", JSONPath: ".status.phase", Description: "The status of the namespace"},
-				{Name: "Age", Type: "date", JSONPath: ".metadata.creationTimestamp", Description: metav1.ObjectMeta{}.SwaggerDoc()["creationTimestamp"]},
+				registry.AgeColumn,
 			},
 		}},
 		Hooks: namespaceHooks{namespaceTyped},

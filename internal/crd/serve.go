@@ -77,10 +77,7 @@ func FromCRD(obj map[string]any) (*registry.Definition, error) {
 // shows its age, as upstream.
 func printerColumns(cols []apiextensionsv1.CustomResourceColumnDefinition) []registry.PrinterColumn {
 	if len(cols) == 0 {
-		return []registry.PrinterColumn{{
-			Name: "Age", Type: "date", JSONPath: ".metadata.creationTimestamp",
-			Description: metaDocs["creationTimestamp"],
-		}}
+		return []registry.PrinterColumn{registry.AgeColumn}
 	}
 	out := make([]registry.PrinterColumn, len(cols))
 	for i, c := range cols {

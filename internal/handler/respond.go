@@ -211,10 +211,7 @@ func checkCustomTypeMeta(c *call, obj map[string]any, body []byte, ct, mode stri
 		// The lenient decoder names the URL's kind and the version of the
 		// body's apiVersion (the URL's when it has none), and quotes the
 		// body as JSON.
-		version := c.version.Name
-		if gv, err := schema.ParseGroupVersion(av); err == nil && gv.Version != "" {
-			version = gv.Version
-		}
+		version := claimedVersion(c, obj)
 		data := body
 		if mt, _, _ := mime.ParseMediaType(ct); mt == codec.MediaYAML {
 			if j, err := yaml.YAMLToJSON(body); err == nil {
@@ -256,16 +253,21 @@ func checkTyped(c *call, obj map[string]any, mode string, problems []string) err
 		if kind == "" {
 			kind = c.def.Kind
 		}
-		version := c.version.Name
-		if av, _ := obj["apiVersion"].(string); av != "" {
-			if gv, err := schema.ParseGroupVersion(av); err == nil {
-				version = gv.Version
-			}
-		}
 		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: strict decoding error: %s",
-			kind, version, c.def.Kind, strings.Join(problems, ", ")))
+			kind, claimedVersion(c, obj), c.def.Kind, strings.Join(problems, ", ")))
 	}
 	return applyFieldValidation(c, mode, problems)
+}
+
+// claimedVersion is the version of the body's apiVersion, or the URL's
+// when the body names none: the version upstream's decoder words its
+// errors with.
+func claimedVersion(c *call, obj map[string]any) string {
+	av, _ := obj["apiVersion"].(string)
+	if gv, err := schema.ParseGroupVersion(av); err == nil && gv.Version != "" {
+		return gv.Version
+	}
+	return c.version.Name
 }
 
 // isRequestKind reports whether obj claims the request's apiVersion and

@@ -9,7 +9,6 @@ import (
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kjson "sigs.k8s.io/json"
 
 	"github.com/crdserver/crdserver/internal/codec"
@@ -252,7 +251,7 @@ func (h *Handler) scalePrinter(v *registry.Version) (*printer, error) {
 	if sc.StatusReplicasPath != "" {
 		cols = append(cols, registry.PrinterColumn{Name: "Available", Type: "integer", Description: "Number of actual replicas", JSONPath: ".status.replicas"})
 	}
-	cols = append(cols, registry.PrinterColumn{Name: "Age", Type: "date", Description: metav1.ObjectMeta{}.SwaggerDoc()["creationTimestamp"], JSONPath: ".metadata.creationTimestamp"})
+	cols = append(cols, registry.AgeColumn)
 	p, err := compilePrinter(cols, true)
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)

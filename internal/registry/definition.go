@@ -6,6 +6,7 @@ package registry
 import (
 	"slices"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -109,6 +110,13 @@ type PrinterColumn struct {
 	Description string
 	Priority    int32
 	JSONPath    string
+}
+
+// AgeColumn is the Age column upstream prints for objects (built-ins,
+// custom resources without printer columns, Scales).
+var AgeColumn = PrinterColumn{
+	Name: "Age", Type: "date", JSONPath: ".metadata.creationTimestamp",
+	Description: metav1.ObjectMeta{}.SwaggerDoc()["creationTimestamp"],
 }
 
 // Namespaced reports whether objects live in namespaces.

@@ -29,7 +29,6 @@ var _ controllers.NamespaceContent = (*namespaceContent)(nil)
 
 func (n *namespaceContent) DeleteContents(ctx context.Context, ns string) (int, error) {
 	left := builtin.NamespaceDeletion{Remaining: map[string]int{}, Finalizers: map[string]int{}}
-	remaining := 0
 	for _, def := range n.reg.Current().Definitions() {
 		if !def.Namespaced() {
 			continue
@@ -38,12 +37,9 @@ func (n *namespaceContent) DeleteContents(ctx context.Context, ns string) (int, 
 		if !ok {
 			continue
 		}
-		gr := def.GroupResource()
 		if err := n.deleteAll(ctx, def, st, ns, &left); err != nil {
 			left.Failures = append(left.Failures, err.Error())
-			continue
 		}
-		remaining += left.Remaining[gr.Resource+"."+gr.Group]
 	}
 	// Like upstream's controller, say in the namespace's conditions what
 	// holds it in Terminating.
@@ -52,6 +48,10 @@ func (n *namespaceContent) DeleteContents(ctx context.Context, ns string) (int, 
 	}
 	if len(left.Failures) > 0 {
 		return 0, errors.New(strings.Join(left.Failures, "; "))
+	}
+	remaining := 0
+	for _, count := range left.Remaining {
+		remaining += count
 	}
 	return remaining, nil
 }
