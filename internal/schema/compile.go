@@ -16,6 +16,7 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
+	"github.com/crdserver/crdserver/internal/cel"
 	"github.com/crdserver/crdserver/internal/registry"
 )
 
@@ -23,6 +24,8 @@ import (
 // Compile returns and safe for concurrent use.
 type Schema struct {
 	root *node
+	// rules are the x-kubernetes-validations rules, nil when there are none.
+	rules *cel.Validator
 	// pruneRoot is root marked as an embedded resource: the object keeps
 	// apiVersion, kind and metadata whatever the schema says.
 	pruneRoot *node
@@ -120,7 +123,7 @@ func Compile(props *apiextensionsv1.JSONSchemaProps) (*Schema, error) {
 	}
 	pr := *n
 	pr.embedded = true
-	return &Schema{root: n, pruneRoot: &pr}, nil
+	return &Schema{root: n, pruneRoot: &pr, rules: cel.New(props)}, nil
 }
 
 // compileOpts are the ways a tree compiled for something other than a

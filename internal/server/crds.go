@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -74,7 +75,11 @@ func (c *crdServer) Serve(crds []map[string]any) {
 		}
 		def, err := crd.FromCRD(obj)
 		if err == nil {
-			err = compileSchemas(def)
+			var prev *registry.Definition
+			if cd, ok := c.defs[name]; ok {
+				prev = cd.def
+			}
+			err = compileSchemas(def, prev)
 		}
 		if err == nil {
 			// The CRD's revision bounds the objects that may predate its
@@ -262,12 +267,19 @@ func nestedString(obj map[string]any, path ...string) (string, bool) {
 	return s, ok
 }
 
-// compileSchemas compiles each version's schema once, when the CRD changes;
-// the handler prunes, defaults and validates with the compiled form.
-func compileSchemas(def *registry.Definition) error {
+// compileSchemas compiles each version's schema once, when it changes;
+// the handler prunes, defaults and validates with the compiled form. A
+// version whose schema is the same as in prev (the CRD as served before
+// this change, or nil) keeps its compiled form: CEL rules are costly to
+// compile, and most CRD writes (status, labels) leave schemas alone.
+func compileSchemas(def, prev *registry.Definition) error {
 	for i := range def.Versions {
 		v := &def.Versions[i]
 		if len(v.OpenAPISchema) == 0 {
+			continue
+		}
+		if pv := prev.Version(v.Name); pv != nil && pv.Schema != nil && bytes.Equal(pv.OpenAPISchema, v.OpenAPISchema) {
+			v.Schema = pv.Schema
 			continue
 		}
 		var props apiextensionsv1.JSONSchemaProps
