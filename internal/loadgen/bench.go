@@ -295,7 +295,7 @@ func (b *bench) setup(ctx context.Context) error {
 }
 
 func (b *bench) installCRD(ctx context.Context) error {
-	crd, err := widgetsCRD(b.cfg.Resource)
+	crd, err := WidgetsCRDFor(b.cfg.Resource)
 	if err != nil {
 		return err
 	}

@@ -61,9 +61,9 @@ var celRules = []struct {
 	{[]string{"spec", "properties", "config"}, map[string]any{"rule": "!has(self.retries) || self.retries <= 10", "message": "at most 10 retries"}},
 }
 
-// widgetsCRD returns the CRD of resource (widgets or celwidgets) as an
+// WidgetsCRDFor returns the CRD of resource (widgets or celwidgets) as an
 // object to create.
-func widgetsCRD(resource string) (*unstructured.Unstructured, error) {
+func WidgetsCRDFor(resource string) (*unstructured.Unstructured, error) {
 	crd := &unstructured.Unstructured{}
 	if err := yaml.Unmarshal(widgetsCRDYAML, &crd.Object); err != nil {
 		return nil, fmt.Errorf("decoding embedded CRD: %w", err)

@@ -233,7 +233,7 @@ func TestPadToSmallerThanObject(t *testing.T) {
 // The celwidgets variant's rules compile within their cost limits, pass
 // every widget the load generator writes, and refuse what they are for.
 func TestCELWidgetsCRD(t *testing.T) {
-	u, err := widgetsCRD(ResourceCELWidgets)
+	u, err := WidgetsCRDFor(ResourceCELWidgets)
 	if err != nil {
 		t.Fatal(err)
 	}
