@@ -2,6 +2,7 @@ package cel
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"regexp"
@@ -23,6 +24,15 @@ import (
 type Validator struct {
 	root   *vnode
 	schema *node // the root's adapter, for ratcheting correlation
+	// programs holds each node's compiled rules by what they depend on,
+	// so that the next version of the schema reuses what did not change.
+	programs map[string]programs
+}
+
+// programs are one node's compiled rules, or why they could not be.
+type programs struct {
+	rules []compiled
+	err   error
 }
 
 // vnode holds the rules of one schema node and the vnodes of those
@@ -48,13 +58,51 @@ type vnode struct {
 // New compiles the rules of a version's schema. It returns nil when the
 // schema has none, so callers skip CEL entirely for such versions.
 func New(props *apiextensionsv1.JSONSchemaProps) *Validator {
+	return Update(nil, props)
+}
+
+// Update is New for the next version of a schema whose rules prev
+// compiled (prev may be nil): a node whose rules and schema below it are
+// unchanged keeps its compiled programs, as its rules would type and
+// cost the same. Compiling is the expensive part of serving a CRD.
+func Update(prev *Validator, props *apiextensionsv1.JSONSchemaProps) *Validator {
 	if props == nil || !hasRules(props) {
 		return nil
 	}
 	root := newNode(props)
 	root.withMeta = root.typeAndObjectMeta()
 	decl := common.SchemaDeclType(root, true)
-	return &Validator{root: build(props, root, true, decl), schema: root}
+	b := &builder{programs: map[string]programs{}}
+	if prev != nil {
+		b.prev = prev.programs
+	}
+	return &Validator{root: b.build(props, root, true, decl), schema: root, programs: b.programs}
+}
+
+// builder builds a Validator's tree, reusing programs of a previous one.
+type builder struct {
+	prev, programs map[string]programs
+}
+
+// compile compiles the rules src declares for values of n, or reuses
+// them: they depend on the rules, on n's schema and everything below it
+// (which gives self its type and sizes), and on whether n is a resource
+// root (which adds apiVersion, kind and metadata).
+func (b *builder) compile(src *apiextensionsv1.JSONSchemaProps, n *node, resourceRoot bool, decl *apiservercel.DeclType) programs {
+	rules, _ := json.Marshal(src.XValidations)
+	schema, _ := json.Marshal(n.p)
+	key := fmt.Sprintf("%t\x00%s\x00%s", resourceRoot, rules, schema)
+	if p, ok := b.programs[key]; ok {
+		return p
+	}
+	p, ok := b.prev[key]
+	if !ok {
+		rulesOf := *n
+		rulesOf.p = withRules(n.p, src.XValidations)
+		p.rules, p.err = compileRules(&rulesOf, decl, allStored)
+	}
+	b.programs[key] = p
+	return p
 }
 
 func hasRules(p *apiextensionsv1.JSONSchemaProps) bool {
@@ -87,7 +135,7 @@ func hasRules(p *apiextensionsv1.JSONSchemaProps) bool {
 // build compiles the rules that src declares for values of schema n (src
 // is n's own props, or one of its allOf branches, whose rules apply to
 // the same values).
-func build(src *apiextensionsv1.JSONSchemaProps, n *node, resourceRoot bool, decl *apiservercel.DeclType) *vnode {
+func (b *builder) build(src *apiextensionsv1.JSONSchemaProps, n *node, resourceRoot bool, decl *apiservercel.DeclType) *vnode {
 	if src == nil || n == nil || !hasRules(src) {
 		return nil
 	}
@@ -96,9 +144,8 @@ func build(src *apiextensionsv1.JSONSchemaProps, n *node, resourceRoot bool, dec
 		v.s = n.WithTypeAndObjectMeta().(*node)
 	}
 	if len(src.XValidations) > 0 {
-		rulesOf := *n
-		rulesOf.p = withRules(n.p, src.XValidations)
-		v.rules, v.err = compileRules(&rulesOf, decl, allStored)
+		p := b.compile(src, n, resourceRoot, decl)
+		v.rules, v.err = p.rules, p.err
 		for _, c := range v.rules {
 			v.oldSelf = v.oldSelf || c.usesOldSelf
 		}
@@ -108,10 +155,10 @@ func build(src *apiextensionsv1.JSONSchemaProps, n *node, resourceRoot bool, dec
 		elem = decl.ElemType
 	}
 	if src.Items != nil && n.items != nil {
-		v.items = build(src.Items.Schema, n.items, n.items.p.XEmbeddedResource, elem)
+		v.items = b.build(src.Items.Schema, n.items, n.items.p.XEmbeddedResource, elem)
 	}
 	if src.AdditionalProperties != nil && n.addl != nil && n.addl.s != nil {
-		v.addl = build(src.AdditionalProperties.Schema, n.addl.s, n.addl.s.p.XEmbeddedResource, elem)
+		v.addl = b.build(src.AdditionalProperties.Schema, n.addl.s, n.addl.s.p.XEmbeddedResource, elem)
 	}
 	for k := range src.Properties {
 		child, ok := n.props[k].(*node)
@@ -132,7 +179,7 @@ func build(src *apiextensionsv1.JSONSchemaProps, n *node, resourceRoot bool, dec
 			continue
 		}
 		sp := src.Properties[k]
-		if c := build(&sp, child, child.p.XEmbeddedResource, ft); c != nil {
+		if c := b.build(&sp, child, child.p.XEmbeddedResource, ft); c != nil {
 			if v.props == nil {
 				v.props = map[string]*vnode{}
 			}
@@ -142,7 +189,7 @@ func build(src *apiextensionsv1.JSONSchemaProps, n *node, resourceRoot bool, dec
 	}
 	sort.Strings(v.propKeys)
 	for i := range src.AllOf {
-		if c := build(&src.AllOf[i], n, resourceRoot, decl); c != nil {
+		if c := b.build(&src.AllOf[i], n, resourceRoot, decl); c != nil {
 			v.allOf = append(v.allOf, c)
 		}
 	}

@@ -450,3 +450,27 @@ func TestCheck(t *testing.T) {
 		})
 	}
 }
+
+// A schema change leaves the programs of rules it did not touch alone.
+func TestUpdateReusesUnchangedRules(t *testing.T) {
+	before := New(props(t, `
+type: object
+properties:
+  a: {type: integer, x-kubernetes-validations: [{rule: "self > 0"}]}
+  b: {type: string, x-kubernetes-validations: [{rule: "self != ''"}]}`))
+	after := Update(before, props(t, `
+type: object
+properties:
+  a: {type: integer, x-kubernetes-validations: [{rule: "self > 0"}]}
+  b: {type: string, maxLength: 5, x-kubernetes-validations: [{rule: "self != ''"}]}
+  c: {type: string}`))
+	if before.root.props["a"].rules[0].prog != after.root.props["a"].rules[0].prog {
+		t.Error("the rule on a, whose node did not change, was compiled again")
+	}
+	if before.root.props["b"].rules[0].prog == after.root.props["b"].rules[0].prog {
+		t.Error("the rule on b, whose node changed, was not compiled again")
+	}
+	if errs, _ := after.Validate(context.Background(), map[string]any{"a": int64(0), "b": ""}, nil); len(errs) != 2 {
+		t.Errorf("reused rules: got %v, want two errors", errs)
+	}
+}

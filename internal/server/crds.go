@@ -270,23 +270,30 @@ func nestedString(obj map[string]any, path ...string) (string, bool) {
 // compileSchemas compiles each version's schema once, when it changes;
 // the handler prunes, defaults and validates with the compiled form. A
 // version whose schema is the same as in prev (the CRD as served before
-// this change, or nil) keeps its compiled form: CEL rules are costly to
-// compile, and most CRD writes (status, labels) leave schemas alone.
+// this change, or nil) keeps its compiled form, and a changed one keeps
+// the CEL programs of the rules whose part of the schema did not change:
+// rules are costly to compile, and most CRD writes (status, labels)
+// leave schemas alone.
 func compileSchemas(def, prev *registry.Definition) error {
 	for i := range def.Versions {
 		v := &def.Versions[i]
 		if len(v.OpenAPISchema) == 0 {
 			continue
 		}
-		if pv := prev.Version(v.Name); pv != nil && pv.Schema != nil && bytes.Equal(pv.OpenAPISchema, v.OpenAPISchema) {
-			v.Schema = pv.Schema
-			continue
+		pv := prev.Version(v.Name)
+		var prevSchema *crschema.Schema
+		if pv != nil {
+			if bytes.Equal(pv.OpenAPISchema, v.OpenAPISchema) && pv.Schema != nil {
+				v.Schema = pv.Schema
+				continue
+			}
+			prevSchema, _ = pv.Schema.(*crschema.Schema)
 		}
 		var props apiextensionsv1.JSONSchemaProps
 		if err := json.Unmarshal(v.OpenAPISchema, &props); err != nil {
 			return fmt.Errorf("version %s: decoding schema: %w", v.Name, err)
 		}
-		s, err := crschema.Compile(&props)
+		s, err := crschema.Recompile(prevSchema, &props)
 		if err != nil {
 			return fmt.Errorf("version %s: compiling schema: %w", v.Name, err)
 		}
