@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"golang.org/x/tools/txtar"
+	"sigs.k8s.io/yaml"
 )
 
 // The CEL cases of testdata/cel are txtar archives: the comment is a
@@ -38,7 +39,8 @@ import (
 // are split at spaces; single quotes keep a JSON patch together.
 //
 // A file named *.schema.yaml holds only an openAPIV3Schema: it is written
-// out as a namespaced CRD things.$GROUP of kind Thing, version v1.
+// out as a namespaced CRD things.$GROUP of kind Thing, version v1. The
+// crd command reads the CRD's name from its file.
 
 // celScript is a parsed case.
 type celScript struct {
@@ -213,8 +215,10 @@ func (s *celScript) run(t *testing.T, srv *server) {
 		for i, a := range c.args {
 			args[i] = strings.ReplaceAll(a, "$GROUP", s.group)
 		}
+		var crdName string
 		if c.verb == "crd" {
-			c.stdout = []string{"customresourcedefinition.apiextensions.k8s.io/things." + s.group + " " + c.wantCRDResult}
+			crdName = nameOf(t, filepath.Join(dir, args[0]))
+			c.stdout = []string{"customresourcedefinition.apiextensions.k8s.io/" + crdName + " " + c.wantCRDResult}
 			c.checkStdout = true
 			args = []string{"apply", "-f", args[0]}
 		}
@@ -224,9 +228,25 @@ func (s *celScript) run(t *testing.T, srv *server) {
 			return
 		}
 		if c.verb == "crd" {
-			waitEstablished(t, srv, "things."+s.group)
+			waitEstablished(t, srv, crdName)
 		}
 	}
+}
+
+// nameOf is the metadata.name of the object in a YAML file.
+func nameOf(t *testing.T, file string) string {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var obj struct {
+		Metadata struct{ Name string } `json:"metadata"`
+	}
+	if err := yaml.Unmarshal(data, &obj); err != nil || obj.Metadata.Name == "" {
+		t.Fatalf("%s: no metadata.name (%v)", file, err)
+	}
+	return obj.Metadata.Name
 }
 
 // runKubectl runs one command (until it gives the written result, with
