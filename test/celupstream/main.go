@@ -240,7 +240,12 @@ func (st *state) exec(text string) (string, bool) {
 			return st.crd(data), true
 		}
 		obj := decode([]byte(data))
-		name := obj["metadata"].(map[string]any)["name"].(string)
+		meta := obj["metadata"].(map[string]any)
+		name, _ := meta["name"].(string)
+		if name == "" {
+			name = meta["generateName"].(string) + "$SUFFIX"
+			meta["name"] = name
+		}
 		old := st.objs[name]
 		if old != nil && sub == "create" {
 			return "exists", true

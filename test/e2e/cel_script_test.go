@@ -31,6 +31,7 @@ import (
 //	> LINE                          a line of the standard output of the command above
 //	2> LINE                         a line of its standard error
 //
+// In output, "$SUFFIX" matches the random end of a generated name.
 // Without "> " lines standard output is not checked. Standard error is
 // always checked: without "2> " lines it must be empty, since kubectl's
 // warnings are part of what the user sees. "retry" repeats the command
@@ -284,10 +285,10 @@ func (c *scriptCmd) check(s *celScript, stdout, stderr string, err error) string
 	case !c.fail && err != nil:
 		fmt.Fprintf(&b, "failed (%v), want it to succeed\n", err)
 	}
-	if got, want := normalizeOutput(stderr), expand(c.stderr); got != want {
+	if got, want := normalizeOutput(stderr), expand(c.stderr); !outputMatches(got, want) {
 		fmt.Fprintf(&b, "standard error:\n%s\nwant:\n%s\n", got, want)
 	}
-	if got, want := normalizeOutput(stdout), expand(c.stdout); c.checkStdout && got != want {
+	if got, want := normalizeOutput(stdout), expand(c.stdout); c.checkStdout && !outputMatches(got, want) {
 		fmt.Fprintf(&b, "standard output:\n%s\nwant:\n%s\n", got, want)
 	}
 	if b.Len() > 0 && !c.checkStdout && stdout != "" {
@@ -310,6 +311,17 @@ func normalizeOutput(s string) string {
 		lines[i] = strings.TrimRight(l, " \t")
 	}
 	return selfTypeName.ReplaceAllString(strings.Join(lines, "\n"), "selfTypeN")
+}
+
+// outputMatches compares output with what a script wants, where
+// "$SUFFIX" stands for the five random characters the server appends to
+// a generateName.
+func outputMatches(got, want string) bool {
+	if !strings.Contains(want, "$SUFFIX") {
+		return got == want
+	}
+	re := strings.ReplaceAll(regexp.QuoteMeta(want), regexp.QuoteMeta("$SUFFIX"), "[bcdfghjklmnpqrstvwxz2456789]{5}")
+	return regexp.MustCompile("^" + re + "$").MatchString(got)
 }
 
 // kubectlIn runs kubectl against srv in dir, so that file names in its
