@@ -41,8 +41,9 @@ func TestCELRules(t *testing.T) {
 
 // TestCELRuleBudget sends objects that make rules accepted on their
 // estimated cost spend more than upstream's runtime limits: one rule
-// call over the per-call limit (1,000,000), and rules on the items of a
-// list, each call under it, over the per-request budget (10,000,000).
+// call, or one messageExpression call, over the per-call limit
+// (1,000,000), and rules on the items of a list, each call under it,
+// over the per-request budget (10,000,000).
 // Each request gets a 422 in upstream's words within hostileLimit, and
 // the server goes on answering.
 func TestCELRuleBudget(t *testing.T) {
@@ -87,6 +88,14 @@ spec:
                 items: {type: string, maxLength: 4}
                 x-kubernetes-validations:
                 - rule: self.all(x, self.all(y, x == y || x != y))
+              messages:
+                type: array
+                maxItems: 900
+                items: {type: string, maxLength: 4}
+                x-kubernetes-validations:
+                - rule: size(self) < 10
+                  message: too many
+                  messageExpression: "self.all(x, self.all(y, x == y || x != y)) ? 'too many' : 'many'"
               rows:
                 type: array
                 maxItems: 10
@@ -110,12 +119,13 @@ spec:
 		return "apiVersion: budget.cel.example.com/v1\nkind: Thing\nmetadata: {name: " + name + "}\nspec: " + spec + "\n"
 	}
 	write("call.yaml", object("call", "{list: "+cells(900)+"}"))
+	write("message.yaml", object("message", "{messages: "+cells(900)+"}"))
 	rows := make([]string, 10)
 	for i := range rows {
 		rows[i] = "{cells: " + cells(280) + "}"
 	}
 	write("request.yaml", object("request", "{rows: ["+strings.Join(rows, ", ")+"]}"))
-	write("small.yaml", object("small", "{list: [a, b], rows: [{cells: [a, b]}]}"))
+	write("small.yaml", object("small", "{list: [a, b], messages: [a], rows: [{cells: [a, b]}]}"))
 
 	if out, stderr, err := kubectlIn(dir, srv, "apply", "-f", "crd.yaml"); err != nil || stderr != "" {
 		t.Fatalf("kubectl apply -f crd.yaml: %v\n%s%s", err, out, stderr)
@@ -124,6 +134,7 @@ spec:
 
 	for _, c := range []struct{ file, want string }{
 		{"call.yaml", `The Thing "call" is invalid: spec.list: Invalid value: "array": 'operation cancelled: actual cost limit exceeded': no further validation rules will be run due to call cost exceeds limit for rule: self.all(x, self.all(y, x == y || x != y))`},
+		{"message.yaml", `The Thing "message" is invalid: spec.messages: Invalid value: "array": no further validation rules will be run due to call cost exceeds limit for messageExpression: "self.all(x, self.all(y, x == y || x != y)) ? 'too many' : 'many'"`},
 		{"request.yaml", `The Thing "request" is invalid: spec.rows[2]: Invalid value: "object": validation failed due to running out of cost budget, no further validation rules will be run`},
 	} {
 		// While the rules run, the server answers other requests.
