@@ -14,9 +14,10 @@ import (
 // "Transition rules examples" tables, the CronTab rules, messages,
 // reasons, field paths, optionalOldSelf, compile and cost errors at CRD
 // write, ratcheting and the status subresource, with the output kubectl
-// prints. The expected outputs are kube-apiserver 1.37's, read from
-// k8s.io/apiextensions-apiserver's CEL validator and apimachinery's
-// field.Error.
+// prints. The expected outputs are kube-apiserver 1.37's: test/celupstream
+// replays the scripts through k8s.io/apiextensions-apiserver's CRD
+// validation and CEL validator and reports any expectation upstream does
+// not share.
 func TestCELRules(t *testing.T) {
 	t.Parallel()
 	files, err := filepath.Glob(filepath.Join("testdata", "cel", "*.txtar"))
