@@ -36,7 +36,9 @@ import (
 // always checked: without "2> " lines it must be empty, since kubectl's
 // warnings are part of what the user sees. "retry" repeats the command
 // for up to crdSettle until its result is the one written, for commands
-// that follow a CRD change the server applies asynchronously. Arguments
+// that follow a CRD change the server applies asynchronously (such a
+// probe that must fail uses --dry-run=server, so that an early success
+// stores nothing that would change later attempts). Arguments
 // are split at spaces; single quotes keep a JSON patch together.
 //
 // A file named *.schema.yaml holds only an openAPIV3Schema: it is written
