@@ -14,7 +14,7 @@ import (
 // "Transition rules examples" tables, the CronTab rules, messages,
 // reasons, field paths, optionalOldSelf, compile and cost errors at CRD
 // write, ratcheting and the status subresource, with the output kubectl
-// prints. The expected outputs are kube-apiserver 1.37's: test/celupstream
+// prints. The expected outputs are kube-apiserver 1.37's: compat/celscripts
 // replays the scripts through k8s.io/apiextensions-apiserver's CRD
 // validation and CEL validator and reports any expectation upstream does
 // not share.

@@ -1,10 +1,10 @@
-// Command celupstream replays the scripts of test/e2e/testdata/cel
-// through kube-apiserver's own code and prints every command whose
+// Package celscripts replays the CEL scripts of test/e2e/testdata/cel
+// through kube-apiserver's own code, and fails for every command whose
 // expected standard error differs from what upstream would make kubectl
-// print. It checks the expectations, not crdserver: run it after adding
-// or changing a case,
+// print. The e2e test checks crdserver against the scripts; this checks
+// the scripts against upstream, so together they compare both answers.
 //
-//	cd test/celupstream && go run . ../e2e/testdata/cel/*.txtar
+//	cd compat && go test ./celscripts
 //
 // It emulates, in process and with the k8s.io modules of the version
 // crdserver follows: CRD create and update validation
@@ -18,18 +18,16 @@
 // JSON patches), objects of CRDs whose versions have schemas of their
 // own, and the schema-only status validation are skipped, so a case that
 // depends on them is not fully checked.
-//
-// It is a module of its own so that the server's module does not take
-// on the generic API server's dependencies.
-package main
+package celscripts
+
 
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"testing"
 
 	"golang.org/x/tools/txtar"
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
@@ -97,18 +95,22 @@ type state struct {
 	kind   string
 }
 
-func main() {
-	for _, f := range os.Args[1:] {
-		run(f)
+func TestScriptsMatchUpstream(t *testing.T) {
+	files, err := filepath.Glob("../../test/e2e/testdata/cel/*.txtar")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no scripts found: %v", err)
 	}
-	if mismatches > 0 {
-		os.Exit(1)
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			report = t.Errorf
+			run(f)
+		})
 	}
 }
 
-// mismatches counts the commands whose expectation upstream does not
-// share; the exit status is 1 if there are any.
-var mismatches int
+// report is how run reports a command whose expectation upstream does not
+// share.
+var report func(format string, args ...any)
 
 // skipped is what exec answers for a command it cannot replay.
 const skipped = "\x00skipped"
@@ -159,7 +161,6 @@ func run(file string) {
 			cmds = append(cmds, c)
 		}
 	}
-	fmt.Printf("=== %s\n", file)
 	for _, c := range cmds {
 		got, handled := st.exec(c.text)
 		if !handled || got == skipped {
@@ -169,8 +170,7 @@ func run(file string) {
 		g := selfType.ReplaceAllString(norm(got), "selfTypeN")
 		w := selfType.ReplaceAllString(norm(want), "selfTypeN")
 		if g != w {
-			mismatches++
-			fmt.Printf("%s:%d: %s\n  upstream:\n%s\n  script:\n%s\n", file, c.line, c.text, indent(g), indent(w))
+			report("%s:%d: %s\n  upstream:\n%s\n  script:\n%s", file, c.line, c.text, indent(g), indent(w))
 		}
 	}
 }
