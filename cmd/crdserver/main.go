@@ -3,6 +3,7 @@
 //
 //	crdserver [flags]        run the server
 //	crdserver bench [flags]  drive a Kubernetes API server and report latencies
+//	crdserver lint FILE|DIR  check CRD manifests as the server would, offline
 //
 // This file holds flags only: everything they set is a server.Config (or a
 // loadgen.Config for bench), and the server itself lives in internal/server.
@@ -47,6 +48,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 	if len(args) > 0 && args[0] == "bench" {
 		return runBench(ctx, args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "lint" {
+		return runLint(args[1:], stdout, stderr)
 	}
 
 	cfg, err := parseFlags(args)

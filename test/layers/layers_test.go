@@ -46,6 +46,7 @@ var layer = map[string]int{
 	// Wiring.
 	"internal/server":  4,
 	"internal/loadgen": 4,
+	"internal/lint":    4,
 	// Entry points.
 	"cmd/crdserver":   5,
 	"crdtest":         5,
