@@ -278,13 +278,20 @@ func compileSchemas(def *registry.Definition) error {
 		if err != nil {
 			return fmt.Errorf("version %s: compiling schema: %w", v.Name, err)
 		}
+		if def.PreserveUnknownFields {
+			s = s.PreservingUnknownFields()
+		}
 		v.Schema = s
 	}
 	return nil
 }
 
-// schemaChanged reports whether the storage version's schema differs.
+// schemaChanged reports whether the storage version's schema, or whether
+// objects are pruned, differs.
 func schemaChanged(old, cur *registry.Definition) bool {
+	if old.PreserveUnknownFields != cur.PreserveUnknownFields {
+		return true // pruning starts or stops
+	}
 	o, c := old.StorageVersion(), cur.StorageVersion()
 	if o == nil || c == nil {
 		return o != c
