@@ -271,3 +271,24 @@ func contains(l []string, s string) bool {
 	}
 	return false
 }
+
+// SetStoredVersions sets status.storedVersions to versions and reports
+// whether it changed. The storage version migration controller calls it
+// once every object is stored at the one version left.
+func SetStoredVersions(obj map[string]any, versions []string) bool {
+	st := statusMap(obj)
+	cur, _ := st["storedVersions"].([]any)
+	same := len(cur) == len(versions)
+	for i := 0; same && i < len(cur); i++ {
+		same = cur[i] == versions[i]
+	}
+	if same {
+		return false
+	}
+	l := make([]any, len(versions))
+	for i, v := range versions {
+		l[i] = v
+	}
+	st["storedVersions"] = l
+	return true
+}

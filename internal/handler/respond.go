@@ -342,12 +342,7 @@ func checkTypeMeta(c *call, obj map[string]any) error {
 // apiVersion until rewritten. Encoded objects start with apiVersion (keys
 // are sorted).
 func inVersion(c *call, encoded []byte) bool {
-	av := c.apiVersion()
-	const prefix = `{"apiVersion":"`
-	return len(encoded) > len(prefix)+len(av) &&
-		string(encoded[:len(prefix)]) == prefix &&
-		string(encoded[len(prefix):len(prefix)+len(av)]) == av &&
-		encoded[len(prefix)+len(av)] == '"'
+	return hasAPIVersion(encoded, c.apiVersion())
 }
 
 // checkNameAndNamespace refuses a body whose name or namespace differs from
