@@ -43,6 +43,7 @@ var layer = map[string]int{
 	// Wiring.
 	"internal/server":  3,
 	"internal/loadgen": 3,
+	"internal/migrate": 3,
 	// Entry points.
 	"cmd/crdserver":   4,
 	"crdtest":         4,
