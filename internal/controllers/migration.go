@@ -218,15 +218,15 @@ func (m *Migrations) migrate(ctx context.Context, name string) error {
 			return builtin.SetMigrationCondition(&svm.Status, svmv1.MigrationRunning, metav1.ConditionTrue,
 				builtin.MigrationReasonRunning, msg, svm.Generation, m.Now()) || changed
 		})
-		return ignoreNotFound(err)
+		return err
 	}
 	if err := report(0); err != nil {
-		return err
+		return ignoreNotFound(err)
 	}
 
 	rewritten, err := m.rewriteAll(ctx, gr, items, report)
 	if err != nil {
-		return err
+		return ignoreNotFound(err)
 	}
 	// storedVersions shrinks only once every object is at version.
 	// Upstream's migrator leaves that to the user; crdserver does it, as
@@ -252,7 +252,7 @@ func (m *Migrations) migrate(ctx context.Context, name string) error {
 
 // rewriteAll rewrites items with m.Workers goroutines, calling report with
 // the count done every m.Progress, and returns how many it wrote. It stops
-// at the first error.
+// at the first error, or when report finds the migration deleted.
 func (m *Migrations) rewriteAll(ctx context.Context, gr schema.GroupResource, items []*watchcache.Item, report func(int64) error) (int64, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -289,7 +289,11 @@ func (m *Migrations) rewriteAll(ctx context.Context, gr schema.GroupResource, it
 			}
 			return rewritten.Load(), nil
 		case <-tick.C:
-			if err := report(done.Load()); err != nil && ctx.Err() == nil {
+			err := report(done.Load())
+			switch {
+			case errors.Is(err, ErrMigrationGone):
+				cancel(err) // deleted: stop rewriting
+			case err != nil && ctx.Err() == nil:
 				m.Log.Warn("migration controller: reporting progress", "resource", gr.String(), "err", err)
 			}
 		}
