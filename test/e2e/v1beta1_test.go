@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -305,3 +306,62 @@ spec:
               required: ["shell"]
         required: ["spec"]
 `
+
+// TestV1beta1WebhookCRD applies seed 001's v1beta1 CRD with a conversion
+// webhook (its caBundle placeholder replaced by a real CA) and reads the
+// webhook settings in both APIs: conversion.webhookClientConfig and the
+// defaulted conversionReviewVersions [v1beta1] in v1beta1,
+// conversion.webhook in v1. Watching at v1beta1 answers in v1beta1.
+func TestV1beta1WebhookCRD(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, t.TempDir())
+	const name = "crontabs.example.com"
+	manifest, err := os.ReadFile(v1beta1Fixture("crontab-conversion.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, err := os.ReadFile(filepath.Join(srv.Dir, "pki", "ca.crt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	caBundle := base64.StdEncoding.EncodeToString(ca)
+	const placeholder = "Ci0tLS0tQk...<base64-encoded PEM bundle>...tLS0K"
+	if !strings.Contains(string(manifest), placeholder) {
+		t.Fatal("the fixture has no caBundle placeholder")
+	}
+	file := filepath.Join(t.TempDir(), "crd.yaml")
+	if err := os.WriteFile(file, []byte(strings.Replace(string(manifest), placeholder, caBundle, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	watch := kubectlStream(t, srv, "get", "customresourcedefinitions.v1beta1.apiextensions.k8s.io", "--watch", "-o",
+		`jsonpath={.apiVersion} {.metadata.name} {.spec.version} {.spec.conversion.conversionReviewVersions}{"\n"}`)
+	if got := kubectlV1beta1(t, srv, "apply", "-f", file); got != "customresourcedefinition.apiextensions.k8s.io/"+name+" created" {
+		t.Fatalf("kubectl apply printed %q", got)
+	}
+	waitEstablished(t, srv, name)
+	line, _ := watch.waitLine(t, crdSettle, "the CRD in the v1beta1 watch", func(l string) bool { return strings.Contains(l, name) })
+	if want := `apiextensions.k8s.io/v1beta1 ` + name + ` v1beta1 ["v1beta1"]`; line != want {
+		t.Errorf("watch at v1beta1 printed %q, want %q", line, want)
+	}
+
+	b := getRaw(t, srv, "/apis/apiextensions.k8s.io/v1beta1/customresourcedefinitions/"+name)
+	checkFields(t, "v1beta1 CRD", b, []fieldCheck{
+		{"spec.preserveUnknownFields", false},
+		{"spec.conversion.strategy", "Webhook"},
+		{"spec.conversion.conversionReviewVersions", []any{"v1beta1"}},
+		{"spec.conversion.webhookClientConfig.service", map[string]any{
+			"namespace": "default", "name": "example-conversion-webhook-server", "path": "/crdconvert", "port": 443,
+		}},
+		{"spec.conversion.webhookClientConfig.caBundle", caBundle},
+	})
+	v1 := getRaw(t, srv, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/"+name)
+	checkFields(t, "v1 CRD", v1, []fieldCheck{
+		{"spec.conversion.webhook.conversionReviewVersions", []any{"v1beta1"}},
+		{"spec.conversion.webhook.clientConfig.service.name", "example-conversion-webhook-server"},
+		{"spec.conversion.webhook.clientConfig.caBundle", caBundle},
+	})
+	if c := crdConditions(t, v1); c["NonStructuralSchema"] != (condition{}) {
+		t.Errorf("a structural CRD that prunes has %+v", c["NonStructuralSchema"])
+	}
+}
