@@ -3,8 +3,11 @@ package handler
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net/http"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/crdserver/crdserver/internal/registry"
 	"github.com/crdserver/crdserver/internal/storage"
@@ -41,9 +44,15 @@ func (h *Handler) Rewrite(ctx context.Context, def *registry.Definition, store *
 	if err != nil {
 		return false, apierrors.NewInternalError(err)
 	}
-	// None conversion: only apiVersion changes. Conversion webhooks plug
-	// in here, as in toStorageVersion.
-	obj["apiVersion"] = av
+	// Converted as a write in the version the object is stored at would
+	// be: through toStorageVersion, whatever conversion it does.
+	c, err := rewriteCall(ctx, def, store, obj)
+	if err != nil {
+		return false, err
+	}
+	if obj, err = toStorageVersion(c, obj); err != nil {
+		return false, err
+	}
 	data, err := encodeStored(obj)
 	if err != nil {
 		return false, apierrors.NewInternalError(err)
@@ -57,6 +66,26 @@ func (h *Handler) Rewrite(ctx context.Context, def *registry.Definition, store *
 	default:
 		return false, storageError(err, def.GroupResource(), it.Name, "update")
 	}
+}
+
+// rewriteCall is the call of a write in the version obj is stored at, as
+// the conversion steps see it.
+func rewriteCall(ctx context.Context, def *registry.Definition, store *Store, obj map[string]any) (*call, error) {
+	av, _ := obj["apiVersion"].(string)
+	gv, err := schema.ParseGroupVersion(av)
+	if err != nil || gv.Group != def.Group {
+		return nil, apierrors.NewInternalError(fmt.Errorf("stored object has apiVersion %q", av))
+	}
+	for i := range def.Versions {
+		if def.Versions[i].Name == gv.Version {
+			r, err := http.NewRequestWithContext(ctx, http.MethodPut, "/", nil)
+			if err != nil {
+				return nil, err
+			}
+			return &call{r: r, def: def, version: &def.Versions[i], store: store}, nil
+		}
+	}
+	return nil, apierrors.NewInternalError(fmt.Errorf("stored object is at version %q, which %s no longer has", gv.Version, def.GroupResource()))
 }
 
 // hasAPIVersion reports whether an encoded object (keys sorted, so
