@@ -4,6 +4,8 @@
 //	crdserver [flags]        run the server
 //	crdserver bench [flags]  drive a Kubernetes API server and report latencies
 //	crdserver lint FILE|DIR  check CRD manifests as the server would, offline
+//	crdserver migrate [flags] <plural>.<group>
+//	                         rewrite a resource's objects at its storage version
 //
 // This file holds flags only: everything they set is a server.Config (or a
 // loadgen.Config for bench), and the server itself lives in internal/server.
@@ -46,11 +48,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}()
 	slog.SetDefault(slog.New(slog.NewTextHandler(stderr, nil)))
 
-	if len(args) > 0 && args[0] == "bench" {
-		return runBench(ctx, args[1:], stdout, stderr)
-	}
-	if len(args) > 0 && args[0] == "lint" {
-		return runLint(args[1:], stdout, stderr)
+	if len(args) > 0 {
+		switch args[0] {
+		case "bench":
+			return runBench(ctx, args[1:], stdout, stderr)
+		case "lint":
+			return runLint(args[1:], stdout, stderr)
+		case "migrate":
+			return runMigrate(ctx, args[1:], stdout, stderr)
+		}
 	}
 
 	cfg, err := parseFlags(args)
@@ -143,6 +149,8 @@ func usage(w io.Writer) {
 	fmt.Fprint(w, `Usage:
   crdserver [flags]        serve the Kubernetes API for custom resources
   crdserver bench [flags]  load-test a Kubernetes API server (crdserver bench --help)
+  crdserver migrate [flags] <plural>.<group>
+                           migrate a resource to its storage version (crdserver migrate --help)
 
 Flags:
 `)

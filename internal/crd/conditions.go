@@ -10,6 +10,7 @@ const (
 	ConditionEstablished   = "Established"
 	ConditionNamesAccepted = "NamesAccepted"
 	ConditionTerminating   = "Terminating"
+	ConditionNonStructural = "NonStructuralSchema"
 
 	StatusTrue    = "True"
 	StatusFalse   = "False"
@@ -33,6 +34,11 @@ const (
 	MessageInitialNamesAccepted = "the initial names have been accepted"
 	ReasonInvalidCABundle       = "InvalidCABundle"
 	MessageInvalidCABundle      = "The conversion webhook CABundle is invalid"
+
+	// NonStructuralSchema: message lists the violations; StructuralError
+	// when a schema uses a keyword the structural rules cannot read.
+	ReasonViolations      = "Violations"
+	ReasonStructuralError = "StructuralError"
 
 	// Terminating: set by delete, then by the cleanup controller.
 	ReasonInstanceDeletionPending     = "InstanceDeletionPending"
@@ -122,4 +128,18 @@ func statusMap(obj map[string]any) map[string]any {
 		obj["status"] = st
 	}
 	return st
+}
+
+// RemoveCondition removes the condition of type typ and reports whether
+// there was one.
+func RemoveCondition(obj map[string]any, typ string) bool {
+	st, _ := obj["status"].(map[string]any)
+	conds, _ := st["conditions"].([]any)
+	for i, x := range conds {
+		if c, _ := x.(map[string]any); c != nil && c["type"] == typ {
+			st["conditions"] = append(conds[:i:i], conds[i+1:]...)
+			return true
+		}
+	}
+	return false
 }

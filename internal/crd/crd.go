@@ -47,19 +47,28 @@ func NewDefinition(schemas SchemaChecker) *registry.Definition {
 		Scope:      registry.Cluster,
 		Versions: []registry.Version{{
 			Name: Version, Served: true, Storage: true,
-			Subresources: registry.Subresources{Status: true},
-			// The columns JSONPath can express; Hooks.TableColumns and
-			// TableRow give upstream's full table (Versions and Established
-			// are computed, Created At is an absolute time).
-			PrinterColumns: []registry.PrinterColumn{
-				{Name: "Scope", Type: "string", JSONPath: ".spec.scope", Description: "Cluster/Namespaced"},
-				{Name: "Created At", Type: "date", JSONPath: ".metadata.creationTimestamp", Description: metaDocs["creationTimestamp"]},
-				{Name: "Group", Type: "string", JSONPath: ".spec.group", Priority: 1, Description: "API group"},
-				{Name: "Kind", Type: "string", JSONPath: ".spec.names.kind", Priority: 1, Description: "CustomResource kind"},
-			},
+			Subresources:   registry.Subresources{Status: true},
+			PrinterColumns: crdPrinterColumns,
+		}, {
+			// The legacy API (v1beta1.go), converted to v1 for storage.
+			Name: VersionV1beta1, Served: true,
+			Deprecated:         true,
+			DeprecationWarning: "apiextensions.k8s.io/v1beta1 CustomResourceDefinition is deprecated in v1.16+, unavailable in v1.22+; use apiextensions.k8s.io/v1 CustomResourceDefinition",
+			Subresources:       registry.Subresources{Status: true},
+			PrinterColumns:     crdPrinterColumns,
 		}},
 		Hooks: Hooks{Schemas: schemas},
 	}
+}
+
+// crdPrinterColumns are the columns JSONPath can express; Hooks.TableColumns
+// and TableRow give upstream's full table (Versions and Established are
+// computed, Created At is an absolute time).
+var crdPrinterColumns = []registry.PrinterColumn{
+	{Name: "Scope", Type: "string", JSONPath: ".spec.scope", Description: "Cluster/Namespaced"},
+	{Name: "Created At", Type: "date", JSONPath: ".metadata.creationTimestamp", Description: metaDocs["creationTimestamp"]},
+	{Name: "Group", Type: "string", JSONPath: ".spec.group", Priority: 1, Description: "API group"},
+	{Name: "Kind", Type: "string", JSONPath: ".spec.names.kind", Priority: 1, Description: "CustomResource kind"},
 }
 
 var metaDocs = metav1.ObjectMeta{}.SwaggerDoc()
@@ -73,12 +82,13 @@ type Hooks struct {
 }
 
 var (
-	_ registry.CreatePreparer  = Hooks{}
-	_ registry.UpdatePreparer  = Hooks{}
-	_ registry.Validator       = Hooks{}
-	_ registry.Finalizer       = Hooks{}
-	_ registry.StrategicMerger = Hooks{}
-	_ registry.Protobuf        = Hooks{}
+	_ registry.CreatePreparer   = Hooks{}
+	_ registry.UpdatePreparer   = Hooks{}
+	_ registry.Validator        = Hooks{}
+	_ registry.VersionValidator = Hooks{}
+	_ registry.Finalizer        = Hooks{}
+	_ registry.StrategicMerger  = Hooks{}
+	_ registry.Protobuf         = Hooks{}
 )
 
 // PrepareForCreate applies the v1 defaults and resets status to what a new
@@ -115,15 +125,28 @@ func (Hooks) PrepareForUpdate(obj, old map[string]any) {
 // version does (spec.validation when every version has the same schema,
 // spec.conversion.webhookClientConfig).
 func (h Hooks) Validate(obj map[string]any) field.ErrorList {
-	c, err := decode(obj)
-	if err != nil {
-		return decodeErrors(err)
-	}
-	return validateCreate(c, h.Schemas)
+	return h.ValidateIn(Version, obj)
 }
 
 // ValidateUpdate checks an update of a CRD against the stored one.
 func (h Hooks) ValidateUpdate(obj, old map[string]any) field.ErrorList {
+	return h.ValidateUpdateIn(Version, obj, old)
+}
+
+// ValidateIn is Validate for a CRD written in version: through v1beta1,
+// schemas are optional, preserveUnknownFields may be true and then
+// schemas may be non-structural, as upstream's v1beta1 API allowed. obj
+// is in v1.
+func (h Hooks) ValidateIn(version string, obj map[string]any) field.ErrorList {
+	c, err := decode(obj)
+	if err != nil {
+		return decodeErrors(err)
+	}
+	return validateCreate(c, version, h.Schemas)
+}
+
+// ValidateUpdateIn is ValidateUpdate for a CRD written in version.
+func (h Hooks) ValidateUpdateIn(version string, obj, old map[string]any) field.ErrorList {
 	c, err := decode(obj)
 	if err != nil {
 		return decodeErrors(err)
@@ -131,9 +154,9 @@ func (h Hooks) ValidateUpdate(obj, old map[string]any) field.ErrorList {
 	o, err := decode(old)
 	if err != nil {
 		// The stored object is ours; validate as a create rather than fail.
-		return validateCreate(c, h.Schemas)
+		return validateCreate(c, version, h.Schemas)
 	}
-	return validateUpdate(c, o, h.Schemas)
+	return validateUpdate(c, o, version, h.Schemas)
 }
 
 // ValidateStatusUpdate checks a write of the status subresource: upstream
@@ -247,4 +270,25 @@ func contains(l []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// SetStoredVersions sets status.storedVersions to versions and reports
+// whether it changed. The storage version migration controller calls it
+// once every object is stored at the one version left.
+func SetStoredVersions(obj map[string]any, versions []string) bool {
+	st := statusMap(obj)
+	cur, _ := st["storedVersions"].([]any)
+	same := len(cur) == len(versions)
+	for i := 0; same && i < len(cur); i++ {
+		same = cur[i] == versions[i]
+	}
+	if same {
+		return false
+	}
+	l := make([]any, len(versions))
+	for i, v := range versions {
+		l[i] = v
+	}
+	st["storedVersions"] = l
+	return true
 }

@@ -33,6 +33,19 @@ func decode(obj map[string]any) (*apiextensionsv1.CustomResourceDefinition, erro
 var typedCRD = builtin.Typed[apiextensionsv1.CustomResourceDefinition]{Kind: Kind, Version: Version}
 
 func decodeStrict(obj map[string]any) (*apiextensionsv1.CustomResourceDefinition, []error, error) {
+	if isV1beta1(obj) {
+		// A v1beta1 object (a Table row of a v1beta1 list): read as v1.
+		in, strict, err := typedCRDv1beta1.Decode(obj)
+		if err != nil {
+			return nil, nil, err
+		}
+		c, err := v1beta1ToV1(in)
+		if err != nil {
+			return nil, nil, err
+		}
+		apiextensionsv1.SetObjectDefaults_CustomResourceDefinition(c)
+		return c, strict, nil
+	}
 	c, strict, err := typedCRD.Decode(obj)
 	if err != nil {
 		return nil, nil, err

@@ -158,6 +158,9 @@ func NamesAccepted(obj map[string]any) bool {
 //     the names, so that a caller which serves accepted names before
 //     syncing (as the CRD controller does) never reports Established
 //     before the routes exist.
+//   - NonStructuralSchema is True (Violations) while the CRD keeps unknown
+//     fields or has a non-structural schema, as only the legacy v1beta1
+//     API lets it, and is removed otherwise (SyncNonStructural).
 //
 // An object that does not decode is left alone.
 func SyncStatus(crd map[string]any, others []map[string]any, builtins []*registry.Definition, now time.Time) bool {
@@ -197,7 +200,7 @@ func SyncStatus(crd map[string]any, others []map[string]any, builtins []*registr
 			changed = SetCondition(crd, ConditionEstablished, StatusTrue, ReasonInitialNamesAccepted, MessageInitialNamesAccepted, now) || changed
 		}
 	}
-	return changed
+	return syncNonStructural(crd, c, now) || changed
 }
 
 func webhookClientConfig(c *apiextensionsv1.CustomResourceDefinition) *apiextensionsv1.WebhookClientConfig {

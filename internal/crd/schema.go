@@ -34,6 +34,11 @@ type SchemaInput struct {
 	// Spec is the whole spec being written; OldSpec the stored one on
 	// update, nil on create (rules ratchet: what was stored may stay).
 	Spec, OldSpec *apiextensionsv1.CustomResourceDefinitionSpec
+	// AllowNonStructural: the CRD is written through the legacy v1beta1
+	// API, keeps unknown fields and uses nothing that needs a structural
+	// schema, so the structural rules do not apply (upstream's v1beta1
+	// validation); the NonStructuralSchema condition reports violations.
+	AllowNonStructural bool
 }
 
 // SelectableFieldsInput is one list of selectable fields and its schema.

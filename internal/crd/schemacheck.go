@@ -20,7 +20,12 @@ var _ SchemaChecker = StructuralChecker{}
 // CheckSchema implements SchemaChecker.
 func (StructuralChecker) CheckSchema(in SchemaInput, p *field.Path) field.ErrorList {
 	sp := p.Child("openAPIV3Schema")
-	errs := structural.Check(in.Schema, sp, in.StatusEnabled, structural.OptionsFor(in.OldSpec))
+	opts := structural.OptionsFor(in.OldSpec)
+	if in.AllowNonStructural {
+		// v1beta1 did not require valid property types either.
+		opts.AllowNonStructural, opts.AllowInvalidTypes = true, true
+	}
+	errs := structural.Check(in.Schema, sp, in.StatusEnabled, opts)
 	if !structural.IsStructural(in.Schema) {
 		return errs
 	}

@@ -8,6 +8,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
 	"github.com/crdserver/crdserver/internal/registry"
+	"github.com/crdserver/crdserver/internal/schema/structural"
 )
 
 // FromCRD returns the definition that serves a stored CRD's custom
@@ -34,6 +35,8 @@ func FromCRD(obj map[string]any) (*registry.Definition, error) {
 		Categories:  names.Categories,
 		Scope:       registry.Scope(c.Spec.Scope),
 		Terminating: c.DeletionTimestamp != nil,
+
+		PreserveUnknownFields: c.Spec.PreserveUnknownFields,
 	}
 	for _, v := range c.Spec.Versions {
 		rv := registry.Version{
@@ -67,6 +70,7 @@ func FromCRD(obj map[string]any) (*registry.Definition, error) {
 				return nil, fmt.Errorf("crd %s version %s: encoding openAPIV3Schema: %w", c.Name, v.Name, err)
 			}
 			rv.OpenAPISchema = b
+			rv.NonStructural = !structural.IsStructural(v.Schema.OpenAPIV3Schema)
 		}
 		d.Versions = append(d.Versions, rv)
 	}

@@ -35,40 +35,52 @@ type options struct {
 	requireImmutableNames                    bool
 	requireRecognizedConversionReviewVersion bool
 	allowInvalidCABundle                     bool
-	schemas                                  SchemaChecker
-	oldSpec                                  *apiextensionsv1.CustomResourceDefinitionSpec
+	// allowNonStructural: a CRD written through v1beta1 that keeps unknown
+	// fields and uses nothing that needs a structural schema may have a
+	// non-structural one (the NonStructuralSchema condition reports it).
+	allowNonStructural bool
+	schemas            SchemaChecker
+	oldSpec            *apiextensionsv1.CustomResourceDefinitionSpec
 }
 
-func validateCreate(c *apiextensionsv1.CustomResourceDefinition, schemas SchemaChecker) field.ErrorList {
+// validateCreate checks a new CRD written in version (v1 or v1beta1).
+func validateCreate(c *apiextensionsv1.CustomResourceDefinition, version string, schemas SchemaChecker) field.ErrorList {
 	opts := options{
-		requireOpenAPISchema:                     true,
+		// v1beta1 makes schemas optional.
+		requireOpenAPISchema:                     version != VersionV1beta1,
 		requireRecognizedConversionReviewVersion: true,
 		// A CRD that is not established yet may carry an invalid caBundle;
 		// the establishing step refuses it instead.
 		allowInvalidCABundle: true,
 		schemas:              schemas,
+		allowNonStructural:   version == VersionV1beta1 && mayBeNonStructural(&c.Spec),
 	}
 	errs := validateName(c)
 	errs = append(errs, validateSpec(&c.Spec, opts, field.NewPath("spec"))...)
 	errs = append(errs, validateStatus(&c.Status, field.NewPath("status"))...)
 	errs = append(errs, validateStoredVersions(c.Status.StoredVersions, c.Spec.Versions, field.NewPath("status", "storedVersions"))...)
 	errs = append(errs, validateAPIApproval(c, nil)...)
-	errs = append(errs, validatePreserveUnknownFields(c, nil)...)
+	if version != VersionV1beta1 {
+		errs = append(errs, validatePreserveUnknownFields(c, nil)...)
+	}
 	return errs
 }
 
-func validateUpdate(c, old *apiextensionsv1.CustomResourceDefinition, schemas SchemaChecker) field.ErrorList {
+// validateUpdate checks an update, written in version, of the stored CRD
+// old.
+func validateUpdate(c, old *apiextensionsv1.CustomResourceDefinition, version string, schemas SchemaChecker) field.ErrorList {
 	var oldReviewVersions []string
 	if old.Spec.Conversion != nil && old.Spec.Conversion.Webhook != nil {
 		oldReviewVersions = old.Spec.Conversion.Webhook.ConversionReviewVersions
 	}
 	opts := options{
-		requireOpenAPISchema:                     allVersionsHaveSchema(&old.Spec),
+		requireOpenAPISchema:                     version != VersionV1beta1 && allVersionsHaveSchema(&old.Spec),
 		requireImmutableNames:                    isEstablished(old),
 		requireRecognizedConversionReviewVersion: old.Spec.Conversion == nil || len(oldReviewVersions) == 0 || hasKnownReviewVersion(oldReviewVersions),
 		allowInvalidCABundle:                     allowInvalidCABundle(old),
 		schemas:                                  schemas,
 		oldSpec:                                  &old.Spec,
+		allowNonStructural:                       version == VersionV1beta1 && mayBeNonStructural(&c.Spec),
 	}
 	sp := field.NewPath("spec")
 	errs := validateSpec(&c.Spec, opts, sp)
@@ -83,7 +95,9 @@ func validateUpdate(c, old *apiextensionsv1.CustomResourceDefinition, schemas Sc
 	errs = append(errs, validateStatus(&c.Status, field.NewPath("status"))...)
 	errs = append(errs, validateStoredVersions(c.Status.StoredVersions, c.Spec.Versions, field.NewPath("status", "storedVersions"))...)
 	errs = append(errs, validateAPIApproval(c, old)...)
-	errs = append(errs, validatePreserveUnknownFields(c, old)...)
+	if version != VersionV1beta1 {
+		errs = append(errs, validatePreserveUnknownFields(c, old)...)
+	}
 	return errs
 }
 
@@ -350,11 +364,12 @@ func validateSchema(spec *apiextensionsv1.CustomResourceDefinitionSpec, v *apiex
 		return nil
 	}
 	return opts.schemas.CheckSchema(SchemaInput{
-		Schema:        v.OpenAPIV3Schema,
-		Version:       version,
-		StatusEnabled: statusEnabled,
-		Spec:          spec,
-		OldSpec:       opts.oldSpec,
+		Schema:             v.OpenAPIV3Schema,
+		Version:            version,
+		StatusEnabled:      statusEnabled,
+		Spec:               spec,
+		OldSpec:            opts.oldSpec,
+		AllowNonStructural: opts.allowNonStructural,
 	}, p)
 }
 
@@ -754,6 +769,27 @@ func allVersionsHaveSchema(spec *apiextensionsv1.CustomResourceDefinitionSpec) b
 		}
 	}
 	return true
+}
+
+// mayBeNonStructural reports whether spec may have non-structural schemas
+// when written through v1beta1, as upstream's v1beta1 validation decided:
+// pruning is off (preserveUnknownFields true) and no schema uses defaults
+// or x-kubernetes-* extensions, which need a structural schema.
+func mayBeNonStructural(spec *apiextensionsv1.CustomResourceDefinitionSpec) bool {
+	if !spec.PreserveUnknownFields || specHasDefaults(spec) {
+		return false
+	}
+	for _, v := range spec.Versions {
+		if v.Schema != nil && schemaHas(v.Schema.OpenAPIV3Schema, hasKubernetesExtensions) {
+			return false
+		}
+	}
+	return true
+}
+
+func hasKubernetesExtensions(s *apiextensionsv1.JSONSchemaProps) bool {
+	return s.XEmbeddedResource || s.XPreserveUnknownFields != nil || s.XIntOrString ||
+		len(s.XListMapKeys) > 0 || s.XListType != nil || len(s.XValidations) > 0
 }
 
 func specHasDefaults(spec *apiextensionsv1.CustomResourceDefinitionSpec) bool {

@@ -48,8 +48,12 @@ func (h *Handler) doCreate(c *call) error {
 	if err := pruneAndDefault(c, obj); err != nil {
 		return err
 	}
+	// Converted before the resource's own hooks, which see the storage
+	// version only.
+	if obj, err = toStorageVersion(c, obj); err != nil {
+		return err
+	}
 	h.prepareCreate(c, obj)
-	obj = toStorageVersion(c, obj)
 	// Mutating admission plugs in here (and prunes and defaults again).
 	name, _ := metadata(obj)["name"].(string)
 	if c.def.Terminating {

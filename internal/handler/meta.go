@@ -146,7 +146,9 @@ func generateName(base string) string {
 // validateCreate checks metadata and the resource's own rules.
 func validateCreate(c *call, obj map[string]any) field.ErrorList {
 	errs := apivalidation.ValidateObjectMetaAccessor(accessor(obj), c.def.Namespaced(), nameValidator(c.def), field.NewPath("metadata"))
-	if v, ok := c.def.Hooks.(registry.Validator); ok {
+	if v, ok := c.def.Hooks.(registry.VersionValidator); ok {
+		errs = append(errs, v.ValidateIn(c.version.Name, obj)...)
+	} else if v, ok := c.def.Hooks.(registry.Validator); ok {
 		errs = append(errs, v.Validate(obj)...)
 	}
 	return errs
@@ -292,7 +294,9 @@ func validateUpdate(c *call, obj, old map[string]any, sub string) field.ErrorLis
 	if sv, ok := c.def.Hooks.(registry.StatusValidator); ok && sub == "status" {
 		return append(errs, sv.ValidateStatusUpdate(obj, old)...)
 	}
-	if v, ok := c.def.Hooks.(registry.Validator); ok {
+	if v, ok := c.def.Hooks.(registry.VersionValidator); ok {
+		errs = append(errs, v.ValidateUpdateIn(c.version.Name, obj, old)...)
+	} else if v, ok := c.def.Hooks.(registry.Validator); ok {
 		errs = append(errs, v.ValidateUpdate(obj, old)...)
 	}
 	return errs

@@ -37,7 +37,7 @@ const (
 // result is not a valid object is a 422 Invalid.
 func (h *Handler) patch(c *call, sub string) {
 	ct, _, _ := mime.ParseMediaType(c.r.Header.Get("Content-Type"))
-	sm, hasType := c.def.Hooks.(registry.StrategicMerger)
+	sm, hasType := typedHooks(c).(registry.StrategicMerger)
 	switch ct {
 	case jsonPatchType, mergePatchType:
 	case strategicPatchType:
@@ -81,12 +81,12 @@ func (h *Handler) patch(c *call, sub string) {
 		// Decoding the result into the resource's type: wrongly typed
 		// fields make it invalid, unknown ones are strict decoding errors.
 		problems := p.strict
-		if tc, ok := c.def.Hooks.(registry.TypeChecker); ok {
+		if tc, ok := typedHooks(c).(registry.TypeChecker); ok {
 			if err := tc.CheckType(obj); err != nil {
 				return nil, invalidPatch(value, err.Error())
 			}
 		}
-		if uf, ok := c.def.Hooks.(registry.UnknownFielder); ok && mode != "Ignore" {
+		if uf, ok := typedHooks(c).(registry.UnknownFielder); ok && mode != "Ignore" {
 			problems = append(problems, uf.UnknownFields(obj)...)
 		}
 		if s := versionSchema(c); s != nil {

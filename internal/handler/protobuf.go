@@ -24,9 +24,10 @@ func isProtobuf(contentType string) bool {
 }
 
 // decodeProtobuf decodes a protobuf body of a built-in with a Go type into
-// the unstructured form the rest of the request path uses.
-func decodeProtobuf(def *registry.Definition, body []byte) (map[string]any, error) {
-	pb, ok := def.Hooks.(registry.Protobuf)
+// the unstructured form the rest of the request path uses; hooks are the
+// request version's typed hooks.
+func decodeProtobuf(hooks any, body []byte) (map[string]any, error) {
+	pb, ok := hooks.(registry.Protobuf)
 	if !ok {
 		return nil, nil
 	}

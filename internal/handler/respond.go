@@ -23,24 +23,46 @@ import (
 )
 
 // toRequestVersion converts a stored object to the request's version. With
-// the None strategy only apiVersion changes; webhook conversion plugs in here.
+// the None strategy only apiVersion changes; a built-in whose versions
+// have different Go types converts itself; webhook conversion plugs in
+// here.
 func toRequestVersion(c *call, obj map[string]any) map[string]any {
+	if vc, ok := c.def.Hooks.(registry.VersionConverter); ok {
+		return vc.FromStorage(obj, c.version.Name)
+	}
 	obj["apiVersion"] = c.apiVersion()
 	return obj
 }
 
 // toStorageVersion converts a request object to the storage version.
-func toStorageVersion(c *call, obj map[string]any) map[string]any {
+func toStorageVersion(c *call, obj map[string]any) (map[string]any, error) {
 	sv := c.def.StorageVersion()
 	if sv == nil || sv.Name == c.version.Name {
-		return obj
+		return obj, nil
+	}
+	if vc, ok := c.def.Hooks.(registry.VersionConverter); ok {
+		out, err := vc.ToStorage(obj, c.version.Name)
+		if err != nil {
+			return nil, apierrors.NewBadRequest(err.Error())
+		}
+		return out, nil
 	}
 	if c.def.Group == "" {
 		obj["apiVersion"] = sv.Name
 	} else {
 		obj["apiVersion"] = c.def.Group + "/" + sv.Name
 	}
-	return obj
+	return obj, nil
+}
+
+// typedHooks is the value whose type checks apply to request bodies in the
+// request's version: the definition's Hooks, or a version's own for a
+// built-in whose versions have different Go types.
+func typedHooks(c *call) any {
+	if vt, ok := c.def.Hooks.(registry.VersionTyped); ok {
+		return vt.TypedIn(c.version.Name)
+	}
+	return c.def.Hooks
 }
 
 // writeObject sends one object in the form the client asked for.
@@ -162,7 +184,7 @@ func decodeBody(c *call) (map[string]any, error) {
 	}
 	ct := c.r.Header.Get("Content-Type")
 	if isProtobuf(ct) {
-		if obj, err := decodeProtobuf(c.def, body); obj != nil || err != nil {
+		if obj, err := decodeProtobuf(typedHooks(c), body); obj != nil || err != nil {
 			return obj, err
 		}
 	}
@@ -233,12 +255,12 @@ func checkCustomTypeMeta(c *call, obj map[string]any, body []byte, ct, mode stri
 // (when the body is of the URL's version and kind; anything else is
 // refused after decoding).
 func checkTyped(c *call, obj map[string]any, mode string, problems []string) error {
-	if tc, ok := c.def.Hooks.(registry.TypeChecker); ok {
+	if tc, ok := typedHooks(c).(registry.TypeChecker); ok {
 		if err := tc.CheckType(obj); err != nil {
 			return apierrors.NewBadRequest(err.Error())
 		}
 	}
-	if uf, ok := c.def.Hooks.(registry.UnknownFielder); ok && mode != "Ignore" {
+	if uf, ok := typedHooks(c).(registry.UnknownFielder); ok && mode != "Ignore" {
 		problems = append(problems, uf.UnknownFields(obj)...)
 	}
 	if s := versionSchema(c); s != nil && isRequestKind(c, obj) {
@@ -325,12 +347,7 @@ func checkTypeMeta(c *call, obj map[string]any) error {
 // apiVersion until rewritten. Encoded objects start with apiVersion (keys
 // are sorted).
 func inVersion(c *call, encoded []byte) bool {
-	av := c.apiVersion()
-	const prefix = `{"apiVersion":"`
-	return len(encoded) > len(prefix)+len(av) &&
-		string(encoded[:len(prefix)]) == prefix &&
-		string(encoded[len(prefix):len(prefix)+len(av)]) == av &&
-		encoded[len(prefix)+len(av)] == '"'
+	return hasAPIVersion(encoded, c.apiVersion())
 }
 
 // checkNameAndNamespace refuses a body whose name or namespace differs from

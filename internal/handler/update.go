@@ -170,8 +170,12 @@ func (h *Handler) doWrite(c *call, sub, wantRV string, mutate mutation, copyOld 
 			}
 			return err
 		}
+		// Converted before the resource's own hooks, which see the
+		// storage version only.
+		if obj, err = toStorageVersion(c, obj); err != nil {
+			return err
+		}
 		obj = h.prepareUpdate(c, obj, old, sub)
-		obj = toStorageVersion(c, obj)
 		// Mutating admission plugs in here (and prunes and defaults again).
 		errs := append(validateUpdate(c, obj, old, sub), validateSchema(c, obj, old, sub)...)
 		errs = append(errs, validateScale(c, obj, sub)...)

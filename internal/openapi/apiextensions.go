@@ -7,6 +7,7 @@ import (
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsv1beta1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1beta1"
 	generated "k8s.io/apiextensions-apiserver/pkg/generated/openapi"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -23,13 +24,16 @@ import (
 // source upstream's CRD OpenAPI builder publishes, so descriptions, formats,
 // defaults and list-type and patch-strategy extensions are upstream's.
 var (
-	crdModel      = apiextensionsv1.CustomResourceDefinition{}.OpenAPIModelName()
-	crdListModel  = apiextensionsv1.CustomResourceDefinitionList{}.OpenAPIModelName()
-	typeMetaModel = metav1.TypeMeta{}.OpenAPIModelName()
+	crdModel     = apiextensionsv1.CustomResourceDefinition{}.OpenAPIModelName()
+	crdListModel = apiextensionsv1.CustomResourceDefinitionList{}.OpenAPIModelName()
+	// The legacy v1beta1 CRD API, which crdserver still serves.
+	crdV1beta1Model     = apiextensionsv1beta1.CustomResourceDefinition{}.OpenAPIModelName()
+	crdV1beta1ListModel = apiextensionsv1beta1.CustomResourceDefinitionList{}.OpenAPIModelName()
+	typeMetaModel       = metav1.TypeMeta{}.OpenAPIModelName()
 
 	// generatedRoots are the models taken from the generated definitions
 	// whatever refers to them; what they refer to is taken too.
-	generatedRoots = []string{crdModel, crdListModel, objectMetaModel, listMetaModel, statusModel, deleteOptionsModel, patchModel, scaleModel}
+	generatedRoots = []string{crdModel, crdListModel, crdV1beta1Model, crdV1beta1ListModel, objectMetaModel, listMetaModel, statusModel, deleteOptionsModel, patchModel, scaleModel}
 
 	// generatedGVKs are the x-kubernetes-group-version-kind extensions
 	// upstream adds to generated models it publishes, taken from the scheme
@@ -39,8 +43,11 @@ var (
 	generatedGVKs = map[string]schema.GroupVersionKind{
 		crdModel:     apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"),
 		crdListModel: apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinitionList"),
-		statusModel:  metav1.Unversioned.WithKind("Status"),
-		scaleModel:   autoscalingv1.SchemeGroupVersion.WithKind("Scale"),
+
+		crdV1beta1Model:     apiextensionsv1beta1.SchemeGroupVersion.WithKind("CustomResourceDefinition"),
+		crdV1beta1ListModel: apiextensionsv1beta1.SchemeGroupVersion.WithKind("CustomResourceDefinitionList"),
+		statusModel:         metav1.Unversioned.WithKind("Status"),
+		scaleModel:          autoscalingv1.SchemeGroupVersion.WithKind("Scale"),
 	}
 )
 

@@ -9,13 +9,15 @@ import (
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
+	svmv1 "k8s.io/api/storagemigration/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // builtinJSON holds the OpenAPI v3 schemas of the built-in resources whose
 // models the generated definitions (generatedModels) do not have: core/v1
-// Namespace and NamespaceList, and the models they refer to. Names are
-// upstream's model names; references use #/components/schemas/. The file
+// Namespace and NamespaceList, storagemigration.k8s.io/v1
+// StorageVersionMigration and its list, and the models they refer to.
+// Names are upstream's model names; references use #/components/schemas/. The file
 // holds the structure only: the descriptions are upstream's, taken from the
 // Go types' SwaggerDoc (builtinDocs) when the library is built.
 //
@@ -38,6 +40,11 @@ var builtinDocs = map[string]func() map[string]string{
 	corev1.NamespaceSpec{}.OpenAPIModelName():      corev1.NamespaceSpec{}.SwaggerDoc,
 	corev1.NamespaceStatus{}.OpenAPIModelName():    corev1.NamespaceStatus{}.SwaggerDoc,
 	corev1.NamespaceCondition{}.OpenAPIModelName(): corev1.NamespaceCondition{}.SwaggerDoc,
+
+	svmv1.StorageVersionMigration{}.OpenAPIModelName():       svmv1.StorageVersionMigration{}.SwaggerDoc,
+	svmv1.StorageVersionMigrationList{}.OpenAPIModelName():   svmv1.StorageVersionMigrationList{}.SwaggerDoc,
+	svmv1.StorageVersionMigrationSpec{}.OpenAPIModelName():   svmv1.StorageVersionMigrationSpec{}.SwaggerDoc,
+	svmv1.StorageVersionMigrationStatus{}.OpenAPIModelName(): svmv1.StorageVersionMigrationStatus{}.SwaggerDoc,
 }
 
 // modelLibrary is every built-in model, decoded and encoded once; every

@@ -49,13 +49,14 @@ func typeMetaProperties(props map[string]any) {
 // For a custom resource it is Version.OpenAPISchema with metadata replaced by
 // a reference to ObjectMeta, apiVersion and kind described, int-or-string
 // fields unfolded and embedded resources completed, as upstream publishes
-// CRD schemas; a version without a schema is a bare object.
+// CRD schemas; a version without a schema, or with a non-structural one,
+// is a bare object.
 func objectSchema(v *registry.Version, gvk schema.GroupVersionKind) (map[string]any, error) {
 	if name, ok := lib().byGVK[gvk]; ok {
 		return lib().models[name], nil
 	}
 	var s map[string]any
-	if len(v.OpenAPISchema) > 0 {
+	if len(v.OpenAPISchema) > 0 && !v.NonStructural {
 		if err := json.Unmarshal(v.OpenAPISchema, &s); err != nil {
 			return nil, fmt.Errorf("decoding the OpenAPI schema of %s: %w", gvk, err)
 		}

@@ -37,6 +37,11 @@ type Definition struct {
 	// The handler type-asserts it for the optional hook interfaces in hooks.go.
 	Hooks any
 
+	// PreserveUnknownFields is a CRD's spec.preserveUnknownFields (set only
+	// through the legacy v1beta1 API): its objects are not pruned beyond
+	// metadata, and its schemas may be non-structural.
+	PreserveUnknownFields bool
+
 	// Terminating refuses creates (the CRD is being deleted).
 	Terminating bool
 
@@ -73,6 +78,11 @@ type Version struct {
 	Schema any
 	// OpenAPISchema is the raw openAPIV3Schema as JSON, for /openapi.
 	OpenAPISchema []byte
+	// NonStructural marks an OpenAPISchema that breaks the structural
+	// rules (accepted only through the legacy v1beta1 CRD API): it
+	// validates objects but is not published, as upstream publishes such
+	// versions without a schema.
+	NonStructural bool
 	// SelectableFields are the fields (without the leading dot, e.g.
 	// "spec.color") field selectors may use besides metadata.name and
 	// metadata.namespace.

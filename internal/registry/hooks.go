@@ -136,3 +136,34 @@ type Schema interface {
 type UnconditionalUpdater interface {
 	AllowUnconditionalUpdate()
 }
+
+// VersionConverter converts the objects of a built-in served in versions
+// whose Go types differ (apiextensions.k8s.io v1beta1 and v1 CRDs). The
+// handler converts a request body to the storage version right after
+// decoding (and defaulting) it, so that every other hook sees the storage
+// version only, and converts stored objects back for the answer.
+type VersionConverter interface {
+	// ToStorage converts obj, a request body of the named version, to the
+	// storage version.
+	ToStorage(obj map[string]any, version string) (map[string]any, error)
+	// FromStorage converts obj, a stored object, to the named version. It
+	// may modify obj. Stored objects always convert.
+	FromStorage(obj map[string]any, version string) map[string]any
+}
+
+// VersionTyped gives, for a built-in whose versions have different Go
+// types, the value whose TypeChecker, UnknownFielder, StrategicMerger and
+// Protobuf apply to request bodies of a version (the definition's Hooks
+// for the storage version).
+type VersionTyped interface {
+	TypedIn(version string) any
+}
+
+// VersionValidator is a Validator whose rules depend on the version the
+// client wrote in: a CRD written through apiextensions.k8s.io/v1beta1 may
+// keep what v1 refuses. The handler prefers it to Validator. obj and old
+// are in the storage version.
+type VersionValidator interface {
+	ValidateIn(version string, obj map[string]any) field.ErrorList
+	ValidateUpdateIn(version string, obj, old map[string]any) field.ErrorList
+}

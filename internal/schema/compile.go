@@ -29,6 +29,20 @@ type Schema struct {
 	// pruneRoot is root marked as an embedded resource: the object keeps
 	// apiVersion, kind and metadata whatever the schema says.
 	pruneRoot *node
+	// keepUnknown: Prune keeps every field but metadata's unknown ones
+	// (PreservingUnknownFields).
+	keepUnknown bool
+}
+
+// PreservingUnknownFields returns a copy of s for a CRD with
+// spec.preserveUnknownFields true, which only the legacy v1beta1 API
+// creates: Prune drops only the metadata fields ObjectMeta does not have,
+// as upstream prunes nothing else for such CRDs. Defaulting and
+// validation are s's.
+func (s *Schema) PreservingUnknownFields() *Schema {
+	cp := *s
+	cp.keepUnknown = true
+	return &cp
 }
 
 var _ registry.Schema = (*Schema)(nil)

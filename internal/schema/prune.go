@@ -41,7 +41,9 @@ func (s *Schema) Prune(obj map[string]any) []string {
 	var buf [16]seg
 	p := pruner{segs: buf[:0]}
 	p.pruneMetadata(obj, true)
-	p.prune(obj, s.pruneRoot)
+	if !s.keepUnknown {
+		p.prune(obj, s.pruneRoot)
+	}
 	sort.Strings(p.paths)
 	return p.paths
 }

@@ -281,6 +281,9 @@ func compileSchemas(def, prev *registry.Definition) error {
 			continue
 		}
 		pv := prev.Version(v.Name)
+		if pv != nil && prev.PreserveUnknownFields != def.PreserveUnknownFields {
+			pv = nil // pruning starts or stops: compile afresh
+		}
 		var prevSchema *crschema.Schema
 		if pv != nil {
 			if bytes.Equal(pv.OpenAPISchema, v.OpenAPISchema) && pv.Schema != nil {
@@ -297,13 +300,20 @@ func compileSchemas(def, prev *registry.Definition) error {
 		if err != nil {
 			return fmt.Errorf("version %s: compiling schema: %w", v.Name, err)
 		}
+		if def.PreserveUnknownFields {
+			s = s.PreservingUnknownFields()
+		}
 		v.Schema = s
 	}
 	return nil
 }
 
-// schemaChanged reports whether the storage version's schema differs.
+// schemaChanged reports whether the storage version's schema, or whether
+// objects are pruned, differs.
 func schemaChanged(old, cur *registry.Definition) bool {
+	if old.PreserveUnknownFields != cur.PreserveUnknownFields {
+		return true // pruning starts or stops
+	}
 	o, c := old.StorageVersion(), cur.StorageVersion()
 	if o == nil || c == nil {
 		return o != c

@@ -124,7 +124,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return nil, err
 	}
 
-	builtins := []*registry.Definition{builtin.Namespaces(), crd.Definition()}
+	builtins := []*registry.Definition{builtin.Namespaces(), crd.Definition(), builtin.StorageVersionMigrations()}
 	reg := registry.New(builtins)
 	s.stores = newStores(ctx, s.backend, reg, cfg.EtcdPrefix, s.log)
 	for _, d := range reg.Current().Definitions() {
@@ -146,6 +146,9 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	s.crds = &crdServer{s: s, reg: reg, builtins: builtins}
 	crdc := &controllers.CRDs{Cache: crdStore.Cache, Server: s.crds, Log: s.log}
 	s.background.Go(func() { crdc.Run(bgCtx) })
+	svmStore, _ := s.stores.Store(svmGR)
+	migc := &controllers.Migrations{Cache: svmStore.Cache, Server: &migrationServer{s: s, reg: reg}, Log: s.log}
+	s.background.Go(func() { migc.Run(bgCtx) })
 	s.background.Go(func() { s.backend.RunCompactor(bgCtx, 5*time.Minute) })
 
 	var profiling http.Handler

@@ -47,6 +47,7 @@ var layer = map[string]int{
 	"internal/server":  4,
 	"internal/loadgen": 4,
 	"internal/lint":    4,
+	"internal/migrate": 4,
 	// Entry points.
 	"cmd/crdserver":   5,
 	"crdtest":         5,

@@ -20,6 +20,7 @@
 package structural
 
 import (
+	"errors"
 	"sort"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -196,4 +197,18 @@ func (b byText) Less(i, j int) bool { return b.texts[i] < b.texts[j] }
 func (b byText) Swap(i, j int) {
 	b.errs[i], b.errs[j] = b.errs[j], b.errs[i]
 	b.texts[i], b.texts[j] = b.texts[j], b.texts[i]
+}
+
+// Violations returns the structural rules s at p breaks, as upstream's
+// NonStructuralSchema condition lists them, or an error when s uses a
+// keyword the rules cannot read (upstream cannot build its structural
+// model then).
+func Violations(s *apiextensionsv1.JSONSchemaProps, p *field.Path) (field.ErrorList, error) {
+	if s == nil {
+		return nil, nil
+	}
+	if msg := unsupported(s, 0); msg != "" {
+		return nil, errors.New(msg)
+	}
+	return structuralErrors(s, p), nil
 }
