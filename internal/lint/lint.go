@@ -120,14 +120,22 @@ func document(name string, doc *yamlv3.Node) []Problem {
 	if err := yaml.Unmarshal(raw, &obj); err != nil {
 		return []Problem{{File: name, Line: root.Line, Message: err.Error()}}
 	}
-	if av, _ := obj["apiVersion"].(string); av != crd.Group+"/"+crd.Version {
-		return []Problem{{File: name, Line: root.Line, Message: fmt.Sprintf("apiVersion %q: only %s/%s CRDs are checked", av, crd.Group, crd.Version)}}
+	av, _ := obj["apiVersion"].(string)
+	version := strings.TrimPrefix(av, crd.Group+"/")
+	if version != crd.Version && version != "v1beta1" {
+		return []Problem{{File: name, Line: root.Line, Message: fmt.Sprintf("apiVersion %q: not a version of %s CRDs", av, crd.Group)}}
 	}
 	objName, _ := nested(obj, "metadata", "name").(string)
 	h := crd.Hooks{Schemas: crd.StructuralChecker{}}
+	// As the handler does: convert to the stored version (v1), prepare as
+	// a create, and validate with the rules of the version written.
+	obj, err = h.ToStorage(obj, version)
+	if err != nil {
+		return []Problem{{File: name, Line: root.Line, Object: objName, Message: err.Error()}}
+	}
 	h.PrepareForCreate(obj)
 	var out []Problem
-	for _, e := range h.Validate(obj) {
+	for _, e := range h.ValidateIn(version, obj) {
 		out = append(out, Problem{File: name, Line: lineOf(root, e.Field), Object: objName, Message: e.Error()})
 	}
 	return out
@@ -148,10 +156,10 @@ func nested(m map[string]any, keys ...string) any {
 // lineOf finds the line of a field path in the document, or of its
 // nearest ancestor that is there. Upstream names a schema shared by every
 // version spec.validation (its internal form); that is the first
-// version's schema in the manifest.
+// version's schema in a v1 manifest.
 func lineOf(root *yamlv3.Node, path string) int {
 	segs := segments(path)
-	if len(segs) >= 2 && segs[0] == "spec" && segs[1] == "validation" {
+	if len(segs) >= 2 && segs[0] == "spec" && segs[1] == "validation" && child(child(root, "spec"), "validation") == nil {
 		segs = append([]string{"spec", "versions", "0", "schema"}, segs[2:]...)
 	}
 	line := root.Line
@@ -194,6 +202,9 @@ func segments(path string) []string {
 // child is the value of key in a mapping node, or the element at an index
 // of a sequence node.
 func child(n *yamlv3.Node, key string) *yamlv3.Node {
+	if n == nil {
+		return nil
+	}
 	switch n.Kind {
 	case yamlv3.MappingNode:
 		for i := 0; i+1 < len(n.Content); i += 2 {
