@@ -230,9 +230,13 @@ func storageVersionHash(def *registry.Definition) string {
 	return StorageVersionHash(def.Group, sv.Name, def.Kind)
 }
 
-// apiResources lists the resources of one group version and their
-// subresources, sorted by name so that a subresource follows its resource.
+// apiResources lists the resources of one group version, sorted by name,
+// each followed by its subresources: a built-in's sorted by name (as
+// kube-apiserver's installer lists them), a custom resource's status then
+// scale (as apiextensions-apiserver lists them).
 func apiResources(entries []entry) []metav1.APIResource {
+	entries = slices.Clone(entries)
+	slices.SortStableFunc(entries, func(a, b entry) int { return strings.Compare(a.def.Resource, b.def.Resource) })
 	out := []metav1.APIResource{}
 	for _, e := range entries {
 		def := e.def
@@ -247,6 +251,7 @@ func apiResources(entries []entry) []metav1.APIResource {
 			Categories:         def.Categories,
 			StorageVersionHash: storageVersionHash(def),
 		})
+		first := len(out)
 		sub := e.version.Subresources
 		if sub.Status {
 			out = append(out, metav1.APIResource{
@@ -264,8 +269,10 @@ func apiResources(entries []entry) []metav1.APIResource {
 				Name: def.Resource + "/" + o.Name, Namespaced: ns, Kind: def.Kind, Verbs: o.Verbs,
 			})
 		}
+		if def.Hooks != nil { // a built-in
+			slices.SortFunc(out[first:], func(a, b metav1.APIResource) int { return strings.Compare(a.Name, b.Name) })
+		}
 	}
-	slices.SortStableFunc(out, func(a, b metav1.APIResource) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
 

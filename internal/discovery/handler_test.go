@@ -29,6 +29,7 @@ func testDefinitions() []*registry.Definition {
 		Group: "", Resource: "namespaces", Singular: "namespace", Kind: "Namespace", ListKind: "NamespaceList",
 		ShortNames: []string{"ns"}, Scope: registry.Cluster,
 		Verbs: []string{"create", "delete", "get", "list", "patch", "update", "watch"},
+		Hooks: struct{}{}, // a built-in: subresources come sorted by name
 		Versions: []registry.Version{{
 			Name: "v1", Served: true, Storage: true,
 			Subresources: registry.Subresources{
@@ -73,10 +74,11 @@ var (
 		ShortNames: []string{"ct"}, Categories: []string{"all"},
 		StorageVersionHash: StorageVersionHash("stable.example.com", "v1", "CronTab"),
 	}, {
+		// status before scale, as apiextensions-apiserver lists them
+		Name: "crontabs/status", Namespaced: true, Kind: "CronTab", Verbs: []string{"get", "patch", "update"},
+	}, {
 		Name: "crontabs/scale", Namespaced: true, Group: "autoscaling", Version: "v1", Kind: "Scale",
 		Verbs: []string{"get", "patch", "update"},
-	}, {
-		Name: "crontabs/status", Namespaced: true, Kind: "CronTab", Verbs: []string{"get", "patch", "update"},
 	}}
 	widgetResource = metav1.APIResource{
 		Name: "widgets", SingularName: "widget", Kind: "Widget", Verbs: customResourceVerbs,
