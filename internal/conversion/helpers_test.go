@@ -1,0 +1,5 @@
+package conversion_test
+
+import "runtime"
+
+func runtimeGosched() { runtime.Gosched() }
