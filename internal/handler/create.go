@@ -11,8 +11,9 @@ import (
 	"github.com/crdserver/crdserver/internal/storage"
 )
 
-// create stores a new object: decode, fill system fields, convert to the
-// storage version, admit, validate, check the namespace, store, answer.
+// create stores a new object: decode, fill system fields, admit,
+// validate, check the namespace, convert to the storage version, store,
+// convert back, answer.
 func (h *Handler) create(c *call) {
 	if err := h.doCreate(c); err != nil {
 		codec.WriteStatus(c.w, c.r, err)
@@ -49,7 +50,6 @@ func (h *Handler) doCreate(c *call) error {
 		return err
 	}
 	h.prepareCreate(c, obj)
-	obj = toStorageVersion(c, obj)
 	// Mutating admission plugs in here (and prunes and defaults again).
 	name, _ := metadata(obj)["name"].(string)
 	if c.def.Terminating {
@@ -64,6 +64,9 @@ func (h *Handler) doCreate(c *call) error {
 		if err := h.checkNamespace(c, name); err != nil {
 			return err
 		}
+	}
+	if obj, err = toStorageVersion(c, obj); err != nil {
+		return err
 	}
 	key := c.store.Key(c.info.Namespace, name)
 	if dry {
@@ -88,7 +91,7 @@ func (h *Handler) doCreate(c *call) error {
 	if err != nil {
 		return storageError(err, c.gr(), name, "create")
 	}
-	h.writeStored(c, http.StatusCreated, obj, data, rev)
+	h.writeStored(c, http.StatusCreated, key, obj, data, rev)
 	return nil
 }
 

@@ -19,33 +19,69 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/crdserver/crdserver/internal/codec"
+	"github.com/crdserver/crdserver/internal/conversion"
 	"github.com/crdserver/crdserver/internal/registry"
 )
 
-// toRequestVersion converts a stored object to the request's version. With
-// the None strategy only apiVersion changes; webhook conversion plugs in here.
-func toRequestVersion(c *call, obj map[string]any) map[string]any {
-	obj["apiVersion"] = c.apiVersion()
-	return obj
+// toRequestVersion converts an object to the request's version with the
+// definition's converter (None: apiVersion changes; Webhook: a
+// ConversionReview). Objects in the request's version are returned as
+// they are.
+func toRequestVersion(c *call, obj map[string]any) (map[string]any, error) {
+	out, err := conversion.ConvertObject(c.r.Context(), conversion.For(c.def), obj, c.apiVersion())
+	if err != nil {
+		return nil, conversionFailed(err)
+	}
+	return out, nil
 }
 
 // toStorageVersion converts a request object to the storage version.
-func toStorageVersion(c *call, obj map[string]any) map[string]any {
+func toStorageVersion(c *call, obj map[string]any) (map[string]any, error) {
 	sv := c.def.StorageVersion()
 	if sv == nil || sv.Name == c.version.Name {
-		return obj
+		return obj, nil
 	}
-	if c.def.Group == "" {
-		obj["apiVersion"] = sv.Name
-	} else {
-		obj["apiVersion"] = c.def.Group + "/" + sv.Name
+	av := sv.Name
+	if c.def.Group != "" {
+		av = c.def.Group + "/" + sv.Name
 	}
-	return obj
+	out, err := conversion.ConvertObject(c.r.Context(), conversion.For(c.def), obj, av)
+	if err != nil {
+		return nil, conversionFailed(err)
+	}
+	return out, nil
+}
+
+// convertStored converts stored objects (encoded with their
+// resourceVersion, as the watch cache holds them) to the request's
+// version; conversions of an unchanged object are reused.
+func convertStored(c *call, items []conversion.Object) ([][]byte, error) {
+	out, err := conversion.For(c.def).Convert(c.r.Context(), c.apiVersion(), items)
+	if err != nil {
+		return nil, conversionFailed(err)
+	}
+	return out, nil
+}
+
+// conversionFailed is upstream's answer when converting fails: the
+// converter's error, not wrapped in a reason, as a 500.
+func conversionFailed(err error) error {
+	var st apierrors.APIStatus
+	if errors.As(err, &st) {
+		return err
+	}
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status: metav1.StatusFailure, Code: http.StatusInternalServerError, Message: err.Error(),
+	}}
 }
 
 // writeObject sends one object in the form the client asked for.
 func (h *Handler) writeObject(c *call, status int, obj map[string]any) {
-	obj = toRequestVersion(c, obj)
+	obj, err := toRequestVersion(c, obj)
+	if err != nil {
+		codec.WriteStatus(c.w, c.r, err)
+		return
+	}
 	if c.present != nil {
 		out := c.present(obj)
 		if c.media.As == "Table" && c.presentPrinter != nil {

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/crdserver/crdserver/internal/codec"
+	"github.com/crdserver/crdserver/internal/conversion"
 	"github.com/crdserver/crdserver/internal/watchcache"
 )
 
@@ -75,20 +76,17 @@ func (h *Handler) watch(c *call) {
 				return
 			}
 			frame.Reset()
-			if err := h.encodeEvent(c, &frame, ev); err != nil {
-				h.log.Error("encoding watch event", "resource", c.gr().String(), "err", err)
-				return
-			}
+			end := !h.appendEvent(c, &frame, ev)
 			// Drain what is already queued into the same write.
-			for more := true; more && frame.Len() < 64<<10; {
+			for more := !end; more && frame.Len() < 64<<10; {
 				select {
 				case ev2, ok := <-w.ResultChan():
 					if !ok {
 						more = false
 						break
 					}
-					if err := h.encodeEvent(c, &frame, ev2); err != nil {
-						return
+					if !h.appendEvent(c, &frame, ev2) {
+						more, end = false, true
 					}
 				default:
 					more = false
@@ -100,11 +98,29 @@ func (h *Handler) watch(c *call) {
 			if flusher != nil {
 				flusher.Flush()
 			}
-			if ev.Type == watchcache.Error {
+			if end {
 				return
 			}
 		}
 	}
+}
+
+// appendEvent appends ev's frame to buf and reports whether the watch
+// goes on: after an Error event, or an event that cannot be sent (its
+// conversion failed), it ends, the latter with an Error event that says
+// why.
+func (h *Handler) appendEvent(c *call, buf *bytes.Buffer, ev watchcache.Event) bool {
+	start := buf.Len()
+	err := h.encodeEvent(c, buf, ev)
+	if err == nil {
+		return ev.Type != watchcache.Error
+	}
+	h.log.Error("encoding watch event", "resource", c.gr().String(), "err", err)
+	buf.Truncate(start)
+	if ev.Type != watchcache.Error {
+		h.encodeEvent(c, buf, watchcache.Event{Type: watchcache.Error, Err: err})
+	}
+	return false
 }
 
 // encodeEvent appends one watch frame: {"type":...,"object":...}\n.
@@ -139,15 +155,25 @@ func (h *Handler) encodeEvent(c *call, buf *bytes.Buffer, ev watchcache.Event) e
 		}
 		buf.Write(b)
 	default:
-		if c.media.As == "" && inVersion(c, ev.Item.JSON) {
-			buf.Write(ev.Item.JSON)
+		// Converted once per event and version: watchers of one
+		// version share the converter's result.
+		encoded := ev.Item.JSON
+		if !inVersion(c, encoded) {
+			conv, err := convertStored(c, []conversion.Object{{JSON: encoded, Key: ev.Item.Key, Revision: ev.Item.Revision}})
+			if err != nil {
+				return err
+			}
+			encoded = conv[0]
+		}
+		if c.media.As == "" {
+			buf.Write(encoded)
 			break
 		}
-		obj, err := decodeStored(ev.Item.JSON)
+		obj, err := decodeStored(encoded)
 		if err != nil {
 			return err
 		}
-		out, err := h.asRequested(c, toRequestVersion(c, obj))
+		out, err := h.asRequested(c, obj)
 		if err != nil {
 			return err
 		}
