@@ -98,7 +98,7 @@ var (
 	_ registry.NameValidator   = serviceHooks{}
 )
 
-func (serviceHooks) PatchSchema() any                    { return corev1.Service{} }
+func (serviceHooks) PatchSchema() any                   { return corev1.Service{} }
 func (serviceHooks) NewProtobuf() registry.ProtoMessage { return &corev1.Service{} }
 func (serviceHooks) NoGeneration()                      {}
 
@@ -255,7 +255,7 @@ var (
 	_ registry.NoGeneration    = endpointsHooks{}
 )
 
-func (endpointsHooks) PatchSchema() any                    { return corev1.Endpoints{} }
+func (endpointsHooks) PatchSchema() any                   { return corev1.Endpoints{} }
 func (endpointsHooks) NewProtobuf() registry.ProtoMessage { return &corev1.Endpoints{} }
 func (endpointsHooks) NoGeneration()                      {}
 
@@ -312,7 +312,9 @@ func (h endpointsHooks) Validate(obj map[string]any) field.ErrorList {
 	return errs
 }
 
-func (h endpointsHooks) ValidateUpdate(obj, old map[string]any) field.ErrorList { return h.Validate(obj) }
+func (h endpointsHooks) ValidateUpdate(obj, old map[string]any) field.ErrorList {
+	return h.Validate(obj)
+}
 
 func validateIP(ip string, p *field.Path) field.ErrorList {
 	if net.ParseIP(ip) == nil {
@@ -335,7 +337,7 @@ var (
 	_ registry.UnknownFielder  = endpointSliceHooks{}
 )
 
-func (endpointSliceHooks) PatchSchema() any                    { return discoveryv1.EndpointSlice{} }
+func (endpointSliceHooks) PatchSchema() any                   { return discoveryv1.EndpointSlice{} }
 func (endpointSliceHooks) NewProtobuf() registry.ProtoMessage { return &discoveryv1.EndpointSlice{} }
 
 func (h endpointSliceHooks) PrepareForCreate(obj map[string]any) {
@@ -430,4 +432,3 @@ func mapField(obj map[string]any, key string) map[string]any {
 	}
 	return m
 }
-
