@@ -157,7 +157,7 @@ func (w *conversionWebhook) port() string {
 
 // pizzaCRD is the seed's Pizza CRD in apiextensions.k8s.io/v1, its webhook
 // reached through the Service pizza-crd/webhook.
-func pizzaCRD(caBundle []byte) string {
+func pizzaCRD(caBundle []byte, reviewVersions string) string {
 	return `apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata:
@@ -173,7 +173,7 @@ spec:
   conversion:
     strategy: Webhook
     webhook:
-      conversionReviewVersions: ["v1beta1"]
+      conversionReviewVersions: ` + reviewVersions + `
       clientConfig:
         caBundle: ` + base64.StdEncoding.EncodeToString(caBundle) + `
         service:
@@ -272,11 +272,11 @@ func writeManifest(t *testing.T, name, content string) string {
 
 // startPizzaRestaurant starts a server with the webhook, its Service and
 // the Pizza CRD.
-func startPizzaRestaurant(t *testing.T) (*server, *conversionWebhook) {
+func startPizzaRestaurant(t *testing.T, reviewVersions string) (*server, *conversionWebhook) {
 	srv := startServer(t, t.TempDir())
 	hook := startConversionWebhook(t)
 	kubectl(t, srv, "apply", "-f", writeManifest(t, "service.yaml", webhookService(hook.port())))
-	kubectl(t, srv, "apply", "-f", writeManifest(t, "pizza-crd.yaml", pizzaCRD(hook.CABundle)))
+	kubectl(t, srv, "apply", "-f", writeManifest(t, "pizza-crd.yaml", pizzaCRD(hook.CABundle, reviewVersions)))
 	waitEstablished(t, srv, "pizzas."+pizzaGroup)
 	return srv, hook
 }
@@ -293,7 +293,7 @@ spec:
 
 func TestPizzaRestaurantConversion(t *testing.T) {
 	t.Parallel()
-	srv, hook := startPizzaRestaurant(t)
+	srv, hook := startPizzaRestaurant(t, `["v1beta1"]`)
 	ns := "pizza-crd"
 
 	// The seed's story: created as v1alpha1, read as v1beta1.
