@@ -24,8 +24,11 @@ import (
 )
 
 // MaxBatch is the most objects one ConversionReview carries; a longer
-// list is sent as several reviews.
-const MaxBatch = 500
+// list is sent as several reviews, parallelReviews at a time.
+const (
+	MaxBatch        = 500
+	parallelReviews = 4
+)
 
 // reviewVersions are the ConversionReview versions crdserver sends.
 var reviewVersions = []string{"v1", "v1beta1"}
@@ -152,37 +155,40 @@ func (w *Webhook) Convert(ctx context.Context, to string, objs []Object) ([][]by
 	}
 	w.mu.Unlock()
 
-	var firstErr error
+	// Batches go out in parallel, a few at a time: a long list's first
+	// conversion is bounded by the webhook's throughput, not its latency.
+	sem := make(chan struct{}, parallelReviews)
+	var wg sync.WaitGroup
 	for _, b := range batches {
-		if firstErr == nil {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
 			b.f.res, b.f.err = w.send(ctx, to, objs, b.idx)
-			firstErr = b.f.err
-		} else {
-			b.f.err = firstErr // the caller gives up; waiters learn why
-		}
-		w.mu.Lock()
-		for j, i := range b.idx {
-			k := cacheKey{objs[i].Key, to}
-			if objs[i].Key == "" {
-				continue
-			}
-			if b.f.err == nil {
-				w.cache.put(k, objs[i].Revision, b.f.res[j])
-			}
-			if in, ok := w.inflight[k]; ok && in.f == b.f {
-				delete(w.inflight, k)
-			}
-		}
-		w.mu.Unlock()
-		close(b.f.done)
-		if b.f.err == nil {
+			w.mu.Lock()
 			for j, i := range b.idx {
-				out[i] = b.f.res[j]
+				k := cacheKey{objs[i].Key, to}
+				if objs[i].Key == "" {
+					continue
+				}
+				if b.f.err == nil {
+					w.cache.put(k, objs[i].Revision, b.f.res[j])
+				}
+				if in, ok := w.inflight[k]; ok && in.f == b.f {
+					delete(w.inflight, k)
+				}
 			}
-		}
+			w.mu.Unlock()
+			close(b.f.done)
+		})
 	}
-	if firstErr != nil {
-		return nil, firstErr
+	wg.Wait()
+	for _, b := range batches {
+		if b.f.err != nil {
+			return nil, b.f.err
+		}
+		for j, i := range b.idx {
+			out[i] = b.f.res[j]
+		}
 	}
 	for _, wt := range waits {
 		select {

@@ -1,5 +1,6 @@
-// Package webhooktest starts HTTPS webhook servers for tests: a fresh CA
-// per server, whose PEM is the caBundle a test registers.
+// Package webhooktest starts HTTPS webhook servers for tests (and for the
+// load generator's conversion webhook): a fresh CA per server, whose PEM is
+// the caBundle a test registers.
 package webhooktest
 
 import (
@@ -30,9 +31,24 @@ type Server struct {
 // The server closes at the end of the test.
 func Start(t testing.TB, h http.Handler, dnsNames ...string) *Server {
 	t.Helper()
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	cert, caPEM, err := Certificate(dnsNames...)
 	if err != nil {
 		t.Fatal(err)
+	}
+	srv := httptest.NewUnstartedServer(h)
+	srv.EnableHTTP2 = true
+	srv.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	return &Server{Server: srv, CABundle: caPEM}
+}
+
+// Certificate returns a serving certificate for 127.0.0.1, localhost and
+// dnsNames, and the PEM of the new CA that signed it.
+func Certificate(dnsNames ...string) (tls.Certificate, []byte, error) {
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return tls.Certificate{}, nil, err
 	}
 	now := time.Now()
 	caTmpl := &x509.Certificate{
@@ -46,12 +62,15 @@ func Start(t testing.TB, h http.Handler, dnsNames ...string) *Server {
 	}
 	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
 	if err != nil {
-		t.Fatal(err)
+		return tls.Certificate{}, nil, err
 	}
-	caCert, _ := x509.ParseCertificate(caDER)
+	caCert, err := x509.ParseCertificate(caDER)
+	if err != nil {
+		return tls.Certificate{}, nil, err
+	}
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
-		t.Fatal(err)
+		return tls.Certificate{}, nil, err
 	}
 	leaf := &x509.Certificate{
 		SerialNumber: big.NewInt(2),
@@ -65,12 +84,8 @@ func Start(t testing.TB, h http.Handler, dnsNames ...string) *Server {
 	}
 	der, err := x509.CreateCertificate(rand.Reader, leaf, caCert, &key.PublicKey, caKey)
 	if err != nil {
-		t.Fatal(err)
+		return tls.Certificate{}, nil, err
 	}
-	srv := httptest.NewUnstartedServer(h)
-	srv.EnableHTTP2 = true
-	srv.TLS = &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}}
-	srv.StartTLS()
-	t.Cleanup(srv.Close)
-	return &Server{Server: srv, CABundle: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})}
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key},
+		pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}), nil
 }
