@@ -446,6 +446,25 @@ spec:
 	if n := hook.reviews.Load() - before; n != 0 {
 		t.Errorf("listing at the storage version took %d reviews", n)
 	}
+
+	// A dry run at v1beta1 converts both ways and stores nothing.
+	dry := kubectlYAML(t, srv, "create", "-n", ns, "--dry-run=server", "-o", "yaml", "-f", writeManifest(t, "dry.yaml", `apiVersion: `+pizzaGroup+`/v1beta1
+kind: Pizza
+metadata: {name: dry}
+spec:
+  toppings: [{name: basil, quantity: 2}]
+`))
+	checkFields(t, "dry run", dry, []fieldCheck{{"apiVersion", pizzaGroup + "/v1beta1"}, {"spec.toppings", []any{map[string]any{"name": "basil", "quantity": 2}}}})
+	kubectlFails(t, srv, "get", "-n", ns, "pizza", "dry")
+
+	// Delete them all at v1beta1: the answer lists them in v1beta1.
+	if err := srv.Dynamic.Resource(pizzasV1beta1).Namespace(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
+		t.Fatalf("deletecollection at v1beta1: %v", err)
+	}
+	left, err := srv.Dynamic.Resource(pizzasV1alpha1).Namespace(ns).List(ctx, metav1.ListOptions{})
+	if err != nil || len(left.Items) != 0 {
+		t.Errorf("after deletecollection: %d pizzas left (%v)", len(left.Items), err)
+	}
 }
 
 // cronTabCRD is seed 001's CronTab with v1beta1 (hostPort) and v1
