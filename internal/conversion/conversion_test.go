@@ -295,3 +295,19 @@ func BenchmarkNone(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkNone2KB is BenchmarkNone with an object of about 2KB, the load
+// generator's size.
+func BenchmarkNone2KB(b *testing.B) {
+	def := pizzaDef(nil)
+	conv := conversion.For(def)
+	js := strings.Replace(string(margherita("margherita", 12345)), `"spec":{`, `"spec":{"pad":"`+strings.Repeat("x", 1800)+`",`, 1)
+	objs := []conversion.Object{{JSON: []byte(js)}}
+	to := group + "/v1beta1"
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := conv.Convert(context.Background(), to, objs); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
