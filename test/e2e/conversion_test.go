@@ -488,6 +488,7 @@ spec:
   versions:
   - name: v1beta1
     served: true
+    deprecated: true
     storage: ` + strconv.FormatBool(storage == "v1beta1") + `
     schema:
       openAPIV3Schema:
@@ -532,6 +533,11 @@ port: "2345"
 `))
 	b := kubectlYAML(t, srv, "get", "crontabs.v1beta1.example.com", "remote-crontab", "-o", "yaml")
 	checkFields(t, "remote-crontab at v1beta1", b, []fieldCheck{{"hostPort", "example.com:2345"}})
+	// v1beta1 is deprecated: every request to it warns, naming v1.
+	_, stderr, err := kubectlResult(srv, "get", "crontabs.v1beta1.example.com", "remote-crontab")
+	if want := "Warning: example.com/v1beta1 CronTab is deprecated; use example.com/v1 CronTab"; err != nil || !strings.Contains(stderr, want) {
+		t.Errorf("kubectl get at v1beta1 (%v) printed %q, want the warning %q", err, stderr, want)
+	}
 
 	// The webhook's own failure reaches the user with its message.
 	kubectl(t, srv, "apply", "-f", writeManifest(t, "bad.yaml", `apiVersion: example.com/v1beta1
