@@ -68,6 +68,9 @@ var _ Resolver = ResolverFunc(nil)
 // webhooks wait 30 seconds unless configured otherwise.
 const DefaultTimeout = 30 * time.Second
 
+// maxClients bounds the clients a Manager keeps.
+const maxClients = 1000
+
 // maxResponse bounds what a webhook may answer.
 const maxResponse = 64 << 20
 
@@ -105,6 +108,17 @@ func (m *Manager) Client(cfg ClientConfig) (*Client, error) {
 	}
 	if m.clients == nil {
 		m.clients = map[[32]byte]*Client{}
+	}
+	// Configurations change (a new caBundle, another URL) and leave
+	// their old clients behind: past maxClients, arbitrary ones go, their
+	// idle connections closed. A client still in use keeps working; a
+	// later call with its configuration builds a new one.
+	for k, old := range m.clients {
+		if len(m.clients) < maxClients {
+			break
+		}
+		old.http.CloseIdleConnections()
+		delete(m.clients, k)
 	}
 	m.clients[key] = c
 	return c, nil
