@@ -229,16 +229,6 @@ func reviewBody(review, uid, to string, objs []Object, idx []int) []byte {
 	return b.Bytes()
 }
 
-type reviewAnswer struct {
-	APIVersion string `json:"apiVersion"`
-	Kind       string `json:"kind"`
-	Response   *struct {
-		UID              string            `json:"uid"`
-		ConvertedObjects []json.RawMessage `json:"convertedObjects"`
-		Result           metav1.Status     `json:"result"`
-	} `json:"response"`
-}
-
 // send converts objs[idx] with one review and checks the answer.
 func (w *Webhook) send(ctx context.Context, to string, objs []Object, idx []int) ([][]byte, error) {
 	originals := make([]map[string]any, len(idx))
@@ -273,8 +263,8 @@ func (w *Webhook) send(ctx context.Context, to string, objs []Object, idx []int)
 	toGV, _ := schema.ParseGroupVersion(to)
 	s := targetSchema(w.def, to)
 	out := make([][]byte, len(idx))
-	for j, raw := range converted {
-		obj, err := w.check(originals[j], raw, toGV, in, j, single)
+	for j, c := range converted {
+		obj, err := w.check(originals[j], c, toGV, in, j, single)
 		if err != nil {
 			return nil, err
 		}
@@ -303,48 +293,53 @@ func (w *Webhook) inputKind(first map[string]any, single bool) schema.GroupVersi
 
 // convertedObjects decodes the webhook's answer and checks its review:
 // for v1 the kind and the uid (v1beta1 answers were never checked for
-// them, and upstream keeps it so), then the result.
-func (w *Webhook) convertedObjects(uid string, data []byte) ([]json.RawMessage, error) {
-	var ans reviewAnswer
-	if err := json.Unmarshal(data, &ans); err != nil {
+// them, and upstream keeps it so), then the result. The answer is decoded
+// once, with the converted objects in it.
+func (w *Webhook) convertedObjects(uid string, data []byte) ([]any, error) {
+	ans, err := Decode(data)
+	if err != nil {
 		return nil, fmt.Errorf("decoding the webhook's answer: %v", err)
 	}
 	if w.review == "v1" {
+		av, _ := ans["apiVersion"].(string)
+		kind, _ := ans["kind"].(string)
 		want := schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "ConversionReview"}
-		got := schema.FromAPIVersionAndKind(ans.APIVersion, ans.Kind)
-		if got != want {
+		if got := schema.FromAPIVersionAndKind(av, kind); got != want {
 			return nil, fmt.Errorf("expected webhook response of %v, got %v", want.String(), got.String())
 		}
 	}
-	if ans.Response == nil {
+	resp, ok := ans["response"].(map[string]any)
+	if !ok {
 		return nil, errors.New("no response provided")
 	}
-	if w.review == "v1" && ans.Response.UID != uid {
-		return nil, fmt.Errorf("expected response.uid=%q, got %q", uid, ans.Response.UID)
+	if got, _ := resp["uid"].(string); w.review == "v1" && got != uid {
+		return nil, fmt.Errorf("expected response.uid=%q, got %q", uid, got)
 	}
-	if r := ans.Response.Result; r.Status != metav1.StatusSuccess {
-		if r.Message != "" {
-			return nil, errors.New(r.Message)
+	result, _ := resp["result"].(map[string]any)
+	if status, _ := result["status"].(string); status != metav1.StatusSuccess {
+		if msg, _ := result["message"].(string); msg != "" {
+			return nil, errors.New(msg)
 		}
-		return nil, fmt.Errorf("response.result.status was '%s', not 'Success'", r.Status)
+		return nil, fmt.Errorf("response.result.status was '%s', not 'Success'", status)
 	}
-	return ans.Response.ConvertedObjects, nil
+	objs, _ := resp["convertedObjects"].([]any)
+	return objs, nil
 }
 
-// check decodes one converted object and holds it to upstream's rules:
+// check holds one converted object to upstream's rules:
 // the desired group and version, the original's kind, name, namespace and
 // uid; its metadata is the original's but for labels and annotations,
 // which the webhook may change.
-func (w *Webhook) check(original map[string]any, raw []byte, toGV schema.GroupVersion, in schema.GroupVersionKind, j int, single bool) (map[string]any, error) {
+func (w *Webhook) check(original map[string]any, converted any, toGV schema.GroupVersion, in schema.GroupVersionKind, j int, single bool) (map[string]any, error) {
 	invalid := func(err error) error {
 		if single {
 			return fmt.Errorf("conversion webhook for %v returned invalid object at index 0: %v", in, err)
 		}
 		return fmt.Errorf("conversion webhook for %v returned invalid converted object at index %v: %v", in, j, err)
 	}
-	obj, err := Decode(raw)
-	if err != nil {
-		return nil, invalid(err)
+	obj, ok := converted.(map[string]any)
+	if !ok {
+		return nil, invalid(fmt.Errorf("not an object: %T", converted))
 	}
 	av, _ := obj["apiVersion"].(string)
 	kind, _ := obj["kind"].(string)
