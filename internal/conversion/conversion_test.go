@@ -311,3 +311,19 @@ func BenchmarkNone2KB(b *testing.B) {
 		}
 	}
 }
+
+func TestNoneRewrite(t *testing.T) {
+	n := conversion.For(pizzaDef(nil)).(conversion.None)
+	in := margherita("m", 5)
+	rest, ok := n.Rewrite(in, group+"/v1beta1")
+	if !ok {
+		t.Fatal("no rewrite between versions without schemas")
+	}
+	out, _ := n.Convert(context.Background(), group+"/v1beta1", []conversion.Object{{JSON: in}})
+	if got := `{"apiVersion":"` + group + "/v1beta1" + string(rest); got != string(out[0]) {
+		t.Errorf("Rewrite gives %s, Convert %s", got, out[0])
+	}
+	if _, ok := n.Rewrite([]byte(`{"kind":"Pizza"}`), group+"/v1beta1"); ok {
+		t.Error("an object without a leading apiVersion was rewritten")
+	}
+}

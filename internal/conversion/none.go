@@ -72,3 +72,19 @@ func (n None) sameSchema(from, to string) bool {
 	}
 	return f == t || bytes.Equal(f.OpenAPISchema, t.OpenAPISchema)
 }
+
+// Rewrite is None's fast path for a writer that streams objects: when b
+// only needs its apiVersion changed to to, it returns the bytes after the
+// apiVersion's value (from its closing quote), which follow
+// `{"apiVersion":"` + to; ok is false when b needs Convert.
+func (n None) Rewrite(b []byte, to string) (rest []byte, ok bool) {
+	if !bytes.HasPrefix(b, []byte(avPrefix)) {
+		return nil, false
+	}
+	r := b[len(avPrefix):]
+	end := bytes.IndexByte(r, '"')
+	if end < 0 || bytes.IndexByte(r[:end], '\\') >= 0 || !n.sameSchema(string(r[:end]), to) {
+		return nil, false
+	}
+	return r[end:], true
+}

@@ -103,8 +103,8 @@ func (h *Handler) writeList(c *call, res watchcache.ListResult) {
 	case "":
 	case "Table", "PartialObjectMetadataList":
 		objs := make([]map[string]any, 0, len(res.Items))
-		for _, b := range encoded {
-			obj, err := decodeStored(b)
+		for _, it := range encoded {
+			obj, err := decodeStored(it.bytes())
 			if err != nil {
 				codec.WriteStatus(c.w, c.r, apierrors.NewInternalError(err))
 				return
@@ -143,8 +143,8 @@ func (h *Handler) writeList(c *call, res watchcache.ListResult) {
 	}
 	var buf bytes.Buffer
 	size := len(head) + 16
-	for _, b := range encoded {
-		size += len(b) + 1
+	for _, it := range encoded {
+		size += len(it.head) + len(it.body) + 1
 	}
 	buf.Grow(size)
 	if err := appendList(&buf, head, encoded); err != nil {
@@ -154,17 +154,43 @@ func (h *Handler) writeList(c *call, res watchcache.ListResult) {
 	codec.WriteRaw(c.w, http.StatusOK, c.media, buf.Bytes())
 }
 
-// inRequestVersion returns the items' encodings in the request's version:
-// the cached bytes of those already in it, converted ones (in one call to
-// the converter, which batches) of the others.
-func inRequestVersion(c *call, items []*watchcache.Item) ([][]byte, error) {
-	out := make([][]byte, len(items))
+// listItem is one item of a list in the request's version: head, then
+// body. head is set when only the item's apiVersion changes (None
+// conversion): it is `{"apiVersion":"<request's>`, and body the cached
+// bytes from the stored apiVersion's closing quote, so no item is copied.
+type listItem struct{ head, body []byte }
+
+// bytes returns the item as one slice (a copy when it has a head).
+func (it listItem) bytes() []byte {
+	if it.head == nil {
+		return it.body
+	}
+	return append(append(make([]byte, 0, len(it.head)+len(it.body)), it.head...), it.body...)
+}
+
+// inRequestVersion returns the items in the request's version: the cached
+// bytes of those already in it, apiVersion rewritten on the fly for None
+// conversion between versions of one schema, converted ones (in one call
+// to the converter, which batches) of the others.
+func inRequestVersion(c *call, items []*watchcache.Item) ([]listItem, error) {
+	out := make([]listItem, len(items))
 	var objs []conversion.Object
 	var idx []int
+	none, isNone := conversion.For(c.def).(conversion.None)
+	var head []byte
 	for i, it := range items {
 		if inVersion(c, it.JSON) {
-			out[i] = it.JSON
+			out[i].body = it.JSON
 			continue
+		}
+		if isNone {
+			if rest, ok := none.Rewrite(it.JSON, c.apiVersion()); ok {
+				if head == nil {
+					head = []byte(`{"apiVersion":"` + c.apiVersion())
+				}
+				out[i] = listItem{head: head, body: rest}
+				continue
+			}
 		}
 		idx = append(idx, i)
 		objs = append(objs, conversion.Object{JSON: it.JSON, Key: it.Key, Revision: it.Revision})
@@ -172,12 +198,12 @@ func inRequestVersion(c *call, items []*watchcache.Item) ([][]byte, error) {
 	if len(objs) == 0 {
 		return out, nil
 	}
-	conv, err := convertStored(c, objs)
+	converted, err := convertStored(c, objs)
 	if err != nil {
 		return nil, err
 	}
 	for j, i := range idx {
-		out[i] = conv[j]
+		out[i].body = converted[j]
 	}
 	return out, nil
 }
@@ -189,7 +215,7 @@ var listWriters = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 64
 // a list of 10,000 objects is tens of megabytes that would otherwise be
 // copied once more, and allocated, for every request. The items are
 // already in memory and converted, so only the connection can fail.
-func (h *Handler) streamList(c *call, head []byte, items [][]byte) {
+func (h *Handler) streamList(c *call, head []byte, items []listItem) {
 	c.w.Header().Set("Content-Type", codec.MediaJSON)
 	c.w.WriteHeader(http.StatusOK)
 	bw := listWriters.Get().(*bufio.Writer)
@@ -215,16 +241,17 @@ func appendList(w interface {
 	io.Writer
 	io.ByteWriter
 	io.StringWriter
-}, head []byte, items [][]byte) error {
+}, head []byte, items []listItem) error {
 	w.Write(head[:len(head)-1])
 	if _, err := w.WriteString(`,"items":[`); err != nil {
 		return err
 	}
-	for i, b := range items {
+	for i, it := range items {
 		if i > 0 {
 			w.WriteByte(',')
 		}
-		if _, err := w.Write(b); err != nil {
+		w.Write(it.head)
+		if _, err := w.Write(it.body); err != nil {
 			return err // the connection failed
 		}
 	}
