@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/crdserver/crdserver/internal/conversion"
 	"github.com/crdserver/crdserver/internal/registry"
@@ -181,7 +183,7 @@ func TestWebhookSharedByWatchers(t *testing.T) {
 		})
 	}
 	for h.calls.Load() == 0 {
-		runtimeGosched()
+		runtime.Gosched()
 	}
 	close(release)
 	wg.Wait()
@@ -325,5 +327,43 @@ func TestNoneRewrite(t *testing.T) {
 	}
 	if _, ok := n.Rewrite([]byte(`{"kind":"Pizza"}`), group+"/v1beta1"); ok {
 		t.Error("an object without a leading apiVersion was rewritten")
+	}
+}
+
+// TestWebhookWaiterOutlivesSender: a caller waiting for another's review
+// of the same object converts it itself when the other goes away.
+func TestWebhookWaiterOutlivesSender(t *testing.T) {
+	first := make(chan struct{})
+	var calls atomic.Int64
+	h := webhooktest.Conversion(func(o map[string]any, to string) (map[string]any, error) {
+		if calls.Add(1) == 1 {
+			close(first)
+			time.Sleep(300 * time.Millisecond) // the sender gives up meanwhile
+		}
+		return pizza(o, to)
+	}, nil)
+	srv := webhooktest.Start(t, h)
+	def := pizzaDef(&registry.Conversion{URL: srv.URL, CABundle: srv.CABundle, ReviewVersions: []string{"v1"}})
+	conv := conversion.New(def, &webhook.Manager{})
+	obj := []conversion.Object{{JSON: margherita("m", 9), Key: "/m", Revision: 9}}
+	ctx, cancel := context.WithCancel(context.Background())
+	senderDone := make(chan error, 1)
+	go func() {
+		_, err := conv.Convert(ctx, group+"/v1beta1", obj)
+		senderDone <- err
+	}()
+	<-first
+	waiterDone := make(chan error, 1)
+	go func() {
+		_, err := conv.Convert(context.Background(), group+"/v1beta1", obj)
+		waiterDone <- err
+	}()
+	time.Sleep(50 * time.Millisecond) // the waiter joins the sender's review
+	cancel()
+	if err := <-senderDone; err == nil {
+		t.Error("the canceled sender converted")
+	}
+	if err := <-waiterDone; err != nil {
+		t.Errorf("the waiter failed with the sender: %v", err)
 	}
 }

@@ -103,6 +103,9 @@ type flight struct {
 	done chan struct{}
 	res  [][]byte
 	err  error
+	// abandoned: the review failed because the caller that sent it went
+	// away (its request ended), which says nothing about the webhook.
+	abandoned bool
 }
 
 type wait struct {
@@ -164,6 +167,7 @@ func (w *Webhook) Convert(ctx context.Context, to string, objs []Object) ([][]by
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			b.f.res, b.f.err = w.send(ctx, to, objs, b.idx)
+			b.f.abandoned = b.f.err != nil && ctx.Err() != nil
 			w.mu.Lock()
 			for j, i := range b.idx {
 				k := cacheKey{objs[i].Key, to}
@@ -195,6 +199,16 @@ func (w *Webhook) Convert(ctx context.Context, to string, objs []Object) ([][]by
 		case <-wt.in.f.done:
 		case <-ctx.Done():
 			return nil, ctx.Err()
+		}
+		if f := wt.in.f; f.abandoned && ctx.Err() == nil {
+			// Another request's review of this object ended with that
+			// request (a watcher went away): convert it here.
+			res, err := w.Convert(ctx, to, objs[wt.i:wt.i+1])
+			if err != nil {
+				return nil, err
+			}
+			out[wt.i] = res[0]
+			continue
 		}
 		if wt.in.f.err != nil {
 			return nil, wt.in.f.err

@@ -1,5 +1,0 @@
-package conversion_test
-
-import "runtime"
-
-func runtimeGosched() { runtime.Gosched() }
