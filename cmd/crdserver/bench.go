@@ -48,6 +48,7 @@ func benchFlags(o *benchOptions) *flag.FlagSet {
 	fs.DurationVar(&c.WatchTimeout, "watch-timeout", 0, "wait for undelivered watch events after the last update (default 30s)")
 	fs.BoolVar(&c.ClientGo, "client-go", false, "send requests through client-go's dynamic client, decoding every answer (default: pre-encoded JSON, answers not decoded)")
 	fs.BoolVar(&c.HTTP1, "http1", false, "raw client: speak HTTP/1.1 over a connection per operation in flight instead of HTTP/2 over one")
+	fs.StringVar(&c.Conversion, "conversion", "", "give the Widget CRD a version v2, converted with the None strategy (none) or by a conversion webhook the load generator serves (webhook), and list it in the list-v2 workload")
 	fs.BoolVar(&o.Cleanup, "cleanup", true, "delete everything the run created")
 	fs.Var((*listFlag)(&c.EtcdEndpoints), "etcd-endpoints", "etcd endpoints to measure raw puts of the same size against (optional)")
 	fs.StringVar(&c.EtcdCertFile, "etcd-cert", "", "client certificate for --etcd-endpoints")

@@ -38,6 +38,24 @@ func FromCRD(obj map[string]any) (*registry.Definition, error) {
 
 		PreserveUnknownFields: c.Spec.PreserveUnknownFields,
 	}
+	if conv := c.Spec.Conversion; conv != nil && conv.Strategy == apiextensionsv1.WebhookConverter && conv.Webhook != nil {
+		d.Conversion = &registry.Conversion{ReviewVersions: conv.Webhook.ConversionReviewVersions}
+		if cc := conv.Webhook.ClientConfig; cc != nil {
+			if cc.URL != nil {
+				d.Conversion.URL = *cc.URL
+			}
+			d.Conversion.CABundle = cc.CABundle
+			if s := cc.Service; s != nil {
+				d.Conversion.Service = &registry.ServiceReference{Namespace: s.Namespace, Name: s.Name, Port: 443}
+				if s.Path != nil {
+					d.Conversion.Service.Path = *s.Path
+				}
+				if s.Port != nil {
+					d.Conversion.Service.Port = *s.Port
+				}
+			}
+		}
+	}
 	for _, v := range c.Spec.Versions {
 		rv := registry.Version{
 			Name:           v.Name,

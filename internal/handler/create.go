@@ -11,8 +11,9 @@ import (
 	"github.com/crdserver/crdserver/internal/storage"
 )
 
-// create stores a new object: decode, fill system fields, convert to the
-// storage version, admit, validate, check the namespace, store, answer.
+// create stores a new object: decode, fill system fields, admit,
+// validate, check the namespace, convert to the storage version, store,
+// convert back, answer.
 func (h *Handler) create(c *call) {
 	if err := h.doCreate(c); err != nil {
 		codec.WriteStatus(c.w, c.r, err)
@@ -48,9 +49,7 @@ func (h *Handler) doCreate(c *call) error {
 	if err := pruneAndDefault(c, obj); err != nil {
 		return err
 	}
-	// Converted before the resource's own hooks, which see the storage
-	// version only.
-	if obj, err = toStorageVersion(c, obj); err != nil {
+	if obj, err = toHooksVersion(c, obj); err != nil {
 		return err
 	}
 	h.prepareCreate(c, obj)
@@ -69,6 +68,9 @@ func (h *Handler) doCreate(c *call) error {
 		if err := h.checkNamespace(c, name); err != nil {
 			return err
 		}
+	}
+	if obj, err = toStorageVersion(c, obj); err != nil {
+		return err
 	}
 	key := c.store.Key(c.info.Namespace, name)
 	if dry {
@@ -93,7 +95,7 @@ func (h *Handler) doCreate(c *call) error {
 	if err != nil {
 		return storageError(err, c.gr(), name, "create")
 	}
-	h.writeStored(c, http.StatusCreated, obj, data, rev)
+	h.writeStored(c, http.StatusCreated, key, obj, data, rev)
 	return nil
 }
 

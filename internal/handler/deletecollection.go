@@ -7,6 +7,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/crdserver/crdserver/internal/codec"
+	"github.com/crdserver/crdserver/internal/conversion"
 	"github.com/crdserver/crdserver/internal/watchcache"
 )
 
@@ -32,6 +33,16 @@ func (h *Handler) deleteCollection(c *call) {
 		codec.WriteStatus(c.w, c.r, err)
 		return
 	}
+	// The answer lists the deleted objects in the request's version: a
+	// conversion that fails does so before anything is deleted.
+	objs := make([]conversion.Object, len(res.Items))
+	for i, it := range res.Items {
+		objs[i] = conversion.Object{JSON: it.JSON, Key: it.Key, Revision: it.Revision}
+	}
+	if _, err := convertStored(c, objs); err != nil {
+		codec.WriteStatus(c.w, c.r, err)
+		return
+	}
 	items := make([]any, 0, len(res.Items))
 	for _, it := range res.Items {
 		obj, _, err := h.DeleteObject(c.r.Context(), c.def, c.store, it.Namespace, it.Name, dopts)
@@ -43,7 +54,11 @@ func (h *Handler) deleteCollection(c *call) {
 			codec.WriteStatus(c.w, c.r, err)
 			return
 		}
-		items = append(items, toRequestVersion(c, obj))
+		if obj, err = toRequestVersion(c, obj); err != nil {
+			codec.WriteStatus(c.w, c.r, err)
+			return
+		}
+		items = append(items, obj)
 	}
 	codec.WriteObject(c.w, http.StatusOK, c.media, map[string]any{
 		"kind": c.def.ListKind, "apiVersion": c.apiVersion(),

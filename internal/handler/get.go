@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/crdserver/crdserver/internal/codec"
+	"github.com/crdserver/crdserver/internal/conversion"
 	"github.com/crdserver/crdserver/internal/watchcache"
 )
 
@@ -31,7 +32,21 @@ func (h *Handler) get(c *call) {
 		codec.WriteRaw(c.w, http.StatusOK, c.media, it.JSON)
 		return
 	}
-	obj, err := decodeStored(it.JSON)
+	encoded := it.JSON
+	if rs == nil && !inVersion(c, encoded) {
+		// Converted by key and revision: a conversion a list or a watch
+		// made is reused.
+		conv, err := convertStored(c, []conversion.Object{{JSON: encoded, Key: it.Key, Revision: it.Revision}})
+		if err != nil {
+			codec.WriteStatus(c.w, c.r, err)
+			return
+		}
+		if encoded = conv[0]; c.media.As == "" && c.present == nil {
+			codec.WriteRaw(c.w, http.StatusOK, c.media, encoded)
+			return
+		}
+	}
+	obj, err := decodeStored(encoded)
 	if err != nil {
 		codec.WriteStatus(c.w, c.r, storageError(err, c.gr(), c.info.Name, "get"))
 		return

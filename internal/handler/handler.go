@@ -14,6 +14,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/version"
 
 	"github.com/crdserver/crdserver/internal/codec"
 	"github.com/crdserver/crdserver/internal/registry"
@@ -278,11 +279,29 @@ func methodNotSupported(c *call) error {
 	return apierrors.NewMethodNotSupported(c.gr(), c.info.Verb)
 }
 
+// deprecationWarning is the version's warning, or upstream's default: it
+// names the highest served, not deprecated version above the request's,
+// if any.
 func deprecationWarning(c *call) string {
 	if c.version.DeprecationWarning != "" {
 		return c.version.DeprecationWarning
 	}
-	return c.apiVersion() + " " + c.def.Kind + " is deprecated"
+	msg := c.apiVersion() + " " + c.def.Kind + " is deprecated"
+	var use string
+	for _, v := range c.def.Versions {
+		if v.Served && !v.Deprecated && version.CompareKubeAwareVersionStrings(c.version.Name, v.Name) < 0 &&
+			(use == "" || version.CompareKubeAwareVersionStrings(v.Name, use) > 0) {
+			use = v.Name
+		}
+	}
+	if use == "" {
+		return msg
+	}
+	gv := use
+	if c.def.Group != "" {
+		gv = c.def.Group + "/" + use
+	}
+	return msg + "; use " + gv + " " + c.def.Kind
 }
 
 // dryRun reports whether the request asks for dryRun=All. Writes validate

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -20,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 
 	"github.com/crdserver/crdserver/internal/codec"
+	"github.com/crdserver/crdserver/internal/conversion"
 	"github.com/crdserver/crdserver/internal/watchcache"
 )
 
@@ -88,21 +88,28 @@ func (h *Handler) list(c *call) {
 	h.writeList(c, res)
 }
 
-// writeList sends a page of cached items. In the storage version and plain
-// JSON the items' encodings are spliced in unchanged.
+// writeList sends a page of cached items. Items are converted to the
+// request's version first, all of them before anything is written, so
+// that a conversion that fails is an error Status; items already in it
+// (and in plain JSON) are spliced in unchanged.
 func (h *Handler) writeList(c *call, res watchcache.ListResult) {
 	rv := strconv.FormatInt(res.ResourceVersion, 10)
+	encoded, err := inRequestVersion(c, res.Items)
+	if err != nil {
+		codec.WriteStatus(c.w, c.r, err)
+		return
+	}
 	switch c.media.As {
 	case "":
 	case "Table", "PartialObjectMetadataList":
 		objs := make([]map[string]any, 0, len(res.Items))
-		for _, it := range res.Items {
-			obj, err := decodeStored(it.JSON)
+		for _, it := range encoded {
+			obj, err := decodeStored(it.bytes())
 			if err != nil {
 				codec.WriteStatus(c.w, c.r, apierrors.NewInternalError(err))
 				return
 			}
-			objs = append(objs, toRequestVersion(c, obj))
+			objs = append(objs, obj)
 		}
 		if c.media.As == "Table" {
 			t, err := h.buildTable(c, objs, rv, res.Continue, res.RemainingItemCount)
@@ -131,20 +138,74 @@ func (h *Handler) writeList(c *call, res watchcache.ListResult) {
 		"kind": c.def.ListKind, "apiVersion": c.apiVersion(), "metadata": listMeta(rv, res),
 	})
 	if c.media.Type == codec.MediaJSON && !c.media.Pretty {
-		h.streamList(c, head, res.Items)
+		h.streamList(c, head, encoded)
 		return
 	}
 	var buf bytes.Buffer
 	size := len(head) + 16
-	for _, it := range res.Items {
-		size += len(it.JSON) + 1
+	for _, it := range encoded {
+		size += len(it.head) + len(it.body) + 1
 	}
 	buf.Grow(size)
-	if err := appendList(&buf, c, head, res.Items); err != nil {
+	if err := appendList(&buf, head, encoded); err != nil {
 		codec.WriteStatus(c.w, c.r, apierrors.NewInternalError(err))
 		return
 	}
 	codec.WriteRaw(c.w, http.StatusOK, c.media, buf.Bytes())
+}
+
+// listItem is one item of a list in the request's version: head, then
+// body. head is set when only the item's apiVersion changes (None
+// conversion): it is `{"apiVersion":"<request's>`, and body the cached
+// bytes from the stored apiVersion's closing quote, so no item is copied.
+type listItem struct{ head, body []byte }
+
+// bytes returns the item as one slice (a copy when it has a head).
+func (it listItem) bytes() []byte {
+	if it.head == nil {
+		return it.body
+	}
+	return append(append(make([]byte, 0, len(it.head)+len(it.body)), it.head...), it.body...)
+}
+
+// inRequestVersion returns the items in the request's version: the cached
+// bytes of those already in it, apiVersion rewritten on the fly for None
+// conversion between versions of one schema, converted ones (in one call
+// to the converter, which batches) of the others.
+func inRequestVersion(c *call, items []*watchcache.Item) ([]listItem, error) {
+	out := make([]listItem, len(items))
+	var objs []conversion.Object
+	var idx []int
+	none, isNone := conversion.For(c.def).(conversion.None)
+	var head []byte
+	for i, it := range items {
+		if inVersion(c, it.JSON) {
+			out[i].body = it.JSON
+			continue
+		}
+		if isNone {
+			if rest, ok := none.Rewrite(it.JSON, c.apiVersion()); ok {
+				if head == nil {
+					head = []byte(`{"apiVersion":"` + c.apiVersion())
+				}
+				out[i] = listItem{head: head, body: rest}
+				continue
+			}
+		}
+		idx = append(idx, i)
+		objs = append(objs, conversion.Object{JSON: it.JSON, Key: it.Key, Revision: it.Revision})
+	}
+	if len(objs) == 0 {
+		return out, nil
+	}
+	converted, err := convertStored(c, objs)
+	if err != nil {
+		return nil, err
+	}
+	for j, i := range idx {
+		out[i].body = converted[j]
+	}
+	return out, nil
 }
 
 // listWriters buffer streamed lists on their way to the connection.
@@ -152,11 +213,9 @@ var listWriters = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 64
 
 // streamList writes a JSON list as it goes instead of assembling it first:
 // a list of 10,000 objects is tens of megabytes that would otherwise be
-// copied once more, and allocated, for every request. The items are a
-// snapshot already in memory, so only a failed conversion can stop the
-// list midway; the client then sees the stream reset, as net/http does
-// for an aborted handler, since the status line has gone out.
-func (h *Handler) streamList(c *call, head []byte, items []*watchcache.Item) {
+// copied once more, and allocated, for every request. The items are
+// already in memory and converted, so only the connection can fail.
+func (h *Handler) streamList(c *call, head []byte, items []listItem) {
 	c.w.Header().Set("Content-Type", codec.MediaJSON)
 	c.w.WriteHeader(http.StatusOK)
 	bw := listWriters.Get().(*bufio.Writer)
@@ -165,60 +224,35 @@ func (h *Handler) streamList(c *call, head []byte, items []*watchcache.Item) {
 		bw.Reset(nil)
 		listWriters.Put(bw)
 	}()
-	err := appendList(bw, c, head, items)
+	err := appendList(bw, head, items)
 	if err == nil {
 		bw.WriteByte('\n')
 		err = bw.Flush()
 	}
-	var conv *conversionError
-	switch {
-	case errors.As(err, &conv):
-		h.log.Error("streaming a list", "resource", c.gr(), "err", err)
-		panic(http.ErrAbortHandler)
-	case err != nil:
+	if err != nil {
 		// The client went away; nothing to tell it.
 		h.log.Debug("streaming a list", "resource", c.gr(), "err", err)
 	}
 }
 
-// conversionError is an item a list could not convert, as opposed to a
-// failed write.
-type conversionError struct{ err error }
-
-func (e *conversionError) Error() string { return "converting a list item: " + e.err.Error() }
-func (e *conversionError) Unwrap() error { return e.err }
-
 // appendList writes the list with head's kind, apiVersion and metadata,
-// and items converted to the request's version.
+// and the encoded items.
 func appendList(w interface {
 	io.Writer
 	io.ByteWriter
 	io.StringWriter
-}, c *call, head []byte, items []*watchcache.Item) error {
+}, head []byte, items []listItem) error {
 	w.Write(head[:len(head)-1])
 	if _, err := w.WriteString(`,"items":[`); err != nil {
 		return err
 	}
-	var scratch []byte
 	for i, it := range items {
 		if i > 0 {
 			w.WriteByte(',')
 		}
-		if inVersion(c, it.JSON) {
-			if _, err := w.Write(it.JSON); err != nil {
-				return err // the connection failed: stop converting
-			}
-			continue
-		}
-		obj, err := decodeStored(it.JSON)
-		if err == nil {
-			scratch, err = codec.AppendMarshal(scratch[:0], toRequestVersion(c, obj))
-		}
-		if err != nil {
-			return &conversionError{err}
-		}
-		if _, err := w.Write(scratch); err != nil {
-			return err
+		w.Write(it.head)
+		if _, err := w.Write(it.body); err != nil {
+			return err // the connection failed
 		}
 	}
 	_, err := w.WriteString("]}")

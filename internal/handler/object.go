@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/crdserver/crdserver/internal/codec"
+	"github.com/crdserver/crdserver/internal/conversion"
 	"github.com/crdserver/crdserver/internal/registry"
 	"github.com/crdserver/crdserver/internal/watchcache"
 )
@@ -185,13 +186,20 @@ func servesStored(c *call, encoded []byte) bool {
 	return c.media.As == "" && c.present == nil && inVersion(c, encoded)
 }
 
-// writeStored answers with obj, just stored as data (its encoding without
-// resourceVersion) at revision rev: data with the revision spliced in when
-// servesStored, obj encoded otherwise.
-func (h *Handler) writeStored(c *call, status int, obj map[string]any, data []byte, rev int64) {
-	if servesStored(c, data) {
+// writeStored answers with obj, just stored at key as data (its encoding
+// without resourceVersion) at revision rev: data with the revision
+// spliced in and converted to the request's version (a conversion kept
+// for the watch events and reads of that revision) when the answer is the
+// plain object, obj encoded otherwise.
+func (h *Handler) writeStored(c *call, status int, key string, obj map[string]any, data []byte, rev int64) {
+	if c.media.As == "" && c.present == nil {
 		if b, ok := codec.SetResourceVersion(data, rvString(rev)); ok {
-			codec.WriteRaw(c.w, status, c.media, b)
+			out, err := convertStored(c, []conversion.Object{{JSON: b, Key: key, Revision: rev}})
+			if err != nil {
+				codec.WriteStatus(c.w, c.r, err)
+				return
+			}
+			codec.WriteRaw(c.w, status, c.media, out[0])
 			return
 		}
 	}

@@ -55,7 +55,8 @@ func (h *Handler) patch(c *call, sub string) {
 		return
 	}
 	h.write(c, sub, "", func(old map[string]any, _ []byte) (map[string]any, error) {
-		cur := toRequestVersion(c, old)
+		// doWrite hands over the current object in the request's version.
+		cur := old
 		var obj map[string]any
 		var value string // what a 422 names as the invalid patch value
 		if ct == strategicPatchType {

@@ -19,25 +19,27 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/crdserver/crdserver/internal/codec"
+	"github.com/crdserver/crdserver/internal/conversion"
 	"github.com/crdserver/crdserver/internal/registry"
 )
 
-// toRequestVersion converts a stored object to the request's version. With
-// the None strategy only apiVersion changes; a built-in whose versions
-// have different Go types converts itself; webhook conversion plugs in
-// here.
-func toRequestVersion(c *call, obj map[string]any) map[string]any {
-	if vc, ok := c.def.Hooks.(registry.VersionConverter); ok {
-		return vc.FromStorage(obj, c.version.Name)
+// toRequestVersion converts an object to the request's version with the
+// definition's converter (None: apiVersion changes; Webhook: a
+// ConversionReview; Typed: a built-in's own functions). Objects in the
+// request's version are returned as they are.
+func toRequestVersion(c *call, obj map[string]any) (map[string]any, error) {
+	out, err := conversion.ConvertObject(c.r.Context(), conversion.For(c.def), obj, c.apiVersion())
+	if err != nil {
+		return nil, conversionFailed(err)
 	}
-	obj["apiVersion"] = c.apiVersion()
-	return obj
+	return out, nil
 }
 
-// toStorageVersion converts a request object to the storage version.
+// toStorageVersion converts a request object to the storage version; an
+// object already there is returned as it is.
 func toStorageVersion(c *call, obj map[string]any) (map[string]any, error) {
 	sv := c.def.StorageVersion()
-	if sv == nil || sv.Name == c.version.Name {
+	if sv == nil || sv.Name == c.version.Name || obj["apiVersion"] == apiVersionOf(c.def, sv.Name) {
 		return obj, nil
 	}
 	if vc, ok := c.def.Hooks.(registry.VersionConverter); ok {
@@ -47,12 +49,60 @@ func toStorageVersion(c *call, obj map[string]any) (map[string]any, error) {
 		}
 		return out, nil
 	}
-	if c.def.Group == "" {
-		obj["apiVersion"] = sv.Name
-	} else {
-		obj["apiVersion"] = c.def.Group + "/" + sv.Name
+	out, err := conversion.ConvertObject(c.r.Context(), conversion.For(c.def), obj, apiVersionOf(c.def, sv.Name))
+	if err != nil {
+		return nil, conversionFailed(err)
 	}
-	return obj, nil
+	return out, nil
+}
+
+func apiVersionOf(def *registry.Definition, version string) string {
+	if def.Group == "" {
+		return version
+	}
+	return def.Group + "/" + version
+}
+
+// typedVersions reports whether the definition is a built-in whose
+// versions have Go types of their own (CRDs in v1beta1 and v1): its hooks
+// see the storage version only, so request objects convert before them.
+// Custom resources validate in the request's version (each version has its
+// schema) and convert to the storage version after.
+func typedVersions(c *call) bool {
+	_, ok := c.def.Hooks.(registry.VersionConverter)
+	return ok
+}
+
+// toHooksVersion converts a request object to the version the resource's
+// hooks see: the storage version for typedVersions, else the request's.
+func toHooksVersion(c *call, obj map[string]any) (map[string]any, error) {
+	if !typedVersions(c) {
+		return obj, nil
+	}
+	return toStorageVersion(c, obj)
+}
+
+// convertStored converts stored objects (encoded with their
+// resourceVersion, as the watch cache holds them) to the request's
+// version; conversions of an unchanged object are reused.
+func convertStored(c *call, items []conversion.Object) ([][]byte, error) {
+	out, err := conversion.For(c.def).Convert(c.r.Context(), c.apiVersion(), items)
+	if err != nil {
+		return nil, conversionFailed(err)
+	}
+	return out, nil
+}
+
+// conversionFailed is upstream's answer when converting fails: the
+// converter's error, not wrapped in a reason, as a 500.
+func conversionFailed(err error) error {
+	var st apierrors.APIStatus
+	if errors.As(err, &st) {
+		return err
+	}
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status: metav1.StatusFailure, Code: http.StatusInternalServerError, Message: err.Error(),
+	}}
 }
 
 // typedHooks is the value whose type checks apply to request bodies in the
@@ -67,7 +117,11 @@ func typedHooks(c *call) any {
 
 // writeObject sends one object in the form the client asked for.
 func (h *Handler) writeObject(c *call, status int, obj map[string]any) {
-	obj = toRequestVersion(c, obj)
+	obj, err := toRequestVersion(c, obj)
+	if err != nil {
+		codec.WriteStatus(c.w, c.r, err)
+		return
+	}
 	if c.present != nil {
 		out := c.present(obj)
 		if c.media.As == "Table" && c.presentPrinter != nil {

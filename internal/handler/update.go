@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/crdserver/crdserver/internal/codec"
+	"github.com/crdserver/crdserver/internal/conversion"
 	"github.com/crdserver/crdserver/internal/registry"
 	"github.com/crdserver/crdserver/internal/storage"
 	"github.com/crdserver/crdserver/internal/watchcache"
@@ -145,7 +146,17 @@ func (h *Handler) doWrite(c *call, sub, wantRV string, mutate mutation, copyOld 
 			useCache = false
 			return true
 		}
-		old, err := decodeStored(cur.json)
+		// The write happens in the request's version: the current
+		// object is converted to it (it may be stored at any version).
+		curJSON := cur.json
+		if !inVersion(c, curJSON) {
+			conv, err := convertStored(c, []conversion.Object{{JSON: curJSON, Key: key, Revision: cur.rev}})
+			if err != nil {
+				return err
+			}
+			curJSON = conv[0]
+		}
+		old, err := decodeStored(curJSON)
 		if err != nil {
 			return apierrors.NewInternalError(err)
 		}
@@ -160,7 +171,7 @@ func (h *Handler) doWrite(c *call, sub, wantRV string, mutate mutation, copyOld 
 		if copyOld {
 			mutOld = deepCopy(old)
 		}
-		obj, err := mutate(mutOld, cur.json)
+		obj, err := mutate(mutOld, curJSON)
 		if err == nil {
 			err = pruneAndDefault(c, obj)
 		}
@@ -170,10 +181,14 @@ func (h *Handler) doWrite(c *call, sub, wantRV string, mutate mutation, copyOld 
 			}
 			return err
 		}
-		// Converted before the resource's own hooks, which see the
-		// storage version only.
-		if obj, err = toStorageVersion(c, obj); err != nil {
+		if obj, err = toHooksVersion(c, obj); err != nil {
 			return err
+		}
+		if typedVersions(c) && !inVersion(c, cur.json) {
+			// The hooks compare with the stored object as stored.
+			if old, err = decodeStored(cur.json); err != nil {
+				return apierrors.NewInternalError(err)
+			}
 		}
 		obj = h.prepareUpdate(c, obj, old, sub)
 		// Mutating admission plugs in here (and prunes and defaults again).
@@ -186,6 +201,9 @@ func (h *Handler) doWrite(c *call, sub, wantRV string, mutate mutation, copyOld 
 			return apierrors.NewInvalid(gk, c.info.Name, errs)
 		}
 		// Validating admission plugs in here.
+		if obj, err = toStorageVersion(c, obj); err != nil {
+			return err
+		}
 		if shouldDeleteOnUpdate(c, obj) {
 			if dry {
 				h.writeObject(c, http.StatusOK, obj)
@@ -211,7 +229,7 @@ func (h *Handler) doWrite(c *call, sub, wantRV string, mutate mutation, copyOld 
 		if cur.stored != nil && bytes.Equal(data, cur.stored) {
 			// Nothing changed: upstream writes nothing and answers with the
 			// current object.
-			h.writeStored(c, http.StatusOK, obj, data, cur.rev)
+			h.writeStored(c, http.StatusOK, key, obj, data, cur.rev)
 			return nil
 		}
 		if cur.cached {
@@ -236,7 +254,7 @@ func (h *Handler) doWrite(c *call, sub, wantRV string, mutate mutation, copyOld 
 		default:
 			return storageError(err, c.gr(), c.info.Name, "update")
 		}
-		h.writeStored(c, http.StatusOK, obj, data, rev)
+		h.writeStored(c, http.StatusOK, key, obj, data, rev)
 		return nil
 	}
 }

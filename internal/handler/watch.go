@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/crdserver/crdserver/internal/codec"
+	"github.com/crdserver/crdserver/internal/conversion"
 	"github.com/crdserver/crdserver/internal/watchcache"
 )
 
@@ -62,6 +63,7 @@ func (h *Handler) watch(c *call) {
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	var frame bytes.Buffer
+	var evs []watchcache.Event
 	for {
 		select {
 		case <-ctx.Done():
@@ -74,24 +76,35 @@ func (h *Handler) watch(c *call) {
 			if !ok {
 				return
 			}
-			frame.Reset()
-			if err := h.encodeEvent(c, &frame, ev); err != nil {
-				h.log.Error("encoding watch event", "resource", c.gr().String(), "err", err)
-				return
-			}
-			// Drain what is already queued into the same write.
-			for more := true; more && frame.Len() < 64<<10; {
+			// Take what is already queued too: one write, and one
+			// conversion of the batch for events not in the watch's
+			// version.
+			evs = append(evs[:0], ev)
+			closed := false
+		drain:
+			for len(evs) < conversion.MaxBatch && evs[len(evs)-1].Type != watchcache.Error {
 				select {
 				case ev2, ok := <-w.ResultChan():
 					if !ok {
-						more = false
-						break
+						closed = true
+						break drain
 					}
-					if err := h.encodeEvent(c, &frame, ev2); err != nil {
-						return
-					}
+					evs = append(evs, ev2)
 				default:
-					more = false
+					break drain
+				}
+			}
+			frame.Reset()
+			end := closed
+			converted, err := convertEvents(c, evs)
+			if err != nil {
+				h.appendEvent(c, &frame, watchcache.Event{Type: watchcache.Error, Err: err}, nil)
+				end = true
+			}
+			for i := 0; err == nil && i < len(evs); i++ {
+				if !h.appendEvent(c, &frame, evs[i], converted[i]) {
+					end = true
+					break
 				}
 			}
 			if _, err := c.w.Write(frame.Bytes()); err != nil {
@@ -100,15 +113,61 @@ func (h *Handler) watch(c *call) {
 			if flusher != nil {
 				flusher.Flush()
 			}
-			if ev.Type == watchcache.Error {
+			if end {
 				return
 			}
 		}
 	}
 }
 
+// convertEvents converts the objects of evs that are not in the watch's
+// version, in one call to the converter, and returns them by event (nil
+// for events that need none). Conversions are kept by object and
+// revision, so the watch's other watchers of this version reuse them.
+func convertEvents(c *call, evs []watchcache.Event) ([][]byte, error) {
+	out := make([][]byte, len(evs))
+	var objs []conversion.Object
+	var idx []int
+	for i, ev := range evs {
+		if ev.Item != nil && ev.Type != watchcache.Bookmark && ev.Type != watchcache.Error && !inVersion(c, ev.Item.JSON) {
+			idx = append(idx, i)
+			objs = append(objs, conversion.Object{JSON: ev.Item.JSON, Key: ev.Item.Key, Revision: ev.Item.Revision})
+		}
+	}
+	if len(objs) == 0 {
+		return out, nil
+	}
+	conv, err := convertStored(c, objs)
+	if err != nil {
+		return nil, err
+	}
+	for j, i := range idx {
+		out[i] = conv[j]
+	}
+	return out, nil
+}
+
+// appendEvent appends ev's frame to buf and reports whether the watch
+// goes on: after an Error event, or an event that cannot be sent (its
+// conversion failed), it ends, the latter with an Error event that says
+// why.
+func (h *Handler) appendEvent(c *call, buf *bytes.Buffer, ev watchcache.Event, converted []byte) bool {
+	start := buf.Len()
+	err := h.encodeEvent(c, buf, ev, converted)
+	if err == nil {
+		return ev.Type != watchcache.Error
+	}
+	h.log.Error("encoding watch event", "resource", c.gr().String(), "err", err)
+	buf.Truncate(start)
+	if ev.Type != watchcache.Error {
+		h.encodeEvent(c, buf, watchcache.Event{Type: watchcache.Error, Err: err}, nil)
+	}
+	return false
+}
+
 // encodeEvent appends one watch frame: {"type":...,"object":...}\n.
-func (h *Handler) encodeEvent(c *call, buf *bytes.Buffer, ev watchcache.Event) error {
+// converted, when not nil, is the event's object in the watch's version.
+func (h *Handler) encodeEvent(c *call, buf *bytes.Buffer, ev watchcache.Event, converted []byte) error {
 	buf.WriteString(`{"type":"`)
 	buf.WriteString(string(ev.Type))
 	buf.WriteString(`","object":`)
@@ -139,15 +198,27 @@ func (h *Handler) encodeEvent(c *call, buf *bytes.Buffer, ev watchcache.Event) e
 		}
 		buf.Write(b)
 	default:
-		if c.media.As == "" && inVersion(c, ev.Item.JSON) {
-			buf.Write(ev.Item.JSON)
+		// Converted once per event and version: watchers of one
+		// version share the converter's result.
+		encoded := ev.Item.JSON
+		if converted != nil {
+			encoded = converted
+		} else if !inVersion(c, encoded) {
+			conv, err := convertStored(c, []conversion.Object{{JSON: encoded, Key: ev.Item.Key, Revision: ev.Item.Revision}})
+			if err != nil {
+				return err
+			}
+			encoded = conv[0]
+		}
+		if c.media.As == "" {
+			buf.Write(encoded)
 			break
 		}
-		obj, err := decodeStored(ev.Item.JSON)
+		obj, err := decodeStored(encoded)
 		if err != nil {
 			return err
 		}
-		out, err := h.asRequested(c, toRequestVersion(c, obj))
+		out, err := h.asRequested(c, obj)
 		if err != nil {
 			return err
 		}

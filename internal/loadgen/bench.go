@@ -59,6 +59,9 @@ type bench struct {
 	http *http.Client
 	host string
 
+	// hook is the conversion webhook of Config.Conversion "webhook".
+	hook *benchWebhook
+
 	installedCRD     bool
 	createdNamespace bool
 	etcdCleanup      func(context.Context) error // nil unless etcd keys were written
@@ -228,6 +231,20 @@ func (b *bench) run(ctx context.Context, report *Report) error {
 				continue
 			}
 			add(b.runner().Run(ctx, w, b.listRaw))
+		case "list-v2":
+			if b.http == nil || b.cfg.Conversion == "" {
+				continue
+			}
+			var reviews, objects int64
+			if b.hook != nil {
+				reviews, objects = b.hook.reviews.Load(), b.hook.objects.Load()
+			}
+			r := b.runner().Run(ctx, w, b.listV2)
+			add(r)
+			if b.hook != nil {
+				report.Notes = append(report.Notes, fmt.Sprintf("list-v2: %d lists of %d objects at v2 took %d conversion reviews of %d objects in all",
+					r.Ops, b.pop.len(), b.hook.reviews.Load()-reviews, b.hook.objects.Load()-objects))
+			}
 		case "list-paged":
 			add(b.runner().Run(ctx, w, b.listPaged))
 		case "watch":
@@ -298,6 +315,18 @@ func (b *bench) installCRD(ctx context.Context) error {
 	crd, err := WidgetsCRDFor(b.cfg.Resource)
 	if err != nil {
 		return err
+	}
+	if b.cfg.Conversion == ConversionWebhook {
+		hook, err := startBenchWebhook()
+		if err != nil {
+			return fmt.Errorf("starting the conversion webhook: %w", err)
+		}
+		b.hook = hook
+	}
+	if b.cfg.Conversion != "" {
+		if err := addVersion2(crd, b.cfg.Conversion, b.hook); err != nil {
+			return err
+		}
 	}
 	crds := b.client.Resource(crdsGVR)
 	_, err = crds.Create(ctx, crd, metav1.CreateOptions{})
@@ -439,7 +468,15 @@ func (b *bench) list(ctx context.Context, _ int) error {
 
 // listRaw lists over plain HTTP and reads the body without decoding it.
 func (b *bench) listRaw(ctx context.Context, _ int) error {
-	path := b.collectionPath()
+	return b.listRawAt(ctx, b.collectionPath())
+}
+
+// listV2 is listRaw at the widgets' version v2.
+func (b *bench) listV2(ctx context.Context, _ int) error {
+	return b.listRawAt(ctx, strings.Replace(b.collectionPath(), "/"+widgetsGVR.Version+"/", "/"+widgetsV2+"/", 1))
+}
+
+func (b *bench) listRawAt(ctx context.Context, path string) error {
 	q := url.Values{}
 	if b.selector != "" {
 		q.Set("labelSelector", b.selector)

@@ -34,7 +34,11 @@ import (
 // opens Config.Watchers watches, then updates objects and measures the time
 // from the start of each update to its delivery at each watcher; it reports
 // the updates as "watch-update" and the deliveries as "watch".
-var Workloads = []string{"create", "get", "update", "list", "list-raw", "list-paged", "watch", "delete"}
+var Workloads = []string{"create", "get", "update", "list", "list-raw", "list-v2", "list-paged", "watch", "delete"}
+
+// "list-v2" is list-raw at the Widget's version v2, which the run adds when
+// Config.Conversion is set (and skips otherwise): the cost of converting
+// every listed object, by the None strategy or a webhook.
 
 // The "crds" workload, run only when named, creates --count CRDs one after
 // another and measures each one's time to Established. The "openapi"
@@ -94,6 +98,11 @@ type Config struct {
 	// instead of HTTP/2 over one connection as client-go does.
 	HTTP1 bool
 
+	// Conversion, when set (ConversionNone or ConversionWebhook), adds a
+	// version v2 to the Widget CRD it installs, converted with the None
+	// strategy or by a conversion webhook the load generator serves itself.
+	Conversion string
+
 	// SkipCleanup keeps everything the run created.
 	SkipCleanup bool
 
@@ -120,6 +129,8 @@ type Report struct {
 	ClientGo    bool
 	HTTP1       bool
 	Results     []Result
+	// Notes are further figures of the run, one sentence each.
+	Notes []string
 }
 
 func (c *Config) complete() error {
@@ -128,6 +139,11 @@ func (c *Config) complete() error {
 	}
 	if c.Resource != ResourceWidgets && c.Resource != ResourceCELWidgets && c.Resource != ResourceNamespaces {
 		return fmt.Errorf("unknown resource %q: want %s, %s or %s", c.Resource, ResourceWidgets, ResourceCELWidgets, ResourceNamespaces)
+	}
+	switch c.Conversion {
+	case "", ConversionNone, ConversionWebhook:
+	default:
+		return fmt.Errorf("unknown conversion %q: want %s or %s", c.Conversion, ConversionNone, ConversionWebhook)
 	}
 	if c.Prefix == "" {
 		c.Prefix = "bench"
@@ -226,6 +242,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	cfg.Logger.Info("bench starting", "server", restCfg.Host, "resource", cfg.Resource, "run", b.runID,
 		"concurrency", cfg.Concurrency, "count", cfg.Count, "duration", cfg.Duration, "objectSize", cfg.ObjectSize)
 
+	defer func() {
+		if b.hook != nil {
+			b.hook.close()
+		}
+	}()
 	runErr := b.run(ctx, report)
 	if cfg.SkipCleanup {
 		return report, runErr

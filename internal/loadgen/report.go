@@ -37,6 +37,9 @@ func WriteTable(w io.Writer, r *Report) error {
 			fmt.Fprintf(w, "%s: %d errors; first: %s\n", res.Name, res.Errors, res.FirstError)
 		}
 	}
+	for _, n := range r.Notes {
+		fmt.Fprintln(w, n)
+	}
 	return nil
 }
 
@@ -58,6 +61,7 @@ type jsonReport struct {
 	ClientGo        bool         `json:"clientGo,omitempty"`
 	HTTP1           bool         `json:"http1,omitempty"`
 	Results         []jsonResult `json:"results"`
+	Notes           []string     `json:"notes,omitempty"`
 }
 
 type jsonResult struct {
@@ -86,6 +90,7 @@ func WriteJSON(w io.Writer, r *Report) error {
 		ClientGo:        r.ClientGo,
 		HTTP1:           r.HTTP1,
 		Results:         []jsonResult{},
+		Notes:           r.Notes,
 	}
 	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 	for _, res := range r.Results {

@@ -51,10 +51,35 @@ type Definition struct {
 	// and defaulted when written.
 	SchemaRevision int64
 
+	// Conversion is how objects move between versions; nil is the None
+	// strategy.
+	Conversion *Conversion
+	// Converter is the definition's compiled converter, built once when
+	// the definition is (its concrete type belongs to the conversion
+	// package); nil converts with the None strategy.
+	Converter any
+
 	// Verbs, when set, are the verbs discovery and OpenAPI advertise for the
 	// resource, for built-ins that serve fewer than a custom resource
 	// (namespaces have no deletecollection). Nil means the custom-resource set.
 	Verbs []string
+}
+
+// Conversion is a CRD's spec.conversion with the Webhook strategy.
+type Conversion struct {
+	// URL or Service (exactly one) and CABundle are the webhook's
+	// clientConfig.
+	URL      string
+	Service  *ServiceReference
+	CABundle []byte
+	// ReviewVersions is conversionReviewVersions, in order of preference.
+	ReviewVersions []string
+}
+
+// ServiceReference is a webhook's clientConfig.service.
+type ServiceReference struct {
+	Namespace, Name, Path string
+	Port                  int32
 }
 
 // Version is one version of a resource.

@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/crdserver/crdserver/internal/controllers"
+	"github.com/crdserver/crdserver/internal/conversion"
 	"github.com/crdserver/crdserver/internal/crd"
 	"github.com/crdserver/crdserver/internal/handler"
 	"github.com/crdserver/crdserver/internal/registry"
@@ -82,6 +83,7 @@ func (c *crdServer) Serve(crds []map[string]any) {
 			err = compileSchemas(def, prev)
 		}
 		if err == nil {
+			def.Converter = conversion.New(def, c.s.webhooks)
 			// The CRD's revision bounds the objects that may predate its
 			// schemas (conservatively: status writes move it too).
 			def.SchemaRevision, _ = strconv.ParseInt(rv, 10, 64)

@@ -32,6 +32,7 @@ import (
 	"github.com/crdserver/crdserver/internal/storage/embedded"
 	"github.com/crdserver/crdserver/internal/storage/etcd"
 	"github.com/crdserver/crdserver/internal/version"
+	"github.com/crdserver/crdserver/internal/webhook"
 )
 
 // Server is one running crdserver.
@@ -47,6 +48,7 @@ type Server struct {
 	backend    *etcd.Backend
 	stores     *stores
 	crds       *crdServer
+	webhooks   *webhook.Manager
 	handler    *handler.Handler
 	http       *http.Server
 	cancel     context.CancelFunc
@@ -124,12 +126,18 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return nil, err
 	}
 
-	builtins := []*registry.Definition{builtin.Namespaces(), crd.Definition(), builtin.StorageVersionMigrations()}
+	builtins := []*registry.Definition{
+		builtin.Namespaces(), crd.Definition(), builtin.StorageVersionMigrations(),
+		builtin.Services(), builtin.Endpoints(), builtin.EndpointSlices(),
+	}
 	reg := registry.New(builtins)
 	s.stores = newStores(ctx, s.backend, reg, cfg.EtcdPrefix, s.log)
 	for _, d := range reg.Current().Definitions() {
 		s.stores.ensure(d)
 	}
+	// Webhooks registered by Service are resolved through the stored
+	// Services, Endpoints and EndpointSlices.
+	s.webhooks = &webhook.Manager{Resolver: webhook.ServiceResolver{Services: storedServices{s.stores}}}
 	if err := s.createInitialNamespaces(ctx); err != nil {
 		return nil, err
 	}

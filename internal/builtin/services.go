@@ -1,0 +1,434 @@
+package builtin
+
+import (
+	"net"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/crdserver/crdserver/internal/registry"
+)
+
+// Services, Endpoints and EndpointSlices are stored objects here, as in a
+// kube-apiserver without a cluster: nothing runs behind them. They exist so
+// that webhooks (conversion, admission) can be registered by Service, as
+// upstream's manifests do, and be resolved through them (see the webhook
+// package). Validation covers what resolution relies on: types, ports,
+// addresses.
+//
+// Not done (yet): ClusterIP allocation (spec.clusterIP stays what the
+// client sent), node ports, OpenAPI models (the documents describe these
+// kinds as bare objects), upstream's computed Table columns.
+
+// Services is the core v1 services resource.
+func Services() *registry.Definition {
+	return &registry.Definition{
+		Resource:   "services",
+		Singular:   "service",
+		Kind:       "Service",
+		ListKind:   "ServiceList",
+		ShortNames: []string{"svc"},
+		Categories: []string{"all"},
+		Scope:      registry.Namespaced,
+		Versions: []registry.Version{{
+			Name: "v1", Served: true, Storage: true,
+			Subresources: registry.Subresources{Status: true},
+			PrinterColumns: []registry.PrinterColumn{
+				{Name: "Type", Type: "string", JSONPath: ".spec.type"},
+				{Name: "Cluster-IP", Type: "string", JSONPath: ".spec.clusterIP"},
+				registry.AgeColumn,
+			},
+		}},
+		Hooks: serviceHooks{Typed[corev1.Service]{Kind: "Service", Version: "v1"}},
+	}
+}
+
+// Endpoints is the core v1 endpoints resource.
+func Endpoints() *registry.Definition {
+	return &registry.Definition{
+		Resource:   "endpoints",
+		Singular:   "endpoints",
+		Kind:       "Endpoints",
+		ListKind:   "EndpointsList",
+		ShortNames: []string{"ep"},
+		Scope:      registry.Namespaced,
+		Versions: []registry.Version{{
+			Name: "v1", Served: true, Storage: true,
+			PrinterColumns: []registry.PrinterColumn{registry.AgeColumn},
+		}},
+		Hooks: endpointsHooks{Typed[corev1.Endpoints]{Kind: "Endpoints", Version: "v1"}},
+	}
+}
+
+// EndpointSlices is the discovery.k8s.io/v1 endpointslices resource.
+func EndpointSlices() *registry.Definition {
+	return &registry.Definition{
+		Group:    "discovery.k8s.io",
+		Resource: "endpointslices",
+		Singular: "endpointslice",
+		Kind:     "EndpointSlice",
+		ListKind: "EndpointSliceList",
+		Scope:    registry.Namespaced,
+		Versions: []registry.Version{{
+			Name: "v1", Served: true, Storage: true,
+			PrinterColumns: []registry.PrinterColumn{
+				{Name: "AddressType", Type: "string", JSONPath: ".addressType"},
+				registry.AgeColumn,
+			},
+		}},
+		Hooks: endpointSliceHooks{Typed[discoveryv1.EndpointSlice]{Kind: "EndpointSlice", Version: "v1"}},
+	}
+}
+
+type serviceHooks struct{ Typed[corev1.Service] }
+
+var (
+	_ registry.CreatePreparer  = serviceHooks{}
+	_ registry.UpdatePreparer  = serviceHooks{}
+	_ registry.Validator       = serviceHooks{}
+	_ registry.StrategicMerger = serviceHooks{}
+	_ registry.Protobuf        = serviceHooks{}
+	_ registry.TypeChecker     = serviceHooks{}
+	_ registry.UnknownFielder  = serviceHooks{}
+	_ registry.NoGeneration    = serviceHooks{}
+	_ registry.NameValidator   = serviceHooks{}
+)
+
+func (serviceHooks) PatchSchema() any                   { return corev1.Service{} }
+func (serviceHooks) NewProtobuf() registry.ProtoMessage { return &corev1.Service{} }
+func (serviceHooks) NoGeneration()                      {}
+
+// ValidateName: Service names are DNS-1035 labels (they become DNS names).
+func (serviceHooks) ValidateName(name string, prefix bool) []string {
+	return apivalidation.NameIsDNS1035Label(name, prefix)
+}
+
+func (h serviceHooks) PrepareForCreate(obj map[string]any) {
+	h.trim(obj)
+	defaultService(obj)
+	obj["status"] = map[string]any{"loadBalancer": map[string]any{}}
+}
+
+func (h serviceHooks) PrepareForUpdate(obj, old map[string]any) {
+	h.trim(obj)
+	defaultService(obj)
+}
+
+// defaultService applies upstream's defaults for what resolution reads:
+// the type, protocols and target ports, session affinity and the internal
+// traffic policy.
+func defaultService(obj map[string]any) {
+	spec := mapField(obj, "spec")
+	if spec["type"] == nil || spec["type"] == "" {
+		spec["type"] = string(corev1.ServiceTypeClusterIP)
+	}
+	if spec["type"] == string(corev1.ServiceTypeExternalName) {
+		return
+	}
+	if spec["sessionAffinity"] == nil || spec["sessionAffinity"] == "" {
+		spec["sessionAffinity"] = string(corev1.ServiceAffinityNone)
+	}
+	if spec["internalTrafficPolicy"] == nil {
+		spec["internalTrafficPolicy"] = string(corev1.ServiceInternalTrafficPolicyCluster)
+	}
+	ports, _ := spec["ports"].([]any)
+	for _, p := range ports {
+		pm, ok := p.(map[string]any)
+		if !ok {
+			continue
+		}
+		if pm["protocol"] == nil || pm["protocol"] == "" {
+			pm["protocol"] = string(corev1.ProtocolTCP)
+		}
+		if tp := pm["targetPort"]; tp == nil || tp == "" || tp == int64(0) {
+			pm["targetPort"] = pm["port"]
+		}
+	}
+}
+
+func (h serviceHooks) Validate(obj map[string]any) field.ErrorList {
+	svc, _, err := h.Decode(obj)
+	if err != nil {
+		return field.ErrorList{field.InternalError(nil, err)}
+	}
+	return validateServiceSpec(&svc.Spec, field.NewPath("spec"))
+}
+
+func (h serviceHooks) ValidateUpdate(obj, old map[string]any) field.ErrorList {
+	errs := h.Validate(obj)
+	svc, _, err1 := h.Decode(obj)
+	was, _, err2 := h.Decode(old)
+	if err1 == nil && err2 == nil && was.Spec.ClusterIP != "" && svc.Spec.ClusterIP != was.Spec.ClusterIP &&
+		svc.Spec.Type != corev1.ServiceTypeExternalName && was.Spec.Type != corev1.ServiceTypeExternalName {
+		errs = append(errs, field.Invalid(field.NewPath("spec", "clusterIPs").Index(0), svc.Spec.ClusterIP, "may not change once set"))
+	}
+	return errs
+}
+
+var serviceTypes = []string{string(corev1.ServiceTypeClusterIP), string(corev1.ServiceTypeExternalName), string(corev1.ServiceTypeLoadBalancer), string(corev1.ServiceTypeNodePort)}
+
+var protocols = []string{string(corev1.ProtocolSCTP), string(corev1.ProtocolTCP), string(corev1.ProtocolUDP)}
+
+func validateServiceSpec(spec *corev1.ServiceSpec, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	switch spec.Type {
+	case corev1.ServiceTypeClusterIP, corev1.ServiceTypeNodePort, corev1.ServiceTypeLoadBalancer:
+		if len(spec.Ports) == 0 && spec.ClusterIP != corev1.ClusterIPNone {
+			errs = append(errs, field.Required(p.Child("ports"), ""))
+		}
+	case corev1.ServiceTypeExternalName:
+		if spec.ExternalName == "" {
+			errs = append(errs, field.Required(p.Child("externalName"), ""))
+		} else {
+			for _, msg := range validation.IsDNS1123Subdomain(spec.ExternalName) {
+				errs = append(errs, field.Invalid(p.Child("externalName"), spec.ExternalName, msg))
+			}
+		}
+	default:
+		errs = append(errs, field.NotSupported(p.Child("type"), spec.Type, serviceTypes))
+	}
+	if ip := spec.ClusterIP; ip != "" && ip != corev1.ClusterIPNone && net.ParseIP(ip) == nil {
+		errs = append(errs, field.Invalid(p.Child("clusterIPs").Index(0), ip, "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"))
+	}
+	names := map[string]bool{}
+	for i, port := range spec.Ports {
+		pp := p.Child("ports").Index(i)
+		if len(spec.Ports) > 1 && port.Name == "" {
+			errs = append(errs, field.Required(pp.Child("name"), ""))
+		} else if port.Name != "" {
+			for _, msg := range validation.IsDNS1123Label(port.Name) {
+				errs = append(errs, field.Invalid(pp.Child("name"), port.Name, msg))
+			}
+			if names[port.Name] {
+				errs = append(errs, field.Duplicate(pp.Child("name"), port.Name))
+			}
+			names[port.Name] = true
+		}
+		errs = append(errs, validatePort(port.Port, pp.Child("port"))...)
+		errs = append(errs, validateProtocol(string(port.Protocol), pp.Child("protocol"))...)
+		if tp := port.TargetPort; tp.IntVal != 0 || tp.StrVal != "" {
+			if tp.StrVal != "" {
+				for _, msg := range validation.IsValidPortName(tp.StrVal) {
+					errs = append(errs, field.Invalid(pp.Child("targetPort"), tp.StrVal, msg))
+				}
+			} else {
+				errs = append(errs, validatePort(tp.IntVal, pp.Child("targetPort"))...)
+			}
+		}
+	}
+	errs = append(errs, metav1validation.ValidateLabels(spec.Selector, p.Child("selector"))...)
+	return errs
+}
+
+func validatePort(port int32, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for _, msg := range validation.IsValidPortNum(int(port)) {
+		errs = append(errs, field.Invalid(p, port, msg))
+	}
+	return errs
+}
+
+func validateProtocol(proto string, p *field.Path) field.ErrorList {
+	switch proto {
+	case "":
+		return field.ErrorList{field.Required(p, "")}
+	case string(corev1.ProtocolTCP), string(corev1.ProtocolUDP), string(corev1.ProtocolSCTP):
+		return nil
+	}
+	return field.ErrorList{field.NotSupported(p, proto, protocols)}
+}
+
+type endpointsHooks struct{ Typed[corev1.Endpoints] }
+
+var (
+	_ registry.CreatePreparer  = endpointsHooks{}
+	_ registry.UpdatePreparer  = endpointsHooks{}
+	_ registry.Validator       = endpointsHooks{}
+	_ registry.StrategicMerger = endpointsHooks{}
+	_ registry.Protobuf        = endpointsHooks{}
+	_ registry.TypeChecker     = endpointsHooks{}
+	_ registry.UnknownFielder  = endpointsHooks{}
+	_ registry.NoGeneration    = endpointsHooks{}
+)
+
+func (endpointsHooks) PatchSchema() any                   { return corev1.Endpoints{} }
+func (endpointsHooks) NewProtobuf() registry.ProtoMessage { return &corev1.Endpoints{} }
+func (endpointsHooks) NoGeneration()                      {}
+
+func (h endpointsHooks) PrepareForCreate(obj map[string]any) {
+	h.trim(obj)
+	defaultEndpoints(obj)
+}
+
+func (h endpointsHooks) PrepareForUpdate(obj, old map[string]any) {
+	h.trim(obj)
+	defaultEndpoints(obj)
+}
+
+func defaultEndpoints(obj map[string]any) {
+	subsets, _ := obj["subsets"].([]any)
+	for _, s := range subsets {
+		sm, _ := s.(map[string]any)
+		ports, _ := sm["ports"].([]any)
+		for _, p := range ports {
+			if pm, ok := p.(map[string]any); ok && (pm["protocol"] == nil || pm["protocol"] == "") {
+				pm["protocol"] = string(corev1.ProtocolTCP)
+			}
+		}
+	}
+}
+
+func (h endpointsHooks) Validate(obj map[string]any) field.ErrorList {
+	eps, _, err := h.Decode(obj)
+	if err != nil {
+		return field.ErrorList{field.InternalError(nil, err)}
+	}
+	var errs field.ErrorList
+	for i, ss := range eps.Subsets {
+		sp := field.NewPath("subsets").Index(i)
+		for j, a := range ss.Addresses {
+			errs = append(errs, validateIP(a.IP, sp.Child("addresses").Index(j).Child("ip"))...)
+		}
+		for j, a := range ss.NotReadyAddresses {
+			errs = append(errs, validateIP(a.IP, sp.Child("notReadyAddresses").Index(j).Child("ip"))...)
+		}
+		for j, port := range ss.Ports {
+			pp := sp.Child("ports").Index(j)
+			if len(ss.Ports) > 1 && port.Name == "" {
+				errs = append(errs, field.Required(pp.Child("name"), ""))
+			} else if port.Name != "" {
+				for _, msg := range validation.IsDNS1123Label(port.Name) {
+					errs = append(errs, field.Invalid(pp.Child("name"), port.Name, msg))
+				}
+			}
+			errs = append(errs, validatePort(port.Port, pp.Child("port"))...)
+			errs = append(errs, validateProtocol(string(port.Protocol), pp.Child("protocol"))...)
+		}
+	}
+	return errs
+}
+
+func (h endpointsHooks) ValidateUpdate(obj, old map[string]any) field.ErrorList {
+	return h.Validate(obj)
+}
+
+func validateIP(ip string, p *field.Path) field.ErrorList {
+	if net.ParseIP(ip) == nil {
+		return field.ErrorList{field.Invalid(p, ip, "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)")}
+	}
+	return nil
+}
+
+type endpointSliceHooks struct {
+	Typed[discoveryv1.EndpointSlice]
+}
+
+var (
+	_ registry.CreatePreparer  = endpointSliceHooks{}
+	_ registry.UpdatePreparer  = endpointSliceHooks{}
+	_ registry.Validator       = endpointSliceHooks{}
+	_ registry.StrategicMerger = endpointSliceHooks{}
+	_ registry.Protobuf        = endpointSliceHooks{}
+	_ registry.TypeChecker     = endpointSliceHooks{}
+	_ registry.UnknownFielder  = endpointSliceHooks{}
+)
+
+func (endpointSliceHooks) PatchSchema() any                   { return discoveryv1.EndpointSlice{} }
+func (endpointSliceHooks) NewProtobuf() registry.ProtoMessage { return &discoveryv1.EndpointSlice{} }
+
+func (h endpointSliceHooks) PrepareForCreate(obj map[string]any) {
+	h.trim(obj)
+	defaultEndpointSlice(obj)
+}
+
+func (h endpointSliceHooks) PrepareForUpdate(obj, old map[string]any) {
+	h.trim(obj)
+	defaultEndpointSlice(obj)
+}
+
+func defaultEndpointSlice(obj map[string]any) {
+	ports, _ := obj["ports"].([]any)
+	for _, p := range ports {
+		if pm, ok := p.(map[string]any); ok && (pm["protocol"] == nil || pm["protocol"] == "") {
+			pm["protocol"] = string(corev1.ProtocolTCP)
+		}
+	}
+}
+
+var addressTypes = []string{string(discoveryv1.AddressTypeFQDN), string(discoveryv1.AddressTypeIPv4), string(discoveryv1.AddressTypeIPv6)}
+
+func (h endpointSliceHooks) Validate(obj map[string]any) field.ErrorList {
+	s, _, err := h.Decode(obj)
+	if err != nil {
+		return field.ErrorList{field.InternalError(nil, err)}
+	}
+	var errs field.ErrorList
+	switch s.AddressType {
+	case "":
+		errs = append(errs, field.Required(field.NewPath("addressType"), ""))
+	case discoveryv1.AddressTypeIPv4, discoveryv1.AddressTypeIPv6, discoveryv1.AddressTypeFQDN:
+	default:
+		errs = append(errs, field.NotSupported(field.NewPath("addressType"), s.AddressType, addressTypes))
+	}
+	for i, ep := range s.Endpoints {
+		ap := field.NewPath("endpoints").Index(i).Child("addresses")
+		switch {
+		case len(ep.Addresses) == 0:
+			errs = append(errs, field.Required(ap, "must contain at least 1 address"))
+		case len(ep.Addresses) > 100:
+			errs = append(errs, field.TooMany(ap, len(ep.Addresses), 100))
+		}
+		for j, a := range ep.Addresses {
+			switch s.AddressType {
+			case discoveryv1.AddressTypeIPv4, discoveryv1.AddressTypeIPv6:
+				ip := net.ParseIP(a)
+				if ip == nil || (s.AddressType == discoveryv1.AddressTypeIPv4) != (ip.To4() != nil) {
+					errs = append(errs, field.Invalid(ap.Index(j), a, "must be a valid "+string(s.AddressType)+" address"))
+				}
+			case discoveryv1.AddressTypeFQDN:
+				for _, msg := range validation.IsFullyQualifiedDomainName(ap.Index(j), a) {
+					errs = append(errs, msg)
+				}
+			}
+		}
+	}
+	for i, port := range s.Ports {
+		pp := field.NewPath("ports").Index(i)
+		if port.Port != nil {
+			errs = append(errs, validatePort(*port.Port, pp.Child("port"))...)
+		}
+		if port.Protocol != nil {
+			errs = append(errs, validateProtocol(string(*port.Protocol), pp.Child("protocol"))...)
+		}
+		if port.Name != nil && *port.Name != "" {
+			for _, msg := range validation.IsDNS1123Label(*port.Name) {
+				errs = append(errs, field.Invalid(pp.Child("name"), *port.Name, msg))
+			}
+		}
+	}
+	return errs
+}
+
+func (h endpointSliceHooks) ValidateUpdate(obj, old map[string]any) field.ErrorList {
+	errs := h.Validate(obj)
+	s, _, err1 := h.Decode(obj)
+	was, _, err2 := h.Decode(old)
+	if err1 == nil && err2 == nil && s.AddressType != was.AddressType {
+		errs = append(errs, field.Invalid(field.NewPath("addressType"), s.AddressType, "field is immutable"))
+	}
+	return errs
+}
+
+// mapField returns obj[key] as a map, creating it when absent.
+func mapField(obj map[string]any, key string) map[string]any {
+	m, ok := obj[key].(map[string]any)
+	if !ok {
+		m = map[string]any{}
+		obj[key] = m
+	}
+	return m
+}

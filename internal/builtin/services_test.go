@@ -1,0 +1,101 @@
+package builtin
+
+import (
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+)
+
+func decodeYAML(t *testing.T, y string) map[string]any {
+	t.Helper()
+	var obj map[string]any
+	if err := yaml.Unmarshal([]byte(y), &obj); err != nil {
+		t.Fatal(err)
+	}
+	return obj
+}
+
+// line names a case by the line it is written on.
+func line() string {
+	_, _, l, _ := runtime.Caller(1)
+	return "line " + strconv.Itoa(l)
+}
+
+func TestServiceDefaultsAndValidation(t *testing.T) {
+	h := Services().Hooks.(serviceHooks)
+	obj := decodeYAML(t, `
+apiVersion: v1
+kind: Service
+metadata: {name: webhook, namespace: pizza-crd}
+spec:
+  ports: [{port: 443, targetPort: 8443}]
+`)
+	h.PrepareForCreate(obj)
+	spec := obj["spec"].(map[string]any)
+	port := spec["ports"].([]any)[0].(map[string]any)
+	if spec["type"] != "ClusterIP" || spec["sessionAffinity"] != "None" || port["protocol"] != "TCP" || port["targetPort"] != int64(8443) {
+		t.Errorf("defaults: %v", obj)
+	}
+	if errs := h.Validate(obj); len(errs) > 0 {
+		t.Errorf("valid service refused: %v", errs)
+	}
+	for _, tc := range []struct {
+		name, spec, want string
+	}{
+		{line(), `{}`, "spec.ports: Required value"},
+		{line(), `{clusterIP: None}`, ""},
+		{line(), `{type: ExternalName}`, "spec.externalName: Required value"},
+		{line(), `{type: ExternalName, externalName: Not_A_Host}`, "spec.externalName: Invalid value"},
+		{line(), `{type: Weird, ports: [{port: 1}]}`, `spec.type: Unsupported value: "Weird"`},
+		{line(), `{ports: [{port: 0}]}`, "spec.ports[0].port: Invalid value: 0: must be between 1 and 65535, inclusive"},
+		{line(), `{ports: [{port: 1, name: a}, {port: 2}]}`, "spec.ports[1].name: Required value"},
+		{line(), `{ports: [{port: 1, name: a}, {port: 2, name: a}]}`, `spec.ports[1].name: Duplicate value: "a"`},
+		{line(), `{ports: [{port: 1, protocol: ICMP}]}`, `spec.ports[0].protocol: Unsupported value: "ICMP"`},
+		{line(), `{clusterIP: 10.0.0.300, ports: [{port: 1}]}`, "spec.clusterIPs[0]: Invalid value"},
+	} {
+		obj := decodeYAML(t, "apiVersion: v1\nkind: Service\nmetadata: {name: s}\nspec: "+tc.spec)
+		h.PrepareForCreate(obj)
+		errs := h.Validate(obj)
+		got := errs.ToAggregate()
+		switch {
+		case tc.want == "" && got != nil:
+			t.Errorf("%s: refused: %v", tc.name, got)
+		case tc.want != "" && (got == nil || !strings.Contains(got.Error(), tc.want)):
+			t.Errorf("%s: errors %v, want %q", tc.name, got, tc.want)
+		}
+	}
+	if msgs := h.ValidateName("Not-A-Label", false); len(msgs) == 0 {
+		t.Error("a name that is no DNS-1035 label was accepted")
+	}
+}
+
+func TestEndpointsAndSlicesValidation(t *testing.T) {
+	eh := Endpoints().Hooks.(endpointsHooks)
+	eps := decodeYAML(t, `{apiVersion: v1, kind: Endpoints, metadata: {name: e}, subsets: [{addresses: [{ip: "10.0.0.300"}], ports: [{port: 70000}]}]}`)
+	eh.PrepareForCreate(eps)
+	if got := eh.Validate(eps).ToAggregate(); got == nil || !strings.Contains(got.Error(), "subsets[0].addresses[0].ip") || !strings.Contains(got.Error(), "subsets[0].ports[0].port") {
+		t.Errorf("endpoints errors %v", got)
+	}
+	sh := EndpointSlices().Hooks.(endpointSliceHooks)
+	for _, tc := range []struct{ name, body, want string }{
+		{line(), `{addressType: IPv4, endpoints: [{addresses: ["127.0.0.1"]}], ports: [{port: 443}]}`, ""},
+		{line(), `{endpoints: [{addresses: ["127.0.0.1"]}]}`, "addressType: Required value"},
+		{line(), `{addressType: IPv4, endpoints: [{addresses: ["::1"]}]}`, "endpoints[0].addresses[0]: Invalid value"},
+		{line(), `{addressType: IPv4, endpoints: [{addresses: []}]}`, "endpoints[0].addresses: Required value"},
+		{line(), `{addressType: IPv6, endpoints: [{addresses: ["::1"]}], ports: [{port: 0}]}`, "ports[0].port: Invalid value"},
+	} {
+		obj := decodeYAML(t, tc.body)
+		obj["apiVersion"], obj["kind"], obj["metadata"] = "discovery.k8s.io/v1", "EndpointSlice", map[string]any{"name": "s"}
+		sh.PrepareForCreate(obj)
+		got := sh.Validate(obj).ToAggregate()
+		switch {
+		case tc.want == "" && got != nil:
+			t.Errorf("%s: refused: %v", tc.name, got)
+		case tc.want != "" && (got == nil || !strings.Contains(got.Error(), tc.want)):
+			t.Errorf("%s: errors %v, want %q", tc.name, got, tc.want)
+		}
+	}
+}

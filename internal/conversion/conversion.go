@@ -1,0 +1,174 @@
+// Package conversion moves custom resources between the versions of their
+// definition: the None strategy rewrites apiVersion (in the encoded bytes,
+// without decoding, when the two versions share a schema), the Webhook
+// strategy sends ConversionReviews. Converted objects are pruned and
+// defaulted with the target version's schema.
+//
+// The handler converts at two places of every request: a request object
+// to the storage version before it is stored, and stored objects to the
+// request's version before they are answered (get, list, watch, and the
+// current object an update starts from).
+package conversion
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/crdserver/crdserver/internal/codec"
+	"github.com/crdserver/crdserver/internal/registry"
+)
+
+// Object is one encoded object to convert: JSON as the server stores it
+// (json.Marshal output, so apiVersion comes first).
+type Object struct {
+	JSON []byte
+	// Key and Revision name a stored object at one revision: its
+	// conversions are kept and reused while it is unchanged. Key "" marks
+	// an object that is not stored (a request's), never reused.
+	Key      string
+	Revision int64
+}
+
+// Converter converts a definition's objects to one of its versions.
+// Implementations are built once per definition and safe for concurrent
+// use.
+type Converter interface {
+	// Convert returns objs converted to apiVersion to ("group/version"),
+	// in order. Objects already at to come back as they are (the same
+	// slice); the others in new slices. Either every object converts or
+	// the error says why none did.
+	Convert(ctx context.Context, to string, objs []Object) ([][]byte, error)
+}
+
+// Func adapts a function to Converter.
+type Func func(ctx context.Context, to string, objs []Object) ([][]byte, error)
+
+func (f Func) Convert(ctx context.Context, to string, objs []Object) ([][]byte, error) {
+	return f(ctx, to, objs)
+}
+
+var _ Converter = Func(nil)
+
+// For returns def's converter: the one built for it (Definition.Converter),
+// a built-in's own conversion between Go types (Typed), or None.
+func For(def *registry.Definition) Converter {
+	if c, ok := def.Converter.(Converter); ok {
+		return c
+	}
+	if vc, ok := def.Hooks.(registry.VersionConverter); ok {
+		return Typed{Def: def, VC: vc}
+	}
+	return None{Def: def}
+}
+
+// ConvertObject converts one decoded object to apiVersion to. With None
+// and versions that share a schema only apiVersion changes, in place;
+// otherwise the object is encoded, converted and decoded again.
+func ConvertObject(ctx context.Context, c Converter, obj map[string]any, to string) (map[string]any, error) {
+	from, _ := obj["apiVersion"].(string)
+	if from == to {
+		return obj, nil
+	}
+	if n, ok := c.(None); ok && n.sameSchema(from, to) {
+		obj["apiVersion"] = to
+		return obj, nil
+	}
+	b, err := codec.Marshal(obj)
+	if err != nil {
+		return nil, fmt.Errorf("encoding object: %w", err)
+	}
+	out, err := c.Convert(ctx, to, []Object{{JSON: b}})
+	if err != nil {
+		return nil, err
+	}
+	return Decode(out[0])
+}
+
+// Decode decodes an encoded object as the handler does (integers as
+// int64).
+func Decode(b []byte) (map[string]any, error) {
+	obj, _, err := codec.Decode(b, "", codec.DecodeOptions{MaxBytes: math.MaxInt64})
+	if err != nil {
+		return nil, fmt.Errorf("decoding converted object: %w", err)
+	}
+	if obj == nil {
+		return nil, fmt.Errorf("decoding converted object: not an object")
+	}
+	return obj, nil
+}
+
+const avPrefix = `{"apiVersion":"`
+
+// APIVersion reads the apiVersion an encoded object starts with; ok is
+// false when it does not start with one (or the value has escapes), and
+// the caller must decode it.
+func APIVersion(b []byte) (av string, ok bool) {
+	if !bytes.HasPrefix(b, []byte(avPrefix)) {
+		return "", false
+	}
+	rest := b[len(avPrefix):]
+	end := bytes.IndexByte(rest, '"')
+	if end < 0 || bytes.IndexByte(rest[:end], '\\') >= 0 {
+		return "", false
+	}
+	return string(rest[:end]), true
+}
+
+// SetAPIVersion returns a copy of an encoded object with apiVersion to;
+// ok is false when the object does not start with its apiVersion.
+func SetAPIVersion(b []byte, to string) ([]byte, bool) {
+	if !bytes.HasPrefix(b, []byte(avPrefix)) {
+		return nil, false
+	}
+	rest := b[len(avPrefix):]
+	end := bytes.IndexByte(rest, '"')
+	if end < 0 || bytes.IndexByte(rest[:end], '\\') >= 0 {
+		return nil, false
+	}
+	out := make([]byte, 0, len(b)-end+len(to))
+	out = append(out, avPrefix...)
+	out = append(out, to...)
+	return append(out, rest[end:]...), true
+}
+
+// apiVersionOf is APIVersion, decoding when the bytes are in another form.
+func apiVersionOf(b []byte) (string, error) {
+	if av, ok := APIVersion(b); ok {
+		return av, nil
+	}
+	obj, err := Decode(b)
+	if err != nil {
+		return "", err
+	}
+	av, _ := obj["apiVersion"].(string)
+	return av, nil
+}
+
+// versionOf returns the version named by apiVersion av of def's group.
+func versionOf(def *registry.Definition, av string) *registry.Version {
+	v := av
+	if def.Group != "" {
+		if len(av) <= len(def.Group) || av[:len(def.Group)] != def.Group || av[len(def.Group)] != '/' {
+			return nil
+		}
+		v = av[len(def.Group)+1:]
+	}
+	for i := range def.Versions {
+		if def.Versions[i].Name == v {
+			return &def.Versions[i]
+		}
+	}
+	return nil
+}
+
+// targetSchema is the schema objects converted to av are pruned and
+// defaulted with, nil when there is none.
+func targetSchema(def *registry.Definition, av string) registry.Schema {
+	if v := versionOf(def, av); v != nil {
+		s, _ := v.Schema.(registry.Schema)
+		return s
+	}
+	return nil
+}

@@ -1,0 +1,502 @@
+package conversion
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/crdserver/crdserver/internal/codec"
+	"github.com/crdserver/crdserver/internal/registry"
+	"github.com/crdserver/crdserver/internal/webhook"
+)
+
+// MaxBatch is the most objects one ConversionReview carries; a longer
+// list is sent as several reviews, parallelReviews at a time.
+const (
+	MaxBatch        = 500
+	parallelReviews = 4
+)
+
+// reviewVersions are the ConversionReview versions crdserver sends.
+var reviewVersions = []string{"v1", "v1beta1"}
+
+// New returns the converter of def: None unless def has a webhook, whose
+// client comes from m (one connection pool per webhook configuration).
+func New(def *registry.Definition, m *webhook.Manager) Converter {
+	if def.Conversion == nil {
+		return None{Def: def}
+	}
+	return NewWebhook(def, m)
+}
+
+// Webhook is the Webhook strategy: objects not yet in the target version
+// go to the CRD's conversion webhook, at most MaxBatch per review. The
+// answer is checked as upstream checks it, then pruned and defaulted with
+// the target version's schema.
+//
+// Conversions of stored objects (Object.Key set) are kept, by key and
+// target version, while the object's revision is unchanged: a list or a
+// watch event already converted is not sent again, and concurrent callers
+// converting the same object (every watcher of one version receiving one
+// event) share one review.
+type Webhook struct {
+	def     *registry.Definition
+	client  *webhook.Client
+	err     error  // building the client failed: every call fails with it
+	review  string // the ConversionReview version sent, "" if none is known
+	Timeout time.Duration
+
+	// mu guards cache and inflight.
+	mu       sync.Mutex
+	cache    resultCache
+	inflight map[cacheKey]inflight
+
+	reviews atomic.Int64 // reviews sent
+}
+
+var _ Converter = (*Webhook)(nil)
+
+// NewWebhook builds def's webhook converter.
+func NewWebhook(def *registry.Definition, m *webhook.Manager) *Webhook {
+	w := &Webhook{def: def, inflight: map[cacheKey]inflight{}, cache: resultCache{max: 64 << 20, m: map[cacheKey]cached{}}}
+	conv := def.Conversion
+	for _, v := range conv.ReviewVersions {
+		if v == reviewVersions[0] || v == reviewVersions[1] {
+			w.review = v
+			break
+		}
+	}
+	cfg := webhook.ClientConfig{URL: conv.URL, CABundle: conv.CABundle}
+	if s := conv.Service; s != nil {
+		cfg.Service = &webhook.Service{Namespace: s.Namespace, Name: s.Name, Path: s.Path, Port: s.Port}
+	}
+	w.client, w.err = m.Client(cfg)
+	return w
+}
+
+// Reviews is how many ConversionReviews the converter has sent.
+func (w *Webhook) Reviews() int64 { return w.reviews.Load() }
+
+type cacheKey struct{ key, to string }
+
+type inflight struct {
+	f   *flight
+	idx int // the object's index in the flight's batch
+	rev int64
+}
+
+// flight is one review under way; done closes once res or err is set.
+type flight struct {
+	done chan struct{}
+	res  [][]byte
+	err  error
+	// abandoned: the review failed because the caller that sent it went
+	// away (its request ended), which says nothing about the webhook.
+	abandoned bool
+}
+
+type wait struct {
+	i   int // index in the caller's objects
+	in  inflight
+	key cacheKey
+}
+
+func (w *Webhook) Convert(ctx context.Context, to string, objs []Object) ([][]byte, error) {
+	out := make([][]byte, len(objs))
+	var todo []int
+	var waits []wait
+	w.mu.Lock()
+	for i, o := range objs {
+		av, err := apiVersionOf(o.JSON)
+		if err != nil {
+			w.mu.Unlock()
+			return nil, err
+		}
+		if av == to {
+			out[i] = o.JSON
+			continue
+		}
+		if o.Key != "" {
+			k := cacheKey{o.Key, to}
+			if b, ok := w.cache.get(k, o.Revision); ok {
+				out[i] = b
+				continue
+			}
+			if in, ok := w.inflight[k]; ok && in.rev == o.Revision {
+				waits = append(waits, wait{i: i, in: in, key: k})
+				continue
+			}
+		}
+		todo = append(todo, i)
+	}
+	type batch struct {
+		f   *flight
+		idx []int
+	}
+	var batches []batch
+	for start := 0; start < len(todo); start += MaxBatch {
+		b := batch{f: &flight{done: make(chan struct{})}, idx: todo[start:min(start+MaxBatch, len(todo))]}
+		for j, i := range b.idx {
+			if objs[i].Key != "" {
+				w.inflight[cacheKey{objs[i].Key, to}] = inflight{f: b.f, idx: j, rev: objs[i].Revision}
+			}
+		}
+		batches = append(batches, b)
+	}
+	w.mu.Unlock()
+
+	// Batches go out in parallel, a few at a time: a long list's first
+	// conversion is bounded by the webhook's throughput, not its latency.
+	sem := make(chan struct{}, parallelReviews)
+	var wg sync.WaitGroup
+	for _, b := range batches {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			b.f.res, b.f.err = w.send(ctx, to, objs, b.idx)
+			b.f.abandoned = b.f.err != nil && ctx.Err() != nil
+			w.mu.Lock()
+			for j, i := range b.idx {
+				k := cacheKey{objs[i].Key, to}
+				if objs[i].Key == "" {
+					continue
+				}
+				if b.f.err == nil {
+					w.cache.put(k, objs[i].Revision, b.f.res[j])
+				}
+				if in, ok := w.inflight[k]; ok && in.f == b.f {
+					delete(w.inflight, k)
+				}
+			}
+			w.mu.Unlock()
+			close(b.f.done)
+		})
+	}
+	wg.Wait()
+	for _, b := range batches {
+		if b.f.err != nil {
+			return nil, b.f.err
+		}
+		for j, i := range b.idx {
+			out[i] = b.f.res[j]
+		}
+	}
+	for _, wt := range waits {
+		select {
+		case <-wt.in.f.done:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		if f := wt.in.f; f.abandoned && ctx.Err() == nil {
+			// Another request's review of this object ended with that
+			// request (a watcher went away): convert it here.
+			res, err := w.Convert(ctx, to, objs[wt.i:wt.i+1])
+			if err != nil {
+				return nil, err
+			}
+			out[wt.i] = res[0]
+			continue
+		}
+		if wt.in.f.err != nil {
+			return nil, wt.in.f.err
+		}
+		out[wt.i] = wt.in.f.res[wt.in.idx]
+	}
+	return out, nil
+}
+
+// reviewBody is a ConversionReview's request, the same in v1 and v1beta1.
+func reviewBody(review, uid, to string, objs []Object, idx []int) []byte {
+	size := 200
+	for _, i := range idx {
+		size += len(objs[i].JSON) + 1
+	}
+	b := bytes.NewBuffer(make([]byte, 0, size))
+	b.WriteString(`{"kind":"ConversionReview","apiVersion":"apiextensions.k8s.io/`)
+	b.WriteString(review)
+	b.WriteString(`","request":{"uid":"`)
+	b.WriteString(uid)
+	b.WriteString(`","desiredAPIVersion":`)
+	av, _ := json.Marshal(to)
+	b.Write(av)
+	b.WriteString(`,"objects":[`)
+	for j, i := range idx {
+		if j > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(objs[i].JSON)
+	}
+	b.WriteString("]}}")
+	return b.Bytes()
+}
+
+// send converts objs[idx] with one review and checks the answer.
+func (w *Webhook) send(ctx context.Context, to string, objs []Object, idx []int) ([][]byte, error) {
+	originals := make([]map[string]any, len(idx))
+	for j, i := range idx {
+		o, err := Decode(objs[i].JSON)
+		if err != nil {
+			return nil, err
+		}
+		originals[j] = o
+	}
+	single := len(objs) == 1
+	in := w.inputKind(originals[0], single)
+	if w.err != nil {
+		return nil, fmt.Errorf("conversion webhook for %v failed: %v", in, w.err)
+	}
+	if w.review == "" {
+		return nil, errors.New("no supported conversion review versions")
+	}
+	uid := string(uuid.NewUUID())
+	w.reviews.Add(1)
+	data, err := w.client.Post(ctx, reviewBody(w.review, uid, to, objs, idx), w.Timeout)
+	if err != nil {
+		return nil, fmt.Errorf("conversion webhook for %v failed: %v", in, err)
+	}
+	converted, err := w.convertedObjects(uid, data)
+	if err != nil {
+		return nil, fmt.Errorf("conversion webhook for %v failed: %v", in, err)
+	}
+	if len(converted) != len(idx) {
+		return nil, fmt.Errorf("conversion webhook for %v returned %d objects, expected %d", in, len(converted), len(idx))
+	}
+	toGV, _ := schema.ParseGroupVersion(to)
+	s := targetSchema(w.def, to)
+	out := make([][]byte, len(idx))
+	for j, c := range converted {
+		obj, err := w.check(originals[j], c, toGV, in, j, single)
+		if err != nil {
+			return nil, err
+		}
+		if s != nil {
+			s.Prune(obj)
+			s.Default(obj)
+		}
+		if out[j], err = codec.Marshal(obj); err != nil {
+			return nil, fmt.Errorf("encoding converted object: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// inputKind is how upstream names what it converted in its errors: the
+// object's group, version and kind, or the list's.
+func (w *Webhook) inputKind(first map[string]any, single bool) schema.GroupVersionKind {
+	av, _ := first["apiVersion"].(string)
+	gv, _ := schema.ParseGroupVersion(av)
+	kind, _ := first["kind"].(string)
+	if !single {
+		kind = w.def.ListKind
+	}
+	return gv.WithKind(kind)
+}
+
+// convertedObjects decodes the webhook's answer and checks its review:
+// for v1 the kind and the uid (v1beta1 answers were never checked for
+// them, and upstream keeps it so), then the result. The answer is decoded
+// once, with the converted objects in it.
+func (w *Webhook) convertedObjects(uid string, data []byte) ([]any, error) {
+	ans, err := Decode(data)
+	if err != nil {
+		return nil, fmt.Errorf("decoding the webhook's answer: %v", err)
+	}
+	if w.review == "v1" {
+		av, _ := ans["apiVersion"].(string)
+		kind, _ := ans["kind"].(string)
+		want := schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "ConversionReview"}
+		if got := schema.FromAPIVersionAndKind(av, kind); got != want {
+			return nil, fmt.Errorf("expected webhook response of %v, got %v", want.String(), got.String())
+		}
+	}
+	resp, ok := ans["response"].(map[string]any)
+	if !ok {
+		return nil, errors.New("no response provided")
+	}
+	if got, _ := resp["uid"].(string); w.review == "v1" && got != uid {
+		return nil, fmt.Errorf("expected response.uid=%q, got %q", uid, got)
+	}
+	result, _ := resp["result"].(map[string]any)
+	if status, _ := result["status"].(string); status != metav1.StatusSuccess {
+		if msg, _ := result["message"].(string); msg != "" {
+			return nil, errors.New(msg)
+		}
+		return nil, fmt.Errorf("response.result.status was '%s', not 'Success'", status)
+	}
+	objs, _ := resp["convertedObjects"].([]any)
+	return objs, nil
+}
+
+// check holds one converted object to upstream's rules:
+// the desired group and version, the original's kind, name, namespace and
+// uid; its metadata is the original's but for labels and annotations,
+// which the webhook may change.
+func (w *Webhook) check(original map[string]any, converted any, toGV schema.GroupVersion, in schema.GroupVersionKind, j int, single bool) (map[string]any, error) {
+	invalid := func(err error) error {
+		if single {
+			return fmt.Errorf("conversion webhook for %v returned invalid object at index 0: %v", in, err)
+		}
+		return fmt.Errorf("conversion webhook for %v returned invalid converted object at index %v: %v", in, j, err)
+	}
+	obj, ok := converted.(map[string]any)
+	if !ok {
+		return nil, invalid(fmt.Errorf("not an object: %T", converted))
+	}
+	av, _ := obj["apiVersion"].(string)
+	kind, _ := obj["kind"].(string)
+	gv, _ := schema.ParseGroupVersion(av)
+	if gv != toGV {
+		return nil, invalid(fmt.Errorf("invalid groupVersion (expected %v, received %v)", toGV, gv))
+	}
+	if want, _ := original["kind"].(string); kind != want {
+		return nil, invalid(fmt.Errorf("invalid kind (expected %v, received %v)", want, kind))
+	}
+	om, _ := original["metadata"].(map[string]any)
+	cm, _ := obj["metadata"].(map[string]any)
+	for _, f := range []struct{ key, what string }{{"name", "name"}, {"namespace", "namespace"}, {"uid", "UID"}} {
+		a, _ := om[f.key].(string)
+		b, _ := cm[f.key].(string)
+		if a != b {
+			err := fmt.Errorf("must have the same %s: %v != %v", f.what, a, b)
+			if single {
+				return nil, fmt.Errorf("conversion webhook for %v returned invalid object: %v", in, err)
+			}
+			return nil, invalid(err)
+		}
+	}
+	if err := restoreMetadata(original, obj); err != nil {
+		if single {
+			return nil, fmt.Errorf("conversion webhook for %v returned invalid metadata: %v", in, err)
+		}
+		return nil, fmt.Errorf("conversion webhook for %v returned invalid metadata in object at index %v: %v", in, j, err)
+	}
+	return obj, nil
+}
+
+// restoreMetadata gives converted the original's metadata, with the
+// labels and annotations the webhook answered (validated when changed).
+func restoreMetadata(original, converted map[string]any) error {
+	raw, found := converted["metadata"]
+	if !found {
+		return errors.New("missing metadata in converted object")
+	}
+	answered, ok := raw.(map[string]any)
+	if !ok {
+		return fmt.Errorf("invalid metadata of type %T in converted object", raw)
+	}
+	md := map[string]any{}
+	if om, ok := original["metadata"].(map[string]any); ok {
+		md = deepCopyMap(om)
+	}
+	converted["metadata"] = md
+	for _, fld := range []string{"labels", "annotations"} {
+		v, found := answered[fld]
+		if !found || v == nil {
+			delete(md, fld)
+			continue
+		}
+		got, ok := v.(map[string]any)
+		if !ok {
+			return fmt.Errorf("invalid metadata.%s of type %T in converted object", fld, v)
+		}
+		orig, _ := md[fld].(map[string]any)
+		changed := len(orig) != len(got)
+		strs := make(map[string]string, len(got))
+		for k, x := range got {
+			s, ok := x.(string)
+			if !ok {
+				return fmt.Errorf("metadata.%s[%s] must be a string, but is %T in converted object", fld, k, x)
+			}
+			if o, _ := orig[k].(string); o != s || orig[k] == nil {
+				changed = true
+			}
+			strs[k] = s
+		}
+		if changed {
+			var errs field.ErrorList
+			if fld == "labels" {
+				errs = metav1validation.ValidateLabels(strs, field.NewPath("metadata", "labels"))
+			} else {
+				errs = apivalidation.ValidateAnnotations(strs, field.NewPath("metadata", "annotation"))
+			}
+			if len(errs) > 0 {
+				return errs.ToAggregate()
+			}
+		}
+		md[fld] = got
+	}
+	return nil
+}
+
+func deepCopyMap(m map[string]any) map[string]any {
+	out := maps.Clone(m)
+	for k, v := range out {
+		switch x := v.(type) {
+		case map[string]any:
+			out[k] = deepCopyMap(x)
+		case []any:
+			l := make([]any, len(x))
+			for i, e := range x {
+				if em, ok := e.(map[string]any); ok {
+					l[i] = deepCopyMap(em)
+				} else {
+					l[i] = e
+				}
+			}
+			out[k] = l
+		}
+	}
+	return out
+}
+
+// resultCache keeps converted objects by storage key and target version,
+// with the revision they were converted at, up to max bytes; past it,
+// arbitrary entries go.
+type resultCache struct {
+	max, size int
+	m         map[cacheKey]cached
+}
+
+type cached struct {
+	rev  int64
+	json []byte
+}
+
+func (c *resultCache) get(k cacheKey, rev int64) ([]byte, bool) {
+	e, ok := c.m[k]
+	if !ok || e.rev != rev {
+		return nil, false
+	}
+	return e.json, true
+}
+
+func (c *resultCache) put(k cacheKey, rev int64, b []byte) {
+	if e, ok := c.m[k]; ok {
+		if e.rev > rev {
+			return
+		}
+		c.size -= len(e.json)
+	}
+	c.m[k] = cached{rev: rev, json: b}
+	c.size += len(b)
+	for key, e := range c.m {
+		if c.size <= c.max {
+			break
+		}
+		delete(c.m, key)
+		c.size -= len(e.json)
+	}
+}

@@ -1,0 +1,294 @@
+// Package webhook calls out to webhooks: conversion webhooks of CRDs and
+// admission webhooks. It turns a clientConfig (a URL, or a Service of the
+// server's own) into an HTTPS client with the config's caBundle, keeps one
+// connection pool per config, and posts one JSON body per call under the
+// call's timeout and the request's context. It knows nothing of what the
+// bodies mean.
+package webhook
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// ClientConfig says where a webhook is: exactly one of URL and Service.
+// It mirrors the clientConfig of CRD conversion and of admission webhook
+// registrations.
+type ClientConfig struct {
+	URL     string
+	Service *Service
+	// CABundle is PEM; empty (or only white space) verifies against the
+	// system roots.
+	CABundle []byte
+}
+
+// Service is a webhook reached through a Service object of the server's
+// own.
+type Service struct {
+	Namespace, Name string
+	Path            string // default "/"
+	Port            int32  // default 443
+}
+
+// ServerName is the name a Service's webhook certificate must carry:
+// <name>.<namespace>.svc.
+func (s *Service) ServerName() string { return s.Name + "." + s.Namespace + ".svc" }
+
+// Resolver turns a Service reference into the address to dial, host:port.
+// It is called for every new connection, so a Service that moves is
+// followed.
+type Resolver interface {
+	Resolve(ctx context.Context, namespace, name string, port int32) (string, error)
+}
+
+// ResolverFunc adapts a function to Resolver.
+type ResolverFunc func(ctx context.Context, namespace, name string, port int32) (string, error)
+
+func (f ResolverFunc) Resolve(ctx context.Context, namespace, name string, port int32) (string, error) {
+	return f(ctx, namespace, name, port)
+}
+
+var _ Resolver = ResolverFunc(nil)
+
+// DefaultTimeout is the timeout of a call that names none: upstream's
+// webhooks wait 30 seconds unless configured otherwise.
+const DefaultTimeout = 30 * time.Second
+
+// maxClients bounds the clients a Manager keeps.
+const maxClients = 1000
+
+// maxResponse bounds what a webhook may answer.
+const maxResponse = 64 << 20
+
+// Manager hands out clients, one per distinct ClientConfig, so that calls
+// to one webhook share a connection pool (HTTP/2 when the webhook offers
+// it). It is safe for concurrent use.
+type Manager struct {
+	// Resolver resolves Service references; nil refuses them.
+	Resolver Resolver
+
+	mu      sync.Mutex
+	clients map[[32]byte]*Client
+}
+
+// Client calls one webhook.
+type Client struct {
+	url        *url.URL // with the Service's host name for service configs
+	http       *http.Client
+	serverName string
+}
+
+// Client returns the client of cfg, creating it on first use. The config
+// must have passed validation; an error says what is wrong with it anyway
+// (a caBundle without certificates, a URL that does not parse).
+func (m *Manager) Client(cfg ClientConfig) (*Client, error) {
+	key := configKey(cfg)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if c, ok := m.clients[key]; ok {
+		return c, nil
+	}
+	c, err := m.newClient(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if m.clients == nil {
+		m.clients = map[[32]byte]*Client{}
+	}
+	// Configurations change (a new caBundle, another URL) and leave
+	// their old clients behind: past maxClients, arbitrary ones go, their
+	// idle connections closed. A client still in use keeps working; a
+	// later call with its configuration builds a new one.
+	for k, old := range m.clients {
+		if len(m.clients) < maxClients {
+			break
+		}
+		old.http.CloseIdleConnections()
+		delete(m.clients, k)
+	}
+	m.clients[key] = c
+	return c, nil
+}
+
+func configKey(cfg ClientConfig) [32]byte {
+	b, _ := json.Marshal(cfg)
+	return sha256.Sum256(b)
+}
+
+func (m *Manager) newClient(cfg ClientConfig) (*Client, error) {
+	tlsCfg := &tls.Config{MinVersion: tls.VersionTLS12, NextProtos: []string{"h2", "http/1.1"}}
+	if len(bytes.TrimSpace(cfg.CABundle)) > 0 {
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(cfg.CABundle) {
+			return nil, errors.New("unable to load root certificates: unable to parse bytes as PEM block")
+		}
+		tlsCfg.RootCAs = pool
+	}
+	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
+	tr := &http.Transport{
+		TLSClientConfig:     tlsCfg,
+		ForceAttemptHTTP2:   true,
+		MaxIdleConnsPerHost: 100,
+		IdleConnTimeout:     90 * time.Second,
+		TLSHandshakeTimeout: 10 * time.Second,
+		DialContext:         dialer.DialContext,
+	}
+	c := &Client{http: &http.Client{Transport: tr}}
+	switch {
+	case cfg.Service != nil:
+		svc := *cfg.Service
+		if svc.Port == 0 {
+			svc.Port = 443
+		}
+		path := svc.Path
+		if path == "" {
+			path = "/"
+		}
+		if m.Resolver == nil {
+			return nil, fmt.Errorf("service %s/%s: no service resolver", svc.Namespace, svc.Name)
+		}
+		c.serverName = svc.ServerName()
+		tlsCfg.ServerName = c.serverName
+		c.url = &url.URL{Scheme: "https", Host: net.JoinHostPort(c.serverName, strconv.Itoa(int(svc.Port))), Path: path}
+		resolver := m.Resolver
+		// The URL names the Service; every new connection dials where the
+		// Service points now.
+		tr.DialContext = func(ctx context.Context, network, _ string) (net.Conn, error) {
+			addr, err := resolver.Resolve(ctx, svc.Namespace, svc.Name, svc.Port)
+			if err != nil {
+				return nil, err
+			}
+			return dialer.DialContext(ctx, network, addr)
+		}
+	case cfg.URL != "":
+		u, err := url.Parse(cfg.URL)
+		if err != nil {
+			return nil, fmt.Errorf("invalid webhook URL %q: %w", cfg.URL, err)
+		}
+		if u.Scheme != "https" {
+			return nil, fmt.Errorf("invalid webhook URL %q: the scheme must be https", cfg.URL)
+		}
+		c.url = u
+	default:
+		return nil, errors.New("webhook client config names neither a URL nor a service")
+	}
+	return c, nil
+}
+
+// URL is where the client posts.
+func (c *Client) URL() string { return c.url.String() }
+
+// Post sends body as JSON and returns the answer's body. timeout 0 means
+// DefaultTimeout; it is also sent as the timeout query parameter, as
+// upstream does, so that the webhook knows its budget. A non-2xx answer is
+// an error worded as client-go words it, with the webhook's own message
+// when the answer is a Status.
+func (c *Client) Post(ctx context.Context, body []byte, timeout time.Duration) ([]byte, error) {
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	u := *c.url
+	q := u.Query()
+	q.Set("timeout", timeout.String())
+	u.RawQuery = q.Encode()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, */*")
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading the webhook's answer: %w", err)
+	}
+	if len(data) > maxResponse {
+		return nil, fmt.Errorf("the webhook's answer is larger than %d bytes", maxResponse)
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return nil, &StatusError{Code: resp.StatusCode, Message: answerMessage(resp.StatusCode, data, u.Path)}
+	}
+	return data, nil
+}
+
+// StatusError is a webhook's answer with a status code other than 2xx.
+type StatusError struct {
+	Code    int
+	Message string
+}
+
+func (e *StatusError) Error() string { return e.Message }
+
+// answerMessage words a failed answer as client-go does: the Status's
+// message when the body is a Status, else a sentence per code.
+func answerMessage(code int, body []byte, path string) string {
+	var st struct {
+		Kind    string `json:"kind"`
+		Message string `json:"message"`
+	}
+	if json.Unmarshal(body, &st) == nil && st.Kind == "Status" && st.Message != "" {
+		return st.Message
+	}
+	var msg string
+	switch code {
+	case http.StatusConflict:
+		msg = "the server reported a conflict"
+	case http.StatusNotFound:
+		msg = "the server could not find the requested resource"
+	case http.StatusBadRequest:
+		msg = "the server rejected our request for an unknown reason"
+	case http.StatusUnauthorized:
+		msg = "the server has asked for the client to provide credentials"
+	case http.StatusForbidden:
+		msg = "the server does not allow access to the requested resource"
+	case http.StatusMethodNotAllowed:
+		msg = "the server does not allow this method on the requested resource"
+	case http.StatusUnsupportedMediaType:
+		msg = "the server has received data in an unsupported media type"
+	case http.StatusTooManyRequests:
+		msg = "the server has received too many requests and has asked us to try again later"
+	case http.StatusGatewayTimeout:
+		msg = "the server was unable to return a response in the time allotted, but may still be processing the request"
+	default:
+		if code >= 500 {
+			msg = fmt.Sprintf("an error on the server (%q) has prevented the request from succeeding", firstLine(body))
+		} else {
+			msg = fmt.Sprintf("the server responded with the status code %d but did not return more information", code)
+		}
+	}
+	return msg + " (post " + strings.TrimPrefix(path, "/") + ")"
+}
+
+func firstLine(b []byte) string {
+	s := strings.TrimSpace(string(b))
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if len(s) > 200 {
+		s = s[:200]
+	}
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}

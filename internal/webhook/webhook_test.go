@@ -1,0 +1,213 @@
+package webhook_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/crdserver/crdserver/internal/webhook"
+	"github.com/crdserver/crdserver/internal/webhook/webhooktest"
+)
+
+func echo(proto *atomic.Value) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if proto != nil {
+			proto.Store(r.Proto)
+		}
+		b, _ := io.ReadAll(r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"path":"` + r.URL.Path + `","timeout":"` + r.URL.Query().Get("timeout") + `","body":` + string(b) + `}`))
+	})
+}
+
+func TestURLWithCABundle(t *testing.T) {
+	var proto atomic.Value
+	srv := webhooktest.Start(t, echo(&proto))
+	m := &webhook.Manager{}
+	c, err := m.Client(webhook.ClientConfig{URL: srv.URL + "/convert", CABundle: srv.CABundle})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.Post(context.Background(), []byte(`{"a":1}`), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"path":"/convert","timeout":"5s","body":{"a":1}}`; string(got) != want {
+		t.Errorf("answer %s, want %s", got, want)
+	}
+	if p := proto.Load(); p != "HTTP/2.0" {
+		t.Errorf("protocol %v, want HTTP/2.0", p)
+	}
+	again, _ := m.Client(webhook.ClientConfig{URL: srv.URL + "/convert", CABundle: srv.CABundle})
+	if again != c {
+		t.Error("the same config got a second client (and connection pool)")
+	}
+}
+
+func TestUnknownCAFails(t *testing.T) {
+	srv := webhooktest.Start(t, echo(nil))
+	other := webhooktest.Start(t, echo(nil))
+	m := &webhook.Manager{}
+	for name, ca := range map[string][]byte{"system roots": nil, "another CA": other.CABundle} {
+		c, err := m.Client(webhook.ClientConfig{URL: srv.URL, CABundle: ca})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Post(context.Background(), []byte(`{}`), time.Second); err == nil || !strings.Contains(err.Error(), "certificate") {
+			t.Errorf("%s: error %v, want a certificate error", name, err)
+		}
+	}
+	if _, err := m.Client(webhook.ClientConfig{URL: srv.URL, CABundle: []byte("garbage")}); err == nil {
+		t.Error("a caBundle without certificates was accepted")
+	}
+}
+
+func TestTimeout(t *testing.T) {
+	release := make(chan struct{})
+	srv := webhooktest.Start(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer close(release)
+	c, err := (&webhook.Manager{}).Client(webhook.ClientConfig{URL: srv.URL, CABundle: srv.CABundle})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, err = c.Post(context.Background(), []byte(`{}`), 100*time.Millisecond)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("error %v, want a deadline exceeded", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("the call took %v", d)
+	}
+}
+
+func TestStatusAnswer(t *testing.T) {
+	srv := webhooktest.Start(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusBadRequest)
+	}))
+	c, _ := (&webhook.Manager{}).Client(webhook.ClientConfig{URL: srv.URL + "/x", CABundle: srv.CABundle})
+	_, err := c.Post(context.Background(), []byte(`{}`), time.Second)
+	var se *webhook.StatusError
+	if !errors.As(err, &se) || se.Code != 400 || !strings.Contains(se.Message, "the server rejected our request") {
+		t.Errorf("error %v", err)
+	}
+}
+
+// services is a fixed set of Service objects.
+type services struct {
+	svc    map[string]*corev1.Service
+	slices []*discoveryv1.EndpointSlice
+	eps    *corev1.Endpoints
+}
+
+func (s services) Service(_ context.Context, ns, name string) (*corev1.Service, error) {
+	if v, ok := s.svc[ns+"/"+name]; ok {
+		return v, nil
+	}
+	return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "services"}, name)
+}
+func (s services) EndpointSlices(context.Context, string, string) ([]*discoveryv1.EndpointSlice, error) {
+	return s.slices, nil
+}
+func (s services) Endpoints(context.Context, string, string) (*corev1.Endpoints, error) {
+	return s.eps, nil
+}
+
+func TestServiceThroughEndpointSlice(t *testing.T) {
+	srv := webhooktest.Start(t, echo(nil), "webhook.pizza-crd.svc")
+	host, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+	var p int32
+	for _, c := range port {
+		p = p*10 + int32(c-'0')
+	}
+	ready := false
+	svcs := services{
+		svc: map[string]*corev1.Service{"pizza-crd/webhook": {Spec: corev1.ServiceSpec{
+			Ports: []corev1.ServicePort{{Name: "https", Port: 443}},
+		}}},
+		slices: []*discoveryv1.EndpointSlice{{
+			Ports: []discoveryv1.EndpointPort{{Name: ptr("https"), Port: &p}},
+			Endpoints: []discoveryv1.Endpoint{
+				{Addresses: []string{"127.0.0.2"}, Conditions: discoveryv1.EndpointConditions{Ready: &ready}},
+				{Addresses: []string{host}},
+			},
+		}},
+	}
+	m := &webhook.Manager{Resolver: webhook.ServiceResolver{Services: svcs}}
+	c, err := m.Client(webhook.ClientConfig{
+		Service:  &webhook.Service{Namespace: "pizza-crd", Name: "webhook", Path: "/convert/v1beta1/pizza"},
+		CABundle: srv.CABundle,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "https://webhook.pizza-crd.svc:443/convert/v1beta1/pizza"; c.URL() != want {
+		t.Errorf("URL %s, want %s", c.URL(), want)
+	}
+	got, err := c.Post(context.Background(), []byte(`{}`), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(got), `"/convert/v1beta1/pizza"`) {
+		t.Errorf("answer %s", got)
+	}
+
+	// Without addresses, the error says so.
+	m2 := &webhook.Manager{Resolver: webhook.ServiceResolver{Services: services{svc: svcs.svc}}}
+	c2, _ := m2.Client(webhook.ClientConfig{Service: &webhook.Service{Namespace: "pizza-crd", Name: "webhook"}, CABundle: srv.CABundle})
+	if _, err := c2.Post(context.Background(), []byte(`{}`), time.Second); err == nil || !strings.Contains(err.Error(), `no endpoints available for service "webhook"`) {
+		t.Errorf("error %v", err)
+	}
+	// A missing service is not found.
+	c3, _ := m2.Client(webhook.ClientConfig{Service: &webhook.Service{Namespace: "pizza-crd", Name: "gone"}, CABundle: srv.CABundle})
+	if _, err := c3.Post(context.Background(), []byte(`{}`), time.Second); err == nil || !strings.Contains(err.Error(), `"gone" not found`) {
+		t.Errorf("error %v", err)
+	}
+}
+
+func TestServiceThroughEndpointsAndExternalName(t *testing.T) {
+	srv := webhooktest.Start(t, echo(nil), "hook.default.svc")
+	host, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+	var p int32
+	for _, c := range port {
+		p = p*10 + int32(c-'0')
+	}
+	svcs := services{
+		svc: map[string]*corev1.Service{
+			"default/hook": {Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 8443}}}},
+			"default/ext":  {Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeExternalName, ExternalName: "localhost"}},
+		},
+		eps: &corev1.Endpoints{Subsets: []corev1.EndpointSubset{{
+			Addresses: []corev1.EndpointAddress{{IP: host}},
+			Ports:     []corev1.EndpointPort{{Port: p}},
+		}}},
+	}
+	m := &webhook.Manager{Resolver: webhook.ServiceResolver{Services: svcs}}
+	c, _ := m.Client(webhook.ClientConfig{Service: &webhook.Service{Namespace: "default", Name: "hook", Port: 8443}, CABundle: srv.CABundle})
+	if _, err := c.Post(context.Background(), []byte(`{}`), 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	// ExternalName: the certificate must still name ext.default.svc, which
+	// this one does not.
+	c2, _ := m.Client(webhook.ClientConfig{Service: &webhook.Service{Namespace: "default", Name: "ext", Port: p}, CABundle: srv.CABundle})
+	if _, err := c2.Post(context.Background(), []byte(`{}`), 5*time.Second); err == nil || !strings.Contains(err.Error(), "ext.default.svc") {
+		t.Errorf("error %v, want a certificate not valid for ext.default.svc", err)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
