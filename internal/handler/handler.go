@@ -110,7 +110,7 @@ type call struct {
 	media   codec.MediaType
 	// present, when set, turns the object into what the subresource
 	// answers with (the scale subresource's Scale).
-	present func(obj map[string]any) map[string]any
+	present func(obj map[string]any) (map[string]any, error)
 	// presentPrinter renders what present returns as Table rows.
 	presentPrinter *printer
 	// bodyPruned is set once the request's object has been pruned with

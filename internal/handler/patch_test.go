@@ -166,3 +166,26 @@ func nestedNumber(obj map[string]any, path ...string) float64 {
 	f, _ := v.(float64)
 	return f
 }
+
+// An object without spec replicas has no Scale to read (upstream's 500),
+// and a Scale patch that does not set them is refused; one that does, or
+// a PUT, sets them.
+func TestScaleWithoutReplicas(t *testing.T) {
+	e := newWidgetEnv(t)
+	const w2 = "/apis/patch.example.com/v1/namespaces/default/widgets/w2"
+	if r := e.do(req{method: "POST", path: "/apis/patch.example.com/v1/namespaces/default/widgets", body: `{"apiVersion":"patch.example.com/v1","kind":"Widget","metadata":{"name":"w2"},"spec":{"size":1}}`}); r.code != 201 {
+		t.Fatalf("creating w2: %d %s", r.code, r.body)
+	}
+	e.checkCases(t, []errCase{
+		at(errCase{name: "get", req: req{method: "GET", path: w2 + "/scale"}, code: 500, reason: metav1.StatusReasonInternalError,
+			message: `Internal error occurred: the spec replicas field ".spec.replicas" does not exist`}),
+		at(errCase{name: "merge without replicas", req: merge(w2+"/scale", `{"metadata":{"labels":{"a":"b"}}}`), code: 400, reason: metav1.StatusReasonBadRequest,
+			message: `the spec replicas field ".spec.replicas" cannot be empty`}),
+	})
+	if r := e.do(merge(w2+"/scale", `{"spec":{"replicas":3}}`)); r.code != 200 || str(r.obj(t), "spec", "replicas") != "3" {
+		t.Errorf("merge setting replicas: %d %s", r.code, r.body)
+	}
+	if r := e.do(req{method: "GET", path: w2 + "/scale"}); r.code != 200 {
+		t.Errorf("get after replicas were set: %d %s", r.code, r.body)
+	}
+}

@@ -123,7 +123,11 @@ func (h *Handler) writeObject(c *call, status int, obj map[string]any) {
 		return
 	}
 	if c.present != nil {
-		out := c.present(obj)
+		out, err := c.present(obj)
+		if err != nil {
+			codec.WriteStatus(c.w, c.r, err)
+			return
+		}
 		if c.media.As == "Table" && c.presentPrinter != nil {
 			p := c.presentPrinter
 			rv, _ := metadata(out)["resourceVersion"].(string)

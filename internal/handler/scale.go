@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"mime"
 	"strings"
 
@@ -21,7 +22,7 @@ import (
 
 func (h *Handler) serveScale(c *call) {
 	sc := c.version.Subresources.Scale
-	c.present = func(obj map[string]any) map[string]any { return toScale(obj, sc) }
+	c.present = func(obj map[string]any) (map[string]any, error) { return toScale(obj, sc), nil }
 	p, err := h.scalePrinter(c.version)
 	if err != nil {
 		codec.WriteStatus(c.w, c.r, err)
@@ -30,6 +31,14 @@ func (h *Handler) serveScale(c *call) {
 	c.presentPrinter = p
 	switch c.info.Verb {
 	case "get":
+		// Reading the Scale of an object that has no spec replicas is
+		// upstream's internal error; writes set them.
+		c.present = func(obj map[string]any) (map[string]any, error) {
+			if pathValue(obj, sc.SpecReplicasPath) == nil {
+				return nil, apierrors.NewInternalError(fmt.Errorf("the spec replicas field %q does not exist", sc.SpecReplicasPath))
+			}
+			return toScale(obj, sc), nil
+		}
 		h.get(c)
 	case "update":
 		h.updateScale(c, sc)
@@ -132,7 +141,13 @@ func (h *Handler) patchScale(c *call, sc *registry.Scale) {
 		return
 	}
 	h.write(c, "scale", "", func(old map[string]any, _ []byte) (map[string]any, error) {
-		cur, err := json.Marshal(toScale(old, sc))
+		before := toScale(old, sc)
+		if pathValue(old, sc.SpecReplicasPath) == nil {
+			// As upstream marks a Scale whose object has no spec replicas,
+			// so that a patch that does not set them is refused.
+			before["spec"].(map[string]any)["replicas"] = int64(math.MinInt32)
+		}
+		cur, err := json.Marshal(before)
 		if err != nil {
 			return nil, apierrors.NewInternalError(err)
 		}
@@ -152,6 +167,9 @@ func (h *Handler) patchScale(c *call, sc *registry.Scale) {
 		}
 		if err := patchFieldValidation(c, mode, string(out), append(p.strict, strict...)); err != nil {
 			return nil, err
+		}
+		if scale.Spec.Replicas == math.MinInt32 {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("the spec replicas field %q cannot be empty", sc.SpecReplicasPath))
 		}
 		replicas, err := scaleReplicas(c, scale)
 		if err != nil {
