@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 
 	"github.com/crdserver/crdserver/internal/codec"
@@ -97,11 +98,14 @@ func (h *Handler) DeleteObject(ctx context.Context, def *registry.Definition, st
 		setRV(obj, kv.ModRevision)
 		md := metadata(obj)
 		if p := opts.Preconditions; p != nil {
+			// Upstream's words, which name the kind where other conflicts
+			// name the resource (its delete checks preconditions by kind).
+			byKind := schema.GroupResource{Group: def.Group, Resource: def.Kind}
 			if p.UID != nil && string(*p.UID) != md["uid"] {
-				return nil, false, apierrors.NewConflict(gr, name, fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", *p.UID, md["uid"]))
+				return nil, false, apierrors.NewConflict(byKind, name, fmt.Errorf("the UID in the precondition (%s) does not match the UID in record (%v). The object might have been deleted and then recreated", *p.UID, md["uid"]))
 			}
 			if p.ResourceVersion != nil && *p.ResourceVersion != md["resourceVersion"] {
-				return nil, false, apierrors.NewConflict(gr, name, fmt.Errorf("Precondition failed: ResourceVersion in precondition: %v, ResourceVersion in object meta: %v", *p.ResourceVersion, md["resourceVersion"]))
+				return nil, false, apierrors.NewConflict(byKind, name, fmt.Errorf("the ResourceVersion in the precondition (%s) does not match the ResourceVersion in record (%v). The object might have been modified", *p.ResourceVersion, md["resourceVersion"]))
 			}
 		}
 		if pendingFinalizers(def, obj) {
