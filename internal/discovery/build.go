@@ -269,7 +269,7 @@ func apiResources(entries []entry) []metav1.APIResource {
 				Name: def.Resource + "/" + o.Name, Namespaced: ns, Kind: def.Kind, Verbs: o.Verbs,
 			})
 		}
-		if def.Hooks != nil { // a built-in
+		if !def.Custom() {
 			slices.SortFunc(out[first:], func(a, b metav1.APIResource) int { return strings.Compare(a.Name, b.Name) })
 		}
 	}

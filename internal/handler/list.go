@@ -134,8 +134,13 @@ func (h *Handler) writeList(c *call, res watchcache.ListResult) {
 		return
 	}
 
+	md := listMeta(rv, res)
+	if c.def.Custom() {
+		// An unstructured list always carries continue, empty or not.
+		md["continue"] = res.Continue
+	}
 	head, _ := json.Marshal(map[string]any{
-		"kind": c.def.ListKind, "apiVersion": c.apiVersion(), "metadata": listMeta(rv, res),
+		"kind": c.def.ListKind, "apiVersion": c.apiVersion(), "metadata": md,
 	})
 	if c.media.Type == codec.MediaJSON && !c.media.Pretty {
 		h.streamList(c, head, encoded)

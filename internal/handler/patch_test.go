@@ -189,3 +189,17 @@ func TestScaleWithoutReplicas(t *testing.T) {
 		t.Errorf("get after replicas were set: %d %s", r.code, r.body)
 	}
 }
+
+// A custom resource list carries continue even when empty, as upstream's
+// unstructured lists do; a built-in's typed list omits it.
+func TestListContinue(t *testing.T) {
+	e := newWidgetEnv(t)
+	r := e.do(req{method: "GET", path: "/apis/patch.example.com/v1/namespaces/default/widgets"})
+	if md, _ := r.obj(t)["metadata"].(map[string]any); r.code != 200 || md["continue"] != "" {
+		t.Errorf("custom resource list metadata: %d %s", r.code, r.body)
+	}
+	r = e.do(req{method: "GET", path: "/api/v1/namespaces"})
+	if md, _ := r.obj(t)["metadata"].(map[string]any); r.code != 200 || md["continue"] != nil {
+		t.Errorf("namespace list metadata: %d %s", r.code, r.body)
+	}
+}

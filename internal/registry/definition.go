@@ -157,6 +157,11 @@ var AgeColumn = PrinterColumn{
 // Namespaced reports whether objects live in namespaces.
 func (d *Definition) Namespaced() bool { return d.Scope == Namespaced }
 
+// Custom reports whether d is a custom resource's (a CRD's): built-ins
+// have Hooks, custom resources none. Where upstream's unstructured custom
+// resources and typed built-ins answer differently, this tells which.
+func (d *Definition) Custom() bool { return d.Hooks == nil }
+
 // GroupResource returns the definition's group and resource.
 func (d *Definition) GroupResource() schema.GroupResource {
 	return schema.GroupResource{Group: d.Group, Resource: d.Resource}
