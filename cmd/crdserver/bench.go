@@ -33,7 +33,7 @@ func benchFlags(o *benchOptions) *flag.FlagSet {
 	fs := flag.NewFlagSet("crdserver bench", flag.ContinueOnError)
 	c := &o.Config
 	fs.StringVar(&c.Kubeconfig, "kubeconfig", "", "kubeconfig of the server to drive; empty uses $KUBECONFIG or ~/.kube/config")
-	fs.StringVar(&c.Resource, "resource", loadgen.ResourceWidgets, "resource to load: widgets (a CRD of its own) or namespaces")
+	fs.StringVar(&c.Resource, "resource", loadgen.ResourceWidgets, "resource to load: widgets (a CRD of its own), celwidgets (the same CRD with four CEL rules) or namespaces")
 	fs.BoolVar(&o.InstallCRD, "install-crd", true, "install the Widget CRD (deleted again with --cleanup)")
 	fs.StringVar(&c.Namespace, "namespace", "", "namespace for widgets; empty creates <prefix>-<run id>")
 	fs.StringVar(&c.Prefix, "prefix", "bench", "prefix of object names")

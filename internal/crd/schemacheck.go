@@ -1,8 +1,10 @@
 package crd
 
 import (
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/crdserver/crdserver/internal/cel"
 	"github.com/crdserver/crdserver/internal/schema/structural"
 )
 
@@ -19,11 +21,41 @@ var _ SchemaChecker = StructuralChecker{}
 func (StructuralChecker) CheckSchema(in SchemaInput, p *field.Path) field.ErrorList {
 	sp := p.Child("openAPIV3Schema")
 	errs := structural.Check(in.Schema, sp, in.StatusEnabled, structural.OptionsFor(in.OldSpec))
-	if len(errs) == 0 && structural.IsStructural(in.Schema) {
-		// Defaults are checked only on a structural schema, as upstream.
-		errs = checkDefaults(in.Schema, sp)
+	if !structural.IsStructural(in.Schema) {
+		return errs
 	}
-	return errs
+	// Defaults, then CEL rules, are checked only on a structural schema,
+	// as upstream; rules only where no other error lies at or below them.
+	if len(errs) == 0 {
+		if errs = checkDefaults(in.Schema, sp); len(errs) > 0 {
+			return errs
+		}
+	}
+	return append(errs, cel.Check(in.Schema, sp, cel.CheckOptions{
+		Stored:          cel.StoredExpressions(in.OldSpec),
+		UnchangedSchema: schemaUnchanged(in),
+		Skip:            cel.UnderErrors(errs),
+	})...)
+}
+
+// schemaUnchanged reports whether the version's schema (every version's,
+// when they share one) is the one already stored: its rules' estimated
+// costs are then not held against the per-rule limit, so that a CRD
+// accepted under older estimates can still be updated.
+func schemaUnchanged(in SchemaInput) bool {
+	if in.OldSpec == nil {
+		return false
+	}
+	name := in.Version
+	if name == "" && len(in.Spec.Versions) > 0 {
+		name = in.Spec.Versions[0].Name
+	}
+	for _, v := range in.OldSpec.Versions {
+		if v.Name == name && v.Schema != nil {
+			return apiequality.Semantic.DeepEqual(v.Schema.OpenAPIV3Schema, in.Schema)
+		}
+	}
+	return false
 }
 
 // CheckSelectableFields implements SchemaChecker.

@@ -56,7 +56,8 @@ func (h *Handler) doCreate(c *call) error {
 		return apierrors.NewForbidden(c.gr(), name, errors.New("create not allowed while custom resource definition is terminating"))
 	}
 	errs := append(validateCreate(c, obj), validateSchema(c, obj, nil, "")...)
-	if errs = append(errs, validateScale(c, obj, "")...); len(errs) > 0 {
+	errs = append(errs, validateScale(c, obj, "")...)
+	if errs = validateRules(c, obj, nil, errs); len(errs) > 0 {
 		return apierrors.NewInvalid(schema.GroupKind{Group: c.def.Group, Kind: c.def.Kind}, name, errs)
 	}
 	// Validating admission plugs in here.

@@ -322,12 +322,17 @@ func applyFieldValidation(c *call, mode string, problems []string) error {
 		return apierrors.NewBadRequest("strict decoding error: " + strings.Join(problems, ", "))
 	}
 	for _, p := range problems {
-		// An update retried after a conflict finds the same problems again.
-		if w := fmt.Sprintf("299 - %q", p); !slices.Contains(c.w.Header().Values("Warning"), w) {
-			c.w.Header().Add("Warning", w)
-		}
+		addWarning(c, p)
 	}
 	return nil
+}
+
+// addWarning adds a Warning header to the answer, once: an update retried
+// after a conflict finds the same problems again.
+func addWarning(c *call, text string) {
+	if w := fmt.Sprintf("299 - %q", text); !slices.Contains(c.w.Header().Values("Warning"), w) {
+		c.w.Header().Add("Warning", w)
+	}
 }
 
 // checkTypeMeta fills a missing apiVersion/kind from the URL and refuses a

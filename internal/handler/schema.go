@@ -71,6 +71,22 @@ func validateSchema(c *call, obj, old map[string]any, sub string) field.ErrorLis
 	return s.ValidateUpdate(obj, old)
 }
 
+// validateRules runs the version's CEL rules after every other check
+// (whose errors, in errs, may keep them from running) and returns errs
+// with the rules' errors added; failures the update did not cause (in
+// unchanged values) become Warning headers.
+func validateRules(c *call, obj, old map[string]any, errs field.ErrorList) field.ErrorList {
+	s := versionSchema(c)
+	if s == nil {
+		return errs
+	}
+	ruleErrs, warnings := s.ValidateRules(c.r.Context(), obj, old, errs)
+	for _, w := range warnings {
+		addWarning(c, w)
+	}
+	return append(errs, ruleErrs...)
+}
+
 // validateScale checks the replica counts (and selector) the scale
 // subresource reads from a custom resource, as upstream's validator does
 // on every write: values of the wrong type, negative or over the int32

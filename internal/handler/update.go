@@ -184,7 +184,8 @@ func (h *Handler) doWrite(c *call, sub, wantRV string, mutate mutation, copyOld 
 		obj = h.prepareUpdate(c, obj, old, sub)
 		// Mutating admission plugs in here (and prunes and defaults again).
 		errs := append(validateUpdate(c, obj, old, sub), validateSchema(c, obj, old, sub)...)
-		if errs = append(errs, validateScale(c, obj, sub)...); len(errs) > 0 {
+		errs = append(errs, validateScale(c, obj, sub)...)
+		if errs = validateRules(c, obj, old, errs); len(errs) > 0 {
 			if retry() {
 				continue
 			}

@@ -18,10 +18,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
-	"sigs.k8s.io/yaml"
 )
 
 // errNoObjects is what a workload reports when it has nothing to work on,
@@ -118,13 +118,16 @@ func newBench(cfg Config, client dynamic.Interface) (*bench, error) {
 		b.res = client.Resource(namespacesGVR)
 		b.selector = LabelRun + "=" + b.runID
 		b.template = newNamespace(b.objectName(0), b.runID, 0)
-	case ResourceWidgets:
+	case ResourceWidgets, ResourceCELWidgets:
 		b.namespace = cfg.Namespace
 		if b.namespace == "" {
 			b.namespace = cfg.Prefix + "-" + b.runID
 		}
-		b.res = client.Resource(widgetsGVR).Namespace(b.namespace)
+		b.res = client.Resource(b.widgetsGVR()).Namespace(b.namespace)
 		b.template = newWidget(b.objectName(0), b.namespace, b.runID, 0)
+		if cfg.Resource == ResourceCELWidgets {
+			b.template.SetKind(celWidgetKind)
+		}
 	}
 	if err := padTo(b.template, cfg.ObjectSize); err != nil {
 		return nil, err
@@ -145,6 +148,18 @@ func (b *bench) objectName(i int) string {
 		return b.cfg.Prefix + "-" + b.runID + "-" + strconv.Itoa(i)
 	}
 	return b.cfg.Prefix + "-" + strconv.Itoa(i)
+}
+
+// widgets reports whether the resource under load is a Widget CRD.
+func (b *bench) widgets() bool {
+	return b.cfg.Resource == ResourceWidgets || b.cfg.Resource == ResourceCELWidgets
+}
+
+func (b *bench) widgetsGVR() schema.GroupVersionResource {
+	if b.cfg.Resource == ResourceCELWidgets {
+		return celWidgetsGVR
+	}
+	return widgetsGVR
 }
 
 func (b *bench) runner() Runner {
@@ -255,7 +270,7 @@ func (b *bench) run(ctx context.Context, report *Report) error {
 
 // setup installs the CRD and creates the namespace widgets live in.
 func (b *bench) setup(ctx context.Context) error {
-	if b.cfg.Resource != ResourceWidgets {
+	if !b.widgets() {
 		return nil
 	}
 	if !b.cfg.SkipInstallCRD {
@@ -297,9 +312,9 @@ func (b *bench) setup(ctx context.Context) error {
 }
 
 func (b *bench) installCRD(ctx context.Context) error {
-	crd := &unstructured.Unstructured{}
-	if err := yaml.Unmarshal(widgetsCRDYAML, &crd.Object); err != nil {
-		return fmt.Errorf("decoding embedded CRD: %w", err)
+	crd, err := WidgetsCRDFor(b.cfg.Resource)
+	if err != nil {
+		return err
 	}
 	if b.cfg.Conversion == ConversionWebhook {
 		hook, err := startBenchWebhook()
@@ -314,7 +329,7 @@ func (b *bench) installCRD(ctx context.Context) error {
 		}
 	}
 	crds := b.client.Resource(crdsGVR)
-	_, err := crds.Create(ctx, crd, metav1.CreateOptions{})
+	_, err = crds.Create(ctx, crd, metav1.CreateOptions{})
 	switch {
 	case err == nil:
 		b.installedCRD = true
@@ -427,7 +442,7 @@ func (b *bench) update(ctx context.Context, i int, started func(seq int64)) erro
 	seq := b.updateSeq.Add(1)
 	annotations[annotationSeq] = strconv.FormatInt(seq, 10)
 	s.obj.SetAnnotations(annotations)
-	if b.cfg.Resource == ResourceWidgets {
+	if b.widgets() {
 		if err := unstructured.SetNestedField(s.obj.Object, seq%1000, "spec", "replicas"); err != nil {
 			return err
 		}
@@ -714,7 +729,7 @@ func (b *bench) cleanup(ctx context.Context) error {
 		}
 	}
 	if b.installedCRD {
-		err := b.client.Resource(crdsGVR).Delete(ctx, widgetsGVR.GroupResource().String(), metav1.DeleteOptions{})
+		err := b.client.Resource(crdsGVR).Delete(ctx, b.widgetsGVR().GroupResource().String(), metav1.DeleteOptions{})
 		if err != nil && !apierrors.IsNotFound(err) {
 			errs = append(errs, fmt.Errorf("deleting CRD: %w", err))
 		}

@@ -51,7 +51,8 @@ type Config struct {
 	// Kubeconfig is the kubeconfig file to use; empty means client-go's
 	// default loading rules ($KUBECONFIG, then ~/.kube/config).
 	Kubeconfig string
-	// Resource is ResourceWidgets (default) or ResourceNamespaces.
+	// Resource is ResourceWidgets (default), ResourceCELWidgets or
+	// ResourceNamespaces.
 	Resource string
 	// SkipInstallCRD assumes the Widget CRD exists instead of installing it.
 	SkipInstallCRD bool
@@ -136,8 +137,8 @@ func (c *Config) complete() error {
 	if c.Resource == "" {
 		c.Resource = ResourceWidgets
 	}
-	if c.Resource != ResourceWidgets && c.Resource != ResourceNamespaces {
-		return fmt.Errorf("unknown resource %q: want %s or %s", c.Resource, ResourceWidgets, ResourceNamespaces)
+	if c.Resource != ResourceWidgets && c.Resource != ResourceCELWidgets && c.Resource != ResourceNamespaces {
+		return fmt.Errorf("unknown resource %q: want %s, %s or %s", c.Resource, ResourceWidgets, ResourceCELWidgets, ResourceNamespaces)
 	}
 	switch c.Conversion {
 	case "", ConversionNone, ConversionWebhook:

@@ -9,6 +9,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/yaml"
 )
 
 // Labels and annotations the load generator puts on what it creates.
@@ -27,11 +28,15 @@ const (
 const (
 	ResourceNamespaces = "namespaces"
 	ResourceWidgets    = "widgets"
+	// ResourceCELWidgets is the Widget CRD under another name with four
+	// x-kubernetes-validations rules added, to measure what rules cost.
+	ResourceCELWidgets = "celwidgets"
 )
 
 var (
 	namespacesGVR = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
 	widgetsGVR    = schema.GroupVersionResource{Group: "bench.crdserver.io", Version: "v1", Resource: "widgets"}
+	celWidgetsGVR = schema.GroupVersionResource{Group: "bench.crdserver.io", Version: "v1", Resource: "celwidgets"}
 	crdsGVR       = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 )
 
@@ -41,6 +46,55 @@ var widgetsCRDYAML []byte
 // WidgetsCRD returns the CustomResourceDefinition of the Widget resource, as
 // YAML.
 func WidgetsCRD() []byte { return widgetsCRDYAML }
+
+// celRules are the rules the celwidgets variant adds, by the path of the
+// schema node they sit on: a comparison of two fields, a list macro over
+// a list-map, a transition rule, and a bound on a nested field. Every
+// object the load generator writes passes them.
+var celRules = []struct {
+	path []string
+	rule map[string]any
+}{
+	{[]string{"spec"}, map[string]any{"rule": "self.replicas <= 1000 || self.size == 'large'", "message": "at most 1000 replicas unless large"}},
+	{[]string{"spec", "properties", "endpoints"}, map[string]any{"rule": "self.all(e, e.url.startsWith('https://') || e.protocol == 'TCP')", "message": "plain HTTP endpoints must use TCP"}},
+	{[]string{"spec", "properties", "owner"}, map[string]any{"rule": "self == oldSelf", "message": "owner is immutable"}},
+	{[]string{"spec", "properties", "config"}, map[string]any{"rule": "!has(self.retries) || self.retries <= 10", "message": "at most 10 retries"}},
+}
+
+// WidgetsCRDFor returns the CRD of resource (widgets or celwidgets) as an
+// object to create.
+func WidgetsCRDFor(resource string) (*unstructured.Unstructured, error) {
+	crd := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal(widgetsCRDYAML, &crd.Object); err != nil {
+		return nil, fmt.Errorf("decoding embedded CRD: %w", err)
+	}
+	if resource != ResourceCELWidgets {
+		return crd, nil
+	}
+	crd.SetName(celWidgetsGVR.GroupResource().String())
+	names := map[string]any{"plural": "celwidgets", "singular": "celwidget", "kind": celWidgetKind, "listKind": celWidgetKind + "List", "shortNames": []any{"cwg"}}
+	if err := unstructured.SetNestedMap(crd.Object, names, "spec", "names"); err != nil {
+		return nil, err
+	}
+	// Walk the decoded maps in place (the Nested* helpers return copies).
+	v := crd.Object["spec"].(map[string]any)["versions"].([]any)[0].(map[string]any)
+	props := v["schema"].(map[string]any)["openAPIV3Schema"].(map[string]any)["properties"].(map[string]any)
+	for _, r := range celRules {
+		node := props
+		for _, p := range r.path {
+			node = node[p].(map[string]any)
+		}
+		rules, _ := node["x-kubernetes-validations"].([]any)
+		node["x-kubernetes-validations"] = append(rules, r.rule)
+	}
+	// Bounded URLs keep the endpoints rule's estimated cost in budget, as
+	// a real CRD author would be told to do.
+	url := props["spec"].(map[string]any)["properties"].(map[string]any)["endpoints"].(map[string]any)["items"].(map[string]any)["properties"].(map[string]any)["url"].(map[string]any)
+	url["maxLength"] = int64(2048)
+	return crd, nil
+}
+
+const celWidgetKind = "CELWidget"
 
 // newNamespace returns a namespace carrying labels and annotations of the
 // kind real clusters have; padTo brings it to size.

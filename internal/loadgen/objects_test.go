@@ -1,15 +1,21 @@
 package loadgen
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 
 	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
+
+	"github.com/crdserver/crdserver/internal/cel"
 )
 
 func loadCRD(t *testing.T) *apiextv1.CustomResourceDefinition {
@@ -221,5 +227,35 @@ func TestPadToSmallerThanObject(t *testing.T) {
 	}
 	if _, ok := obj.GetAnnotations()[annotationPadding]; ok {
 		t.Error("object larger than size got a padding annotation")
+	}
+}
+
+// The celwidgets variant's rules compile within their cost limits, pass
+// every widget the load generator writes, and refuse what they are for.
+func TestCELWidgetsCRD(t *testing.T) {
+	u, err := WidgetsCRDFor(ResourceCELWidgets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var crd apiextv1.CustomResourceDefinition
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &crd); err != nil {
+		t.Fatal(err)
+	}
+	s := crd.Spec.Versions[0].Schema.OpenAPIV3Schema
+	if errs := cel.Check(s, field.NewPath("schema"), cel.CheckOptions{}); len(errs) > 0 {
+		t.Fatalf("rules refused: %v", errs)
+	}
+	v := cel.New(s)
+	if v == nil {
+		t.Fatal("no rules compiled")
+	}
+	obj := newWidget("w", "ns", "run", 5).Object
+	if errs, _ := v.Validate(context.Background(), obj, nil); len(errs) > 0 {
+		t.Fatalf("a generated widget fails the rules: %v", errs)
+	}
+	moved := runtime.DeepCopyJSON(obj)
+	_ = unstructured.SetNestedField(moved, "someone-else", "spec", "owner")
+	if errs, _ := v.Validate(context.Background(), moved, obj); len(errs) != 1 || !strings.Contains(errs[0].Error(), "owner is immutable") {
+		t.Fatalf("changing the owner: got %v, want the transition rule's error", errs)
 	}
 }

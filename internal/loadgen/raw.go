@@ -53,8 +53,9 @@ func (r *rawBodies) create(name string) []byte {
 
 // collectionPath is the URL path of the resource under load.
 func (b *bench) collectionPath() string {
-	if b.cfg.Resource == ResourceWidgets {
-		return "/apis/" + widgetsGVR.Group + "/" + widgetsGVR.Version + "/namespaces/" + b.namespace + "/" + widgetsGVR.Resource
+	if b.widgets() {
+		gvr := b.widgetsGVR()
+		return "/apis/" + gvr.Group + "/" + gvr.Version + "/namespaces/" + b.namespace + "/" + gvr.Resource
 	}
 	return "/api/v1/namespaces"
 }

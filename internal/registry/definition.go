@@ -162,6 +162,20 @@ func (d *Definition) StorageVersion() *Version {
 	return nil
 }
 
+// Version returns the named version, served or not; nil when d is nil or
+// has no such version.
+func (d *Definition) Version(name string) *Version {
+	if d == nil {
+		return nil
+	}
+	for i := range d.Versions {
+		if d.Versions[i].Name == name {
+			return &d.Versions[i]
+		}
+	}
+	return nil
+}
+
 // ServedVersion returns the named version if it is served.
 func (d *Definition) ServedVersion(name string) (*Version, bool) {
 	for i := range d.Versions {

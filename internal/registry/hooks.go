@@ -1,6 +1,8 @@
 package registry
 
 import (
+	"context"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -119,6 +121,13 @@ type Schema interface {
 	// ValidateStatusUpdate checks a write to the status subresource:
 	// obj's status only, with the status schema as the root, ratcheting.
 	ValidateStatusUpdate(obj, old map[string]any) field.ErrorList
+	// ValidateRules runs the x-kubernetes-validations rules on obj (old
+	// is the stored object on update, else nil) after the other checks
+	// found prior: when one of those makes the rules meaningless (a wrong
+	// type, a missing required field, a value too long), the rules are not
+	// run and one error says so. Failures in values unchanged from old
+	// come back as warnings, not errors (ratcheting).
+	ValidateRules(ctx context.Context, obj, old map[string]any, prior field.ErrorList) (errs field.ErrorList, warnings []string)
 }
 
 // UnconditionalUpdater marks resources whose PUT may omit

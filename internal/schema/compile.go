@@ -16,6 +16,7 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
+	"github.com/crdserver/crdserver/internal/cel"
 	"github.com/crdserver/crdserver/internal/registry"
 )
 
@@ -23,6 +24,8 @@ import (
 // Compile returns and safe for concurrent use.
 type Schema struct {
 	root *node
+	// rules are the x-kubernetes-validations rules, nil when there are none.
+	rules *cel.Validator
 	// pruneRoot is root marked as an embedded resource: the object keeps
 	// apiVersion, kind and metadata whatever the schema says.
 	pruneRoot *node
@@ -111,6 +114,13 @@ var typeMasks = map[string]uint8{
 // JSON; a pattern that does not compile is reported by validation with
 // upstream's message, as CRD validation refuses such schemas anyway.
 func Compile(props *apiextensionsv1.JSONSchemaProps) (*Schema, error) {
+	return Recompile(nil, props)
+}
+
+// Recompile is Compile for the next version of a schema prev compiled
+// (prev may be nil): CEL rules whose part of the schema did not change
+// keep their compiled programs.
+func Recompile(prev *Schema, props *apiextensionsv1.JSONSchemaProps) (*Schema, error) {
 	n := &node{}
 	if props != nil {
 		var err error
@@ -120,7 +130,11 @@ func Compile(props *apiextensionsv1.JSONSchemaProps) (*Schema, error) {
 	}
 	pr := *n
 	pr.embedded = true
-	return &Schema{root: n, pruneRoot: &pr}, nil
+	var prevRules *cel.Validator
+	if prev != nil {
+		prevRules = prev.rules
+	}
+	return &Schema{root: n, pruneRoot: &pr, rules: cel.Update(prevRules, props)}, nil
 }
 
 // compileOpts are the ways a tree compiled for something other than a

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -75,7 +76,11 @@ func (c *crdServer) Serve(crds []map[string]any) {
 		}
 		def, err := crd.FromCRD(obj)
 		if err == nil {
-			err = compileSchemas(def)
+			var prev *registry.Definition
+			if cd, ok := c.defs[name]; ok {
+				prev = cd.def
+			}
+			err = compileSchemas(def, prev)
 		}
 		if err == nil {
 			def.Converter = conversion.New(def, c.s.webhooks)
@@ -264,19 +269,33 @@ func nestedString(obj map[string]any, path ...string) (string, bool) {
 	return s, ok
 }
 
-// compileSchemas compiles each version's schema once, when the CRD changes;
-// the handler prunes, defaults and validates with the compiled form.
-func compileSchemas(def *registry.Definition) error {
+// compileSchemas compiles each version's schema once, when it changes;
+// the handler prunes, defaults and validates with the compiled form. A
+// version whose schema is the same as in prev (the CRD as served before
+// this change, or nil) keeps its compiled form, and a changed one keeps
+// the CEL programs of the rules whose part of the schema did not change:
+// rules are costly to compile, and most CRD writes (status, labels)
+// leave schemas alone.
+func compileSchemas(def, prev *registry.Definition) error {
 	for i := range def.Versions {
 		v := &def.Versions[i]
 		if len(v.OpenAPISchema) == 0 {
 			continue
 		}
+		pv := prev.Version(v.Name)
+		var prevSchema *crschema.Schema
+		if pv != nil {
+			if bytes.Equal(pv.OpenAPISchema, v.OpenAPISchema) && pv.Schema != nil {
+				v.Schema = pv.Schema
+				continue
+			}
+			prevSchema, _ = pv.Schema.(*crschema.Schema)
+		}
 		var props apiextensionsv1.JSONSchemaProps
 		if err := json.Unmarshal(v.OpenAPISchema, &props); err != nil {
 			return fmt.Errorf("version %s: decoding schema: %w", v.Name, err)
 		}
-		s, err := crschema.Compile(&props)
+		s, err := crschema.Recompile(prevSchema, &props)
 		if err != nil {
 			return fmt.Errorf("version %s: compiling schema: %w", v.Name, err)
 		}

@@ -22,10 +22,13 @@ var layer = map[string]int{
 	"internal/version":             0,
 	"internal/authn":               0,
 	"internal/storage/etcdlog":     0,
-	"internal/schema":              1,
 	"internal/schema/structural":   0,
 	"internal/webhook":             0,
 	"internal/webhook/webhooktest": 0,
+	// CEL rules type against structural schemas; the schema pipeline runs them.
+	"internal/cel": 1,
+	// The schema pipeline: prune, default, validate, then the CEL rules.
+	"internal/schema": 2,
 	// One step each: storage backends, the cache, definitions, documents.
 	"internal/authz":               1,
 	"internal/watchcache":          1,
@@ -37,21 +40,21 @@ var layer = map[string]int{
 	"internal/openapi":             1,
 	"internal/conversion":          1,
 	// The request path and background loops.
-	"internal/storage/etcdtest": 2,
-	"internal/crd":              2,
-	"internal/filters":          2,
-	"internal/handler":          2,
-	"internal/controllers":      2,
-	"internal/router":           2,
+	"internal/storage/etcdtest": 3,
+	"internal/crd":              3,
+	"internal/filters":          3,
+	"internal/handler":          3,
+	"internal/controllers":      3,
+	"internal/router":           3,
 	// Wiring.
-	"internal/server":  3,
-	"internal/loadgen": 3,
+	"internal/server":  4,
+	"internal/loadgen": 4,
 	// Entry points.
-	"cmd/crdserver":   4,
-	"crdtest":         4,
-	"test/etcdserver": 4,
-	"test/e2e":        5,
-	"test/layers":     5,
+	"cmd/crdserver":   5,
+	"crdtest":         5,
+	"test/etcdserver": 5,
+	"test/e2e":        6,
+	"test/layers":     6,
 }
 
 func TestImportsPointDown(t *testing.T) {
