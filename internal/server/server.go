@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/crdserver/crdserver/internal/admission"
 	"github.com/crdserver/crdserver/internal/authn"
 	"github.com/crdserver/crdserver/internal/authz"
 	"github.com/crdserver/crdserver/internal/builtin"
@@ -126,7 +127,8 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return nil, err
 	}
 
-	builtins := []*registry.Definition{builtin.Namespaces(), crd.Definition(), builtin.Services(), builtin.Endpoints(), builtin.EndpointSlices()}
+	builtins := []*registry.Definition{builtin.Namespaces(), crd.Definition(), builtin.Services(), builtin.Endpoints(), builtin.EndpointSlices(),
+		builtin.MutatingWebhookConfigurations(), builtin.ValidatingWebhookConfigurations()}
 	reg := registry.New(builtins)
 	s.stores = newStores(ctx, s.backend, reg, cfg.EtcdPrefix, s.log)
 	for _, d := range reg.Current().Definitions() {
@@ -138,7 +140,13 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if err := s.createInitialNamespaces(ctx); err != nil {
 		return nil, err
 	}
-	s.handler = handler.New(handler.Config{Registry: reg, Stores: s.stores, Logger: s.log})
+	adm := admission.New(admission.Config{
+		Clients:    s.webhooks,
+		Source:     storedAdmission{s.stores},
+		Namespaces: storedAdmission{s.stores},
+		Logger:     s.log,
+	})
+	s.handler = handler.New(handler.Config{Registry: reg, Stores: s.stores, Logger: s.log, Admission: adm})
 
 	// The background loops get their own context: Shutdown ends them
 	// before the caches and storage they use, while requests still drain.

@@ -1,0 +1,86 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/crdserver/crdserver/internal/admission"
+	"github.com/crdserver/crdserver/internal/builtin"
+	"github.com/crdserver/crdserver/internal/storage"
+	"github.com/crdserver/crdserver/internal/watchcache"
+)
+
+var (
+	mutatingWebhooksGR   = schema.GroupResource{Group: builtin.AdmissionGroup, Resource: "mutatingwebhookconfigurations"}
+	validatingWebhooksGR = schema.GroupResource{Group: builtin.AdmissionGroup, Resource: "validatingwebhookconfigurations"}
+	namespacesGR         = schema.GroupResource{Resource: "namespaces"}
+)
+
+// storedAdmission reads webhook configurations and namespace labels from
+// the watch caches, for the admission step.
+type storedAdmission struct{ stores *stores }
+
+var (
+	_ admission.Source     = storedAdmission{}
+	_ admission.Namespaces = storedAdmission{}
+)
+
+func (s storedAdmission) WebhookConfigurations(ctx context.Context, mutating bool) ([]admission.Stored, error) {
+	gr := validatingWebhooksGR
+	if mutating {
+		gr = mutatingWebhooksGR
+	}
+	st, ok := s.stores.Store(gr)
+	if !ok {
+		return nil, fmt.Errorf("%s are not served", gr)
+	}
+	res, err := st.Cache.List(ctx, watchcache.ListOptions{ResourceVersion: "0"})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]admission.Stored, len(res.Items))
+	for i, it := range res.Items {
+		out[i] = admission.Stored{Name: it.Name, Revision: it.Revision, JSON: it.JSON}
+	}
+	return out, nil
+}
+
+// NamespaceLabels reads the cache, then storage for a namespace created a
+// moment ago that the cache has not seen yet.
+func (s storedAdmission) NamespaceLabels(ctx context.Context, name string) (map[string]string, error) {
+	st, ok := s.stores.Store(namespacesGR)
+	if !ok {
+		return nil, fmt.Errorf("namespaces are not served")
+	}
+	var data []byte
+	it, err := st.Cache.Get(ctx, st.Key("", name), watchcache.GetOptions{ResourceVersion: "0"})
+	switch {
+	case err == nil:
+		data = it.JSON
+	case errors.Is(err, storage.ErrNotFound):
+		kv, err := st.Storage.Get(ctx, st.Key("", name))
+		if errors.Is(err, storage.ErrNotFound) {
+			return nil, apierrors.NewNotFound(namespacesGR, name)
+		}
+		if err != nil {
+			return nil, err
+		}
+		data = kv.Value
+	default:
+		return nil, err
+	}
+	var ns struct {
+		Metadata struct {
+			Labels map[string]string `json:"labels"`
+		} `json:"metadata"`
+	}
+	if err := json.Unmarshal(data, &ns); err != nil {
+		return nil, err
+	}
+	return ns.Metadata.Labels, nil
+}
