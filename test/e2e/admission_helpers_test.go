@@ -9,7 +9,9 @@ import (
 
 	admissionv1 "k8s.io/api/admission/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/yaml"
 
 	"github.com/crdserver/crdserver/internal/webhook/webhooktest"
 )
@@ -134,4 +136,14 @@ func syncWebhooks(t *testing.T, srv *server) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// mustUnstructured decodes a YAML manifest into an object for client-go.
+func mustUnstructured(t *testing.T, manifest string) *unstructured.Unstructured {
+	t.Helper()
+	var m map[string]any
+	if err := yaml.Unmarshal([]byte(manifest), &m); err != nil {
+		t.Fatal(err)
+	}
+	return &unstructured.Unstructured{Object: m}
 }
