@@ -86,3 +86,90 @@ func nullable(m map[string]any) any {
 	}
 	return m
 }
+
+// Policy expressions: a ValidatingAdmissionPolicy's validations,
+// messageExpressions, matchConditions and variables see object,
+// oldObject, request, params, namespaceObject and variables (the values
+// of the policy's variables by name). There is no authorizer.
+
+var policyEnv = func() *cel.Env {
+	set, err := baseEnv.Extend(environment.VersionedOptions{
+		IntroducedVersion: version.MajorMinor(1, 0),
+		EnvOptions: []cel.EnvOption{
+			cel.Variable("object", cel.DynType),
+			cel.Variable("oldObject", cel.DynType),
+			cel.Variable("request", cel.DynType),
+			cel.Variable("params", cel.DynType),
+			cel.Variable("namespaceObject", cel.DynType),
+			cel.Variable("variables", cel.MapType(cel.StringType, cel.DynType)),
+		},
+	})
+	if err != nil {
+		panic(fmt.Sprintf("cel: policy environment: %v", err))
+	}
+	return set.StoredExpressionsEnv()
+}()
+
+// Expression is a compiled policy expression, safe for concurrent use.
+type Expression struct {
+	prog cel.Program
+}
+
+// PolicyResult is the type an expression must have.
+type PolicyResult int
+
+const (
+	// AnyResult is a variable's expression.
+	AnyResult PolicyResult = iota
+	BoolResult
+	StringResult
+)
+
+// CompilePolicyExpression compiles a policy expression that must return
+// result (or dyn).
+func CompilePolicyExpression(expr string, result PolicyResult) (*Expression, error) {
+	ast, iss := policyEnv.Compile(expr)
+	if iss != nil {
+		return nil, fmt.Errorf("compilation failed: %s", iss.String())
+	}
+	t := ast.OutputType()
+	switch {
+	case result == BoolResult && t != cel.BoolType && t != cel.DynType:
+		return nil, fmt.Errorf("must evaluate to bool")
+	case result == StringResult && t != cel.StringType && t != cel.DynType:
+		return nil, fmt.Errorf("must evaluate to string")
+	}
+	prog, err := policyEnv.Program(ast, cel.CostLimit(PerCallLimit), cel.InterruptCheckFrequency(celconfig.CheckFrequency), cel.EvalOptions(cel.OptTrackCost))
+	if err != nil {
+		return nil, fmt.Errorf("program instantiation failed: %v", err)
+	}
+	return &Expression{prog: prog}, nil
+}
+
+// PolicyVars are the variables of one evaluation; nil maps are null.
+type PolicyVars struct {
+	Object, OldObject, Request, Params, Namespace map[string]any
+	Variables                                     map[string]any
+}
+
+// Eval evaluates the expression and returns its value as Go (bool,
+// string, or what a variable holds) and the cost spent.
+func (e *Expression) Eval(ctx context.Context, v PolicyVars) (any, uint64, error) {
+	variables := v.Variables
+	if variables == nil {
+		variables = map[string]any{}
+	}
+	vars := map[string]any{
+		"object": nullable(v.Object), "oldObject": nullable(v.OldObject), "request": v.Request,
+		"params": nullable(v.Params), "namespaceObject": nullable(v.Namespace), "variables": variables,
+	}
+	out, det, err := e.prog.ContextEval(ctx, vars)
+	var cost uint64
+	if det != nil && det.ActualCost() != nil {
+		cost = *det.ActualCost()
+	}
+	if err != nil {
+		return nil, cost, err
+	}
+	return out.Value(), cost, nil
+}
