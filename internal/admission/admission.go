@@ -115,7 +115,10 @@ type Config struct {
 	// Namespaces reads namespace labels; nil matches every
 	// namespaceSelector as if namespaces had no labels.
 	Namespaces Namespaces
-	Logger     *slog.Logger
+	// Policies lists ValidatingAdmissionPolicies and their bindings; nil
+	// has none.
+	Policies PolicySource
+	Logger   *slog.Logger
 }
 
 // Admission runs the webhooks. It is safe for concurrent use.
@@ -126,11 +129,14 @@ type Admission struct {
 	log        *slog.Logger
 
 	mutating, validating compiledSet
+
+	policySource     PolicySource
+	compiledPolicies compiledPolicies
 }
 
 // New returns an Admission.
 func New(c Config) *Admission {
-	a := &Admission{clients: c.Clients, source: c.Source, namespaces: c.Namespaces, log: c.Logger}
+	a := &Admission{clients: c.Clients, source: c.Source, namespaces: c.Namespaces, policySource: c.Policies, log: c.Logger}
 	if a.log == nil {
 		a.log = slog.Default()
 	}

@@ -36,6 +36,10 @@ type hook struct {
 
 	client  webhook.ClientConfig
 	timeout time.Duration
+
+	// resourceNames restricts rule i to objects of these names (policies'
+	// match resources).
+	resourceNames map[int][]string
 }
 
 type condition struct {

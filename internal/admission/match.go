@@ -3,6 +3,7 @@ package admission
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -39,7 +40,7 @@ func (a *Admission) match(ctx context.Context, h *hook, at *Attributes, objects 
 	}
 	var inv *invocation
 	for i := range h.Rules {
-		if ruleMatches(&h.Rules[i], at, at.Resource) {
+		if h.ruleMatches(i, at, at.Resource) {
 			inv = &invocation{hook: h, resource: at.Resource, kind: at.Kind}
 			break
 		}
@@ -53,7 +54,7 @@ func (a *Admission) match(ctx context.Context, h *hook, at *Attributes, objects 
 				}
 				res := at.Resource
 				res.Version = v
-				if ruleMatches(&h.Rules[i], at, res) {
+				if h.ruleMatches(i, at, res) {
 					kind := at.Kind
 					if at.Subresource != "scale" {
 						kind.Version = v
@@ -80,6 +81,15 @@ func (a *Admission) match(ctx context.Context, h *hook, at *Attributes, objects 
 		}
 	}
 	return inv, nil
+}
+
+// ruleMatches matches rule i of h, and its resource names (a policy's
+// rules have them) when it lists any.
+func (h *hook) ruleMatches(i int, at *Attributes, res schema.GroupVersionResource) bool {
+	if names := h.resourceNames[i]; len(names) > 0 && !slices.Contains(names, at.Name) {
+		return false
+	}
+	return ruleMatches(&h.Rules[i], at, res)
 }
 
 // ruleMatches is upstream's rule matcher for the request in resource res.

@@ -8,12 +8,17 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 )
 
-// Validate calls the validating webhooks that match at, all at once, and
+// Validate evaluates the ValidatingAdmissionPolicies bound to at, then
+// calls the validating webhooks that match at, all at once, and
 // returns the refusal or failure (under failurePolicy Fail) of the first
 // of them in registration order, or nil when all admit the request.
 func (a *Admission) Validate(ctx context.Context, at *Attributes) error {
 	if exempt(at) {
 		return nil
+	}
+	objects := newVersions(at)
+	if err := a.validatePolicies(ctx, at, objects); err != nil {
+		return err
 	}
 	hooks, err := a.hooks(ctx, &a.validating)
 	if err != nil {
@@ -22,7 +27,6 @@ func (a *Admission) Validate(ctx context.Context, at *Attributes) error {
 	if len(hooks) == 0 {
 		return nil
 	}
-	objects := newVersions(at)
 	var invs []*invocation
 	var vos []*versioned
 	for _, h := range hooks {

@@ -19,6 +19,8 @@ var (
 	mutatingWebhooksGR   = schema.GroupResource{Group: builtin.AdmissionGroup, Resource: "mutatingwebhookconfigurations"}
 	validatingWebhooksGR = schema.GroupResource{Group: builtin.AdmissionGroup, Resource: "validatingwebhookconfigurations"}
 	namespacesGR         = schema.GroupResource{Resource: "namespaces"}
+	policiesGR           = schema.GroupResource{Group: builtin.AdmissionGroup, Resource: "validatingadmissionpolicies"}
+	policyBindingsGR     = schema.GroupResource{Group: builtin.AdmissionGroup, Resource: "validatingadmissionpolicybindings"}
 )
 
 // storedAdmission reads webhook configurations and namespace labels from
@@ -26,15 +28,28 @@ var (
 type storedAdmission struct{ stores *stores }
 
 var (
-	_ admission.Source     = storedAdmission{}
-	_ admission.Namespaces = storedAdmission{}
+	_ admission.Source       = storedAdmission{}
+	_ admission.Namespaces   = storedAdmission{}
+	_ admission.PolicySource = storedAdmission{}
 )
 
 func (s storedAdmission) WebhookConfigurations(ctx context.Context, mutating bool) ([]admission.Stored, error) {
-	gr := validatingWebhooksGR
 	if mutating {
-		gr = mutatingWebhooksGR
+		return s.list(ctx, mutatingWebhooksGR)
 	}
+	return s.list(ctx, validatingWebhooksGR)
+}
+
+func (s storedAdmission) ValidatingAdmissionPolicies(ctx context.Context) ([]admission.Stored, error) {
+	return s.list(ctx, policiesGR)
+}
+
+func (s storedAdmission) ValidatingAdmissionPolicyBindings(ctx context.Context) ([]admission.Stored, error) {
+	return s.list(ctx, policyBindingsGR)
+}
+
+// list reads every object of a resource from its watch cache.
+func (s storedAdmission) list(ctx context.Context, gr schema.GroupResource) ([]admission.Stored, error) {
 	st, ok := s.stores.Store(gr)
 	if !ok {
 		return nil, fmt.Errorf("%s are not served", gr)

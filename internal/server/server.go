@@ -128,7 +128,8 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 
 	builtins := []*registry.Definition{builtin.Namespaces(), crd.Definition(), builtin.Services(), builtin.Endpoints(), builtin.EndpointSlices(),
-		builtin.MutatingWebhookConfigurations(), builtin.ValidatingWebhookConfigurations()}
+		builtin.MutatingWebhookConfigurations(), builtin.ValidatingWebhookConfigurations(),
+		builtin.ValidatingAdmissionPolicies(), builtin.ValidatingAdmissionPolicyBindings()}
 	reg := registry.New(builtins)
 	s.stores = newStores(ctx, s.backend, reg, cfg.EtcdPrefix, s.log)
 	for _, d := range reg.Current().Definitions() {
@@ -144,6 +145,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		Clients:    s.webhooks,
 		Source:     storedAdmission{s.stores},
 		Namespaces: storedAdmission{s.stores},
+		Policies:   storedAdmission{s.stores},
 		Logger:     s.log,
 	})
 	s.handler = handler.New(handler.Config{Registry: reg, Stores: s.stores, Logger: s.log, Admission: adm})
