@@ -380,7 +380,7 @@ func TestAdmissionWebhooks(t *testing.T) {
 			cfg(validating, "p3.example.com", "/100ms", widgetRules))
 		defer unregisterWebhooks(t, srv, "validatingwebhookconfiguration/p1.example.com", "validatingwebhookconfiguration/p2.example.com", "validatingwebhookconfiguration/p3.example.com")
 		with := min(timeCreate("p3"), timeCreate("p4"), timeCreate("p5"))
-		if extra := with - base; extra < 100*time.Millisecond || extra > 250*time.Millisecond {
+		if extra := with - base; extra < 50*time.Millisecond || extra > 250*time.Millisecond {
 			t.Errorf("three 100ms validating webhooks added %v (%v → %v), want about 100ms", extra, base, with)
 		} else {
 			t.Logf("three 100ms validating webhooks added %v", extra)
