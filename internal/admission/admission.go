@@ -118,7 +118,9 @@ type Config struct {
 	// Policies lists ValidatingAdmissionPolicies and their bindings; nil
 	// has none.
 	Policies PolicySource
-	Logger   *slog.Logger
+	// Params reads policies' params; nil fails policies with a paramKind.
+	Params Params
+	Logger *slog.Logger
 }
 
 // Admission runs the webhooks. It is safe for concurrent use.
@@ -131,12 +133,13 @@ type Admission struct {
 	mutating, validating compiledSet
 
 	policySource     PolicySource
+	params           Params
 	compiledPolicies compiledPolicies
 }
 
 // New returns an Admission.
 func New(c Config) *Admission {
-	a := &Admission{clients: c.Clients, source: c.Source, namespaces: c.Namespaces, policySource: c.Policies, log: c.Logger}
+	a := &Admission{clients: c.Clients, source: c.Source, namespaces: c.Namespaces, policySource: c.Policies, params: c.Params, log: c.Logger}
 	if a.log == nil {
 		a.log = slog.Default()
 	}

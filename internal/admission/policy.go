@@ -13,15 +13,23 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/crdserver/crdserver/internal/cel"
 )
 
 // ValidatingAdmissionPolicies: CEL validations run in process, before the
 // validating webhooks, for each binding whose policy and match resources
-// match the request. Not done (yet): params (a policy with a paramKind
-// fails under its failurePolicy), auditAnnotations and the Audit action
+// match the request, once per param the binding's paramRef finds. Not
+// done (yet): auditAnnotations and the Audit action
 // (there is no audit log), namespaceObject beyond name and labels.
+
+// Params reads the objects a binding's paramRef names: by name, or all
+// that the selector selects, of kind in apiVersion, in namespace when the
+// kind is namespaced. None found is no error.
+type Params interface {
+	Params(ctx context.Context, apiVersion, kind, namespace, name string, selector labels.Selector) ([]map[string]any, error)
+}
 
 // PolicySource lists the stored policies and bindings.
 type PolicySource interface {
@@ -33,7 +41,7 @@ type PolicySource interface {
 type policy struct {
 	name        string
 	failOpen    bool
-	hasParams   bool
+	paramKind   *admissionregistrationv1.ParamKind
 	constraints *hook // matchConstraints as a webhook's matching
 	exclude     *hook // excludeResourceRules, nil when none
 	conds       []namedExpr
@@ -56,6 +64,7 @@ type validation struct {
 type binding struct {
 	name, policy string
 	actions      []admissionregistrationv1.ValidationAction
+	paramRef     *admissionregistrationv1.ParamRef
 	match        *hook // nil matches everything the policy does
 	exclude      *hook
 }
@@ -113,7 +122,7 @@ func (a *Admission) policies(ctx context.Context) (map[string]*policy, []*bindin
 			a.log.Error("admission: skipping a policy binding that does not decode", "name", s.Name, "err", err)
 			continue
 		}
-		cb := &binding{name: b.Name, policy: b.Spec.PolicyName, actions: b.Spec.ValidationActions}
+		cb := &binding{name: b.Name, policy: b.Spec.PolicyName, actions: b.Spec.ValidationActions, paramRef: b.Spec.ParamRef}
 		if mr := b.Spec.MatchResources; mr != nil {
 			cb.match, cb.exclude = resourcesHook(b.Name, mr)
 		}
@@ -157,7 +166,7 @@ func resourcesHook(name string, mr *admissionregistrationv1.MatchResources) (mat
 }
 
 func compilePolicy(p *admissionregistrationv1.ValidatingAdmissionPolicy) *policy {
-	cp := &policy{name: p.Name, hasParams: p.Spec.ParamKind != nil}
+	cp := &policy{name: p.Name, paramKind: p.Spec.ParamKind}
 	cp.failOpen = p.Spec.FailurePolicy != nil && *p.Spec.FailurePolicy == admissionregistrationv1.Ignore
 	if mc := p.Spec.MatchConstraints; mc != nil {
 		cp.constraints, cp.exclude = resourcesHook(p.Name, mc)
@@ -207,6 +216,42 @@ func (a *Admission) matchResources(ctx context.Context, match, exclude *hook, at
 	return inv, nil
 }
 
+// bindingParams returns the params a binding evaluates its policy with,
+// one evaluation each: a nil param when the policy or binding names none.
+func (a *Admission) bindingParams(ctx context.Context, p *policy, b *binding, at *Attributes) ([]map[string]any, error) {
+	ref := b.paramRef
+	if p.paramKind == nil || ref == nil {
+		return []map[string]any{nil}, nil
+	}
+	if a.params == nil {
+		return nil, errors.New("params are not available")
+	}
+	ns := ref.Namespace
+	if ns == "" {
+		ns = at.Namespace
+	}
+	var sel labels.Selector
+	switch {
+	case ref.Name != "" && ref.Selector != nil:
+		return nil, errors.New("paramRef.name and paramRef.selector are mutually exclusive")
+	case ref.Name == "" && ref.Selector == nil:
+		return nil, errors.New("one of name or selector must be provided")
+	case ref.Selector != nil:
+		var err error
+		if sel, err = metav1.LabelSelectorAsSelector(ref.Selector); err != nil {
+			return nil, err
+		}
+	}
+	params, err := a.params.Params(ctx, p.paramKind.APIVersion, p.paramKind.Kind, ns, ref.Name, sel)
+	if err != nil {
+		return nil, err
+	}
+	if len(params) == 0 && ref.ParameterNotFoundAction != nil && *ref.ParameterNotFoundAction == admissionregistrationv1.DenyAction {
+		return nil, errors.New("no params found for policy binding with `Deny` parameterNotFoundAction")
+	}
+	return params, nil
+}
+
 // decision is one failed validation (or evaluation error).
 type decision struct {
 	message string
@@ -246,8 +291,18 @@ func (a *Admission) validatePolicies(ctx context.Context, at *Attributes, object
 					continue
 				}
 			}
-			if decisions, err = a.evaluatePolicy(ctx, p, inv, at, objects); err != nil {
-				return err
+			params, err := a.bindingParams(ctx, p, b, at)
+			if err != nil {
+				if !p.failOpen {
+					decisions = []decision{{message: fmt.Errorf("failed to configure binding: %w", err).Error(), reason: metav1.StatusReasonInvalid}}
+				}
+			}
+			for _, param := range params {
+				ds, err := a.evaluatePolicy(ctx, p, inv, at, objects, param)
+				if err != nil {
+					return err
+				}
+				decisions = append(decisions, ds...)
 			}
 		}
 		for _, d := range decisions {
@@ -288,15 +343,12 @@ func reasonToCode(r metav1.StatusReason) int32 {
 // evaluatePolicy runs one policy's conditions, variables and validations
 // and returns its failed validations; evaluation errors are failures
 // under failurePolicy Fail and ignored under Ignore.
-func (a *Admission) evaluatePolicy(ctx context.Context, p *policy, inv *invocation, at *Attributes, objects *versions) ([]decision, error) {
+func (a *Admission) evaluatePolicy(ctx context.Context, p *policy, inv *invocation, at *Attributes, objects *versions, params map[string]any) ([]decision, error) {
 	failure := func(err error) []decision {
 		if p.failOpen {
 			return nil
 		}
 		return []decision{{message: err.Error(), reason: metav1.StatusReasonInvalid}}
-	}
-	if p.hasParams {
-		return failure(errors.New("policies with paramKind are not supported (yet)")), nil
 	}
 	vo, err := objects.get(ctx, inv.kind)
 	if err != nil {
@@ -306,7 +358,7 @@ func (a *Admission) evaluatePolicy(ctx context.Context, p *policy, inv *invocati
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}
-	vars := cel.PolicyVars{Object: vo.object, OldObject: vo.old, Request: req, Variables: map[string]any{}}
+	vars := cel.PolicyVars{Object: vo.object, OldObject: vo.old, Request: req, Params: params, Variables: map[string]any{}}
 	if at.Namespace != "" && a.namespaces != nil && !isNamespaceResource(at.Resource) {
 		if ls, err := a.namespaces.NamespaceLabels(ctx, at.Namespace); err == nil {
 			labels := map[string]any{}

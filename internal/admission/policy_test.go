@@ -3,11 +3,13 @@ package admission
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/yaml"
 )
 
@@ -87,6 +89,61 @@ func TestPolicyDenyAndWarn(t *testing.T) {
 		}
 		if tc.warning != "" && (len(warnings) == 0 || warnings[0] != tc.warning) {
 			t.Errorf("%s size %d: warnings %q", tc.actions, tc.size, warnings)
+		}
+	}
+}
+
+type paramsFunc func(ctx context.Context, apiVersion, kind, namespace, name string, selector labels.Selector) ([]map[string]any, error)
+
+func (f paramsFunc) Params(ctx context.Context, apiVersion, kind, namespace, name string, selector labels.Selector) ([]map[string]any, error) {
+	return f(ctx, apiVersion, kind, namespace, name, selector)
+}
+
+func TestPolicyParams(t *testing.T) {
+	policy := `
+metadata: {name: limits}
+spec:
+  paramKind: {apiVersion: example.com/v1, kind: Limit}
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [example.com], apiVersions: [v1], operations: [CREATE], resources: [widgets]}
+  validations:
+  - expression: "object.spec.size <= params.spec.max"
+    messageExpression: "'at most ' + string(params.spec.max)"
+`
+	params := paramsFunc(func(_ context.Context, apiVersion, kind, namespace, name string, _ labels.Selector) ([]map[string]any, error) {
+		if apiVersion != "example.com/v1" || kind != "Limit" || namespace != "default" {
+			return nil, fmt.Errorf("unexpected %s %s %s", apiVersion, kind, namespace)
+		}
+		if name != "small" {
+			return nil, nil
+		}
+		return []map[string]any{{"spec": map[string]any{"max": int64(3)}}}, nil
+	})
+	for _, tc := range []struct {
+		ref  string
+		want string
+	}{
+		{"{name: small, parameterNotFoundAction: Deny}", "denied request: at most 3"},
+		{"{name: missing, parameterNotFoundAction: Deny}", "failed to configure binding: no params found for policy binding with `Deny` parameterNotFoundAction"},
+		{"{name: missing, parameterNotFoundAction: Allow}", ""},
+	} {
+		src := &policySource{
+			policies: []Stored{storedYAML(t, policy, &admissionregistrationv1.ValidatingAdmissionPolicy{})},
+			bindings: []Stored{storedYAML(t, "metadata: {name: b}\nspec: {policyName: limits, validationActions: [Deny], paramRef: "+tc.ref+"}", &admissionregistrationv1.ValidatingAdmissionPolicyBinding{})},
+		}
+		a := New(Config{Policies: src, Params: params})
+		at := widgetAttributes(Create)
+		at.Object["spec"].(map[string]any)["size"] = int64(5)
+		err := a.Validate(context.Background(), at)
+		if tc.want == "" {
+			if err != nil {
+				t.Errorf("%s: %v", tc.ref, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", tc.ref, err, tc.want)
 		}
 	}
 }

@@ -15,7 +15,7 @@ import (
 //
 // Not done (yet): status.typeChecking (no controller checks expressions
 // against schemas), validation of every field upstream checks (the
-// expressions, actions, names and policy references are checked).
+// expressions, rules, actions, names and param references are checked).
 
 // ValidatingAdmissionPolicies is the validatingadmissionpolicies resource.
 func ValidatingAdmissionPolicies() *registry.Definition {
@@ -247,6 +247,21 @@ func (h bindingHooks) Validate(obj map[string]any) field.ErrorList {
 	}
 	if mr := b.Spec.MatchResources; mr != nil {
 		errs = append(errs, validateMatchResources(mr, sp.Child("matchResources"))...)
+	}
+	if ref := b.Spec.ParamRef; ref != nil {
+		rp := sp.Child("paramRef")
+		if ref.Name != "" && ref.Selector != nil {
+			errs = append(errs, field.Forbidden(rp.Child("name"), "name and selector are mutually exclusive"))
+		}
+		if ref.Name == "" && ref.Selector == nil {
+			errs = append(errs, field.Required(rp, "one of name or selector must be specified"))
+		}
+		switch a := ref.ParameterNotFoundAction; {
+		case a == nil:
+			errs = append(errs, field.Required(rp.Child("parameterNotFoundAction"), ""))
+		case *a != admissionregistrationv1.DenyAction && *a != admissionregistrationv1.AllowAction:
+			errs = append(errs, field.NotSupported(rp.Child("parameterNotFoundAction"), *a, []string{"Allow", "Deny"}))
+		}
 	}
 	return errs
 }

@@ -7,10 +7,13 @@ import (
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/crdserver/crdserver/internal/admission"
 	"github.com/crdserver/crdserver/internal/builtin"
+	"github.com/crdserver/crdserver/internal/conversion"
+	"github.com/crdserver/crdserver/internal/registry"
 	"github.com/crdserver/crdserver/internal/storage"
 	"github.com/crdserver/crdserver/internal/watchcache"
 )
@@ -98,4 +101,73 @@ func (s storedAdmission) NamespaceLabels(ctx context.Context, name string) (map[
 		return nil, err
 	}
 	return ns.Metadata.Labels, nil
+}
+
+// storedParams reads the params of ValidatingAdmissionPolicies: objects of
+// any served kind, built-in or custom, from their watch caches, in the
+// version the policy's paramKind names.
+type storedParams struct {
+	stores *stores
+	reg    *registry.Registry
+}
+
+var _ admission.Params = storedParams{}
+
+// definition finds the served resource of kind in apiVersion.
+func (p storedParams) definition(apiVersion, kind string) (*registry.Definition, error) {
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range p.reg.Current().Definitions() {
+		if d.Group == gv.Group && d.Kind == kind {
+			if _, ok := d.ServedVersion(gv.Version); ok {
+				return d, nil
+			}
+		}
+	}
+	return nil, fmt.Errorf("failed to find resource referenced by paramKind: '%s, Kind=%s'", gv.String(), kind)
+}
+
+func (p storedParams) Params(ctx context.Context, apiVersion, kind, namespace, name string, selector labels.Selector) ([]map[string]any, error) {
+	def, err := p.definition(apiVersion, kind)
+	if err != nil {
+		return nil, err
+	}
+	st, ok := p.stores.Store(def.GroupResource())
+	if !ok {
+		return nil, fmt.Errorf("%s are not served", def.GroupResource())
+	}
+	if !def.Namespaced() {
+		namespace = ""
+	}
+	var items []*watchcache.Item
+	if name != "" {
+		it, err := st.Cache.Get(ctx, st.Key(namespace, name), watchcache.GetOptions{ResourceVersion: "0"})
+		if errors.Is(err, storage.ErrNotFound) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		items = []*watchcache.Item{it}
+	} else {
+		res, err := st.Cache.List(ctx, watchcache.ListOptions{Namespace: namespace, ResourceVersion: "0", Labels: selector})
+		if err != nil {
+			return nil, err
+		}
+		items = res.Items
+	}
+	out := make([]map[string]any, 0, len(items))
+	for _, it := range items {
+		obj, err := conversion.Decode(it.JSON)
+		if err != nil {
+			return nil, err
+		}
+		if obj, err = conversion.ConvertObject(ctx, conversion.For(def), obj, apiVersion); err != nil {
+			return nil, err
+		}
+		out = append(out, obj)
+	}
+	return out, nil
 }

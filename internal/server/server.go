@@ -146,6 +146,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		Source:     storedAdmission{s.stores},
 		Namespaces: storedAdmission{s.stores},
 		Policies:   storedAdmission{s.stores},
+		Params:     storedParams{stores: s.stores, reg: reg},
 		Logger:     s.log,
 	})
 	s.handler = handler.New(handler.Config{Registry: reg, Stores: s.stores, Logger: s.log, Admission: adm})

@@ -111,6 +111,32 @@ func TestValidatingAdmissionPolicy(t *testing.T) {
 		t.Errorf("an unbound namespace: %q", got)
 	}
 
+	// Params: the limit comes from a custom resource, per namespace.
+	kubectl(t, srv, "apply", "-f", writeManifest(t, "limits-crd.yaml", limitCRD))
+	waitEstablished(t, srv, "limits.stable.example.com")
+	kubectl(t, srv, "create", "namespace", "params")
+	kubectl(t, srv, "create", "-f", writeManifest(t, "params-policy.yaml", paramsPolicy))
+	syncPolicies(t, srv)
+	two := writeManifest(t, "two.yaml", cronTab("two", "any", 2))
+	got = kubectlFails(t, srv, "create", "-n", "params", "-f", two)
+	if want := "failed to configure binding: no params found for policy binding with `Deny` parameterNotFoundAction"; !strings.Contains(got, want) {
+		t.Errorf("without its param:\n got %s\nwant %s", got, want)
+	}
+	kubectl(t, srv, "create", "-n", "params", "-f", writeManifest(t, "limit.yaml", `apiVersion: stable.example.com/v1
+kind: Limit
+metadata: {name: crontabs}
+spec: {maxReplicas: 1}
+`))
+	got = kubectlFails(t, srv, "create", "-n", "params", "-f", two)
+	if want := "ValidatingAdmissionPolicy 'crontab-params.example.com' with binding 'crontab-params' denied request: at most 1 replicas in params"; !strings.Contains(got, want) {
+		t.Errorf("over its param's limit:\n got %s\nwant %s", got, want)
+	}
+	kubectl(t, srv, "patch", "-n", "params", "limit", "crontabs", "--type", "merge", "-p", `{"spec":{"maxReplicas":2}}`)
+	waitFor(t, startTimeout, "the raised limit", func() (bool, error) {
+		_, _, err := kubectlResult(srv, "create", "-n", "params", "-f", two)
+		return err == nil, nil
+	})
+
 	// A policy that does not compile is refused.
 	_, stderr, err = kubectlResult(srv, "create", "-f", writeManifest(t, "bad.yaml", `apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingAdmissionPolicy
@@ -144,3 +170,51 @@ func syncPolicies(t *testing.T, srv *server) {
 		kubectl(t, srv, "get", "--raw", "/apis/admissionregistration.k8s.io/v1/"+res+"?resourceVersion="+l.Metadata.ResourceVersion+"&resourceVersionMatch=NotOlderThan")
 	}
 }
+
+const limitCRD = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: limits.stable.example.com
+spec:
+  group: stable.example.com
+  names: {kind: Limit, listKind: LimitList, plural: limits, singular: limit}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              maxReplicas: {type: integer}
+`
+
+const paramsPolicy = `apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata:
+  name: crontab-params.example.com
+spec:
+  paramKind: {apiVersion: stable.example.com/v1, kind: Limit}
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [stable.example.com], apiVersions: [v1], operations: [CREATE], resources: [crontabs]}
+  validations:
+  - expression: "object.spec.replicas <= params.spec.maxReplicas"
+    messageExpression: "'at most ' + string(params.spec.maxReplicas) + ' replicas in ' + params.metadata.namespace"
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata:
+  name: crontab-params
+spec:
+  policyName: crontab-params.example.com
+  validationActions: [Deny]
+  paramRef: {name: crontabs, parameterNotFoundAction: Deny}
+  matchResources:
+    namespaceSelector:
+      matchExpressions: [{key: kubernetes.io/metadata.name, operator: In, values: [params]}]
+`
