@@ -181,6 +181,10 @@ func TestPizzaRestaurantAdmission(t *testing.T) {
 		t.Errorf("rule scope %v, want *", rule["scope"])
 	}
 	syncWebhooks(t, srv)
+	table := strings.Fields(kubectl(t, srv, "get", "mutatingwebhookconfigurations"))
+	if len(table) != 6 || strings.Join(table[:5], " ") != "NAME WEBHOOKS AGE restaurant.programming-kubernetes.info 1" {
+		t.Errorf("kubectl get mutatingwebhookconfigurations: %q", table)
+	}
 
 	// The restaurant knows mozzarella from before; the margherita's
 	// tomato is unknown.
