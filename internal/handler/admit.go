@@ -64,7 +64,8 @@ func (h *Handler) mutate(c *call, op admission.Operation, obj, old map[string]an
 	return obj, nil
 }
 
-// validate runs validating admission on a write about to be stored.
+// validateAdmission runs validating admission on a write about to be
+// stored.
 func (h *Handler) validateAdmission(c *call, op admission.Operation, obj, old map[string]any, sub string) error {
 	if h.admit == nil {
 		return nil
