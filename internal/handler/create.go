@@ -7,6 +7,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/crdserver/crdserver/internal/admission"
 	"github.com/crdserver/crdserver/internal/codec"
 	"github.com/crdserver/crdserver/internal/storage"
 )
@@ -49,11 +50,14 @@ func (h *Handler) doCreate(c *call) error {
 	if err := pruneAndDefault(c, obj); err != nil {
 		return err
 	}
+	fillNamespace(c, obj)
+	if obj, err = h.mutate(c, admission.Create, obj, nil, ""); err != nil {
+		return err
+	}
 	if obj, err = toHooksVersion(c, obj); err != nil {
 		return err
 	}
 	h.prepareCreate(c, obj)
-	// Mutating admission plugs in here (and prunes and defaults again).
 	name, _ := metadata(obj)["name"].(string)
 	if c.def.Terminating {
 		return apierrors.NewForbidden(c.gr(), name, errors.New("create not allowed while custom resource definition is terminating"))
@@ -63,7 +67,9 @@ func (h *Handler) doCreate(c *call) error {
 	if errs = validateRules(c, obj, nil, errs); len(errs) > 0 {
 		return apierrors.NewInvalid(schema.GroupKind{Group: c.def.Group, Kind: c.def.Kind}, name, errs)
 	}
-	// Validating admission plugs in here.
+	if err := h.validateAdmission(c, admission.Create, obj, nil, ""); err != nil {
+		return err
+	}
 	if c.def.Namespaced() {
 		if err := h.checkNamespace(c, name); err != nil {
 			return err
@@ -112,4 +118,15 @@ func (h *Handler) alreadyExists(c *call, key, name string) error {
 		}
 	}
 	return err
+}
+
+// fillNamespace sets a namespaced object's namespace from the request
+// when the body names none, as upstream does before admission.
+func fillNamespace(c *call, obj map[string]any) {
+	if !c.def.Namespaced() {
+		return
+	}
+	if md := metadata(obj); md["namespace"] == nil || md["namespace"] == "" {
+		md["namespace"] = c.info.Namespace
+	}
 }

@@ -26,7 +26,7 @@ func (h *Handler) delete(c *call) {
 		codec.WriteStatus(c.w, c.r, err)
 		return
 	}
-	obj, deleted, err := h.DeleteObject(c.r.Context(), c.def, c.store, c.info.Namespace, c.info.Name, opts)
+	obj, deleted, err := h.deleteObject(c.r.Context(), c.def, c.store, c.info.Namespace, c.info.Name, opts, h.deleteAdmission(c, c.info.Namespace, c.info.Name, opts))
 	if err != nil {
 		codec.WriteStatus(c.w, c.r, err)
 		return
@@ -83,6 +83,13 @@ func deleteOptions(c *call) (*metav1.DeleteOptions, error) {
 // deletion) and whether it is gone. Controllers call it too, so that a
 // namespace's contents are deleted exactly as a client's delete would.
 func (h *Handler) DeleteObject(ctx context.Context, def *registry.Definition, store *Store, namespace, name string, opts *metav1.DeleteOptions) (map[string]any, bool, error) {
+	return h.deleteObject(ctx, def, store, namespace, name, opts, nil)
+}
+
+// deleteObject is DeleteObject with admission: admit, when not nil, is
+// called with the object about to be deleted (or marked deleted) once its
+// preconditions held; its error stops the delete.
+func (h *Handler) deleteObject(ctx context.Context, def *registry.Definition, store *Store, namespace, name string, opts *metav1.DeleteOptions, admit func(context.Context, map[string]any) error) (map[string]any, bool, error) {
 	gr := def.GroupResource()
 	key := store.Key(namespace, name)
 	dry := len(opts.DryRun) > 0
@@ -106,6 +113,11 @@ func (h *Handler) DeleteObject(ctx context.Context, def *registry.Definition, st
 			}
 			if p.ResourceVersion != nil && *p.ResourceVersion != md["resourceVersion"] {
 				return nil, false, apierrors.NewConflict(byKind, name, fmt.Errorf("the ResourceVersion in the precondition (%s) does not match the ResourceVersion in record (%v). The object might have been modified", *p.ResourceVersion, md["resourceVersion"]))
+			}
+		}
+		if admit != nil {
+			if err := admit(ctx, obj); err != nil {
+				return nil, false, err
 			}
 		}
 		if pendingFinalizers(def, obj) {

@@ -45,7 +45,7 @@ func (h *Handler) deleteCollection(c *call) {
 	}
 	items := make([]any, 0, len(res.Items))
 	for _, it := range res.Items {
-		obj, _, err := h.DeleteObject(c.r.Context(), c.def, c.store, it.Namespace, it.Name, dopts)
+		obj, _, err := h.deleteObject(c.r.Context(), c.def, c.store, it.Namespace, it.Name, dopts, h.deleteAdmission(c, it.Namespace, it.Name, dopts))
 		var st apierrors.APIStatus
 		if errors.As(err, &st) && apierrors.IsNotFound(err) {
 			continue // deleted meanwhile

@@ -63,6 +63,7 @@ type Handler struct {
 	stores Stores
 	now    Clock
 	log    *slog.Logger
+	admit  Admitter
 
 	// printers caches compiled printer columns per served version, and
 	// those of its Scale.
@@ -85,11 +86,13 @@ type Config struct {
 	Stores   Stores
 	Clock    Clock // default time.Now
 	Logger   *slog.Logger
+	// Admission admits writes; nil admits everything.
+	Admission Admitter
 }
 
 // New returns a Handler.
 func New(c Config) *Handler {
-	h := &Handler{reg: c.Registry, stores: c.Stores, now: c.Clock, log: c.Logger, stopWatches: make(chan struct{})}
+	h := &Handler{reg: c.Registry, stores: c.Stores, now: c.Clock, log: c.Logger, admit: c.Admission, stopWatches: make(chan struct{})}
 	if h.now == nil {
 		h.now = time.Now
 	}

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/crdserver/crdserver/internal/admission"
 	"github.com/crdserver/crdserver/internal/codec"
 	"github.com/crdserver/crdserver/internal/conversion"
 	"github.com/crdserver/crdserver/internal/registry"
@@ -181,6 +182,9 @@ func (h *Handler) doWrite(c *call, sub, wantRV string, mutate mutation, copyOld 
 			}
 			return err
 		}
+		if obj, err = h.mutate(c, admission.Update, obj, old, sub); err != nil {
+			return err
+		}
 		if obj, err = toHooksVersion(c, obj); err != nil {
 			return err
 		}
@@ -191,7 +195,6 @@ func (h *Handler) doWrite(c *call, sub, wantRV string, mutate mutation, copyOld 
 			}
 		}
 		obj = h.prepareUpdate(c, obj, old, sub)
-		// Mutating admission plugs in here (and prunes and defaults again).
 		errs := append(validateUpdate(c, obj, old, sub), validateSchema(c, obj, old, sub)...)
 		errs = append(errs, validateScale(c, obj, sub)...)
 		if errs = validateRules(c, obj, old, errs); len(errs) > 0 {
@@ -200,7 +203,9 @@ func (h *Handler) doWrite(c *call, sub, wantRV string, mutate mutation, copyOld 
 			}
 			return apierrors.NewInvalid(gk, c.info.Name, errs)
 		}
-		// Validating admission plugs in here.
+		if err := h.validateAdmission(c, admission.Update, obj, old, sub); err != nil {
+			return err
+		}
 		if obj, err = toStorageVersion(c, obj); err != nil {
 			return err
 		}

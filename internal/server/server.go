@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/crdserver/crdserver/internal/admission"
 	"github.com/crdserver/crdserver/internal/authn"
 	"github.com/crdserver/crdserver/internal/authz"
 	"github.com/crdserver/crdserver/internal/builtin"
@@ -129,6 +130,8 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	builtins := []*registry.Definition{
 		builtin.Namespaces(), crd.Definition(), builtin.StorageVersionMigrations(),
 		builtin.Services(), builtin.Endpoints(), builtin.EndpointSlices(),
+		builtin.MutatingWebhookConfigurations(), builtin.ValidatingWebhookConfigurations(),
+		builtin.ValidatingAdmissionPolicies(), builtin.ValidatingAdmissionPolicyBindings(),
 	}
 	reg := registry.New(builtins)
 	s.stores = newStores(ctx, s.backend, reg, cfg.EtcdPrefix, s.log)
@@ -141,7 +144,15 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if err := s.createInitialNamespaces(ctx); err != nil {
 		return nil, err
 	}
-	s.handler = handler.New(handler.Config{Registry: reg, Stores: s.stores, Logger: s.log})
+	adm := admission.New(admission.Config{
+		Clients:    s.webhooks,
+		Source:     storedAdmission{s.stores},
+		Namespaces: storedAdmission{s.stores},
+		Policies:   storedAdmission{s.stores},
+		Params:     storedParams{stores: s.stores, reg: reg},
+		Logger:     s.log,
+	})
+	s.handler = handler.New(handler.Config{Registry: reg, Stores: s.stores, Logger: s.log, Admission: adm})
 
 	// The background loops get their own context: Shutdown ends them
 	// before the caches and storage they use, while requests still drain.

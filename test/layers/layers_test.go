@@ -35,10 +35,12 @@ var layer = map[string]int{
 	"internal/storage/etcd":        1,
 	"internal/storage/embedded":    1,
 	"internal/storage/storagetest": 1,
-	"internal/builtin":             1,
+	"internal/builtin":             2,
 	"internal/discovery":           1,
 	"internal/openapi":             1,
 	"internal/conversion":          1,
+	// Admission: mutating and validating webhooks.
+	"internal/admission": 2,
 	// The request path and background loops.
 	"internal/storage/etcdtest": 3,
 	"internal/crd":              3,

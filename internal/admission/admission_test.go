@@ -1,0 +1,475 @@
+package admission
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/crdserver/crdserver/internal/authn"
+	"github.com/crdserver/crdserver/internal/webhook/webhooktest"
+)
+
+// testHook is a webhook server for the tests: one answer function per
+// path, every review it received.
+type testHook struct {
+	*webhooktest.Server
+	mu       sync.Mutex
+	answer   map[string]func(review *admissionv1.AdmissionReview) *admissionv1.AdmissionResponse
+	received map[string][]*admissionv1.AdmissionReview
+}
+
+func startHook(t *testing.T) *testHook {
+	h := &testHook{answer: map[string]func(*admissionv1.AdmissionReview) *admissionv1.AdmissionResponse{}, received: map[string][]*admissionv1.AdmissionReview{}}
+	h.Server = webhooktest.Start(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		rev := &admissionv1.AdmissionReview{}
+		if err := json.Unmarshal(body, rev); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		h.mu.Lock()
+		f := h.answer[r.URL.Path]
+		h.received[r.URL.Path] = append(h.received[r.URL.Path], rev)
+		h.mu.Unlock()
+		resp := f(rev)
+		if resp.UID == "" {
+			resp.UID = rev.Request.UID
+		}
+		json.NewEncoder(w).Encode(admissionv1.AdmissionReview{TypeMeta: rev.TypeMeta, Response: resp})
+	}))
+	return h
+}
+
+func (h *testHook) on(path string, f func(*admissionv1.AdmissionReview) *admissionv1.AdmissionResponse) string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.answer[path] = f
+	return h.URL + path
+}
+
+func (h *testHook) reviews(path string) []*admissionv1.AdmissionReview {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.received[path]
+}
+
+// source serves configurations built in the test.
+type source struct {
+	mutating, validating []Stored
+}
+
+func (s *source) WebhookConfigurations(_ context.Context, mutating bool) ([]Stored, error) {
+	if mutating {
+		return s.mutating, nil
+	}
+	return s.validating, nil
+}
+
+var rev int64
+
+// stored encodes a configuration of webhooks (mutating ones; for a
+// validating configuration their reinvocationPolicy is dropped).
+func stored(name string, mutating bool, hooks ...admissionregistrationv1.MutatingWebhook) Stored {
+	var v any
+	if mutating {
+		v = admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: name}, Webhooks: hooks}
+	} else {
+		var vs []admissionregistrationv1.ValidatingWebhook
+		for _, h := range hooks {
+			vs = append(vs, admissionregistrationv1.ValidatingWebhook{Name: h.Name, ClientConfig: h.ClientConfig, Rules: h.Rules,
+				FailurePolicy: h.FailurePolicy, MatchPolicy: h.MatchPolicy, NamespaceSelector: h.NamespaceSelector, ObjectSelector: h.ObjectSelector,
+				SideEffects: h.SideEffects, TimeoutSeconds: h.TimeoutSeconds, AdmissionReviewVersions: h.AdmissionReviewVersions, MatchConditions: h.MatchConditions})
+		}
+		v = admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: name}, Webhooks: vs}
+	}
+	b, _ := json.Marshal(v)
+	rev++
+	return Stored{Name: name, Revision: rev, JSON: b}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// webhookAt is a webhook of every widget write at url, of the given
+// failure policy.
+func webhookAt(name, url string, caBundle []byte, policy admissionregistrationv1.FailurePolicyType) admissionregistrationv1.MutatingWebhook {
+	return admissionregistrationv1.MutatingWebhook{
+		Name:         name,
+		ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: caBundle},
+		Rules: []admissionregistrationv1.RuleWithOperations{{
+			Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.OperationAll},
+			Rule:       admissionregistrationv1.Rule{APIGroups: []string{"example.com"}, APIVersions: []string{"*"}, Resources: []string{"widgets", "widgets/status"}},
+		}},
+		FailurePolicy:           &policy,
+		SideEffects:             ptr(admissionregistrationv1.SideEffectClassNone),
+		AdmissionReviewVersions: []string{"v1"},
+		TimeoutSeconds:          ptr(int32(5)),
+	}
+}
+
+func widgetAttributes(op Operation) *Attributes {
+	return &Attributes{
+		Operation: op,
+		Kind:      schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Widget"},
+		Resource:  schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"},
+		Name:      "w1", Namespace: "default",
+		Object: map[string]any{"apiVersion": "example.com/v1", "kind": "Widget",
+			"metadata": map[string]any{"name": "w1", "namespace": "default", "labels": map[string]any{"app": "a"}},
+			"spec":     map[string]any{"size": int64(1)}},
+		Options: map[string]any{"kind": "CreateOptions", "apiVersion": "meta.k8s.io/v1"},
+		User:    &authn.User{Name: "alice", UID: "u-1", Groups: []string{"devs", authn.Authenticated}},
+	}
+}
+
+func allowed(*admissionv1.AdmissionReview) *admissionv1.AdmissionResponse {
+	return &admissionv1.AdmissionResponse{Allowed: true}
+}
+
+func patch(p string) func(*admissionv1.AdmissionReview) *admissionv1.AdmissionResponse {
+	return func(*admissionv1.AdmissionReview) *admissionv1.AdmissionResponse {
+		pt := admissionv1.PatchTypeJSONPatch
+		return &admissionv1.AdmissionResponse{Allowed: true, Patch: []byte(p), PatchType: &pt}
+	}
+}
+
+func TestReviewRequest(t *testing.T) {
+	hook := startHook(t)
+	src := &source{validating: []Stored{stored("c", false, webhookAt("w.example.com", hook.on("/v", allowed), hook.CABundle, admissionregistrationv1.Fail))}}
+	a := New(Config{Source: src})
+	at := widgetAttributes(Update)
+	at.Subresource = "status"
+	at.OldObject = map[string]any{"apiVersion": "example.com/v1", "kind": "Widget", "metadata": map[string]any{"name": "w1"}}
+	at.DryRun = true
+	if err := a.Validate(context.Background(), at); err != nil {
+		t.Fatal(err)
+	}
+	revs := hook.reviews("/v")
+	if len(revs) != 1 {
+		t.Fatalf("%d reviews", len(revs))
+	}
+	r := revs[0]
+	if r.APIVersion != "admission.k8s.io/v1" || r.Kind != "AdmissionReview" {
+		t.Errorf("review %s %s", r.APIVersion, r.Kind)
+	}
+	req := r.Request
+	want := admissionv1.AdmissionRequest{
+		UID:                req.UID,
+		Kind:               metav1.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Widget"},
+		Resource:           metav1.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"},
+		SubResource:        "status",
+		RequestKind:        &metav1.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Widget"},
+		RequestResource:    &metav1.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"},
+		RequestSubResource: "status",
+		Name:               "w1",
+		Namespace:          "default",
+		Operation:          admissionv1.Update,
+		DryRun:             ptr(true),
+	}
+	want.UserInfo.Username, want.UserInfo.UID, want.UserInfo.Groups = "alice", "u-1", []string{"devs", authn.Authenticated}
+	got := *req
+	got.Object, got.OldObject, got.Options = want.Object, want.OldObject, want.Options
+	if req.UID == "" || !reflect.DeepEqual(got, want) {
+		t.Errorf("request\n got %+v\nwant %+v", got, want)
+	}
+	for what, raw := range map[string][]byte{"object": req.Object.Raw, "oldObject": req.OldObject.Raw, "options": req.Options.Raw} {
+		if !json.Valid(raw) || len(raw) < 3 {
+			t.Errorf("%s: %s", what, raw)
+		}
+	}
+}
+
+func TestReviewVersionV1beta1(t *testing.T) {
+	hook := startHook(t)
+	wh := webhookAt("w.example.com", hook.on("/m", func(*admissionv1.AdmissionReview) *admissionv1.AdmissionResponse {
+		// A v1beta1 answer: no patchType, uid and kind unchecked.
+		return &admissionv1.AdmissionResponse{UID: "whatever", Allowed: true, Patch: []byte(`[{"op":"replace","path":"/spec/size","value":2}]`)}
+	}), hook.CABundle, admissionregistrationv1.Fail)
+	wh.AdmissionReviewVersions = []string{"v1beta2", "v1beta1", "v1"}
+	a := New(Config{Source: &source{mutating: []Stored{stored("c", true, wh)}}})
+	at := widgetAttributes(Create)
+	if err := a.Mutate(context.Background(), at); err != nil {
+		t.Fatal(err)
+	}
+	if got := hook.reviews("/m")[0].APIVersion; got != "admission.k8s.io/v1beta1" {
+		t.Errorf("sent %s", got)
+	}
+	if got := at.Object["spec"].(map[string]any)["size"]; got != int64(2) {
+		t.Errorf("size %v (%T)", got, got)
+	}
+}
+
+func TestMutateOrderAndReinvocation(t *testing.T) {
+	hook := startHook(t)
+	var order []string
+	var mu sync.Mutex
+	record := func(name string, f func(*admissionv1.AdmissionReview) *admissionv1.AdmissionResponse) func(*admissionv1.AdmissionReview) *admissionv1.AdmissionResponse {
+		return func(r *admissionv1.AdmissionReview) *admissionv1.AdmissionResponse {
+			mu.Lock()
+			order = append(order, name)
+			mu.Unlock()
+			return f(r)
+		}
+	}
+	// In configuration name order: a/first (IfNeeded, changes nothing),
+	// a/second (changes the object), b/only (IfNeeded, changes nothing).
+	first := webhookAt("first.example.com", hook.on("/first", record("first", allowed)), hook.CABundle, admissionregistrationv1.Fail)
+	first.ReinvocationPolicy = ptr(admissionregistrationv1.IfNeededReinvocationPolicy)
+	second := webhookAt("second.example.com", hook.on("/second", record("second", patch(`[{"op":"add","path":"/spec/color","value":"red"}]`))), hook.CABundle, admissionregistrationv1.Fail)
+	only := webhookAt("only.example.com", hook.on("/only", record("only", allowed)), hook.CABundle, admissionregistrationv1.Fail)
+	only.ReinvocationPolicy = ptr(admissionregistrationv1.IfNeededReinvocationPolicy)
+	a := New(Config{Source: &source{mutating: []Stored{stored("b", true, only), stored("a", true, first, second)}}})
+	at := widgetAttributes(Create)
+	if err := a.Mutate(context.Background(), at); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"first", "second", "only", "first"}; !reflect.DeepEqual(order, want) {
+		t.Errorf("calls %v, want %v", order, want)
+	}
+	if at.Object["spec"].(map[string]any)["color"] != "red" {
+		t.Errorf("object %v", at.Object)
+	}
+}
+
+func TestFailures(t *testing.T) {
+	hook := startHook(t)
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	down := "https://" + ln.Addr().String() + "/"
+	ln.Close()
+	badUID := hook.on("/bad-uid", func(*admissionv1.AdmissionReview) *admissionv1.AdmissionResponse {
+		return &admissionv1.AdmissionResponse{UID: "other", Allowed: true}
+	})
+	validatingPatch := hook.on("/patch", patch(`[]`))
+	denyStatus := hook.on("/deny", func(*admissionv1.AdmissionReview) *admissionv1.AdmissionResponse {
+		return &admissionv1.AdmissionResponse{Result: &metav1.Status{Code: 403, Message: "no"}}
+	})
+	denyBare := hook.on("/deny-bare", func(*admissionv1.AdmissionReview) *admissionv1.AdmissionResponse {
+		return &admissionv1.AdmissionResponse{}
+	})
+	for _, tc := range []struct {
+		name     string
+		url      string
+		policy   admissionregistrationv1.FailurePolicyType
+		wantCode int32
+		wantMsg  string
+	}{
+		{"down, Fail", down, admissionregistrationv1.Fail, 500, `Internal error occurred: failed calling webhook "w.example.com": failed to call webhook: Post "` + down + `?timeout=5s": dial tcp`},
+		{"down, Ignore", down, admissionregistrationv1.Ignore, 0, ""},
+		{"wrong uid, Fail", badUID, admissionregistrationv1.Fail, 500, `failed calling webhook "w.example.com": received invalid webhook response: expected response.uid=`},
+		{"wrong uid, Ignore", badUID, admissionregistrationv1.Ignore, 0, ""},
+		{"validating patch", validatingPatch, admissionregistrationv1.Fail, 500, "received invalid webhook response: validating webhook may not return response.patch"},
+		{"denied with a status", denyStatus, admissionregistrationv1.Ignore, 403, `admission webhook "w.example.com" denied the request: no`},
+		{"denied without one", denyBare, admissionregistrationv1.Ignore, 400, `admission webhook "w.example.com" denied the request without explanation`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := New(Config{Source: &source{validating: []Stored{stored("c", false, webhookAt("w.example.com", tc.url, hook.CABundle, tc.policy))}}})
+			err := a.Validate(context.Background(), widgetAttributes(Create))
+			if tc.wantCode == 0 {
+				if err != nil {
+					t.Fatalf("got %v", err)
+				}
+				return
+			}
+			st, ok := err.(apierrors.APIStatus)
+			if !ok || st.Status().Code != tc.wantCode || !strings.Contains(st.Status().Message, tc.wantMsg) {
+				t.Errorf("got %v (%#v), want %d %q", err, err, tc.wantCode, tc.wantMsg)
+			}
+		})
+	}
+}
+
+func TestDryRunSideEffects(t *testing.T) {
+	hook := startHook(t)
+	for _, tc := range []struct {
+		effects admissionregistrationv1.SideEffectClass
+		refused bool
+	}{{"None", false}, {"NoneOnDryRun", false}, {"Some", true}, {"Unknown", true}} {
+		wh := webhookAt("w.example.com", hook.on("/dry", allowed), hook.CABundle, admissionregistrationv1.Ignore)
+		wh.SideEffects = &tc.effects
+		a := New(Config{Source: &source{validating: []Stored{stored("c", false, wh)}}})
+		at := widgetAttributes(Create)
+		at.DryRun = true
+		err := a.Validate(context.Background(), at)
+		if tc.refused != (err != nil) || (err != nil && err.Error() != `admission webhook "w.example.com" does not support dry run`) {
+			t.Errorf("sideEffects %s: %v", tc.effects, err)
+		}
+	}
+}
+
+func TestExemptConfigurations(t *testing.T) {
+	hook := startHook(t)
+	wh := webhookAt("w.example.com", hook.on("/deny", func(*admissionv1.AdmissionReview) *admissionv1.AdmissionResponse {
+		return &admissionv1.AdmissionResponse{}
+	}), hook.CABundle, admissionregistrationv1.Fail)
+	wh.Rules[0].APIGroups, wh.Rules[0].Resources = []string{"*"}, []string{"*"}
+	a := New(Config{Source: &source{validating: []Stored{stored("c", false, wh)}}})
+	at := widgetAttributes(Create)
+	at.Kind = schema.GroupVersionKind{Group: "admissionregistration.k8s.io", Version: "v1", Kind: "ValidatingWebhookConfiguration"}
+	at.Resource = schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingwebhookconfigurations"}
+	if err := a.Validate(context.Background(), at); err != nil {
+		t.Errorf("a webhook configuration was intercepted: %v", err)
+	}
+	if err := a.Validate(context.Background(), widgetAttributes(Create)); err == nil {
+		t.Error("the webhook denies widgets")
+	}
+}
+
+func TestMatching(t *testing.T) {
+	ns := func(labels map[string]string) Namespaces {
+		return NamespacesFunc(func(_ context.Context, name string) (map[string]string, error) {
+			if name == "missing" {
+				return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "namespaces"}, name)
+			}
+			return labels, nil
+		})
+	}
+	for _, tc := range []struct {
+		name  string
+		edit  func(*admissionregistrationv1.MutatingWebhook, *Attributes)
+		match bool
+		err   string
+	}{
+		{"everything", func(*admissionregistrationv1.MutatingWebhook, *Attributes) {}, true, ""},
+		{"other operation", func(w *admissionregistrationv1.MutatingWebhook, _ *Attributes) {
+			w.Rules[0].Operations = []admissionregistrationv1.OperationType{"DELETE"}
+		}, false, ""},
+		{"other group", func(w *admissionregistrationv1.MutatingWebhook, _ *Attributes) {
+			w.Rules[0].APIGroups = []string{"other.com"}
+		}, false, ""},
+		{"other version", func(w *admissionregistrationv1.MutatingWebhook, _ *Attributes) {
+			w.Rules[0].APIVersions = []string{"v2"}
+		}, false, ""},
+		{"subresource not listed", func(_ *admissionregistrationv1.MutatingWebhook, at *Attributes) { at.Subresource = "scale" }, false, ""},
+		{"any subresource", func(w *admissionregistrationv1.MutatingWebhook, at *Attributes) {
+			at.Subresource = "scale"
+			w.Rules[0].Resources = []string{"widgets/*"}
+		}, true, ""},
+		{"all subresources of anything", func(w *admissionregistrationv1.MutatingWebhook, at *Attributes) {
+			at.Subresource = "status"
+			w.Rules[0].Resources = []string{"*/status"}
+		}, true, ""},
+		{"cluster scope", func(w *admissionregistrationv1.MutatingWebhook, _ *Attributes) {
+			w.Rules[0].Scope = ptr(admissionregistrationv1.ClusterScope)
+		}, false, ""},
+		{"namespaced scope", func(w *admissionregistrationv1.MutatingWebhook, _ *Attributes) {
+			w.Rules[0].Scope = ptr(admissionregistrationv1.NamespacedScope)
+		}, true, ""},
+		{"namespace selector", func(w *admissionregistrationv1.MutatingWebhook, _ *Attributes) {
+			w.NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"env": "prod"}}
+		}, true, ""},
+		{"namespace selector, no match", func(w *admissionregistrationv1.MutatingWebhook, _ *Attributes) {
+			w.NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"env": "dev"}}
+		}, false, ""},
+		{"namespace missing", func(w *admissionregistrationv1.MutatingWebhook, at *Attributes) {
+			w.NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"env": "dev"}}
+			at.Namespace = "missing"
+		}, false, `namespaces "missing" not found`},
+		{"object selector on the old object", func(w *admissionregistrationv1.MutatingWebhook, at *Attributes) {
+			w.ObjectSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "old"}}
+			at.OldObject = map[string]any{"metadata": map[string]any{"labels": map[string]any{"app": "old"}}}
+		}, true, ""},
+		{"object selector, no match", func(w *admissionregistrationv1.MutatingWebhook, _ *Attributes) {
+			w.ObjectSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "b"}}
+		}, false, ""},
+		{"match condition false", func(w *admissionregistrationv1.MutatingWebhook, _ *Attributes) {
+			w.MatchConditions = []admissionregistrationv1.MatchCondition{{Name: "a", Expression: "true"}, {Name: "b", Expression: "object.spec.size > 1"}}
+		}, false, ""},
+		{"match condition on the request", func(w *admissionregistrationv1.MutatingWebhook, _ *Attributes) {
+			w.MatchConditions = []admissionregistrationv1.MatchCondition{{Name: "a", Expression: `request.userInfo.username == "alice" && oldObject == null`}}
+		}, true, ""},
+		{"match condition error, Fail", func(w *admissionregistrationv1.MutatingWebhook, _ *Attributes) {
+			w.MatchConditions = []admissionregistrationv1.MatchCondition{{Name: "a", Expression: "object.spec.missing == 1"}}
+		}, false, `widgets.example.com "w1" is forbidden: expression evaluation failed: no such key: missing`},
+		{"match condition error, Ignore", func(w *admissionregistrationv1.MutatingWebhook, _ *Attributes) {
+			w.MatchConditions = []admissionregistrationv1.MatchCondition{{Name: "a", Expression: "object.spec.missing == 1"}}
+			w.FailurePolicy = ptr(admissionregistrationv1.Ignore)
+		}, false, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := webhookAt("w.example.com", "https://127.0.0.1:1/", nil, admissionregistrationv1.Fail)
+			at := widgetAttributes(Create)
+			tc.edit(&w, at)
+			a := New(Config{Namespaces: ns(map[string]string{"env": "prod"})})
+			inv, err := a.match(context.Background(), compileHook("c", 0, w), at, newVersions(at))
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("error %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (inv != nil) != tc.match {
+				t.Errorf("matched %v, want %v", inv != nil, tc.match)
+			}
+		})
+	}
+}
+
+func TestEquivalentMatch(t *testing.T) {
+	w := webhookAt("w.example.com", "https://127.0.0.1:1/", nil, admissionregistrationv1.Fail)
+	w.Rules[0].APIVersions = []string{"v2"}
+	at := widgetAttributes(Create)
+	at.Versions = []string{"v1", "v2"}
+	at.Convert = func(_ context.Context, obj map[string]any, av string) (map[string]any, error) {
+		obj["apiVersion"] = av
+		return obj, nil
+	}
+	a := New(Config{})
+	for _, policy := range []admissionregistrationv1.MatchPolicyType{admissionregistrationv1.Exact, admissionregistrationv1.Equivalent} {
+		w.MatchPolicy = &policy
+		inv, err := a.match(context.Background(), compileHook("c", 0, w), at, newVersions(at))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if policy == admissionregistrationv1.Exact && inv != nil {
+			t.Errorf("Exact matched another version")
+		}
+		if policy == admissionregistrationv1.Equivalent && (inv == nil || inv.kind.Version != "v2" || inv.resource.Version != "v2") {
+			t.Errorf("Equivalent: %+v", inv)
+		}
+	}
+}
+
+func TestApplyPatch(t *testing.T) {
+	hook := startHook(t)
+	for _, tc := range []struct {
+		patch string
+		want  string
+		err   string
+	}{
+		{`[{"op":"add","path":"/spec/color","value":"red"}]`, `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"labels":{"app":"a"},"name":"w1","namespace":"default"},"spec":{"color":"red","size":1}}`, ""},
+		{`[]`, `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"labels":{"app":"a"},"name":"w1","namespace":"default"},"spec":{"size":1}}`, ""},
+		{`[{"op":"remove","path":"/nope"}]`, "", "Internal error occurred"},
+		{`{"op":"add"}`, "", `failed calling webhook "w.example.com": received undecodable patch in webhook response`},
+	} {
+		url := hook.on(fmt.Sprintf("/p%d", len(tc.patch)), patch(tc.patch))
+		a := New(Config{Source: &source{mutating: []Stored{stored("c", true, webhookAt("w.example.com", url, hook.CABundle, admissionregistrationv1.Fail))}}})
+		at := widgetAttributes(Create)
+		err := a.Mutate(context.Background(), at)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("patch %s: error %v, want %q", tc.patch, err, tc.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("patch %s: %v", tc.patch, err)
+		}
+		if got, _ := json.Marshal(at.Object); string(got) != tc.want {
+			t.Errorf("patch %s:\n got %s\nwant %s", tc.patch, got, tc.want)
+		}
+	}
+}

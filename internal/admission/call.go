@@ -1,0 +1,272 @@
+package admission
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sync"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/uuid"
+)
+
+// versioned is the request's objects in one version.
+type versioned struct {
+	object, old map[string]any
+}
+
+// versions converts the request's objects to the versions webhooks match
+// in, once per version per round of webhooks.
+type versions struct {
+	at *Attributes
+	mu sync.Mutex
+	m  map[schema.GroupVersionKind]*versioned
+}
+
+func newVersions(at *Attributes) *versions {
+	return &versions{at: at, m: map[schema.GroupVersionKind]*versioned{}}
+}
+
+func (v *versions) get(ctx context.Context, kind schema.GroupVersionKind) (*versioned, error) {
+	at := v.at
+	if kind == at.Kind {
+		return &versioned{object: at.Object, old: at.OldObject}, nil
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if vo, ok := v.m[kind]; ok {
+		return vo, nil
+	}
+	av := kind.GroupVersion().String()
+	vo := &versioned{}
+	var err error
+	if at.Object != nil {
+		if vo.object, err = at.Convert(ctx, deepCopy(at.Object), av); err != nil {
+			return nil, err
+		}
+	}
+	if at.OldObject != nil {
+		if vo.old, err = at.Convert(ctx, deepCopy(at.OldObject), av); err != nil {
+			return nil, err
+		}
+	}
+	v.m[kind] = vo
+	return vo, nil
+}
+
+// callError is a failure to get an answer from a webhook (as opposed to
+// the webhook refusing the request); failurePolicy decides what it does.
+type callError struct {
+	name   string
+	reason error
+}
+
+func (e *callError) Error() string {
+	return fmt.Sprintf("failed calling webhook %q: %v", e.name, e.reason)
+}
+
+// newRequest builds the AdmissionRequest a webhook receives.
+func newRequest(uid types.UID, inv *invocation, at *Attributes, vo *versioned) *admissionv1.AdmissionRequest {
+	dry := at.DryRun
+	req := &admissionv1.AdmissionRequest{
+		UID:                uid,
+		Kind:               metav1.GroupVersionKind(inv.kind),
+		Resource:           metav1.GroupVersionResource(inv.resource),
+		SubResource:        at.Subresource,
+		RequestKind:        (*metav1.GroupVersionKind)(&at.Kind),
+		RequestResource:    (*metav1.GroupVersionResource)(&at.Resource),
+		RequestSubResource: at.Subresource,
+		Name:               at.Name,
+		Namespace:          at.Namespace,
+		Operation:          admissionv1.Operation(at.Operation),
+		DryRun:             &dry,
+	}
+	if u := at.User; u != nil {
+		req.UserInfo = authenticationv1.UserInfo{Username: u.Name, UID: u.UID, Groups: u.Groups}
+	}
+	req.Object = rawObject(vo.object)
+	req.OldObject = rawObject(vo.old)
+	req.Options = rawObject(at.Options)
+	return req
+}
+
+func rawObject(obj map[string]any) runtime.RawExtension {
+	if obj == nil {
+		return runtime.RawExtension{}
+	}
+	b, err := json.Marshal(obj)
+	if err != nil {
+		return runtime.RawExtension{}
+	}
+	return runtime.RawExtension{Raw: b}
+}
+
+// requestMap is the request as match conditions see it.
+func requestMap(req *admissionv1.AdmissionRequest) (map[string]any, error) {
+	b, err := json.Marshal(req)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	return m, json.Unmarshal(b, &m)
+}
+
+// response is what a webhook answered, checked.
+type response struct {
+	allowed   bool
+	result    *metav1.Status
+	patch     []byte
+	patchType admissionv1.PatchType
+	warnings  []string
+}
+
+// call sends one webhook its AdmissionReview and checks the answer. A
+// dry-run request reaches only webhooks without side effects; others
+// refuse it, whatever their failurePolicy.
+func (a *Admission) call(ctx context.Context, inv *invocation, at *Attributes, vo *versioned, mutating bool) (*response, error) {
+	h := inv.hook
+	if at.DryRun {
+		if h.SideEffects == nil {
+			return nil, &callError{name: h.Name, reason: fmt.Errorf("Webhook SideEffects is nil")}
+		}
+		if se := *h.SideEffects; se != admissionregistrationv1.SideEffectClassNone && se != admissionregistrationv1.SideEffectClassNoneOnDryRun {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("admission webhook %q does not support dry run", h.Name))
+		}
+	}
+	reviewVersion := ""
+	for _, v := range h.AdmissionReviewVersions {
+		if v == "v1" || v == "v1beta1" {
+			reviewVersion = v
+			break
+		}
+	}
+	if reviewVersion == "" {
+		return nil, &callError{name: h.Name, reason: fmt.Errorf("could not create admission objects: %w",
+			fmt.Errorf("webhook does not accept known AdmissionReview versions (v1, v1beta1)"))}
+	}
+	uid := types.UID(uuid.NewUUID())
+	review := admissionv1.AdmissionReview{
+		TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/" + reviewVersion, Kind: "AdmissionReview"},
+		Request:  newRequest(uid, inv, at, vo),
+	}
+	body, err := json.Marshal(review)
+	if err != nil {
+		return nil, &callError{name: h.Name, reason: fmt.Errorf("could not create admission objects: %w", err)}
+	}
+	client, err := a.clients.Client(h.client)
+	if err != nil {
+		return nil, &callError{name: h.Name, reason: fmt.Errorf("could not get REST client: %w", err)}
+	}
+	answer, err := client.Post(ctx, body, h.timeout)
+	if err != nil {
+		return nil, &callError{name: h.Name, reason: fmt.Errorf("failed to call webhook: %w", err)}
+	}
+	resp, err := verifyResponse(answer, uid, reviewVersion, mutating)
+	if err != nil {
+		return nil, &callError{name: h.Name, reason: fmt.Errorf("received invalid webhook response: %w", err)}
+	}
+	return resp, nil
+}
+
+// verifyResponse checks an answer as upstream does: a v1 review must say
+// what it is and answer the request's uid, and only mutating webhooks
+// may patch; v1beta1 answers were never checked, and their patches are
+// JSON patches.
+func verifyResponse(answer []byte, uid types.UID, version string, mutating bool) (*response, error) {
+	var r admissionv1.AdmissionReview
+	if err := json.Unmarshal(answer, &r); err != nil {
+		return nil, err
+	}
+	if r.Response == nil {
+		return nil, fmt.Errorf("webhook response was absent")
+	}
+	out := &response{allowed: r.Response.Allowed, result: r.Response.Result, warnings: r.Response.Warnings}
+	if version == "v1beta1" {
+		if mutating && len(r.Response.Patch) > 0 {
+			out.patch, out.patchType = r.Response.Patch, admissionv1.PatchTypeJSONPatch
+		}
+		return out, nil
+	}
+	if r.Response.UID != uid {
+		return nil, fmt.Errorf("expected response.uid=%q, got %q", uid, r.Response.UID)
+	}
+	want := admissionv1.SchemeGroupVersion.WithKind("AdmissionReview")
+	if got := r.GroupVersionKind(); got != want {
+		return nil, fmt.Errorf("expected webhook response of %v, got %v", want.String(), got.String())
+	}
+	if mutating {
+		switch {
+		case len(r.Response.Patch) > 0 && r.Response.PatchType == nil:
+			return nil, fmt.Errorf("webhook returned response.patch but not response.patchType")
+		case len(r.Response.Patch) == 0 && r.Response.PatchType != nil:
+			return nil, fmt.Errorf("webhook returned response.patchType but not response.patch")
+		case r.Response.PatchType != nil && *r.Response.PatchType == "":
+			return nil, fmt.Errorf("webhook returned invalid response.patchType of %q", "")
+		}
+		out.patch = r.Response.Patch
+		if r.Response.PatchType != nil {
+			out.patchType = *r.Response.PatchType
+		}
+	} else {
+		if len(r.Response.Patch) > 0 {
+			return nil, fmt.Errorf("validating webhook may not return response.patch")
+		}
+		if r.Response.PatchType != nil {
+			return nil, fmt.Errorf("validating webhook may not return response.patchType")
+		}
+	}
+	return out, nil
+}
+
+// denied is upstream's error for a webhook that refused the request: the
+// webhook's status with its code (at least 400) and message, prefixed with
+// who denied it.
+func denied(name string, result *metav1.Status) error {
+	st := metav1.Status{Status: metav1.StatusFailure}
+	if result != nil {
+		st = *result
+	}
+	if st.Code < http.StatusBadRequest {
+		st.Code = http.StatusBadRequest
+	}
+	if st.Status == "" || st.Status == metav1.StatusSuccess {
+		st.Status = metav1.StatusFailure
+	}
+	by := fmt.Sprintf("admission webhook %q denied the request", name)
+	switch {
+	case st.Message != "":
+		st.Message = by + ": " + st.Message
+	case st.Reason != "":
+		st.Message = by + ": " + string(st.Reason)
+	default:
+		st.Message = by + " without explanation"
+	}
+	st.TypeMeta = metav1.TypeMeta{}
+	return &apierrors.StatusError{ErrStatus: st}
+}
+
+// failed turns a webhook's failure into the request's error, or nil when
+// its failurePolicy ignores failures to call it.
+func (a *Admission) failed(h *hook, err error) error {
+	if ce, ok := err.(*callError); ok {
+		if h.failOpen() {
+			a.log.Warn("admission: failed calling webhook, failing open", "webhook", h.Name, "err", ce)
+			return nil
+		}
+		a.log.Warn("admission: failed calling webhook, failing closed", "webhook", h.Name, "err", ce)
+		return apierrors.NewInternalError(ce)
+	}
+	return err
+}
+
+func deepCopy(obj map[string]any) map[string]any {
+	return runtime.DeepCopyJSON(obj)
+}

@@ -1,0 +1,432 @@
+package admission
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/crdserver/crdserver/internal/cel"
+)
+
+// ValidatingAdmissionPolicies: CEL validations run in process, before the
+// validating webhooks, for each binding whose policy and match resources
+// match the request, once per param the binding's paramRef finds. Not
+// done (yet): auditAnnotations and the Audit action
+// (there is no audit log), namespaceObject beyond name and labels.
+
+// Params reads the objects a binding's paramRef names: by name, or all
+// that the selector selects, of kind in apiVersion, in namespace when the
+// kind is namespaced. None found is no error.
+type Params interface {
+	Params(ctx context.Context, apiVersion, kind, namespace, name string, selector labels.Selector) ([]map[string]any, error)
+}
+
+// PolicySource lists the stored policies and bindings.
+type PolicySource interface {
+	ValidatingAdmissionPolicies(ctx context.Context) ([]Stored, error)
+	ValidatingAdmissionPolicyBindings(ctx context.Context) ([]Stored, error)
+}
+
+// policy is a compiled ValidatingAdmissionPolicy.
+type policy struct {
+	name        string
+	failOpen    bool
+	paramKind   *admissionregistrationv1.ParamKind
+	constraints *hook // matchConstraints as a webhook's matching
+	exclude     *hook // excludeResourceRules, nil when none
+	conds       []namedExpr
+	variables   []namedExpr
+	validations []validation
+	// err is a policy that does not compile.
+	err error
+}
+
+type namedExpr struct {
+	name string
+	expr *cel.Expression
+}
+
+type validation struct {
+	admissionregistrationv1.Validation
+	expr, msg *cel.Expression
+}
+
+type binding struct {
+	name, policy string
+	actions      []admissionregistrationv1.ValidationAction
+	paramRef     *admissionregistrationv1.ParamRef
+	match        *hook // nil matches everything the policy does
+	exclude      *hook
+}
+
+// compiledPolicies caches the compiled policies and bindings with the
+// revisions they came from.
+type compiledPolicies struct {
+	mu       sync.Mutex
+	from     []revision
+	policies map[string]*policy
+	bindings []*binding
+}
+
+func (a *Admission) policies(ctx context.Context) (map[string]*policy, []*binding, error) {
+	if a.policySource == nil {
+		return nil, nil, nil
+	}
+	ps, err := a.policySource.ValidatingAdmissionPolicies(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	bs, err := a.policySource.ValidatingAdmissionPolicyBindings(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	var revs []revision
+	for _, s := range ps {
+		revs = append(revs, revision{"p/" + s.Name, s.Revision})
+	}
+	for _, s := range bs {
+		revs = append(revs, revision{"b/" + s.Name, s.Revision})
+	}
+	if revs == nil {
+		revs = []revision{}
+	}
+	c := &a.compiledPolicies
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.from != nil && slices.Equal(c.from, revs) {
+		return c.policies, c.bindings, nil
+	}
+	c.policies = map[string]*policy{}
+	for _, s := range ps {
+		var p admissionregistrationv1.ValidatingAdmissionPolicy
+		if err := json.Unmarshal(s.JSON, &p); err != nil {
+			a.log.Error("admission: skipping a policy that does not decode", "name", s.Name, "err", err)
+			continue
+		}
+		c.policies[p.Name] = compilePolicy(&p)
+	}
+	c.bindings = nil
+	for _, s := range bs {
+		var b admissionregistrationv1.ValidatingAdmissionPolicyBinding
+		if err := json.Unmarshal(s.JSON, &b); err != nil {
+			a.log.Error("admission: skipping a policy binding that does not decode", "name", s.Name, "err", err)
+			continue
+		}
+		cb := &binding{name: b.Name, policy: b.Spec.PolicyName, actions: b.Spec.ValidationActions, paramRef: b.Spec.ParamRef}
+		if mr := b.Spec.MatchResources; mr != nil {
+			cb.match, cb.exclude = resourcesHook(b.Name, mr)
+		}
+		c.bindings = append(c.bindings, cb)
+	}
+	slices.SortFunc(c.bindings, func(x, y *binding) int { return strings.Compare(x.name, y.name) })
+	c.from = revs
+	return c.policies, c.bindings, nil
+}
+
+// resourcesHook expresses match resources as webhook matching: the
+// resource rules (with their resource names), selectors and match
+// policy, and the excluded rules apart.
+func resourcesHook(name string, mr *admissionregistrationv1.MatchResources) (match, exclude *hook) {
+	w := admissionregistrationv1.MutatingWebhook{Name: name, NamespaceSelector: mr.NamespaceSelector, ObjectSelector: mr.ObjectSelector, MatchPolicy: mr.MatchPolicy}
+	names := map[int][]string{}
+	for i, r := range mr.ResourceRules {
+		w.Rules = append(w.Rules, admissionregistrationv1.RuleWithOperations{Operations: r.Operations, Rule: r.Rule})
+		names[i] = r.ResourceNames
+	}
+	if len(w.Rules) == 0 {
+		// A binding without resource rules narrows by its selectors only.
+		w.Rules = []admissionregistrationv1.RuleWithOperations{{
+			Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.OperationAll},
+			Rule:       admissionregistrationv1.Rule{APIGroups: []string{"*"}, APIVersions: []string{"*"}, Resources: []string{"*", "*/*"}},
+		}}
+	}
+	match = compileHook(name, 0, w)
+	match.resourceNames = names
+	if len(mr.ExcludeResourceRules) > 0 {
+		ex := admissionregistrationv1.MutatingWebhook{Name: name, MatchPolicy: mr.MatchPolicy}
+		exNames := map[int][]string{}
+		for i, r := range mr.ExcludeResourceRules {
+			ex.Rules = append(ex.Rules, admissionregistrationv1.RuleWithOperations{Operations: r.Operations, Rule: r.Rule})
+			exNames[i] = r.ResourceNames
+		}
+		exclude = compileHook(name, 0, ex)
+		exclude.resourceNames = exNames
+	}
+	return match, exclude
+}
+
+func compilePolicy(p *admissionregistrationv1.ValidatingAdmissionPolicy) *policy {
+	cp := &policy{name: p.Name, paramKind: p.Spec.ParamKind}
+	cp.failOpen = p.Spec.FailurePolicy != nil && *p.Spec.FailurePolicy == admissionregistrationv1.Ignore
+	if mc := p.Spec.MatchConstraints; mc != nil {
+		cp.constraints, cp.exclude = resourcesHook(p.Name, mc)
+	} else {
+		cp.err = errors.New("spec.matchConstraints is required")
+		return cp
+	}
+	compile := func(expr string, result cel.PolicyResult) *cel.Expression {
+		e, err := cel.CompilePolicyExpression(expr, result)
+		if err != nil && cp.err == nil {
+			cp.err = fmt.Errorf("%q: %w", expr, err)
+		}
+		return e
+	}
+	for _, c := range p.Spec.MatchConditions {
+		cp.conds = append(cp.conds, namedExpr{c.Name, compile(c.Expression, cel.BoolResult)})
+	}
+	for _, v := range p.Spec.Variables {
+		cp.variables = append(cp.variables, namedExpr{v.Name, compile(v.Expression, cel.AnyResult)})
+	}
+	for _, v := range p.Spec.Validations {
+		cv := validation{Validation: v, expr: compile(v.Expression, cel.BoolResult)}
+		if v.MessageExpression != "" {
+			cv.msg = compile(v.MessageExpression, cel.StringResult)
+		}
+		cp.validations = append(cp.validations, cv)
+	}
+	return cp
+}
+
+// matchResources reports whether match (and not exclude) matches the
+// request, in the version it matched.
+func (a *Admission) matchResources(ctx context.Context, match, exclude *hook, at *Attributes, objects *versions) (*invocation, error) {
+	inv, err := a.match(ctx, match, at, objects)
+	if err != nil || inv == nil {
+		return nil, err
+	}
+	if exclude != nil {
+		ex, err := a.match(ctx, exclude, at, objects)
+		if err != nil {
+			return nil, err
+		}
+		if ex != nil {
+			return nil, nil
+		}
+	}
+	return inv, nil
+}
+
+// bindingParams returns the params a binding evaluates its policy with,
+// one evaluation each: a nil param when the policy or binding names none.
+func (a *Admission) bindingParams(ctx context.Context, p *policy, b *binding, at *Attributes) ([]map[string]any, error) {
+	ref := b.paramRef
+	if p.paramKind == nil || ref == nil {
+		return []map[string]any{nil}, nil
+	}
+	if a.params == nil {
+		return nil, errors.New("params are not available")
+	}
+	ns := ref.Namespace
+	if ns == "" {
+		ns = at.Namespace
+	}
+	var sel labels.Selector
+	switch {
+	case ref.Name != "" && ref.Selector != nil:
+		return nil, errors.New("paramRef.name and paramRef.selector are mutually exclusive")
+	case ref.Name == "" && ref.Selector == nil:
+		return nil, errors.New("one of name or selector must be provided")
+	case ref.Selector != nil:
+		var err error
+		if sel, err = metav1.LabelSelectorAsSelector(ref.Selector); err != nil {
+			return nil, err
+		}
+	}
+	params, err := a.params.Params(ctx, p.paramKind.APIVersion, p.paramKind.Kind, ns, ref.Name, sel)
+	if err != nil {
+		return nil, err
+	}
+	if len(params) == 0 && ref.ParameterNotFoundAction != nil && *ref.ParameterNotFoundAction == admissionregistrationv1.DenyAction {
+		return nil, errors.New("no params found for policy binding with `Deny` parameterNotFoundAction")
+	}
+	return params, nil
+}
+
+// decision is one failed validation (or evaluation error).
+type decision struct {
+	message string
+	reason  metav1.StatusReason
+}
+
+// validatePolicies evaluates the bindings' policies on at: the first
+// denial under a Deny action is the error; Warn actions become warnings.
+func (a *Admission) validatePolicies(ctx context.Context, at *Attributes, objects *versions) error {
+	policies, bindings, err := a.policies(ctx)
+	if err != nil {
+		return apierrors.NewInternalError(err)
+	}
+	for _, b := range bindings {
+		p, ok := policies[b.policy]
+		if !ok {
+			continue
+		}
+		var decisions []decision
+		if p.err != nil {
+			if !p.failOpen {
+				decisions = []decision{{message: fmt.Errorf("failed to configure policy: %w", p.err).Error(), reason: metav1.StatusReasonInvalid}}
+			}
+		} else {
+			inv, err := a.matchResources(ctx, p.constraints, p.exclude, at, objects)
+			if err != nil {
+				return err
+			}
+			if inv == nil {
+				continue
+			}
+			if b.match != nil {
+				if m, err := a.matchResources(ctx, b.match, b.exclude, at, objects); err != nil || m == nil {
+					if err != nil {
+						return err
+					}
+					continue
+				}
+			}
+			params, err := a.bindingParams(ctx, p, b, at)
+			if err != nil {
+				if !p.failOpen {
+					decisions = []decision{{message: fmt.Errorf("failed to configure binding: %w", err).Error(), reason: metav1.StatusReasonInvalid}}
+				}
+			}
+			for _, param := range params {
+				ds, err := a.evaluatePolicy(ctx, p, inv, at, objects, param)
+				if err != nil {
+					return err
+				}
+				decisions = append(decisions, ds...)
+			}
+		}
+		for _, d := range decisions {
+			for _, act := range b.actions {
+				switch act {
+				case admissionregistrationv1.Deny:
+					msg := fmt.Sprintf("ValidatingAdmissionPolicy '%s' with binding '%s' denied request: %s", p.name, b.name, d.message)
+					e := apierrors.NewForbidden(at.Resource.GroupResource(), at.Name, errors.New(msg))
+					e.ErrStatus.Reason = d.reason
+					e.ErrStatus.Code = reasonToCode(d.reason)
+					e.ErrStatus.Details.Causes = append(e.ErrStatus.Details.Causes, metav1.StatusCause{Message: msg})
+					return e
+				case admissionregistrationv1.Warn:
+					if at.Warn != nil {
+						at.Warn(fmt.Sprintf("Validation failed for ValidatingAdmissionPolicy '%s' with binding '%s': %s", p.name, b.name, d.message))
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func reasonToCode(r metav1.StatusReason) int32 {
+	switch r {
+	case metav1.StatusReasonForbidden:
+		return http.StatusForbidden
+	case metav1.StatusReasonInvalid:
+		return http.StatusUnprocessableEntity
+	case metav1.StatusReasonRequestEntityTooLarge:
+		return http.StatusRequestEntityTooLarge
+	case metav1.StatusReasonUnauthorized:
+		return http.StatusUnauthorized
+	}
+	return http.StatusBadRequest
+}
+
+// evaluatePolicy runs one policy's conditions, variables and validations
+// and returns its failed validations; evaluation errors are failures
+// under failurePolicy Fail and ignored under Ignore.
+func (a *Admission) evaluatePolicy(ctx context.Context, p *policy, inv *invocation, at *Attributes, objects *versions, params map[string]any) ([]decision, error) {
+	failure := func(err error) []decision {
+		if p.failOpen {
+			return nil
+		}
+		return []decision{{message: err.Error(), reason: metav1.StatusReasonInvalid}}
+	}
+	vo, err := objects.get(ctx, inv.kind)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	req, err := requestMap(newRequest("", inv, at, vo))
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	vars := cel.PolicyVars{Object: vo.object, OldObject: vo.old, Request: req, Params: params, Variables: map[string]any{}}
+	if at.Namespace != "" && a.namespaces != nil && !isNamespaceResource(at.Resource) {
+		if ls, err := a.namespaces.NamespaceLabels(ctx, at.Namespace); err == nil {
+			labels := map[string]any{}
+			for k, v := range ls {
+				labels[k] = v
+			}
+			vars.Namespace = map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": at.Namespace, "labels": labels}}
+		}
+	}
+	budget := uint64(cel.ConditionCostBudget)
+	var spent uint64
+	eval := func(e *cel.Expression) (any, error) {
+		v, cost, err := e.Eval(ctx, vars)
+		spent += cost
+		if err == nil && spent > budget*4 {
+			err = errors.New("validation failed due to running out of cost budget, no further validation rules will be run")
+		}
+		return v, err
+	}
+	var condErrs []error
+	for _, c := range p.conds {
+		v, err := eval(c.expr)
+		if err != nil {
+			condErrs = append(condErrs, err)
+			continue
+		}
+		if v == false {
+			return nil, nil
+		}
+	}
+	if len(condErrs) > 0 {
+		return failure(errors.Join(condErrs...)), nil
+	}
+	for _, v := range p.variables {
+		val, err := eval(v.expr)
+		if err != nil {
+			return failure(fmt.Errorf("variable %q: %w", v.name, err)), nil
+		}
+		vars.Variables[v.name] = val
+	}
+	var out []decision
+	for _, v := range p.validations {
+		val, err := eval(v.expr)
+		if err != nil {
+			out = append(out, failure(fmt.Errorf("expression '%s' resulted in error: %w", v.Expression, err))...)
+			continue
+		}
+		if val == true {
+			continue
+		}
+		d := decision{reason: metav1.StatusReasonInvalid}
+		if v.Reason != nil {
+			d.reason = *v.Reason
+		}
+		if v.msg != nil {
+			if m, err := eval(v.msg); err == nil {
+				if s, ok := m.(string); ok && !strings.Contains(s, "\n") && len(s) <= 5*1024 {
+					d.message = strings.TrimSpace(s)
+				}
+			}
+		}
+		if d.message == "" {
+			d.message = strings.TrimSpace(v.Message)
+		}
+		if d.message == "" {
+			d.message = "failed expression: " + strings.TrimSpace(v.Expression)
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}

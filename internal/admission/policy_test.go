@@ -1,0 +1,149 @@
+package admission
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/yaml"
+)
+
+type policySource struct{ policies, bindings []Stored }
+
+func (s *policySource) ValidatingAdmissionPolicies(context.Context) ([]Stored, error) {
+	return s.policies, nil
+}
+
+func (s *policySource) ValidatingAdmissionPolicyBindings(context.Context) ([]Stored, error) {
+	return s.bindings, nil
+}
+
+func storedYAML(t *testing.T, y string, into any) Stored {
+	t.Helper()
+	if err := yaml.Unmarshal([]byte(y), into); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(into)
+	rev++
+	var md struct {
+		Metadata struct{ Name string } `json:"metadata"`
+	}
+	json.Unmarshal(b, &md)
+	return Stored{Name: md.Metadata.Name, Revision: rev, JSON: b}
+}
+
+const testPolicy = `
+metadata: {name: limits}
+spec:
+  failurePolicy: Fail
+  matchConstraints:
+    resourceRules:
+    - apiGroups: [example.com]
+      apiVersions: [v1]
+      operations: [CREATE, UPDATE]
+      resources: [widgets]
+  variables:
+  - name: size
+    expression: "object.spec.size"
+  validations:
+  - expression: "variables.size <= 5"
+    messageExpression: "'size must be at most 5, got ' + string(variables.size)"
+  - expression: "object.metadata.name != 'w1'"
+    message: "not w1"
+    reason: Forbidden
+`
+
+func TestPolicyDenyAndWarn(t *testing.T) {
+	for _, tc := range []struct {
+		actions string
+		size    int64
+		code    int32
+		msg     string
+		warning string
+	}{
+		{"[Deny]", 1, 403, `widgets.example.com "w1" is forbidden: ValidatingAdmissionPolicy 'limits' with binding 'b' denied request: not w1`, ""},
+		{"[Deny]", 7, 422, `ValidatingAdmissionPolicy 'limits' with binding 'b' denied request: size must be at most 5, got 7`, ""},
+		{"[Warn]", 7, 0, "", `Validation failed for ValidatingAdmissionPolicy 'limits' with binding 'b': size must be at most 5, got 7`},
+	} {
+		src := &policySource{
+			policies: []Stored{storedYAML(t, testPolicy, &admissionregistrationv1.ValidatingAdmissionPolicy{})},
+			bindings: []Stored{storedYAML(t, "metadata: {name: b}\nspec: {policyName: limits, validationActions: "+tc.actions+"}", &admissionregistrationv1.ValidatingAdmissionPolicyBinding{})},
+		}
+		a := New(Config{Policies: src})
+		at := widgetAttributes(Create)
+		at.Object["spec"].(map[string]any)["size"] = tc.size
+		var warnings []string
+		at.Warn = func(s string) { warnings = append(warnings, s) }
+		err := a.Validate(context.Background(), at)
+		if tc.code == 0 {
+			if err != nil {
+				t.Errorf("%s size %d: %v", tc.actions, tc.size, err)
+			}
+		} else if st, ok := err.(*apierrors.StatusError); !ok || st.ErrStatus.Code != tc.code || !strings.Contains(st.ErrStatus.Message, tc.msg) {
+			t.Errorf("%s size %d: %v, want %d %q", tc.actions, tc.size, err, tc.code, tc.msg)
+		}
+		if tc.warning != "" && (len(warnings) == 0 || warnings[0] != tc.warning) {
+			t.Errorf("%s size %d: warnings %q", tc.actions, tc.size, warnings)
+		}
+	}
+}
+
+type paramsFunc func(ctx context.Context, apiVersion, kind, namespace, name string, selector labels.Selector) ([]map[string]any, error)
+
+func (f paramsFunc) Params(ctx context.Context, apiVersion, kind, namespace, name string, selector labels.Selector) ([]map[string]any, error) {
+	return f(ctx, apiVersion, kind, namespace, name, selector)
+}
+
+func TestPolicyParams(t *testing.T) {
+	policy := `
+metadata: {name: limits}
+spec:
+  paramKind: {apiVersion: example.com/v1, kind: Limit}
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [example.com], apiVersions: [v1], operations: [CREATE], resources: [widgets]}
+  validations:
+  - expression: "object.spec.size <= params.spec.max"
+    messageExpression: "'at most ' + string(params.spec.max)"
+`
+	params := paramsFunc(func(_ context.Context, apiVersion, kind, namespace, name string, _ labels.Selector) ([]map[string]any, error) {
+		if apiVersion != "example.com/v1" || kind != "Limit" || namespace != "default" {
+			return nil, fmt.Errorf("unexpected %s %s %s", apiVersion, kind, namespace)
+		}
+		if name != "small" {
+			return nil, nil
+		}
+		return []map[string]any{{"spec": map[string]any{"max": int64(3)}}}, nil
+	})
+	for _, tc := range []struct {
+		ref  string
+		want string
+	}{
+		{"{name: small, parameterNotFoundAction: Deny}", "denied request: at most 3"},
+		{"{name: missing, parameterNotFoundAction: Deny}", "failed to configure binding: no params found for policy binding with `Deny` parameterNotFoundAction"},
+		{"{name: missing, parameterNotFoundAction: Allow}", ""},
+	} {
+		src := &policySource{
+			policies: []Stored{storedYAML(t, policy, &admissionregistrationv1.ValidatingAdmissionPolicy{})},
+			bindings: []Stored{storedYAML(t, "metadata: {name: b}\nspec: {policyName: limits, validationActions: [Deny], paramRef: "+tc.ref+"}", &admissionregistrationv1.ValidatingAdmissionPolicyBinding{})},
+		}
+		a := New(Config{Policies: src, Params: params})
+		at := widgetAttributes(Create)
+		at.Object["spec"].(map[string]any)["size"] = int64(5)
+		err := a.Validate(context.Background(), at)
+		if tc.want == "" {
+			if err != nil {
+				t.Errorf("%s: %v", tc.ref, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", tc.ref, err, tc.want)
+		}
+	}
+}

@@ -1,0 +1,269 @@
+package builtin
+
+import (
+	"slices"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/crdserver/crdserver/internal/cel"
+	"github.com/crdserver/crdserver/internal/registry"
+)
+
+// ValidatingAdmissionPolicies and their bindings (admissionregistration.k8s.io/v1):
+// CEL validations the admission package runs in process.
+//
+// Not done (yet): status.typeChecking (no controller checks expressions
+// against schemas), validation of every field upstream checks (the
+// expressions, rules, actions, names and param references are checked).
+
+// ValidatingAdmissionPolicies is the validatingadmissionpolicies resource.
+func ValidatingAdmissionPolicies() *registry.Definition {
+	return &registry.Definition{
+		Group:      AdmissionGroup,
+		Resource:   "validatingadmissionpolicies",
+		Singular:   "validatingadmissionpolicy",
+		Kind:       "ValidatingAdmissionPolicy",
+		ListKind:   "ValidatingAdmissionPolicyList",
+		Categories: []string{"api-extensions"},
+		Scope:      registry.Cluster,
+		Versions: []registry.Version{{
+			Name: "v1", Served: true, Storage: true,
+			Subresources:   registry.Subresources{Status: true},
+			PrinterColumns: []registry.PrinterColumn{registry.AgeColumn},
+		}},
+		Hooks: policyHooks{Typed[admissionregistrationv1.ValidatingAdmissionPolicy]{Kind: "ValidatingAdmissionPolicy", Version: "v1"}},
+	}
+}
+
+// ValidatingAdmissionPolicyBindings is the validatingadmissionpolicybindings resource.
+func ValidatingAdmissionPolicyBindings() *registry.Definition {
+	return &registry.Definition{
+		Group:      AdmissionGroup,
+		Resource:   "validatingadmissionpolicybindings",
+		Singular:   "validatingadmissionpolicybinding",
+		Kind:       "ValidatingAdmissionPolicyBinding",
+		ListKind:   "ValidatingAdmissionPolicyBindingList",
+		Categories: []string{"api-extensions"},
+		Scope:      registry.Cluster,
+		Versions: []registry.Version{{
+			Name: "v1", Served: true, Storage: true,
+			PrinterColumns: []registry.PrinterColumn{registry.AgeColumn},
+		}},
+		Hooks: bindingHooks{Typed[admissionregistrationv1.ValidatingAdmissionPolicyBinding]{Kind: "ValidatingAdmissionPolicyBinding", Version: "v1"}},
+	}
+}
+
+type policyHooks struct {
+	Typed[admissionregistrationv1.ValidatingAdmissionPolicy]
+}
+
+var (
+	_ registry.CreatePreparer  = policyHooks{}
+	_ registry.UpdatePreparer  = policyHooks{}
+	_ registry.Validator       = policyHooks{}
+	_ registry.StrategicMerger = policyHooks{}
+	_ registry.TypeChecker     = policyHooks{}
+	_ registry.UnknownFielder  = policyHooks{}
+)
+
+func (policyHooks) PatchSchema() any { return admissionregistrationv1.ValidatingAdmissionPolicy{} }
+
+func (h policyHooks) PrepareForCreate(obj map[string]any) {
+	h.trim(obj)
+	defaultPolicy(obj)
+}
+
+func (h policyHooks) PrepareForUpdate(obj, old map[string]any) {
+	h.trim(obj)
+	defaultPolicy(obj)
+}
+
+// defaultPolicy applies upstream's v1 defaults.
+func defaultPolicy(obj map[string]any) {
+	spec := mapField(obj, "spec")
+	if spec["failurePolicy"] == nil {
+		spec["failurePolicy"] = "Fail"
+	}
+	if mc, ok := spec["matchConstraints"].(map[string]any); ok {
+		defaultMatchResources(mc)
+	}
+}
+
+func defaultMatchResources(mc map[string]any) {
+	if mc["matchPolicy"] == nil {
+		mc["matchPolicy"] = "Equivalent"
+	}
+	for _, k := range []string{"namespaceSelector", "objectSelector"} {
+		if mc[k] == nil {
+			mc[k] = map[string]any{}
+		}
+	}
+	for _, k := range []string{"resourceRules", "excludeResourceRules"} {
+		rules, _ := mc[k].([]any)
+		for _, r := range rules {
+			if rm, ok := r.(map[string]any); ok && rm["scope"] == nil {
+				rm["scope"] = "*"
+			}
+		}
+	}
+}
+
+func (h policyHooks) Validate(obj map[string]any) field.ErrorList {
+	p, _, err := h.Decode(obj)
+	if err != nil {
+		return field.ErrorList{field.InternalError(nil, err)}
+	}
+	var errs field.ErrorList
+	sp := field.NewPath("spec")
+	if fp := p.Spec.FailurePolicy; fp != nil && !slices.Contains(supportedFailure, string(*fp)) {
+		errs = append(errs, field.NotSupported(sp.Child("failurePolicy"), *fp, supportedFailure))
+	}
+	if len(p.Spec.Validations) == 0 && len(p.Spec.AuditAnnotations) == 0 {
+		errs = append(errs, field.Required(sp.Child("validations"), "validations or auditAnnotations must contain at least one item"))
+	}
+	if mc := p.Spec.MatchConstraints; mc == nil || len(mc.ResourceRules) == 0 {
+		errs = append(errs, field.Required(sp.Child("matchConstraints", "resourceRules"), ""))
+	} else {
+		errs = append(errs, validateMatchResources(mc, sp.Child("matchConstraints"))...)
+	}
+	if pk := p.Spec.ParamKind; pk != nil {
+		if pk.Kind == "" {
+			errs = append(errs, field.Required(sp.Child("paramKind", "kind"), ""))
+		}
+		if pk.APIVersion == "" {
+			errs = append(errs, field.Required(sp.Child("paramKind", "apiVersion"), ""))
+		}
+	}
+	names := map[string]bool{}
+	for i, v := range p.Spec.Variables {
+		vp := sp.Child("variables").Index(i)
+		if v.Name == "" {
+			errs = append(errs, field.Required(vp.Child("name"), ""))
+		} else if names[v.Name] {
+			errs = append(errs, field.Duplicate(vp.Child("name"), v.Name))
+		}
+		names[v.Name] = true
+		errs = append(errs, checkExpression(v.Expression, cel.AnyResult, vp.Child("expression"))...)
+	}
+	for i, v := range p.Spec.Validations {
+		vp := sp.Child("validations").Index(i)
+		errs = append(errs, checkExpression(v.Expression, cel.BoolResult, vp.Child("expression"))...)
+		if v.MessageExpression != "" {
+			errs = append(errs, checkExpression(v.MessageExpression, cel.StringResult, vp.Child("messageExpression"))...)
+		}
+	}
+	for i, c := range p.Spec.MatchConditions {
+		errs = append(errs, checkExpression(c.Expression, cel.BoolResult, sp.Child("matchConditions").Index(i).Child("expression"))...)
+	}
+	return errs
+}
+
+func (h policyHooks) ValidateUpdate(obj, old map[string]any) field.ErrorList { return h.Validate(obj) }
+
+func checkExpression(expr string, result cel.PolicyResult, p *field.Path) field.ErrorList {
+	if expr == "" {
+		return field.ErrorList{field.Required(p, "")}
+	}
+	if _, err := cel.CompilePolicyExpression(expr, result); err != nil {
+		return field.ErrorList{field.Invalid(p, expr, err.Error())}
+	}
+	return nil
+}
+
+func validateMatchResources(mc *admissionregistrationv1.MatchResources, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if mp := mc.MatchPolicy; mp != nil && !slices.Contains(supportedMatch, string(*mp)) {
+		errs = append(errs, field.NotSupported(p.Child("matchPolicy"), *mp, supportedMatch))
+	}
+	for i, r := range mc.ResourceRules {
+		rw := admissionregistrationv1.RuleWithOperations{Operations: r.Operations, Rule: r.Rule}
+		errs = append(errs, validateRule(&rw, p.Child("resourceRules").Index(i))...)
+	}
+	for i, r := range mc.ExcludeResourceRules {
+		rw := admissionregistrationv1.RuleWithOperations{Operations: r.Operations, Rule: r.Rule}
+		errs = append(errs, validateRule(&rw, p.Child("excludeResourceRules").Index(i))...)
+	}
+	return errs
+}
+
+type bindingHooks struct {
+	Typed[admissionregistrationv1.ValidatingAdmissionPolicyBinding]
+}
+
+var (
+	_ registry.CreatePreparer = bindingHooks{}
+	_ registry.UpdatePreparer = bindingHooks{}
+	_ registry.Validator      = bindingHooks{}
+	_ registry.TypeChecker    = bindingHooks{}
+	_ registry.UnknownFielder = bindingHooks{}
+)
+
+func (h bindingHooks) PrepareForCreate(obj map[string]any) {
+	h.trim(obj)
+	defaultBinding(obj)
+}
+
+func (h bindingHooks) PrepareForUpdate(obj, old map[string]any) {
+	h.trim(obj)
+	defaultBinding(obj)
+}
+
+func defaultBinding(obj map[string]any) {
+	spec := mapField(obj, "spec")
+	if mr, ok := spec["matchResources"].(map[string]any); ok {
+		defaultMatchResources(mr)
+	}
+}
+
+var validationActions = []string{"Audit", "Deny", "Warn"}
+
+func (h bindingHooks) Validate(obj map[string]any) field.ErrorList {
+	b, _, err := h.Decode(obj)
+	if err != nil {
+		return field.ErrorList{field.InternalError(nil, err)}
+	}
+	var errs field.ErrorList
+	sp := field.NewPath("spec")
+	if b.Spec.PolicyName == "" {
+		errs = append(errs, field.Required(sp.Child("policyName"), ""))
+	}
+	ap := sp.Child("validationActions")
+	if len(b.Spec.ValidationActions) == 0 {
+		errs = append(errs, field.Required(ap, "at least one validation action is required"))
+	}
+	seen := map[admissionregistrationv1.ValidationAction]bool{}
+	for i, a := range b.Spec.ValidationActions {
+		if !slices.Contains(validationActions, string(a)) {
+			errs = append(errs, field.NotSupported(ap.Index(i), a, validationActions))
+		}
+		if seen[a] {
+			errs = append(errs, field.Duplicate(ap.Index(i), a))
+		}
+		seen[a] = true
+	}
+	if seen[admissionregistrationv1.Deny] && seen[admissionregistrationv1.Warn] {
+		errs = append(errs, field.Invalid(ap, b.Spec.ValidationActions, "must not contain both Deny and Warn (repeating the same validation failure information in the API response and headers serves no purpose)"))
+	}
+	if mr := b.Spec.MatchResources; mr != nil {
+		errs = append(errs, validateMatchResources(mr, sp.Child("matchResources"))...)
+	}
+	if ref := b.Spec.ParamRef; ref != nil {
+		rp := sp.Child("paramRef")
+		if ref.Name != "" && ref.Selector != nil {
+			errs = append(errs, field.Forbidden(rp.Child("name"), "name and selector are mutually exclusive"))
+		}
+		if ref.Name == "" && ref.Selector == nil {
+			errs = append(errs, field.Required(rp, "one of name or selector must be specified"))
+		}
+		switch a := ref.ParameterNotFoundAction; {
+		case a == nil:
+			errs = append(errs, field.Required(rp.Child("parameterNotFoundAction"), ""))
+		case *a != admissionregistrationv1.DenyAction && *a != admissionregistrationv1.AllowAction:
+			errs = append(errs, field.NotSupported(rp.Child("parameterNotFoundAction"), *a, []string{"Allow", "Deny"}))
+		}
+	}
+	return errs
+}
+
+func (h bindingHooks) ValidateUpdate(obj, old map[string]any) field.ErrorList { return h.Validate(obj) }

@@ -1,0 +1,175 @@
+package cel
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/google/cel-go/cel"
+	"github.com/google/cel-go/common/types"
+	"k8s.io/apimachinery/pkg/util/version"
+	celconfig "k8s.io/apiserver/pkg/apis/cel"
+	"k8s.io/apiserver/pkg/cel/environment"
+)
+
+// Admission match conditions: CEL expressions over the admission request
+// that decide whether a webhook is called. Upstream declares the variables
+// object, oldObject, request and authorizer; crdserver has no authorizer to
+// offer expressions, so an expression naming it does not compile.
+//
+// object and oldObject are the objects as the webhook would receive them
+// (null when absent: oldObject on create, object on delete); request is the
+// AdmissionRequest as JSON decodes it.
+
+// ConditionCostBudget is what all match conditions of one webhook may spend
+// on one request, upstream's.
+const ConditionCostBudget = celconfig.RuntimeCELCostBudgetMatchConditions
+
+var conditionEnv = func() *cel.Env {
+	set, err := baseEnv.Extend(environment.VersionedOptions{
+		IntroducedVersion: version.MajorMinor(1, 0),
+		EnvOptions: []cel.EnvOption{
+			cel.Variable("object", cel.DynType),
+			cel.Variable("oldObject", cel.DynType),
+			cel.Variable("request", cel.DynType),
+		},
+	})
+	if err != nil {
+		panic(fmt.Sprintf("cel: match condition environment: %v", err))
+	}
+	return set.StoredExpressionsEnv()
+}()
+
+// Condition is one compiled match condition, safe for concurrent use.
+type Condition struct {
+	prog cel.Program
+}
+
+// CompileCondition compiles a match condition; the error words what is
+// wrong as upstream's validation of webhook configurations does.
+func CompileCondition(expr string) (*Condition, error) {
+	ast, iss := conditionEnv.Compile(expr)
+	if iss != nil {
+		return nil, fmt.Errorf("compilation failed: %s", iss.String())
+	}
+	if t := ast.OutputType(); t != cel.BoolType && t != cel.DynType {
+		return nil, fmt.Errorf("must evaluate to bool")
+	}
+	prog, err := conditionEnv.Program(ast, cel.CostLimit(PerCallLimit), cel.InterruptCheckFrequency(celconfig.CheckFrequency), cel.EvalOptions(cel.OptTrackCost))
+	if err != nil {
+		return nil, fmt.Errorf("program instantiation failed: %v", err)
+	}
+	return &Condition{prog: prog}, nil
+}
+
+// Eval evaluates the condition; object and oldObject may be nil (null).
+// cost is what the evaluation spent, for the caller's budget.
+func (c *Condition) Eval(ctx context.Context, object, oldObject, request map[string]any) (bool, uint64, error) {
+	vars := map[string]any{"object": nullable(object), "oldObject": nullable(oldObject), "request": request}
+	out, det, err := c.prog.ContextEval(ctx, vars)
+	var cost uint64
+	if det != nil && det.ActualCost() != nil {
+		cost = *det.ActualCost()
+	}
+	if err != nil {
+		return false, cost, fmt.Errorf("expression evaluation failed: %v", err)
+	}
+	b, ok := out.(types.Bool)
+	if !ok {
+		return false, cost, fmt.Errorf("expression must evaluate to bool, got %s", out.Type())
+	}
+	return bool(b), cost, nil
+}
+
+func nullable(m map[string]any) any {
+	if m == nil {
+		return types.NullValue
+	}
+	return m
+}
+
+// Policy expressions: a ValidatingAdmissionPolicy's validations,
+// messageExpressions, matchConditions and variables see object,
+// oldObject, request, params, namespaceObject and variables (the values
+// of the policy's variables by name). There is no authorizer.
+
+var policyEnv = func() *cel.Env {
+	set, err := baseEnv.Extend(environment.VersionedOptions{
+		IntroducedVersion: version.MajorMinor(1, 0),
+		EnvOptions: []cel.EnvOption{
+			cel.Variable("object", cel.DynType),
+			cel.Variable("oldObject", cel.DynType),
+			cel.Variable("request", cel.DynType),
+			cel.Variable("params", cel.DynType),
+			cel.Variable("namespaceObject", cel.DynType),
+			cel.Variable("variables", cel.MapType(cel.StringType, cel.DynType)),
+		},
+	})
+	if err != nil {
+		panic(fmt.Sprintf("cel: policy environment: %v", err))
+	}
+	return set.StoredExpressionsEnv()
+}()
+
+// Expression is a compiled policy expression, safe for concurrent use.
+type Expression struct {
+	prog cel.Program
+}
+
+// PolicyResult is the type an expression must have.
+type PolicyResult int
+
+const (
+	// AnyResult is a variable's expression.
+	AnyResult PolicyResult = iota
+	BoolResult
+	StringResult
+)
+
+// CompilePolicyExpression compiles a policy expression that must return
+// result (or dyn).
+func CompilePolicyExpression(expr string, result PolicyResult) (*Expression, error) {
+	ast, iss := policyEnv.Compile(expr)
+	if iss != nil {
+		return nil, fmt.Errorf("compilation failed: %s", iss.String())
+	}
+	t := ast.OutputType()
+	switch {
+	case result == BoolResult && t != cel.BoolType && t != cel.DynType:
+		return nil, fmt.Errorf("must evaluate to bool")
+	case result == StringResult && t != cel.StringType && t != cel.DynType:
+		return nil, fmt.Errorf("must evaluate to string")
+	}
+	prog, err := policyEnv.Program(ast, cel.CostLimit(PerCallLimit), cel.InterruptCheckFrequency(celconfig.CheckFrequency), cel.EvalOptions(cel.OptTrackCost))
+	if err != nil {
+		return nil, fmt.Errorf("program instantiation failed: %v", err)
+	}
+	return &Expression{prog: prog}, nil
+}
+
+// PolicyVars are the variables of one evaluation; nil maps are null.
+type PolicyVars struct {
+	Object, OldObject, Request, Params, Namespace map[string]any
+	Variables                                     map[string]any
+}
+
+// Eval evaluates the expression and returns its value as Go (bool,
+// string, or what a variable holds) and the cost spent.
+func (e *Expression) Eval(ctx context.Context, v PolicyVars) (any, uint64, error) {
+	variables := v.Variables
+	if variables == nil {
+		variables = map[string]any{}
+	}
+	vars := map[string]any{
+		"object": nullable(v.Object), "oldObject": nullable(v.OldObject), "request": v.Request,
+		"params": nullable(v.Params), "namespaceObject": nullable(v.Namespace), "variables": variables,
+	}
+	out, det, err := e.prog.ContextEval(ctx, vars)
+	var cost uint64
+	if det != nil && det.ActualCost() != nil {
+		cost = *det.ActualCost()
+	}
+	if err != nil {
+		return nil, cost, err
+	}
+	return out.Value(), cost, nil
+}

@@ -1,0 +1,220 @@
+package e2e
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// A ValidatingAdmissionPolicy on the seed's CronTabs: at most five
+// replicas and an image from the registry, bound with Deny in one
+// namespace and with Warn in another.
+
+const cronTabPolicy = `apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata:
+  name: crontab-limits.example.com
+spec:
+  failurePolicy: Fail
+  matchConstraints:
+    resourceRules:
+    - apiGroups: [stable.example.com]
+      apiVersions: [v1]
+      operations: [CREATE, UPDATE]
+      resources: [crontabs]
+  variables:
+  - name: image
+    expression: "has(object.spec.image) ? object.spec.image : ''"
+  validations:
+  - expression: "!has(object.spec.replicas) || object.spec.replicas <= 5"
+    messageExpression: "'replicas must be no greater than 5, got ' + string(object.spec.replicas)"
+  - expression: "variables.image.startsWith('registry.example.com/')"
+    message: "images come from registry.example.com"
+    reason: Forbidden
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata:
+  name: crontab-limits-deny
+spec:
+  policyName: crontab-limits.example.com
+  validationActions: [Deny]
+  matchResources:
+    namespaceSelector:
+      matchLabels: {limits: deny}
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata:
+  name: crontab-limits-warn
+spec:
+  policyName: crontab-limits.example.com
+  validationActions: [Warn]
+  matchResources:
+    namespaceSelector:
+      matchLabels: {limits: warn}
+`
+
+func cronTab(name, image string, replicas int) string {
+	return `apiVersion: stable.example.com/v1
+kind: CronTab
+metadata:
+  name: ` + name + `
+spec:
+  cronSpec: "* * * * */5"
+  image: ` + image + `
+  replicas: ` + strconv.Itoa(replicas) + `
+`
+}
+
+func TestValidatingAdmissionPolicy(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, t.TempDir())
+	applyCRD(t, srv, "crontab-crd.yaml", "crontabs.stable.example.com", "created")
+	for _, ns := range []string{"deny", "warn", "free"} {
+		kubectl(t, srv, "create", "namespace", ns)
+		if ns != "free" {
+			kubectl(t, srv, "label", "namespace", ns, "limits="+ns)
+		}
+	}
+	kubectl(t, srv, "create", "-f", writeManifest(t, "policy.yaml", cronTabPolicy))
+	syncPolicies(t, srv)
+
+	good := writeManifest(t, "good.yaml", cronTab("good", "registry.example.com/cron", 3))
+	many := writeManifest(t, "many.yaml", cronTab("many", "registry.example.com/cron", 7))
+	elsewhere := writeManifest(t, "elsewhere.yaml", cronTab("elsewhere", "docker.io/cron", 1))
+
+	// Deny.
+	if got := kubectlLine(t, srv, "create", "-n", "deny", "-f", good); got != "crontab.stable.example.com/good created" {
+		t.Errorf("a CronTab within the limits: %q", got)
+	}
+	got := kubectlFails(t, srv, "create", "-n", "deny", "-f", many)
+	want := `The crontabs "many" is invalid: : ValidatingAdmissionPolicy 'crontab-limits.example.com' with binding 'crontab-limits-deny' denied request: replicas must be no greater than 5, got 7`
+	if !strings.Contains(got, want) {
+		t.Errorf("too many replicas:\n got %s\nwant %s", got, want)
+	}
+	got = kubectlFails(t, srv, "create", "-n", "deny", "-f", elsewhere)
+	want = `crontabs.stable.example.com "elsewhere" is forbidden: ValidatingAdmissionPolicy 'crontab-limits.example.com' with binding 'crontab-limits-deny' denied request: images come from registry.example.com`
+	if !strings.Contains(got, want) {
+		t.Errorf("an image from elsewhere:\n got %s\nwant %s", got, want)
+	}
+
+	// Warn: created, with the failures as warnings.
+	stdout, stderr, err := kubectlResult(srv, "create", "-n", "warn", "-f", many)
+	if err != nil || !strings.Contains(stdout, "crontab.stable.example.com/many created") ||
+		!strings.Contains(stderr, `Warning: Validation failed for ValidatingAdmissionPolicy 'crontab-limits.example.com' with binding 'crontab-limits-warn': replicas must be no greater than 5, got 7`) {
+		t.Errorf("Warn: %v\n%s\n%s", err, stdout, stderr)
+	}
+
+	// Unbound namespaces are not checked.
+	if got := kubectlLine(t, srv, "create", "-n", "free", "-f", many); got != "crontab.stable.example.com/many created" {
+		t.Errorf("an unbound namespace: %q", got)
+	}
+
+	// Params: the limit comes from a custom resource, per namespace.
+	kubectl(t, srv, "apply", "-f", writeManifest(t, "limits-crd.yaml", limitCRD))
+	waitEstablished(t, srv, "limits.stable.example.com")
+	kubectl(t, srv, "create", "namespace", "params")
+	kubectl(t, srv, "create", "-f", writeManifest(t, "params-policy.yaml", paramsPolicy))
+	syncPolicies(t, srv)
+	two := writeManifest(t, "two.yaml", cronTab("two", "any", 2))
+	got = kubectlFails(t, srv, "create", "-n", "params", "-f", two)
+	if want := "failed to configure binding: no params found for policy binding with `Deny` parameterNotFoundAction"; !strings.Contains(got, want) {
+		t.Errorf("without its param:\n got %s\nwant %s", got, want)
+	}
+	kubectl(t, srv, "create", "-n", "params", "-f", writeManifest(t, "limit.yaml", `apiVersion: stable.example.com/v1
+kind: Limit
+metadata: {name: crontabs}
+spec: {maxReplicas: 1}
+`))
+	got = kubectlFails(t, srv, "create", "-n", "params", "-f", two)
+	if want := "ValidatingAdmissionPolicy 'crontab-params.example.com' with binding 'crontab-params' denied request: at most 1 replicas in params"; !strings.Contains(got, want) {
+		t.Errorf("over its param's limit:\n got %s\nwant %s", got, want)
+	}
+	kubectl(t, srv, "patch", "-n", "params", "limit", "crontabs", "--type", "merge", "-p", `{"spec":{"maxReplicas":2}}`)
+	waitFor(t, startTimeout, "the raised limit", func() (bool, error) {
+		_, _, err := kubectlResult(srv, "create", "-n", "params", "-f", two)
+		return err == nil, nil
+	})
+
+	// A policy that does not compile is refused.
+	_, stderr, err = kubectlResult(srv, "create", "-f", writeManifest(t, "bad.yaml", `apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata:
+  name: bad.example.com
+spec:
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: ["*"], apiVersions: ["*"], operations: ["*"], resources: ["*"]}
+  validations:
+  - expression: "object.spec.replicas <"
+`))
+	if err == nil || !strings.Contains(stderr, "spec.validations[0].expression: Invalid value") {
+		t.Errorf("a policy that does not compile: %v: %s", err, stderr)
+	}
+}
+
+// syncPolicies waits until admission sees the stored policies and bindings.
+func syncPolicies(t *testing.T, srv *server) {
+	t.Helper()
+	for _, res := range []string{"validatingadmissionpolicies", "validatingadmissionpolicybindings"} {
+		out := kubectl(t, srv, "get", "--raw", "/apis/admissionregistration.k8s.io/v1/"+res)
+		var l struct {
+			Metadata struct {
+				ResourceVersion string `json:"resourceVersion"`
+			} `json:"metadata"`
+		}
+		if err := decodeJSON([]byte(out), &l); err != nil {
+			t.Fatal(err)
+		}
+		kubectl(t, srv, "get", "--raw", "/apis/admissionregistration.k8s.io/v1/"+res+"?resourceVersion="+l.Metadata.ResourceVersion+"&resourceVersionMatch=NotOlderThan")
+	}
+}
+
+const limitCRD = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: limits.stable.example.com
+spec:
+  group: stable.example.com
+  names: {kind: Limit, listKind: LimitList, plural: limits, singular: limit}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              maxReplicas: {type: integer}
+`
+
+const paramsPolicy = `apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata:
+  name: crontab-params.example.com
+spec:
+  paramKind: {apiVersion: stable.example.com/v1, kind: Limit}
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [stable.example.com], apiVersions: [v1], operations: [CREATE], resources: [crontabs]}
+  validations:
+  - expression: "object.spec.replicas <= params.spec.maxReplicas"
+    messageExpression: "'at most ' + string(params.spec.maxReplicas) + ' replicas in ' + params.metadata.namespace"
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata:
+  name: crontab-params
+spec:
+  policyName: crontab-params.example.com
+  validationActions: [Deny]
+  paramRef: {name: crontabs, parameterNotFoundAction: Deny}
+  matchResources:
+    namespaceSelector:
+      matchExpressions: [{key: kubernetes.io/metadata.name, operator: In, values: [params]}]
+`
