@@ -77,6 +77,9 @@ func startKubeAPIServer(ctx context.Context, paths paths, dir string) (*process,
 		"--etcd-servers=" + url,
 		"--bind-address=127.0.0.1",
 		"--advertise-address=127.0.0.1",
+		// The lease reconciler refuses a loopback address; there is no
+		// other apiserver to reconcile with.
+		"--endpoint-reconciler-type=none",
 		"--secure-port=" + strconv.Itoa(port),
 		"--cert-dir=" + certDir,
 		"--token-auth-file=" + filepath.Join(certDir, "tokens.csv"),

@@ -152,6 +152,10 @@ func runAgainst(ctx context.Context, o options, paths paths, name, dir, bin, kub
 	defer srv.stop()
 	fmt.Printf("%s serving at %s after %s (log %s)\n", name, srv.url, since(start), srv.logPath)
 
+	skip, err := skipCrashers(o.skip, srv)
+	if err != nil {
+		return nil, err
+	}
 	start = time.Now()
 	reportDir := filepath.Join(dir, "report")
 	logPath := filepath.Join(dir, "e2e.log")
@@ -160,7 +164,7 @@ func runAgainst(ctx context.Context, o options, paths paths, name, dir, bin, kub
 		kubeconfig: srv.kubeconfig,
 		kubectl:    kubectl,
 		focus:      o.focus,
-		skip:       o.skip,
+		skip:       skip,
 		timeout:    o.timeout,
 		reportDir:  reportDir,
 		logPath:    logPath,

@@ -222,6 +222,9 @@ func (r *result) print(w io.Writer) {
 	fmt.Fprintf(w, "\n%s: %d passed, %d failed, %d skipped, %d total (%d specs not selected) in %s\n",
 		r.server, len(r.passed), len(r.failed), len(r.skipped), r.total(), r.filtered, r.took.Round(time.Second))
 	if len(r.suiteFailures) > 0 {
+		if r.total() == 0 {
+			fmt.Fprintf(w, "no spec ran: ")
+		}
 		fmt.Fprintf(w, "suite set-up or tear-down failed:\n")
 		for _, o := range r.suiteFailures {
 			fmt.Fprintf(w, "  %s\n      %s\n", o.name, o.reason)
