@@ -25,6 +25,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"time"
@@ -48,6 +49,7 @@ func main() {
 	flag.StringVar(&o.skip, "skip", defaultSkip, "Ginkgo skip: regular expression of the specs not to run")
 	flag.DurationVar(&o.timeout, "timeout", 30*time.Minute, "time limit of one suite run")
 	flag.StringVar(&o.out, "out", "", "directory for logs and reports (default: a new temporary directory)")
+	flag.DurationVar(&o.stall, "stall", 2*time.Minute, "interrupt a spec when no spec has finished for this long (0: never)")
 	flag.BoolVar(&o.verbose, "v", false, "stream the suite's output instead of only writing it to the log")
 	flag.Parse()
 	if flag.NArg() > 0 {
@@ -72,7 +74,12 @@ type options struct {
 	timeout     time.Duration
 	out         string
 	verbose     bool
+	stall       time.Duration
 }
+
+// maxRounds bounds the rounds of one server's run: each interrupted spec
+// costs one.
+const maxRounds = 10
 
 // run builds what is needed, then runs the suite against each server asked
 // for. failed reports whether any spec failed.
@@ -156,32 +163,54 @@ func runAgainst(ctx context.Context, o options, paths paths, name, dir, bin, kub
 	if err != nil {
 		return nil, err
 	}
+	// Rounds: a round that stalls is interrupted, and the next one skips
+	// every spec that already has an outcome.
 	start = time.Now()
-	reportDir := filepath.Join(dir, "report")
-	logPath := filepath.Join(dir, "e2e.log")
-	err = runSuite(ctx, suiteRun{
-		bin:        bin,
-		kubeconfig: srv.kubeconfig,
-		kubectl:    kubectl,
-		focus:      o.focus,
-		skip:       skip,
-		timeout:    o.timeout,
-		reportDir:  reportDir,
-		logPath:    logPath,
-		workDir:    dir,
-		verbose:    o.verbose,
-	})
-	if ctx.Err() != nil {
-		return nil, ctx.Err()
-	}
-	res, rerr := readReport(filepath.Join(reportDir, "junit_01.xml"))
-	if rerr != nil {
-		if err != nil {
-			return nil, fmt.Errorf("the suite failed (%v) without a readable report (%v); see %s", err, rerr, logPath)
+	var res *result
+	var logs []string
+	for round := 1; ; round++ {
+		reportDir := filepath.Join(dir, fmt.Sprintf("report-%d", round))
+		logPath := filepath.Join(dir, fmt.Sprintf("e2e-%d.log", round))
+		logs = append(logs, logPath)
+		roundSkip := skip
+		if res != nil {
+			for _, n := range res.ran() {
+				roundSkip += "|" + regexp.QuoteMeta(n)
+			}
 		}
-		return nil, rerr
+		stalled, err := runSuite(ctx, suiteRun{
+			bin:        bin,
+			kubeconfig: srv.kubeconfig,
+			kubectl:    kubectl,
+			focus:      o.focus,
+			skip:       roundSkip,
+			timeout:    o.timeout,
+			reportDir:  reportDir,
+			logPath:    logPath,
+			workDir:    dir,
+			verbose:    o.verbose,
+			stall:      o.stall,
+		})
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		r, rerr := readReport(filepath.Join(reportDir, "junit_01.xml"))
+		if rerr != nil {
+			if err != nil {
+				return nil, fmt.Errorf("the suite failed (%v) without a readable report (%v); see %s", err, rerr, logPath)
+			}
+			return nil, rerr
+		}
+		if res == nil {
+			res = r
+		} else {
+			res.merge(r)
+		}
+		if !stalled || round == maxRounds || r.total() == 0 {
+			break
+		}
 	}
-	res.server, res.took, res.log = name, time.Since(start), logPath
+	res.server, res.took, res.log = name, time.Since(start), strings.Join(logs, " ")
 	return res, nil
 }
 

@@ -22,12 +22,20 @@ type suiteRun struct {
 	reportDir, logPath       string
 	workDir                  string
 	verbose                  bool
+	// stall is how long the run may go without a spec finishing before the
+	// runner interrupts it: some specs poll until their context ends, and
+	// against a server that answers otherwise that is forever.
+	stall time.Duration
 }
 
 // runSuite runs the e2e binary with the framework flags that suit a
 // server without nodes: no node or system pod checks, no service account
 // wait, a provider that needs no cloud.
-func runSuite(ctx context.Context, r suiteRun) error {
+//
+// When no spec finishes within r.stall, it interrupts the binary as Ctrl-C
+// would: Ginkgo then interrupts the running spec, skips the rest and still
+// writes its report. stalled says whether that happened.
+func runSuite(ctx context.Context, r suiteRun) (stalled bool, err error) {
 	args := []string{
 		"--kubeconfig=" + r.kubeconfig,
 		"--provider=skeleton",
@@ -45,7 +53,7 @@ func runSuite(ctx context.Context, r suiteRun) error {
 	}
 	log, err := os.Create(r.logPath)
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer log.Close()
 	fmt.Fprintf(log, "%s %s\n\n", r.bin, strings.Join(args, " "))
@@ -57,9 +65,11 @@ func runSuite(ctx context.Context, r suiteRun) error {
 	pr, pw := io.Pipe()
 	cmd.Stdout, cmd.Stderr = pw, pw
 	if err := cmd.Start(); err != nil {
-		return err
+		return false, err
 	}
 	var done atomic.Int64 // specs finished, for the progress line
+	var last atomic.Int64 // when the last spec finished, in Unix nanoseconds
+	last.Store(time.Now().UnixNano())
 	copied := make(chan struct{})
 	go func() {
 		defer close(copied)
@@ -75,6 +85,7 @@ func runSuite(ctx context.Context, r suiteRun) error {
 			// summary with a bullet (• passed or failed, S skipped).
 			if strings.HasPrefix(line, "• ") || strings.HasPrefix(line, "S [SKIPPED]") {
 				done.Add(1)
+				last.Store(time.Now().UnixNano())
 			}
 		}
 		io.Copy(log, pr)
@@ -86,16 +97,21 @@ func runSuite(ctx context.Context, r suiteRun) error {
 		waited <- err
 	}()
 	start := time.Now()
-	tick := time.NewTicker(30 * time.Second)
+	tick := time.NewTicker(15 * time.Second)
 	defer tick.Stop()
-	for {
+	for n := 1; ; n++ {
 		select {
 		case err := <-waited:
 			<-copied
-			return err
+			return stalled, err
 		case <-tick.C:
-			if !r.verbose {
+			if !r.verbose && n%2 == 0 {
 				fmt.Printf("  %s: %d specs finished\n", time.Since(start).Round(time.Second), done.Load())
+			}
+			if !stalled && r.stall > 0 && time.Since(time.Unix(0, last.Load())) > r.stall {
+				fmt.Printf("  no spec finished for %s: interrupting the running one\n", r.stall)
+				stalled = true
+				cmd.Process.Signal(os.Interrupt)
 			}
 		}
 	}
@@ -172,6 +188,9 @@ func readReport(path string) (*result, error) {
 					m = c.Error
 				}
 				o := outcome{name: name, reason: failureLine(m)}
+				if m.Type == "interrupted" {
+					o.reason = "hung: interrupted by the runner after no spec finished for a while (" + o.reason + ")"
+				}
 				if isSpec {
 					res.failed = append(res.failed, o)
 				} else {
@@ -214,6 +233,31 @@ func failureLine(m *junitMessage) string {
 		line = strings.TrimPrefix(line, tag)
 	}
 	return line
+}
+
+// merge adds the outcomes of a later round, which skipped the specs r
+// already has.
+func (r *result) merge(o *result) {
+	r.passed = append(r.passed, o.passed...)
+	r.failed = append(r.failed, o.failed...)
+	r.skipped = append(r.skipped, o.skipped...)
+	r.suiteFailures = append(r.suiteFailures, o.suiteFailures...)
+	r.filtered = o.filtered - len(r.passed) - len(r.failed) - len(r.skipped) + len(o.passed) + len(o.failed) + len(o.skipped)
+	sort.Strings(r.passed)
+	for _, l := range [][]outcome{r.failed, r.skipped, r.suiteFailures} {
+		sort.Slice(l, func(i, j int) bool { return l[i].name < l[j].name })
+	}
+}
+
+// ran lists the specs that have an outcome.
+func (r *result) ran() []string {
+	names := append([]string{}, r.passed...)
+	for _, l := range [][]outcome{r.failed, r.skipped} {
+		for _, o := range l {
+			names = append(names, o.name)
+		}
+	}
+	return names
 }
 
 func (r *result) total() int { return len(r.passed) + len(r.failed) + len(r.skipped) }
