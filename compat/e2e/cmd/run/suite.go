@@ -229,6 +229,10 @@ func failureLine(m *junitMessage) string {
 		text = m.Text
 	}
 	line := firstLine(text)
+	// Some failures print whole Go values on their first line.
+	if len(line) > 300 {
+		line = line[:300] + " …"
+	}
 	for _, tag := range []string{"[FAILED] ", "[PANICKED!] ", "[TIMEDOUT] ", "[INTERRUPTED] "} {
 		line = strings.TrimPrefix(line, tag)
 	}
