@@ -37,9 +37,10 @@ import (
 const (
 	defaultFocus = `\[sig-api-machinery\].*(CustomResource|CRD|FieldValidation|Discovery|ValidatingAdmissionPolicy|MutatingAdmissionPolicy|ratchet|x-kubernetes-validations|Watchers|Servers with support for API chunking|Servers with support for Table)`
 	defaultSkip  = `\[Serial\]|\[Disruptive\]|\[Flaky\]|\[Slow\]|` + podSpecs
-	// podSpecs are specs in the focus that deploy pods (webhook servers),
-	// which a server without nodes never runs.
-	podSpecs = `CustomResourceConversionWebhook`
+	// podSpecs are specs in the focus that deploy pods (conversion webhook
+	// servers), which a server without nodes never runs: against
+	// kube-apiserver they hang until interrupted.
+	podSpecs = `CustomResourceConversionWebhook|CustomResourceFieldSelectors`
 )
 
 func main() {
