@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crdserver/crdserver/test/kubectlbin"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -242,9 +243,17 @@ func kubectl(t *testing.T, srv *server, args ...string) string {
 
 // kubectlResult runs kubectl against srv and returns what it printed.
 func kubectlResult(srv *server, args ...string) (stdout, stderr string, err error) {
+	// The first call may build kubectl, which takes minutes: not within
+	// one invocation's time limit.
+	if _, err := kubectlbin.Find(); err != nil {
+		return "", "", err
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), kubectlLimit)
 	defer cancel()
-	cmd := kubectlCommand(ctx, srv, args...)
+	cmd, err := kubectlCommand(ctx, srv, args...)
+	if err != nil {
+		return "", "", err
+	}
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err = cmd.Run()
@@ -252,23 +261,22 @@ func kubectlResult(srv *server, args ...string) (stdout, stderr string, err erro
 }
 
 // kubectlCommand is kubectl with srv's kubeconfig and a private discovery
-// cache, and no KUBECONFIG from the environment.
-func kubectlCommand(ctx context.Context, srv *server, args ...string) *exec.Cmd {
+// cache, and no KUBECONFIG from the environment. The kubectl is $KUBECTL,
+// else kubectl on PATH, else upstream's kubectl built from the Go module
+// proxy (test/kubectlbin); the error is that build's.
+func kubectlCommand(ctx context.Context, srv *server, args ...string) (*exec.Cmd, error) {
+	path, err := kubectlbin.Find()
+	if err != nil {
+		return nil, err
+	}
 	full := append([]string{"--kubeconfig", srv.Kubeconfig, "--cache-dir", srv.cacheDir}, args...)
-	cmd := exec.CommandContext(ctx, kubectlPath(), full...)
+	cmd := exec.CommandContext(ctx, path, full...)
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "KUBECONFIG=") {
 			cmd.Env = append(cmd.Env, kv)
 		}
 	}
-	return cmd
-}
-
-func kubectlPath() string {
-	if p := os.Getenv("KUBECTL"); p != "" {
-		return p
-	}
-	return "kubectl"
+	return cmd, nil
 }
 
 // lineStream runs a long-lived kubectl (such as get -w) and delivers its
@@ -281,7 +289,11 @@ type lineStream struct {
 func kubectlStream(t *testing.T, srv *server, args ...string) *lineStream {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	cmd := kubectlCommand(ctx, srv, args...)
+	cmd, err := kubectlCommand(ctx, srv, args...)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -57,6 +57,7 @@ var layer = map[string]int{
 	"cmd/crdserver":   5,
 	"crdtest":         5,
 	"test/etcdserver": 5,
+	"test/kubectlbin": 5,
 	"test/e2e":        6,
 	"test/layers":     6,
 }

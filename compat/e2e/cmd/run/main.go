@@ -1,0 +1,228 @@
+// Command run runs upstream Kubernetes' API machinery e2e specs against a
+// fresh crdserver and prints what passed and what failed:
+//
+//	go run -C compat/e2e ./cmd/run [flags]
+//
+// It builds the e2e test binary of this module once (cached in the user's
+// cache directory), builds crdserver from this checkout and starts it on a
+// temporary data directory and a free port, runs the selected specs with
+// the framework flags that suit a server without nodes, and reads the JUnit
+// report. With --against=kube-apiserver it does the same against a
+// kube-apiserver built from the same Kubernetes release, on an etcd from
+// test/etcdserver, so the two figures can be compared.
+//
+// kubectl (for the specs that call it) is $KUBECTL, kubectl on PATH, or
+// upstream's kubectl built from the Go module proxy (test/kubectlbin).
+//
+// The exit status is 0 when no spec failed, 1 when some did, 2 on any other
+// error.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// The subset of issue 15: API machinery specs about custom resources and
+// the machinery around them, without the ones that need a quiet cluster,
+// break it on purpose, are known to flake or take long.
+const (
+	defaultFocus = `\[sig-api-machinery\].*(CustomResource|CRD|FieldValidation|Discovery|ValidatingAdmissionPolicy|MutatingAdmissionPolicy|ratchet|x-kubernetes-validations|Watchers|Servers with support for API chunking|Servers with support for Table)`
+	defaultSkip  = `\[Serial\]|\[Disruptive\]|\[Flaky\]|\[Slow\]|` + podSpecs
+	// podSpecs are specs in the focus that deploy pods (conversion webhook
+	// servers), which a server without nodes never runs: against
+	// kube-apiserver they hang until interrupted.
+	podSpecs = `CustomResourceConversionWebhook|CustomResourceFieldSelectors`
+)
+
+func main() {
+	var o options
+	flag.StringVar(&o.against, "against", "crdserver", "server to test: crdserver, kube-apiserver, or both (one after the other)")
+	flag.StringVar(&o.focus, "focus", defaultFocus, "Ginkgo focus: regular expression of the specs to run")
+	flag.StringVar(&o.skip, "skip", defaultSkip, "Ginkgo skip: regular expression of the specs not to run")
+	flag.DurationVar(&o.timeout, "timeout", 30*time.Minute, "time limit of one suite run")
+	flag.StringVar(&o.out, "out", "", "directory for logs and reports (default: a new temporary directory)")
+	flag.DurationVar(&o.stall, "stall", 2*time.Minute, "interrupt a spec when no spec has finished for this long (0: never)")
+	flag.BoolVar(&o.verbose, "v", false, "stream the suite's output instead of only writing it to the log")
+	flag.Parse()
+	if flag.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "run: unexpected arguments %q\n", flag.Args())
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	failed, err := run(ctx, o)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "run:", err)
+		os.Exit(2)
+	}
+	if failed {
+		os.Exit(1)
+	}
+}
+
+type options struct {
+	against     string
+	focus, skip string
+	timeout     time.Duration
+	out         string
+	verbose     bool
+	stall       time.Duration
+}
+
+// maxRounds bounds the rounds of one server's run: each interrupted spec
+// costs one.
+const maxRounds = 10
+
+// run builds what is needed, then runs the suite against each server asked
+// for. failed reports whether any spec failed.
+func run(ctx context.Context, o options) (failed bool, err error) {
+	var targets []string
+	switch o.against {
+	case "crdserver", "kube-apiserver":
+		targets = []string{o.against}
+	case "both":
+		targets = []string{"crdserver", "kube-apiserver"}
+	default:
+		return false, fmt.Errorf("--against=%q: want crdserver, kube-apiserver or both", o.against)
+	}
+	paths, err := locate()
+	if err != nil {
+		return false, err
+	}
+	if o.out == "" {
+		if o.out, err = os.MkdirTemp("", "crdserver-upstream-e2e-"); err != nil {
+			return false, err
+		}
+	}
+	if o.out, err = filepath.Abs(o.out); err != nil {
+		return false, err
+	}
+	if err := os.MkdirAll(o.out, 0o755); err != nil {
+		return false, err
+	}
+	fmt.Printf("logs and reports in %s\n", o.out)
+
+	start := time.Now()
+	bin, err := buildSuite(ctx, paths)
+	if err != nil {
+		return false, err
+	}
+	kubectl, err := findKubectl()
+	if err != nil {
+		return false, err
+	}
+	fmt.Printf("built in %s: %s; kubectl %s\n", since(start), bin, kubectl)
+
+	var results []*result
+	for _, name := range targets {
+		dir := filepath.Join(o.out, name)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return false, err
+		}
+		res, err := runAgainst(ctx, o, paths, name, dir, bin, kubectl)
+		if err != nil {
+			return false, fmt.Errorf("%s: %w", name, err)
+		}
+		results = append(results, res)
+		res.print(os.Stdout)
+		failed = failed || len(res.failed) > 0 || len(res.suiteFailures) > 0
+	}
+	if len(results) == 2 {
+		compare(os.Stdout, results[0], results[1])
+	}
+	return failed, nil
+}
+
+// runAgainst starts the named server in dir, runs the suite against it and
+// reads the report.
+func runAgainst(ctx context.Context, o options, paths paths, name, dir, bin, kubectl string) (*result, error) {
+	start := time.Now()
+	var srv *process
+	var err error
+	switch name {
+	case "crdserver":
+		srv, err = startCrdserver(ctx, paths, dir)
+	case "kube-apiserver":
+		srv, err = startKubeAPIServer(ctx, paths, dir)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer srv.stop()
+	fmt.Printf("%s serving at %s after %s (log %s)\n", name, srv.url, since(start), srv.logPath)
+
+	skip, err := skipCrashers(o.skip, srv)
+	if err != nil {
+		return nil, err
+	}
+	// Rounds: a round that stalls is interrupted, and the next one skips
+	// every spec that already has an outcome.
+	start = time.Now()
+	var res *result
+	var logs []string
+	for round := 1; ; round++ {
+		reportDir := filepath.Join(dir, fmt.Sprintf("report-%d", round))
+		logPath := filepath.Join(dir, fmt.Sprintf("e2e-%d.log", round))
+		logs = append(logs, logPath)
+		roundSkip := skip
+		if res != nil {
+			for _, n := range res.ran() {
+				roundSkip += "|" + regexp.QuoteMeta(n)
+			}
+		}
+		stalled, err := runSuite(ctx, suiteRun{
+			bin:        bin,
+			kubeconfig: srv.kubeconfig,
+			kubectl:    kubectl,
+			focus:      o.focus,
+			skip:       roundSkip,
+			timeout:    o.timeout,
+			reportDir:  reportDir,
+			logPath:    logPath,
+			workDir:    dir,
+			verbose:    o.verbose,
+			stall:      o.stall,
+		})
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		r, rerr := readReport(filepath.Join(reportDir, "junit_01.xml"))
+		if rerr != nil {
+			if err != nil {
+				return nil, fmt.Errorf("the suite failed (%v) without a readable report (%v); see %s", err, rerr, logPath)
+			}
+			return nil, rerr
+		}
+		if res == nil {
+			res = r
+		} else {
+			res.merge(r)
+		}
+		if !stalled || round == maxRounds || r.total() == 0 {
+			break
+		}
+	}
+	res.server, res.took, res.log = name, time.Since(start), strings.Join(logs, " ")
+	return res, nil
+}
+
+func since(t time.Time) string { return time.Since(t).Round(100 * time.Millisecond).String() }
+
+// firstLine is s's first non-blank line, trimmed.
+func firstLine(s string) string {
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			return l
+		}
+	}
+	return ""
+}
