@@ -54,12 +54,13 @@ var layer = map[string]int{
 	"internal/lint":    4,
 	"internal/migrate": 4,
 	// Entry points.
-	"cmd/crdserver":   5,
-	"crdtest":         5,
-	"test/etcdserver": 5,
-	"test/kubectlbin": 5,
-	"test/e2e":        6,
-	"test/layers":     6,
+	"cmd/crdserver":        5,
+	"crdtest":              5,
+	"test/etcdserver":      5,
+	"test/kubectlbin":      5,
+	"test/kubectlbin/find": 6,
+	"test/e2e":             6,
+	"test/layers":          6,
 }
 
 func TestImportsPointDown(t *testing.T) {
