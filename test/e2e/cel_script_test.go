@@ -331,7 +331,10 @@ func outputMatches(got, want string) bool {
 func kubectlIn(dir string, srv *server, args ...string) (stdout, stderr string, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), kubectlLimit)
 	defer cancel()
-	cmd := kubectlCommand(ctx, srv, args...)
+	cmd, err := kubectlCommand(ctx, srv, args...)
+	if err != nil {
+		return "", "", err
+	}
 	cmd.Dir = dir
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
