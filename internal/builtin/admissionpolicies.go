@@ -65,9 +65,16 @@ var (
 	_ registry.StrategicMerger = policyHooks{}
 	_ registry.TypeChecker     = policyHooks{}
 	_ registry.UnknownFielder  = policyHooks{}
+	_ registry.Protobuf        = policyHooks{}
 )
 
 func (policyHooks) PatchSchema() any { return admissionregistrationv1.ValidatingAdmissionPolicy{} }
+
+// NewProtobuf implements registry.Protobuf: client-go's typed clients may
+// send policies as protobuf.
+func (policyHooks) NewProtobuf() registry.ProtoMessage {
+	return &admissionregistrationv1.ValidatingAdmissionPolicy{}
+}
 
 func (h policyHooks) PrepareForCreate(obj map[string]any) {
 	h.trim(obj)
@@ -197,7 +204,12 @@ var (
 	_ registry.Validator      = bindingHooks{}
 	_ registry.TypeChecker    = bindingHooks{}
 	_ registry.UnknownFielder = bindingHooks{}
+	_ registry.Protobuf       = bindingHooks{}
 )
+
+func (bindingHooks) NewProtobuf() registry.ProtoMessage {
+	return &admissionregistrationv1.ValidatingAdmissionPolicyBinding{}
+}
 
 func (h bindingHooks) PrepareForCreate(obj map[string]any) {
 	h.trim(obj)

@@ -87,6 +87,15 @@ var (
 
 func (h webhookConfigHooks[T]) PatchSchema() any { return *new(T) }
 
+var _ registry.Protobuf = webhookConfigHooks[admissionregistrationv1.MutatingWebhookConfiguration]{}
+
+// NewProtobuf implements registry.Protobuf: client-go's typed clients may
+// send configurations as protobuf.
+func (h webhookConfigHooks[T]) NewProtobuf() registry.ProtoMessage {
+	m, _ := any(new(T)).(registry.ProtoMessage)
+	return m
+}
+
 func (h webhookConfigHooks[T]) PrepareForCreate(obj map[string]any) {
 	h.trim(obj)
 	defaultWebhooks(obj, h.mutating)
