@@ -98,45 +98,11 @@ func (m *Migrations) Run(ctx context.Context) {
 	for range 2 {
 		workers.Go(func() { m.work(ctx) })
 	}
-	for ctx.Err() == nil {
-		m.watch(ctx)
-		select {
-		case <-ctx.Done():
-		case <-time.After(time.Second):
+	watchChanges(ctx, m.Cache, m.Log, "migration controller", func(it *watchcache.Item) {
+		if svm, err := builtin.DecodeMigration(it.JSON); err == nil && !finished(svm) {
+			m.enqueue(it.Name)
 		}
-	}
-}
-
-// watch queues the unfinished migrations until its watch ends.
-func (m *Migrations) watch(ctx context.Context) {
-	if err := m.Cache.WaitReady(ctx); err != nil {
-		return
-	}
-	w, err := m.Cache.Watch(ctx, watchcache.WatchOptions{})
-	if err != nil {
-		if ctx.Err() == nil {
-			m.Log.Warn("migration controller: watch", "err", err)
-		}
-		return
-	}
-	defer w.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case ev, ok := <-w.ResultChan():
-			if !ok || ev.Type == watchcache.Error {
-				return
-			}
-			if ev.Type != watchcache.Added && ev.Type != watchcache.Modified {
-				continue
-			}
-			svm, err := builtin.DecodeMigration(ev.Item.JSON)
-			if err == nil && !finished(svm) {
-				m.enqueue(ev.Item.Name)
-			}
-		}
-	}
+	})
 }
 
 func finished(svm *svmv1.StorageVersionMigration) bool {

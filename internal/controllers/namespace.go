@@ -55,45 +55,12 @@ func (n *Namespaces) Run(ctx context.Context) {
 	var worker sync.WaitGroup
 	defer worker.Wait()
 	worker.Go(func() { n.work(ctx) })
-	for ctx.Err() == nil {
-		n.watch(ctx)
-		select {
-		case <-ctx.Done():
-		case <-time.After(time.Second):
+	// Terminating namespaces feed the queue.
+	watchChanges(ctx, n.Cache, n.Log, "namespace controller", func(it *watchcache.Item) {
+		if terminating(it.JSON) {
+			n.enqueue(it.Name)
 		}
-	}
-}
-
-// watch feeds terminating namespaces to the queue until its watch ends.
-func (n *Namespaces) watch(ctx context.Context) {
-	// As the CRD controller: wait for the cache instead of a retry.
-	if err := n.Cache.WaitReady(ctx); err != nil {
-		return
-	}
-	w, err := n.Cache.Watch(ctx, watchcache.WatchOptions{})
-	if err != nil {
-		if ctx.Err() == nil {
-			n.Log.Warn("namespace controller: watch", "err", err)
-		}
-		return
-	}
-	defer w.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case ev, ok := <-w.ResultChan():
-			if !ok || ev.Type == watchcache.Error {
-				return
-			}
-			if ev.Type != watchcache.Added && ev.Type != watchcache.Modified {
-				continue
-			}
-			if terminating(ev.Item.JSON) {
-				n.enqueue(ev.Item.Name)
-			}
-		}
-	}
+	})
 }
 
 func terminating(obj []byte) bool {
