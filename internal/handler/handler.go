@@ -120,6 +120,12 @@ type call struct {
 	// the version's schema (while decoding it, or patching): the schema
 	// steps need not walk it again.
 	bodyPruned bool
+	// applied is set once a server-side apply merged the request's
+	// object: the merge recorded its managedFields.
+	applied bool
+	// createMissing, when set, creates the object a write found missing
+	// (server-side apply creates what it applies to).
+	createMissing func() error
 }
 
 // gvk returns the kind in the request's version.

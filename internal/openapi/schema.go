@@ -303,3 +303,32 @@ func objectSchemaV2(s map[string]any) map[string]any {
 	}
 	return toV2(s)
 }
+
+// Models returns the v3 schemas describing objects of gvk at version v, as
+// the OpenAPI documents publish them: the name of the object's model and
+// every model it refers to, transitively, by name. Server-side apply builds
+// its types from them, as upstream builds them from the same documents.
+// The models are shared: callers must not modify them.
+func Models(v *registry.Version, gvk schema.GroupVersionKind) (root string, models map[string]map[string]any, err error) {
+	s, err := objectSchema(v, gvk)
+	if err != nil {
+		return "", nil, err
+	}
+	root = modelName(gvk)
+	models = map[string]map[string]any{root: s}
+	queue := collectRefs(s, nil)
+	for len(queue) > 0 {
+		name := queue[len(queue)-1]
+		queue = queue[:len(queue)-1]
+		if _, ok := models[name]; ok {
+			continue
+		}
+		m, ok := lib().models[name]
+		if !ok {
+			return "", nil, fmt.Errorf("model %s refers to unknown model %s", root, name)
+		}
+		models[name] = m
+		queue = collectRefs(m, queue)
+	}
+	return root, models, nil
+}

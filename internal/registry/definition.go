@@ -58,6 +58,10 @@ type Definition struct {
 	// the definition is (its concrete type belongs to the conversion
 	// package); nil converts with the None strategy.
 	Converter any
+	// FieldTypes are the definition's server-side apply types (the apply
+	// package's), built lazily and shared by definitions whose schemas
+	// did not change; nil builds them per request.
+	FieldTypes any
 
 	// Verbs, when set, are the verbs discovery and OpenAPI advertise for the
 	// resource, for built-ins that serve fewer than a custom resource
