@@ -39,6 +39,8 @@ var layer = map[string]int{
 	"internal/discovery":           1,
 	"internal/openapi":             1,
 	"internal/conversion":          1,
+	// Server-side apply: managedFields, typed from the OpenAPI models.
+	"internal/apply": 2,
 	// Admission: mutating and validating webhooks.
 	"internal/admission": 2,
 	// The request path and background loops.
