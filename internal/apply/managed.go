@@ -1,8 +1,6 @@
 package apply
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -106,22 +104,6 @@ func decodeManaged(list []any) (*managed, error) {
 	return m, nil
 }
 
-// decodeFields parses a FieldsV1 value ({"f:spec":{"f:replicas":{}}}).
-func decodeFields(v any) (*fieldpath.Set, error) {
-	set := &fieldpath.Set{}
-	if v == nil {
-		return set, nil
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	if err := set.FromJSON(bytes.NewReader(b)); err != nil {
-		return nil, err
-	}
-	return set, nil
-}
-
 // encode returns the managedFields entries, sorted as upstream sorts
 // them (operation, time, manager, apiVersion, subresource); nil when no
 // manager owns anything, so the field disappears.
@@ -202,13 +184,9 @@ func (m *managed) entry(key string, vs fieldpath.VersionedSet) (map[string]any, 
 	if hasTime {
 		e["time"] = t
 	}
-	b, err := vs.Set().ToJSON()
+	fields, err := encodeFields(vs.Set())
 	if err != nil {
 		return nil, fmt.Errorf("encoding the fields of %s: %w", id.Manager, err)
-	}
-	var fields map[string]any
-	if err := json.Unmarshal(b, &fields); err != nil {
-		return nil, err
 	}
 	e["fieldsV1"] = fields
 	return e, nil

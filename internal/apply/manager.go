@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	"sigs.k8s.io/structured-merge-diff/v6/merge"
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
+	"sigs.k8s.io/structured-merge-diff/v6/value"
 )
 
 // MaxUpdateManagers is how many Update entries an object keeps; older
@@ -39,6 +40,10 @@ type Manager struct {
 	// Convert converts objects to the versions other managers' entries
 	// were recorded at; nil converts as None does (only apiVersion changes).
 	Convert Convert
+
+	// slow turns the fast path of updates off, for tests that compare
+	// both.
+	slow bool
 }
 
 func (m *Manager) apiVersion() string { return m.GroupVersion.String() }
@@ -54,23 +59,44 @@ func (m *Manager) Update(live, obj map[string]any, manager string) {
 }
 
 func (m *Manager) update(live, obj map[string]any, manager string) error {
-	mf := m.liveOrNew(live, obj)
+	list, fromLive := m.startingEntries(live, obj)
 	setManagedFields(obj, nil)
-	if live == nil {
-		live = map[string]any{"apiVersion": m.apiVersion(), "kind": m.Kind}
-	}
-	liveT, err := m.typed(live, typed.AllowDuplicates)
-	if err != nil {
-		return err
-	}
-	objT, err := m.typed(obj, typed.AllowDuplicates)
-	if err != nil {
-		return err
-	}
 	if manager == "" {
 		manager = "unknown"
 	}
 	id := managerID{Manager: manager, Operation: opUpdate, APIVersion: m.apiVersion(), Subresource: m.Subresource}.String()
+	if live == nil {
+		live = map[string]any{"apiVersion": m.apiVersion(), "kind": m.Kind}
+	}
+	// Both objects are typed without validating them against the types:
+	// the write validates obj against its schema anyway, and a typing
+	// walk would cost as much as the comparison.
+	liveT, err := m.unvalidated(live)
+	if err != nil {
+		return err
+	}
+	objT, err := m.unvalidated(obj)
+	if err != nil {
+		return err
+	}
+	if fromLive && !m.slow {
+		// Entries the server recorded itself can take the fast path.
+		c, err := liveT.Compare(objT)
+		if err != nil {
+			return err
+		}
+		if m.Reset != nil {
+			c = c.FilterFields(fieldpath.NewExcludeFilterSetMap(m.Reset)[fieldpath.APIVersion(m.apiVersion())])
+		}
+		if out, ok := updateFast(list, c, m.apiVersion(), id); ok {
+			setManagedFields(obj, out)
+			return nil
+		}
+	}
+	mf, err := decodeManaged(list)
+	if err != nil {
+		mf = emptyManaged()
+	}
 
 	// The change is recorded under a temporary name, so that the
 	// manager's own earlier entry loses what this write changed like any
@@ -94,25 +120,62 @@ func (m *Manager) update(live, obj map[string]any, manager string) error {
 	return m.encodeInto(obj, mf)
 }
 
-// liveOrNew returns the managed fields an update starts from: those the
-// client sent, when it sent valid ones to the resource itself (a client
-// may rewrite them, or clear them with an empty list), else live's.
-func (m *Manager) liveOrNew(live, obj map[string]any) *managed {
-	if m.Subresource == "" {
-		sent, present := metadata(obj)["managedFields"]
-		list, _ := sent.([]any)
-		if present && isReset(list) {
-			return emptyManaged()
-		}
-		if mf, err := decodeManaged(list); err == nil && len(mf.fields) > 0 {
-			return mf
-		}
+// startingEntries returns the managedFields entries an update starts
+// from: those the client sent, when it sent valid ones to the resource
+// itself (a client may rewrite them, or clear them with an empty list),
+// else live's. fromLive reports entries the server recorded (live's, or
+// the client's when they are live's unchanged, as clients that update
+// what they read send them).
+func (m *Manager) startingEntries(live, obj map[string]any) (list []any, fromLive bool) {
+	liveList := managedFieldsOf(live)
+	if m.Subresource != "" {
+		return liveList, true
 	}
-	mf, err := decodeManaged(managedFieldsOf(live))
-	if err != nil {
-		return emptyManaged()
+	sent, present := metadata(obj)["managedFields"]
+	sentList, _ := sent.([]any)
+	switch {
+	case present && isReset(sentList):
+		return nil, true
+	case len(sentList) == 0:
+		return liveList, true
+	case jsonEqual(sentList, liveList):
+		return liveList, true
 	}
-	return mf
+	if mf, err := decodeManaged(sentList); err == nil && len(mf.fields) > 0 {
+		return sentList, false
+	}
+	return liveList, true
+}
+
+// jsonEqual compares decoded JSON values.
+func jsonEqual(a, b any) bool {
+	switch x := a.(type) {
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for k, v := range x {
+			w, ok := y[k]
+			if !ok || !jsonEqual(v, w) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !jsonEqual(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	default:
+		return a == b
+	}
 }
 
 // isReset reports whether a client's managedFields asks to clear them:
@@ -210,6 +273,17 @@ func (m *Manager) typed(obj map[string]any, opts ...typed.ValidationOptions) (*t
 		return nil, err
 	}
 	return pt.FromUnstructured(shallowWithoutManagedFields(obj), opts...)
+}
+
+// unvalidated types obj at the manager's version as typed does, but
+// without checking it against the type.
+func (m *Manager) unvalidated(obj map[string]any) (*typed.TypedValue, error) {
+	pt, err := m.Types.Version(m.GroupVersion.Version)
+	if err != nil {
+		return nil, err
+	}
+	v := value.NewValueInterface(shallowWithoutManagedFields(obj))
+	return typed.AsTypedUnvalidated(v, pt.Schema, pt.TypeRef), nil
 }
 
 // converter lets structured-merge-diff compare objects at the versions

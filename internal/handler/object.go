@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
@@ -78,6 +79,36 @@ func metadata(obj map[string]any) map[string]any {
 
 func accessor(obj map[string]any) *unstructured.Unstructured {
 	return &unstructured.Unstructured{Object: obj}
+}
+
+// metaOf is obj's metadata for upstream's metadata validation. It reads
+// managedFields without the reflective conversion unstructured uses,
+// which would cost an update more than recording them does; validation
+// looks at each entry's manager, operation, fieldsType and subresource.
+func metaOf(obj map[string]any) metav1.Object {
+	return fastMeta{accessor(obj)}
+}
+
+type fastMeta struct{ *unstructured.Unstructured }
+
+func (m fastMeta) GetManagedFields() []metav1.ManagedFieldsEntry {
+	list, _ := metadata(m.Object)["managedFields"].([]any)
+	if list == nil {
+		return nil
+	}
+	out := make([]metav1.ManagedFieldsEntry, 0, len(list))
+	for _, x := range list {
+		e, _ := x.(map[string]any)
+		var me metav1.ManagedFieldsEntry
+		me.Manager, _ = e["manager"].(string)
+		op, _ := e["operation"].(string)
+		me.Operation = metav1.ManagedFieldsOperationType(op)
+		me.APIVersion, _ = e["apiVersion"].(string)
+		me.FieldsType, _ = e["fieldsType"].(string)
+		me.Subresource, _ = e["subresource"].(string)
+		out = append(out, me)
+	}
+	return out
 }
 
 // ItemDecoder returns the watch cache decoder for stored objects: it sets

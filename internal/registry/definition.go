@@ -158,6 +158,22 @@ var AgeColumn = PrinterColumn{
 	Description: metav1.ObjectMeta{}.SwaggerDoc()["creationTimestamp"],
 }
 
+// FieldTypesIfSame returns d's FieldTypes when next's would be the same:
+// the same kind, versions and schemas, pruned alike. It is nil when d is.
+func (d *Definition) FieldTypesIfSame(next *Definition) any {
+	if d == nil || d.Kind != next.Kind || d.Group != next.Group || d.PreserveUnknownFields != next.PreserveUnknownFields ||
+		len(d.Versions) != len(next.Versions) {
+		return nil
+	}
+	for i := range d.Versions {
+		a, b := &d.Versions[i], &next.Versions[i]
+		if a.Name != b.Name || a.NonStructural != b.NonStructural || string(a.OpenAPISchema) != string(b.OpenAPISchema) {
+			return nil
+		}
+	}
+	return d.FieldTypes
+}
+
 // Namespaced reports whether objects live in namespaces.
 func (d *Definition) Namespaced() bool { return d.Scope == Namespaced }
 

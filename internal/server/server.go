@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/crdserver/crdserver/internal/admission"
+	"github.com/crdserver/crdserver/internal/apply"
 	"github.com/crdserver/crdserver/internal/authn"
 	"github.com/crdserver/crdserver/internal/authz"
 	"github.com/crdserver/crdserver/internal/builtin"
@@ -132,6 +133,9 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		builtin.Services(), builtin.Endpoints(), builtin.EndpointSlices(),
 		builtin.MutatingWebhookConfigurations(), builtin.ValidatingWebhookConfigurations(),
 		builtin.ValidatingAdmissionPolicies(), builtin.ValidatingAdmissionPolicyBindings(),
+	}
+	for _, d := range builtins {
+		d.FieldTypes = apply.NewTypes(d)
 	}
 	reg := registry.New(builtins)
 	s.stores = newStores(ctx, s.backend, reg, cfg.EtcdPrefix, s.log)
