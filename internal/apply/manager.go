@@ -68,20 +68,14 @@ func (m *Manager) update(live, obj map[string]any, manager string) error {
 	if live == nil {
 		live = map[string]any{"apiVersion": m.apiVersion(), "kind": m.Kind}
 	}
-	// Both objects are typed without validating them against the types:
-	// the write validates obj against its schema anyway, and a typing
-	// walk would cost as much as the comparison.
-	liveT, err := m.unvalidated(live)
-	if err != nil {
-		return err
-	}
-	objT, err := m.unvalidated(obj)
+	pt, err := m.Types.Version(m.GroupVersion.Version)
 	if err != nil {
 		return err
 	}
 	if fromLive && !m.slow {
 		// Entries the server recorded itself can take the fast path.
-		c, err := liveT.Compare(objT)
+		a, b := changedOnly(pt.Schema, pt.TypeRef, shallowWithoutManagedFields(live), shallowWithoutManagedFields(obj))
+		c, err := typedValue(pt, a).Compare(typedValue(pt, b))
 		if err != nil {
 			return err
 		}
@@ -93,6 +87,11 @@ func (m *Manager) update(live, obj map[string]any, manager string) error {
 			return nil
 		}
 	}
+	// Both objects are typed without validating them against the types:
+	// the write validates obj against its schema anyway, and a typing
+	// walk would cost as much as the comparison.
+	liveT := typedValue(pt, shallowWithoutManagedFields(live))
+	objT := typedValue(pt, shallowWithoutManagedFields(obj))
 	mf, err := decodeManaged(list)
 	if err != nil {
 		mf = emptyManaged()
@@ -275,15 +274,9 @@ func (m *Manager) typed(obj map[string]any, opts ...typed.ValidationOptions) (*t
 	return pt.FromUnstructured(shallowWithoutManagedFields(obj), opts...)
 }
 
-// unvalidated types obj at the manager's version as typed does, but
-// without checking it against the type.
-func (m *Manager) unvalidated(obj map[string]any) (*typed.TypedValue, error) {
-	pt, err := m.Types.Version(m.GroupVersion.Version)
-	if err != nil {
-		return nil, err
-	}
-	v := value.NewValueInterface(shallowWithoutManagedFields(obj))
-	return typed.AsTypedUnvalidated(v, pt.Schema, pt.TypeRef), nil
+// typedValue types obj as pt without checking it against the type.
+func typedValue(pt *typed.ParseableType, obj map[string]any) *typed.TypedValue {
+	return typed.AsTypedUnvalidated(value.NewValueInterface(obj), pt.Schema, pt.TypeRef)
 }
 
 // converter lets structured-merge-diff compare objects at the versions
