@@ -28,7 +28,9 @@ func TestUpdateFastMatchesUpdater(t *testing.T) {
 			md := o["metadata"].(map[string]any)
 			md["labels"] = map[string]any{"a": "b", fmt.Sprint("l", n%4): "x"}
 		},
-		func(o map[string]any, n int) { o["spec"].(map[string]any)["selector"] = map[string]any{"k": fmt.Sprint(n % 2)} },
+		func(o map[string]any, n int) {
+			o["spec"].(map[string]any)["selector"] = map[string]any{"k": fmt.Sprint(n % 2)}
+		},
 		func(o map[string]any, n int) { o["status"] = map[string]any{"phase": fmt.Sprint(n)} },
 		func(o map[string]any, _ int) { o["spec"].(map[string]any)["selector"] = map[string]any{} },
 		func(o map[string]any, _ int) { o["spec"].(map[string]any)["tags"] = []any{} },

@@ -18,8 +18,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/crdserver/crdserver/internal/controllers"
 	"github.com/crdserver/crdserver/internal/apply"
+	"github.com/crdserver/crdserver/internal/controllers"
 	"github.com/crdserver/crdserver/internal/conversion"
 	"github.com/crdserver/crdserver/internal/crd"
 	"github.com/crdserver/crdserver/internal/handler"
