@@ -221,8 +221,17 @@ func (m *Manager) Apply(live, patch map[string]any, manager string, force bool) 
 	}
 	id := managerID{Manager: manager, Operation: opApply, Subresource: m.Subresource}.String()
 	merged, fields, err := m.updater().Apply(liveT, patchT, fieldpath.APIVersion(m.apiVersion()), mf.fields, id, force)
+	var conflicts merge.Conflicts
+	if errors.As(err, &conflicts) && manager == kubectlManager {
+		// kubectl moving from client-side apply: fields it last applied
+		// client-side, and left as it applied them, are its own.
+		if conflicts = m.notLastApplied(live, liveT, conflicts); len(conflicts) == 0 {
+			merged, fields, err = m.updater().Apply(liveT, patchT, fieldpath.APIVersion(m.apiVersion()), mf.fields, id, true)
+		} else {
+			err = conflicts
+		}
+	}
 	if err != nil {
-		var conflicts merge.Conflicts
 		if errors.As(err, &conflicts) {
 			return nil, conflictError(conflicts)
 		}
@@ -240,6 +249,13 @@ func (m *Manager) Apply(live, patch map[string]any, manager string, force bool) 
 			return nil, fmt.Errorf("merged object is not an object")
 		}
 		obj = u
+	}
+	if manager == kubectlManager && hasLastApplied(obj) {
+		// The annotation keeps following what kubectl applies, so that
+		// going back to client-side apply works.
+		if obj, err = withLastApplied(obj, patch); err != nil {
+			return nil, err
+		}
 	}
 	if err := m.encodeInto(obj, mf); err != nil {
 		return nil, err

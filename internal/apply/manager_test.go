@@ -340,3 +340,38 @@ func TestScaleUpdate(t *testing.T) {
 		}
 	}
 }
+
+// TestApplyAfterClientSideApply: kubectl's server-side apply takes over
+// the fields its client-side apply set, but not those another manager
+// changed since, and keeps the annotation up to date.
+func TestApplyAfterClientSideApply(t *testing.T) {
+	m := manager(t, "v1", "")
+	cfg := `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w","namespace":"ns"},"spec":{"color":"red","replicas":1}}`
+	live := obj(t, cfg)
+	live["metadata"].(map[string]any)["annotations"] = map[string]any{lastAppliedAnnotation: cfg + "\n"}
+	m.Update(nil, live, "kubectl-client-side-apply")
+
+	next := obj(t, strings.Replace(cfg, `"color":"red"`, `"color":"blue"`, 1))
+	applied, err := m.Apply(live, next, "kubectl", false)
+	if err != nil {
+		t.Fatalf("kubectl's first server-side apply over its client-side apply: %v", err)
+	}
+	got := applied["metadata"].(map[string]any)["annotations"].(map[string]any)[lastAppliedAnnotation]
+	if want := `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w","namespace":"ns"},"spec":{"color":"blue","replicas":1}}` + "\n"; got != want {
+		t.Errorf("last-applied annotation = %q, want %q", got, want)
+	}
+
+	// Another manager changes replicas: kubectl no longer owns them by
+	// its client-side apply, so applying other replicas conflicts.
+	edited := deepCopyJSON(t, applied)
+	edited["spec"].(map[string]any)["replicas"] = int64(5)
+	m.Update(applied, edited, "kubectl-edit")
+	again := obj(t, strings.Replace(cfg, `"replicas":1`, `"replicas":2`, 1))
+	if _, err := m.Apply(edited, again, "kubectl", false); !apierrors.IsConflict(err) || !strings.Contains(err.Error(), `conflict with "kubectl-edit"`) {
+		t.Errorf("applying replicas another manager changed: err = %v, want a conflict with kubectl-edit", err)
+	}
+	// Any other manager gets no such leeway.
+	if _, err := m.Apply(live, next, "flux", false); !apierrors.IsConflict(err) {
+		t.Errorf("another manager over client-side-applied fields: err = %v, want a conflict", err)
+	}
+}
