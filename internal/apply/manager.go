@@ -315,16 +315,17 @@ func (c converter) Convert(tv *typed.TypedValue, version fieldpath.APIVersion) (
 	if err != nil {
 		return nil, err
 	}
-	var out map[string]any
-	if c.m.Convert != nil && obj != nil {
-		if out, err = c.m.Convert(obj, string(version)); err != nil {
+	// A shallow copy: converters may set apiVersion in place, and obj
+	// still holds the value being converted.
+	out := make(map[string]any, len(obj))
+	for k, v := range obj {
+		out[k] = v
+	}
+	if c.m.Convert != nil {
+		if out, err = c.m.Convert(out, string(version)); err != nil {
 			return nil, err
 		}
 	} else {
-		out = make(map[string]any, len(obj))
-		for k, v := range obj {
-			out[k] = v
-		}
 		out["apiVersion"] = string(version)
 	}
 	return pt.FromUnstructured(out, typed.AllowDuplicates)

@@ -375,3 +375,22 @@ func TestApplyAfterClientSideApply(t *testing.T) {
 		t.Errorf("another manager over client-side-applied fields: err = %v, want a conflict", err)
 	}
 }
+
+// TestApplyAcrossVersionsConvertingInPlace: the server's None conversion
+// sets apiVersion in place; the values being compared must not change.
+func TestApplyAcrossVersionsConvertingInPlace(t *testing.T) {
+	v1, v2 := manager(t, "v1", ""), manager(t, "v2", "")
+	inPlace := func(obj map[string]any, apiVersion string) (map[string]any, error) {
+		obj["apiVersion"] = apiVersion
+		return obj, nil
+	}
+	v1.Convert, v2.Convert = inPlace, inPlace
+	live, err := v1.Apply(nil, obj(t, w1), "m", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	live["apiVersion"] = "example.com/v2"
+	if _, err := v2.Apply(live, obj(t, strings.Replace(w1, "example.com/v1", "example.com/v2", 1)), "m", false); err != nil {
+		t.Fatalf("applying at v2 what the manager applied at v1: %v", err)
+	}
+}

@@ -2,9 +2,11 @@ package handler
 
 import (
 	"errors"
+	"net/http"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/crdserver/crdserver/internal/codec"
 )
@@ -56,7 +58,7 @@ func (h *Handler) doApply(c *call, sub string) error {
 	merge := func(live map[string]any) (map[string]any, error) {
 		obj, err := fm.Apply(live, deepCopy(patch), manager, force)
 		if err != nil {
-			return nil, err
+			return nil, unknownError(err)
 		}
 		if err := checkNameAndNamespace(c, obj); err != nil {
 			return nil, err
@@ -87,4 +89,19 @@ func (h *Handler) doApply(c *call, sub string) error {
 	return h.doWrite(c, sub, "", func(old map[string]any, _ []byte) (map[string]any, error) {
 		return merge(old)
 	}, true)
+}
+
+// unknownError is how upstream answers an error that is not a Status,
+// as the field manager's are ("failed to create typed patch object
+// (...): .spec.x: field not declared in schema"): a 500 with reason
+// Unknown and the error as the message.
+func unknownError(err error) error {
+	var st apierrors.APIStatus
+	if errors.As(err, &st) {
+		return err
+	}
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status: metav1.StatusFailure, Code: http.StatusInternalServerError,
+		Reason: metav1.StatusReasonUnknown, Message: err.Error(),
+	}}
 }
