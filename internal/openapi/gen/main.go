@@ -43,7 +43,14 @@ var roots = []string{
 	"io.k8s.api.core.v1.ServiceAccount", "io.k8s.api.core.v1.ServiceAccountList",
 	"io.k8s.api.core.v1.Event", "io.k8s.api.core.v1.EventList",
 	"io.k8s.api.core.v1.PodTemplate", "io.k8s.api.core.v1.PodTemplateList",
+	"io.k8s.api.core.v1.Service", "io.k8s.api.core.v1.ServiceList",
+	"io.k8s.api.core.v1.Endpoints", "io.k8s.api.core.v1.EndpointsList",
+	"io.k8s.api.discovery.v1.EndpointSlice", "io.k8s.api.discovery.v1.EndpointSliceList",
 	"io.k8s.api.coordination.v1.Lease", "io.k8s.api.coordination.v1.LeaseList",
+	"io.k8s.api.admissionregistration.v1.MutatingWebhookConfiguration", "io.k8s.api.admissionregistration.v1.MutatingWebhookConfigurationList",
+	"io.k8s.api.admissionregistration.v1.ValidatingWebhookConfiguration", "io.k8s.api.admissionregistration.v1.ValidatingWebhookConfigurationList",
+	"io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicy", "io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicyList",
+	"io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicyBinding", "io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicyBindingList",
 	"io.k8s.api.storagemigration.v1.StorageVersionMigration", "io.k8s.api.storagemigration.v1.StorageVersionMigrationList",
 }
 
