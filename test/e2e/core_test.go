@@ -186,6 +186,28 @@ func TestCoreBuiltins(t *testing.T) {
 		}
 	})
 
+	t.Run("stringData and immutable", func(t *testing.T) {
+		ctx := testContext(t, 60*time.Second)
+		secrets := srv.Client.CoreV1().Secrets(ns)
+		if _, err := secrets.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "written"}, StringData: map[string]string{"token": "abc"}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		got, err := secrets.Get(ctx, "written", metav1.GetOptions{})
+		if err != nil || string(got.Data["token"]) != "abc" || got.StringData != nil || got.Type != corev1.SecretTypeOpaque {
+			t.Errorf("secret written with stringData reads back as %+v (%v)", got, err)
+		}
+		cms := srv.Client.CoreV1().ConfigMaps(ns)
+		cm, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "frozen"}, Immutable: ptr(true), Data: map[string]string{"a": "b"}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cm.Data["a"] = "c"
+		const want = "ConfigMap \"frozen\" is invalid: data: Forbidden: field is immutable when `immutable` is set"
+		if _, err := cms.Update(ctx, cm, metav1.UpdateOptions{}); !apierrors.IsInvalid(err) || err.Error() != want {
+			t.Errorf("changing an immutable ConfigMap: %v, want %q", err, want)
+		}
+	})
+
 	t.Run("explain", func(t *testing.T) {
 		out := kubectl(t, srv, "explain", "configmap.data")
 		if !strings.Contains(out, "FIELD: data <map[string]string>") || !strings.Contains(out, "Data contains the configuration data.") {
