@@ -21,8 +21,7 @@ import (
 // addresses.
 //
 // Not done (yet): ClusterIP allocation (spec.clusterIP stays what the
-// client sent), node ports, OpenAPI models (the documents describe these
-// kinds as bare objects), upstream's computed Table columns.
+// client sent), node ports, upstream's computed Table columns.
 
 // Services is the core v1 services resource.
 func Services() *registry.Definition {

@@ -125,7 +125,7 @@ func ItemDecoder(def func() *registry.Definition) watchcache.Decoder {
 		if s := readSchema(d, rev); s != nil || hasSelectableFields(d) {
 			it, err := decodeItemWith(key, value, rev, s)
 			if err == nil && d != nil {
-				err = addSelectableFields(it, d.SelectableFields())
+				err = addSelectableFields(it, d)
 			}
 			return it, err
 		}
@@ -285,13 +285,22 @@ func hasSelectableFields(d *registry.Definition) bool {
 
 // addSelectableFields stores the values of the definition's selectable
 // fields in the item, as field selectors compare them: strings as they
-// are, integers and booleans in their text form, absent fields empty.
-func addSelectableFields(it *watchcache.Item, paths []string) error {
+// are, integers and booleans in their text form, absent fields empty;
+// computed fields as the definition's FieldComputer gives them.
+func addSelectableFields(it *watchcache.Item, d *registry.Definition) error {
 	obj, err := decodeStored(it.JSON)
 	if err != nil {
 		return err
 	}
-	for _, p := range paths {
+	var computed map[string]string
+	if fc, ok := d.Hooks.(registry.FieldComputer); ok {
+		computed = fc.ComputedFields(obj)
+	}
+	for _, p := range d.SelectableFields() {
+		if v, ok := computed[p]; ok {
+			it.Fields[p] = strings.Clone(v)
+			continue
+		}
 		var s string
 		switch v := nested(obj, strings.Split(p, ".")...).(type) {
 		case string:

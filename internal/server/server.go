@@ -131,6 +131,8 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	builtins := []*registry.Definition{
 		builtin.Namespaces(), crd.Definition(), builtin.StorageVersionMigrations(),
 		builtin.Services(), builtin.Endpoints(), builtin.EndpointSlices(),
+		builtin.ConfigMaps(), builtin.Secrets(), builtin.ServiceAccounts(), builtin.Events(),
+		builtin.PodTemplates(), builtin.Leases(),
 		builtin.MutatingWebhookConfigurations(), builtin.ValidatingWebhookConfigurations(),
 		builtin.ValidatingAdmissionPolicies(), builtin.ValidatingAdmissionPolicyBindings(),
 	}
@@ -165,6 +167,9 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	nsStore, _ := s.stores.Store(builtin.Namespaces().GroupResource())
 	nsc := &controllers.Namespaces{Cache: nsStore.Cache, Content: &namespaceContent{s: s, reg: reg}, Log: s.log}
 	s.background.Go(func() { nsc.Run(bgCtx) })
+	saStore, _ := s.stores.Store(builtin.ServiceAccounts().GroupResource())
+	sac := &controllers.ServiceAccounts{Namespaces: nsStore.Cache, Accounts: saStore.Cache, Server: serviceAccountServer{s}, Log: s.log}
+	s.background.Go(func() { sac.Run(bgCtx) })
 	crdStore, _ := s.stores.Store(crdGR)
 	s.crds = &crdServer{s: s, reg: reg, builtins: builtins}
 	crdc := &controllers.CRDs{Cache: crdStore.Cache, Server: s.crds, Log: s.log}

@@ -57,6 +57,7 @@ var layer = map[string]int{
 	"internal/migrate": 4,
 	// Entry points.
 	"cmd/crdserver":        5,
+	"internal/openapi/gen": 5,
 	"crdtest":              5,
 	"test/etcdserver":      5,
 	"test/kubectlbin":      5,
