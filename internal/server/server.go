@@ -177,6 +177,9 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	svmStore, _ := s.stores.Store(svmGR)
 	migc := &controllers.Migrations{Cache: svmStore.Cache, Server: &migrationServer{s: s, reg: reg}, Log: s.log}
 	s.background.Go(func() { migc.Run(bgCtx) })
+	vapStore, _ := s.stores.Store(builtin.ValidatingAdmissionPolicies().GroupResource())
+	ptc := &controllers.PolicyTypes{Cache: vapStore.Cache, Server: policyTypeServer{s: s, reg: reg}, Log: s.log}
+	s.background.Go(func() { ptc.Run(bgCtx) })
 	s.background.Go(func() { s.backend.RunCompactor(bgCtx, 5*time.Minute) })
 
 	var profiling http.Handler
