@@ -232,16 +232,18 @@ func (c converter) Convert(tv *typed.TypedValue, version fieldpath.APIVersion) (
 	if err != nil {
 		return nil, err
 	}
-	var out map[string]any
+	// obj is the typed value's own map: converting must not change it
+	// (None conversion sets apiVersion in place), so the converter gets a
+	// shallow copy.
+	out := make(map[string]any, len(obj))
+	for k, v := range obj {
+		out[k] = v
+	}
 	if c.m.Convert != nil && obj != nil {
-		if out, err = c.m.Convert(obj, string(version)); err != nil {
+		if out, err = c.m.Convert(out, string(version)); err != nil {
 			return nil, err
 		}
 	} else {
-		out = make(map[string]any, len(obj))
-		for k, v := range obj {
-			out[k] = v
-		}
 		out["apiVersion"] = string(version)
 	}
 	return pt.FromUnstructured(out, typed.AllowDuplicates)
