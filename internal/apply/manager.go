@@ -56,6 +56,12 @@ func (m *Manager) Update(live, obj map[string]any, manager string) {
 func (m *Manager) update(live, obj map[string]any, manager string) error {
 	mf := m.liveOrNew(live, obj)
 	setManagedFields(obj, nil)
+	if live != nil && len(mf.fields) == 0 {
+		// An existing object without managed fields (a client cleared
+		// them) is not tracked again until the next apply, as upstream's
+		// skip-non-applied step decides.
+		return nil
+	}
 	if live == nil {
 		live = map[string]any{"apiVersion": m.apiVersion(), "kind": m.Kind}
 	}
