@@ -148,12 +148,18 @@ func (m *Manager) Apply(live, patch map[string]any, manager string, force bool) 
 	if _, ok := metadata(patch)["managedFields"]; ok {
 		return nil, apierrors.NewBadRequest("metadata.managedFields must be nil")
 	}
+	exists := live != nil
 	if live == nil {
 		live = map[string]any{}
 	}
 	mf, err := decodeManaged(managedFieldsOf(live))
 	if err != nil {
 		return nil, fmt.Errorf("failed to decode managed fields: %w", err)
+	}
+	if exists && len(mf.fields) == 0 {
+		if mf, err = m.beforeFirstApply(live); err != nil {
+			return nil, fmt.Errorf("failed to create manager for existing fields: %w", err)
+		}
 	}
 	patchT, err := m.typed(patch)
 	if err != nil {
@@ -189,6 +195,28 @@ func (m *Manager) Apply(live, patch map[string]any, manager string, force bool) 
 		return nil, err
 	}
 	return obj, nil
+}
+
+// beforeFirstApply returns the managed fields of live, an object nobody
+// manages, as upstream sets them up before applying to it: every field
+// belongs to an Update manager "before-first-apply", so that the apply
+// conflicts where it changes a value.
+func (m *Manager) beforeFirstApply(live map[string]any) (*managed, error) {
+	obj := make(map[string]any, len(live))
+	for k, v := range live {
+		obj[k] = v
+	}
+	md := make(map[string]any, len(metadata(live)))
+	for k, v := range metadata(live) {
+		if k != "managedFields" {
+			md[k] = v
+		}
+	}
+	obj["metadata"] = md
+	if err := m.update(nil, obj, "before-first-apply"); err != nil {
+		return nil, err
+	}
+	return decodeManaged(managedFieldsOf(obj))
 }
 
 func (m *Manager) encodeInto(obj map[string]any, mf *managed) error {

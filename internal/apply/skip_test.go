@@ -73,3 +73,29 @@ func TestScaleWhenNobodyOwnsReplicas(t *testing.T) {
 		})
 	}
 }
+
+// An apply to an object nobody manages first gives its fields to an Update
+// manager "before-first-apply", as upstream does: the apply conflicts
+// where it changes them, and takes them over with force.
+func TestApplyToAnObjectNobodyManages(t *testing.T) {
+	def := twoVersionDefinition(t)
+	live := decodeJSON(t, `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w","namespace":"default","uid":"1"},"spec":{"image":"a","replicas":1}}`)
+	patch := `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w","namespace":"default"},"spec":{"image":"b"}}`
+
+	_, err := managerAt(def, "v1").Apply(live, decodeJSON(t, patch), "applier", false)
+	const want = `Apply failed with 1 conflict: conflict with "before-first-apply" using example.com/v1: .spec.image`
+	if err == nil || err.Error() != want {
+		t.Fatalf("apply: got error %v, want %q", err, want)
+	}
+
+	obj, err := managerAt(def, "v1").Apply(live, decodeJSON(t, patch), "applier", true)
+	if err != nil {
+		t.Fatalf("forced apply: %v", err)
+	}
+	if got, want := entries(obj), map[string]string{"applier/Apply": "example.com/v1", "before-first-apply/Update": "example.com/v1"}; !equal(got, want) {
+		t.Errorf("entries %v, want %v", got, want)
+	}
+	if _, ok := live["metadata"].(map[string]any)["managedFields"]; ok {
+		t.Errorf("the apply changed the live object's metadata")
+	}
+}
