@@ -3,6 +3,7 @@ package managedfields
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
@@ -106,14 +107,9 @@ func (c *crdserver) do(t *testing.T, s step) error {
 		force := s.force
 		obj, err = r.Patch(ctx, c.name, types.ApplyPatchType, body, metav1.PatchOptions{FieldManager: s.manager, Force: &force})
 	case opScale:
-		var sc *unstructured.Unstructured
-		if sc, err = r.Get(ctx, c.name, metav1.GetOptions{}, "scale"); err != nil {
-			break
-		}
-		if err = unstructured.SetNestedField(sc.Object, s.replicas, "spec", "replicas"); err != nil {
-			t.Fatal(err)
-		}
-		if _, err = r.Update(ctx, sc, metav1.UpdateOptions{FieldManager: s.manager}, "scale"); err != nil {
+		// As kubectl scale does: a merge patch of the Scale.
+		patch := fmt.Sprintf(`{"spec":{"replicas":%d}}`, s.replicas)
+		if _, err = r.Patch(ctx, c.name, types.MergePatchType, []byte(patch), metav1.PatchOptions{FieldManager: s.manager}, "scale"); err != nil {
 			break
 		}
 		obj, err = r.Get(ctx, c.name, metav1.GetOptions{})

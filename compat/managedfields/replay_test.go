@@ -32,7 +32,7 @@ const (
 	opMergePatch           // PATCH application/merge-patch+json
 	opJSONPatch            // PATCH application/json-patch+json
 	opApply                // PATCH application/apply-patch+yaml
-	opScale                // PUT to /scale of the Scale read back, with replicas
+	opScale                // PATCH of /scale setting replicas
 )
 
 // step is one request. The manager is fieldManager when set, else what
@@ -206,7 +206,16 @@ spec:
 			o["metadata"].(map[string]any)["managedFields"] = []any{}
 		}}),
 		at(step{name: "update after a reset", op: opMergePatch, manager: "late-patcher", body: `{"spec": {"env": {"D": "4"}}}`}),
-		at(step{name: "apply after a reset", op: opApply, manager: "apply-a", body: `
+		at(step{name: "status update after a reset", op: opStatus, manager: "status-writer", edit: set("status.phase", "Reset")}),
+		at(step{name: "scale after a reset", op: opScale, manager: "scaler", replicas: 7}),
+		at(step{name: "apply after a reset conflicts with before-first-apply", op: opApply, manager: "apply-a", conflict: true, body: `
+apiVersion: mf.example.com/v1
+kind: Widget
+metadata: {name: w, namespace: default}
+spec:
+  image: nginx:4
+`}),
+		at(step{name: "apply after a reset, forced", op: opApply, manager: "apply-a", force: true, body: `
 apiVersion: mf.example.com/v1
 kind: Widget
 metadata: {name: w, namespace: default}
@@ -214,6 +223,9 @@ spec:
   image: nginx:4
 `}),
 		at(step{name: "update after the apply", op: opMergePatch, manager: "late-patcher", body: `{"spec": {"env": {"E": "5"}}}`}),
+		at(step{name: "JSON patch removes replicas", op: opJSONPatch, manager: "json-patcher", body: `[{"op": "remove", "path": "/spec/replicas"}]`}),
+		at(step{name: "scale when nobody owns replicas", op: opScale, manager: "scaler", replicas: 2}),
+		at(step{name: "scale when the scaler owns replicas", op: opScale, manager: "scaler", version: "v2", replicas: 3}),
 	)
 	return out
 }

@@ -3,6 +3,7 @@ package managedfields
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"testing"
@@ -252,7 +253,8 @@ func (u *upstream) do(t *testing.T, s step) error {
 	return nil
 }
 
-// scale follows the custom resource registry's scaleUpdatedObjectInfo:
+// scale is a merge patch of the Scale, as kubectl scale sends it. It
+// follows the custom resource registry's scaleUpdatedObjectInfo:
 // the object's entries mapped onto the Scale, the scale endpoint's field
 // manager on the Scale, and its entries mapped back.
 func (u *upstream) scale(t *testing.T, s step, live *unstructured.Unstructured, manager string) {
@@ -268,14 +270,16 @@ func (u *upstream) scale(t *testing.T, s step, live *unstructured.Unstructured, 
 	if err != nil {
 		t.Fatalf("scale entries: %v", err)
 	}
-	replicas, _, _ := unstructured.NestedInt64(live.Object, "spec", "replicas")
+	replicas, found, _ := unstructured.NestedInt64(live.Object, "spec", "replicas")
+	if !found {
+		replicas = math.MinInt32 // as the registry marks replicas not set
+	}
 	oldScale := &autoscalingv1.Scale{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "autoscaling/v1", Kind: "Scale"},
 		ObjectMeta: metav1.ObjectMeta{Name: live.GetName(), Namespace: live.GetNamespace(), UID: live.GetUID(), ManagedFields: entries},
 		Spec:       autoscalingv1.ScaleSpec{Replicas: int32(replicas)},
 	}
-	newScale := oldScale.DeepCopy()
-	newScale.ManagedFields = nil // GET /scale shows none, so the client sends none
+	newScale := oldScale.DeepCopy() // the merge patch {"spec":{"replicas":N}} applied
 	newScale.Spec.Replicas = int32(s.replicas)
 	scaled := u.fieldManager(t, s.version, "scale").UpdateNoErrors(oldScale, newScale, manager).(*autoscalingv1.Scale)
 	parent, err := handler.ToParent(scaled.ManagedFields)
