@@ -247,12 +247,16 @@ func TestManagedFieldsMatchUpstream(t *testing.T) {
 	crd := readCRD(t)
 	ours := newCRDServer(t, crd)
 	theirs := newUpstream(t, crd)
+	seen := map[string]bool{} // managers seen in crdserver's entries
 	for _, s := range steps() {
 		errOurs := ours.do(t, s)
 		errTheirs := theirs.do(t, s)
 		where := fmt.Sprintf("%s: %s", s.line, s.name)
 		if msg := compareErrors(errOurs, errTheirs, s.conflict); msg != "" {
 			t.Errorf("%s: %s", where, msg)
+		}
+		for _, e := range ours.managedFields() {
+			seen[e.Manager] = true
 		}
 		theirs.syncTimes(ours.managedFields())
 		if diff := compareEntries(ours.managedFields(), theirs.managedFields()); diff != "" {
@@ -262,6 +266,12 @@ func TestManagedFieldsMatchUpstream(t *testing.T) {
 			if theirs.obj != nil {
 				theirs.obj.SetManagedFields(ours.managedFields())
 			}
+		}
+	}
+	// The replay reaches what it is meant to reach.
+	for _, m := range []string{"ancient-changes", "before-first-apply", "scaler", "status-writer", "apply-a", "apply-b"} {
+		if !seen[m] {
+			t.Errorf("no step left an entry of %s", m)
 		}
 	}
 }
