@@ -163,7 +163,11 @@ func (m *Manager) Apply(live, patch map[string]any, manager string, force bool) 
 	}
 	patchT, err := m.typed(patch)
 	if err != nil {
-		return nil, fmt.Errorf("failed to create typed patch object (%s): %w", describe(patch, apiVersion, kind), err)
+		// The client's configuration does not fit the schema (a field it
+		// does not declare, duplicate list-map keys). Upstream answers
+		// this message as a 500 (kubernetes/kubernetes#139253, whose fix
+		// makes it a 400); it is the client's input, so a 400 here.
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("failed to create typed patch object (%s): %v", describe(patch, apiVersion, kind), err))
 	}
 	liveT, err := m.typed(live, typed.AllowDuplicates)
 	if err != nil {
