@@ -83,6 +83,33 @@ func set(path string, v any) func(map[string]any) {
 	}
 }
 
+// The configurations the appliers send.
+const applyBConfig = `
+apiVersion: mf.example.com/v1
+kind: Widget
+metadata: {name: w, namespace: default}
+spec:
+  replicas: 5
+  image: nginx:2
+  args: [debug]
+`
+
+func applyAConfig(version string) string {
+	return `
+apiVersion: mf.example.com/` + version + `
+kind: Widget
+metadata: {name: w, namespace: default, labels: {owner: a}}
+spec:
+  ports: [{name: http, port: 80}]
+  tags: [a, d]
+  env: {A: "1"}
+`
+}
+
+func imageConfig(image string) string {
+	return "apiVersion: mf.example.com/v1\nkind: Widget\nmetadata: {name: w, namespace: default}\nspec: {image: " + image + "}\n"
+}
+
 func steps() []step {
 	var out []step
 	add := func(s ...step) { out = append(out, s...) }
@@ -121,56 +148,12 @@ status:
 			set("spec.image", "ignored-by-status")(o)
 		}}),
 		at(step{name: "scale", op: opScale, manager: "scaler", replicas: 3}),
-		at(step{name: "apply a: shares values, adds an item", op: opApply, manager: "apply-a", body: `
-apiVersion: mf.example.com/v1
-kind: Widget
-metadata: {name: w, namespace: default, labels: {owner: a}}
-spec:
-  ports: [{name: http, port: 80}]
-  tags: [a, d]
-  env: {A: "1"}
-`}),
-		at(step{name: "apply b conflicts with three managers", op: opApply, manager: "apply-b", conflict: true, body: `
-apiVersion: mf.example.com/v1
-kind: Widget
-metadata: {name: w, namespace: default}
-spec:
-  replicas: 5
-  image: nginx:2
-  args: [debug]
-`}),
-		at(step{name: "apply b conflicts with one manager", op: opApply, manager: "apply-b", conflict: true, body: `
-apiVersion: mf.example.com/v1
-kind: Widget
-metadata: {name: w, namespace: default}
-spec:
-  image: nginx:2
-`}),
-		at(step{name: "apply b forced", op: opApply, manager: "apply-b", force: true, body: `
-apiVersion: mf.example.com/v1
-kind: Widget
-metadata: {name: w, namespace: default}
-spec:
-  replicas: 5
-  image: nginx:2
-  args: [debug]
-`}),
-		at(step{name: "apply a conflicts with an applier", op: opApply, manager: "apply-a", conflict: true, body: `
-apiVersion: mf.example.com/v1
-kind: Widget
-metadata: {name: w, namespace: default}
-spec:
-  image: nginx:3
-`}),
-		at(step{name: "apply a again at v2", op: opApply, manager: "apply-a", version: "v2", body: `
-apiVersion: mf.example.com/v2
-kind: Widget
-metadata: {name: w, namespace: default, labels: {owner: a}}
-spec:
-  ports: [{name: http, port: 80}]
-  tags: [a, d]
-  env: {A: "1"}
-`}),
+		at(step{name: "apply a: shares values, adds an item", op: opApply, manager: "apply-a", body: applyAConfig("v1")}),
+		at(step{name: "apply b conflicts with three managers", op: opApply, manager: "apply-b", conflict: true, body: applyBConfig}),
+		at(step{name: "apply b conflicts with one manager", op: opApply, manager: "apply-b", conflict: true, body: imageConfig("nginx:2")}),
+		at(step{name: "apply b forced", op: opApply, manager: "apply-b", force: true, body: applyBConfig}),
+		at(step{name: "apply a conflicts with an applier", op: opApply, manager: "apply-a", conflict: true, body: imageConfig("nginx:3")}),
+		at(step{name: "apply a again at v2", op: opApply, manager: "apply-a", version: "v2", body: applyAConfig("v2")}),
 		at(step{name: "apply a at v2 drops what it no longer applies", op: opApply, manager: "apply-a", version: "v2", body: `
 apiVersion: mf.example.com/v2
 kind: Widget
@@ -208,20 +191,8 @@ spec:
 		at(step{name: "update after a reset", op: opMergePatch, manager: "late-patcher", body: `{"spec": {"env": {"D": "4"}}}`}),
 		at(step{name: "status update after a reset", op: opStatus, manager: "status-writer", edit: set("status.phase", "Reset")}),
 		at(step{name: "scale after a reset", op: opScale, manager: "scaler", replicas: 7}),
-		at(step{name: "apply after a reset conflicts with before-first-apply", op: opApply, manager: "apply-a", conflict: true, body: `
-apiVersion: mf.example.com/v1
-kind: Widget
-metadata: {name: w, namespace: default}
-spec:
-  image: nginx:4
-`}),
-		at(step{name: "apply after a reset, forced", op: opApply, manager: "apply-a", force: true, body: `
-apiVersion: mf.example.com/v1
-kind: Widget
-metadata: {name: w, namespace: default}
-spec:
-  image: nginx:4
-`}),
+		at(step{name: "apply after a reset conflicts with before-first-apply", op: opApply, manager: "apply-a", conflict: true, body: imageConfig("nginx:4")}),
+		at(step{name: "apply after a reset, forced", op: opApply, manager: "apply-a", force: true, body: imageConfig("nginx:4")}),
 		at(step{name: "update after the apply", op: opMergePatch, manager: "late-patcher", body: `{"spec": {"env": {"E": "5"}}}`}),
 		at(step{name: "JSON patch removes replicas", op: opJSONPatch, manager: "json-patcher", body: `[{"op": "remove", "path": "/spec/replicas"}]`}),
 		at(step{name: "scale when nobody owns replicas", op: opScale, manager: "scaler", replicas: 2}),
