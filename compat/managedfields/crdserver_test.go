@@ -99,13 +99,17 @@ func (c *crdserver) do(t *testing.T, s step) error {
 		obj, err = r.Patch(ctx, c.name, types.MergePatchType, []byte(s.body), metav1.PatchOptions{FieldManager: s.manager})
 	case opJSONPatch:
 		obj, err = r.Patch(ctx, c.name, types.JSONPatchType, []byte(s.body), metav1.PatchOptions{FieldManager: s.manager})
-	case opApply:
+	case opApply, opApplyStatus:
 		body, jerr := json.Marshal(decodeYAML(t, s.body).Object)
 		if jerr != nil {
 			t.Fatal(jerr)
 		}
 		force := s.force
-		obj, err = r.Patch(ctx, c.name, types.ApplyPatchType, body, metav1.PatchOptions{FieldManager: s.manager, Force: &force})
+		var sub []string
+		if s.op == opApplyStatus {
+			sub = []string{"status"}
+		}
+		obj, err = r.Patch(ctx, c.name, types.ApplyPatchType, body, metav1.PatchOptions{FieldManager: s.manager, Force: &force}, sub...)
 	case opScale:
 		// As kubectl scale does: a merge patch of the Scale.
 		patch := fmt.Sprintf(`{"spec":{"replicas":%d}}`, s.replicas)

@@ -26,13 +26,14 @@ import (
 type op int
 
 const (
-	opCreate     op = iota // POST
-	opUpdate               // PUT of the object read back, edited
-	opStatus               // PUT to /status of the object read back, edited
-	opMergePatch           // PATCH application/merge-patch+json
-	opJSONPatch            // PATCH application/json-patch+json
-	opApply                // PATCH application/apply-patch+yaml
-	opScale                // PATCH of /scale setting replicas
+	opCreate      op = iota // POST
+	opUpdate                // PUT of the object read back, edited
+	opStatus                // PUT to /status of the object read back, edited
+	opMergePatch            // PATCH application/merge-patch+json
+	opJSONPatch             // PATCH application/json-patch+json
+	opApply                 // PATCH application/apply-patch+yaml
+	opApplyStatus           // the same to /status
+	opScale                 // PATCH of /scale setting replicas
 )
 
 // step is one request. The manager is fieldManager when set, else what
@@ -53,7 +54,7 @@ type step struct {
 
 func (s step) sub() string {
 	switch s.op {
-	case opStatus:
+	case opStatus, opApplyStatus:
 		return "status"
 	case opScale:
 		return "scale"
@@ -110,6 +111,10 @@ func imageConfig(image string) string {
 	return "apiVersion: mf.example.com/v1\nkind: Widget\nmetadata: {name: w, namespace: default}\nspec: {image: " + image + "}\n"
 }
 
+func statusConfig(phase string) string {
+	return "apiVersion: mf.example.com/v1\nkind: Widget\nmetadata: {name: w, namespace: default}\nstatus: {phase: " + phase + "}\n"
+}
+
 func steps() []step {
 	var out []step
 	add := func(s ...step) { out = append(out, s...) }
@@ -148,6 +153,7 @@ status:
 			set("spec.image", "ignored-by-status")(o)
 		}}),
 		at(step{name: "scale", op: opScale, manager: "scaler", replicas: 3}),
+		at(step{name: "merge patch of status through the resource", op: opMergePatch, manager: "patcher", body: `{"status": {"phase": "Ignored"}, "spec": {"env": {"B": "2b"}}}`}),
 		at(step{name: "apply a: shares values, adds an item", op: opApply, manager: "apply-a", body: applyAConfig("v1")}),
 		at(step{name: "apply b conflicts with three managers", op: opApply, manager: "apply-b", conflict: true, body: applyBConfig}),
 		at(step{name: "apply b conflicts with one manager", op: opApply, manager: "apply-b", conflict: true, body: imageConfig("nginx:2")}),
@@ -172,6 +178,8 @@ spec:
   replicas: 6
   image: nginx:2
 `}),
+		at(step{name: "status apply conflicts with the status writer", op: opApplyStatus, manager: "status-applier", conflict: true, body: statusConfig("Degraded")}),
+		at(step{name: "status apply, forced", op: opApplyStatus, manager: "status-applier", force: true, body: statusConfig("Degraded")}),
 	)
 	// Twelve more update managers: the oldest updates merge into
 	// ancient-changes, one entry per apiVersion.

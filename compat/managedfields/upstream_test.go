@@ -238,13 +238,13 @@ func (u *upstream) do(t *testing.T, s step) error {
 		}
 		obj = u.fieldManager(t, s.version, "").UpdateNoErrors(live, obj, manager).(*unstructured.Unstructured)
 		u.obj = prepareForUpdate("", obj, live)
-	case opApply:
+	case opApply, opApplyStatus:
 		patch := decodeYAML(t, s.body)
-		obj, err := u.fieldManager(t, s.version, "").Apply(live, patch, manager, s.force)
+		obj, err := u.fieldManager(t, s.version, s.sub()).Apply(live, patch, manager, s.force)
 		if err != nil {
 			return err
 		}
-		u.obj = prepareForUpdate("", obj.(*unstructured.Unstructured), live)
+		u.obj = prepareForUpdate(s.sub(), obj.(*unstructured.Unstructured), live)
 	case opScale:
 		u.scale(t, s, live, manager)
 	default:
