@@ -29,7 +29,8 @@ type crdserver struct {
 	last     *unstructured.Unstructured
 }
 
-func newCRDServer(t *testing.T, crd *apiextensionsv1.CustomResourceDefinition) *crdserver {
+// newCRDServer starts a crdserver with crd, for the object default/name.
+func newCRDServer(t *testing.T, crd *apiextensionsv1.CustomResourceDefinition, name string) *crdserver {
 	t.Helper()
 	srv := crdtest.Start(t, crdtest.Options{})
 	ctx := context.Background()
@@ -58,7 +59,7 @@ func newCRDServer(t *testing.T, crd *apiextensionsv1.CustomResourceDefinition) *
 			return schema.GroupVersionResource{Group: crd.Spec.Group, Version: v, Resource: crd.Spec.Names.Plural}
 		},
 		ns:   "default",
-		name: "w",
+		name: name,
 	}
 }
 

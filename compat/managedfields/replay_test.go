@@ -224,10 +224,39 @@ func readCRD(t *testing.T) *apiextensionsv1.CustomResourceDefinition {
 
 func TestManagedFieldsMatchUpstream(t *testing.T) {
 	crd := readCRD(t)
-	ours := newCRDServer(t, crd)
-	theirs := newUpstream(t, crd)
-	seen := map[string]bool{} // managers seen in crdserver's entries
-	for _, s := range steps() {
+	seen := replay(t, newCRDServer(t, crd, "w"), newUpstream(t, crd), steps())
+	// The replay reaches what it is meant to reach.
+	for _, m := range []string{"ancient-changes", "before-first-apply", "scaler", "status-writer", "apply-a", "apply-b"} {
+		if !seen[m] {
+			t.Errorf("no step left an entry of %s", m)
+		}
+	}
+}
+
+// An apply that creates the object, at the second version, then writes
+// by others and by the applier at the first version.
+func TestApplyCreateMatchesUpstream(t *testing.T) {
+	crd := readCRD(t)
+	config := func(version, spec string) string {
+		return "apiVersion: mf.example.com/" + version + "\nkind: Widget\nmetadata: {name: c, namespace: default}\n" + spec + "\n"
+	}
+	replay(t, newCRDServer(t, crd, "c"), newUpstream(t, crd), []step{
+		at(step{name: "apply creates", op: opApply, version: "v2", manager: "creator",
+			body: config("v2", "spec: {replicas: 2, ports: [{name: http, port: 80}], selector: {app: c}}\nstatus: {phase: Ignored}")}),
+		at(step{name: "kubectl edit", op: opUpdate, userAgent: "kubectl-edit/v1.37.2", edit: set("spec.image", "nginx")}),
+		at(step{name: "status", op: opStatus, manager: "status-writer", edit: set("status.phase", "Ready")}),
+		at(step{name: "scale", op: opScale, version: "v2", manager: "scaler", replicas: 4}),
+		at(step{name: "apply again, without the ports, at v1", op: opApply, manager: "creator",
+			body: config("v1", "spec: {selector: {app: c}}")}),
+	})
+}
+
+// replay runs the steps on both sides and compares their results after
+// each, and returns the managers crdserver's entries named on the way.
+func replay(t *testing.T, ours *crdserver, theirs *upstream, steps []step) map[string]bool {
+	t.Helper()
+	seen := map[string]bool{}
+	for _, s := range steps {
 		errOurs := ours.do(t, s)
 		errTheirs := theirs.do(t, s)
 		where := fmt.Sprintf("%s: %s", s.line, s.name)
@@ -247,12 +276,7 @@ func TestManagedFieldsMatchUpstream(t *testing.T) {
 			}
 		}
 	}
-	// The replay reaches what it is meant to reach.
-	for _, m := range []string{"ancient-changes", "before-first-apply", "scaler", "status-writer", "apply-a", "apply-b"} {
-		if !seen[m] {
-			t.Errorf("no step left an entry of %s", m)
-		}
-	}
+	return seen
 }
 
 // compareErrors checks that both sides failed alike: a 409 with the same

@@ -244,7 +244,11 @@ func (u *upstream) do(t *testing.T, s step) error {
 		if err != nil {
 			return err
 		}
-		u.obj = prepareForUpdate(s.sub(), obj.(*unstructured.Unstructured), live)
+		created := obj.(*unstructured.Unstructured)
+		if created.GetUID() == "" { // the apply created it
+			created.SetUID(types.UID("uid-of-" + created.GetName()))
+		}
+		u.obj = prepareForUpdate(s.sub(), created, live)
 	case opScale:
 		u.scale(t, s, live, manager)
 	default:
