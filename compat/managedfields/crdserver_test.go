@@ -63,6 +63,19 @@ func newCRDServer(t *testing.T, crd *apiextensionsv1.CustomResourceDefinition, n
 	}
 }
 
+// newNamespaceServer starts a crdserver, for the namespace name.
+func newNamespaceServer(t *testing.T, name string) *crdserver {
+	t.Helper()
+	srv := crdtest.Start(t, crdtest.Options{})
+	return &crdserver{
+		cfg: srv.Config,
+		gvr: func(v string) schema.GroupVersionResource {
+			return schema.GroupVersionResource{Version: v, Resource: "namespaces"}
+		},
+		name: name,
+	}
+}
+
 func (c *crdserver) client(t *testing.T, s step) dynamic.ResourceInterface {
 	t.Helper()
 	cfg := rest.CopyConfig(c.cfg)

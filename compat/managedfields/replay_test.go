@@ -251,6 +251,31 @@ func TestApplyCreateMatchesUpstream(t *testing.T) {
 	})
 }
 
+// A built-in: a namespace's labels and status conditions, written by
+// updaters and appliers.
+func TestNamespaceManagedFieldsMatchUpstream(t *testing.T) {
+	config := func(labels string) string {
+		return "apiVersion: v1\nkind: Namespace\nmetadata: {name: mf, labels: {" + labels + "}}\n"
+	}
+	replay(t, newNamespaceServer(t, "mf"), newNamespaceUpstream(), []step{
+		at(step{name: "kubectl create", op: opCreate, userAgent: "kubectl-create/v1.37.2", body: config("app: x")}),
+		at(step{name: "merge patch", op: opMergePatch, manager: "patcher", body: `{"metadata": {"labels": {"tier": "web"}, "annotations": {"note": "n"}}}`}),
+		at(step{name: "apply a", op: opApply, manager: "apply-a", body: config("owner: a, app: x")}),
+		at(step{name: "apply b conflicts", op: opApply, manager: "apply-b", conflict: true, body: config("owner: b, tier: db")}),
+		at(step{name: "apply b forced", op: opApply, manager: "apply-b", force: true, body: config("owner: b, tier: db")}),
+		at(step{name: "status", op: opStatus, manager: "status-writer", edit: func(o map[string]any) {
+			o["status"] = map[string]any{"phase": "Active", "conditions": []any{
+				map[string]any{"type": "NamespaceDeletionDiscoveryFailure", "status": "False", "reason": "ResourcesDiscovered", "message": "ok"},
+			}}
+		}}),
+		at(step{name: "apply a drops app", op: opApply, manager: "apply-a", body: config("owner: b")}),
+		at(step{name: "managedFields: [] clears them", op: opUpdate, manager: "resetter", edit: func(o map[string]any) {
+			o["metadata"].(map[string]any)["managedFields"] = []any{}
+		}}),
+		at(step{name: "apply after a reset", op: opApply, manager: "apply-a", conflict: true, body: config("owner: a")}),
+	})
+}
+
 // replay runs the steps on both sides and compares their results after
 // each, and returns the managers crdserver's entries named on the way.
 func replay(t *testing.T, ours *crdserver, theirs *upstream, steps []step) map[string]bool {

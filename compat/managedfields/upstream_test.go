@@ -19,6 +19,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/managedfields"
+	"k8s.io/client-go/applyconfigurations"
+	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/kube-openapi/pkg/spec3"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
@@ -34,7 +36,27 @@ type upstream struct {
 	crd       *apiextensionsv1.CustomResourceDefinition
 	types     managedfields.TypeConverter
 	converter runtime.ObjectConvertor
-	obj       *unstructured.Unstructured // nil until created
+	// statusReset are the fields a status write does not own: the status
+	// strategy's reset fields.
+	statusReset *fieldpath.Set
+	// prepareForCreate is the strategy's PrepareForCreate.
+	prepareForCreate func(obj map[string]any)
+	obj              *unstructured.Unstructured // nil until created
+}
+
+// The custom resource strategy drops the status of a new object.
+func dropStatus(obj map[string]any) { delete(obj, "status") }
+
+// The namespace strategy makes a new namespace Active with the kubernetes
+// finalizer.
+func activeNamespace(obj map[string]any) {
+	obj["status"] = map[string]any{"phase": "Active"}
+	spec, _ := obj["spec"].(map[string]any)
+	if spec == nil {
+		spec = map[string]any{}
+		obj["spec"] = spec
+	}
+	spec["finalizers"] = []any{"kubernetes"}
 }
 
 func newUpstream(t *testing.T, crd *apiextensionsv1.CustomResourceDefinition) *upstream {
@@ -55,7 +77,41 @@ func newUpstream(t *testing.T, crd *apiextensionsv1.CustomResourceDefinition) *u
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &upstream{crd: crd, types: withScale{crdTypes}, converter: safe}
+	return &upstream{crd: crd, types: withScale{crdTypes}, converter: safe,
+		statusReset:      fieldpath.NewSet(fieldpath.MakePathOrDie("metadata"), fieldpath.MakePathOrDie("spec")),
+		prepareForCreate: dropStatus}
+}
+
+// newNamespaceUpstream replays writes of namespaces: typed with client-go's
+// models of the built-in types, reset fields from the namespace
+// strategies (status through the resource, spec through /status). The
+// crd field only names the group, kind and version.
+func newNamespaceUpstream() *upstream {
+	return &upstream{
+		crd: &apiextensionsv1.CustomResourceDefinition{Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Names:    apiextensionsv1.CustomResourceDefinitionNames{Kind: "Namespace"},
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v1"}},
+		}},
+		types:            applyconfigurations.NewTypeConverter(scheme.Scheme),
+		converter:        oneVersion{},
+		statusReset:      fieldpath.NewSet(fieldpath.MakePathOrDie("spec")),
+		prepareForCreate: activeNamespace,
+	}
+}
+
+// oneVersion converts objects of a resource with one version: not at all.
+type oneVersion struct{}
+
+func (oneVersion) Convert(in, out, context any) error {
+	return fmt.Errorf("conversion of %T is not supported", in)
+}
+
+func (oneVersion) ConvertToVersion(in runtime.Object, gv runtime.GroupVersioner) (runtime.Object, error) {
+	return in.DeepCopyObject(), nil
+}
+
+func (oneVersion) ConvertFieldLabel(gvk schema.GroupVersionKind, label, value string) (string, string, error) {
+	return label, value, nil
 }
 
 // openAPIModelsForApply builds the models the way apiextensions-apiserver's
@@ -168,7 +224,7 @@ func (u *upstream) fieldManager(t *testing.T, version, sub string) *managedfield
 		reset = map[fieldpath.APIVersion]*fieldpath.Set{}
 		for _, v := range u.crd.Spec.Versions {
 			av := schema.GroupVersion{Group: u.crd.Spec.Group, Version: v.Name}.String()
-			reset[fieldpath.APIVersion(av)] = fieldpath.NewSet(fieldpath.MakePathOrDie("metadata"), fieldpath.MakePathOrDie("spec"))
+			reset[fieldpath.APIVersion(av)] = u.statusReset
 		}
 	case "scale":
 		kind = scaleGVK
@@ -207,7 +263,7 @@ func (u *upstream) do(t *testing.T, s step) error {
 	case opCreate:
 		obj := decodeYAML(t, s.body)
 		obj = u.fieldManager(t, s.version, "").UpdateNoErrors(live, obj, manager).(*unstructured.Unstructured)
-		delete(obj.Object, "status") // PrepareForCreate
+		u.prepareForCreate(obj.Object)
 		obj.SetUID(types.UID("uid-of-" + obj.GetName()))
 		u.obj = obj
 	case opUpdate, opStatus:
@@ -244,11 +300,14 @@ func (u *upstream) do(t *testing.T, s step) error {
 		if err != nil {
 			return err
 		}
-		created := obj.(*unstructured.Unstructured)
-		if created.GetUID() == "" { // the apply created it
-			created.SetUID(types.UID("uid-of-" + created.GetName()))
+		applied := obj.(*unstructured.Unstructured)
+		if u.obj == nil { // the apply created it
+			u.prepareForCreate(applied.Object)
+			applied.SetUID(types.UID("uid-of-" + applied.GetName()))
+			u.obj = applied
+			break
 		}
-		u.obj = prepareForUpdate(s.sub(), created, live)
+		u.obj = prepareForUpdate(s.sub(), applied, live)
 	case opScale:
 		u.scale(t, s, live, manager)
 	default:
