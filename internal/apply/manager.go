@@ -61,6 +61,12 @@ func (m *Manager) Update(live, obj map[string]any, manager string) {
 func (m *Manager) update(live, obj map[string]any, manager string) error {
 	list, fromLive := m.startingEntries(live, obj)
 	setManagedFields(obj, nil)
+	if live != nil && len(list) == 0 {
+		// An existing object without managed fields (a client cleared
+		// them) is not tracked again until the next apply, as upstream's
+		// skip-non-applied step decides.
+		return nil
+	}
 	if manager == "" {
 		manager = "unknown"
 	}
@@ -204,6 +210,7 @@ func (m *Manager) Apply(live, patch map[string]any, manager string, force bool) 
 	if _, ok := metadata(patch)["managedFields"]; ok {
 		return nil, apierrors.NewBadRequest("metadata.managedFields must be nil")
 	}
+	exists := live != nil
 	if live == nil {
 		live = map[string]any{}
 	}
@@ -211,9 +218,18 @@ func (m *Manager) Apply(live, patch map[string]any, manager string, force bool) 
 	if err != nil {
 		return nil, fmt.Errorf("failed to decode managed fields: %w", err)
 	}
+	if exists && len(mf.fields) == 0 {
+		if mf, err = m.beforeFirstApply(live); err != nil {
+			return nil, fmt.Errorf("failed to create manager for existing fields: %w", err)
+		}
+	}
 	patchT, err := m.typed(patch)
 	if err != nil {
-		return nil, fmt.Errorf("failed to create typed patch object (%s): %w", describe(patch, apiVersion, kind), err)
+		// The client's configuration does not fit the schema (a field it
+		// does not declare, duplicate list-map keys). Upstream answers
+		// this message as a 500 (kubernetes/kubernetes#139253, whose fix
+		// makes it a 400); it is the client's input, so a 400 here.
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("failed to create typed patch object (%s): %v", describe(patch, apiVersion, kind), err))
 	}
 	liveT, err := m.typed(live, typed.AllowDuplicates)
 	if err != nil {
@@ -261,6 +277,28 @@ func (m *Manager) Apply(live, patch map[string]any, manager string, force bool) 
 		return nil, err
 	}
 	return obj, nil
+}
+
+// beforeFirstApply returns the managed fields of live, an object nobody
+// manages, as upstream sets them up before applying to it: every field
+// belongs to an Update manager "before-first-apply", so that the apply
+// conflicts where it changes a value.
+func (m *Manager) beforeFirstApply(live map[string]any) (*managed, error) {
+	obj := make(map[string]any, len(live))
+	for k, v := range live {
+		obj[k] = v
+	}
+	md := make(map[string]any, len(metadata(live)))
+	for k, v := range metadata(live) {
+		if k != "managedFields" {
+			md[k] = v
+		}
+	}
+	obj["metadata"] = md
+	if err := m.update(nil, obj, "before-first-apply"); err != nil {
+		return nil, err
+	}
+	return decodeManaged(managedFieldsOf(obj))
 }
 
 func (m *Manager) encodeInto(obj map[string]any, mf *managed) error {
@@ -315,13 +353,14 @@ func (c converter) Convert(tv *typed.TypedValue, version fieldpath.APIVersion) (
 	if err != nil {
 		return nil, err
 	}
-	// A shallow copy: converters may set apiVersion in place, and obj
-	// still holds the value being converted.
+	// obj is the typed value's own map: converting must not change it
+	// (None conversion sets apiVersion in place), so the converter gets a
+	// shallow copy.
 	out := make(map[string]any, len(obj))
 	for k, v := range obj {
 		out[k] = v
 	}
-	if c.m.Convert != nil {
+	if c.m.Convert != nil && obj != nil {
 		if out, err = c.m.Convert(out, string(version)); err != nil {
 			return nil, err
 		}

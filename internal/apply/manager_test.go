@@ -111,6 +111,7 @@ func TestUpdate(t *testing.T) {
 		name: "status writes own status only",
 		steps: func(t *testing.T) map[string]any {
 			live := obj(t, w1)
+			manager(t, "v1", "").Update(nil, live, "creator")
 			next := deepCopyJSON(t, live)
 			next["status"] = map[string]any{"phase": "ok"}
 			next["spec"].(map[string]any)["color"] = "green"
@@ -119,7 +120,10 @@ func TestUpdate(t *testing.T) {
 			m.Update(live, next, "ctrl")
 			return next
 		},
-		want: []string{`ctrl/Update/example.com/v1/status: {"f:status":{".":{},"f:phase":{}}}`},
+		want: []string{
+			`creator/Update/example.com/v1/: {"f:metadata":{"f:labels":{".":{},"f:a":{}}},"f:spec":{".":{},"f:color":{},"f:ports":{".":{},"k:{\"name\":\"http\"}":{".":{},"f:name":{},"f:port":{}}},"f:replicas":{},"f:selector":{},"f:tags":{".":{},"v:\"x\"":{}}}}`,
+			`ctrl/Update/example.com/v1/status: {"f:status":{".":{},"f:phase":{}}}`,
+		},
 	}, {
 		name: "an empty managedFields list clears them",
 		steps: func(t *testing.T) map[string]any {
@@ -148,7 +152,8 @@ func TestUpdate(t *testing.T) {
 		name: "more than ten updaters fold the oldest into ancient-changes",
 		steps: func(t *testing.T) map[string]any {
 			m := manager(t, "v1", "")
-			live := obj(t, `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":{}}`)
+			live := obj(t, `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"color":"c"}}`)
+			m.Update(nil, live, "creator")
 			for i := range 12 {
 				next := deepCopyJSON(t, live)
 				md := next["metadata"].(map[string]any)

@@ -31,7 +31,8 @@ func ReplicasPath(jsonPath string) fieldpath.Path {
 // replicas change, every entry that owned them loses them, and the
 // manager gains them in an entry of its own for the subresource "scale"
 // (which, as upstream's, carries no time); entries at versions the
-// resource no longer has are dropped. Nothing else changes.
+// resource no longer has are dropped. Nothing else changes, and when no
+// entry owns the replicas, nobody gains them.
 func ScaleUpdate(obj map[string]any, paths map[string]fieldpath.Path, apiVersion, manager string, changed bool) {
 	mf, err := decodeManaged(managedFieldsOf(obj))
 	if err != nil {
@@ -40,23 +41,33 @@ func ScaleUpdate(obj map[string]any, paths map[string]fieldpath.Path, apiVersion
 	if manager == "" {
 		manager = "unknown"
 	}
+	// Upstream's handler sees, on the Scale, only the entries that own
+	// the replicas; when none does, its field manager tracks nothing, as
+	// for any object without managed fields.
+	tracked := false
 	for key, vs := range mf.fields {
 		path, known := paths[string(vs.APIVersion())]
 		if !known {
 			delete(mf.fields, key)
 			continue
 		}
-		if !changed || path == nil || !vs.Set().Has(path) {
-			continue
+		if path != nil && vs.Set().Has(path) {
+			tracked = true
 		}
-		s := vs.Set().Difference(fieldpath.NewSet(path))
-		if s.Empty() {
-			delete(mf.fields, key)
-			continue
-		}
-		mf.fields[key] = fieldpath.NewVersionedSet(s, vs.APIVersion(), vs.Applied())
 	}
-	if changed && paths[apiVersion] != nil {
+	if changed && tracked && paths[apiVersion] != nil {
+		for key, vs := range mf.fields {
+			path := paths[string(vs.APIVersion())]
+			if path == nil || !vs.Set().Has(path) {
+				continue
+			}
+			s := vs.Set().Difference(fieldpath.NewSet(path))
+			if s.Empty() {
+				delete(mf.fields, key)
+				continue
+			}
+			mf.fields[key] = fieldpath.NewVersionedSet(s, vs.APIVersion(), vs.Applied())
+		}
 		key := managerID{Manager: manager, Operation: opUpdate, APIVersion: scaleAPIVersion, Subresource: "scale"}.String()
 		mf.fields[key] = fieldpath.NewVersionedSet(fieldpath.NewSet(paths[apiVersion]), fieldpath.APIVersion(apiVersion), false)
 		delete(mf.times, key)
