@@ -332,7 +332,6 @@ const lastAppliedKey = "kubectl.kubernetes.io/last-applied-configuration"
 // of the last applied configuration without conflicts, and keeps the
 // annotation up to date.
 func TestClientSideApplyUpgradeMatchesUpstream(t *testing.T) {
-	t.Skip("crdserver does not yet upgrade client-side apply (issue 11, item 5): kubectl's apply conflicts with kubectl-client-side-apply")
 	crd := readCRD(t)
 	replay(t, newCRDServer(t, crd, "w"), newUpstream(t, crd), append(steps()[:2:2],
 		at(step{name: "kubectl apply --server-side after client-side", op: opApply, manager: "kubectl", body: imageConfig("nginx:5")}),
