@@ -1,6 +1,7 @@
 // Package authz decides whether a user may do what a request asks. The
-// Authorizer interface is what the filter chain calls; AllowAll is the only
-// implementation for now, RBAC comes later behind the same interface.
+// Authorizer interface is what the filter chain calls; AllowAll allows
+// everything and Privileged keeps the server's internals to its admins.
+// RBAC comes later behind the same interface.
 package authz
 
 import (
