@@ -157,6 +157,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		Policies:   storedAdmission{s.stores},
 		Params:     storedParams{stores: s.stores, reg: reg},
 		Logger:     s.log,
+		Metrics:    s.metrics,
 	})
 	s.handler = handler.New(handler.Config{Registry: reg, Stores: s.stores, Logger: s.log, Admission: adm, Metrics: s.metrics})
 
