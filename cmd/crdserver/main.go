@@ -186,7 +186,7 @@ func serverFlags(cfg *server.Config, logOpts *logOptions, showVersion *bool) *fl
 	fs.Var((*listFlag)(&cfg.TLSSANs), "tls-san", "extra DNS name or IP for the generated serving certificate, comma-separated or repeated")
 	fs.IntVar(&cfg.MaxRequestsInflight, "max-requests-inflight", 400, "maximum concurrent non-watch requests, beyond which requests get 429; negative disables the limit")
 	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", 30*time.Second, "how long graceful shutdown may take")
-	fs.BoolFunc("profiling", "serve Go profiles at /debug/pprof to authenticated users (default true)", func(v string) error {
+	fs.BoolFunc("profiling", "serve Go profiles at /debug/pprof to system:masters (default true)", func(v string) error {
 		b, err := strconv.ParseBool(v)
 		cfg.DisableProfiling = !b
 		return err

@@ -83,9 +83,11 @@ func Instrument(m *metrics.Metrics, known func(*request.Info) bool) Filter {
 	}
 }
 
-// requestLogLevel is the level of the per-request log line: klog's V(2),
-// which is what upstream logs requests at, as slog levels count down from
-// Info by verbosity (slog.Level(-v), as logr's slog bridge maps them).
+// requestLogLevel is the level of the per-request log line: V(2), as
+// slog levels count down from Info by verbosity (slog.Level(-v), as logr's
+// slog bridge maps them). Upstream's httplog logs at V(3); crdserver's
+// -v=2 is documented to show requests, a level below the rest of its
+// debug output at V(4).
 const requestLogLevel = slog.Level(-2)
 
 // Log writes one line per request to log, with upstream httplog's keys:
