@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -13,7 +14,9 @@ import (
 	"io"
 	"math/big"
 	"net/http"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -131,6 +134,29 @@ func TestObservability(t *testing.T) {
 	}
 	if posts != creates {
 		t.Errorf("%d request log lines for the %d creates", posts, creates)
+	}
+}
+
+// TestMetricsCountLoad: after a load generator run, /metrics counts what it
+// sent, request for request.
+func TestMetricsCountLoad(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, t.TempDir())
+	const n = 40
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, binary, "bench", "--kubeconfig", srv.Kubeconfig, "--workloads", "create,get",
+		"--count", strconv.Itoa(n), "--concurrency", "4", "--namespace", "load", "--cleanup=false").CombinedOutput()
+	if err != nil {
+		t.Fatalf("crdserver bench: %v\n%s", err, out)
+	}
+	fams := scrapeMetrics(t, srv)
+	widgets := map[string]string{"group": "bench.crdserver.io", "version": "v1", "resource": "widgets", "component": "apiserver", "scope": "resource"}
+	for verb, code := range map[string]string{"POST": "201", "GET": "200"} {
+		labels := merge(widgets, map[string]string{"verb": verb, "code": code})
+		if got := value(fams, "apiserver_request_total", labels); got != n {
+			t.Errorf("apiserver_request_total%v = %v after %d sent; bench said:\n%s", labels, got, n, out)
+		}
 	}
 }
 
