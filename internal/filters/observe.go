@@ -60,9 +60,13 @@ var _ http.Flusher = (*statusWriter)(nil)
 // paths cannot grow the series without bound. Placed after Authorize, as
 // upstream counts the requests its handlers serve, not those refused before
 // (401, 403); 429s of MaxInFlight are counted, as upstream's
-// RecordDroppedRequest does. Non-resource requests are not counted.
+// RecordDroppedRequest does. Non-resource requests are not counted. A nil
+// m counts nothing.
 func Instrument(m *metrics.Metrics, known func(*request.Info) bool) Filter {
 	return func(next http.Handler) http.Handler {
+		if m == nil {
+			return next
+		}
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			info, ok := request.InfoFrom(r.Context())
 			if !ok || !info.IsResourceRequest {

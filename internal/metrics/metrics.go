@@ -10,6 +10,7 @@ package metrics
 import (
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -42,6 +43,21 @@ type Metrics struct {
 	etcd        *prometheus.HistogramVec
 	admission   *prometheus.HistogramVec
 	conversion  *prometheus.HistogramVec
+
+	// series caches each request label set's counter and histogram:
+	// client_golang's lookup by label values (validate, hash, lock) costs
+	// several times the counting itself, on every request.
+	series sync.Map // seriesKey → *requestSeries
+}
+
+type seriesKey struct {
+	Request
+	code int
+}
+
+type requestSeries struct {
+	count   prometheus.Counter
+	latency prometheus.Observer
 }
 
 // New returns a server's metrics, with the Go runtime and process
@@ -108,8 +124,17 @@ func (m *Metrics) ObserveRequest(r Request, code int, elapsed time.Duration) {
 	if m == nil {
 		return
 	}
-	m.requests.WithLabelValues(r.Verb, r.DryRun, r.Group, r.Version, r.Resource, r.Subresource, r.Scope, Component, codeString(code)).Inc()
-	m.latency.WithLabelValues(r.Verb, r.DryRun, r.Group, r.Version, r.Resource, r.Subresource, r.Scope, Component).Observe(elapsed.Seconds())
+	k := seriesKey{r, code}
+	v, ok := m.series.Load(k)
+	if !ok {
+		v, _ = m.series.LoadOrStore(k, &requestSeries{
+			count:   m.requests.WithLabelValues(r.Verb, r.DryRun, r.Group, r.Version, r.Resource, r.Subresource, r.Scope, Component, codeString(code)),
+			latency: m.latency.WithLabelValues(r.Verb, r.DryRun, r.Group, r.Version, r.Resource, r.Subresource, r.Scope, Component),
+		})
+	}
+	s := v.(*requestSeries)
+	s.count.Inc()
+	s.latency.Observe(elapsed.Seconds())
 }
 
 // LongRunning returns the gauge of open long-running requests (watches)
