@@ -123,7 +123,7 @@ func TestRequestOf(t *testing.T) {
 		{"GET", "/apis/g/v1/namespaces/ns/crontabs/a", "", true, Request{Verb: "GET", Group: "g", Version: "v1", Resource: "crontabs", Scope: "resource"}},
 		{"HEAD", "/apis/g/v1/namespaces/ns/crontabs/a", "", true, Request{Verb: "GET", Group: "g", Version: "v1", Resource: "crontabs", Scope: "resource"}},
 		{"GET", "/apis/g/v1/namespaces/ns/crontabs", "", true, Request{Verb: "LIST", Group: "g", Version: "v1", Resource: "crontabs", Scope: "namespace"}},
-		{"GET", "/apis/g/v1/crontabs?fieldSelector=metadata.name%3Da", "", true, Request{Verb: "LIST", Group: "g", Version: "v1", Resource: "crontabs", Scope: "cluster"}},
+		{"GET", "/apis/g/v1/crontabs?fieldSelector=metadata.name%3Da", "", true, Request{Verb: "LIST", Group: "g", Version: "v1", Resource: "crontabs", Scope: "resource"}},
 		{"GET", "/apis/g/v1/crontabs?watch=true", "", true, Request{Verb: "WATCH", Group: "g", Version: "v1", Resource: "crontabs", Scope: "cluster"}},
 		{"GET", "/apis/g/v1/watch/namespaces/ns/crontabs", "", true, Request{Verb: "WATCH", Group: "g", Version: "v1", Resource: "crontabs", Scope: "namespace"}},
 		{"POST", "/apis/g/v1/namespaces/ns/crontabs?dryRun=All", "", true, Request{Verb: "POST", DryRun: "All", Group: "g", Version: "v1", Resource: "crontabs", Scope: "resource"}},

@@ -45,19 +45,15 @@ func RequestOf(r *http.Request, info *request.Info, known bool) Request {
 	return m
 }
 
-// scope is upstream's scope label: "resource" for a request on one object
-// (or a create), else "namespace" or "cluster" by where the collection is.
+// scope is upstream's scope label (its CleanScope, as the custom resource
+// handler reports it): "resource" for a request on one object, a create,
+// or a list pinned to one name by a field selector; else "namespace" or
+// "cluster" by where the collection is.
 func scope(info *request.Info) string {
-	switch info.Verb {
-	case "list", "watch", "deletecollection":
-		// A list pinned to one name by a field selector is still a list
-		// of the collection's route upstream.
-	default:
-		if info.Name != "" || info.Verb == "create" {
-			return "resource"
-		}
-	}
-	if info.Namespace != "" {
+	switch {
+	case info.Name != "" || info.Verb == "create":
+		return "resource"
+	case info.Namespace != "":
 		return "namespace"
 	}
 	return "cluster"
