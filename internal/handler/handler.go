@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/version"
 
 	"github.com/crdserver/crdserver/internal/codec"
+	"github.com/crdserver/crdserver/internal/metrics"
 	"github.com/crdserver/crdserver/internal/registry"
 	"github.com/crdserver/crdserver/internal/request"
 	"github.com/crdserver/crdserver/internal/storage"
@@ -64,6 +65,8 @@ type Handler struct {
 	now    Clock
 	log    *slog.Logger
 	admit  Admitter
+	// metrics counts watch events; nil counts nothing.
+	metrics *metrics.Metrics
 
 	// printers caches compiled printer columns per served version, and
 	// those of its Scale.
@@ -88,11 +91,13 @@ type Config struct {
 	Logger   *slog.Logger
 	// Admission admits writes; nil admits everything.
 	Admission Admitter
+	// Metrics counts the events sent to watches; nil counts nothing.
+	Metrics *metrics.Metrics
 }
 
 // New returns a Handler.
 func New(c Config) *Handler {
-	h := &Handler{reg: c.Registry, stores: c.Stores, now: c.Clock, log: c.Logger, admit: c.Admission, stopWatches: make(chan struct{})}
+	h := &Handler{reg: c.Registry, stores: c.Stores, now: c.Clock, log: c.Logger, admit: c.Admission, metrics: c.Metrics, stopWatches: make(chan struct{})}
 	if h.now == nil {
 		h.now = time.Now
 	}

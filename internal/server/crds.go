@@ -86,6 +86,9 @@ func (c *crdServer) Serve(crds []map[string]any) {
 		if err == nil {
 			def.Converter = conversion.New(def, c.s.webhooks)
 			def.FieldTypes = fieldTypes(def, prev)
+			if w, ok := def.Converter.(*conversion.Webhook); ok {
+				w.Metrics = c.s.metrics
+			}
 			// The CRD's revision bounds the objects that may predate its
 			// schemas (conservatively: status writes move it too).
 			def.SchemaRevision, _ = strconv.ParseInt(rv, 10, 64)

@@ -30,7 +30,9 @@ var layer = map[string]int{
 	// The schema pipeline: prune, default, validate, then the CEL rules.
 	"internal/schema": 2,
 	// One step each: storage backends, the cache, definitions, documents.
-	"internal/authz":               1,
+	"internal/authz": 1,
+	// Metrics time storage requests, so they sit above the storage contract.
+	"internal/metrics":             1,
 	"internal/watchcache":          1,
 	"internal/storage/etcd":        1,
 	"internal/storage/embedded":    1,
