@@ -218,8 +218,9 @@ func copyEntry(e map[string]any) map[string]any {
 	return out
 }
 
-// sortedEntries returns the entries in upstream's order (see
-// managed.encode); nil when there are none.
+// sortedEntries returns the entries in upstream's order: by operation
+// (Apply before Update), time, manager, apiVersion and subresource; nil
+// when there are none.
 func sortedEntries(rs []rawEntry) []any {
 	if len(rs) == 0 {
 		return nil

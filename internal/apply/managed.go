@@ -3,7 +3,6 @@ package apply
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -105,53 +104,22 @@ func decodeManaged(list []any) (*managed, error) {
 }
 
 // encode returns the managedFields entries, sorted as upstream sorts
-// them (operation, time, manager, apiVersion, subresource); nil when no
-// manager owns anything, so the field disappears.
+// them (see sortedEntries); nil when no manager owns anything, so the
+// field disappears.
 func (m *managed) encode() ([]any, error) {
-	if len(m.fields) == 0 {
-		return nil, nil
-	}
-	type sortable struct {
-		id   managerID
-		secs int64
-		e    map[string]any
-	}
-	out := make([]sortable, 0, len(m.fields))
+	rs := make([]rawEntry, 0, len(m.fields))
 	for key, vs := range m.fields {
 		e, err := m.entry(key, vs)
 		if err != nil {
 			return nil, err
 		}
-		id := parseManagerID(key)
-		id.APIVersion = string(vs.APIVersion())
+		op := opUpdate
 		if vs.Applied() {
-			id.Operation = opApply
+			op = opApply
 		}
-		out = append(out, sortable{id: id, secs: unixSeconds(m.times[key]), e: e})
+		rs = append(rs, rawEntry{key: key, e: e, op: op, time: m.times[key]})
 	}
-	slices.SortFunc(out, func(a, b sortable) int {
-		if c := strings.Compare(a.id.Operation, b.id.Operation); c != 0 {
-			return c
-		}
-		if a.secs != b.secs {
-			if a.secs < b.secs {
-				return -1
-			}
-			return 1
-		}
-		if c := strings.Compare(a.id.Manager, b.id.Manager); c != 0 {
-			return c
-		}
-		if c := strings.Compare(a.id.APIVersion, b.id.APIVersion); c != 0 {
-			return c
-		}
-		return strings.Compare(a.id.Subresource, b.id.Subresource)
-	})
-	list := make([]any, len(out))
-	for i, s := range out {
-		list[i] = s.e
-	}
-	return list, nil
+	return sortedEntries(rs), nil
 }
 
 // entry returns the encoded entry of one manager: the decoded one when
