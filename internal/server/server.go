@@ -49,6 +49,7 @@ type Server struct {
 	backend    *etcd.Backend
 	stores     *stores
 	crds       *crdServer
+	gc         *controllers.GarbageCollector
 	webhooks   *webhook.Manager
 	handler    *handler.Handler
 	http       *http.Server
@@ -161,6 +162,9 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	nsStore, _ := s.stores.Store(builtin.Namespaces().GroupResource())
 	nsc := &controllers.Namespaces{Cache: nsStore.Cache, Content: &namespaceContent{s: s, reg: reg}, Log: s.log}
 	s.background.Go(func() { nsc.Run(bgCtx) })
+	// Before the CRD controller, which tells it of new resources.
+	s.gc = controllers.NewGarbageCollector(&gcServer{s: s, reg: reg}, s.log)
+	s.background.Go(func() { s.gc.Run(bgCtx) })
 	crdStore, _ := s.stores.Store(crdGR)
 	s.crds = &crdServer{s: s, reg: reg, builtins: builtins}
 	crdc := &controllers.CRDs{Cache: crdStore.Cache, Server: s.crds, Log: s.log}
