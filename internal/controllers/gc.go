@@ -72,9 +72,10 @@ type GarbageCollector struct {
 	graph   *gcGraph
 	queue   *workQueue[gcWork]
 	changed chan struct{}
-	// absent remembers owners found missing (uids are never reused), so
-	// that the dependents of a deleted owner cost one read, not one each.
-	absent sync.Map // types.UID → struct{}
+	// absent remembers owners found missing where they were looked for
+	// (uids are never reused), so that the dependents of a deleted owner
+	// cost one read, not one each.
+	absent sync.Map // absentKey → struct{}
 	// kinds maps group/kind to the resource serving it.
 	kindsMu sync.RWMutex
 	kinds   map[schema.GroupKind]GCResource
@@ -232,10 +233,26 @@ func (gc *GarbageCollector) watchOnce(ctx context.Context, res GCResource) {
 	}
 }
 
+// absentKey is an owner's uid and the namespace it was missing from ("" for
+// cluster-scoped owners). Absence from one namespace says nothing of
+// another: a dependent in another namespace naming the same uid is not
+// told its owner is gone until its own lookup says so.
+type absentKey struct {
+	uid       types.UID
+	namespace string
+}
+
 // removed records that the object uid is gone.
 func (gc *GarbageCollector) removed(uid types.UID) {
-	gc.absent.Store(uid, struct{}{})
+	if n := gc.graph.node(uid); n != nil {
+		gc.absent.Store(absentKey{uid, n.Namespace}, struct{}{})
+	}
 	gc.queue.add(gc.graph.remove(uid)...)
+}
+
+func (gc *GarbageCollector) isAbsent(uid types.UID, namespace string) bool {
+	_, ok := gc.absent.Load(absentKey{uid, namespace})
+	return ok
 }
 
 func decodeGCNode(r schema.GroupResource, data []byte) (*gcNode, error) {
@@ -379,7 +396,8 @@ func (gc *GarbageCollector) delete(ctx context.Context, n *gcNode, latest *GCObj
 // share its namespace) or, when its kind is cluster-scoped, among
 // cluster-scoped objects.
 func (gc *GarbageCollector) ownerState(ctx context.Context, n *gcNode, ref metav1.OwnerReference) (ownerState, error) {
-	if _, ok := gc.absent.Load(ref.UID); ok {
+	// Known gone, as a cluster-scoped owner or from n's namespace.
+	if gc.isAbsent(ref.UID, "") || gc.isAbsent(ref.UID, n.Namespace) {
 		return ownerAbsent, nil
 	}
 	gv, err := schema.ParseGroupVersion(ref.APIVersion)
@@ -402,7 +420,7 @@ func (gc *GarbageCollector) ownerState(ctx context.Context, n *gcNode, ref metav
 	}
 	owner, err := gc.Server.Get(ctx, res.Resource, ns, ref.Name)
 	if errors.Is(err, ErrGCNotFound) || (err == nil && owner.UID != ref.UID) {
-		gc.absent.Store(ref.UID, struct{}{})
+		gc.absent.Store(absentKey{ref.UID, ns}, struct{}{})
 		return ownerAbsent, nil
 	}
 	if err != nil {

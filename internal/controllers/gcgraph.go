@@ -50,9 +50,9 @@ func newGCGraph() *gcGraph {
 
 // observe records n (added or changed) and returns what is to be looked at
 // because of the change:
-//   - n itself when it names an owner the graph has not seen or that is
-//     being deleted (a dangling reference, or a dependent of an owner that
-//     waits for it);
+//   - n itself when it names an owner the graph has not seen where the
+//     reference points, or that is being deleted (a dangling reference, or
+//     a dependent of an owner that waits for it);
 //   - n and its dependents when it starts deleting them in the foreground;
 //   - n's orphaning when it starts to orphan its dependents;
 //   - the foreground-deleting owners n stopped naming, or stopped blocking,
@@ -80,7 +80,11 @@ func (g *gcGraph) observe(n *gcNode) []gcWork {
 	for _, ref := range n.Owners {
 		g.link(ref.UID, n.UID)
 		owner := g.nodes[ref.UID]
-		if owner == nil || owner.Deleting {
+		// An owner seen elsewhere than the reference says (another
+		// namespace, another name) is not the owner: the lookup will
+		// find the reference dangling.
+		if owner == nil || owner.Deleting || owner.Name != ref.Name ||
+			(owner.Namespace != "" && owner.Namespace != n.Namespace) {
 			look = true
 		}
 	}
