@@ -75,7 +75,7 @@ type GarbageCollector struct {
 	// absent remembers owners found missing where they were looked for
 	// (uids are never reused), so that the dependents of a deleted owner
 	// cost one read, not one each.
-	absent sync.Map // absentKey → struct{}
+	absent absentCache
 	// kinds maps group/kind to the resource serving it.
 	kindsMu sync.RWMutex
 	kinds   map[schema.GroupKind]GCResource
@@ -245,13 +245,41 @@ type absentKey struct {
 // removed records that the object uid is gone.
 func (gc *GarbageCollector) removed(uid types.UID) {
 	if n := gc.graph.node(uid); n != nil {
-		gc.absent.Store(absentKey{uid, n.Namespace}, struct{}{})
+		gc.absent.add(absentKey{uid, n.Namespace})
 	}
 	gc.queue.add(gc.graph.remove(uid)...)
 }
 
 func (gc *GarbageCollector) isAbsent(uid types.UID, namespace string) bool {
-	_, ok := gc.absent.Load(absentKey{uid, namespace})
+	return gc.absent.has(absentKey{uid, namespace})
+}
+
+// absentCache holds the most recently added keys, between absentCacheSize
+// and twice as many: when the newer of its two generations fills, the older
+// is dropped. Forgetting an absent owner costs one more read, no more.
+type absentCache struct {
+	mu         sync.Mutex
+	cur, older map[absentKey]struct{}
+}
+
+const absentCacheSize = 10000
+
+func (c *absentCache) add(k absentKey) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cur == nil || len(c.cur) >= absentCacheSize {
+		c.older, c.cur = c.cur, make(map[absentKey]struct{}, 64)
+	}
+	c.cur[k] = struct{}{}
+}
+
+func (c *absentCache) has(k absentKey) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.cur[k]
+	if !ok {
+		_, ok = c.older[k]
+	}
 	return ok
 }
 
@@ -420,7 +448,7 @@ func (gc *GarbageCollector) ownerState(ctx context.Context, n *gcNode, ref metav
 	}
 	owner, err := gc.Server.Get(ctx, res.Resource, ns, ref.Name)
 	if errors.Is(err, ErrGCNotFound) || (err == nil && owner.UID != ref.UID) {
-		gc.absent.Store(absentKey{ref.UID, ns}, struct{}{})
+		gc.absent.add(absentKey{ref.UID, ns})
 		return ownerAbsent, nil
 	}
 	if err != nil {
