@@ -38,7 +38,7 @@ func deleting(n *gcNode, finalizer string) *gcNode {
 
 func in(namespace string, n *gcNode) *gcNode { n.Namespace = namespace; return n }
 
-func observed(n *gcNode) step     { return step{node: n} }
+func observed(n *gcNode) step    { return step{node: n} }
 func removed(uid types.UID) step { return step{remove: uid} }
 
 // The graph decides which objects the workers look at; each case feeds it
