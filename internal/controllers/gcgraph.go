@@ -15,11 +15,18 @@ type gcNode struct {
 	Resource        schema.GroupResource
 	Namespace, Name string
 	UID             types.UID
+	ResourceVersion string
 	Owners          []metav1.OwnerReference
+	Finalizers      []string
 	// Deleting: metadata.deletionTimestamp is set.
 	Deleting bool
 	// Foreground and Orphan: the foregroundDeletion and orphan finalizers.
 	Foreground, Orphan bool
+}
+
+// object returns what n says of its object.
+func (n *gcNode) object() *GCObject {
+	return &GCObject{UID: n.UID, ResourceVersion: n.ResourceVersion, Deleting: n.Deleting, Finalizers: n.Finalizers, OwnerReferences: n.Owners}
 }
 
 // gcWork is one thing for a worker to do about an object.
