@@ -3,10 +3,12 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -371,9 +373,32 @@ func (g *gcEnv) testNamespaceDeletion(t *testing.T) {
 	rack := g.create(racksGVR, "", "ns-rack", nil)
 	g.create(gadgetsGVR, ns, "racked", refs(ref(rack, false)))
 	g.create(racksGVR, "", "ns-dependent", refs(ref(owner, false))) // invalid: stays
+	// A finalizer holds one dependent: the conditions say so, in
+	// upstream's words.
+	g.create(gadgetsGVR, ns, "held", refs(ref(owner, true)), "example.com/hold")
 	if err := g.srv.Client.CoreV1().Namespaces().Delete(g.ctx, ns, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	want := map[corev1.NamespaceConditionType]string{
+		corev1.NamespaceDeletionDiscoveryFailure: "False ResourcesDiscovered All resources successfully discovered",
+		corev1.NamespaceDeletionGVParsingFailure: "False ParsedGroupVersions All legacy kube types successfully parsed",
+		corev1.NamespaceDeletionContentFailure:   "False ContentDeleted All content successfully deleted, may be waiting on finalization",
+		corev1.NamespaceContentRemaining:         "True SomeResourcesRemain Some resources are remaining: gadgets.gc.example.com has 1 resource instances",
+		corev1.NamespaceFinalizersRemaining:      "True SomeFinalizersRemain Some content in the namespace has finalizers remaining: example.com/hold in 1 resource instances",
+	}
+	var got map[corev1.NamespaceConditionType]string
+	waitFor(t, 30*time.Second, "conditions of the held namespace", func() (bool, error) {
+		n, err := g.srv.Client.CoreV1().Namespaces().Get(g.ctx, ns, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		got = map[corev1.NamespaceConditionType]string{}
+		for _, c := range n.Status.Conditions {
+			got[c.Type] = fmt.Sprintf("%s %s %s", c.Status, c.Reason, c.Message)
+		}
+		return maps.Equal(got, want), fmt.Errorf("conditions %q", got)
+	})
+	g.patch(gadgetsGVR, ns, "held", `{"metadata":{"finalizers":null}}`)
 	waitFor(t, 60*time.Second, "namespace gone", func() (bool, error) {
 		_, err := g.srv.Client.CoreV1().Namespaces().Get(g.ctx, ns, metav1.GetOptions{})
 		return apierrors.IsNotFound(err), err
