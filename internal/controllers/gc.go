@@ -397,6 +397,29 @@ func (gc *GarbageCollector) attemptToDelete(ctx context.Context, uid types.UID) 
 	case len(waiting) > 0 && len(gc.graph.dependentsOf(uid, false)) > 0:
 		// An owner waits for it, and it has dependents of its own: they go
 		// first, in the foreground too, so the owner waits for them all.
+		// A dependent already deleting its own dependents may close a
+		// circle back to the waiting owner, which would then wait forever:
+		// as upstream does, it stops blocking its owners first.
+		for _, dep := range gc.graph.dependentsOf(uid, false) {
+			if !dep.Deleting || !dep.Foreground {
+				continue
+			}
+			unblocked := false
+			err := gc.Server.Update(ctx, n.Resource, n.Namespace, n.Name, uid, func(o *GCObject) bool {
+				unblocked = false
+				for i := range o.OwnerReferences {
+					if blocks(&o.OwnerReferences[i]) {
+						o.OwnerReferences[i].BlockOwnerDeletion = nil
+						unblocked = true
+					}
+				}
+				return unblocked
+			})
+			if err != nil || unblocked {
+				return err // the change, once watched, queues it again
+			}
+			break
+		}
 		return gc.delete(ctx, n, latest, metav1.DeletePropagationForeground)
 	default:
 		// No owner left: it goes, its dependents as its own finalizers

@@ -319,6 +319,20 @@ func (g *gcEnv) testCircle(t *testing.T) {
 	for _, n := range []string{"a", "b", "c"} {
 		g.waitGone(gadgetsGVR, ns, n)
 	}
+
+	// In the foreground, each waits for the next: the collector breaks
+	// the circle by unblocking, as upstream does.
+	a = g.create(gadgetsGVR, ns, "fa", nil)
+	b = g.create(gadgetsGVR, ns, "fb", refs(ref(a, true)))
+	c = g.create(gadgetsGVR, ns, "fc", refs(ref(b, true)))
+	a.SetOwnerReferences(refs(ref(c, true)))
+	if _, err := g.resource(gadgetsGVR, ns).Update(g.ctx, a, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	g.delete(gadgetsGVR, ns, "fa", metav1.DeletePropagationForeground)
+	for _, n := range []string{"fa", "fb", "fc"} {
+		g.waitGone(gadgetsGVR, ns, n)
+	}
 }
 
 // A cluster-scoped owner (a custom resource) of namespaced dependents, of
