@@ -53,8 +53,13 @@ type GCServer interface {
 	Update(ctx context.Context, r schema.GroupResource, namespace, name string, uid types.UID, change func(*GCObject) bool) error
 }
 
-// ErrGCNotFound is GCServer's answer for a missing object.
-var ErrGCNotFound = errors.New("not found")
+// GCServer's answers the collector branches on: the object is missing, or
+// changed since it was read (a precondition failed; it is looked at again,
+// without a warning: replicas racing each other meet it routinely).
+var (
+	ErrGCNotFound = errors.New("not found")
+	ErrGCConflict = errors.New("changed since read")
+)
 
 // GarbageCollector deletes the objects whose owners are gone, and finishes
 // the foreground and orphaning deletions of owners, as upstream's garbage
@@ -317,8 +322,11 @@ func (gc *GarbageCollector) work(ctx context.Context) {
 			err = gc.attemptToDelete(ctx, w.UID)
 		}
 		gc.queue.done(w)
+		if errors.Is(err, ErrGCNotFound) {
+			err = nil // gone meanwhile (another replica was quicker)
+		}
 		if err != nil && ctx.Err() == nil {
-			if !errors.Is(err, errRetry) {
+			if !errors.Is(err, errRetry) && !errors.Is(err, ErrGCConflict) {
 				gc.Log.Warn("garbage collector", "uid", w.UID, "err", err)
 			}
 			gc.queue.retry(w)

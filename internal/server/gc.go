@@ -97,7 +97,7 @@ func (g *gcServer) Delete(ctx context.Context, r schema.GroupResource, namespace
 	}
 	if apierrors.IsConflict(err) {
 		// Changed since it was read: look again.
-		return fmt.Errorf("%s %s/%s changed: %w", r, namespace, name, err)
+		return fmt.Errorf("%s %s/%s: %w: %v", r, namespace, name, controllers.ErrGCConflict, err)
 	}
 	return err
 }
