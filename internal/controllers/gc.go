@@ -70,7 +70,7 @@ var (
 type GarbageCollector struct {
 	Server GCServer
 	Log    *slog.Logger
-	// Workers is how many objects are worked on at once. Default 64:
+	// Workers is how many objects are worked on at once; read by Run. Default 64:
 	// a worker mostly waits for etcd, which commits concurrent writes in
 	// one batch, so more workers delete faster (16 remove about 1,300
 	// dependents a second on two cores, 64 about 1,900, 128 no more).
@@ -135,6 +135,9 @@ func (gc *GarbageCollector) Run(ctx context.Context) {
 					mu.Lock()
 					delete(watching, r.Resource)
 					mu.Unlock()
+					// Served again meanwhile (a CRD deleted and
+					// recreated)? The next pass starts it anew.
+					gc.ResourcesChanged()
 				})
 			}
 		}
