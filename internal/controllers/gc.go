@@ -44,8 +44,8 @@ type GCServer interface {
 	// ErrGCNotFound when there is none.
 	Get(ctx context.Context, r schema.GroupResource, namespace, name string) (*GCObject, error)
 	// Delete deletes an object as a client's delete with this propagation
-	// policy would, if its uid and resourceVersion are still these.
-	Delete(ctx context.Context, r schema.GroupResource, namespace, name string, uid types.UID, rv string, policy metav1.DeletionPropagation) error
+	// policy would, if it is still obj (its uid and resourceVersion).
+	Delete(ctx context.Context, r schema.GroupResource, namespace, name string, obj *GCObject, policy metav1.DeletionPropagation) error
 	// Update applies change to the object's owner references and
 	// finalizers if its uid is still uid (compare-and-swap, retried on
 	// conflict); change reports whether it changed anything. An object
@@ -447,7 +447,7 @@ func (gc *GarbageCollector) attemptToDelete(ctx context.Context, uid types.UID) 
 }
 
 func (gc *GarbageCollector) delete(ctx context.Context, n *gcNode, latest *GCObject, policy metav1.DeletionPropagation) error {
-	err := gc.Server.Delete(ctx, n.Resource, n.Namespace, n.Name, n.UID, latest.ResourceVersion, policy)
+	err := gc.Server.Delete(ctx, n.Resource, n.Namespace, n.Name, latest, policy)
 	if errors.Is(err, ErrGCNotFound) {
 		return nil
 	}

@@ -87,12 +87,12 @@ func (s *gcStore) Get(_ context.Context, r schema.GroupResource, ns, name string
 	return &controllers.GCObject{UID: m.UID, ResourceVersion: m.ResourceVersion, Deleting: m.DeletionTimestamp != nil, Finalizers: m.Finalizers, OwnerReferences: m.OwnerReferences}, nil
 }
 
-func (s *gcStore) Delete(ctx context.Context, r schema.GroupResource, ns, name string, uid types.UID, rv string, policy metav1.DeletionPropagation) error {
+func (s *gcStore) Delete(ctx context.Context, r schema.GroupResource, ns, name string, obj *controllers.GCObject, policy metav1.DeletionPropagation) error {
 	m, kv, err := s.read(r, ns, name)
 	if err != nil {
 		return err
 	}
-	if m.UID != uid || m.ResourceVersion != rv {
+	if m.UID != obj.UID || m.ResourceVersion != obj.ResourceVersion {
 		return controllers.ErrGCConflict
 	}
 	switch policy {
@@ -217,7 +217,7 @@ func TestGarbageCollectorReplicas(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := s.Delete(ctx, o.r, o.ns, o.ref.Name, o.ref.UID, cur.ResourceVersion, o.policy); err != nil {
+		if err := s.Delete(ctx, o.r, o.ns, o.ref.Name, cur, o.policy); err != nil {
 			t.Fatal(err)
 		}
 	}
