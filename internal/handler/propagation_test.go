@@ -63,6 +63,24 @@ func TestDeletePropagation(t *testing.T) {
 		t.Errorf("second delete: %d finalizers %s", r.code, fins)
 	}
 
+	// deletecollection takes the same options.
+	for _, name := range []string{"c1", "c2"} {
+		body := fmt.Sprintf(`{"apiVersion":"stable.example.com/v1","kind":"CronTab","metadata":{"name":%q,"labels":{"set":"c"},"finalizers":["example.com/hold"]}}`, name)
+		if r := e.do(req{method: "POST", path: cronTabs, body: body}); r.code != 201 {
+			t.Fatalf("create %s: %d %s", name, r.code, r.body)
+		}
+	}
+	r = e.do(req{method: "DELETE", path: cronTabs + "?labelSelector=set%3Dc&propagationPolicy=Foreground"})
+	items, _ := r.obj(t)["items"].([]any)
+	if r.code != 200 || len(items) != 2 {
+		t.Fatalf("deletecollection: %d %s", r.code, r.body)
+	}
+	for _, it := range items {
+		if fins := str(it, "metadata", "finalizers"); fins != fmt.Sprint([]any{"example.com/hold", metav1.FinalizerDeleteDependents}) {
+			t.Errorf("%s after deletecollection: finalizers %s", str(it, "metadata", "name"), fins)
+		}
+	}
+
 	e.checkCases(t, []errCase{
 		at(errCase{name: "both set", req: req{method: "DELETE", path: cronTabs + "/m1?propagationPolicy=Orphan&orphanDependents=true"}, code: 422, reason: metav1.StatusReasonInvalid,
 			message: `DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Invalid value: "Orphan": orphanDependents and deletionPropagation cannot be both set`}),
