@@ -130,7 +130,7 @@ func TestReplicasShareEtcd(t *testing.T) {
 
 // waitServed polls a list of r until the replica serves the resource: a
 // route that is not there yet answers 404.
-func waitServed(ctx context.Context, t *testing.T, replica string, r dynamic.ResourceInterface) {
+func waitServed(ctx context.Context, t testing.TB, replica string, r dynamic.ResourceInterface) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {

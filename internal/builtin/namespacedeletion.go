@@ -19,6 +19,9 @@ type NamespaceDeletion struct {
 	Finalizers map[string]int
 	// Failures are the errors of resources whose deletion failed.
 	Failures []string
+	// Undiscovered maps the group/versions whose objects could not be
+	// listed (a resource served without a store yet) to the reason.
+	Undiscovered map[string]string
 }
 
 // The condition types upstream's namespace controller keeps, in its order.
@@ -74,8 +77,15 @@ func SetDeletionConditions(ns map[string]any, d NamespaceDeletion, now time.Time
 func (d NamespaceDeletion) condition(typ string) (status, reason, message string) {
 	switch typ {
 	case "NamespaceDeletionDiscoveryFailure":
+		if len(d.Undiscovered) > 0 {
+			// Upstream words it around client-go's ErrGroupDiscoveryFailed.
+			return "True", "DiscoveryFailed", fmt.Sprintf("Discovery failed for some groups, %d failing: unable to retrieve the complete list of server APIs: %s",
+				len(d.Undiscovered), counts(d.Undiscovered, "%s: %s"))
+		}
 		return "False", "ResourcesDiscovered", "All resources successfully discovered"
 	case "NamespaceDeletionGroupVersionParsingFailure":
+		// Upstream fails to parse the group/versions discovery lists;
+		// crdserver's come from its own registry and always parse.
 		return "False", "ParsedGroupVersions", "All legacy kube types successfully parsed"
 	case "NamespaceDeletionContentFailure":
 		if len(d.Failures) > 0 {
@@ -87,17 +97,18 @@ func (d NamespaceDeletion) condition(typ string) (status, reason, message string
 		if len(d.Remaining) > 0 {
 			return "True", "SomeResourcesRemain", "Some resources are remaining: " + counts(d.Remaining, "%s has %d resource instances")
 		}
+		return "False", "ContentRemoved", "All content successfully removed"
 	case "NamespaceFinalizersRemaining":
 		if len(d.Finalizers) > 0 {
-			// "SomeFinalizerRemain" is upstream's spelling.
-			return "True", "SomeFinalizerRemain", "Some finalizers are remaining: " + counts(d.Finalizers, "%s in %d resource instances")
+			return "True", "SomeFinalizersRemain", "Some content in the namespace has finalizers remaining: " + counts(d.Finalizers, "%s in %d resource instances")
 		}
+		return "False", "ContentHasNoFinalizers", "All content-preserving finalizers finished"
 	}
-	return "False", "ContentRemoved", "All content successfully removed"
+	return "", "", ""
 }
 
-// counts renders each key and its count with format, sorted, comma-separated.
-func counts(m map[string]int, format string) string {
+// counts renders each key and its value with format, sorted, comma-separated.
+func counts[V any](m map[string]V, format string) string {
 	parts := make([]string, 0, len(m))
 	for k, n := range m {
 		parts = append(parts, fmt.Sprintf(format, k, n))

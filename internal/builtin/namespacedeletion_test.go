@@ -44,7 +44,7 @@ func TestSetDeletionConditions(t *testing.T) {
 		"NamespaceDeletionContentFailure":   {"False", "ContentDeleted", "All content successfully deleted, may be waiting on finalization", "2026-01-01T00:00:00Z"},
 		"NamespaceContentRemaining": {"True", "SomeResourcesRemain",
 			"Some resources are remaining: backups.stable.example.com has 1 resource instances, crontabs.stable.example.com has 2 resource instances", "2026-01-01T00:00:00Z"},
-		"NamespaceFinalizersRemaining": {"True", "SomeFinalizerRemain", "Some finalizers are remaining: stable.example.com/wait in 3 resource instances", "2026-01-01T00:00:00Z"},
+		"NamespaceFinalizersRemaining": {"True", "SomeFinalizersRemain", "Some content in the namespace has finalizers remaining: stable.example.com/wait in 3 resource instances", "2026-01-01T00:00:00Z"},
 	})
 
 	// The same pass again changes nothing.
@@ -60,6 +60,14 @@ func TestSetDeletionConditions(t *testing.T) {
 	check(t, SetDeletionConditions(ns, NamespaceDeletion{Failures: []string{"b: boom", "a: bang"}}, t1), true, map[string]want{
 		"NamespaceDeletionContentFailure": {"True", "ContentDeletionFailed", "Failed to delete all resource types, 2 remaining: a: bang, b: boom", "2026-01-01T00:01:00Z"},
 		"NamespaceContentRemaining":       {"False", "ContentRemoved", "All content successfully removed", "2026-01-01T00:01:00Z"},
-		"NamespaceFinalizersRemaining":    {"False", "ContentRemoved", "All content successfully removed", "2026-01-01T00:01:00Z"},
+		"NamespaceFinalizersRemaining":    {"False", "ContentHasNoFinalizers", "All content-preserving finalizers finished", "2026-01-01T00:01:00Z"},
+	})
+
+	// Resources that could not be listed.
+	check(t, SetDeletionConditions(ns, NamespaceDeletion{Undiscovered: map[string]string{"b.example.com/v1": "no store", "a.example.com/v2": "no store"}}, t1), true, map[string]want{
+		"NamespaceDeletionDiscoveryFailure": {"True", "DiscoveryFailed",
+			"Discovery failed for some groups, 2 failing: unable to retrieve the complete list of server APIs: a.example.com/v2: no store, b.example.com/v1: no store", "2026-01-01T00:01:00Z"},
+		"NamespaceDeletionGroupVersionParsingFailure": {"False", "ParsedGroupVersions", "All legacy kube types successfully parsed", "2026-01-01T00:00:00Z"},
+		"NamespaceDeletionContentFailure":             {"False", "ContentDeleted", "All content successfully deleted, may be waiting on finalization", "2026-01-01T00:01:00Z"},
 	})
 }

@@ -68,7 +68,7 @@ type Migrations struct {
 	// Now is the clock of condition timestamps. Default time.Now.
 	Now func() time.Time
 
-	queue *workQueue
+	queue *nameQueue
 }
 
 // Run works until ctx ends, and returns once its workers have returned.
@@ -88,7 +88,7 @@ func (m *Migrations) Run(ctx context.Context) {
 	if m.Log == nil {
 		m.Log = slog.Default()
 	}
-	m.queue = newWorkQueue(m.Retry)
+	m.queue = newNameQueue(m.Retry)
 	var workers sync.WaitGroup
 	defer workers.Wait()
 	// Two migrations at once: a large one does not hold up a small one.

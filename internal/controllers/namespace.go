@@ -36,7 +36,7 @@ type Namespaces struct {
 	// contents are not gone yet. Default 1s.
 	Retry time.Duration
 
-	queue *workQueue
+	queue *nameQueue
 }
 
 // Run works until ctx ends, and returns once its worker has returned too:
@@ -48,7 +48,7 @@ func (n *Namespaces) Run(ctx context.Context) {
 	if n.Log == nil {
 		n.Log = slog.Default()
 	}
-	n.queue = newWorkQueue(n.Retry)
+	n.queue = newNameQueue(n.Retry)
 	var worker sync.WaitGroup
 	defer worker.Wait()
 	worker.Go(func() { n.queue.work(ctx, n.sync) })

@@ -31,7 +31,7 @@ type PolicyTypes struct {
 	// error. Default 1s.
 	Retry time.Duration
 
-	queue *workQueue
+	queue *nameQueue
 }
 
 // Run works until ctx ends, and returns once its worker and watch have
@@ -43,7 +43,7 @@ func (p *PolicyTypes) Run(ctx context.Context) {
 	if p.Log == nil {
 		p.Log = slog.Default()
 	}
-	p.queue = newWorkQueue(p.Retry)
+	p.queue = newNameQueue(p.Retry)
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	wg.Go(func() { p.queue.work(ctx, p.sync) })

@@ -2,57 +2,40 @@ package controllers
 
 import (
 	"context"
-	"sync"
 	"time"
 )
 
-// workQueue hands names to its workers, each name to one at a time:
-// a name added while queued or being worked on is not added again. A sync
-// that reports unfinished work is retried after retry. Adding never blocks
-// the watch that feeds the queue.
-type workQueue struct {
+// nameQueue is the work queue of the controllers that act on objects by
+// name (namespaces, migrations, service accounts, policies): each name is
+// worked on by one worker at a time, a name added while queued is worked
+// on once, and one added while worked on is worked on again afterwards. A
+// sync that reports unfinished work is retried after retry. Adding never
+// blocks the watch that feeds the queue.
+type nameQueue struct {
+	q     *workQueue[string]
 	retry time.Duration
-
-	mu      sync.Mutex
-	pending map[string]bool // names queued or being worked on
-	ch      chan string
 }
 
-func newWorkQueue(retry time.Duration) *workQueue {
-	return &workQueue{retry: retry, pending: map[string]bool{}, ch: make(chan string, 1024)}
+func newNameQueue(retry time.Duration) *nameQueue {
+	return &nameQueue{q: newWorkQueue[string](), retry: retry}
 }
 
-func (q *workQueue) add(name string) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if q.pending[name] {
-		return
-	}
-	q.pending[name] = true
-	select {
-	case q.ch <- name:
-	default:
-		// Queue full: try again later rather than block the watch.
-		delete(q.pending, name)
-		time.AfterFunc(q.retry, func() { q.add(name) })
-	}
-}
+func (n *nameQueue) add(name string) { n.q.add(name) }
 
 // work calls sync for every queued name until ctx ends; sync reports
 // whether the name's work is done.
-func (q *workQueue) work(ctx context.Context, sync func(ctx context.Context, name string) bool) {
+func (n *nameQueue) work(ctx context.Context, sync func(ctx context.Context, name string) bool) {
+	stop := context.AfterFunc(ctx, n.q.shutDown)
+	defer stop()
 	for {
-		select {
-		case <-ctx.Done():
+		name, ok := n.q.get()
+		if !ok {
 			return
-		case name := <-q.ch:
-			done := sync(ctx, name)
-			q.mu.Lock()
-			delete(q.pending, name)
-			q.mu.Unlock()
-			if !done && ctx.Err() == nil {
-				time.AfterFunc(q.retry, func() { q.add(name) })
-			}
+		}
+		done := sync(ctx, name)
+		n.q.done(name)
+		if !done && ctx.Err() == nil {
+			time.AfterFunc(n.retry, func() { n.add(name) })
 		}
 	}
 }

@@ -33,7 +33,7 @@ type ServiceAccounts struct {
 	// error. Default 1s.
 	Retry time.Duration
 
-	queue *workQueue
+	queue *nameQueue
 }
 
 // Run works until ctx ends, and returns once its worker and watches have
@@ -45,7 +45,7 @@ func (s *ServiceAccounts) Run(ctx context.Context) {
 	if s.Log == nil {
 		s.Log = slog.Default()
 	}
-	s.queue = newWorkQueue(s.Retry)
+	s.queue = newNameQueue(s.Retry)
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	wg.Go(func() { s.queue.work(ctx, s.sync) })

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 
@@ -67,6 +68,13 @@ func deleteOptions(c *call) (*metav1.DeleteOptions, error) {
 		p := metav1.DeletionPropagation(v)
 		opts.PropagationPolicy = &p
 	}
+	if v := q.Get("orphanDependents"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid orphanDependents %q", v))
+		}
+		opts.OrphanDependents = &b //nolint:staticcheck // the legacy option is still served
+	}
 	if q.Has("dryRun") {
 		opts.DryRun = q["dryRun"]
 	}
@@ -120,18 +128,28 @@ func (h *Handler) deleteObject(ctx context.Context, def *registry.Definition, st
 				return nil, false, err
 			}
 		}
+		// The garbage collector's finalizers follow the options, even on
+		// an object already being deleted (a foreground delete may turn
+		// into an orphaning one), as upstream's store does.
+		fins, changed := gcFinalizers(md, opts)
+		if changed {
+			setFinalizers(md, fins)
+		}
 		if pendingFinalizers(def, obj) {
-			if _, ok := md["deletionTimestamp"]; ok {
-				return obj, false, nil // already being deleted
+			_, deleting := md["deletionTimestamp"]
+			if deleting && !changed {
+				return obj, false, nil // nothing new to record
 			}
-			md["deletionTimestamp"] = h.now().UTC().Format(time.RFC3339)
-			md["deletionGracePeriodSeconds"] = int64(0)
-			// Upstream counts marking for deletion as a change of intent.
-			if gen, ok := md["generation"].(int64); ok && gen > 0 {
-				md["generation"] = gen + 1
-			}
-			if fz, ok := def.Hooks.(registry.Finalizer); ok {
-				fz.MarkDeleting(obj)
+			if !deleting {
+				md["deletionTimestamp"] = h.now().UTC().Format(time.RFC3339)
+				md["deletionGracePeriodSeconds"] = int64(0)
+				// Upstream counts marking for deletion as a change of intent.
+				if gen, ok := md["generation"].(int64); ok && gen > 0 {
+					md["generation"] = gen + 1
+				}
+				if fz, ok := def.Hooks.(registry.Finalizer); ok {
+					fz.MarkDeleting(obj)
+				}
 			}
 			if dry {
 				return obj, false, nil
@@ -178,4 +196,58 @@ func pendingFinalizers(def *registry.Definition, obj map[string]any) bool {
 	}
 	fz, ok := def.Hooks.(registry.Finalizer)
 	return ok && fz.Pending(obj)
+}
+
+// gcFinalizers returns md's finalizers with the garbage collector's
+// (orphan, foregroundDeletion) set as a delete with opts asks, and whether
+// they changed. The options decide first (the legacy orphanDependents
+// before propagationPolicy), then a GC finalizer the object already has;
+// otherwise dependents are deleted in the background, the default of every
+// resource crdserver serves (upstream's custom resources, namespaces,
+// services, CRDs and webhook configurations all default to it).
+func gcFinalizers(md map[string]any, opts *metav1.DeleteOptions) ([]any, bool) {
+	cur, _ := md["finalizers"].([]any)
+	// Object validation refuses both at once.
+	orphan := slices.Contains(cur, any(metav1.FinalizerOrphanDependents))
+	foreground := slices.Contains(cur, any(metav1.FinalizerDeleteDependents))
+	switch {
+	case opts.OrphanDependents != nil: //nolint:staticcheck // the legacy option is still served
+		orphan, foreground = *opts.OrphanDependents, false //nolint:staticcheck
+	case opts.PropagationPolicy != nil:
+		orphan = *opts.PropagationPolicy == metav1.DeletePropagationOrphan
+		foreground = *opts.PropagationPolicy == metav1.DeletePropagationForeground
+	}
+	next := make([]any, 0, len(cur)+1)
+	for _, f := range cur {
+		if f != metav1.FinalizerOrphanDependents && f != metav1.FinalizerDeleteDependents {
+			next = append(next, f)
+		}
+	}
+	if orphan {
+		next = append(next, metav1.FinalizerOrphanDependents)
+	}
+	if foreground {
+		next = append(next, metav1.FinalizerDeleteDependents)
+	}
+	return next, !sameSet(cur, next)
+}
+
+func sameSet(a, b []any) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for _, x := range a {
+		if !slices.Contains(b, x) {
+			return false
+		}
+	}
+	return true
+}
+
+func setFinalizers(md map[string]any, fins []any) {
+	if len(fins) == 0 {
+		delete(md, "finalizers")
+		return
+	}
+	md["finalizers"] = fins
 }

@@ -121,6 +121,9 @@ func (c *crdServer) Serve(crds []map[string]any) {
 	}
 	c.s.stores.retain(keep)
 	c.served.Store(true)
+	if c.s.gc != nil {
+		c.s.gc.ResourcesChanged()
+	}
 }
 
 func (c *crdServer) SyncStatus(ctx context.Context, name string) error {

@@ -10,6 +10,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/crdserver/crdserver/internal/builtin"
 	"github.com/crdserver/crdserver/internal/controllers"
@@ -28,13 +29,20 @@ type namespaceContent struct {
 var _ controllers.NamespaceContent = (*namespaceContent)(nil)
 
 func (n *namespaceContent) DeleteContents(ctx context.Context, ns string) (int, error) {
-	left := builtin.NamespaceDeletion{Remaining: map[string]int{}, Finalizers: map[string]int{}}
+	left := builtin.NamespaceDeletion{Remaining: map[string]int{}, Finalizers: map[string]int{}, Undiscovered: map[string]string{}}
 	for _, def := range n.reg.Current().Definitions() {
 		if !def.Namespaced() {
 			continue
 		}
 		st, ok := n.s.stores.Store(def.GroupResource())
 		if !ok {
+			// Served, but its objects can't be listed yet: like an API
+			// upstream's discovery could not reach, it holds the namespace.
+			gv := schema.GroupVersion{Group: def.Group}
+			if v := def.StorageVersion(); v != nil {
+				gv.Version = v.Name
+			}
+			left.Undiscovered[gv.String()] = "the server has no storage for " + def.Resource + " yet"
 			continue
 		}
 		if err := n.deleteAll(ctx, def, st, ns, &left); err != nil {
@@ -48,6 +56,9 @@ func (n *namespaceContent) DeleteContents(ctx context.Context, ns string) (int, 
 	}
 	if len(left.Failures) > 0 {
 		return 0, errors.New(strings.Join(left.Failures, "; "))
+	}
+	if len(left.Undiscovered) > 0 {
+		return 0, fmt.Errorf("resources not listed: %v", left.Undiscovered)
 	}
 	remaining := 0
 	for _, count := range left.Remaining {
@@ -65,7 +76,11 @@ func (n *namespaceContent) deleteAll(ctx context.Context, def *registry.Definiti
 		return fmt.Errorf("listing %s in %s: %w", gr, ns, err)
 	}
 	for _, it := range res.Items {
-		obj, deleted, err := n.s.handler.DeleteObject(ctx, def, st, ns, it.Name, &metav1.DeleteOptions{})
+		// Background, as upstream's namespace controller asks: dependents
+		// go after their owners, and a foreground or orphaning deletion
+		// started earlier does not hold the namespace.
+		background := metav1.DeletePropagationBackground
+		obj, deleted, err := n.s.handler.DeleteObject(ctx, def, st, ns, it.Name, &metav1.DeleteOptions{PropagationPolicy: &background})
 		if apierrors.IsNotFound(err) {
 			continue
 		}

@@ -53,6 +53,7 @@ type Server struct {
 	backend    *etcd.Backend
 	stores     *stores
 	crds       *crdServer
+	gc         *controllers.GarbageCollector
 	webhooks   *webhook.Manager
 	handler    *handler.Handler
 	metrics    *metrics.Metrics
@@ -177,6 +178,9 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	saStore, _ := s.stores.Store(builtin.ServiceAccounts().GroupResource())
 	sac := &controllers.ServiceAccounts{Namespaces: nsStore.Cache, Accounts: saStore.Cache, Server: serviceAccountServer{s}, Log: s.log}
 	s.background.Go(func() { sac.Run(bgCtx) })
+	// Before the CRD controller, which tells it of new resources.
+	s.gc = controllers.NewGarbageCollector(&gcServer{s: s, reg: reg}, s.log)
+	s.background.Go(func() { s.gc.Run(bgCtx) })
 	crdStore, _ := s.stores.Store(crdGR)
 	s.crds = &crdServer{s: s, reg: reg, builtins: builtins}
 	crdc := &controllers.CRDs{Cache: crdStore.Cache, Server: s.crds, Log: s.log}
