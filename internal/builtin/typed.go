@@ -54,10 +54,17 @@ func (ty Typed[T]) UnknownFields(obj map[string]any) []string {
 // trim replaces obj's fields other than apiVersion, kind and metadata by
 // their typed form, dropping what the Go type does not have. Metadata is
 // the handler's (already normalized).
-func (ty Typed[T]) trim(obj map[string]any) {
+func (ty Typed[T]) trim(obj map[string]any) { ty.rewrite(obj, nil) }
+
+// rewrite is trim with f applied to the typed form first (defaulting in
+// Go, as upstream's generated defaulters do).
+func (ty Typed[T]) rewrite(obj map[string]any, f func(*T)) {
 	t, _, err := ty.Decode(obj)
 	if err != nil {
 		return // CheckType refused it before this runs
+	}
+	if f != nil {
+		f(t)
 	}
 	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(t)
 	if err != nil {
