@@ -1,6 +1,7 @@
 package builtin
 
 import (
+	"context"
 	"net"
 
 	corev1 "k8s.io/api/core/v1"
@@ -20,12 +21,14 @@ import (
 // package). Validation covers what resolution relies on: types, ports,
 // addresses.
 //
-// Not done (yet): ClusterIP allocation (spec.clusterIP stays what the
-// client sent), node ports, OpenAPI models (the documents describe these
-// kinds as bare objects), upstream's computed Table columns.
+// Cluster IPs are allocated from a range (see ClusterIPs). Not done
+// (yet): node ports, load balancers, dual stack, OpenAPI models (the
+// documents describe these kinds as bare objects), upstream's computed
+// Table columns.
 
-// Services is the core v1 services resource.
-func Services() *registry.Definition {
+// Services is the core v1 services resource; ips allocates cluster IPs
+// (nil: a Service keeps the cluster IP its client sent).
+func Services(ips *ClusterIPs) *registry.Definition {
 	return &registry.Definition{
 		Resource:   "services",
 		Singular:   "service",
@@ -43,7 +46,7 @@ func Services() *registry.Definition {
 				registry.AgeColumn,
 			},
 		}},
-		Hooks: serviceHooks{Typed[corev1.Service]{Kind: "Service", Version: "v1"}},
+		Hooks: serviceHooks{Typed[corev1.Service]{Kind: "Service", Version: "v1"}, ips},
 	}
 }
 
@@ -84,7 +87,10 @@ func EndpointSlices() *registry.Definition {
 	}
 }
 
-type serviceHooks struct{ Typed[corev1.Service] }
+type serviceHooks struct {
+	Typed[corev1.Service]
+	ips *ClusterIPs
+}
 
 var (
 	_ registry.CreatePreparer  = serviceHooks{}
@@ -96,6 +102,7 @@ var (
 	_ registry.UnknownFielder  = serviceHooks{}
 	_ registry.NoGeneration    = serviceHooks{}
 	_ registry.NameValidator   = serviceHooks{}
+	_ registry.Allocator       = serviceHooks{}
 )
 
 func (serviceHooks) PatchSchema() any                   { return corev1.Service{} }
@@ -115,7 +122,37 @@ func (h serviceHooks) PrepareForCreate(obj map[string]any) {
 
 func (h serviceHooks) PrepareForUpdate(obj, old map[string]any) {
 	h.trim(obj)
+	// A write that leaves the cluster IP out keeps the allocated one, as
+	// upstream's (kubectl replace of a manifest without it).
+	spec, oldSpec := mapField(obj, "spec"), mapField(old, "spec")
+	if spec["clusterIP"] == nil && spec["type"] != string(corev1.ServiceTypeExternalName) {
+		for _, k := range []string{"clusterIP", "clusterIPs", "ipFamilies", "ipFamilyPolicy"} {
+			if v, ok := oldSpec[k]; ok && spec[k] == nil {
+				spec[k] = v
+			}
+		}
+	}
 	defaultService(obj)
+}
+
+// Allocate implements registry.Allocator.
+func (h serviceHooks) Allocate(ctx context.Context, obj map[string]any) (func(), error) {
+	if h.ips == nil {
+		return func() {}, nil
+	}
+	return h.ips.AllocateService(ctx, obj)
+}
+
+// Release implements registry.Allocator.
+func (h serviceHooks) Release(ctx context.Context, obj map[string]any) {
+	ip, _ := mapField(obj, "spec")["clusterIP"].(string)
+	if h.ips == nil || ip == "" || ip == corev1.ClusterIPNone {
+		return
+	}
+	md := mapField(obj, "metadata")
+	ns, _ := md["namespace"].(string)
+	name, _ := md["name"].(string)
+	h.ips.Release(ctx, ip, ns, name)
 }
 
 // defaultService applies upstream's defaults for what resolution reads:

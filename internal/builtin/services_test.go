@@ -25,7 +25,7 @@ func line() string {
 }
 
 func TestServiceDefaultsAndValidation(t *testing.T) {
-	h := Services().Hooks.(serviceHooks)
+	h := Services(nil).Hooks.(serviceHooks)
 	obj := decodeYAML(t, `
 apiVersion: v1
 kind: Service

@@ -9,6 +9,7 @@ import (
 
 	"github.com/crdserver/crdserver/internal/admission"
 	"github.com/crdserver/crdserver/internal/codec"
+	"github.com/crdserver/crdserver/internal/registry"
 	"github.com/crdserver/crdserver/internal/storage"
 )
 
@@ -21,7 +22,7 @@ func (h *Handler) create(c *call) {
 	}
 }
 
-func (h *Handler) doCreate(c *call) error {
+func (h *Handler) doCreate(c *call) (err error) {
 	if c.info.Name != "" {
 		return methodNotSupported(c)
 	}
@@ -89,6 +90,18 @@ func (h *Handler) doCreate(c *call) error {
 		}
 		h.writeObject(c, http.StatusCreated, obj)
 		return nil
+	}
+	if a, ok := c.def.Hooks.(registry.Allocator); ok {
+		undo, aerr := a.Allocate(c.r.Context(), obj)
+		if aerr != nil {
+			return aerr
+		}
+		// Freed again unless the object is stored (err is the result).
+		defer func() {
+			if err != nil {
+				undo()
+			}
+		}()
 	}
 	data, err := encodeStored(obj)
 	if err != nil {

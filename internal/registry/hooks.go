@@ -167,3 +167,14 @@ type VersionValidator interface {
 	ValidateIn(version string, obj map[string]any) field.ErrorList
 	ValidateUpdateIn(version string, obj, old map[string]any) field.ErrorList
 }
+
+// Allocator reserves what an object holds besides its own key (a
+// Service's cluster IP), shared with other objects of the resource.
+// Allocate runs on create once the object passed validation and
+// admission, just before it is stored: it fills obj's allocated fields
+// and returns undo, which frees them when the store then fails. Release
+// frees what a deleted object held.
+type Allocator interface {
+	Allocate(ctx context.Context, obj map[string]any) (undo func(), err error)
+	Release(ctx context.Context, obj map[string]any)
+}

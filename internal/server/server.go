@@ -127,9 +127,14 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return nil, err
 	}
 
+	ips, err := builtin.NewClusterIPs(cfg.ServiceClusterIPRange, s.backend,
+		keyPrefix(cfg.EtcdPrefix, ipAddressesGR), keyPrefix(cfg.EtcdPrefix, servicesGR))
+	if err != nil {
+		return nil, err
+	}
 	builtins := []*registry.Definition{
 		builtin.Namespaces(), crd.Definition(), builtin.StorageVersionMigrations(),
-		builtin.Services(), builtin.Endpoints(), builtin.EndpointSlices(),
+		builtin.Services(ips), builtin.Endpoints(), builtin.EndpointSlices(),
 		builtin.Deployments(), builtin.ReplicaSets(), builtin.StatefulSets(), builtin.DaemonSets(),
 		builtin.MutatingWebhookConfigurations(), builtin.ValidatingWebhookConfigurations(),
 		builtin.ValidatingAdmissionPolicies(), builtin.ValidatingAdmissionPolicyBindings(),
@@ -214,6 +219,10 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if err := s.PKI.WriteKubeconfig(s.Kubeconfig, s.URL); err != nil {
 		ln.Close()
 		return nil, fmt.Errorf("writing kubeconfig: %w", err)
+	}
+	if err := s.createKubernetesService(ctx, ips, ln.Addr().(*net.TCPAddr).Port); err != nil {
+		ln.Close()
+		return nil, err
 	}
 	s.http = &http.Server{
 		Handler:           chain,
