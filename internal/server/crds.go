@@ -34,6 +34,8 @@ type crdServer struct {
 	s        *Server
 	reg      *registry.Registry
 	builtins []*registry.Definition
+	// swapped, when set, is told after every registry swap.
+	swapped func()
 
 	// served turns true after the first Serve: /readyz waits for it so
 	// that a restarted server answers for its CRDs at once.
@@ -116,6 +118,9 @@ func (c *crdServer) Serve(crds []map[string]any) {
 	}
 	c.s.stores.retain(keep)
 	c.served.Store(true)
+	if c.swapped != nil {
+		c.swapped()
+	}
 }
 
 func (c *crdServer) SyncStatus(ctx context.Context, name string) error {

@@ -138,6 +138,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		builtin.Deployments(), builtin.ReplicaSets(), builtin.StatefulSets(), builtin.DaemonSets(),
 		builtin.MutatingWebhookConfigurations(), builtin.ValidatingWebhookConfigurations(),
 		builtin.ValidatingAdmissionPolicies(), builtin.ValidatingAdmissionPolicyBindings(),
+		builtin.APIServices(),
 	}
 	reg := registry.New(builtins)
 	s.stores = newStores(ctx, s.backend, reg, cfg.EtcdPrefix, s.log)
@@ -168,7 +169,9 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	nsc := &controllers.Namespaces{Cache: nsStore.Cache, Content: &namespaceContent{s: s, reg: reg}, Log: s.log}
 	s.background.Go(func() { nsc.Run(bgCtx) })
 	crdStore, _ := s.stores.Store(crdGR)
-	s.crds = &crdServer{s: s, reg: reg, builtins: builtins}
+	apis := newAPIServices(s, reg)
+	s.background.Go(func() { apis.run(bgCtx) })
+	s.crds = &crdServer{s: s, reg: reg, builtins: builtins, swapped: apis.changed}
 	crdc := &controllers.CRDs{Cache: crdStore.Cache, Server: s.crds, Log: s.log}
 	s.background.Go(func() { crdc.Run(bgCtx) })
 	svmStore, _ := s.stores.Store(svmGR)
