@@ -18,6 +18,18 @@ func decodeYAML(t *testing.T, y string) map[string]any {
 	return obj
 }
 
+// checkErrors fails the case unless got is nil when want is "", or else
+// contains want.
+func checkErrors(t *testing.T, name string, got error, want string) {
+	t.Helper()
+	switch {
+	case want == "" && got != nil:
+		t.Errorf("%s: refused: %v", name, got)
+	case want != "" && (got == nil || !strings.Contains(got.Error(), want)):
+		t.Errorf("%s: errors %v, want %q", name, got, want)
+	}
+}
+
 // line names a case by the line it is written on.
 func line() string {
 	_, _, l, _ := runtime.Caller(1)
@@ -60,12 +72,7 @@ spec:
 		h.PrepareForCreate(obj)
 		errs := h.Validate(obj)
 		got := errs.ToAggregate()
-		switch {
-		case tc.want == "" && got != nil:
-			t.Errorf("%s: refused: %v", tc.name, got)
-		case tc.want != "" && (got == nil || !strings.Contains(got.Error(), tc.want)):
-			t.Errorf("%s: errors %v, want %q", tc.name, got, tc.want)
-		}
+		checkErrors(t, tc.name, got, tc.want)
 	}
 	if msgs := h.ValidateName("Not-A-Label", false); len(msgs) == 0 {
 		t.Error("a name that is no DNS-1035 label was accepted")
@@ -91,11 +98,6 @@ func TestEndpointsAndSlicesValidation(t *testing.T) {
 		obj["apiVersion"], obj["kind"], obj["metadata"] = "discovery.k8s.io/v1", "EndpointSlice", map[string]any{"name": "s"}
 		sh.PrepareForCreate(obj)
 		got := sh.Validate(obj).ToAggregate()
-		switch {
-		case tc.want == "" && got != nil:
-			t.Errorf("%s: refused: %v", tc.name, got)
-		case tc.want != "" && (got == nil || !strings.Contains(got.Error(), tc.want)):
-			t.Errorf("%s: errors %v, want %q", tc.name, got, tc.want)
-		}
+		checkErrors(t, tc.name, got, tc.want)
 	}
 }
