@@ -51,6 +51,19 @@ func (ty Typed[T]) UnknownFields(obj map[string]any) []string {
 	return out
 }
 
+// StrictErrors implements registry.StrictDecoder.
+func (ty Typed[T]) StrictErrors(body []byte) []string {
+	strict, err := sigsjson.UnmarshalStrict(body, new(T))
+	if err != nil {
+		return nil // CheckType refuses the body in upstream's words
+	}
+	out := make([]string, 0, len(strict))
+	for _, e := range strict {
+		out = append(out, e.Error())
+	}
+	return out
+}
+
 // trim replaces obj's fields other than apiVersion, kind and metadata by
 // their typed form, dropping what the Go type does not have. Metadata is
 // the handler's (already normalized).

@@ -96,6 +96,14 @@ type UnknownFielder interface {
 	UnknownFields(obj map[string]any) []string
 }
 
+// StrictDecoder reports a JSON request body's strict decoding errors
+// (unknown and duplicate fields) as upstream's typed decoder words and
+// orders them: in the order the body has them. The handler prefers it to
+// UnknownFielder for JSON bodies.
+type StrictDecoder interface {
+	StrictErrors(body []byte) []string
+}
+
 // TablePrinter renders a resource's Table itself, for columns a JSONPath
 // cannot express.
 type TablePrinter interface {
