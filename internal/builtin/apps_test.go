@@ -146,3 +146,13 @@ func TestAppsTableRows(t *testing.T) {
 		t.Errorf("row %#v", row)
 	}
 }
+
+// A typed JSON body's unknown and duplicate fields come in the body's
+// order, as upstream's typed decoder lists them.
+func TestStrictErrorsOrder(t *testing.T) {
+	body := `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d"},"spec":{"unknownField":"foo","replicas":2,"replicas":3}}`
+	got := strings.Join(Deployments().Hooks.(registry.StrictDecoder).StrictErrors([]byte(body)), ", ")
+	if want := `unknown field "spec.unknownField", duplicate field "spec.replicas"`; got != want {
+		t.Errorf("StrictErrors = %s, want %s", got, want)
+	}
+}
