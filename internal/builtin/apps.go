@@ -89,9 +89,13 @@ func (appsHooks[T]) NewProtobuf() registry.ProtoMessage {
 // prepare defaults obj through f; on create the status starts empty, as
 // upstream's strategies reset it.
 func (h appsHooks[T]) prepare(obj map[string]any, f func(*T), create bool) {
+	status, had := obj["status"]
 	h.rewrite(obj, f)
-	if create {
+	switch _, kept := obj["status"]; {
+	case create:
 		obj["status"] = map[string]any{}
+	case had && !kept:
+		obj["status"] = status // empty, which rewrite drops
 	}
 }
 

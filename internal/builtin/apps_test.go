@@ -156,3 +156,16 @@ func TestStrictErrorsOrder(t *testing.T) {
 		t.Errorf("StrictErrors = %s, want %s", got, want)
 	}
 }
+
+// An update keeps the empty status the stored object has.
+func TestAppsUpdateKeepsEmptyStatus(t *testing.T) {
+	h := Deployments().Hooks
+	old := decodeYAML(t, deployment)
+	h.(registry.CreatePreparer).PrepareForCreate(old)
+	obj := decodeYAML(t, deployment)
+	obj["status"] = old["status"] // the handler carries status over
+	h.(registry.UpdatePreparer).PrepareForUpdate(obj, old)
+	if st, ok := obj["status"].(map[string]any); !ok || len(st) != 0 {
+		t.Errorf("status = %#v, want {}", obj["status"])
+	}
+}
