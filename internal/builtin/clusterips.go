@@ -15,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/crdserver/crdserver/internal/storage"
@@ -222,28 +223,35 @@ func (a *ClusterIPs) reserve(ctx context.Context, ip netip.Addr, ns, name string
 	return nil
 }
 
-// stale reports whether rec's Service no longer holds its address, or
-// rec is the asking Service's own (a retried create).
+// stale reports whether rec's Service no longer holds its address. A
+// record of the asking Service itself whose Service is not stored is
+// stale at once (a retried create, or replicas racing to create the
+// kubernetes Service); another's only after the grace period, since its
+// create may still be on its way to storage.
 func (a *ClusterIPs) stale(ctx context.Context, rec *networkingv1.IPAddress, ns, name string) bool {
 	ref := rec.Spec.ParentRef
 	if ref == nil {
 		return false
 	}
-	if ref.Namespace == ns && ref.Name == name {
-		return true
-	}
-	if a.now().Sub(rec.CreationTimestamp.Time) < a.grace() {
+	own := ref.Namespace == ns && ref.Name == name
+	if !own && a.now().Sub(rec.CreationTimestamp.Time) < a.grace() {
 		return false
 	}
-	kv, err := a.Storage.Get(ctx, a.ServicePrefix+ref.Namespace+"/"+ref.Name)
+	return !a.holds(ctx, ref.Namespace, ref.Name, rec.Name)
+}
+
+// holds reports whether the stored Service namespace/name has ip (true
+// when that cannot be read: an address is never freed on a guess).
+func (a *ClusterIPs) holds(ctx context.Context, ns, name, ip string) bool {
+	kv, err := a.Storage.Get(ctx, a.ServicePrefix+ns+"/"+name)
 	if errors.Is(err, storage.ErrNotFound) {
-		return true
+		return false
 	}
 	if err != nil {
-		return false
+		return true
 	}
 	var svc corev1.Service
-	return json.Unmarshal(kv.Value, &svc) == nil && svc.Spec.ClusterIP != rec.Name
+	return json.Unmarshal(kv.Value, &svc) != nil || svc.Spec.ClusterIP == ip
 }
 
 func (a *ClusterIPs) record(ip netip.Addr, ns, name string) *networkingv1.IPAddress {
@@ -255,6 +263,7 @@ func (a *ClusterIPs) record(ip netip.Addr, ns, name string) *networkingv1.IPAddr
 		TypeMeta: metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "IPAddress"},
 		ObjectMeta: metav1.ObjectMeta{
 			Name:              ip.String(),
+			UID:               uuid.NewUUID(),
 			CreationTimestamp: metav1.NewTime(a.now().UTC().Truncate(time.Second)),
 			Labels: map[string]string{
 				networkingv1.LabelIPAddressFamily: string(fam),
@@ -265,8 +274,9 @@ func (a *ClusterIPs) record(ip netip.Addr, ns, name string) *networkingv1.IPAddr
 	}
 }
 
-// Release frees ip if namespace/name holds it (a compare-and-swap
-// delete, so a record another Service took meanwhile stays).
+// Release frees ip if its record names namespace/name and that Service is
+// not stored with it (a compare-and-swap delete, so a record another
+// Service took meanwhile stays).
 func (a *ClusterIPs) Release(ctx context.Context, ip, ns, name string) {
 	key := a.Prefix + ip
 	kv, err := a.Storage.Get(ctx, key)
@@ -276,6 +286,11 @@ func (a *ClusterIPs) Release(ctx context.Context, ip, ns, name string) {
 	var rec networkingv1.IPAddress
 	if json.Unmarshal(kv.Value, &rec) != nil || rec.Spec.ParentRef == nil ||
 		rec.Spec.ParentRef.Namespace != ns || rec.Spec.ParentRef.Name != name {
+		return
+	}
+	// A failed create of a name that exists (or that a concurrent create
+	// stored) must not free the stored Service's address.
+	if a.holds(ctx, ns, name, ip) {
 		return
 	}
 	_, _, _ = a.Storage.Delete(ctx, key, kv.ModRevision) // a stale record is reclaimed later

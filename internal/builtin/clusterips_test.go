@@ -177,4 +177,21 @@ func TestClusterIPReleaseAndReclaim(t *testing.T) {
 	if _, err := a.AllocateService(ctx, service("d", "10.0.0.5")); !apierrors.IsInvalid(err) {
 		t.Fatalf("held by a stored Service: err = %v, want a 422", err)
 	}
+	// A second create of c's name (which storage then refuses) neither
+	// takes the address nor frees it when it undoes.
+	if _, err := a.AllocateService(ctx, service("c", "10.0.0.5")); !apierrors.IsInvalid(err) {
+		t.Fatalf("held by the stored Service of the same name: err = %v, want a 422", err)
+	}
+	a.Release(ctx, "10.0.0.5", "default", "c")
+	if _, err := st.Get(ctx, a.Prefix+"10.0.0.5"); err != nil {
+		t.Errorf("the stored Service's record was freed: %v", err)
+	}
+	// A retried create of a Service that was never stored takes its own
+	// record back at once.
+	if _, err := a.AllocateService(ctx, service("e", "10.0.0.6")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.AllocateService(ctx, service("e", "10.0.0.6")); err != nil {
+		t.Errorf("retried create: %v", err)
+	}
 }
