@@ -2,12 +2,17 @@ package builtin
 
 import (
 	"context"
+	"fmt"
 	"net"
+	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -22,9 +27,10 @@ import (
 // addresses.
 //
 // Cluster IPs are allocated from a range (see ClusterIPs). Not done
-// (yet): node ports, load balancers, dual stack, OpenAPI models (the
-// documents describe these kinds as bare objects), upstream's computed
-// Table columns.
+// (yet): node ports, load balancers, dual stack, allocation when an
+// update turns an ExternalName Service into another type, OpenAPI models
+// (the documents describe these kinds as bare objects), upstream's
+// computed Table columns of Endpoints and EndpointSlices.
 
 // Services is the core v1 services resource; ips allocates cluster IPs
 // (nil: a Service keeps the cluster IP its client sent).
@@ -40,11 +46,6 @@ func Services(ips *ClusterIPs) *registry.Definition {
 		Versions: []registry.Version{{
 			Name: "v1", Served: true, Storage: true,
 			Subresources: registry.Subresources{Status: true},
-			PrinterColumns: []registry.PrinterColumn{
-				{Name: "Type", Type: "string", JSONPath: ".spec.type"},
-				{Name: "Cluster-IP", Type: "string", JSONPath: ".spec.clusterIP"},
-				registry.AgeColumn,
-			},
 		}},
 		Hooks: serviceHooks{Typed[corev1.Service]{Kind: "Service", Version: "v1"}, ips},
 	}
@@ -103,6 +104,7 @@ var (
 	_ registry.NoGeneration    = serviceHooks{}
 	_ registry.NameValidator   = serviceHooks{}
 	_ registry.Allocator       = serviceHooks{}
+	_ registry.TablePrinter    = serviceHooks{}
 )
 
 func (serviceHooks) PatchSchema() any                   { return corev1.Service{} }
@@ -204,6 +206,74 @@ func (h serviceHooks) ValidateUpdate(obj, old map[string]any) field.ErrorList {
 		errs = append(errs, field.Invalid(field.NewPath("spec", "clusterIPs").Index(0), svc.Spec.ClusterIP, "may not change once set"))
 	}
 	return errs
+}
+
+func (serviceHooks) TableColumns() []metav1.TableColumnDefinition {
+	doc := corev1.ServiceSpec{}.SwaggerDoc()
+	return []metav1.TableColumnDefinition{
+		nameColumn,
+		{Name: "Type", Type: "string", Description: doc["type"]},
+		{Name: "Cluster-IP", Type: "string", Description: doc["clusterIP"]},
+		{Name: "External-IP", Type: "string", Description: doc["externalIPs"]},
+		{Name: "Port(s)", Type: "string", Description: doc["ports"]},
+		ageColumn,
+		{Name: "Selector", Type: "string", Priority: 1, Description: doc["selector"]},
+	}
+}
+
+// TableRow gives upstream's cells: the first cluster IP, the external
+// addresses by type, the ports as port[:nodePort]/protocol.
+func (h serviceHooks) TableRow(obj map[string]any) []any {
+	svc, _, _ := h.Decode(obj)
+	if svc == nil {
+		svc = &corev1.Service{}
+	}
+	clusterIP := "<none>"
+	if len(svc.Spec.ClusterIPs) > 0 {
+		clusterIP = svc.Spec.ClusterIPs[0]
+	} else if svc.Spec.ClusterIP != "" {
+		clusterIP = svc.Spec.ClusterIP // stored without an allocator
+	}
+	ports := make([]string, len(svc.Spec.Ports))
+	for i, p := range svc.Spec.Ports {
+		ports[i] = fmt.Sprintf("%d/%s", p.Port, p.Protocol)
+		if p.NodePort > 0 {
+			ports[i] = fmt.Sprintf("%d:%d/%s", p.Port, p.NodePort, p.Protocol)
+		}
+	}
+	portCell := strings.Join(ports, ",")
+	if portCell == "" {
+		portCell = "<none>"
+	}
+	return []any{svc.Name, string(svc.Spec.Type), clusterIP, externalIPs(svc), portCell, age(&svc.ObjectMeta), labels.FormatLabels(svc.Spec.Selector)}
+}
+
+func externalIPs(svc *corev1.Service) string {
+	switch svc.Spec.Type {
+	case corev1.ServiceTypeClusterIP, corev1.ServiceTypeNodePort:
+		if len(svc.Spec.ExternalIPs) > 0 {
+			return strings.Join(svc.Spec.ExternalIPs, ",")
+		}
+		return "<none>"
+	case corev1.ServiceTypeLoadBalancer:
+		var ips []string
+		for _, in := range svc.Status.LoadBalancer.Ingress {
+			if in.IP != "" {
+				ips = append(ips, in.IP)
+			} else if in.Hostname != "" {
+				ips = append(ips, in.Hostname)
+			}
+		}
+		slices.Sort(ips)
+		ips = append(slices.Compact(ips), svc.Spec.ExternalIPs...)
+		if len(ips) == 0 {
+			return "<pending>"
+		}
+		return strings.Join(ips, ",")
+	case corev1.ServiceTypeExternalName:
+		return svc.Spec.ExternalName
+	}
+	return "<unknown>"
 }
 
 var serviceTypes = []string{string(corev1.ServiceTypeClusterIP), string(corev1.ServiceTypeExternalName), string(corev1.ServiceTypeLoadBalancer), string(corev1.ServiceTypeNodePort)}

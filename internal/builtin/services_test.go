@@ -1,6 +1,7 @@
 package builtin
 
 import (
+	"fmt"
 	"runtime"
 	"strconv"
 	"strings"
@@ -99,5 +100,22 @@ func TestEndpointsAndSlicesValidation(t *testing.T) {
 		sh.PrepareForCreate(obj)
 		got := sh.Validate(obj).ToAggregate()
 		checkErrors(t, tc.name, got, tc.want)
+	}
+}
+
+func TestServiceTableRow(t *testing.T) {
+	h := Services(nil).Hooks.(serviceHooks)
+	for _, tc := range []struct{ name, spec, want string }{
+		{line(), `{clusterIP: 10.0.0.1, clusterIPs: [10.0.0.1], ports: [{name: https, port: 443, targetPort: 6443}]}`, "ClusterIP 10.0.0.1 <none> 443/TCP"},
+		{line(), `{type: NodePort, clusterIPs: [10.0.0.9], ports: [{name: a, port: 80, nodePort: 30080}, {name: b, port: 53, protocol: UDP}]}`, "NodePort 10.0.0.9 <none> 80:30080/TCP,53/UDP"},
+		{line(), `{type: LoadBalancer, clusterIPs: [10.0.0.9], ports: [{port: 80}]}`, "LoadBalancer 10.0.0.9 <pending> 80/TCP"},
+		{line(), `{type: ExternalName, externalName: example.com}`, "ExternalName <none> example.com <none>"},
+	} {
+		obj := decodeYAML(t, "apiVersion: v1\nkind: Service\nmetadata: {name: s}\nspec: "+tc.spec)
+		h.PrepareForCreate(obj)
+		row := h.TableRow(obj)
+		if got := strings.Join(strings.Fields(fmt.Sprintln(row[1:5]...)), " "); got != tc.want {
+			t.Errorf("%s: cells %q, want %q", tc.name, got, tc.want)
+		}
 	}
 }

@@ -17,8 +17,11 @@ func TestWorkloadsAndServices(t *testing.T) {
 
 	t.Run("kubernetes service", func(t *testing.T) {
 		rows := table(t, kubectl(t, srv, "get", "svc", "kubernetes", "-n", "default"))
-		if row := findRow(rows, "kubernetes"); len(row) < 3 || row[1] != "ClusterIP" || row[2] != "10.0.0.1" {
-			t.Errorf("kubernetes Service row %q, want ClusterIP 10.0.0.1", row)
+		if want := []string{"NAME", "TYPE", "CLUSTER-IP", "EXTERNAL-IP", "PORT(S)", "AGE"}; !slices.Equal(rows[0], want) {
+			t.Errorf("columns %q, want %q", rows[0], want)
+		}
+		if row := findRow(rows, "kubernetes"); len(row) != 6 || !slices.Equal(row[1:5], []string{"ClusterIP", "10.0.0.1", "<none>", "443/TCP"}) {
+			t.Errorf("kubernetes Service row %q, want ClusterIP 10.0.0.1 <none> 443/TCP", row)
 		}
 		var eps map[string]any
 		if err := yaml.Unmarshal([]byte(kubectl(t, srv, "get", "endpointslice", "kubernetes", "-n", "default", "-o", "yaml")), &eps); err != nil {
