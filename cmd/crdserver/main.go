@@ -59,7 +59,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 
-	cfg, err := parseFlags(args)
+	cfg, logOpts, err := parseFlags(args)
 	switch {
 	case errors.Is(err, errShowVersion):
 		fmt.Fprintln(stdout, versionString())
@@ -71,6 +71,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "crdserver: %v\nRun 'crdserver --help' for usage.\n", err)
 		return 2
 	}
+	slog.SetDefault(newLogger(stderr, logOpts))
 	if err := runServer(ctx, cfg); err != nil {
 		slog.Error("crdserver failed", "err", err)
 		return 1
@@ -86,42 +87,91 @@ func runServer(ctx context.Context, cfg server.Config) error {
 // errShowVersion is what parseFlags returns for --version.
 var errShowVersion = errors.New("version requested")
 
-// parseFlags turns the server's command line into a server.Config. It
-// returns flag.ErrHelp for -h/--help and errShowVersion for --version. Flags
-// take one or two dashes.
-func parseFlags(args []string) (server.Config, error) {
+// logOptions say how the server logs: --log-format and -v.
+type logOptions struct {
+	format    string // "text" or "json"
+	verbosity int
+}
+
+// newLogger is the logger o asks for, writing to w. Verbosity v enables
+// slog level -v and above, as logr's slog bridge maps klog's V(v): at -v=2
+// the server logs every request, as upstream does.
+func newLogger(w io.Writer, o logOptions) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: slog.Level(-o.verbosity), ReplaceAttr: infoLevels}
+	if o.format == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// infoLevels names the levels between Debug and Info, klog's V(1) to V(3),
+// INFO as klog does (slog would say DEBUG+2): they are information shown
+// by choice, not debugging.
+func infoLevels(groups []string, a slog.Attr) slog.Attr {
+	if a.Key == slog.LevelKey && len(groups) == 0 {
+		if l, ok := a.Value.Any().(slog.Level); ok && l > slog.LevelDebug && l < slog.LevelInfo {
+			a.Value = slog.StringValue(slog.LevelInfo.String())
+		}
+	}
+	return a
+}
+
+// parseFlags turns the server's command line into a server.Config and the
+// logging options. It returns flag.ErrHelp for -h/--help and
+// errShowVersion for --version. Flags take one or two dashes.
+func parseFlags(args []string) (server.Config, logOptions, error) {
+	cfg, logOpts, err := parseServerFlags(args)
+	if err != nil {
+		return server.Config{}, logOptions{}, err
+	}
+	return cfg, logOpts, nil
+}
+
+// parseServerFlags is parseFlags but for the zero values on error.
+func parseServerFlags(args []string) (server.Config, logOptions, error) {
 	var cfg server.Config
+	var logOpts logOptions
 	var showVersion bool
-	fs := serverFlags(&cfg, &showVersion)
+	fs := serverFlags(&cfg, &logOpts, &showVersion)
 	fs.SetOutput(io.Discard) // run prints errors and usage itself
 	if err := fs.Parse(args); err != nil {
-		return server.Config{}, err
+		return cfg, logOpts, err
 	}
 	if showVersion {
-		return server.Config{}, errShowVersion
+		return cfg, logOpts, errShowVersion
 	}
 	if fs.NArg() > 0 {
-		return server.Config{}, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+		return cfg, logOpts, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
+	return cfg, logOpts, validate(cfg, logOpts)
+}
+
+func validate(cfg server.Config, logOpts logOptions) error {
 	switch {
+	case logOpts.format != "text" && logOpts.format != "json":
+		return fmt.Errorf("--log-format %q: must be text or json", logOpts.format)
+	case logOpts.verbosity < 0:
+		return fmt.Errorf("-v %d: must not be negative", logOpts.verbosity)
 	case cfg.SecurePort < 0 || cfg.SecurePort > 65535:
-		return server.Config{}, fmt.Errorf("--secure-port %d: must be between 0 and 65535", cfg.SecurePort)
+		return fmt.Errorf("--secure-port %d: must be between 0 and 65535", cfg.SecurePort)
 	case net.ParseIP(cfg.BindAddress) == nil:
-		return server.Config{}, fmt.Errorf("--bind-address %q: not an IP address", cfg.BindAddress)
+		return fmt.Errorf("--bind-address %q: not an IP address", cfg.BindAddress)
 	case (cfg.TLSCertFile == "") != (cfg.TLSPrivateKeyFile == ""):
-		return server.Config{}, errors.New("--tls-cert-file and --tls-private-key-file must be given together")
+		return errors.New("--tls-cert-file and --tls-private-key-file must be given together")
 	case (cfg.EtcdCertFile == "") != (cfg.EtcdKeyFile == ""):
-		return server.Config{}, errors.New("--etcd-certfile and --etcd-keyfile must be given together")
+		return errors.New("--etcd-certfile and --etcd-keyfile must be given together")
 	case cfg.ShutdownTimeout < 0:
-		return server.Config{}, fmt.Errorf("--shutdown-timeout %v: must not be negative", cfg.ShutdownTimeout)
+		return fmt.Errorf("--shutdown-timeout %v: must not be negative", cfg.ShutdownTimeout)
 	}
-	return cfg, nil
+	return nil
 }
 
 // serverFlags binds the server's flags to cfg. The defaults shown are the
 // values a Config gets from an empty command line.
-func serverFlags(cfg *server.Config, showVersion *bool) *flag.FlagSet {
+func serverFlags(cfg *server.Config, logOpts *logOptions, showVersion *bool) *flag.FlagSet {
 	fs := flag.NewFlagSet("crdserver", flag.ContinueOnError)
+	fs.StringVar(&logOpts.format, "log-format", "text", "log format: text or json")
+	fs.IntVar(&logOpts.verbosity, "v", 0, "log verbosity; 2 and above log every request, 4 and above debug details")
 	fs.StringVar(&cfg.DataDir, "data-dir", ".crdserver", "directory for the embedded etcd data, the generated certificates and admin.kubeconfig")
 	fs.StringVar(&cfg.BindAddress, "bind-address", "127.0.0.1", "IP address to serve on")
 	fs.IntVar(&cfg.SecurePort, "secure-port", 6443, "HTTPS port; 0 picks a free port")
@@ -137,7 +187,7 @@ func serverFlags(cfg *server.Config, showVersion *bool) *flag.FlagSet {
 	fs.StringVar(&cfg.ServiceClusterIPRange, "service-cluster-ip-range", "10.0.0.0/24", "CIDR from which Services get their cluster IPs; the kubernetes Service gets the first address")
 	fs.IntVar(&cfg.MaxRequestsInflight, "max-requests-inflight", 400, "maximum concurrent non-watch requests, beyond which requests get 429; negative disables the limit")
 	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", 30*time.Second, "how long graceful shutdown may take")
-	fs.BoolFunc("profiling", "serve Go profiles at /debug/pprof to authenticated users (default true)", func(v string) error {
+	fs.BoolFunc("profiling", "serve Go profiles at /debug/pprof to system:masters (default true)", func(v string) error {
 		b, err := strconv.ParseBool(v)
 		cfg.DisableProfiling = !b
 		return err
@@ -155,7 +205,7 @@ func usage(w io.Writer) {
 
 Flags:
 `)
-	fs := serverFlags(&server.Config{}, new(bool))
+	fs := serverFlags(&server.Config{}, &logOptions{}, new(bool))
 	fs.SetOutput(w)
 	fs.PrintDefaults()
 }

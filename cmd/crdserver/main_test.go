@@ -2,8 +2,10 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"flag"
+	"log/slog"
 	"reflect"
 	"strings"
 	"testing"
@@ -85,10 +87,13 @@ func TestParseFlags(t *testing.T) {
 		{name: "negative shutdown timeout", args: []string{"--shutdown-timeout=-1s"}, wantErr: "--shutdown-timeout"},
 		{name: "bad duration", args: []string{"--shutdown-timeout=soon"}, wantErr: "shutdown-timeout"},
 		{name: "positional argument", args: []string{"serve"}, wantErr: `unexpected argument "serve"`},
+		{name: "log format json", args: []string{"--log-format=json", "-v=2"}, want: defaults},
+		{name: "bad log format", args: []string{"--log-format=xml"}, wantErr: "--log-format"},
+		{name: "negative verbosity", args: []string{"-v=-1"}, wantErr: "-v"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := parseFlags(tt.args)
+			got, _, err := parseFlags(tt.args)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("parseFlags(%q) error = %v, want one mentioning %q", tt.args, err, tt.wantErr)
@@ -105,13 +110,35 @@ func TestParseFlags(t *testing.T) {
 	}
 }
 
+func TestLogOptions(t *testing.T) {
+	_, o, err := parseFlags([]string{"--log-format", "json", "-v", "2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o != (logOptions{format: "json", verbosity: 2}) {
+		t.Fatalf("log options = %+v", o)
+	}
+	var buf strings.Builder
+	log := newLogger(&buf, o)
+	log.Log(context.Background(), slog.Level(-2), "HTTP", "resp", 200)
+	log.Log(context.Background(), slog.Level(-3), "hidden")
+	if got := buf.String(); !strings.HasPrefix(got, `{"time":`) || !strings.Contains(got, `"resp":200`) || strings.Contains(got, "hidden") {
+		t.Errorf("json logger at -v=2 wrote %q", got)
+	}
+	buf.Reset()
+	newLogger(&buf, logOptions{format: "text"}).Log(context.Background(), slog.Level(-2), "HTTP")
+	if buf.Len() != 0 {
+		t.Errorf("text logger at -v=0 wrote %q for a V(2) line", buf.String())
+	}
+}
+
 func TestParseFlagsHelpAndVersion(t *testing.T) {
 	for _, args := range [][]string{{"-h"}, {"--help"}} {
-		if _, err := parseFlags(args); !errors.Is(err, flag.ErrHelp) {
+		if _, _, err := parseFlags(args); !errors.Is(err, flag.ErrHelp) {
 			t.Errorf("parseFlags(%q) = %v, want flag.ErrHelp", args, err)
 		}
 	}
-	if _, err := parseFlags([]string{"--version"}); !errors.Is(err, errShowVersion) {
+	if _, _, err := parseFlags([]string{"--version"}); !errors.Is(err, errShowVersion) {
 		t.Errorf("parseFlags(--version) = %v, want errShowVersion", err)
 	}
 }

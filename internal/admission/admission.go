@@ -18,6 +18,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -122,11 +123,23 @@ type Config struct {
 	// Params reads policies' params; nil fails policies with a paramKind.
 	Params Params
 	Logger *slog.Logger
+	// Metrics is told how long each webhook call took; nil is told
+	// nothing.
+	Metrics Metrics
+}
+
+// Metrics records webhook calls, as upstream's
+// apiserver_admission_webhook_admission_duration_seconds: typ is "admit"
+// for a mutating webhook and "validating" for a validating one; rejected
+// says whether the call failed or refused the request.
+type Metrics interface {
+	AdmissionWebhook(name, typ, operation string, rejected bool, elapsed time.Duration)
 }
 
 // Admission runs the webhooks. It is safe for concurrent use.
 type Admission struct {
 	clients    *webhook.Manager
+	metrics    Metrics
 	source     Source
 	namespaces Namespaces
 	log        *slog.Logger
@@ -140,7 +153,7 @@ type Admission struct {
 
 // New returns an Admission.
 func New(c Config) *Admission {
-	a := &Admission{clients: c.Clients, source: c.Source, namespaces: c.Namespaces, policySource: c.Policies, params: c.Params, log: c.Logger}
+	a := &Admission{clients: c.Clients, metrics: c.Metrics, source: c.Source, namespaces: c.Namespaces, policySource: c.Policies, params: c.Params, log: c.Logger}
 	if a.log == nil {
 		a.log = slog.Default()
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -471,5 +472,38 @@ func TestApplyPatch(t *testing.T) {
 		if got, _ := json.Marshal(at.Object); string(got) != tc.want {
 			t.Errorf("patch %s:\n got %s\nwant %s", tc.patch, got, tc.want)
 		}
+	}
+}
+
+// recorder keeps what Admission reports of its webhook calls.
+type recorder struct {
+	mu    sync.Mutex
+	calls []string
+}
+
+func (r *recorder) AdmissionWebhook(name, typ, operation string, rejected bool, elapsed time.Duration) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.calls = append(r.calls, fmt.Sprintf("%s %s %s rejected=%v", name, typ, operation, rejected))
+}
+
+func TestWebhookMetrics(t *testing.T) {
+	hook := startHook(t)
+	m := webhookAt("m.example.com", hook.on("/m", allowed), hook.CABundle, admissionregistrationv1.Fail)
+	v := webhookAt("v.example.com", hook.on("/v", func(*admissionv1.AdmissionReview) *admissionv1.AdmissionResponse {
+		return &admissionv1.AdmissionResponse{Allowed: false}
+	}), hook.CABundle, admissionregistrationv1.Fail)
+	rec := &recorder{}
+	a := New(Config{Source: &source{mutating: []Stored{stored("c", true, m)}, validating: []Stored{stored("d", false, v)}}, Metrics: rec})
+	at := widgetAttributes(Create)
+	if err := a.Mutate(context.Background(), at); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Validate(context.Background(), at); err == nil {
+		t.Fatal("the validating webhook's refusal did not refuse")
+	}
+	want := []string{"m.example.com admit CREATE rejected=false", "v.example.com validating CREATE rejected=true"}
+	if !reflect.DeepEqual(rec.calls, want) {
+		t.Errorf("recorded %q, want %q", rec.calls, want)
 	}
 }

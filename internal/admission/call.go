@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
+	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -131,8 +132,17 @@ type response struct {
 // call sends one webhook its AdmissionReview and checks the answer. A
 // dry-run request reaches only webhooks without side effects; others
 // refuse it, whatever their failurePolicy.
-func (a *Admission) call(ctx context.Context, inv *invocation, at *Attributes, vo *versioned, mutating bool) (*response, error) {
+func (a *Admission) call(ctx context.Context, inv *invocation, at *Attributes, vo *versioned, mutating bool) (resp *response, err error) {
 	h := inv.hook
+	if a.metrics != nil {
+		defer func(start time.Time) {
+			typ := "validating"
+			if mutating {
+				typ = "admit"
+			}
+			a.metrics.AdmissionWebhook(h.Name, typ, string(at.Operation), err != nil || !resp.allowed, time.Since(start))
+		}(time.Now())
+	}
 	if at.DryRun {
 		if h.SideEffects == nil {
 			return nil, &callError{name: h.Name, reason: fmt.Errorf("Webhook SideEffects is nil")}
@@ -169,7 +179,7 @@ func (a *Admission) call(ctx context.Context, inv *invocation, at *Attributes, v
 	if err != nil {
 		return nil, &callError{name: h.Name, reason: fmt.Errorf("failed to call webhook: %w", err)}
 	}
-	resp, err := verifyResponse(answer, uid, reviewVersion, mutating)
+	resp, err = verifyResponse(answer, uid, reviewVersion, mutating)
 	if err != nil {
 		return nil, &callError{name: h.Name, reason: fmt.Errorf("received invalid webhook response: %w", err)}
 	}

@@ -1,10 +1,13 @@
 // Package authz decides whether a user may do what a request asks. The
-// Authorizer interface is what the filter chain calls; AllowAll is the only
-// implementation for now, RBAC comes later behind the same interface.
+// Authorizer interface is what the filter chain calls; AllowAll allows
+// everything and Privileged keeps the server's internals to its admins.
+// RBAC comes later behind the same interface.
 package authz
 
 import (
 	"context"
+	"slices"
+	"strings"
 
 	"github.com/crdserver/crdserver/internal/authn"
 	"github.com/crdserver/crdserver/internal/request"
@@ -87,3 +90,34 @@ var _ Authorizer = AuthorizerFunc(nil)
 var AllowAll Authorizer = AuthorizerFunc(func(context.Context, Attributes) (Decision, string, error) {
 	return Allow, "", nil
 })
+
+// monitoring is the group upstream's default RBAC lets read /metrics
+// (ClusterRole system:monitoring).
+const monitoring = "system:monitoring"
+
+// Privileged guards the non-resource paths that show the server's insides
+// and cost it work: /metrics and /debug/pprof. Only system:masters may read
+// them, and system:monitoring /metrics, as upstream's default RBAC has it
+// (cluster-admin holds every non-resource URL); everyone else is denied.
+// Every other request is next's to decide. Until RBAC comes, next is
+// AllowAll, and without this any user with a certificate could profile
+// the server.
+func Privileged(next Authorizer) Authorizer {
+	return AuthorizerFunc(func(ctx context.Context, a Attributes) (Decision, string, error) {
+		if a.ResourceRequest {
+			return next.Authorize(ctx, a)
+		}
+		metrics := under(a.Path, "/metrics")
+		if !metrics && !under(a.Path, "/debug/pprof") {
+			return next.Authorize(ctx, a)
+		}
+		if a.User != nil && (slices.Contains(a.User.Groups, authn.Masters) || metrics && slices.Contains(a.User.Groups, monitoring)) {
+			return Allow, "", nil
+		}
+		return Deny, "", nil
+	})
+}
+
+func under(path, root string) bool {
+	return path == root || strings.HasPrefix(path, root+"/")
+}

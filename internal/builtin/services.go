@@ -28,8 +28,7 @@ import (
 //
 // Cluster IPs are allocated from a range (see ClusterIPs). Not done
 // (yet): node ports, load balancers, dual stack, allocation when an
-// update turns an ExternalName Service into another type, OpenAPI models
-// (the documents describe these kinds as bare objects), upstream's
+// update turns an ExternalName Service into another type, upstream's
 // computed Table columns of Endpoints and EndpointSlices.
 
 // Services is the core v1 services resource; ips allocates cluster IPs

@@ -23,10 +23,9 @@ import (
 // Exact, sideEffects Unknown, timeoutSeconds 30, admissionReviewVersions
 // [v1beta1]) and in what validation requires: an object is defaulted in
 // the version it is written in, so that between versions only apiVersion
-// changes (the None conversion).
-//
-// Not done (yet): OpenAPI models (the documents describe these kinds as
-// bare objects).
+// changes (the None conversion). The OpenAPI documents describe v1 with
+// upstream's published models; upstream publishes none for v1beta1, which
+// they describe as bare objects.
 
 // AdmissionGroup is the group of the webhook configurations.
 const AdmissionGroup = "admissionregistration.k8s.io"

@@ -68,9 +68,7 @@ type Migrations struct {
 	// Now is the clock of condition timestamps. Default time.Now.
 	Now func() time.Time
 
-	mu      sync.Mutex
-	pending map[string]bool // migrations queued or being worked on
-	queue   chan string
+	queue *workQueue
 }
 
 // Run works until ctx ends, and returns once its workers have returned.
@@ -90,17 +88,16 @@ func (m *Migrations) Run(ctx context.Context) {
 	if m.Log == nil {
 		m.Log = slog.Default()
 	}
-	m.pending = map[string]bool{}
-	m.queue = make(chan string, 1024)
+	m.queue = newWorkQueue(m.Retry)
 	var workers sync.WaitGroup
 	defer workers.Wait()
 	// Two migrations at once: a large one does not hold up a small one.
 	for range 2 {
-		workers.Go(func() { m.work(ctx) })
+		workers.Go(func() { m.queue.work(ctx, m.sync) })
 	}
 	watchChanges(ctx, m.Cache, m.Log, "migration controller", func(it *watchcache.Item) {
 		if svm, err := builtin.DecodeMigration(it.JSON); err == nil && !finished(svm) {
-			m.enqueue(it.Name)
+			m.queue.add(it.Name)
 		}
 	})
 }
@@ -110,37 +107,13 @@ func finished(svm *svmv1.StorageVersionMigration) bool {
 		builtin.MigrationCondition(svm.Status.Conditions, svmv1.MigrationFailed)
 }
 
-func (m *Migrations) enqueue(name string) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.pending[name] {
-		return
+// sync runs one migration for the queue: done unless it should run again.
+func (m *Migrations) sync(ctx context.Context, name string) bool {
+	err := m.migrate(ctx, name)
+	if err != nil && ctx.Err() == nil {
+		m.Log.Warn("migration controller: will retry", "migration", name, "err", err)
 	}
-	m.pending[name] = true
-	select {
-	case m.queue <- name:
-	default:
-		delete(m.pending, name)
-		time.AfterFunc(m.Retry, func() { m.enqueue(name) })
-	}
-}
-
-func (m *Migrations) work(ctx context.Context) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case name := <-m.queue:
-			err := m.migrate(ctx, name)
-			m.mu.Lock()
-			delete(m.pending, name)
-			m.mu.Unlock()
-			if err != nil && ctx.Err() == nil {
-				m.Log.Warn("migration controller: will retry", "migration", name, "err", err)
-				time.AfterFunc(m.Retry, func() { m.enqueue(name) })
-			}
-		}
-	}
+	return err == nil
 }
 
 // migrate runs one migration to its end. An error means it should run

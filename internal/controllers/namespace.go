@@ -36,9 +36,7 @@ type Namespaces struct {
 	// contents are not gone yet. Default 1s.
 	Retry time.Duration
 
-	mu      sync.Mutex
-	pending map[string]bool // namespaces queued or being worked on
-	queue   chan string
+	queue *workQueue
 }
 
 // Run works until ctx ends, and returns once its worker has returned too:
@@ -50,15 +48,14 @@ func (n *Namespaces) Run(ctx context.Context) {
 	if n.Log == nil {
 		n.Log = slog.Default()
 	}
-	n.pending = map[string]bool{}
-	n.queue = make(chan string, 1024)
+	n.queue = newWorkQueue(n.Retry)
 	var worker sync.WaitGroup
 	defer worker.Wait()
-	worker.Go(func() { n.work(ctx) })
+	worker.Go(func() { n.queue.work(ctx, n.sync) })
 	// Terminating namespaces feed the queue.
 	watchChanges(ctx, n.Cache, n.Log, "namespace controller", func(it *watchcache.Item) {
 		if terminating(it.JSON) {
-			n.enqueue(it.Name)
+			n.queue.add(it.Name)
 		}
 	})
 }
@@ -70,39 +67,6 @@ func terminating(obj []byte) bool {
 		} `json:"metadata"`
 	}
 	return json.Unmarshal(obj, &ns) == nil && ns.Metadata.DeletionTimestamp != nil
-}
-
-func (n *Namespaces) enqueue(name string) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.pending[name] {
-		return
-	}
-	n.pending[name] = true
-	select {
-	case n.queue <- name:
-	default:
-		// Queue full: try again later rather than block the watch.
-		delete(n.pending, name)
-		time.AfterFunc(n.Retry, func() { n.enqueue(name) })
-	}
-}
-
-func (n *Namespaces) work(ctx context.Context) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case name := <-n.queue:
-			done := n.sync(ctx, name)
-			n.mu.Lock()
-			delete(n.pending, name)
-			n.mu.Unlock()
-			if !done && ctx.Err() == nil {
-				time.AfterFunc(n.Retry, func() { n.enqueue(name) })
-			}
-		}
-	}
 }
 
 // sync makes one pass over a terminating namespace and reports whether it

@@ -14,8 +14,19 @@ import (
 // waited for instead of retried. name words the log line of a failed
 // watch.
 func watchChanges(ctx context.Context, cache *watchcache.Cache, log *slog.Logger, name string, changed func(*watchcache.Item)) {
+	watchEvents(ctx, cache, log, name, func(ev watchcache.Event) {
+		if ev.Type == watchcache.Added || ev.Type == watchcache.Modified {
+			changed(ev.Item)
+		}
+	})
+}
+
+// watchEvents is watchChanges for every Added, Modified and Deleted
+// event. A restarted watch begins with an Added event for every object:
+// deletions during the gap between two watches are not seen.
+func watchEvents(ctx context.Context, cache *watchcache.Cache, log *slog.Logger, name string, handle func(watchcache.Event)) {
 	for ctx.Err() == nil {
-		watchOnce(ctx, cache, log, name, changed)
+		watchOnce(ctx, cache, log, name, handle)
 		select {
 		case <-ctx.Done():
 		case <-time.After(time.Second):
@@ -23,7 +34,7 @@ func watchChanges(ctx context.Context, cache *watchcache.Cache, log *slog.Logger
 	}
 }
 
-func watchOnce(ctx context.Context, cache *watchcache.Cache, log *slog.Logger, name string, changed func(*watchcache.Item)) {
+func watchOnce(ctx context.Context, cache *watchcache.Cache, log *slog.Logger, name string, handle func(watchcache.Event)) {
 	if err := cache.WaitReady(ctx); err != nil {
 		return
 	}
@@ -43,8 +54,9 @@ func watchOnce(ctx context.Context, cache *watchcache.Cache, log *slog.Logger, n
 			if !ok || ev.Type == watchcache.Error {
 				return
 			}
-			if ev.Type == watchcache.Added || ev.Type == watchcache.Modified {
-				changed(ev.Item)
+			switch ev.Type {
+			case watchcache.Added, watchcache.Modified, watchcache.Deleted:
+				handle(ev)
 			}
 		}
 	}

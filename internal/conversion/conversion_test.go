@@ -367,3 +367,20 @@ func TestWebhookWaiterOutlivesSender(t *testing.T) {
 		t.Errorf("the waiter failed with the sender: %v", err)
 	}
 }
+
+type reviewRecorder []string
+
+func (r *reviewRecorder) ConversionWebhook(crd, from, to string, succeeded bool, elapsed time.Duration) {
+	*r = append(*r, fmt.Sprintf("%s %s→%s succeeded=%v", crd, from, to, succeeded))
+}
+
+func TestWebhookMetrics(t *testing.T) {
+	def := pizzaDef(&registry.Conversion{URL: "https://127.0.0.1:1/convert", ReviewVersions: []string{"v1"}})
+	conv := conversion.New(def, &webhook.Manager{}).(*conversion.Webhook)
+	var rec reviewRecorder
+	conv.Metrics = &rec
+	conv.Convert(context.Background(), group+"/v1beta1", []conversion.Object{{JSON: margherita("m", 5)}})
+	if want := "pizzas." + group + " v1alpha1→v1beta1 succeeded=false"; len(rec) != 1 || rec[0] != want {
+		t.Errorf("recorded %q, want [%q]", rec, want)
+	}
+}

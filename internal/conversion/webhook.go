@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -58,6 +59,8 @@ type Webhook struct {
 	err     error  // building the client failed: every call fails with it
 	review  string // the ConversionReview version sent, "" if none is known
 	Timeout time.Duration
+	// Metrics, when set, is told how long each review took.
+	Metrics Metrics
 
 	// mu guards cache and inflight.
 	mu       sync.Mutex
@@ -85,6 +88,13 @@ func NewWebhook(def *registry.Definition, m *webhook.Manager) *Webhook {
 	}
 	w.client, w.err = m.Client(cfg)
 	return w
+}
+
+// Metrics records conversion reviews, as upstream's
+// apiserver_crd_conversion_webhook_duration_seconds: the CRD's name, the
+// versions converted from and to, and whether the review succeeded.
+type Metrics interface {
+	ConversionWebhook(crd, from, to string, succeeded bool, elapsed time.Duration)
 }
 
 // Reviews is how many ConversionReviews the converter has sent.
@@ -244,7 +254,7 @@ func reviewBody(review, uid, to string, objs []Object, idx []int) []byte {
 }
 
 // send converts objs[idx] with one review and checks the answer.
-func (w *Webhook) send(ctx context.Context, to string, objs []Object, idx []int) ([][]byte, error) {
+func (w *Webhook) send(ctx context.Context, to string, objs []Object, idx []int) (_ [][]byte, err error) {
 	originals := make([]map[string]any, len(idx))
 	for j, i := range idx {
 		o, err := Decode(objs[i].JSON)
@@ -263,6 +273,12 @@ func (w *Webhook) send(ctx context.Context, to string, objs []Object, idx []int)
 	}
 	uid := string(uuid.NewUUID())
 	w.reviews.Add(1)
+	if w.Metrics != nil {
+		defer func(start time.Time) {
+			from, _ := originals[0]["apiVersion"].(string)
+			w.Metrics.ConversionWebhook(w.def.GroupResource().String(), version(from), version(to), err == nil, time.Since(start))
+		}(time.Now())
+	}
 	data, err := w.client.Post(ctx, reviewBody(w.review, uid, to, objs, idx), w.Timeout)
 	if err != nil {
 		return nil, fmt.Errorf("conversion webhook for %v failed: %v", in, err)
@@ -499,4 +515,9 @@ func (c *resultCache) put(k cacheKey, rev int64, b []byte) {
 		delete(c.m, key)
 		c.size -= len(e.json)
 	}
+}
+
+// version is the version of an apiVersion, group/version.
+func version(apiVersion string) string {
+	return apiVersion[strings.LastIndexByte(apiVersion, '/')+1:]
 }

@@ -22,7 +22,7 @@ func (h *Handler) create(c *call) {
 	}
 }
 
-func (h *Handler) doCreate(c *call) (err error) {
+func (h *Handler) doCreate(c *call) error {
 	if c.info.Name != "" {
 		return methodNotSupported(c)
 	}
@@ -48,10 +48,20 @@ func (h *Handler) doCreate(c *call) (err error) {
 	if rv, _ := metadata(obj)["resourceVersion"].(string); rv != "" {
 		return apierrors.NewBadRequest("resourceVersion should not be set on objects to be created")
 	}
-	if err := pruneAndDefault(c, obj); err != nil {
+	return h.createObject(c, obj, dry)
+}
+
+// createObject is the create path from a decoded object on: default,
+// record its managed fields, admit, validate, store, answer. A
+// server-side apply to an object that does not exist joins it here.
+func (h *Handler) createObject(c *call, obj map[string]any, dry bool) (err error) {
+	if err = pruneAndDefault(c, obj); err != nil {
 		return err
 	}
 	fillNamespace(c, obj)
+	if !c.applied {
+		recordFields(c, nil, obj, "")
+	}
 	if obj, err = h.mutate(c, admission.Create, obj, nil, ""); err != nil {
 		return err
 	}

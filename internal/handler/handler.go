@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/version"
 
 	"github.com/crdserver/crdserver/internal/codec"
+	"github.com/crdserver/crdserver/internal/metrics"
 	"github.com/crdserver/crdserver/internal/registry"
 	"github.com/crdserver/crdserver/internal/request"
 	"github.com/crdserver/crdserver/internal/storage"
@@ -64,6 +65,8 @@ type Handler struct {
 	now    Clock
 	log    *slog.Logger
 	admit  Admitter
+	// metrics counts watch events; nil counts nothing.
+	metrics *metrics.Metrics
 
 	// printers caches compiled printer columns per served version, and
 	// those of its Scale.
@@ -88,11 +91,13 @@ type Config struct {
 	Logger   *slog.Logger
 	// Admission admits writes; nil admits everything.
 	Admission Admitter
+	// Metrics counts the events sent to watches; nil counts nothing.
+	Metrics *metrics.Metrics
 }
 
 // New returns a Handler.
 func New(c Config) *Handler {
-	h := &Handler{reg: c.Registry, stores: c.Stores, now: c.Clock, log: c.Logger, admit: c.Admission, stopWatches: make(chan struct{})}
+	h := &Handler{reg: c.Registry, stores: c.Stores, now: c.Clock, log: c.Logger, admit: c.Admission, metrics: c.Metrics, stopWatches: make(chan struct{})}
 	if h.now == nil {
 		h.now = time.Now
 	}
@@ -120,6 +125,12 @@ type call struct {
 	// the version's schema (while decoding it, or patching): the schema
 	// steps need not walk it again.
 	bodyPruned bool
+	// applied is set once a server-side apply merged the request's
+	// object: the merge recorded its managedFields.
+	applied bool
+	// createMissing, when set, creates the object a write found missing
+	// (server-side apply creates what it applies to).
+	createMissing func() error
 }
 
 // gvk returns the kind in the request's version.

@@ -33,7 +33,34 @@ var metaFields = map[string]func(any) bool{
 	"annotations":                isStringMap,
 	"finalizers":                 isStringList,
 	"ownerReferences":            typedAs[[]metav1.OwnerReference],
-	"managedFields":              typedAs[[]metav1.ManagedFieldsEntry],
+	"managedFields":              isManagedFields,
+}
+
+// isManagedFields is typedAs[[]metav1.ManagedFieldsEntry] without the
+// reflective conversion: every write checks the entries it recorded.
+func isManagedFields(v any) bool {
+	list, ok := v.([]any)
+	if !ok {
+		return false
+	}
+	for _, x := range list {
+		e, ok := x.(map[string]any)
+		if !ok {
+			return false
+		}
+		for k, f := range e {
+			switch k {
+			case "manager", "operation", "apiVersion", "fieldsType", "subresource":
+				ok = isString(f)
+			case "time":
+				ok = isTimeOrNull(f)
+			}
+			if !ok && f != nil {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // normalizeMetadata drops unknown and malformed metadata fields in place.
@@ -145,7 +172,7 @@ func generateName(base string) string {
 
 // validateCreate checks metadata and the resource's own rules.
 func validateCreate(c *call, obj map[string]any) field.ErrorList {
-	errs := apivalidation.ValidateObjectMetaAccessor(accessor(obj), c.def.Namespaced(), nameValidator(c.def), field.NewPath("metadata"))
+	errs := apivalidation.ValidateObjectMetaAccessor(metaOf(obj), c.def.Namespaced(), nameValidator(c.def), field.NewPath("metadata"))
 	if v, ok := c.def.Hooks.(registry.VersionValidator); ok {
 		errs = append(errs, v.ValidateIn(c.version.Name, obj)...)
 	} else if v, ok := c.def.Hooks.(registry.Validator); ok {
@@ -289,8 +316,8 @@ func jsonEqual(a, b any) bool {
 
 // validateUpdate checks metadata transitions and the resource's own rules.
 func validateUpdate(c *call, obj, old map[string]any, sub string) field.ErrorList {
-	errs := apivalidation.ValidateObjectMetaAccessor(accessor(obj), c.def.Namespaced(), nameValidator(c.def), field.NewPath("metadata"))
-	errs = append(errs, apivalidation.ValidateObjectMetaAccessorUpdate(accessor(obj), accessor(old), field.NewPath("metadata"))...)
+	errs := apivalidation.ValidateObjectMetaAccessor(metaOf(obj), c.def.Namespaced(), nameValidator(c.def), field.NewPath("metadata"))
+	errs = append(errs, apivalidation.ValidateObjectMetaAccessorUpdate(metaOf(obj), metaOf(old), field.NewPath("metadata"))...)
 	if sv, ok := c.def.Hooks.(registry.StatusValidator); ok && sub == "status" {
 		return append(errs, sv.ValidateStatusUpdate(obj, old)...)
 	}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
@@ -80,6 +81,36 @@ func accessor(obj map[string]any) *unstructured.Unstructured {
 	return &unstructured.Unstructured{Object: obj}
 }
 
+// metaOf is obj's metadata for upstream's metadata validation. It reads
+// managedFields without the reflective conversion unstructured uses,
+// which would cost an update more than recording them does; validation
+// looks at each entry's manager, operation, fieldsType and subresource.
+func metaOf(obj map[string]any) metav1.Object {
+	return fastMeta{accessor(obj)}
+}
+
+type fastMeta struct{ *unstructured.Unstructured }
+
+func (m fastMeta) GetManagedFields() []metav1.ManagedFieldsEntry {
+	list, _ := metadata(m.Object)["managedFields"].([]any)
+	if list == nil {
+		return nil
+	}
+	out := make([]metav1.ManagedFieldsEntry, 0, len(list))
+	for _, x := range list {
+		e, _ := x.(map[string]any)
+		var me metav1.ManagedFieldsEntry
+		me.Manager, _ = e["manager"].(string)
+		op, _ := e["operation"].(string)
+		me.Operation = metav1.ManagedFieldsOperationType(op)
+		me.APIVersion, _ = e["apiVersion"].(string)
+		me.FieldsType, _ = e["fieldsType"].(string)
+		me.Subresource, _ = e["subresource"].(string)
+		out = append(out, me)
+	}
+	return out
+}
+
 // ItemDecoder returns the watch cache decoder for stored objects: it sets
 // resourceVersion in the encoded object and extracts what selectors use.
 // Stored values are json.Marshal output, so the revision is spliced into
@@ -94,7 +125,7 @@ func ItemDecoder(def func() *registry.Definition) watchcache.Decoder {
 		if s := readSchema(d, rev); s != nil || hasSelectableFields(d) {
 			it, err := decodeItemWith(key, value, rev, s)
 			if err == nil && d != nil {
-				err = addSelectableFields(it, d.SelectableFields())
+				err = addSelectableFields(it, d)
 			}
 			return it, err
 		}
@@ -254,13 +285,22 @@ func hasSelectableFields(d *registry.Definition) bool {
 
 // addSelectableFields stores the values of the definition's selectable
 // fields in the item, as field selectors compare them: strings as they
-// are, integers and booleans in their text form, absent fields empty.
-func addSelectableFields(it *watchcache.Item, paths []string) error {
+// are, integers and booleans in their text form, absent fields empty;
+// computed fields as the definition's FieldComputer gives them.
+func addSelectableFields(it *watchcache.Item, d *registry.Definition) error {
 	obj, err := decodeStored(it.JSON)
 	if err != nil {
 		return err
 	}
-	for _, p := range paths {
+	var computed map[string]string
+	if fc, ok := d.Hooks.(registry.FieldComputer); ok {
+		computed = fc.ComputedFields(obj)
+	}
+	for _, p := range d.SelectableFields() {
+		if v, ok := computed[p]; ok {
+			it.Fields[p] = strings.Clone(v)
+			continue
+		}
 		var s string
 		switch v := nested(obj, strings.Split(p, ".")...).(type) {
 		case string:

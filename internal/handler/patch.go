@@ -39,6 +39,9 @@ func (h *Handler) patch(c *call, sub string) {
 	ct, _, _ := mime.ParseMediaType(c.r.Header.Get("Content-Type"))
 	sm, hasType := typedHooks(c).(registry.StrategicMerger)
 	switch ct {
+	case applyPatchType:
+		h.apply(c, sub)
+		return
 	case jsonPatchType, mergePatchType:
 	case strategicPatchType:
 		if !hasType {
@@ -285,7 +288,7 @@ func upstreamTypeNames(msg string) string {
 func unsupportedPatch(ct string) error {
 	_ = ct
 	return statusError(http.StatusUnsupportedMediaType, metav1.StatusReasonUnsupportedMediaType,
-		"the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json")
+		"the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml")
 }
 
 // Limits on JSON patches, as upstream's: a patch of a few hundred bytes

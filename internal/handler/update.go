@@ -136,6 +136,9 @@ func (h *Handler) doWrite(c *call, sub, wantRV string, mutate mutation, copyOld 
 	for attempt := 0; ; attempt++ {
 		cur, err := h.current(ctx, c, key, useCache)
 		if err != nil {
+			if c.createMissing != nil && apierrors.IsNotFound(err) {
+				return c.createMissing()
+			}
 			return err
 		}
 		// retry reports whether a failure may come from a stale cached
@@ -181,6 +184,9 @@ func (h *Handler) doWrite(c *call, sub, wantRV string, mutate mutation, copyOld 
 				continue
 			}
 			return err
+		}
+		if !c.applied {
+			recordFields(c, old, obj, sub)
 		}
 		if obj, err = h.mutate(c, admission.Update, obj, old, sub); err != nil {
 			return err

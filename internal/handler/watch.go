@@ -62,6 +62,7 @@ func (h *Handler) watch(c *call) {
 	}
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
+	sent := h.metrics.WatchEvents(c.def.Group, c.version.Name, c.def.Resource)
 	var frame bytes.Buffer
 	var evs []watchcache.Event
 	for {
@@ -101,8 +102,9 @@ func (h *Handler) watch(c *call) {
 				h.appendEvent(c, &frame, watchcache.Event{Type: watchcache.Error, Err: err}, nil)
 				end = true
 			}
-			for i := 0; err == nil && i < len(evs); i++ {
-				if !h.appendEvent(c, &frame, evs[i], converted[i]) {
+			n := 0
+			for ; err == nil && n < len(evs); n++ {
+				if !h.appendEvent(c, &frame, evs[n], converted[n]) {
 					end = true
 					break
 				}
@@ -110,6 +112,7 @@ func (h *Handler) watch(c *call) {
 			if _, err := c.w.Write(frame.Bytes()); err != nil {
 				return
 			}
+			sent.Add(float64(n))
 			if flusher != nil {
 				flusher.Flush()
 			}

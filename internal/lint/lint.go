@@ -219,4 +219,3 @@ func child(n *yamlv3.Node, key string) *yamlv3.Node {
 	}
 	return nil
 }
-

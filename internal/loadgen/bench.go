@@ -224,6 +224,8 @@ func (b *bench) run(ctx context.Context, report *Report) error {
 				b.log.Warn("fewer objects than workers: updates of one object wait for each other", "objects", n)
 			}
 			add(b.runner().Run(ctx, w, func(ctx context.Context, i int) error { return b.update(ctx, i, nil) }))
+		case "apply":
+			add(b.runner().Run(ctx, w, b.apply))
 		case "list":
 			add(b.runner().Run(ctx, w, b.list))
 		case "list-raw":
@@ -458,6 +460,38 @@ func (b *bench) update(ctx context.Context, i int, started func(seq int64)) erro
 		return err
 	}
 	s.obj = updated
+	return nil
+}
+
+// applyManager is the field manager of the apply workload.
+const applyManager = "crdserver-bench"
+
+// apply server-side applies object i mod n: the template with the next
+// update number (and, for widgets, a spec change), as applyManager.
+func (b *bench) apply(ctx context.Context, i int) error {
+	s := b.pop.at(i % b.pop.len())
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.deleted {
+		return fmt.Errorf("object %s was deleted", s.name)
+	}
+	obj := b.template.DeepCopy()
+	obj.SetName(s.name)
+	seq := b.updateSeq.Add(1)
+	obj.SetAnnotations(map[string]string{annotationSeq: strconv.FormatInt(seq, 10)})
+	if b.widgets() {
+		if err := unstructured.SetNestedField(obj.Object, seq%1000, "spec", "replicas"); err != nil {
+			return err
+		}
+	}
+	if b.bodies != nil {
+		return b.rawApply(ctx, s, obj.Object)
+	}
+	applied, err := b.res.Apply(ctx, s.name, obj, metav1.ApplyOptions{FieldManager: applyManager, Force: true})
+	if err != nil {
+		return err
+	}
+	s.obj = applied
 	return nil
 }
 

@@ -33,8 +33,10 @@ import (
 // "list-paged" lists with limit/continue pages of Config.PageSize. "watch"
 // opens Config.Watchers watches, then updates objects and measures the time
 // from the start of each update to its delivery at each watcher; it reports
-// the updates as "watch-update" and the deliveries as "watch".
-var Workloads = []string{"create", "get", "update", "list", "list-raw", "list-v2", "list-paged", "watch", "delete"}
+// the updates as "watch-update" and the deliveries as "watch". "apply"
+// server-side applies each object as it is with a new update number, as
+// one manager, forcing conflicts (the objects were created by another).
+var Workloads = []string{"create", "get", "update", "apply", "list", "list-raw", "list-v2", "list-paged", "watch", "delete"}
 
 // "list-v2" is list-raw at the Widget's version v2, which the run adds when
 // Config.Conversion is set (and skips otherwise): the cost of converting

@@ -76,7 +76,11 @@ func (b *bench) do(ctx context.Context, method, path string, body []byte, want i
 	}
 	req.Header.Set("Accept", "application/json")
 	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
+		ct := "application/json"
+		if method == http.MethodPatch {
+			ct = "application/apply-patch+yaml" // the only patch sent
+		}
+		req.Header.Set("Content-Type", ct)
 	}
 	resp, err := b.http.Do(req)
 	if err != nil {
@@ -169,6 +173,24 @@ func (b *bench) rawUpdate(ctx context.Context, s *slot) error {
 		return err
 	}
 	s.obj.SetResourceVersion(rv)
+	return nil
+}
+
+// rawApply sends obj as a server-side apply patch.
+func (b *bench) rawApply(ctx context.Context, s *slot, obj map[string]any) error {
+	body, err := json.Marshal(obj)
+	if err != nil {
+		return fmt.Errorf("encoding %s: %w", s.name, err)
+	}
+	q := url.Values{"fieldManager": {applyManager}, "force": {"true"}}
+	rv, err := b.write(ctx, http.MethodPatch, b.collectionPath()+"/"+s.name+"?"+q.Encode(), body, http.StatusOK)
+	if err != nil {
+		return err
+	}
+	if s.obj != nil {
+		s.obj.SetResourceVersion(rv)
+	}
+	s.rv = rv
 	return nil
 }
 

@@ -8,44 +8,24 @@ import (
 	"strings"
 	"sync"
 
-	corev1 "k8s.io/api/core/v1"
-	svmv1 "k8s.io/api/storagemigration/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
-// builtinJSON holds the OpenAPI v3 schemas of the built-in resources whose
-// models the generated definitions (generatedModels) do not have: core/v1
-// Namespace and NamespaceList, storagemigration.k8s.io/v1
-// StorageVersionMigration and its list, and the models they refer to.
-// Names are upstream's model names; references use #/components/schemas/. The file
-// holds the structure only: the descriptions are upstream's, taken from the
-// Go types' SwaggerDoc (builtinDocs) when the library is built.
+// builtinJSON holds the OpenAPI v3 models of the built-in resources whose
+// models the generated definitions (generatedModels) do not have, as
+// upstream publishes them (descriptions and extensions included), and the
+// models they refer to. Names are upstream's model names; references use
+// #/components/schemas/. The gen command writes it from upstream's
+// published documents: to add a built-in's models, add them to gen's
+// roots and run go generate.
 //
 // A built-in resource is matched to its schema by the
 // x-kubernetes-group-version-kind of a model in the library, so a built-in
-// definition needs no Version.OpenAPISchema: adding a built-in resource to
-// the OpenAPI documents means adding its models to this file and its types
-// to builtinDocs.
+// definition needs no Version.OpenAPISchema.
 //
+//go:generate go run ./gen -o builtin.json
 //go:embed builtin.json
 var builtinJSON []byte
-
-// builtinDocs gives the SwaggerDoc of the Go type of each model of
-// builtin.json: "" describes the model, other keys its properties. The
-// apiVersion and kind of a type embedding TypeMeta are not in it; they are
-// described as TypeMeta's are.
-var builtinDocs = map[string]func() map[string]string{
-	corev1.Namespace{}.OpenAPIModelName():          corev1.Namespace{}.SwaggerDoc,
-	corev1.NamespaceList{}.OpenAPIModelName():      corev1.NamespaceList{}.SwaggerDoc,
-	corev1.NamespaceSpec{}.OpenAPIModelName():      corev1.NamespaceSpec{}.SwaggerDoc,
-	corev1.NamespaceStatus{}.OpenAPIModelName():    corev1.NamespaceStatus{}.SwaggerDoc,
-	corev1.NamespaceCondition{}.OpenAPIModelName(): corev1.NamespaceCondition{}.SwaggerDoc,
-
-	svmv1.StorageVersionMigration{}.OpenAPIModelName():       svmv1.StorageVersionMigration{}.SwaggerDoc,
-	svmv1.StorageVersionMigrationList{}.OpenAPIModelName():   svmv1.StorageVersionMigrationList{}.SwaggerDoc,
-	svmv1.StorageVersionMigrationSpec{}.OpenAPIModelName():   svmv1.StorageVersionMigrationSpec{}.SwaggerDoc,
-	svmv1.StorageVersionMigrationStatus{}.OpenAPIModelName(): svmv1.StorageVersionMigrationStatus{}.SwaggerDoc,
-}
 
 // modelLibrary is every built-in model, decoded and encoded once; every
 // document embeds some of them. It is shared and must not be modified.
@@ -64,9 +44,8 @@ type modelLibrary struct {
 // about 1.9MB of garbage, most of it the generated models; see
 // BenchmarkLibrary) rather than when the package loads, so that programs
 // that never serve OpenAPI, and in-process test servers until their first
-// OpenAPI request, do not pay for it. It panics if builtin.json,
-// builtinDocs or the generated definitions are inconsistent, which the tests
-// rule out.
+// OpenAPI request, do not pay for it. It panics if builtin.json and the
+// generated definitions are inconsistent, which the tests rule out.
 var lib = sync.OnceValue(func() *modelLibrary {
 	models, typeMeta, err := loadModels()
 	if err != nil {
@@ -78,62 +57,18 @@ var lib = sync.OnceValue(func() *modelLibrary {
 	return l
 })
 
-// loadModels returns every model of the library, builtin.json's described,
-// and the TypeMeta properties (see generatedModels).
+// loadModels returns every model of the library and the TypeMeta
+// properties (see generatedModels).
 func loadModels() (models map[string]map[string]any, typeMeta map[string]any, err error) {
 	models = mustLoadLibrary(builtinJSON)
 	gen, typeMeta, err := generatedModels(models)
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := describeBuiltins(models, typeMeta); err != nil {
-		return nil, nil, err
-	}
 	for name, s := range gen {
 		models[name] = s
 	}
 	return models, typeMeta, nil
-}
-
-// describeBuiltins sets the description of every model of builtin and of
-// its properties from builtinDocs. It fails on a model or property that
-// has no description there, so that none goes undescribed.
-func describeBuiltins(builtin map[string]map[string]any, typeMeta map[string]any) error {
-	for name, s := range builtin {
-		docs, ok := builtinDocs[name]
-		if !ok {
-			return fmt.Errorf("builtin.json model %s has no SwaggerDoc in builtinDocs", name)
-		}
-		doc := docs()
-		if err := describe(s, doc[""], name); err != nil {
-			return err
-		}
-		props, _ := s["properties"].(map[string]any)
-		for p, v := range props {
-			ps, _ := v.(map[string]any)
-			d, ok := doc[p]
-			if !ok {
-				if tm, _ := typeMeta[p].(map[string]any); tm != nil {
-					d, ok = tm["description"].(string)
-				}
-			}
-			if !ok {
-				return fmt.Errorf("builtin.json model %s: property %s has no SwaggerDoc", name, p)
-			}
-			if err := describe(ps, d, name+"."+p); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-func describe(s map[string]any, d, what string) error {
-	if s == nil || d == "" {
-		return fmt.Errorf("builtin.json: no schema or description for %s", what)
-	}
-	s["description"] = d
-	return nil
 }
 
 func encodeLibrary(lib map[string]map[string]any) (v3, v2 map[string]json.RawMessage) {

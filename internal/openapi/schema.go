@@ -198,6 +198,20 @@ func addEmbeddedProperties(s map[string]any) {
 	s["required"] = required
 }
 
+// oneOfTypes reports whether v, a oneOf, only lists JSON types. Structural
+// schemas (CRDs') may not say a type inside a junctor, so only built-in
+// models have such a oneOf.
+func oneOfTypes(v any) bool {
+	list, _ := v.([]any)
+	for _, b := range list {
+		m, _ := b.(map[string]any)
+		if _, ok := m["type"].(string); !ok || len(m) != 1 {
+			return false
+		}
+	}
+	return len(list) > 0
+}
+
 // toV2 converts a v3 schema to the OpenAPI v2 form, returning a new schema
 // and leaving s alone. References move to #/definitions/ and a single-$ref
 // allOf (our v3 way of describing a reference) becomes a plain $ref. The rest
@@ -215,6 +229,11 @@ func toV2(s map[string]any) map[string]any {
 	}
 	if ref, ok := out["$ref"].(string); ok && len(ref) > len(v3RefPrefix) && ref[:len(v3RefPrefix)] == v3RefPrefix {
 		out["$ref"] = v2RefPrefix + ref[len(v3RefPrefix):]
+	}
+	if _, typed := out["type"]; !typed && oneOfTypes(out["oneOf"]) {
+		// Upstream's Quantity and IntOrString: v3 lists their JSON
+		// types, v2 (which has no oneOf) calls them strings.
+		out["type"] = "string"
 	}
 	for _, k := range []string{"allOf", "anyOf", "oneOf", "not"} {
 		delete(out, k)
@@ -302,4 +321,33 @@ func objectSchemaV2(s map[string]any) map[string]any {
 		return bare
 	}
 	return toV2(s)
+}
+
+// Models returns the v3 schemas describing objects of gvk at version v, as
+// the OpenAPI documents publish them: the name of the object's model and
+// every model it refers to, transitively, by name. Server-side apply builds
+// its types from them, as upstream builds them from the same documents.
+// The models are shared: callers must not modify them.
+func Models(v *registry.Version, gvk schema.GroupVersionKind) (root string, models map[string]map[string]any, err error) {
+	s, err := objectSchema(v, gvk)
+	if err != nil {
+		return "", nil, err
+	}
+	root = modelName(gvk)
+	models = map[string]map[string]any{root: s}
+	queue := collectRefs(s, nil)
+	for len(queue) > 0 {
+		name := queue[len(queue)-1]
+		queue = queue[:len(queue)-1]
+		if _, ok := models[name]; ok {
+			continue
+		}
+		m, ok := lib().models[name]
+		if !ok {
+			return "", nil, fmt.Errorf("model %s refers to unknown model %s", root, name)
+		}
+		models[name] = m
+		queue = collectRefs(m, queue)
+	}
+	return root, models, nil
 }

@@ -201,10 +201,10 @@ func TestBuiltinDescriptions(t *testing.T) {
 		}
 	}
 	// builtin.json holds no model the generated definitions have: those are
-	// taken from there.
+	// taken from there, but for those with a v2 form of their own.
 	defs := generated.GetOpenAPIDefinitions(func(name string) spec.Ref { return spec.MustCreateRef(v3RefPrefix + name) })
 	for name := range mustLoadLibrary(builtinJSON) {
-		if _, ok := defs[name]; ok {
+		if def, ok := defs[name]; ok && def.Schema.Extensions[common.ExtensionV2Schema] == nil {
 			t.Errorf("builtin.json holds %s, which the generated definitions have", name)
 		}
 	}

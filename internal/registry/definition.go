@@ -58,6 +58,10 @@ type Definition struct {
 	// the definition is (its concrete type belongs to the conversion
 	// package); nil converts with the None strategy.
 	Converter any
+	// FieldTypes are the definition's server-side apply types (the apply
+	// package's), built lazily and shared by definitions whose schemas
+	// did not change; nil builds them per request.
+	FieldTypes any
 
 	// Verbs, when set, are the verbs discovery and OpenAPI advertise for the
 	// resource, for built-ins that serve fewer than a custom resource
@@ -156,6 +160,22 @@ type PrinterColumn struct {
 var AgeColumn = PrinterColumn{
 	Name: "Age", Type: "date", JSONPath: ".metadata.creationTimestamp",
 	Description: metav1.ObjectMeta{}.SwaggerDoc()["creationTimestamp"],
+}
+
+// FieldTypesIfSame returns d's FieldTypes when next's would be the same:
+// the same kind, versions and schemas, pruned alike. It is nil when d is.
+func (d *Definition) FieldTypesIfSame(next *Definition) any {
+	if d == nil || d.Kind != next.Kind || d.Group != next.Group || d.PreserveUnknownFields != next.PreserveUnknownFields ||
+		len(d.Versions) != len(next.Versions) {
+		return nil
+	}
+	for i := range d.Versions {
+		a, b := &d.Versions[i], &next.Versions[i]
+		if a.Name != b.Name || a.NonStructural != b.NonStructural || string(a.OpenAPISchema) != string(b.OpenAPISchema) {
+			return nil
+		}
+	}
+	return d.FieldTypes
 }
 
 // Namespaced reports whether objects live in namespaces.

@@ -111,6 +111,14 @@ type TablePrinter interface {
 	TableRow(obj map[string]any) []any
 }
 
+// FieldComputer gives the values of selectable fields that are not a path
+// in the object (events' "source": the source component, else the
+// reporting component). Version.SelectableFields lists them too; those it
+// does not return are read by path.
+type FieldComputer interface {
+	ComputedFields(obj map[string]any) map[string]string
+}
+
 // Schema is a version's compiled structural schema, as the handler uses it
 // (Version.Schema holds one, or nil). Implementations are immutable and
 // safe for concurrent use; they are built once per CRD version.

@@ -20,6 +20,7 @@ type Config struct {
 	Discovery http.Handler // /api, /api/v1, /apis, /apis/<g>, /apis/<g>/<v>
 	Resources http.Handler // every resource request
 	Profiling http.Handler // /debug/pprof/...; nil when disabled
+	Metrics   http.Handler // /metrics; nil when not served
 }
 
 // New returns the router.
@@ -37,6 +38,8 @@ func New(c Config) http.Handler {
 			c.Version.ServeHTTP(w, r)
 		case isUnder(p, "/openapi"):
 			c.OpenAPI.ServeHTTP(w, r)
+		case c.Metrics != nil && p == "/metrics":
+			c.Metrics.ServeHTTP(w, r)
 		case c.Profiling != nil && isUnder(p, "/debug/pprof"):
 			c.Profiling.ServeHTTP(w, r)
 		case isDiscovery(p):

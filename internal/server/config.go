@@ -42,7 +42,8 @@ type Config struct {
 	MaxRequestsInflight int
 	// ShutdownTimeout bounds graceful shutdown. Default 30s.
 	ShutdownTimeout time.Duration
-	// DisableProfiling turns off /debug/pprof (served to authenticated
-	// users, as upstream's --profiling does by default).
+	// DisableProfiling turns off /debug/pprof (served by default, as
+	// upstream's --profiling, to system:masters only: see
+	// authz.Privileged).
 	DisableProfiling bool
 }

@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/crdserver/crdserver/internal/apply"
 	"github.com/crdserver/crdserver/internal/controllers"
 	"github.com/crdserver/crdserver/internal/conversion"
 	"github.com/crdserver/crdserver/internal/crd"
@@ -77,15 +78,19 @@ func (c *crdServer) Serve(crds []map[string]any) {
 			continue
 		}
 		def, err := crd.FromCRD(obj)
+		var prev *registry.Definition
+		if cd, ok := c.defs[name]; ok {
+			prev = cd.def
+		}
 		if err == nil {
-			var prev *registry.Definition
-			if cd, ok := c.defs[name]; ok {
-				prev = cd.def
-			}
 			err = compileSchemas(def, prev)
 		}
 		if err == nil {
 			def.Converter = conversion.New(def, c.s.webhooks)
+			def.FieldTypes = fieldTypes(def, prev)
+			if w, ok := def.Converter.(*conversion.Webhook); ok {
+				w.Metrics = c.s.metrics
+			}
 			// The CRD's revision bounds the objects that may predate its
 			// schemas (conservatively: status writes move it too).
 			def.SchemaRevision, _ = strconv.ParseInt(rv, 10, 64)
@@ -313,6 +318,16 @@ func compileSchemas(def, prev *registry.Definition) error {
 		v.Schema = s
 	}
 	return nil
+}
+
+// fieldTypes returns def's server-side apply types: prev's when no
+// version's schema changed (they are built on first use, and most CRD
+// writes leave schemas alone), else new ones.
+func fieldTypes(def, prev *registry.Definition) *apply.Types {
+	if t, ok := prev.FieldTypesIfSame(def).(*apply.Types); ok {
+		return t
+	}
+	return apply.NewTypes(def)
 }
 
 // schemaChanged reports whether the storage version's schema, or whether

@@ -11,12 +11,14 @@ import (
 	"net/http/pprof"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/crdserver/crdserver/internal/admission"
+	"github.com/crdserver/crdserver/internal/apply"
 	"github.com/crdserver/crdserver/internal/authn"
 	"github.com/crdserver/crdserver/internal/authz"
 	"github.com/crdserver/crdserver/internal/builtin"
@@ -26,8 +28,10 @@ import (
 	"github.com/crdserver/crdserver/internal/discovery"
 	"github.com/crdserver/crdserver/internal/filters"
 	"github.com/crdserver/crdserver/internal/handler"
+	"github.com/crdserver/crdserver/internal/metrics"
 	"github.com/crdserver/crdserver/internal/openapi"
 	"github.com/crdserver/crdserver/internal/registry"
+	"github.com/crdserver/crdserver/internal/request"
 	"github.com/crdserver/crdserver/internal/router"
 	"github.com/crdserver/crdserver/internal/storage"
 	"github.com/crdserver/crdserver/internal/storage/embedded"
@@ -51,6 +55,7 @@ type Server struct {
 	crds       *crdServer
 	webhooks   *webhook.Manager
 	handler    *handler.Handler
+	metrics    *metrics.Metrics
 	http       *http.Server
 	cancel     context.CancelFunc
 	done       chan struct{}
@@ -135,13 +140,20 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	builtins := []*registry.Definition{
 		builtin.Namespaces(), crd.Definition(), builtin.StorageVersionMigrations(),
 		builtin.Services(ips), builtin.Endpoints(), builtin.EndpointSlices(),
+		builtin.ConfigMaps(), builtin.Secrets(), builtin.ServiceAccounts(), builtin.Events(),
+		builtin.PodTemplates(), builtin.Leases(),
 		builtin.Deployments(), builtin.ReplicaSets(), builtin.StatefulSets(), builtin.DaemonSets(),
 		builtin.MutatingWebhookConfigurations(), builtin.ValidatingWebhookConfigurations(),
 		builtin.ValidatingAdmissionPolicies(), builtin.ValidatingAdmissionPolicyBindings(),
 		builtin.APIServices(),
 	}
+	for _, d := range builtins {
+		d.FieldTypes = apply.NewTypes(d)
+	}
 	reg := registry.New(builtins)
-	s.stores = newStores(ctx, s.backend, reg, cfg.EtcdPrefix, s.log)
+	s.metrics = metrics.New()
+	s.stores = newStores(ctx, s.backend, reg, cfg.EtcdPrefix, s.log, s.metrics)
+	s.metrics.Register(metrics.Caches(s.stores.stats))
 	for _, d := range reg.Current().Definitions() {
 		s.stores.ensure(d)
 	}
@@ -158,8 +170,9 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		Policies:   storedAdmission{s.stores},
 		Params:     storedParams{stores: s.stores, reg: reg},
 		Logger:     s.log,
+		Metrics:    s.metrics,
 	})
-	s.handler = handler.New(handler.Config{Registry: reg, Stores: s.stores, Logger: s.log, Admission: adm})
+	s.handler = handler.New(handler.Config{Registry: reg, Stores: s.stores, Logger: s.log, Admission: adm, Metrics: s.metrics})
 
 	// The background loops get their own context: Shutdown ends them
 	// before the caches and storage they use, while requests still drain.
@@ -168,6 +181,9 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	nsStore, _ := s.stores.Store(builtin.Namespaces().GroupResource())
 	nsc := &controllers.Namespaces{Cache: nsStore.Cache, Content: &namespaceContent{s: s, reg: reg}, Log: s.log}
 	s.background.Go(func() { nsc.Run(bgCtx) })
+	saStore, _ := s.stores.Store(builtin.ServiceAccounts().GroupResource())
+	sac := &controllers.ServiceAccounts{Namespaces: nsStore.Cache, Accounts: saStore.Cache, Server: serviceAccountServer{s}, Log: s.log}
+	s.background.Go(func() { sac.Run(bgCtx) })
 	crdStore, _ := s.stores.Store(crdGR)
 	apis := newAPIServices(s, reg)
 	s.background.Go(func() { apis.run(bgCtx) })
@@ -177,6 +193,9 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	svmStore, _ := s.stores.Store(svmGR)
 	migc := &controllers.Migrations{Cache: svmStore.Cache, Server: &migrationServer{s: s, reg: reg}, Log: s.log}
 	s.background.Go(func() { migc.Run(bgCtx) })
+	vapStore, _ := s.stores.Store(builtin.ValidatingAdmissionPolicies().GroupResource())
+	ptc := &controllers.PolicyTypes{Cache: vapStore.Cache, Server: policyTypeServer{s: s, reg: reg}, Log: s.log}
+	s.background.Go(func() { ptc.Run(bgCtx) })
 	s.background.Go(func() { s.backend.RunCompactor(bgCtx, 5*time.Minute) })
 
 	var profiling http.Handler
@@ -191,6 +210,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	routes := router.New(router.Config{
 		Profiling: profiling,
+		Metrics:   s.metrics.Handler(),
 		Health:    s.healthHandler(),
 		Version:   version.Handler{},
 		OpenAPI:   openapi.New(reg),
@@ -203,8 +223,10 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		filters.Recover,
 		filters.MaxBodySize(3*1024*1024),
 		filters.RequestInfo,
+		filters.Log(s.log),
 		filters.Authenticate(authenticator, filters.PublicPath),
-		filters.Authorize(authz.AllowAll),
+		filters.Authorize(authz.Privileged(authz.AllowAll)),
+		filters.Instrument(s.metrics, served(reg)),
 		filters.MaxInFlight(cfg.MaxRequestsInflight),
 	)
 
@@ -248,6 +270,31 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	s.log.Info("crdserver serving", attrs...)
 	return s, nil
+}
+
+// served reports whether a request names a resource, version and
+// subresource the registry serves: only those get their own labels in the
+// request metrics.
+func served(reg *registry.Registry) func(*request.Info) bool {
+	return func(info *request.Info) bool {
+		def, ok := reg.Current().Lookup(info.APIGroup, info.Resource)
+		if !ok {
+			return false
+		}
+		v, ok := def.ServedVersion(info.APIVersion)
+		if !ok {
+			return false
+		}
+		switch info.Subresource {
+		case "":
+			return true
+		case "status":
+			return v.Subresources.Status
+		case "scale":
+			return v.Subresources.Scale != nil
+		}
+		return slices.ContainsFunc(v.Subresources.Other, func(o registry.OtherSubresource) bool { return o.Name == info.Subresource })
+	}
 }
 
 func (s *Server) tlsConfig() (*tls.Config, error) {

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/crdserver/crdserver/internal/handler"
+	"github.com/crdserver/crdserver/internal/metrics"
 	"github.com/crdserver/crdserver/internal/registry"
 	"github.com/crdserver/crdserver/internal/storage"
 	"github.com/crdserver/crdserver/internal/watchcache"
@@ -21,6 +22,7 @@ type stores struct {
 	reg     *registry.Registry
 	prefix  string
 	log     *slog.Logger
+	metrics *metrics.Metrics // times each resource's storage requests
 
 	mu sync.RWMutex
 	m  map[schema.GroupResource]*entry
@@ -36,8 +38,8 @@ type entry struct {
 
 var _ handler.Stores = (*stores)(nil)
 
-func newStores(ctx context.Context, backend storage.Interface, reg *registry.Registry, prefix string, log *slog.Logger) *stores {
-	return &stores{ctx: ctx, backend: backend, reg: reg, prefix: prefix, log: log, m: map[schema.GroupResource]*entry{}}
+func newStores(ctx context.Context, backend storage.Interface, reg *registry.Registry, prefix string, log *slog.Logger, m *metrics.Metrics) *stores {
+	return &stores{ctx: ctx, backend: backend, reg: reg, prefix: prefix, log: log, metrics: m, m: map[schema.GroupResource]*entry{}}
 }
 
 // keyPrefix is upstream's layout: /registry/<resource>/ for the core group,
@@ -85,10 +87,11 @@ func (s *stores) startLocked(gr schema.GroupResource) *handler.Store {
 		d, _ := s.reg.Current().Lookup(gr.Group, gr.Resource)
 		return d
 	}
-	cache := watchcache.New(s.backend, prefix, handler.ItemDecoder(current), watchcache.Options{Logger: s.log.With("resource", gr.String())})
+	backend := s.metrics.Storage(s.backend, gr)
+	cache := watchcache.New(backend, prefix, handler.ItemDecoder(current), watchcache.Options{Logger: s.log.With("resource", gr.String())})
 	ctx, cancel := context.WithCancel(s.ctx)
 	go cache.Start(ctx)
-	st := &handler.Store{Storage: s.backend, Cache: cache, Prefix: prefix}
+	st := &handler.Store{Storage: backend, Cache: cache, Prefix: prefix}
 	s.m[gr] = &entry{store: st, cancel: cancel}
 	return st
 }
@@ -118,6 +121,19 @@ func (s *stores) ready() bool {
 		}
 	}
 	return true
+}
+
+// stats reads every cache's numbers for /metrics.
+func (s *stores) stats() []metrics.CacheStats {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := make([]metrics.CacheStats, 0, len(s.m))
+	for gr, e := range s.m {
+		st := e.store.Cache.Stats()
+		out = append(out, metrics.CacheStats{GroupResource: gr, Objects: st.Objects,
+			EventsReceived: st.EventsReceived, EventsDispatched: st.EventsDispatched, TerminatedWatchers: st.TerminatedWatchers})
+	}
+	return out
 }
 
 func (s *stores) stop() {

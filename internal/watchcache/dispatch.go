@@ -23,6 +23,7 @@ func (c *Cache) dispatchLoop(ctx context.Context) {
 			if ch.kind == kindEvent {
 				targets = c.interested(ch, targets[:0])
 				blocked = c.fanout(ch, targets, blocked[:0], b)
+				c.dispatched.Add(1)
 			}
 			lastRev = max(lastRev, ch.rev)
 		case <-timer.C():
@@ -103,6 +104,7 @@ func (c *Cache) fanout(ch *change, targets, blocked []*Watcher, b *budget) []*Wa
 			}
 		}
 		c.log.Info("watchcache: closing unresponsive watcher", "namespace", w.filter.ns, "rev", ch.rev)
+		c.terminated.Add(1)
 		w.end(nil)
 	}
 	if t != nil {

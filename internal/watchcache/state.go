@@ -429,6 +429,7 @@ func (c *Cache) apply(ev storage.Event) {
 		c.send(&change{kind: kindProgress, rev: ev.Revision})
 		return
 	}
+	c.received.Add(1)
 	c.seq++
 	ch.seq = c.seq
 	ch.size = changeBytes(ch)

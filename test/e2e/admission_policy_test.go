@@ -1,9 +1,11 @@
 package e2e
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // A ValidatingAdmissionPolicy on the seed's CronTabs: at most five
@@ -218,3 +220,51 @@ spec:
     namespaceSelector:
       matchExpressions: [{key: kubernetes.io/metadata.name, operator: In, values: [params]}]
 `
+
+// TestValidatingAdmissionPolicyTypeChecking: the status of a policy warns
+// about expressions that cannot work against the schemas of what it
+// matches, as upstream's policy status controller does, and a policy
+// whose expressions are sound gets an empty report.
+func TestValidatingAdmissionPolicyTypeChecking(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, t.TempDir())
+	applyCRD(t, srv, "crontab-crd.yaml", "crontabs.stable.example.com", "created")
+	policy := func(name string, exprs ...string) string {
+		var b strings.Builder
+		fmt.Fprintf(&b, `apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: %s}
+spec:
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [stable.example.com], apiVersions: [v1], operations: [CREATE], resources: [crontabs]}
+  validations:
+`, name)
+		for _, e := range exprs {
+			fmt.Fprintf(&b, "  - expression: %q\n", e)
+		}
+		return writeManifest(t, name+".yaml", b.String())
+	}
+	kubectl(t, srv, "create", "-f", policy("sound", "object.spec.replicas > 1"))
+	kubectl(t, srv, "create", "-f", policy("confused", "object.spec.replicas > '1'", "object.spec.maxRetries < 10"))
+	status := func(name string) string {
+		return kubectl(t, srv, "get", "validatingadmissionpolicies", name, "-o", "jsonpath={.status}")
+	}
+	waitFor(t, 10*time.Second, "type checking of both policies", func() (bool, error) {
+		return strings.Contains(status("sound"), "typeChecking") && strings.Contains(status("confused"), "typeChecking"), nil
+	})
+	if got := status("sound"); got != `{"observedGeneration":1,"typeChecking":{}}` {
+		t.Errorf("a sound policy's status: %s", got)
+	}
+	got := status("confused")
+	for _, want := range []string{
+		`"fieldRef":"spec.validations[0].expression"`,
+		`stable.example.com/v1, Kind=CronTab: compilation failed: ERROR: \u003cinput\u003e:1:22: found no matching overload for '_\u003e_' applied to '(int, string)'`,
+		`"fieldRef":"spec.validations[1].expression"`,
+		`undefined field 'maxRetries'`,
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("a confused policy's status lacks %s:\n%s", want, got)
+		}
+	}
+}

@@ -61,23 +61,42 @@ type server struct {
 // slog's text handler quotes values only when they need it.
 var servingLine = regexp.MustCompile(`crdserver serving.* url=("[^"]*"|\S+).* kubeconfig=("[^"]*"|\S+)`)
 
+// servingAddrs reads the URL and kubeconfig from the serving line in
+// either log format (--log-format=json writes one JSON object a line).
+func servingAddrs(line string) ([]string, bool) {
+	if m := servingLine.FindStringSubmatch(line); m != nil {
+		return m[1:], true
+	}
+	var j struct{ Msg, URL, Kubeconfig string }
+	if strings.HasPrefix(line, "{") && json.Unmarshal([]byte(line), &j) == nil && j.Msg == "crdserver serving" {
+		return []string{strconv.Quote(j.URL), strconv.Quote(j.Kubeconfig)}, true
+	}
+	return nil, false
+}
+
 // startServer starts crdserver on dir (a fresh or an existing data
 // directory), waits until /readyz answers 200 with the admin credentials, and
 // registers a cleanup that stops it with SIGTERM and checks that it exits 0
 // within stopTimeout.
 func startServer(t *testing.T, dir string) *server {
 	t.Helper()
+	return startServerArgs(t, dir)
+}
+
+// startServerArgs is startServer with more flags for the server.
+func startServerArgs(t *testing.T, dir string, args ...string) *server {
+	t.Helper()
 	s := &server{Dir: dir, exited: make(chan struct{}), cacheDir: t.TempDir()}
 	served := make(chan []string, 1)
 	s.log = &logWriter{onLine: func(line string) {
-		if m := servingLine.FindStringSubmatch(line); m != nil {
+		if m, ok := servingAddrs(line); ok {
 			select {
-			case served <- m[1:]:
+			case served <- m:
 			default:
 			}
 		}
 	}}
-	s.cmd = exec.Command(binary, "--data-dir", dir, "--secure-port", "0", "--bind-address", "127.0.0.1")
+	s.cmd = exec.Command(binary, append([]string{"--data-dir", dir, "--secure-port", "0", "--bind-address", "127.0.0.1"}, args...)...)
 	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
 	setProcAttr(s.cmd)
 	if err := s.cmd.Start(); err != nil {
@@ -413,4 +432,15 @@ func (w *logWriter) tail(n int) string {
 		lines = append([]string{fmt.Sprintf("... (%d lines before)", len(lines)-n)}, lines[len(lines)-n:]...)
 	}
 	return strings.Join(lines, "\n")
+}
+
+// lines is every complete line written so far.
+func (w *logWriter) lines() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	s := w.buf.String()
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		return strings.Split(s[:i], "\n")
+	}
+	return nil
 }

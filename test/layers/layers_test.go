@@ -30,7 +30,9 @@ var layer = map[string]int{
 	// The schema pipeline: prune, default, validate, then the CEL rules.
 	"internal/schema": 2,
 	// One step each: storage backends, the cache, definitions, documents.
-	"internal/authz":               1,
+	"internal/authz": 1,
+	// Metrics time storage requests, so they sit above the storage contract.
+	"internal/metrics":             1,
 	"internal/watchcache":          1,
 	"internal/storage/etcd":        1,
 	"internal/storage/embedded":    1,
@@ -39,6 +41,8 @@ var layer = map[string]int{
 	"internal/discovery":           1,
 	"internal/openapi":             1,
 	"internal/conversion":          1,
+	// Server-side apply: managedFields, typed from the OpenAPI models.
+	"internal/apply": 2,
 	// Admission: mutating and validating webhooks.
 	"internal/admission": 2,
 	// The request path and background loops.
@@ -55,6 +59,7 @@ var layer = map[string]int{
 	"internal/migrate": 4,
 	// Entry points.
 	"cmd/crdserver":        5,
+	"internal/openapi/gen": 5,
 	"crdtest":              5,
 	"test/etcdserver":      5,
 	"test/kubectlbin":      5,

@@ -1,0 +1,94 @@
+package apply
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"testing"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/yaml"
+
+	"github.com/crdserver/crdserver/internal/registry"
+)
+
+// benchWidgets is the load generator's Widget (the schema package's test
+// copy) with a ~2 KB object created by one manager.
+func benchWidgets(b *testing.B) (*Manager, map[string]any) {
+	b.Helper()
+	data, err := os.ReadFile("../schema/testdata/widgets-crd.yaml")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var crd apiextensionsv1.CustomResourceDefinition
+	if err := yaml.Unmarshal(data, &crd); err != nil {
+		b.Fatal(err)
+	}
+	s, err := json.Marshal(crd.Spec.Versions[0].Schema.OpenAPIV3Schema)
+	if err != nil {
+		b.Fatal(err)
+	}
+	def := &registry.Definition{Group: crd.Spec.Group, Resource: "widgets", Kind: "Widget", Scope: registry.Namespaced,
+		Versions: []registry.Version{{Name: "v1", Served: true, Storage: true, OpenAPISchema: s, Subresources: registry.Subresources{Status: true}}}}
+	m := &Manager{Types: NewTypes(def), GroupVersion: schema.GroupVersion{Group: crd.Spec.Group, Version: "v1"}, Kind: "Widget"}
+	data, err = os.ReadFile("../schema/testdata/widget.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var o map[string]any
+	if err := json.Unmarshal(data, &o); err != nil {
+		b.Fatal(err)
+	}
+	delete(o["spec"].(map[string]any), "unknownField")
+	m.Update(nil, o, "creator")
+	if len(managedFieldsOf(o)) != 1 {
+		b.Fatalf("the create recorded no managedFields")
+	}
+	return m, o
+}
+
+// BenchmarkUpdate is what recording managedFields adds to an update that
+// changes an annotation and the replicas of a ~2 KB object, by the
+// manager that changed them last (a controller's steady state).
+func BenchmarkUpdate(b *testing.B) {
+	m, live := benchWidgets(b)
+	change := func(o map[string]any, n int64) map[string]any {
+		next := runtime.DeepCopyJSON(o)
+		next["metadata"].(map[string]any)["annotations"] = map[string]any{"seq": fmt.Sprint(n)}
+		next["spec"].(map[string]any)["replicas"] = n
+		return next
+	}
+	first := change(live, 1)
+	m.Update(live, first, "updater")
+	live = first
+	// Copies are made in batches outside the timer.
+	batch := make([]map[string]any, 256)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if i%len(batch) == 0 {
+			b.StopTimer()
+			for j := range batch {
+				batch[j] = change(live, int64(j+2))
+			}
+			b.StartTimer()
+		}
+		m.Update(live, batch[i%len(batch)], "updater")
+	}
+}
+
+// BenchmarkApply applies the object as it is with a changed annotation.
+func BenchmarkApply(b *testing.B) {
+	m, live := benchWidgets(b)
+	patch := runtime.DeepCopyJSON(live)
+	delete(patch["metadata"].(map[string]any), "managedFields")
+	patch["metadata"].(map[string]any)["annotations"] = map[string]any{"seq": "1"}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := m.Apply(live, runtime.DeepCopyJSON(patch), "applier", true); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,82 @@
+package handler
+
+import (
+	"reflect"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"github.com/crdserver/crdserver/internal/apply"
+	"github.com/crdserver/crdserver/internal/conversion"
+)
+
+// recordFields sets obj's metadata.managedFields for a write by the
+// request's manager: what it changed from live (nil for a create) becomes
+// its own. Upstream records them before mutating admission, on the
+// decoded and defaulted object, and so does this.
+func recordFields(c *call, live, obj map[string]any, sub string) {
+	manager := apply.ManagerName(c.r.URL.Query().Get("fieldManager"), c.r.UserAgent())
+	if sub == "scale" {
+		sc := c.version.Subresources.Scale
+		changed := !reflect.DeepEqual(pathValue(live, sc.SpecReplicasPath), pathValue(obj, sc.SpecReplicasPath))
+		apply.ScaleUpdate(obj, replicasPaths(c), c.apiVersion(), manager, changed)
+		return
+	}
+	fieldManager(c, sub).Update(live, obj, manager)
+}
+
+// fieldManager is the field manager of the request's version and
+// endpoint.
+func fieldManager(c *call, sub string) *apply.Manager {
+	return &apply.Manager{
+		Types:        apply.Of(c.def),
+		GroupVersion: schema.GroupVersion{Group: c.def.Group, Version: c.version.Name},
+		Kind:         c.def.Kind,
+		Subresource:  sub,
+		Reset:        resetFields(c, sub),
+		Convert: func(obj map[string]any, apiVersion string) (map[string]any, error) {
+			return conversion.ConvertObject(c.r.Context(), conversion.For(c.def), obj, apiVersion)
+		},
+	}
+}
+
+// resetFields are the fields a write through sub does not own, as
+// upstream's strategies declare them: with a status subresource, the
+// resource's writes never own status, and status writes own neither spec
+// nor (for custom resources) metadata — in every version.
+func resetFields(c *call, sub string) map[fieldpath.APIVersion]*fieldpath.Set {
+	if !c.version.Subresources.Status {
+		return nil
+	}
+	switch sub {
+	case "":
+		return map[fieldpath.APIVersion]*fieldpath.Set{
+			fieldpath.APIVersion(c.apiVersion()): fieldpath.NewSet(fieldpath.MakePathOrDie("status")),
+		}
+	case "status":
+		reset := fieldpath.NewSet(fieldpath.MakePathOrDie("spec"))
+		if c.def.Custom() {
+			reset.Insert(fieldpath.MakePathOrDie("metadata"))
+		}
+		out := make(map[fieldpath.APIVersion]*fieldpath.Set, len(c.def.Versions))
+		for _, v := range c.def.Versions {
+			out[fieldpath.APIVersion(apiVersionOf(c.def, v.Name))] = reset
+		}
+		return out
+	}
+	return nil
+}
+
+// replicasPaths maps each apiVersion of the resource to its scale
+// subresource's replicas path (nil without the subresource).
+func replicasPaths(c *call) map[string]fieldpath.Path {
+	out := make(map[string]fieldpath.Path, len(c.def.Versions))
+	for _, v := range c.def.Versions {
+		var p fieldpath.Path
+		if v.Subresources.Scale != nil {
+			p = apply.ReplicasPath(v.Subresources.Scale.SpecReplicasPath)
+		}
+		out[apiVersionOf(c.def, v.Name)] = p
+	}
+	return out
+}

@@ -1,0 +1,184 @@
+// Command gen writes internal/openapi/builtin.json: the OpenAPI v3 models of
+// the built-in resources, taken from the models upstream publishes with
+// kube-apiserver (api/openapi-spec/v3 in the k8s.io/kubernetes module, at
+// the release matching the k8s.io/api version in go.mod), so that their
+// schemas, descriptions and extensions are upstream's, not copies kept by
+// hand. It reads that module at generate time only; the server never
+// imports it.
+//
+// builtin.json holds the models named in roots and every model they refer
+// to, transitively, except those the openapi package takes from the
+// generated definitions of apiextensions-apiserver (the meta types,
+// autoscaling/v1 Scale, the CRD types), which it adds itself. Types whose
+// generated definition has a v2 form of its own (Quantity, IntOrString)
+// are the exception: the package does not take those, so they are here.
+//
+// To serve the schema of another built-in, add its object and list model
+// names to roots, one line, and run `go generate ./internal/openapi`. The
+// package's test fails while builtin.json is stale.
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	generated "k8s.io/apiextensions-apiserver/pkg/generated/openapi"
+	"k8s.io/kube-openapi/pkg/common"
+	"k8s.io/kube-openapi/pkg/validation/spec"
+)
+
+// roots are the models builtin.json is made from: each built-in kind and
+// its list kind.
+var roots = []string{
+	"io.k8s.api.core.v1.Namespace", "io.k8s.api.core.v1.NamespaceList",
+	"io.k8s.api.core.v1.ConfigMap", "io.k8s.api.core.v1.ConfigMapList",
+	"io.k8s.api.core.v1.Secret", "io.k8s.api.core.v1.SecretList",
+	"io.k8s.api.core.v1.ServiceAccount", "io.k8s.api.core.v1.ServiceAccountList",
+	"io.k8s.api.core.v1.Event", "io.k8s.api.core.v1.EventList",
+	"io.k8s.api.core.v1.PodTemplate", "io.k8s.api.core.v1.PodTemplateList",
+	"io.k8s.api.core.v1.Service", "io.k8s.api.core.v1.ServiceList",
+	"io.k8s.api.core.v1.Endpoints", "io.k8s.api.core.v1.EndpointsList",
+	"io.k8s.api.discovery.v1.EndpointSlice", "io.k8s.api.discovery.v1.EndpointSliceList",
+	"io.k8s.api.coordination.v1.Lease", "io.k8s.api.coordination.v1.LeaseList",
+	"io.k8s.api.admissionregistration.v1.MutatingWebhookConfiguration", "io.k8s.api.admissionregistration.v1.MutatingWebhookConfigurationList",
+	"io.k8s.api.admissionregistration.v1.ValidatingWebhookConfiguration", "io.k8s.api.admissionregistration.v1.ValidatingWebhookConfigurationList",
+	"io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicy", "io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicyList",
+	"io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicyBinding", "io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicyBindingList",
+	"io.k8s.api.storagemigration.v1.StorageVersionMigration", "io.k8s.api.storagemigration.v1.StorageVersionMigrationList",
+}
+
+const refPrefix = "#/components/schemas/"
+
+func main() {
+	out := flag.String("o", "builtin.json", "file to write")
+	flag.Parse()
+	dir, err := specDir()
+	if err == nil {
+		var b []byte
+		if b, err = generate(dir); err == nil {
+			err = os.WriteFile(*out, b, 0o644)
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "gen:", err)
+		os.Exit(1)
+	}
+}
+
+// specDir returns the directory of upstream's published v3 documents, in
+// the k8s.io/kubernetes release that matches go.mod's k8s.io/api (v0.X.Y
+// is Kubernetes v1.X.Y), downloading the module if need be.
+func specDir() (string, error) {
+	v, err := exec.Command("go", "list", "-m", "-f", "{{.Version}}", "k8s.io/api").Output()
+	if err != nil {
+		return "", fmt.Errorf("go list -m k8s.io/api: %w", err)
+	}
+	release := "v1." + strings.TrimPrefix(strings.TrimSpace(string(v)), "v0.")
+	b, err := exec.Command("go", "mod", "download", "-json", "k8s.io/kubernetes@"+release).Output()
+	if err != nil {
+		return "", fmt.Errorf("go mod download k8s.io/kubernetes@%s: %w", release, err)
+	}
+	var mod struct{ Dir string }
+	if err := json.Unmarshal(b, &mod); err != nil || mod.Dir == "" {
+		return "", fmt.Errorf("go mod download k8s.io/kubernetes@%s: no directory in %s", release, b)
+	}
+	return filepath.Join(mod.Dir, "api", "openapi-spec", "v3"), nil
+}
+
+// generate returns builtin.json's content from the published documents in
+// dir: roots and their references, sorted by name, indented.
+func generate(dir string) ([]byte, error) {
+	published, err := publishedModels(dir)
+	if err != nil {
+		return nil, err
+	}
+	provided := generated.GetOpenAPIDefinitions(func(name string) spec.Ref { return spec.MustCreateRef(refPrefix + name) })
+	out := map[string]json.RawMessage{}
+	queue := slices.Clone(roots)
+	for len(queue) > 0 {
+		name := queue[len(queue)-1]
+		queue = queue[:len(queue)-1]
+		if def, ok := provided[name]; ok && def.Schema.Extensions[common.ExtensionV2Schema] == nil {
+			continue
+		}
+		if _, ok := out[name]; ok {
+			continue
+		}
+		m, ok := published[name]
+		if !ok {
+			return nil, fmt.Errorf("no published model %s in %s", name, dir)
+		}
+		out[name] = m
+		queue = append(queue, refsIn(m)...)
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(out); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// publishedModels reads the schemas of every document in dir. A model
+// published in several documents is the same in each.
+func publishedModels(dir string) (map[string]json.RawMessage, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
+	if err != nil || len(files) == 0 {
+		return nil, fmt.Errorf("no OpenAPI documents in %s", dir)
+	}
+	models := map[string]json.RawMessage{}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		var doc struct {
+			Components struct {
+				Schemas map[string]json.RawMessage `json:"schemas"`
+			} `json:"components"`
+		}
+		if err := json.Unmarshal(b, &doc); err != nil {
+			return nil, fmt.Errorf("%s: %w", f, err)
+		}
+		for name, m := range doc.Components.Schemas {
+			models[name] = m
+		}
+	}
+	return models, nil
+}
+
+// refsIn returns the model names m's references point at.
+func refsIn(m json.RawMessage) []string {
+	var refs []string
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, c := range x {
+				if s, ok := c.(string); ok && k == "$ref" {
+					refs = append(refs, strings.TrimPrefix(s, refPrefix))
+					continue
+				}
+				walk(c)
+			}
+		case []any:
+			for _, c := range x {
+				walk(c)
+			}
+		}
+	}
+	var v any
+	if json.Unmarshal(m, &v) == nil {
+		walk(v)
+	}
+	return refs
+}
