@@ -28,8 +28,7 @@ import (
 // and the basics of the pod template (containers, names, images, restart
 // policy); the rest of upstream's pod validation is not done.
 //
-// Not done (yet): OpenAPI models (the documents describe these kinds as
-// bare objects until the generated models land), ControllerRevisions.
+// Not done (yet): ControllerRevisions.
 
 // Deployments is the apps/v1 deployments resource.
 func Deployments() *registry.Definition {
