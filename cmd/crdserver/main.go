@@ -184,6 +184,7 @@ func serverFlags(cfg *server.Config, logOpts *logOptions, showVersion *bool) *fl
 	fs.StringVar(&cfg.TLSPrivateKeyFile, "tls-private-key-file", "", "key of --tls-cert-file")
 	fs.StringVar(&cfg.ClientCAFile, "client-ca-file", "", "CA bundle to verify client certificates instead of the generated CA")
 	fs.Var((*listFlag)(&cfg.TLSSANs), "tls-san", "extra DNS name or IP for the generated serving certificate, comma-separated or repeated")
+	fs.StringVar(&cfg.ServiceClusterIPRange, "service-cluster-ip-range", "10.0.0.0/24", "CIDR from which Services get their cluster IPs; the kubernetes Service gets the first address")
 	fs.IntVar(&cfg.MaxRequestsInflight, "max-requests-inflight", 400, "maximum concurrent non-watch requests, beyond which requests get 429; negative disables the limit")
 	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", 30*time.Second, "how long graceful shutdown may take")
 	fs.BoolFunc("profiling", "serve Go profiles at /debug/pprof to system:masters (default true)", func(v string) error {

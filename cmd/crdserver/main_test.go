@@ -17,12 +17,13 @@ import (
 
 // defaults is the Config an empty command line gives.
 var defaults = server.Config{
-	DataDir:             ".crdserver",
-	BindAddress:         "127.0.0.1",
-	SecurePort:          6443,
-	EtcdPrefix:          "/registry",
-	MaxRequestsInflight: 400,
-	ShutdownTimeout:     30 * time.Second,
+	DataDir:               ".crdserver",
+	BindAddress:           "127.0.0.1",
+	SecurePort:            6443,
+	EtcdPrefix:            "/registry",
+	MaxRequestsInflight:   400,
+	ShutdownTimeout:       30 * time.Second,
+	ServiceClusterIPRange: "10.0.0.0/24",
 }
 
 func withDefaults(change func(*server.Config)) server.Config {
@@ -47,6 +48,7 @@ func TestParseFlags(t *testing.T) {
 				"--etcd-cafile=ca.pem", "--etcd-certfile=c.pem", "--etcd-keyfile=k.pem",
 				"--tls-cert-file=s.crt", "--tls-private-key-file=s.key", "--client-ca-file=clients.pem",
 				"--tls-san=example.com", "--max-requests-inflight=-1", "--shutdown-timeout=5s",
+				"--service-cluster-ip-range=fd00::/108",
 			},
 			want: server.Config{
 				DataDir: "/var/lib/crd", BindAddress: "0.0.0.0", SecurePort: 0,
@@ -54,6 +56,7 @@ func TestParseFlags(t *testing.T) {
 				EtcdCAFile: "ca.pem", EtcdCertFile: "c.pem", EtcdKeyFile: "k.pem",
 				TLSCertFile: "s.crt", TLSPrivateKeyFile: "s.key", ClientCAFile: "clients.pem",
 				TLSSANs: []string{"example.com"}, MaxRequestsInflight: -1, ShutdownTimeout: 5 * time.Second,
+				ServiceClusterIPRange: "fd00::/108",
 			},
 		},
 		{

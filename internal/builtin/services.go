@@ -1,12 +1,18 @@
 package builtin
 
 import (
+	"context"
+	"fmt"
 	"net"
+	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -20,11 +26,14 @@ import (
 // package). Validation covers what resolution relies on: types, ports,
 // addresses.
 //
-// Not done (yet): ClusterIP allocation (spec.clusterIP stays what the
-// client sent), node ports, upstream's computed Table columns.
+// Cluster IPs are allocated from a range (see ClusterIPs). Not done
+// (yet): node ports, load balancers, dual stack, allocation when an
+// update turns an ExternalName Service into another type, upstream's
+// computed Table columns of Endpoints and EndpointSlices.
 
-// Services is the core v1 services resource.
-func Services() *registry.Definition {
+// Services is the core v1 services resource; ips allocates cluster IPs
+// (nil: a Service keeps the cluster IP its client sent).
+func Services(ips *ClusterIPs) *registry.Definition {
 	return &registry.Definition{
 		Resource:   "services",
 		Singular:   "service",
@@ -36,13 +45,8 @@ func Services() *registry.Definition {
 		Versions: []registry.Version{{
 			Name: "v1", Served: true, Storage: true,
 			Subresources: registry.Subresources{Status: true},
-			PrinterColumns: []registry.PrinterColumn{
-				{Name: "Type", Type: "string", JSONPath: ".spec.type"},
-				{Name: "Cluster-IP", Type: "string", JSONPath: ".spec.clusterIP"},
-				registry.AgeColumn,
-			},
 		}},
-		Hooks: serviceHooks{Typed[corev1.Service]{Kind: "Service", Version: "v1"}},
+		Hooks: serviceHooks{Typed[corev1.Service]{Kind: "Service", Version: "v1"}, ips},
 	}
 }
 
@@ -83,7 +87,10 @@ func EndpointSlices() *registry.Definition {
 	}
 }
 
-type serviceHooks struct{ Typed[corev1.Service] }
+type serviceHooks struct {
+	Typed[corev1.Service]
+	ips *ClusterIPs
+}
 
 var (
 	_ registry.CreatePreparer  = serviceHooks{}
@@ -95,6 +102,8 @@ var (
 	_ registry.UnknownFielder  = serviceHooks{}
 	_ registry.NoGeneration    = serviceHooks{}
 	_ registry.NameValidator   = serviceHooks{}
+	_ registry.Allocator       = serviceHooks{}
+	_ registry.TablePrinter    = serviceHooks{}
 )
 
 func (serviceHooks) PatchSchema() any                   { return corev1.Service{} }
@@ -114,7 +123,37 @@ func (h serviceHooks) PrepareForCreate(obj map[string]any) {
 
 func (h serviceHooks) PrepareForUpdate(obj, old map[string]any) {
 	h.trim(obj)
+	// A write that leaves the cluster IP out keeps the allocated one, as
+	// upstream's (kubectl replace of a manifest without it).
+	spec, oldSpec := mapField(obj, "spec"), mapField(old, "spec")
+	if spec["clusterIP"] == nil && spec["type"] != string(corev1.ServiceTypeExternalName) {
+		for _, k := range []string{"clusterIP", "clusterIPs", "ipFamilies", "ipFamilyPolicy"} {
+			if v, ok := oldSpec[k]; ok && spec[k] == nil {
+				spec[k] = v
+			}
+		}
+	}
 	defaultService(obj)
+}
+
+// Allocate implements registry.Allocator.
+func (h serviceHooks) Allocate(ctx context.Context, obj map[string]any) (func(), error) {
+	if h.ips == nil {
+		return func() {}, nil
+	}
+	return h.ips.AllocateService(ctx, obj)
+}
+
+// Release implements registry.Allocator.
+func (h serviceHooks) Release(ctx context.Context, obj map[string]any) {
+	ip, _ := mapField(obj, "spec")["clusterIP"].(string)
+	if h.ips == nil || ip == "" || ip == corev1.ClusterIPNone {
+		return
+	}
+	md := mapField(obj, "metadata")
+	ns, _ := md["namespace"].(string)
+	name, _ := md["name"].(string)
+	h.ips.Release(ctx, ip, ns, name)
 }
 
 // defaultService applies upstream's defaults for what resolution reads:
@@ -166,6 +205,74 @@ func (h serviceHooks) ValidateUpdate(obj, old map[string]any) field.ErrorList {
 		errs = append(errs, field.Invalid(field.NewPath("spec", "clusterIPs").Index(0), svc.Spec.ClusterIP, "may not change once set"))
 	}
 	return errs
+}
+
+func (serviceHooks) TableColumns() []metav1.TableColumnDefinition {
+	doc := corev1.ServiceSpec{}.SwaggerDoc()
+	return []metav1.TableColumnDefinition{
+		nameColumn,
+		{Name: "Type", Type: "string", Description: doc["type"]},
+		{Name: "Cluster-IP", Type: "string", Description: doc["clusterIP"]},
+		{Name: "External-IP", Type: "string", Description: doc["externalIPs"]},
+		{Name: "Port(s)", Type: "string", Description: doc["ports"]},
+		ageColumn,
+		{Name: "Selector", Type: "string", Priority: 1, Description: doc["selector"]},
+	}
+}
+
+// TableRow gives upstream's cells: the first cluster IP, the external
+// addresses by type, the ports as port[:nodePort]/protocol.
+func (h serviceHooks) TableRow(obj map[string]any) []any {
+	svc, _, _ := h.Decode(obj)
+	if svc == nil {
+		svc = &corev1.Service{}
+	}
+	clusterIP := "<none>"
+	if len(svc.Spec.ClusterIPs) > 0 {
+		clusterIP = svc.Spec.ClusterIPs[0]
+	} else if svc.Spec.ClusterIP != "" {
+		clusterIP = svc.Spec.ClusterIP // stored without an allocator
+	}
+	ports := make([]string, len(svc.Spec.Ports))
+	for i, p := range svc.Spec.Ports {
+		ports[i] = fmt.Sprintf("%d/%s", p.Port, p.Protocol)
+		if p.NodePort > 0 {
+			ports[i] = fmt.Sprintf("%d:%d/%s", p.Port, p.NodePort, p.Protocol)
+		}
+	}
+	portCell := strings.Join(ports, ",")
+	if portCell == "" {
+		portCell = "<none>"
+	}
+	return []any{svc.Name, string(svc.Spec.Type), clusterIP, externalIPs(svc), portCell, age(&svc.ObjectMeta), labels.FormatLabels(svc.Spec.Selector)}
+}
+
+func externalIPs(svc *corev1.Service) string {
+	switch svc.Spec.Type {
+	case corev1.ServiceTypeClusterIP, corev1.ServiceTypeNodePort:
+		if len(svc.Spec.ExternalIPs) > 0 {
+			return strings.Join(svc.Spec.ExternalIPs, ",")
+		}
+		return "<none>"
+	case corev1.ServiceTypeLoadBalancer:
+		var ips []string
+		for _, in := range svc.Status.LoadBalancer.Ingress {
+			if in.IP != "" {
+				ips = append(ips, in.IP)
+			} else if in.Hostname != "" {
+				ips = append(ips, in.Hostname)
+			}
+		}
+		slices.Sort(ips)
+		ips = append(slices.Compact(ips), svc.Spec.ExternalIPs...)
+		if len(ips) == 0 {
+			return "<pending>"
+		}
+		return strings.Join(ips, ",")
+	case corev1.ServiceTypeExternalName:
+		return svc.Spec.ExternalName
+	}
+	return "<unknown>"
 }
 
 var serviceTypes = []string{string(corev1.ServiceTypeClusterIP), string(corev1.ServiceTypeExternalName), string(corev1.ServiceTypeLoadBalancer), string(corev1.ServiceTypeNodePort)}

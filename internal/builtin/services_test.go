@@ -1,6 +1,7 @@
 package builtin
 
 import (
+	"fmt"
 	"runtime"
 	"strconv"
 	"strings"
@@ -18,6 +19,18 @@ func decodeYAML(t *testing.T, y string) map[string]any {
 	return obj
 }
 
+// checkErrors fails the case unless got is nil when want is "", or else
+// contains want.
+func checkErrors(t *testing.T, name string, got error, want string) {
+	t.Helper()
+	switch {
+	case want == "" && got != nil:
+		t.Errorf("%s: refused: %v", name, got)
+	case want != "" && (got == nil || !strings.Contains(got.Error(), want)):
+		t.Errorf("%s: errors %v, want %q", name, got, want)
+	}
+}
+
 // line names a case by the line it is written on.
 func line() string {
 	_, _, l, _ := runtime.Caller(1)
@@ -25,7 +38,7 @@ func line() string {
 }
 
 func TestServiceDefaultsAndValidation(t *testing.T) {
-	h := Services().Hooks.(serviceHooks)
+	h := Services(nil).Hooks.(serviceHooks)
 	obj := decodeYAML(t, `
 apiVersion: v1
 kind: Service
@@ -60,12 +73,7 @@ spec:
 		h.PrepareForCreate(obj)
 		errs := h.Validate(obj)
 		got := errs.ToAggregate()
-		switch {
-		case tc.want == "" && got != nil:
-			t.Errorf("%s: refused: %v", tc.name, got)
-		case tc.want != "" && (got == nil || !strings.Contains(got.Error(), tc.want)):
-			t.Errorf("%s: errors %v, want %q", tc.name, got, tc.want)
-		}
+		checkErrors(t, tc.name, got, tc.want)
 	}
 	if msgs := h.ValidateName("Not-A-Label", false); len(msgs) == 0 {
 		t.Error("a name that is no DNS-1035 label was accepted")
@@ -91,11 +99,23 @@ func TestEndpointsAndSlicesValidation(t *testing.T) {
 		obj["apiVersion"], obj["kind"], obj["metadata"] = "discovery.k8s.io/v1", "EndpointSlice", map[string]any{"name": "s"}
 		sh.PrepareForCreate(obj)
 		got := sh.Validate(obj).ToAggregate()
-		switch {
-		case tc.want == "" && got != nil:
-			t.Errorf("%s: refused: %v", tc.name, got)
-		case tc.want != "" && (got == nil || !strings.Contains(got.Error(), tc.want)):
-			t.Errorf("%s: errors %v, want %q", tc.name, got, tc.want)
+		checkErrors(t, tc.name, got, tc.want)
+	}
+}
+
+func TestServiceTableRow(t *testing.T) {
+	h := Services(nil).Hooks.(serviceHooks)
+	for _, tc := range []struct{ name, spec, want string }{
+		{line(), `{clusterIP: 10.0.0.1, clusterIPs: [10.0.0.1], ports: [{name: https, port: 443, targetPort: 6443}]}`, "ClusterIP 10.0.0.1 <none> 443/TCP"},
+		{line(), `{type: NodePort, clusterIPs: [10.0.0.9], ports: [{name: a, port: 80, nodePort: 30080}, {name: b, port: 53, protocol: UDP}]}`, "NodePort 10.0.0.9 <none> 80:30080/TCP,53/UDP"},
+		{line(), `{type: LoadBalancer, clusterIPs: [10.0.0.9], ports: [{port: 80}]}`, "LoadBalancer 10.0.0.9 <pending> 80/TCP"},
+		{line(), `{type: ExternalName, externalName: example.com}`, "ExternalName <none> example.com <none>"},
+	} {
+		obj := decodeYAML(t, "apiVersion: v1\nkind: Service\nmetadata: {name: s}\nspec: "+tc.spec)
+		h.PrepareForCreate(obj)
+		row := h.TableRow(obj)
+		if got := strings.Join(strings.Fields(fmt.Sprintln(row[1:5]...)), " "); got != tc.want {
+			t.Errorf("%s: cells %q, want %q", tc.name, got, tc.want)
 		}
 	}
 }

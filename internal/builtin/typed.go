@@ -51,13 +51,33 @@ func (ty Typed[T]) UnknownFields(obj map[string]any) []string {
 	return out
 }
 
+// StrictErrors implements registry.StrictDecoder.
+func (ty Typed[T]) StrictErrors(body []byte) []string {
+	strict, err := sigsjson.UnmarshalStrict(body, new(T))
+	if err != nil {
+		return nil // CheckType refuses the body in upstream's words
+	}
+	out := make([]string, 0, len(strict))
+	for _, e := range strict {
+		out = append(out, e.Error())
+	}
+	return out
+}
+
 // trim replaces obj's fields other than apiVersion, kind and metadata by
 // their typed form, dropping what the Go type does not have. Metadata is
 // the handler's (already normalized).
-func (ty Typed[T]) trim(obj map[string]any) {
+func (ty Typed[T]) trim(obj map[string]any) { ty.rewrite(obj, nil) }
+
+// rewrite is trim with f applied to the typed form first (defaulting in
+// Go, as upstream's generated defaulters do).
+func (ty Typed[T]) rewrite(obj map[string]any, f func(*T)) {
 	t, _, err := ty.Decode(obj)
 	if err != nil {
 		return // CheckType refused it before this runs
+	}
+	if f != nil {
+		f(t)
 	}
 	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(t)
 	if err != nil {

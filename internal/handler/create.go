@@ -9,6 +9,7 @@ import (
 
 	"github.com/crdserver/crdserver/internal/admission"
 	"github.com/crdserver/crdserver/internal/codec"
+	"github.com/crdserver/crdserver/internal/registry"
 	"github.com/crdserver/crdserver/internal/storage"
 )
 
@@ -53,9 +54,8 @@ func (h *Handler) doCreate(c *call) error {
 // createObject is the create path from a decoded object on: default,
 // record its managed fields, admit, validate, store, answer. A
 // server-side apply to an object that does not exist joins it here.
-func (h *Handler) createObject(c *call, obj map[string]any, dry bool) error {
-	err := pruneAndDefault(c, obj)
-	if err != nil {
+func (h *Handler) createObject(c *call, obj map[string]any, dry bool) (err error) {
+	if err = pruneAndDefault(c, obj); err != nil {
 		return err
 	}
 	fillNamespace(c, obj)
@@ -100,6 +100,18 @@ func (h *Handler) createObject(c *call, obj map[string]any, dry bool) error {
 		}
 		h.writeObject(c, http.StatusCreated, obj)
 		return nil
+	}
+	if a, ok := c.def.Hooks.(registry.Allocator); ok {
+		undo, aerr := a.Allocate(c.r.Context(), obj)
+		if aerr != nil {
+			return aerr
+		}
+		// Freed again unless the object is stored (err is the result).
+		defer func() {
+			if err != nil {
+				undo()
+			}
+		}()
 	}
 	data, err := encodeStored(obj)
 	if err != nil {

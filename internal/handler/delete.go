@@ -184,6 +184,9 @@ func (h *Handler) deleteObject(ctx context.Context, def *registry.Definition, st
 		if err != nil {
 			return nil, false, storageError(err, gr, name, "delete")
 		}
+		if a, ok := def.Hooks.(registry.Allocator); ok {
+			a.Release(ctx, obj)
+		}
 		setRV(obj, rev)
 		return obj, true, nil
 	}

@@ -257,7 +257,12 @@ func decodeBody(c *call) (map[string]any, error) {
 	if err := checkCustomTypeMeta(c, obj, body, ct, mode); err != nil {
 		return nil, err
 	}
-	if err := checkTyped(c, obj, mode, problems); err != nil {
+	if sd, ok := typedHooks(c).(registry.StrictDecoder); ok && mode != "Ignore" && isJSON(ct) {
+		// Upstream's typed decoder lists unknown and duplicate fields
+		// together, in the body's order.
+		problems = sd.StrictErrors(body)
+	}
+	if err := checkTyped(c, obj, ct, mode, problems); err != nil {
 		return nil, err
 	}
 	return obj, nil
@@ -312,13 +317,14 @@ func checkCustomTypeMeta(c *call, obj map[string]any, body []byte, ct, mode stri
 // fieldValidation, and so do the fields the version's schema prunes
 // (when the body is of the URL's version and kind; anything else is
 // refused after decoding).
-func checkTyped(c *call, obj map[string]any, mode string, problems []string) error {
+func checkTyped(c *call, obj map[string]any, ct, mode string, problems []string) error {
 	if tc, ok := typedHooks(c).(registry.TypeChecker); ok {
 		if err := tc.CheckType(obj); err != nil {
 			return apierrors.NewBadRequest(err.Error())
 		}
 	}
-	if uf, ok := typedHooks(c).(registry.UnknownFielder); ok && mode != "Ignore" {
+	_, listed := typedHooks(c).(registry.StrictDecoder)
+	if uf, ok := typedHooks(c).(registry.UnknownFielder); ok && mode != "Ignore" && !(listed && isJSON(ct)) {
 		problems = append(problems, uf.UnknownFields(obj)...)
 	}
 	if s := versionSchema(c); s != nil && isRequestKind(c, obj) {
@@ -337,6 +343,12 @@ func checkTyped(c *call, obj map[string]any, mode string, problems []string) err
 			kind, claimedVersion(c, obj), c.def.Kind, strings.Join(problems, ", ")))
 	}
 	return applyFieldValidation(c, mode, problems)
+}
+
+// isJSON reports whether a request body of type ct is JSON (the default).
+func isJSON(ct string) bool {
+	mt, _, _ := mime.ParseMediaType(ct)
+	return mt == "" || mt == codec.MediaJSON
 }
 
 // claimedVersion is the version of the body's apiVersion, or the URL's

@@ -10,6 +10,11 @@ import (
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	kjson "sigs.k8s.io/json"
 
 	"github.com/crdserver/crdserver/internal/codec"
@@ -69,11 +74,29 @@ func toScale(obj map[string]any, sc *registry.Scale) map[string]any {
 		status["replicas"] = v
 	}
 	if sc.LabelSelectorPath != "" {
-		if v, ok := pathValue(obj, sc.LabelSelectorPath).(string); ok && v != "" {
-			status["selector"] = v
+		v := pathValue(obj, sc.LabelSelectorPath)
+		if m, ok := v.(map[string]any); ok && sc.LabelSelectorObject {
+			v = selectorString(m)
+		}
+		if s, ok := v.(string); ok && s != "" {
+			status["selector"] = s
 		}
 	}
 	return map[string]any{"kind": "Scale", "apiVersion": "autoscaling/v1", "metadata": smd, "spec": spec, "status": status}
+}
+
+// selectorString is a metav1.LabelSelector in its string form; "" when it
+// is not one.
+func selectorString(m map[string]any) string {
+	ls := &metav1.LabelSelector{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, ls); err != nil {
+		return ""
+	}
+	sel, err := metav1.LabelSelectorAsSelector(ls)
+	if err != nil {
+		return ""
+	}
+	return sel.String()
 }
 
 // updateScale writes a Scale's spec.replicas into the object.
@@ -131,7 +154,9 @@ func (h *Handler) updateScale(c *call, sc *registry.Scale) {
 // their scale subresource as on the resource.
 func (h *Handler) patchScale(c *call, sc *registry.Scale) {
 	ct, _, _ := mime.ParseMediaType(c.r.Header.Get("Content-Type"))
-	if ct != jsonPatchType && ct != mergePatchType {
+	// A built-in's Scale is a Go type: strategic merge patches apply to
+	// it too (as merge patches, a Scale having no list to merge).
+	if ct != jsonPatchType && ct != mergePatchType && !(ct == strategicPatchType && goTyped(c.def)) {
 		codec.WriteStatus(c.w, c.r, unsupportedPatch(ct))
 		return
 	}
@@ -222,6 +247,11 @@ func scaleReplicas(c *call, scale *autoscalingv1.Scale) (int64, error) {
 	// custom resource (validateScale), in the resource's words, as
 	// upstream's scale subresource leaves it to the resource's validator.
 	n := int64(scale.Spec.Replicas)
+	if n < 0 && goTyped(c.def) {
+		// A built-in's scale subresource validates the Scale itself.
+		errs := apivalidation.ValidateNonnegativeField(n, field.NewPath("spec", "replicas"))
+		return 0, apierrors.NewInvalid(schema.GroupKind{Group: "autoscaling", Kind: "Scale"}, scale.Name, errs)
+	}
 	if name := scale.Name; name != "" && name != c.info.Name {
 		return 0, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", name, c.info.Name))
 	}

@@ -95,8 +95,8 @@ func validateRules(c *call, obj, old map[string]any, errs field.ErrorList) field
 // (".spec.replicas").
 func validateScale(c *call, obj map[string]any, sub string) field.ErrorList {
 	sc := c.version.Subresources.Scale
-	if sc == nil {
-		return nil
+	if sc == nil || goTyped(c.def) {
+		return nil // built-ins validate their replicas and selector themselves
 	}
 	var errs field.ErrorList
 	if sub != "status" {

@@ -139,6 +139,10 @@ type Scale struct {
 	SpecReplicasPath   string
 	StatusReplicasPath string
 	LabelSelectorPath  string
+	// LabelSelectorObject says the selector path holds a metav1.LabelSelector
+	// (a built-in's spec.selector), which the Scale gives in its string
+	// form; a CRD's path holds the string itself.
+	LabelSelectorObject bool
 }
 
 // PrinterColumn is one additionalPrinterColumns entry.

@@ -96,6 +96,14 @@ type UnknownFielder interface {
 	UnknownFields(obj map[string]any) []string
 }
 
+// StrictDecoder reports a JSON request body's strict decoding errors
+// (unknown and duplicate fields) as upstream's typed decoder words and
+// orders them: in the order the body has them. The handler prefers it to
+// UnknownFielder for JSON bodies.
+type StrictDecoder interface {
+	StrictErrors(body []byte) []string
+}
+
 // TablePrinter renders a resource's Table itself, for columns a JSONPath
 // cannot express.
 type TablePrinter interface {
@@ -174,4 +182,15 @@ type VersionTyped interface {
 type VersionValidator interface {
 	ValidateIn(version string, obj map[string]any) field.ErrorList
 	ValidateUpdateIn(version string, obj, old map[string]any) field.ErrorList
+}
+
+// Allocator reserves what an object holds besides its own key (a
+// Service's cluster IP), shared with other objects of the resource.
+// Allocate runs on create once the object passed validation and
+// admission, just before it is stored: it fills obj's allocated fields
+// and returns undo, which frees them when the store then fails. Release
+// frees what a deleted object held.
+type Allocator interface {
+	Allocate(ctx context.Context, obj map[string]any) (undo func(), err error)
+	Release(ctx context.Context, obj map[string]any)
 }

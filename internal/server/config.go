@@ -33,6 +33,10 @@ type Config struct {
 	// TLSSANs are extra names and IPs for the generated serving certificate.
 	TLSSANs []string
 
+	// ServiceClusterIPRange is the CIDR Services' cluster IPs come from;
+	// the default is upstream's, 10.0.0.0/24.
+	ServiceClusterIPRange string
+
 	// MaxRequestsInflight bounds concurrent non-watch requests; beyond it
 	// requests get 429. 0 means the default (400); negative disables.
 	MaxRequestsInflight int

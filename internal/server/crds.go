@@ -35,6 +35,8 @@ type crdServer struct {
 	s        *Server
 	reg      *registry.Registry
 	builtins []*registry.Definition
+	// swapped, when set, is told after every registry swap.
+	swapped func()
 
 	// served turns true after the first Serve: /readyz waits for it so
 	// that a restarted server answers for its CRDs at once.
@@ -123,6 +125,9 @@ func (c *crdServer) Serve(crds []map[string]any) {
 	c.served.Store(true)
 	if c.s.gc != nil {
 		c.s.gc.ResourcesChanged()
+	}
+	if c.swapped != nil {
+		c.swapped()
 	}
 }
 

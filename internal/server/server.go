@@ -133,13 +133,20 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return nil, err
 	}
 
+	ips, err := builtin.NewClusterIPs(cfg.ServiceClusterIPRange, s.backend,
+		keyPrefix(cfg.EtcdPrefix, ipAddressesGR), keyPrefix(cfg.EtcdPrefix, servicesGR))
+	if err != nil {
+		return nil, err
+	}
 	builtins := []*registry.Definition{
 		builtin.Namespaces(), crd.Definition(), builtin.StorageVersionMigrations(),
-		builtin.Services(), builtin.Endpoints(), builtin.EndpointSlices(),
+		builtin.Services(ips), builtin.Endpoints(), builtin.EndpointSlices(),
 		builtin.ConfigMaps(), builtin.Secrets(), builtin.ServiceAccounts(), builtin.Events(),
 		builtin.PodTemplates(), builtin.Leases(),
+		builtin.Deployments(), builtin.ReplicaSets(), builtin.StatefulSets(), builtin.DaemonSets(),
 		builtin.MutatingWebhookConfigurations(), builtin.ValidatingWebhookConfigurations(),
 		builtin.ValidatingAdmissionPolicies(), builtin.ValidatingAdmissionPolicyBindings(),
+		builtin.APIServices(),
 	}
 	for _, d := range builtins {
 		d.FieldTypes = apply.NewTypes(d)
@@ -182,7 +189,9 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	s.gc = controllers.NewGarbageCollector(&gcServer{s: s, reg: reg}, s.log)
 	s.background.Go(func() { s.gc.Run(bgCtx) })
 	crdStore, _ := s.stores.Store(crdGR)
-	s.crds = &crdServer{s: s, reg: reg, builtins: builtins}
+	apis := newAPIServices(s, reg)
+	s.background.Go(func() { apis.run(bgCtx) })
+	s.crds = &crdServer{s: s, reg: reg, builtins: builtins, swapped: apis.changed}
 	crdc := &controllers.CRDs{Cache: crdStore.Cache, Server: s.crds, Log: s.log}
 	s.background.Go(func() { crdc.Run(bgCtx) })
 	svmStore, _ := s.stores.Store(svmGR)
@@ -239,6 +248,10 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if err := s.PKI.WriteKubeconfig(s.Kubeconfig, s.URL); err != nil {
 		ln.Close()
 		return nil, fmt.Errorf("writing kubeconfig: %w", err)
+	}
+	if err := s.createKubernetesService(ctx, ips, ln.Addr().(*net.TCPAddr).Port); err != nil {
+		ln.Close()
+		return nil, err
 	}
 	s.http = &http.Server{
 		Handler:           chain,

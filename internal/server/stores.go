@@ -44,11 +44,13 @@ func newStores(ctx context.Context, backend storage.Interface, reg *registry.Reg
 
 // keyPrefix is upstream's layout: /registry/<resource>/ for the core group,
 // /registry/<group>/<resource>/ otherwise.
-func (s *stores) keyPrefix(gr schema.GroupResource) string {
+func (s *stores) keyPrefix(gr schema.GroupResource) string { return keyPrefix(s.prefix, gr) }
+
+func keyPrefix(prefix string, gr schema.GroupResource) string {
 	if gr.Group == "" {
-		return s.prefix + "/" + gr.Resource + "/"
+		return prefix + "/" + gr.Resource + "/"
 	}
-	return s.prefix + "/" + gr.Group + "/" + gr.Resource + "/"
+	return prefix + "/" + gr.Group + "/" + gr.Resource + "/"
 }
 
 // ensure starts the store of def if it has none.

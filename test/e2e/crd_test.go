@@ -225,12 +225,14 @@ func TestCRDWalkthrough(t *testing.T) {
 		if want := []string{"crontabs", "ct", "stable.example.com/v1", "true", "CronTab"}; len(rows) != 2 || len(rows[1]) < 6 || !slices.Equal(rows[1][:5], want) || rows[1][len(rows[1])-1] != "all" {
 			t.Errorf("api-resources -o wide: want one row %q ... with CATEGORIES all, got\n%s", want, out)
 		}
-		if out := kubectl(t, srv, "get", "all", "-o", "name"); out != "crontab.stable.example.com/my-new-cron-object\n" {
-			t.Errorf("get all -o name printed %q, want %q", out, "crontab.stable.example.com/my-new-cron-object\n")
+		// The default namespace holds the kubernetes Service, as upstream's.
+		const all = "service/kubernetes\ncrontab.stable.example.com/my-new-cron-object\n"
+		if out := kubectl(t, srv, "get", "all", "-o", "name"); out != all {
+			t.Errorf("get all -o name printed %q, want %q", out, all)
 		}
 		out = kubectl(t, srv, "get", "all")
-		if rows := table(t, out); len(rows) != 2 || !slices.Equal(rows[0], []string{"NAME", "AGE"}) || !strings.HasSuffix(rows[1][0], "my-new-cron-object") {
-			t.Errorf("get all: want the header NAME AGE and one crontab, got\n%s", out)
+		if rows := table(t, out); len(rows) != 4 || !slices.Equal(rows[2], []string{"NAME", "AGE"}) || !strings.HasSuffix(rows[3][0], "my-new-cron-object") {
+			t.Errorf("get all: want the kubernetes Service, then the header NAME AGE and one crontab, got\n%s", out)
 		}
 	})
 

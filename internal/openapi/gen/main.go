@@ -52,6 +52,11 @@ var roots = []string{
 	"io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicy", "io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicyList",
 	"io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicyBinding", "io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicyBindingList",
 	"io.k8s.api.storagemigration.v1.StorageVersionMigration", "io.k8s.api.storagemigration.v1.StorageVersionMigrationList",
+	"io.k8s.api.apps.v1.Deployment", "io.k8s.api.apps.v1.DeploymentList",
+	"io.k8s.api.apps.v1.ReplicaSet", "io.k8s.api.apps.v1.ReplicaSetList",
+	"io.k8s.api.apps.v1.StatefulSet", "io.k8s.api.apps.v1.StatefulSetList",
+	"io.k8s.api.apps.v1.DaemonSet", "io.k8s.api.apps.v1.DaemonSetList",
+	"io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIService", "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceList",
 }
 
 const refPrefix = "#/components/schemas/"

@@ -14,10 +14,7 @@ import (
 	"syscall"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 )
@@ -144,44 +141,7 @@ func startCrdserver(ctx context.Context, paths paths, dir string) (*process, err
 		p.stop()
 		return nil, err
 	}
-	if err := ensureKubernetesService(ctx, p); err != nil {
-		p.stop()
-		return nil, err
-	}
 	return p, nil
-}
-
-// ensureKubernetesService creates the default/kubernetes Service when the
-// server lacks it. kube-apiserver keeps one that names itself; the suite's
-// set-up reads its cluster IP and fails every spec without it. crdserver
-// does not create it yet (issue 15, item 2); creating it here lets the
-// other specs run, and the runner says so.
-func ensureKubernetesService(ctx context.Context, p *process) error {
-	cfg, err := clientcmd.BuildConfigFromFlags("", p.kubeconfig)
-	if err != nil {
-		return err
-	}
-	client, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return err
-	}
-	services := client.CoreV1().Services(metav1.NamespaceDefault)
-	_, err = services.Get(ctx, "kubernetes", metav1.GetOptions{})
-	if err == nil || !apierrors.IsNotFound(err) {
-		return err
-	}
-	svc := &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: "kubernetes", Labels: map[string]string{"component": "apiserver", "provider": "kubernetes"}},
-		Spec: corev1.ServiceSpec{
-			Type:  corev1.ServiceTypeClusterIP,
-			Ports: []corev1.ServicePort{{Name: "https", Port: 443, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromInt32(443)}},
-		},
-	}
-	if _, err := services.Create(ctx, svc, metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("%s has no default/kubernetes Service, and creating one failed: %w", p.name, err)
-	}
-	fmt.Printf("NOTE: %s has no default/kubernetes Service, which the suite's set-up needs; the runner created one\n", p.name)
-	return nil
 }
 
 // crashers are specs that end the whole test binary, not only themselves,

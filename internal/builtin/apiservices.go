@@ -1,0 +1,213 @@
+package builtin
+
+import (
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/validation/path"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
+
+	"github.com/crdserver/crdserver/internal/registry"
+)
+
+// APIServices are stored objects that describe every group/version the
+// server serves, as kube-apiserver's aggregator keeps one per local
+// group/version (its autoregister and crdregistration controllers): all
+// are Local and Available. crdserver aggregates no other servers, so an
+// APIService naming a Service is stored but not proxied to.
+
+// AutomanagedLabel marks the APIServices the server keeps: "onstart" for
+// built-in group/versions, "true" for those of CRDs.
+const AutomanagedLabel = "kube-aggregator.kubernetes.io/automanaged"
+
+// APIServices is the apiregistration.k8s.io/v1 apiservices resource.
+func APIServices() *registry.Definition {
+	return &registry.Definition{
+		Group:    "apiregistration.k8s.io",
+		Resource: "apiservices",
+		Singular: "apiservice",
+		Kind:     "APIService",
+		ListKind: "APIServiceList",
+		Scope:    registry.Cluster,
+		Versions: []registry.Version{{
+			Name: "v1", Served: true, Storage: true,
+			Subresources: registry.Subresources{Status: true},
+		}},
+		Hooks: apiServiceHooks{Typed[apiregistrationv1.APIService]{Kind: "APIService", Version: "v1"}},
+	}
+}
+
+type apiServiceHooks struct {
+	Typed[apiregistrationv1.APIService]
+}
+
+var (
+	_ registry.CreatePreparer  = apiServiceHooks{}
+	_ registry.UpdatePreparer  = apiServiceHooks{}
+	_ registry.Validator       = apiServiceHooks{}
+	_ registry.StrategicMerger = apiServiceHooks{}
+	_ registry.Protobuf        = apiServiceHooks{}
+	_ registry.TypeChecker     = apiServiceHooks{}
+	_ registry.UnknownFielder  = apiServiceHooks{}
+	_ registry.NoGeneration    = apiServiceHooks{}
+	_ registry.TablePrinter    = apiServiceHooks{}
+	_ registry.NameValidator   = apiServiceHooks{}
+)
+
+// ValidateName: "v1." (the core group's) is a valid name; Validate checks
+// that the name is version.group.
+func (apiServiceHooks) ValidateName(name string, prefix bool) []string {
+	return path.ValidatePathSegmentName(name, prefix)
+}
+
+func (apiServiceHooks) PatchSchema() any                   { return apiregistrationv1.APIService{} }
+func (apiServiceHooks) NewProtobuf() registry.ProtoMessage { return &apiregistrationv1.APIService{} }
+func (apiServiceHooks) NoGeneration()                      {}
+
+func (h apiServiceHooks) PrepareForCreate(obj map[string]any) {
+	h.trim(obj)
+	obj["status"] = map[string]any{}
+}
+
+func (h apiServiceHooks) PrepareForUpdate(obj, _ map[string]any) { h.trim(obj) }
+
+// Validate checks what the name and the routing rely on, in upstream's
+// words: the name is version.group, and a Local APIService has no CA.
+func (h apiServiceHooks) Validate(obj map[string]any) field.ErrorList {
+	a, _, err := h.Decode(obj)
+	if err != nil {
+		return field.ErrorList{field.InternalError(nil, err)}
+	}
+	var errs field.ErrorList
+	if want := a.Spec.Version + "." + a.Spec.Group; a.Name != want {
+		errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), a.Name, fmt.Sprintf("must be `spec.version+\".\"+spec.group`: %q", want)))
+	}
+	if a.Spec.Group == "" && a.Spec.Version != "v1" {
+		errs = append(errs, field.Required(field.NewPath("spec", "group"), "only v1 may have an empty group and it better be legacy kube"))
+	}
+	if a.Spec.Group != "" {
+		for _, msg := range validation.IsDNS1123Subdomain(a.Spec.Group) {
+			errs = append(errs, field.Invalid(field.NewPath("spec", "group"), a.Spec.Group, msg))
+		}
+	}
+	for _, msg := range validation.IsDNS1035Label(a.Spec.Version) {
+		errs = append(errs, field.Invalid(field.NewPath("spec", "version"), a.Spec.Version, msg))
+	}
+	if a.Spec.GroupPriorityMinimum <= 0 || a.Spec.GroupPriorityMinimum > 20000 {
+		errs = append(errs, field.Invalid(field.NewPath("spec", "groupPriorityMinimum"), a.Spec.GroupPriorityMinimum, "must be positive and less than 20000"))
+	}
+	if a.Spec.VersionPriority <= 0 || a.Spec.VersionPriority > 1000 {
+		errs = append(errs, field.Invalid(field.NewPath("spec", "versionPriority"), a.Spec.VersionPriority, "must be positive and less than 1000"))
+	}
+	if a.Spec.Service == nil && len(a.Spec.CABundle) > 0 {
+		errs = append(errs, field.Invalid(field.NewPath("spec", "caBundle"), fmt.Sprintf("%d bytes", len(a.Spec.CABundle)), "local APIServices may not have a caBundle"))
+	}
+	return errs
+}
+
+func (h apiServiceHooks) ValidateUpdate(obj, _ map[string]any) field.ErrorList {
+	return h.Validate(obj)
+}
+
+func (apiServiceHooks) TableColumns() []metav1.TableColumnDefinition {
+	return []metav1.TableColumnDefinition{
+		nameColumn,
+		{Name: "Service", Type: "string", Description: "The reference to the service that hosts this API endpoint."},
+		{Name: "Available", Type: "string", Description: "Whether this service is available."},
+		ageColumn,
+	}
+}
+
+func (h apiServiceHooks) TableRow(obj map[string]any) []any {
+	a, _, _ := h.Decode(obj)
+	if a == nil {
+		a = &apiregistrationv1.APIService{}
+	}
+	service := "Local"
+	if s := a.Spec.Service; s != nil {
+		service = s.Namespace + "/" + s.Name
+	}
+	available := string(apiregistrationv1.ConditionUnknown)
+	for _, c := range a.Status.Conditions {
+		if c.Type != apiregistrationv1.Available {
+			continue
+		}
+		available = string(c.Status)
+		if c.Status != apiregistrationv1.ConditionTrue && c.Reason != "" {
+			available = fmt.Sprintf("%s (%s)", c.Status, c.Reason)
+		}
+	}
+	return []any{a.Name, service, available, age(&a.ObjectMeta)}
+}
+
+// apiServicePriorities are kube-apiserver's group and version priorities
+// of the built-in group/versions crdserver may serve. A built-in
+// group/version without one gets no APIService, as upstream's.
+var apiServicePriorities = map[schema.GroupVersion][2]int32{
+	{Version: "v1"}:                                             {18000, 1},
+	{Group: "apps", Version: "v1"}:                              {17800, 15},
+	{Group: "events.k8s.io", Version: "v1"}:                     {17750, 15},
+	{Group: "authentication.k8s.io", Version: "v1"}:             {17700, 15},
+	{Group: "authorization.k8s.io", Version: "v1"}:              {17600, 15},
+	{Group: "autoscaling", Version: "v1"}:                       {17500, 15},
+	{Group: "autoscaling", Version: "v2"}:                       {17500, 30},
+	{Group: "batch", Version: "v1"}:                             {17400, 15},
+	{Group: "certificates.k8s.io", Version: "v1"}:               {17300, 15},
+	{Group: "networking.k8s.io", Version: "v1"}:                 {17200, 15},
+	{Group: "policy", Version: "v1"}:                            {17100, 15},
+	{Group: "rbac.authorization.k8s.io", Version: "v1"}:         {17000, 15},
+	{Group: "storage.k8s.io", Version: "v1"}:                    {16800, 15},
+	{Group: "apiextensions.k8s.io", Version: "v1"}:              {16700, 15},
+	{Group: "admissionregistration.k8s.io", Version: "v1"}:      {16700, 15},
+	{Group: "scheduling.k8s.io", Version: "v1"}:                 {16600, 15},
+	{Group: "coordination.k8s.io", Version: "v1"}:               {16500, 15},
+	{Group: "node.k8s.io", Version: "v1"}:                       {16300, 15},
+	{Group: "discovery.k8s.io", Version: "v1"}:                  {16200, 15},
+	{Group: "flowcontrol.apiserver.k8s.io", Version: "v1"}:      {16100, 21},
+	{Group: "storagemigration.k8s.io", Version: "v1"}:           {15800, 15},
+	{Group: "storagemigration.k8s.io", Version: "v1beta1"}:      {15800, 9},
+	{Group: "storagemigration.k8s.io", Version: "v1alpha1"}:     {15800, 1},
+	{Group: "admissionregistration.k8s.io", Version: "v1beta1"}: {16700, 12},
+}
+
+// NewAPIService returns the stored APIService of a group/version the
+// server serves (custom: a CRD's), or nil when upstream would have none.
+func NewAPIService(gv schema.GroupVersion, custom bool, now time.Time) map[string]any {
+	prio, label := [2]int32{1000, 100}, "true" // CRDs': low, sorted by version name
+	if !custom {
+		var ok bool
+		if prio, ok = apiServicePriorities[gv]; !ok {
+			return nil
+		}
+		label = "onstart"
+	}
+	a := &apiregistrationv1.APIService{
+		TypeMeta: metav1.TypeMeta{APIVersion: "apiregistration.k8s.io/v1", Kind: "APIService"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:              gv.Version + "." + gv.Group,
+			UID:               uuid.NewUUID(),
+			CreationTimestamp: metav1.NewTime(now),
+			Labels:            map[string]string{AutomanagedLabel: label},
+		},
+		Spec: apiregistrationv1.APIServiceSpec{
+			Group: gv.Group, Version: gv.Version,
+			GroupPriorityMinimum: prio[0], VersionPriority: prio[1],
+		},
+		Status: apiregistrationv1.APIServiceStatus{Conditions: []apiregistrationv1.APIServiceCondition{{
+			Type: apiregistrationv1.Available, Status: apiregistrationv1.ConditionTrue,
+			LastTransitionTime: metav1.NewTime(now),
+			Reason:             "Local", Message: "Local APIServices are always available",
+		}}},
+	}
+	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(a)
+	if err != nil {
+		panic(err) // a Go value of a registered type always converts
+	}
+	return obj
+}
