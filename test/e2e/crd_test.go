@@ -508,7 +508,7 @@ func TestCRDChanges(t *testing.T) {
 		kubectl(t, srv, "delete", "namespace", ns, "--wait=false")
 		want := map[string]condition{
 			"NamespaceContentRemaining":    {"NamespaceContentRemaining", "True", "SomeResourcesRemain", "Some resources are remaining: crontabs.stable.example.com has 1 resource instances"},
-			"NamespaceFinalizersRemaining": {"NamespaceFinalizersRemaining", "True", "SomeFinalizerRemain", "Some finalizers are remaining: stable.example.com/finalizer in 1 resource instances"},
+			"NamespaceFinalizersRemaining": {"NamespaceFinalizersRemaining", "True", "SomeFinalizersRemain", "Some content in the namespace has finalizers remaining: stable.example.com/finalizer in 1 resource instances"},
 			"NamespaceDeletionContentFailure": {"NamespaceDeletionContentFailure", "False", "ContentDeleted",
 				"All content successfully deleted, may be waiting on finalization"},
 		}
