@@ -30,11 +30,17 @@ func (h *Handler) update(c *call, sub string) {
 	// for the mutation. obj is copied because a retry starts from it again.
 	// Only now that the object is known to exist may a missing
 	// resourceVersion be refused: upstream answers NotFound first.
-	replace := func(_ map[string]any, _ []byte) (map[string]any, error) {
+	replace := func(cur map[string]any, _ []byte) (map[string]any, error) {
 		if err := requireResourceVersion(c, rv); err != nil {
 			return nil, err
 		}
-		return deepCopy(obj), nil
+		next := deepCopy(obj)
+		if rv == "" {
+			// An unconditional update (the resource allows it) takes the
+			// current object's resourceVersion, as upstream's store does.
+			metadata(next)["resourceVersion"] = metadata(cur)["resourceVersion"]
+		}
+		return next, nil
 	}
 	if err := h.doWrite(c, sub, rv, replace, false); err != nil {
 		codec.WriteStatus(c.w, c.r, err)

@@ -50,6 +50,22 @@ func TestCoreBuiltins(t *testing.T) {
 		})
 	})
 
+	t.Run("unconditional update", func(t *testing.T) {
+		// ConfigMaps, like most built-ins, may be replaced without a
+		// resourceVersion: the last write wins, as upstream's do.
+		ctx := testContext(t, 30*time.Second)
+		cms := srv.Client.CoreV1().ConfigMaps("default")
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "last-write"}, Data: map[string]string{"v": "1"}}
+		if _, err := cms.Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		cm.Data["v"] = "2"
+		got, err := cms.Update(ctx, cm, metav1.UpdateOptions{})
+		if err != nil || got.Data["v"] != "2" || got.ResourceVersion == "" {
+			t.Fatalf("a PUT without resourceVersion: %v, %+v", err, got)
+		}
+	})
+
 	t.Run("kubectl create and get", func(t *testing.T) {
 		cert, key := writeKeyPair(t)
 		for _, args := range [][]string{
@@ -196,7 +212,7 @@ func TestCoreBuiltins(t *testing.T) {
 		if err != nil || string(got.Data["token"]) != "abc" || got.StringData != nil || got.Type != corev1.SecretTypeOpaque {
 			t.Errorf("secret written with stringData reads back as %+v (%v)", got, err)
 		}
-		cms := srv.Client.CoreV1().ConfigMaps(ns)
+		cms := srv.Client.CoreV1().ConfigMaps("default")
 		cm, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "frozen"}, Immutable: ptr(true), Data: map[string]string{"a": "b"}}, metav1.CreateOptions{})
 		if err != nil {
 			t.Fatal(err)
