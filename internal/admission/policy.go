@@ -350,23 +350,9 @@ func (a *Admission) evaluatePolicy(ctx context.Context, p *policy, inv *invocati
 		}
 		return []decision{{message: err.Error(), reason: metav1.StatusReasonInvalid}}
 	}
-	vo, err := objects.get(ctx, inv.kind)
+	vars, err := a.policyVars(ctx, inv, at, objects, params)
 	if err != nil {
-		return nil, apierrors.NewInternalError(err)
-	}
-	req, err := requestMap(newRequest("", inv, at, vo))
-	if err != nil {
-		return nil, apierrors.NewInternalError(err)
-	}
-	vars := cel.PolicyVars{Object: vo.object, OldObject: vo.old, Request: req, Params: params, Variables: map[string]any{}}
-	if at.Namespace != "" && a.namespaces != nil && !isNamespaceResource(at.Resource) {
-		if ls, err := a.namespaces.NamespaceLabels(ctx, at.Namespace); err == nil {
-			labels := map[string]any{}
-			for k, v := range ls {
-				labels[k] = v
-			}
-			vars.Namespace = map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": at.Namespace, "labels": labels}}
-		}
+		return nil, err
 	}
 	budget := uint64(cel.ConditionCostBudget)
 	var spent uint64
@@ -429,4 +415,28 @@ func (a *Admission) evaluatePolicy(ctx context.Context, p *policy, inv *invocati
 		out = append(out, d)
 	}
 	return out, nil
+}
+
+// policyVars are the variables a policy's expressions see on at, in the
+// version inv matched.
+func (a *Admission) policyVars(ctx context.Context, inv *invocation, at *Attributes, objects *versions, params map[string]any) (cel.PolicyVars, error) {
+	vo, err := objects.get(ctx, inv.kind)
+	if err != nil {
+		return cel.PolicyVars{}, apierrors.NewInternalError(err)
+	}
+	req, err := requestMap(newRequest("", inv, at, vo))
+	if err != nil {
+		return cel.PolicyVars{}, apierrors.NewInternalError(err)
+	}
+	vars := cel.PolicyVars{Object: vo.object, OldObject: vo.old, Request: req, Params: params, Variables: map[string]any{}}
+	if at.Namespace != "" && a.namespaces != nil && !isNamespaceResource(at.Resource) {
+		if ls, err := a.namespaces.NamespaceLabels(ctx, at.Namespace); err == nil {
+			labels := map[string]any{}
+			for k, v := range ls {
+				labels[k] = v
+			}
+			vars.Namespace = map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": at.Namespace, "labels": labels}}
+		}
+	}
+	return vars, nil
 }

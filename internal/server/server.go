@@ -133,6 +133,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		builtin.Services(), builtin.Endpoints(), builtin.EndpointSlices(),
 		builtin.MutatingWebhookConfigurations(), builtin.ValidatingWebhookConfigurations(),
 		builtin.ValidatingAdmissionPolicies(), builtin.ValidatingAdmissionPolicyBindings(),
+		builtin.MutatingAdmissionPolicies(), builtin.MutatingAdmissionPolicyBindings(),
 	}
 	for _, d := range builtins {
 		d.FieldTypes = apply.NewTypes(d)
@@ -149,12 +150,13 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return nil, err
 	}
 	adm := admission.New(admission.Config{
-		Clients:    s.webhooks,
-		Source:     storedAdmission{s.stores},
-		Namespaces: storedAdmission{s.stores},
-		Policies:   storedAdmission{s.stores},
-		Params:     storedParams{stores: s.stores, reg: reg},
-		Logger:     s.log,
+		Clients:          s.webhooks,
+		Source:           storedAdmission{s.stores},
+		Namespaces:       storedAdmission{s.stores},
+		Policies:         storedAdmission{s.stores},
+		MutatingPolicies: storedAdmission{s.stores},
+		Params:           storedParams{stores: s.stores, reg: reg},
+		Logger:           s.log,
 	})
 	s.handler = handler.New(handler.Config{Registry: reg, Stores: s.stores, Logger: s.log, Admission: adm})
 
