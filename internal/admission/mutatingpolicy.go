@@ -262,26 +262,12 @@ func (a *Admission) mutateWithPolicy(ctx context.Context, p *mutatingPolicy, inv
 	if vars.Object == nil {
 		return false, nil // a delete: nothing to mutate
 	}
-	var condErrs []error
-	for _, c := range p.conds {
-		v, _, err := c.expr.Eval(ctx, vars)
-		if err != nil {
-			condErrs = append(condErrs, err)
-			continue
-		}
-		if v == false {
-			return false, nil
-		}
+	eval := func(e *cel.Expression) (any, error) {
+		v, _, err := e.Eval(ctx, vars)
+		return v, err
 	}
-	if len(condErrs) > 0 {
-		return false, errors.Join(condErrs...)
-	}
-	for _, v := range p.variables {
-		val, _, err := v.expr.Eval(ctx, vars)
-		if err != nil {
-			return false, fmt.Errorf("variable %q: %w", v.name, err)
-		}
-		vars.Variables[v.name] = val
+	if match, err := prepare(p.policy, vars, eval); !match || err != nil {
+		return false, err
 	}
 	original, obj := vars.Object, vars.Object
 	for _, m := range p.mutations {

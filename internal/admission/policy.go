@@ -364,26 +364,12 @@ func (a *Admission) evaluatePolicy(ctx context.Context, p *policy, inv *invocati
 		}
 		return v, err
 	}
-	var condErrs []error
-	for _, c := range p.conds {
-		v, err := eval(c.expr)
-		if err != nil {
-			condErrs = append(condErrs, err)
-			continue
-		}
-		if v == false {
-			return nil, nil
-		}
+	match, err := prepare(p, vars, eval)
+	if err != nil {
+		return failure(err), nil
 	}
-	if len(condErrs) > 0 {
-		return failure(errors.Join(condErrs...)), nil
-	}
-	for _, v := range p.variables {
-		val, err := eval(v.expr)
-		if err != nil {
-			return failure(fmt.Errorf("variable %q: %w", v.name, err)), nil
-		}
-		vars.Variables[v.name] = val
+	if !match {
+		return nil, nil
 	}
 	var out []decision
 	for _, v := range p.validations {
@@ -439,4 +425,32 @@ func (a *Admission) policyVars(ctx context.Context, inv *invocation, at *Attribu
 		}
 	}
 	return vars, nil
+}
+
+// prepare evaluates a policy's match conditions and, when they all hold,
+// its variables into vars.Variables. Conditions that fail to evaluate are
+// one error together, unless another condition is false.
+func prepare(p *policy, vars cel.PolicyVars, eval func(*cel.Expression) (any, error)) (bool, error) {
+	var condErrs []error
+	for _, c := range p.conds {
+		v, err := eval(c.expr)
+		if err != nil {
+			condErrs = append(condErrs, err)
+			continue
+		}
+		if v == false {
+			return false, nil
+		}
+	}
+	if len(condErrs) > 0 {
+		return false, errors.Join(condErrs...)
+	}
+	for _, v := range p.variables {
+		val, err := eval(v.expr)
+		if err != nil {
+			return false, fmt.Errorf("variable %q: %w", v.name, err)
+		}
+		vars.Variables[v.name] = val
+	}
+	return true, nil
 }
