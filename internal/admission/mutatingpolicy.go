@@ -46,6 +46,9 @@ type mutatingPolicy struct {
 type compiledMutation struct {
 	apply bool // ApplyConfiguration, else JSONPatch
 	expr  *cel.Expression
+	// err is an expression that does not compile: upstream reports it
+	// when the mutation runs, as its binding's failure.
+	err error
 }
 
 type compiledMutatingPolicies struct {
@@ -137,11 +140,7 @@ func compileMutatingPolicy(p *admissionregistrationv1.MutatingAdmissionPolicy) *
 		default:
 			continue
 		}
-		e, err := cel.CompileMutation(expr)
-		if err != nil && mp.err == nil {
-			mp.err = fmt.Errorf("%q: %w", expr, err)
-		}
-		cm.expr = e
+		cm.expr, cm.err = cel.CompileMutation(expr, cm.apply)
 		mp.mutations = append(mp.mutations, cm)
 	}
 	return mp
@@ -271,6 +270,9 @@ func (a *Admission) mutateWithPolicy(ctx context.Context, p *mutatingPolicy, inv
 	}
 	original, obj := vars.Object, vars.Object
 	for _, m := range p.mutations {
+		if m.err != nil {
+			return false, m.err
+		}
 		vars.Object = obj
 		out, cost, err := m.expr.Eval(ctx, vars)
 		if err == nil && cost > celconfig.RuntimeCELCostBudget {

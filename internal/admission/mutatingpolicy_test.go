@@ -96,7 +96,7 @@ func TestMutatingPolicy(t *testing.T) {
 		{name: "bad path ignored", failurePolicy: "Ignore", conditions: "[]", mutations: badPath,
 			want: `{"labels":{"app":"a"},"name":"w1","namespace":"default"}`},
 		{name: "not a list", failurePolicy: "Fail", conditions: "[]", mutations: notList,
-			err: `policy 'p' with binding 'b' denied request: type mismatch: JSONPatchType.expression should evaluate to array`},
+			err: `policy 'p' with binding 'b' denied request: must evaluate to list(JSONPatch) but got JSONPatch`},
 		{name: "type names", failurePolicy: "Fail", conditions: "[]", mutations: wrongType,
 			err: `policy 'p' with binding 'b' denied request: type mismatch:`},
 		{name: "condition error", failurePolicy: "Fail", conditions: `[{name: c, expression: "object.nope == 1"}]`, mutations: addAnno,

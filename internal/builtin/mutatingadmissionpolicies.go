@@ -156,7 +156,7 @@ func validateMutation(m admissionregistrationv1.Mutation, mp *field.Path) field.
 	case strings.TrimSpace(*expr) == "":
 		errs = append(errs, field.Required(ep, ""))
 	default:
-		if _, err := cel.CompileMutation(*expr); err != nil {
+		if _, err := cel.CompileMutation(*expr, m.PatchType == admissionregistrationv1.PatchTypeApplyConfiguration); err != nil {
 			errs = append(errs, field.Invalid(ep, *expr, err.Error()))
 		}
 	}

@@ -20,7 +20,7 @@ func TestMutatingAdmissionPolicyValidation(t *testing.T) {
 		{"apply configuration", rules + `  reinvocationPolicy: IfNeeded
   mutations: [{patchType: ApplyConfiguration, applyConfiguration: {expression: "Object{metadata: Object.metadata{labels: {'a': 'b'}}}"}}]`, nil},
 		{"no mutations", rules, []string{"spec.mutations: Required value: mutations must contain at least one item"}},
-		{"no match constraints", `  mutations: [{patchType: JSONPatch, jsonPatch: {expression: "[]"}}]`, []string{"spec.matchConstraints.resourceRules: Required value"}},
+		{"no match constraints", `  mutations: [{patchType: JSONPatch, jsonPatch: {expression: "[JSONPatch{op: 'test', path: '/a'}]"}}]`, []string{"spec.matchConstraints.resourceRules: Required value"}},
 		{"no patch type", rules + `  mutations: [{jsonPatch: {expression: "[]"}}]`, []string{"spec.mutations[0].patchType: Required value"}},
 		{"unknown patch type", rules + `  mutations: [{patchType: Merge}]`, []string{`spec.mutations[0].patchType: Unsupported value: "Merge": supported values: "ApplyConfiguration", "JSONPatch"`}},
 		{"both set", rules + `  mutations: [{patchType: JSONPatch, applyConfiguration: {expression: "Object{}"}}]`, []string{
@@ -30,11 +30,13 @@ func TestMutatingAdmissionPolicyValidation(t *testing.T) {
 			"spec.mutations[0].applyConfiguration: Required value: must be specified when patchType is ApplyConfiguration",
 			`spec.mutations[0].jsonPatch: Invalid value: "{jsonPatch}": must not be specified when patchType is ApplyConfiguration`}},
 		{"empty expression", rules + `  mutations: [{patchType: JSONPatch, jsonPatch: {expression: " "}}]`, []string{"spec.mutations[0].jsonPatch.expression: Required value"}},
+		{"untyped empty list", rules + `  mutations: [{patchType: JSONPatch, jsonPatch: {expression: "[]"}}]`, []string{`spec.mutations[0].jsonPatch.expression: Invalid value: "[]": must evaluate to list(JSONPatch) but got list(dyn)`}},
 		{"bad expression", rules + `  mutations: [{patchType: JSONPatch, jsonPatch: {expression: "[JSONPatch{op: 1 +}]"}}]`, []string{`spec.mutations[0].jsonPatch.expression: Invalid value: "[JSONPatch{op: 1 +}]": compilation failed: `}},
+		{"wrong result type", rules + `  mutations: [{patchType: ApplyConfiguration, applyConfiguration: {expression: "[JSONPatch{op: 'add'}]"}}]`, []string{`spec.mutations[0].applyConfiguration.expression: Invalid value: "[JSONPatch{op: 'add'}]": must evaluate to Object but got list(JSONPatch)`}},
 		{"bad reinvocation policy", rules + `  reinvocationPolicy: Always
-  mutations: [{patchType: JSONPatch, jsonPatch: {expression: "[]"}}]`, []string{`spec.reinvocationPolicy: Unsupported value: "Always": supported values: "IfNeeded", "Never"`}},
+  mutations: [{patchType: JSONPatch, jsonPatch: {expression: "[JSONPatch{op: 'test', path: '/a'}]"}}]`, []string{`spec.reinvocationPolicy: Unsupported value: "Always": supported values: "IfNeeded", "Never"`}},
 		{"bad failure policy", rules + `  failurePolicy: Maybe
-  mutations: [{patchType: JSONPatch, jsonPatch: {expression: "[]"}}]`, []string{`spec.failurePolicy: Unsupported value: "Maybe": supported values: "Fail", "Ignore"`}},
+  mutations: [{patchType: JSONPatch, jsonPatch: {expression: "[JSONPatch{op: 'test', path: '/a'}]"}}]`, []string{`spec.failurePolicy: Unsupported value: "Maybe": supported values: "Fail", "Ignore"`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			obj := decodeYAML(t, "apiVersion: admissionregistration.k8s.io/v1\nkind: MutatingAdmissionPolicy\nmetadata: {name: p}\nspec:\n"+tc.spec)

@@ -209,11 +209,20 @@ var mutationEnv = func() *cel.Env {
 	return set.StoredExpressionsEnv()
 }()
 
-// CompileMutation compiles a mutation expression.
-func CompileMutation(expr string) (*Expression, error) {
+// CompileMutation compiles a mutation expression: an ApplyConfiguration's
+// when apply (it must return an Object), else a JSONPatch's (a list of
+// JSONPatch). The types must match exactly, as upstream checks them.
+func CompileMutation(expr string, apply bool) (*Expression, error) {
 	ast, iss := mutationEnv.Compile(expr)
 	if iss != nil {
 		return nil, fmt.Errorf("compilation failed: %s", iss.String())
+	}
+	want := cel.ListType(cel.ObjectType("JSONPatch"))
+	if apply {
+		want = cel.ObjectType("Object")
+	}
+	if !ast.OutputType().IsExactType(want) {
+		return nil, fmt.Errorf("must evaluate to %v but got %v", want, ast.OutputType())
 	}
 	prog, err := mutationEnv.Program(ast, cel.CostLimit(PerCallLimit), cel.InterruptCheckFrequency(celconfig.CheckFrequency), cel.EvalOptions(cel.OptTrackCost))
 	if err != nil {
