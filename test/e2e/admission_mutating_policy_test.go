@@ -164,6 +164,13 @@ func TestMutatingAdmissionPolicy(t *testing.T) {
 		t.Errorf("namespace labels %v", ns.Labels)
 	}
 
+	// Served like the other built-ins, server-side apply included.
+	kubectl(t, srv, "apply", "--server-side", "-f", writeManifest(t, "binding.yaml", `apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingAdmissionPolicyBinding
+metadata: {name: applied}
+spec: {policyName: team-label}
+`))
+
 	// A policy whose mutation names no patch field is refused.
 	bad := policies[0].DeepCopy()
 	bad.Name, bad.ResourceVersion = "bad", ""
