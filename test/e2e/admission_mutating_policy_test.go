@@ -155,6 +155,47 @@ func TestMutatingAdmissionPolicy(t *testing.T) {
 		t.Errorf("a failing mutation under Ignore: %v", err)
 	}
 
+	// Upstream's Deployment specs on a CronTab: an ApplyConfiguration that
+	// sets spec.replicas and one that adds an annotation, bound to one
+	// labelled namespace, polled with a marker until admission sees them.
+	kubectl(t, srv, "create", "namespace", "marked")
+	kubectl(t, srv, "label", "namespace", "marked", "e2e-map=marked")
+	for name, expr := range map[string]string{
+		"replicas":   "Object{spec: Object.spec{replicas: 1337}}",
+		"mutated-by": `Object{metadata: Object.metadata{annotations: {"mutated-by": "admission-policy"}}}`,
+	} {
+		p := &admissionregistrationv1.MutatingAdmissionPolicy{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: admissionregistrationv1.MutatingAdmissionPolicySpec{
+			MatchConstraints: &admissionregistrationv1.MatchResources{ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{RuleWithOperations: admissionregistrationv1.RuleWithOperations{
+				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+				Rule:       admissionregistrationv1.Rule{APIGroups: []string{"stable.example.com"}, APIVersions: []string{"v1"}, Resources: []string{"crontabs"}},
+			}}}},
+			Mutations: []admissionregistrationv1.Mutation{{PatchType: admissionregistrationv1.PatchTypeApplyConfiguration, ApplyConfiguration: &admissionregistrationv1.ApplyConfiguration{Expression: expr}}},
+		}}
+		if _, err := arc.MutatingAdmissionPolicies().Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		b := &admissionregistrationv1.MutatingAdmissionPolicyBinding{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: admissionregistrationv1.MutatingAdmissionPolicyBindingSpec{
+			PolicyName:     name,
+			MatchResources: &admissionregistrationv1.MatchResources{NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"e2e-map": "marked"}}},
+		}}
+		if _, err := arc.MutatingAdmissionPolicyBindings().Create(ctx, b, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	marked := srv.Dynamic.Resource(schema.GroupVersionResource{Group: "stable.example.com", Version: "v1", Resource: "crontabs"}).Namespace("marked")
+	waitFor(t, startTimeout, "the marker mutated", func() (bool, error) {
+		created, err := marked.Create(ctx, &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "stable.example.com/v1", "kind": "CronTab", "metadata": map[string]any{"name": "marker"},
+			"spec": map[string]any{"cronSpec": "* * * * */5", "image": "cron", "replicas": int64(1)},
+		}}, metav1.CreateOptions{})
+		if err != nil {
+			return false, err
+		}
+		defer marked.Delete(ctx, "marker", metav1.DeleteOptions{})
+		replicas, _, _ := unstructured.NestedInt64(created.Object, "spec", "replicas")
+		return replicas == 1337 && created.GetAnnotations()["mutated-by"] == "admission-policy", nil
+	})
+
 	// A built-in: Namespaces.
 	ns, err := srv.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "labelled"}}, metav1.CreateOptions{})
 	if err != nil {
