@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	admissionv1 "k8s.io/api/admission/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
@@ -176,4 +177,43 @@ spec:
 func isForbiddenCode(err error) bool {
 	var s apierrors.APIStatus
 	return errors.As(err, &s) && s.Status().Code == 403 && s.Status().Reason == "Invalid"
+}
+
+// Policies run before the webhooks; a policy with reinvocationPolicy
+// IfNeeded runs again when a webhook changed the object after it.
+func TestMutatingPolicyBeforeWebhooks(t *testing.T) {
+	hook := startHook(t)
+	var colorSeen []any
+	wh := webhookAt("color.example.com", hook.on("/color", func(r *admissionv1.AdmissionReview) *admissionv1.AdmissionResponse {
+		var obj map[string]any
+		json.Unmarshal(r.Request.Object.Raw, &obj)
+		colorSeen = append(colorSeen, obj["metadata"].(map[string]any)["labels"].(map[string]any)["copied"])
+		return patch(`[{"op":"add","path":"/spec/color","value":"red"}]`)(r)
+	}), hook.CABundle, admissionregistrationv1.Fail)
+	src := &mutatingSource{
+		policies: []Stored{storedYAML(t, `
+metadata: {name: copy}
+spec:
+  reinvocationPolicy: IfNeeded
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [example.com], apiVersions: [v1], operations: [CREATE], resources: [widgets]}
+  mutations:
+  - patchType: JSONPatch
+    jsonPatch:
+      expression: "[JSONPatch{op: 'add', path: '/metadata/labels/copied', value: has(object.spec.color) ? object.spec.color : 'none'}]"
+`, &admissionregistrationv1.MutatingAdmissionPolicy{})},
+		bindings: []Stored{storedYAML(t, "metadata: {name: copy}\nspec: {policyName: copy}", &admissionregistrationv1.MutatingAdmissionPolicyBinding{})},
+	}
+	a := New(Config{Source: &source{mutating: []Stored{stored("c", true, wh)}}, MutatingPolicies: src})
+	at := widgetAttributes(Create)
+	if err := a.Mutate(context.Background(), at); err != nil {
+		t.Fatal(err)
+	}
+	if len(colorSeen) != 1 || colorSeen[0] != "none" {
+		t.Errorf("the webhook saw labels.copied %v, want [none] (once, after the policy)", colorSeen)
+	}
+	if got := at.Object["metadata"].(map[string]any)["labels"].(map[string]any)["copied"]; got != "red" {
+		t.Errorf("labels.copied = %v, want red (the policy reinvoked)", got)
+	}
 }
