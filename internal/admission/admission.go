@@ -1,7 +1,9 @@
 // Package admission is the request path's admission step: mutating then
 // validating webhooks, registered by MutatingWebhookConfiguration and
-// ValidatingWebhookConfiguration objects, and ValidatingAdmissionPolicies
-// (CEL, in process, before the validating webhooks). Mutate calls the matching
+// ValidatingWebhookConfiguration objects, MutatingAdmissionPolicies (CEL,
+// in process, before the mutating webhooks; mutatingpolicy.go) and
+// ValidatingAdmissionPolicies (CEL, in process, before the validating
+// webhooks). Mutate calls the matching
 // mutating webhooks one after another (configurations in name order,
 // webhooks in their order), applies their JSON patches and reinvokes those
 // with reinvocationPolicy IfNeeded once when a later one changed the
