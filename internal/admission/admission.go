@@ -1,7 +1,9 @@
 // Package admission is the request path's admission step: mutating then
 // validating webhooks, registered by MutatingWebhookConfiguration and
-// ValidatingWebhookConfiguration objects, and ValidatingAdmissionPolicies
-// (CEL, in process, before the validating webhooks). Mutate calls the matching
+// ValidatingWebhookConfiguration objects, MutatingAdmissionPolicies (CEL,
+// in process, before the mutating webhooks; mutatingpolicy.go) and
+// ValidatingAdmissionPolicies (CEL, in process, before the validating
+// webhooks). Mutate calls the matching
 // mutating webhooks one after another (configurations in name order,
 // webhooks in their order), applies their JSON patches and reinvokes those
 // with reinvocationPolicy IfNeeded once when a later one changed the
@@ -65,6 +67,12 @@ type Attributes struct {
 	Versions []string
 	Convert  func(ctx context.Context, obj map[string]any, apiVersion string) (map[string]any, error)
 
+	// MergeApplyConfiguration merges what a MutatingAdmissionPolicy's
+	// ApplyConfiguration built into obj, both of obj's apiVersion and
+	// kind, with the resource's structured-merge-diff types. Nil: such
+	// mutations fail.
+	MergeApplyConfiguration func(obj, patch map[string]any) (map[string]any, error)
+
 	// Warn receives the warnings webhooks return; it may be nil. Validate
 	// calls it from one goroutine at a time.
 	Warn func(text string)
@@ -120,6 +128,9 @@ type Config struct {
 	// Policies lists ValidatingAdmissionPolicies and their bindings; nil
 	// has none.
 	Policies PolicySource
+	// MutatingPolicies lists MutatingAdmissionPolicies and their
+	// bindings; nil has none.
+	MutatingPolicies MutatingPolicySource
 	// Params reads policies' params; nil fails policies with a paramKind.
 	Params Params
 	Logger *slog.Logger
@@ -149,11 +160,14 @@ type Admission struct {
 	policySource     PolicySource
 	params           Params
 	compiledPolicies compiledPolicies
+
+	mutatingSource   MutatingPolicySource
+	compiledMutating compiledMutatingPolicies
 }
 
 // New returns an Admission.
 func New(c Config) *Admission {
-	a := &Admission{clients: c.Clients, metrics: c.Metrics, source: c.Source, namespaces: c.Namespaces, policySource: c.Policies, params: c.Params, log: c.Logger}
+	a := &Admission{clients: c.Clients, metrics: c.Metrics, source: c.Source, namespaces: c.Namespaces, policySource: c.Policies, mutatingSource: c.MutatingPolicies, params: c.Params, log: c.Logger}
 	if a.log == nil {
 		a.log = slog.Default()
 	}

@@ -13,10 +13,11 @@ import (
 	"github.com/crdserver/crdserver/internal/codec"
 )
 
-// Mutate calls the mutating webhooks that match at, one after another,
-// and replaces at.Object with each one's patched result. When a webhook
-// changed the object, the webhooks with reinvocationPolicy IfNeeded that
-// ran before it run once more, in order, after the first round. It
+// Mutate runs the mutating admission policies, then calls the mutating
+// webhooks that match at, one after another, and replaces at.Object with
+// each one's result. When a policy or webhook changed the object, the
+// policies and webhooks with reinvocationPolicy IfNeeded that ran before
+// the change run once more, policies first, after the first round. It
 // returns the first refusal or failure (under failurePolicy Fail).
 func (a *Admission) Mutate(ctx context.Context, at *Attributes) error {
 	if exempt(at) {
@@ -26,18 +27,43 @@ func (a *Admission) Mutate(ctx context.Context, at *Attributes) error {
 	if err != nil {
 		return apierrors.NewInternalError(err)
 	}
-	if len(hooks) == 0 {
-		return nil
+	pr := &reinvocation{reinvoke: map[string]bool{}}
+	if err := a.mutatePolicies(ctx, at, pr, false); err != nil {
+		return err
 	}
 	w := &warner{warn: at.Warn}
 	r := &reinvocation{reinvoke: map[string]bool{}}
 	if err := a.mutateRound(ctx, at, hooks, w, r, false); err != nil {
 		return err
 	}
+	if r.again {
+		// Webhooks changed the object after the policies saw it.
+		for _, k := range pr.invoked {
+			pr.reinvoke[k] = true
+		}
+	}
+	if len(pr.reinvoke) > 0 {
+		before := at.Object
+		if err := a.mutatePolicies(ctx, at, pr, true); err != nil {
+			return err
+		}
+		if !sameObject(before, at.Object) {
+			r.again = true
+			for _, uid := range r.invoked {
+				r.reinvoke[uid] = true
+			}
+		}
+	}
 	if r.again && len(r.reinvoke) > 0 {
 		return a.mutateRound(ctx, at, hooks, w, r, true)
 	}
 	return nil
+}
+
+// sameObject reports whether a and b are the same map: mutations replace
+// at.Object only when they change it.
+func sameObject(a, b map[string]any) bool {
+	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 }
 
 // reinvocation tracks, across the rounds of one request, which webhooks

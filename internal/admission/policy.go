@@ -350,23 +350,9 @@ func (a *Admission) evaluatePolicy(ctx context.Context, p *policy, inv *invocati
 		}
 		return []decision{{message: err.Error(), reason: metav1.StatusReasonInvalid}}
 	}
-	vo, err := objects.get(ctx, inv.kind)
+	vars, err := a.policyVars(ctx, inv, at, objects, params)
 	if err != nil {
-		return nil, apierrors.NewInternalError(err)
-	}
-	req, err := requestMap(newRequest("", inv, at, vo))
-	if err != nil {
-		return nil, apierrors.NewInternalError(err)
-	}
-	vars := cel.PolicyVars{Object: vo.object, OldObject: vo.old, Request: req, Params: params, Variables: map[string]any{}}
-	if at.Namespace != "" && a.namespaces != nil && !isNamespaceResource(at.Resource) {
-		if ls, err := a.namespaces.NamespaceLabels(ctx, at.Namespace); err == nil {
-			labels := map[string]any{}
-			for k, v := range ls {
-				labels[k] = v
-			}
-			vars.Namespace = map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": at.Namespace, "labels": labels}}
-		}
+		return nil, err
 	}
 	budget := uint64(cel.ConditionCostBudget)
 	var spent uint64
@@ -378,26 +364,12 @@ func (a *Admission) evaluatePolicy(ctx context.Context, p *policy, inv *invocati
 		}
 		return v, err
 	}
-	var condErrs []error
-	for _, c := range p.conds {
-		v, err := eval(c.expr)
-		if err != nil {
-			condErrs = append(condErrs, err)
-			continue
-		}
-		if v == false {
-			return nil, nil
-		}
+	match, err := prepare(p, vars, eval)
+	if err != nil {
+		return failure(err), nil
 	}
-	if len(condErrs) > 0 {
-		return failure(errors.Join(condErrs...)), nil
-	}
-	for _, v := range p.variables {
-		val, err := eval(v.expr)
-		if err != nil {
-			return failure(fmt.Errorf("variable %q: %w", v.name, err)), nil
-		}
-		vars.Variables[v.name] = val
+	if !match {
+		return nil, nil
 	}
 	var out []decision
 	for _, v := range p.validations {
@@ -429,4 +401,56 @@ func (a *Admission) evaluatePolicy(ctx context.Context, p *policy, inv *invocati
 		out = append(out, d)
 	}
 	return out, nil
+}
+
+// policyVars are the variables a policy's expressions see on at, in the
+// version inv matched.
+func (a *Admission) policyVars(ctx context.Context, inv *invocation, at *Attributes, objects *versions, params map[string]any) (cel.PolicyVars, error) {
+	vo, err := objects.get(ctx, inv.kind)
+	if err != nil {
+		return cel.PolicyVars{}, apierrors.NewInternalError(err)
+	}
+	req, err := requestMap(newRequest("", inv, at, vo))
+	if err != nil {
+		return cel.PolicyVars{}, apierrors.NewInternalError(err)
+	}
+	vars := cel.PolicyVars{Object: vo.object, OldObject: vo.old, Request: req, Params: params, Variables: map[string]any{}}
+	if at.Namespace != "" && a.namespaces != nil && !isNamespaceResource(at.Resource) {
+		if ls, err := a.namespaces.NamespaceLabels(ctx, at.Namespace); err == nil {
+			labels := map[string]any{}
+			for k, v := range ls {
+				labels[k] = v
+			}
+			vars.Namespace = map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": at.Namespace, "labels": labels}}
+		}
+	}
+	return vars, nil
+}
+
+// prepare evaluates a policy's match conditions and, when they all hold,
+// its variables into vars.Variables. Conditions that fail to evaluate are
+// one error together, unless another condition is false.
+func prepare(p *policy, vars cel.PolicyVars, eval func(*cel.Expression) (any, error)) (bool, error) {
+	var condErrs []error
+	for _, c := range p.conds {
+		v, err := eval(c.expr)
+		if err != nil {
+			condErrs = append(condErrs, err)
+			continue
+		}
+		if v == false {
+			return false, nil
+		}
+	}
+	if len(condErrs) > 0 {
+		return false, errors.Join(condErrs...)
+	}
+	for _, v := range p.variables {
+		val, err := eval(v.expr)
+		if err != nil {
+			return false, fmt.Errorf("variable %q: %w", v.name, err)
+		}
+		vars.Variables[v.name] = val
+	}
+	return true, nil
 }

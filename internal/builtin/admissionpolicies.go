@@ -121,20 +121,35 @@ func (h policyHooks) Validate(obj map[string]any) field.ErrorList {
 	if err != nil {
 		return field.ErrorList{field.InternalError(nil, err)}
 	}
-	var errs field.ErrorList
 	sp := field.NewPath("spec")
-	if fp := p.Spec.FailurePolicy; fp != nil && !slices.Contains(supportedFailure, string(*fp)) {
-		errs = append(errs, field.NotSupported(sp.Child("failurePolicy"), *fp, supportedFailure))
-	}
+	errs := validatePolicyParts(p.Spec.FailurePolicy, p.Spec.MatchConstraints, p.Spec.ParamKind, p.Spec.Variables, p.Spec.MatchConditions, sp)
 	if len(p.Spec.Validations) == 0 && len(p.Spec.AuditAnnotations) == 0 {
 		errs = append(errs, field.Required(sp.Child("validations"), "validations or auditAnnotations must contain at least one item"))
 	}
-	if mc := p.Spec.MatchConstraints; mc == nil || len(mc.ResourceRules) == 0 {
+	for i, v := range p.Spec.Validations {
+		vp := sp.Child("validations").Index(i)
+		errs = append(errs, checkExpression(v.Expression, cel.BoolResult, vp.Child("expression"))...)
+		if v.MessageExpression != "" {
+			errs = append(errs, checkExpression(v.MessageExpression, cel.StringResult, vp.Child("messageExpression"))...)
+		}
+	}
+	return errs
+}
+
+// validatePolicyParts validates what validating and mutating policies
+// share.
+func validatePolicyParts(fp *admissionregistrationv1.FailurePolicyType, mc *admissionregistrationv1.MatchResources, pk *admissionregistrationv1.ParamKind,
+	variables []admissionregistrationv1.Variable, conds []admissionregistrationv1.MatchCondition, sp *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if fp != nil && !slices.Contains(supportedFailure, string(*fp)) {
+		errs = append(errs, field.NotSupported(sp.Child("failurePolicy"), *fp, supportedFailure))
+	}
+	if mc == nil || len(mc.ResourceRules) == 0 {
 		errs = append(errs, field.Required(sp.Child("matchConstraints", "resourceRules"), ""))
 	} else {
 		errs = append(errs, validateMatchResources(mc, sp.Child("matchConstraints"))...)
 	}
-	if pk := p.Spec.ParamKind; pk != nil {
+	if pk != nil {
 		if pk.Kind == "" {
 			errs = append(errs, field.Required(sp.Child("paramKind", "kind"), ""))
 		}
@@ -143,7 +158,7 @@ func (h policyHooks) Validate(obj map[string]any) field.ErrorList {
 		}
 	}
 	names := map[string]bool{}
-	for i, v := range p.Spec.Variables {
+	for i, v := range variables {
 		vp := sp.Child("variables").Index(i)
 		if v.Name == "" {
 			errs = append(errs, field.Required(vp.Child("name"), ""))
@@ -153,14 +168,7 @@ func (h policyHooks) Validate(obj map[string]any) field.ErrorList {
 		names[v.Name] = true
 		errs = append(errs, checkExpression(v.Expression, cel.AnyResult, vp.Child("expression"))...)
 	}
-	for i, v := range p.Spec.Validations {
-		vp := sp.Child("validations").Index(i)
-		errs = append(errs, checkExpression(v.Expression, cel.BoolResult, vp.Child("expression"))...)
-		if v.MessageExpression != "" {
-			errs = append(errs, checkExpression(v.MessageExpression, cel.StringResult, vp.Child("messageExpression"))...)
-		}
-	}
-	for i, c := range p.Spec.MatchConditions {
+	for i, c := range conds {
 		errs = append(errs, checkExpression(c.Expression, cel.BoolResult, sp.Child("matchConditions").Index(i).Child("expression"))...)
 	}
 	return errs
@@ -260,22 +268,28 @@ func (h bindingHooks) Validate(obj map[string]any) field.ErrorList {
 	if mr := b.Spec.MatchResources; mr != nil {
 		errs = append(errs, validateMatchResources(mr, sp.Child("matchResources"))...)
 	}
-	if ref := b.Spec.ParamRef; ref != nil {
-		rp := sp.Child("paramRef")
-		if ref.Name != "" && ref.Selector != nil {
-			errs = append(errs, field.Forbidden(rp.Child("name"), "name and selector are mutually exclusive"))
-		}
-		if ref.Name == "" && ref.Selector == nil {
-			errs = append(errs, field.Required(rp, "one of name or selector must be specified"))
-		}
-		switch a := ref.ParameterNotFoundAction; {
-		case a == nil:
-			errs = append(errs, field.Required(rp.Child("parameterNotFoundAction"), ""))
-		case *a != admissionregistrationv1.DenyAction && *a != admissionregistrationv1.AllowAction:
-			errs = append(errs, field.NotSupported(rp.Child("parameterNotFoundAction"), *a, []string{"Allow", "Deny"}))
-		}
-	}
+	errs = append(errs, validateParamRef(b.Spec.ParamRef, sp.Child("paramRef"))...)
 	return errs
 }
 
 func (h bindingHooks) ValidateUpdate(obj, old map[string]any) field.ErrorList { return h.Validate(obj) }
+
+func validateParamRef(ref *admissionregistrationv1.ParamRef, rp *field.Path) field.ErrorList {
+	if ref == nil {
+		return nil
+	}
+	var errs field.ErrorList
+	if ref.Name != "" && ref.Selector != nil {
+		errs = append(errs, field.Forbidden(rp.Child("name"), "name and selector are mutually exclusive"))
+	}
+	if ref.Name == "" && ref.Selector == nil {
+		errs = append(errs, field.Required(rp, "one of name or selector must be specified"))
+	}
+	switch a := ref.ParameterNotFoundAction; {
+	case a == nil:
+		errs = append(errs, field.Required(rp.Child("parameterNotFoundAction"), ""))
+	case *a != admissionregistrationv1.DenyAction && *a != admissionregistrationv1.AllowAction:
+		errs = append(errs, field.NotSupported(rp.Child("parameterNotFoundAction"), *a, []string{"Allow", "Deny"}))
+	}
+	return errs
+}

@@ -3,12 +3,20 @@ package cel
 import (
 	"context"
 	"fmt"
+	"reflect"
 
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/types"
+	"github.com/google/cel-go/common/types/ref"
+	"github.com/google/cel-go/common/types/traits"
+	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/util/version"
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
+	"k8s.io/apiserver/pkg/cel/common"
 	"k8s.io/apiserver/pkg/cel/environment"
+	"k8s.io/apiserver/pkg/cel/library"
+	"k8s.io/apiserver/pkg/cel/mutation"
+	"k8s.io/apiserver/pkg/cel/mutation/dynamic"
 )
 
 // Admission match conditions: CEL expressions over the admission request
@@ -92,7 +100,7 @@ func nullable(m map[string]any) any {
 // oldObject, request, params, namespaceObject and variables (the values
 // of the policy's variables by name). There is no authorizer.
 
-var policyEnv = func() *cel.Env {
+var basePolicySet = func() *environment.EnvSet {
 	set, err := baseEnv.Extend(environment.VersionedOptions{
 		IntroducedVersion: version.MajorMinor(1, 0),
 		EnvOptions: []cel.EnvOption{
@@ -107,12 +115,17 @@ var policyEnv = func() *cel.Env {
 	if err != nil {
 		panic(fmt.Sprintf("cel: policy environment: %v", err))
 	}
-	return set.StoredExpressionsEnv()
+	return set
 }()
+
+var policyEnv = basePolicySet.StoredExpressionsEnv()
 
 // Expression is a compiled policy expression, safe for concurrent use.
 type Expression struct {
 	prog cel.Program
+	// mutation expressions return their CEL value, for JSONPatchOps and
+	// ApplyConfiguration to read.
+	mutation bool
 }
 
 // PolicyResult is the type an expression must have.
@@ -171,5 +184,109 @@ func (e *Expression) Eval(ctx context.Context, v PolicyVars) (any, uint64, error
 	if err != nil {
 		return nil, cost, err
 	}
+	if e.mutation {
+		return out, cost, nil
+	}
 	return out.Value(), cost, nil
+}
+
+// Mutations: a MutatingAdmissionPolicy's JSONPatch and ApplyConfiguration
+// expressions see what policy expressions see, and may also build the
+// JSONPatch and Object.… types and call jsonpatch.escapeKey, as upstream's
+// environment with patch types offers.
+
+var mutationEnv = func() *cel.Env {
+	set, err := basePolicySet.Extend(environment.VersionedOptions{
+		IntroducedVersion: version.MajorMinor(1, 0),
+		EnvOptions: []cel.EnvOption{
+			common.ResolverEnvOption(&mutation.DynamicTypeResolver{}),
+			environment.UnversionedLib(library.JSONPatch),
+		},
+	})
+	if err != nil {
+		panic(fmt.Sprintf("cel: mutation environment: %v", err))
+	}
+	return set.StoredExpressionsEnv()
+}()
+
+// CompileMutation compiles a mutation expression: an ApplyConfiguration's
+// when apply (it must return an Object), else a JSONPatch's (a list of
+// JSONPatch). The types must match exactly, as upstream checks them.
+func CompileMutation(expr string, apply bool) (*Expression, error) {
+	ast, iss := mutationEnv.Compile(expr)
+	if iss != nil {
+		return nil, fmt.Errorf("compilation failed: %s", iss.String())
+	}
+	want := cel.ListType(cel.ObjectType("JSONPatch"))
+	if apply {
+		want = cel.ObjectType("Object")
+	}
+	if !ast.OutputType().IsExactType(want) {
+		return nil, fmt.Errorf("must evaluate to %v but got %v", want, ast.OutputType())
+	}
+	prog, err := mutationEnv.Program(ast, cel.CostLimit(PerCallLimit), cel.InterruptCheckFrequency(celconfig.CheckFrequency), cel.EvalOptions(cel.OptTrackCost))
+	if err != nil {
+		return nil, fmt.Errorf("program instantiation failed: %v", err)
+	}
+	return &Expression{prog: prog, mutation: true}, nil
+}
+
+// JSONPatchOps converts what a JSONPatch expression returned to JSON patch
+// operations (each with op, path and, when set, from and value); errors are
+// worded as upstream's.
+func JSONPatchOps(v any) ([]map[string]any, error) {
+	iter, ok := v.(traits.Lister)
+	if !ok {
+		return nil, fmt.Errorf("type mismatch: JSONPatchType.expression should evaluate to array")
+	}
+	var ops []map[string]any
+	for it := iter.Iterator(); it.HasNext() == types.True; {
+		native, err := it.Next().ConvertToNative(reflect.TypeOf(&mutation.JSONPatchVal{}))
+		if err != nil {
+			return nil, fmt.Errorf("type mismatch: JSONPatchType.expression should evaluate to array of JSONPatch: %w", err)
+		}
+		p, ok := native.(*mutation.JSONPatchVal)
+		if !ok {
+			return nil, fmt.Errorf("type mismatch: JSONPatchType.expression should evaluate to array of JSONPatch, got element of %T", native)
+		}
+		op := map[string]any{"op": p.Op, "path": p.Path}
+		if p.From != "" {
+			op["from"] = p.From
+		}
+		if p.Val != nil {
+			if obj, ok := p.Val.(*dynamic.ObjectVal); ok {
+				if err := obj.CheckTypeNamesMatchFieldPathNames(); err != nil {
+					return nil, fmt.Errorf("type mismatch: %w", err)
+				}
+			}
+			val, err := p.Val.ConvertToNative(reflect.TypeOf(&structpb.Value{}))
+			if err != nil {
+				return nil, fmt.Errorf("JSONPath valueExpression evaluated to a type that could not marshal to JSON: %w", err)
+			}
+			op["value"] = val.(*structpb.Value).AsInterface()
+		}
+		ops = append(ops, op)
+	}
+	return ops, nil
+}
+
+// ApplyConfiguration converts what an ApplyConfiguration expression
+// returned to the object to merge; errors are worded as upstream's.
+func ApplyConfiguration(v any) (map[string]any, error) {
+	obj, ok := v.(*dynamic.ObjectVal)
+	if !ok {
+		t := "unknown"
+		if rv, ok := v.(ref.Val); ok {
+			t = rv.Type().TypeName()
+		}
+		return nil, fmt.Errorf("unsupported return type from ApplyConfiguration expression: %v", t)
+	}
+	if err := obj.CheckTypeNamesMatchFieldPathNames(); err != nil {
+		return nil, fmt.Errorf("type mismatch: %w", err)
+	}
+	m, ok := obj.Value().(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("invalid return type: %T", v)
+	}
+	return m, nil
 }

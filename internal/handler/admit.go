@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/crdserver/crdserver/internal/admission"
+	"github.com/crdserver/crdserver/internal/apply"
 	"github.com/crdserver/crdserver/internal/authn"
 	"github.com/crdserver/crdserver/internal/conversion"
 )
@@ -122,6 +123,8 @@ func (h *Handler) attributes(c *call, op admission.Operation, obj, old map[strin
 	}
 	if sub == "scale" {
 		at.Kind = schema.GroupVersionKind{Group: "autoscaling", Version: "v1", Kind: "Scale"}
+	} else {
+		at.MergeApplyConfiguration = mergeApplyConfiguration(apply.Of(c.def))
 	}
 	if op == admission.Create {
 		at.Name, _ = metadata(obj)["name"].(string)
@@ -149,6 +152,23 @@ func (h *Handler) attributes(c *call, op admission.Operation, obj, old map[strin
 		}
 	}
 	return at
+}
+
+// mergeApplyConfiguration merges a MutatingAdmissionPolicy's
+// ApplyConfiguration into an object with the types of the object's version.
+func mergeApplyConfiguration(types *apply.Types) func(obj, patch map[string]any) (map[string]any, error) {
+	return func(obj, patch map[string]any) (map[string]any, error) {
+		apiVersion, _ := obj["apiVersion"].(string)
+		gv, err := schema.ParseGroupVersion(apiVersion)
+		if err != nil {
+			return nil, err
+		}
+		pt, err := types.Version(gv.Version)
+		if err != nil {
+			return nil, err
+		}
+		return apply.MergeApplyConfiguration(pt, obj, patch)
+	}
 }
 
 // writeOptions is the options object of a create or update (a patch is an

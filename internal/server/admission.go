@@ -24,6 +24,8 @@ var (
 	namespacesGR         = schema.GroupResource{Resource: "namespaces"}
 	policiesGR           = schema.GroupResource{Group: builtin.AdmissionGroup, Resource: "validatingadmissionpolicies"}
 	policyBindingsGR     = schema.GroupResource{Group: builtin.AdmissionGroup, Resource: "validatingadmissionpolicybindings"}
+	mutatingPoliciesGR   = schema.GroupResource{Group: builtin.AdmissionGroup, Resource: "mutatingadmissionpolicies"}
+	mutatingBindingsGR   = schema.GroupResource{Group: builtin.AdmissionGroup, Resource: "mutatingadmissionpolicybindings"}
 )
 
 // storedAdmission reads webhook configurations and namespace labels from
@@ -34,6 +36,8 @@ var (
 	_ admission.Source       = storedAdmission{}
 	_ admission.Namespaces   = storedAdmission{}
 	_ admission.PolicySource = storedAdmission{}
+
+	_ admission.MutatingPolicySource = storedAdmission{}
 )
 
 func (s storedAdmission) WebhookConfigurations(ctx context.Context, mutating bool) ([]admission.Stored, error) {
@@ -49,6 +53,14 @@ func (s storedAdmission) ValidatingAdmissionPolicies(ctx context.Context) ([]adm
 
 func (s storedAdmission) ValidatingAdmissionPolicyBindings(ctx context.Context) ([]admission.Stored, error) {
 	return s.list(ctx, policyBindingsGR)
+}
+
+func (s storedAdmission) MutatingAdmissionPolicies(ctx context.Context) ([]admission.Stored, error) {
+	return s.list(ctx, mutatingPoliciesGR)
+}
+
+func (s storedAdmission) MutatingAdmissionPolicyBindings(ctx context.Context) ([]admission.Stored, error) {
+	return s.list(ctx, mutatingBindingsGR)
 }
 
 // list reads every object of a resource from its watch cache.

@@ -147,6 +147,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		builtin.MutatingWebhookConfigurations(), builtin.ValidatingWebhookConfigurations(),
 		builtin.ValidatingAdmissionPolicies(), builtin.ValidatingAdmissionPolicyBindings(),
 		builtin.APIServices(),
+		builtin.MutatingAdmissionPolicies(), builtin.MutatingAdmissionPolicyBindings(),
 	}
 	for _, d := range builtins {
 		d.FieldTypes = apply.NewTypes(d)
@@ -165,13 +166,14 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return nil, err
 	}
 	adm := admission.New(admission.Config{
-		Clients:    s.webhooks,
-		Source:     storedAdmission{s.stores},
-		Namespaces: storedAdmission{s.stores},
-		Policies:   storedAdmission{s.stores},
-		Params:     storedParams{stores: s.stores, reg: reg},
-		Logger:     s.log,
-		Metrics:    s.metrics,
+		Clients:          s.webhooks,
+		Source:           storedAdmission{s.stores},
+		Namespaces:       storedAdmission{s.stores},
+		Policies:         storedAdmission{s.stores},
+		MutatingPolicies: storedAdmission{s.stores},
+		Params:           storedParams{stores: s.stores, reg: reg},
+		Logger:           s.log,
+		Metrics:          s.metrics,
 	})
 	s.handler = handler.New(handler.Config{Registry: reg, Stores: s.stores, Logger: s.log, Admission: adm, Metrics: s.metrics})
 
