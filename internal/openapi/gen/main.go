@@ -51,6 +51,8 @@ var roots = []string{
 	"io.k8s.api.admissionregistration.v1.ValidatingWebhookConfiguration", "io.k8s.api.admissionregistration.v1.ValidatingWebhookConfigurationList",
 	"io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicy", "io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicyList",
 	"io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicyBinding", "io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicyBindingList",
+	"io.k8s.api.admissionregistration.v1.MutatingAdmissionPolicy", "io.k8s.api.admissionregistration.v1.MutatingAdmissionPolicyList",
+	"io.k8s.api.admissionregistration.v1.MutatingAdmissionPolicyBinding", "io.k8s.api.admissionregistration.v1.MutatingAdmissionPolicyBindingList",
 	"io.k8s.api.storagemigration.v1.StorageVersionMigration", "io.k8s.api.storagemigration.v1.StorageVersionMigrationList",
 	"io.k8s.api.apps.v1.Deployment", "io.k8s.api.apps.v1.DeploymentList",
 	"io.k8s.api.apps.v1.ReplicaSet", "io.k8s.api.apps.v1.ReplicaSetList",
