@@ -2,6 +2,7 @@ package builtin
 
 import (
 	"slices"
+	"strings"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -11,46 +12,42 @@ import (
 )
 
 // ValidatingAdmissionPolicies and their bindings (admissionregistration.k8s.io/v1):
-// CEL validations the admission package runs in process.
+// CEL validations the admission package runs in process; a controller
+// (the server's policy type checker) writes status.typeChecking.
 //
-// Not done (yet): status.typeChecking (no controller checks expressions
-// against schemas), validation of every field upstream checks (the
+// Not done (yet): validation of every field upstream checks (the
 // expressions, rules, actions, names and param references are checked).
 
 // ValidatingAdmissionPolicies is the validatingadmissionpolicies resource.
 func ValidatingAdmissionPolicies() *registry.Definition {
-	return &registry.Definition{
-		Group:      AdmissionGroup,
-		Resource:   "validatingadmissionpolicies",
-		Singular:   "validatingadmissionpolicy",
-		Kind:       "ValidatingAdmissionPolicy",
-		ListKind:   "ValidatingAdmissionPolicyList",
-		Categories: []string{"api-extensions"},
-		Scope:      registry.Cluster,
-		Versions: []registry.Version{{
-			Name: "v1", Served: true, Storage: true,
-			Subresources:   registry.Subresources{Status: true},
-			PrinterColumns: []registry.PrinterColumn{registry.AgeColumn},
-		}},
-		Hooks: policyHooks{Typed[admissionregistrationv1.ValidatingAdmissionPolicy]{Kind: "ValidatingAdmissionPolicy", Version: "v1"}},
-	}
+	return policyResource("validatingadmissionpolicies", "ValidatingAdmissionPolicy", true,
+		policyHooks{Typed[admissionregistrationv1.ValidatingAdmissionPolicy]{Kind: "ValidatingAdmissionPolicy", Version: "v1"}})
 }
 
 // ValidatingAdmissionPolicyBindings is the validatingadmissionpolicybindings resource.
 func ValidatingAdmissionPolicyBindings() *registry.Definition {
+	return policyResource("validatingadmissionpolicybindings", "ValidatingAdmissionPolicyBinding", false,
+		bindingHooks{Typed[admissionregistrationv1.ValidatingAdmissionPolicyBinding]{Kind: "ValidatingAdmissionPolicyBinding", Version: "v1"}})
+}
+
+// policyResource is the definition of an admission policy resource or of
+// its bindings: cluster-scoped, v1 only, in the api-extensions category,
+// with a status subresource when status.
+func policyResource(resource, kind string, status bool, hooks any) *registry.Definition {
 	return &registry.Definition{
 		Group:      AdmissionGroup,
-		Resource:   "validatingadmissionpolicybindings",
-		Singular:   "validatingadmissionpolicybinding",
-		Kind:       "ValidatingAdmissionPolicyBinding",
-		ListKind:   "ValidatingAdmissionPolicyBindingList",
+		Resource:   resource,
+		Singular:   strings.ToLower(kind),
+		Kind:       kind,
+		ListKind:   kind + "List",
 		Categories: []string{"api-extensions"},
 		Scope:      registry.Cluster,
 		Versions: []registry.Version{{
 			Name: "v1", Served: true, Storage: true,
+			Subresources:   registry.Subresources{Status: status},
 			PrinterColumns: []registry.PrinterColumn{registry.AgeColumn},
 		}},
-		Hooks: bindingHooks{Typed[admissionregistrationv1.ValidatingAdmissionPolicyBinding]{Kind: "ValidatingAdmissionPolicyBinding", Version: "v1"}},
+		Hooks: hooks,
 	}
 }
 

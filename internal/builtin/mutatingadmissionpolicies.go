@@ -17,38 +17,14 @@ import (
 
 // MutatingAdmissionPolicies is the mutatingadmissionpolicies resource.
 func MutatingAdmissionPolicies() *registry.Definition {
-	return &registry.Definition{
-		Group:      AdmissionGroup,
-		Resource:   "mutatingadmissionpolicies",
-		Singular:   "mutatingadmissionpolicy",
-		Kind:       "MutatingAdmissionPolicy",
-		ListKind:   "MutatingAdmissionPolicyList",
-		Categories: []string{"api-extensions"},
-		Scope:      registry.Cluster,
-		Versions: []registry.Version{{
-			Name: "v1", Served: true, Storage: true,
-			PrinterColumns: []registry.PrinterColumn{registry.AgeColumn},
-		}},
-		Hooks: mutatingPolicyHooks{Typed[admissionregistrationv1.MutatingAdmissionPolicy]{Kind: "MutatingAdmissionPolicy", Version: "v1"}},
-	}
+	return policyResource("mutatingadmissionpolicies", "MutatingAdmissionPolicy", false,
+		mutatingPolicyHooks{Typed[admissionregistrationv1.MutatingAdmissionPolicy]{Kind: "MutatingAdmissionPolicy", Version: "v1"}})
 }
 
 // MutatingAdmissionPolicyBindings is the mutatingadmissionpolicybindings resource.
 func MutatingAdmissionPolicyBindings() *registry.Definition {
-	return &registry.Definition{
-		Group:      AdmissionGroup,
-		Resource:   "mutatingadmissionpolicybindings",
-		Singular:   "mutatingadmissionpolicybinding",
-		Kind:       "MutatingAdmissionPolicyBinding",
-		ListKind:   "MutatingAdmissionPolicyBindingList",
-		Categories: []string{"api-extensions"},
-		Scope:      registry.Cluster,
-		Versions: []registry.Version{{
-			Name: "v1", Served: true, Storage: true,
-			PrinterColumns: []registry.PrinterColumn{registry.AgeColumn},
-		}},
-		Hooks: mutatingBindingHooks{Typed[admissionregistrationv1.MutatingAdmissionPolicyBinding]{Kind: "MutatingAdmissionPolicyBinding", Version: "v1"}},
-	}
+	return policyResource("mutatingadmissionpolicybindings", "MutatingAdmissionPolicyBinding", false,
+		mutatingBindingHooks{Typed[admissionregistrationv1.MutatingAdmissionPolicyBinding]{Kind: "MutatingAdmissionPolicyBinding", Version: "v1"}})
 }
 
 type mutatingPolicyHooks struct {
