@@ -63,7 +63,7 @@ func Endpoints() *registry.Definition {
 			Name: "v1", Served: true, Storage: true,
 			PrinterColumns: []registry.PrinterColumn{registry.AgeColumn},
 		}},
-		Hooks: endpointsHooks{Typed[corev1.Endpoints]{Kind: "Endpoints", Version: "v1"}},
+		Hooks: endpointsHooks{stored: newStored[corev1.Endpoints]("Endpoints", "v1")},
 	}
 }
 
@@ -83,7 +83,7 @@ func EndpointSlices() *registry.Definition {
 				registry.AgeColumn,
 			},
 		}},
-		Hooks: endpointSliceHooks{Typed[discoveryv1.EndpointSlice]{Kind: "EndpointSlice", Version: "v1"}},
+		Hooks: endpointSliceHooks{newStored[discoveryv1.EndpointSlice]("EndpointSlice", "v1")},
 	}
 }
 
@@ -348,22 +348,18 @@ func validateProtocol(proto string, p *field.Path) field.ErrorList {
 	return field.ErrorList{field.NotSupported(p, proto, protocols)}
 }
 
-type endpointsHooks struct{ Typed[corev1.Endpoints] }
+// endpointsHooks are the stored hooks (typed checks, strategic merge,
+// protobuf, unconditional updates) with the protocol defaults; Endpoints
+// keep no generation.
+type endpointsHooks struct {
+	stored[corev1.Endpoints]
+	noGeneration
+}
 
 var (
-	_ registry.CreatePreparer  = endpointsHooks{}
-	_ registry.UpdatePreparer  = endpointsHooks{}
-	_ registry.Validator       = endpointsHooks{}
-	_ registry.StrategicMerger = endpointsHooks{}
-	_ registry.Protobuf        = endpointsHooks{}
-	_ registry.TypeChecker     = endpointsHooks{}
-	_ registry.UnknownFielder  = endpointsHooks{}
-	_ registry.NoGeneration    = endpointsHooks{}
+	_ registry.Validator    = endpointsHooks{}
+	_ registry.NoGeneration = endpointsHooks{}
 )
-
-func (endpointsHooks) PatchSchema() any                   { return corev1.Endpoints{} }
-func (endpointsHooks) NewProtobuf() registry.ProtoMessage { return &corev1.Endpoints{} }
-func (endpointsHooks) NoGeneration()                      {}
 
 func (h endpointsHooks) PrepareForCreate(obj map[string]any) {
 	h.trim(obj)
@@ -429,22 +425,12 @@ func validateIP(ip string, p *field.Path) field.ErrorList {
 	return nil
 }
 
+// endpointSliceHooks are the stored hooks with the protocol defaults.
 type endpointSliceHooks struct {
-	Typed[discoveryv1.EndpointSlice]
+	stored[discoveryv1.EndpointSlice]
 }
 
-var (
-	_ registry.CreatePreparer  = endpointSliceHooks{}
-	_ registry.UpdatePreparer  = endpointSliceHooks{}
-	_ registry.Validator       = endpointSliceHooks{}
-	_ registry.StrategicMerger = endpointSliceHooks{}
-	_ registry.Protobuf        = endpointSliceHooks{}
-	_ registry.TypeChecker     = endpointSliceHooks{}
-	_ registry.UnknownFielder  = endpointSliceHooks{}
-)
-
-func (endpointSliceHooks) PatchSchema() any                   { return discoveryv1.EndpointSlice{} }
-func (endpointSliceHooks) NewProtobuf() registry.ProtoMessage { return &discoveryv1.EndpointSlice{} }
+var _ registry.Validator = endpointSliceHooks{}
 
 func (h endpointSliceHooks) PrepareForCreate(obj map[string]any) {
 	h.trim(obj)
