@@ -1,6 +1,7 @@
 package apply
 
 import (
+	"maps"
 	"slices"
 	"strings"
 
@@ -114,7 +115,7 @@ func mergeSelf(prev *rawEntry, self, apiVersion string, changed, cur *fieldpath.
 		// The usual update: the writer owned what it changed already.
 		r := *prev
 		if r.time != t {
-			r.e = copyEntry(r.e)
+			r.e = maps.Clone(r.e)
 			r.e["time"] = t
 			r.time = t
 		}
@@ -204,18 +205,10 @@ func ownsExactly(f map[string]any, paths []keyPath, cur *fieldpath.Set) bool {
 }
 
 func withFields(r rawEntry, f map[string]any) rawEntry {
-	r.e = copyEntry(r.e)
+	r.e = maps.Clone(r.e)
 	r.e["fieldsV1"] = f
 	r.fields = f
 	return r
-}
-
-func copyEntry(e map[string]any) map[string]any {
-	out := make(map[string]any, len(e)+1)
-	for k, v := range e {
-		out[k] = v
-	}
-	return out
 }
 
 // sortedEntries returns the entries in upstream's order: by operation

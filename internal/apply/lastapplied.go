@@ -3,6 +3,7 @@ package apply
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"sigs.k8s.io/structured-merge-diff/v6/merge"
@@ -69,9 +70,9 @@ func (m *Manager) notLastApplied(live map[string]any, liveT *typed.TypedValue, c
 func withLastApplied(obj, patch map[string]any) (map[string]any, error) {
 	cfg := shallowWithoutManagedFields(patch)
 	if pa, ok := metadata(patch)["annotations"].(map[string]any); ok {
-		cfg = copyEntry(cfg)
-		md := copyEntry(metadata(cfg))
-		a := copyEntry(pa)
+		cfg = maps.Clone(cfg)
+		md := maps.Clone(metadata(cfg))
+		a := maps.Clone(pa)
 		delete(a, lastAppliedAnnotation)
 		md["annotations"] = a
 		cfg["metadata"] = md
@@ -87,7 +88,10 @@ func withLastApplied(obj, patch map[string]any) (map[string]any, error) {
 		annotations[k], _ = v.(string)
 	}
 	annotations[lastAppliedAnnotation] = string(b) + "\n"
-	out := copyEntry(src)
+	out := maps.Clone(src)
+	if out == nil {
+		out = map[string]any{}
+	}
 	if apivalidation.ValidateAnnotationsSize(annotations) != nil {
 		delete(out, lastAppliedAnnotation)
 	} else {

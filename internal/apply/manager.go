@@ -3,6 +3,7 @@ package apply
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -284,17 +285,7 @@ func (m *Manager) Apply(live, patch map[string]any, manager string, force bool) 
 // belongs to an Update manager "before-first-apply", so that the apply
 // conflicts where it changes a value.
 func (m *Manager) beforeFirstApply(live map[string]any) (*managed, error) {
-	obj := make(map[string]any, len(live))
-	for k, v := range live {
-		obj[k] = v
-	}
-	md := make(map[string]any, len(metadata(live)))
-	for k, v := range metadata(live) {
-		if k != "managedFields" {
-			md[k] = v
-		}
-	}
-	obj["metadata"] = md
+	obj := withoutManagedFields(live) // update sets obj's managedFields
 	if err := m.update(nil, obj, "before-first-apply"); err != nil {
 		return nil, err
 	}
@@ -356,9 +347,9 @@ func (c converter) Convert(tv *typed.TypedValue, version fieldpath.APIVersion) (
 	// obj is the typed value's own map: converting must not change it
 	// (None conversion sets apiVersion in place), so the converter gets a
 	// shallow copy.
-	out := make(map[string]any, len(obj))
-	for k, v := range obj {
-		out[k] = v
+	out := maps.Clone(obj)
+	if out == nil {
+		out = map[string]any{}
 	}
 	if c.m.Convert != nil && obj != nil {
 		if out, err = c.m.Convert(out, string(version)); err != nil {
@@ -483,21 +474,22 @@ func setManagedFields(obj map[string]any, list []any) {
 // shallowWithoutManagedFields returns obj, or a shallow copy of it whose
 // metadata lacks managedFields.
 func shallowWithoutManagedFields(obj map[string]any) map[string]any {
-	md := metadata(obj)
-	if _, ok := md["managedFields"]; !ok {
+	if _, ok := metadata(obj)["managedFields"]; !ok {
 		return obj
 	}
-	out := make(map[string]any, len(obj))
-	for k, v := range obj {
-		out[k] = v
+	return withoutManagedFields(obj)
+}
+
+// withoutManagedFields returns a shallow copy of obj whose metadata, a
+// copy too, lacks managedFields.
+func withoutManagedFields(obj map[string]any) map[string]any {
+	out := maps.Clone(obj)
+	md := maps.Clone(metadata(obj))
+	if md == nil {
+		md = map[string]any{}
 	}
-	md2 := make(map[string]any, len(md))
-	for k, v := range md {
-		if k != "managedFields" {
-			md2[k] = v
-		}
-	}
-	out["metadata"] = md2
+	delete(md, "managedFields")
+	out["metadata"] = md
 	return out
 }
 
