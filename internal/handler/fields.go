@@ -50,13 +50,11 @@ func resetFields(c *call, sub string) map[fieldpath.APIVersion]*fieldpath.Set {
 	}
 	switch sub {
 	case "":
-		return map[fieldpath.APIVersion]*fieldpath.Set{
-			fieldpath.APIVersion(c.apiVersion()): fieldpath.NewSet(fieldpath.MakePathOrDie("status")),
-		}
+		return map[fieldpath.APIVersion]*fieldpath.Set{fieldpath.APIVersion(c.apiVersion()): statusFields}
 	case "status":
-		reset := fieldpath.NewSet(fieldpath.MakePathOrDie("spec"))
+		reset := specFields
 		if c.def.Custom() {
-			reset.Insert(fieldpath.MakePathOrDie("metadata"))
+			reset = specAndMetadataFields
 		}
 		out := make(map[fieldpath.APIVersion]*fieldpath.Set, len(c.def.Versions))
 		for _, v := range c.def.Versions {
@@ -66,6 +64,13 @@ func resetFields(c *call, sub string) map[fieldpath.APIVersion]*fieldpath.Set {
 	}
 	return nil
 }
+
+// The reset field sets, built once: filters only read them.
+var (
+	statusFields          = fieldpath.NewSet(fieldpath.MakePathOrDie("status"))
+	specFields            = fieldpath.NewSet(fieldpath.MakePathOrDie("spec"))
+	specAndMetadataFields = fieldpath.NewSet(fieldpath.MakePathOrDie("spec"), fieldpath.MakePathOrDie("metadata"))
+)
 
 // replicasPaths maps each apiVersion of the resource to its scale
 // subresource's replicas path (nil without the subresource).
