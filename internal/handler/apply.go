@@ -76,7 +76,7 @@ func (h *Handler) doApply(c *call, sub string) error {
 	}
 	if sub == "" {
 		c.createMissing = func() error {
-			if md := metadata(patch); md != nil && md["name"] == nil {
+			if md := metadata(patch); md["name"] == nil {
 				md["name"] = c.info.Name
 			}
 			obj, err := merge(nil)
