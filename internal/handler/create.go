@@ -68,6 +68,9 @@ func (h *Handler) createObject(c *call, obj map[string]any, dry bool) (err error
 	if obj, err = toHooksVersion(c, obj); err != nil {
 		return err
 	}
+	if cr, ok := c.def.Hooks.(registry.Creator); ok {
+		return h.createUnstored(c, cr, obj)
+	}
 	h.prepareCreate(c, obj)
 	name, _ := metadata(obj)["name"].(string)
 	if c.def.Terminating {
@@ -125,6 +128,26 @@ func (h *Handler) createObject(c *call, obj map[string]any, dry bool) (err error
 		return storageError(err, c.gr(), name, "create")
 	}
 	h.writeStored(c, http.StatusCreated, key, obj, data, rev)
+	return nil
+}
+
+// createUnstored answers a create of a resource that stores nothing (a
+// review): validate, admit, and answer with what the hooks compute.
+func (h *Handler) createUnstored(c *call, cr registry.Creator, obj map[string]any) error {
+	if v, ok := c.def.Hooks.(registry.Validator); ok {
+		if errs := v.Validate(obj); len(errs) > 0 {
+			name, _ := metadata(obj)["name"].(string)
+			return apierrors.NewInvalid(schema.GroupKind{Group: c.def.Group, Kind: c.def.Kind}, name, errs)
+		}
+	}
+	if err := h.validateAdmission(c, admission.Create, obj, nil, ""); err != nil {
+		return err
+	}
+	out, err := cr.Create(c.r.Context(), obj)
+	if err != nil {
+		return err
+	}
+	h.writeObject(c, http.StatusCreated, out)
 	return nil
 }
 

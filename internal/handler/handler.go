@@ -196,13 +196,26 @@ func unknownSubresource(c *call) error {
 	}
 	for _, o := range c.version.Subresources.Other {
 		if o.Name == c.info.Subresource {
-			return apierrors.NewGenericServerResponse(http.StatusMethodNotAllowed, "", schema.GroupResource{}, "", "", 0, false)
+			return methodNotAllowed()
 		}
 	}
 	return codec.NotFound()
 }
 
+// methodNotAllowed is upstream's REST router's 405 for a path it serves
+// with other methods.
+func methodNotAllowed() error {
+	return apierrors.NewGenericServerResponse(http.StatusMethodNotAllowed, "", schema.GroupResource{}, "", "", 0, false)
+}
+
 func (h *Handler) serveMain(c *call) {
+	if c.def.Verbs != nil && !slices.Contains(c.def.Verbs, c.info.Verb) {
+		// A built-in that serves fewer verbs (namespaces have no
+		// deletecollection, reviews only create): upstream registers no
+		// route for the others.
+		codec.WriteStatus(c.w, c.r, methodNotAllowed())
+		return
+	}
 	switch c.info.Verb {
 	case "get":
 		h.get(c)

@@ -170,6 +170,7 @@ func TestErrors(t *testing.T) {
 		at(errCase{name: "bad json patch", req: req{method: "PATCH", path: "/api/v1/namespaces/exists", body: `{}`, contentType: "application/json-patch+json"}, code: 400, reason: metav1.StatusReasonBadRequest}),
 		at(errCase{name: "delete uid precondition", req: req{method: "DELETE", path: "/api/v1/namespaces/exists", body: `{"preconditions":{"uid":"nope"}}`}, code: 409, reason: metav1.StatusReasonConflict, message: `Operation cannot be fulfilled on Namespace "exists": the UID in the precondition (nope) does not match the UID in record (`}),
 		at(errCase{name: "delete rv precondition", req: req{method: "DELETE", path: "/api/v1/namespaces/exists", body: `{"preconditions":{"resourceVersion":"1"}}`}, code: 409, reason: metav1.StatusReasonConflict}),
+		at(errCase{name: "namespaces have no deletecollection", req: req{method: "DELETE", path: "/api/v1/namespaces"}, code: 405, reason: metav1.StatusReasonMethodNotAllowed}),
 		at(errCase{name: "delete missing", req: req{method: "DELETE", path: "/api/v1/namespaces/missing"}, code: 404, reason: metav1.StatusReasonNotFound}),
 		at(errCase{name: "bad dryRun", req: req{method: "POST", path: "/api/v1/namespaces?dryRun=Some", body: ns("dry")}, code: 422, reason: metav1.StatusReasonInvalid,
 			message: `CreateOptions.meta.k8s.io "" is invalid: dryRun: Unsupported value: ["Some"]: supported values: "All"`}),

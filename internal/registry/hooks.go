@@ -51,6 +51,17 @@ type SubresourceUpdater interface {
 	UpdateSubresource(name string, obj, old map[string]any) (map[string]any, bool)
 }
 
+// Creator answers creates without storing anything: the reviews
+// (TokenReview, SubjectAccessReview, SelfSubjectReview) compute their
+// status from the request and the caller (authn.UserFrom(ctx)) and return
+// the object that answers. As upstream's review storage does, such a
+// create skips object-metadata rules (a review needs no name) and the
+// namespace's existence; Validator, when the hooks have it, still runs,
+// and so does admission. Its definition's Verbs should be just "create".
+type Creator interface {
+	Create(ctx context.Context, obj map[string]any) (map[string]any, error)
+}
+
 // NoGeneration marks resources that do not track metadata.generation.
 type NoGeneration interface {
 	NoGeneration()
