@@ -27,6 +27,11 @@ type User struct {
 	Name   string
 	UID    string
 	Groups []string
+	// Extra is upstream's user.Info extra: more attributes an
+	// authenticator vouches for (a service account token's pod and
+	// credential id, OIDC claim mappings, Impersonate-Extra-*), which
+	// authorizers and access reviews see.
+	Extra map[string][]string
 }
 
 // Authenticator identifies the caller of a request. It returns ok=false
