@@ -188,6 +188,39 @@ func ScanMeta(encoded []byte) (Meta, bool) {
 	return m, true
 }
 
+// Member returns the encoded value of the top-level member name of a
+// compact JSON object (the last one, should the key repeat, as decoding
+// keeps), without decoding anything: a reader that needs one part of a
+// stored object (the garbage collector, metadata) decodes that part only.
+// ok is false when encoded is not a compact JSON object or has no such
+// member; the result aliases encoded.
+func Member(encoded []byte, name string) (raw []byte, ok bool) {
+	s := scanner{b: encoded}
+	if !s.consume('{') {
+		return nil, false
+	}
+	for first := true; !s.consume('}'); first = false {
+		if !first && !s.consume(',') {
+			return nil, false
+		}
+		k, ok := s.key()
+		if !ok {
+			return nil, false
+		}
+		start := s.i
+		if !s.value(0) {
+			return nil, false
+		}
+		if k.is(encoded, name) {
+			raw = encoded[start:s.i]
+		}
+	}
+	if raw == nil || s.i != len(encoded) {
+		return nil, false
+	}
+	return raw, true
+}
+
 // scanMetadata reads the metadata object at s.i into m.
 func (s *scanner) scanMetadata(m *Meta) bool {
 	s.i++ // '{'

@@ -392,3 +392,29 @@ func BenchmarkItemSlow2K(b *testing.B) {
 		_, _, _ = u.GetName(), u.GetNamespace(), u.GetLabels()
 	}
 }
+
+func TestMember(t *testing.T) {
+	tests := []struct {
+		name, in, key string
+		want          string
+		ok            bool
+	}{
+		{name: "object", in: `{"apiVersion":"v1","metadata":{"name":"a","labels":{"x":"y"}},"spec":[1,2]}`, key: "metadata", want: `{"name":"a","labels":{"x":"y"}}`, ok: true},
+		{name: "scalar", in: `{"a":1,"b":"x"}`, key: "b", want: `"x"`, ok: true},
+		{name: "last of a repeated key", in: `{"metadata":{"name":"a"},"metadata":{"name":"b"}}`, key: "metadata", want: `{"name":"b"}`, ok: true},
+		{name: "nested key does not count", in: `{"spec":{"metadata":{}}}`, key: "metadata"},
+		{name: "missing", in: `{"a":1}`, key: "metadata"},
+		{name: "malformed after the member", in: `{"metadata":{},"spec":}`, key: "metadata"},
+		{name: "whitespace", in: `{ "metadata":{}}`, key: "metadata"},
+		{name: "not an object", in: `[1]`, key: "metadata"},
+		{name: "trailing bytes", in: `{"metadata":{}}x`, key: "metadata"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := Member([]byte(tt.in), tt.key)
+			if ok != tt.ok || string(got) != tt.want {
+				t.Errorf("Member(%s, %q) = %s, %v; want %s, %v", tt.in, tt.key, got, ok, tt.want, tt.ok)
+			}
+		})
+	}
+}

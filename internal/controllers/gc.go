@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/crdserver/crdserver/internal/codec"
 	"github.com/crdserver/crdserver/internal/watchcache"
 )
 
@@ -293,13 +294,34 @@ func (c *absentCache) has(k absentKey) bool {
 }
 
 func decodeGCNode(r schema.GroupResource, data []byte) (*gcNode, error) {
-	var obj struct {
-		Metadata metav1.ObjectMeta `json:"metadata"`
+	// Every write of every resource comes through here: decode the parts
+	// of metadata the graph needs, and nothing else (decoding the whole
+	// object cost a sixth of an update's CPU).
+	raw, ok := codec.Member(data, "metadata")
+	if !ok {
+		// Not compact JSON: decoding the whole says what is wrong.
+		var obj struct {
+			Metadata json.RawMessage `json:"metadata"`
+		}
+		if err := json.Unmarshal(data, &obj); err != nil {
+			return nil, err
+		}
+		raw = obj.Metadata
 	}
-	if err := json.Unmarshal(data, &obj); err != nil {
-		return nil, err
+	var md struct {
+		Namespace         string                  `json:"namespace"`
+		Name              string                  `json:"name"`
+		UID               types.UID               `json:"uid"`
+		ResourceVersion   string                  `json:"resourceVersion"`
+		OwnerReferences   []metav1.OwnerReference `json:"ownerReferences"`
+		Finalizers        []string                `json:"finalizers"`
+		DeletionTimestamp *metav1.Time            `json:"deletionTimestamp"`
 	}
-	md := &obj.Metadata
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &md); err != nil {
+			return nil, err
+		}
+	}
 	return &gcNode{
 		Resource: r, Namespace: md.Namespace, Name: md.Name, UID: md.UID,
 		ResourceVersion: md.ResourceVersion,
