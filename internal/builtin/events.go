@@ -29,15 +29,18 @@ func Events() *registry.Definition {
 		Scope:      registry.Namespaced,
 		Versions: []registry.Version{{
 			Name: "v1", Served: true, Storage: true,
-			// Upstream's event fields; "source" is computed (ComputedFields).
-			SelectableFields: []string{
-				"involvedObject.kind", "involvedObject.namespace", "involvedObject.name",
-				"involvedObject.uid", "involvedObject.apiVersion", "involvedObject.resourceVersion",
-				"involvedObject.fieldPath", "reason", "reportingComponent", "source", "type",
-			},
+			SelectableFields: eventSelectableFields,
 		}},
 		Hooks: eventHooks{stored: newStored[corev1.Event]("Event", "v1")},
 	}
+}
+
+// eventSelectableFields are upstream's event fields; "source" is computed
+// (ComputedFields).
+var eventSelectableFields = []string{
+	"involvedObject.kind", "involvedObject.namespace", "involvedObject.name",
+	"involvedObject.uid", "involvedObject.apiVersion", "involvedObject.resourceVersion",
+	"involvedObject.fieldPath", "reason", "reportingComponent", "source", "type",
 }
 
 type eventHooks struct {
@@ -68,13 +71,20 @@ const (
 )
 
 // Validate is upstream's legacy event validation, the only one core/v1
-// writes get: an old-style event (no eventTime) must be in its object's
-// namespace; a new-style one must say who reported it and why.
+// writes get.
 func (h eventHooks) Validate(obj map[string]any) field.ErrorList {
 	e, _, err := h.Decode(obj)
 	if err != nil {
 		return field.ErrorList{field.InternalError(nil, err)}
 	}
+	return validateEvent(e, "reportingComponent")
+}
+
+// validateEvent is upstream's legacy event validation, which every write
+// gets: an old-style event (no eventTime) must be in its object's
+// namespace; a new-style one must say who reported it and why. rc is what
+// the request's API calls the reporting controller.
+func validateEvent(e *corev1.Event, rc string) field.ErrorList {
 	var errs field.ErrorList
 	nsPath := field.NewPath("involvedObject", "namespace")
 	mismatch := field.Invalid(nsPath, e.InvolvedObject.Namespace, "does not match event.namespace")
@@ -89,12 +99,12 @@ func (h eventHooks) Validate(obj map[string]any) field.ErrorList {
 	if e.InvolvedObject.Namespace == "" && e.Namespace != metav1.NamespaceDefault && e.Namespace != metav1.NamespaceSystem {
 		errs = append(errs, mismatch)
 	}
-	rc := field.NewPath("reportingComponent")
+	rcPath := field.NewPath(rc)
 	if e.ReportingController == "" {
-		errs = append(errs, field.Required(rc, ""))
+		errs = append(errs, field.Required(rcPath, ""))
 	}
 	for _, msg := range validation.IsQualifiedName(e.ReportingController) {
-		errs = append(errs, field.Invalid(rc, e.ReportingController, msg))
+		errs = append(errs, field.Invalid(rcPath, e.ReportingController, msg))
 	}
 	errs = append(errs, requiredAtMost(field.NewPath("reportingInstance"), e.ReportingInstance, reportingInstanceLengthLimit)...)
 	errs = append(errs, requiredAtMost(field.NewPath("action"), e.Action, actionLengthLimit)...)

@@ -205,3 +205,12 @@ type Allocator interface {
 	Allocate(ctx context.Context, obj map[string]any) (undo func(), err error)
 	Release(ctx context.Context, obj map[string]any)
 }
+
+// FieldLabelConverter maps the field selector labels of a resource's
+// version to the selectable fields of its stored objects, as upstream's
+// field label conversion functions do (events.k8s.io's regarding.name is
+// core's involvedObject.name). An error refuses the selector (a 400 with
+// its text); a label it returns must be a selectable field.
+type FieldLabelConverter interface {
+	ConvertFieldLabel(version, label, value string) (string, string, error)
+}

@@ -24,6 +24,7 @@ import (
 	"github.com/crdserver/crdserver/internal/builtin"
 	"github.com/crdserver/crdserver/internal/certs"
 	"github.com/crdserver/crdserver/internal/controllers"
+	"github.com/crdserver/crdserver/internal/conversion"
 	"github.com/crdserver/crdserver/internal/crd"
 	"github.com/crdserver/crdserver/internal/discovery"
 	"github.com/crdserver/crdserver/internal/filters"
@@ -141,7 +142,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	builtins := []*registry.Definition{
 		builtin.Namespaces(), crd.Definition(), builtin.StorageVersionMigrations(),
 		builtin.Services(ips), builtin.Endpoints(), builtin.EndpointSlices(),
-		builtin.ConfigMaps(), builtin.Secrets(), builtin.ServiceAccounts(), builtin.Events(),
+		builtin.ConfigMaps(), builtin.Secrets(), builtin.ServiceAccounts(), builtin.Events(), builtin.EventsV1(),
 		builtin.PodTemplates(), builtin.Leases(),
 		builtin.Deployments(), builtin.ReplicaSets(), builtin.StatefulSets(), builtin.DaemonSets(),
 		builtin.MutatingWebhookConfigurations(), builtin.ValidatingWebhookConfigurations(),
@@ -151,6 +152,11 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	for _, d := range builtins {
 		d.FieldTypes = apply.NewTypes(d)
+		if d.StoredAs != nil {
+			// Its objects are converted on every read: the watchers of
+			// one version share each event's conversion.
+			d.Converter = conversion.NewTyped(d, typedConversionCache)
+		}
 	}
 	reg := registry.New(builtins)
 	s.metrics = metrics.New()
