@@ -16,10 +16,10 @@ import (
 	"github.com/crdserver/crdserver/internal/registry"
 )
 
-// Events is the core v1 events resource. Upstream expires events after
-// --event-ttl (1h); crdserver keeps them until deleted, as its storage
-// interface has no TTL (an etcd lease per key) yet.
-func Events() *registry.Definition {
+// Events is the core v1 events resource. Events expire ttl after their
+// last write (upstream's --event-ttl), through the storage's leases
+// (registry.Expiring); ttl 0 keeps them until deleted.
+func Events(ttl time.Duration) *registry.Definition {
 	return &registry.Definition{
 		Resource:   "events",
 		Singular:   "event",
@@ -31,7 +31,7 @@ func Events() *registry.Definition {
 			Name: "v1", Served: true, Storage: true,
 			SelectableFields: eventSelectableFields,
 		}},
-		Hooks: eventHooks{stored: newStored[corev1.Event]("Event", "v1")},
+		Hooks: eventHooks{stored: newStored[corev1.Event]("Event", "v1"), ttl: ttl},
 	}
 }
 
@@ -46,7 +46,11 @@ var eventSelectableFields = []string{
 type eventHooks struct {
 	stored[corev1.Event]
 	noGeneration
+	ttl time.Duration
 }
+
+// TTL implements registry.Expiring.
+func (h eventHooks) TTL() time.Duration { return h.ttl }
 
 var (
 	_ registry.Validator     = eventHooks{}
@@ -54,6 +58,7 @@ var (
 	_ registry.TablePrinter  = eventHooks{}
 	_ registry.FieldComputer = eventHooks{}
 	_ registry.NoGeneration  = eventHooks{}
+	_ registry.Expiring      = eventHooks{}
 )
 
 // ValidateName: core/v1 events keep upstream's legacy rule, any name that

@@ -20,8 +20,9 @@ import (
 // cache for both APIs; its hooks convert request bodies to that form and
 // stored objects back (upstream's conversion: regarding is involvedObject,
 // note is message, the deprecated* fields are the legacy ones). Writes
-// through this API get upstream's strict validation.
-func EventsV1() *registry.Definition {
+// through this API get upstream's strict validation. Events written
+// through it expire as core's do, ttl after their last write.
+func EventsV1(ttl time.Duration) *registry.Definition {
 	return &registry.Definition{
 		Group:      eventsv1.GroupName,
 		Resource:   "events",
@@ -38,7 +39,7 @@ func EventsV1() *registry.Definition {
 		}},
 		StoredAs: &registry.StoredAs{Resource: "events", Version: "v1"},
 		Hooks: eventsV1Hooks{
-			eventHooks: eventHooks{stored: newStored[corev1.Event]("Event", "v1")},
+			eventHooks: eventHooks{stored: newStored[corev1.Event]("Event", "v1"), ttl: ttl},
 			request:    newStored[eventsv1.Event]("Event", "v1"),
 		},
 	}

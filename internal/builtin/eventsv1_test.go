@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -14,7 +15,7 @@ import (
 // A core event converts to events.k8s.io/v1 with upstream's names and
 // back unchanged, and so does a new-style event the other way.
 func TestEventConversionRoundTrip(t *testing.T) {
-	hooks := EventsV1().Hooks.(eventsV1Hooks)
+	hooks := EventsV1(time.Hour).Hooks.(eventsV1Hooks)
 	core := decodeYAML(t, `apiVersion: v1
 kind: Event
 metadata: {name: pod.1, namespace: ns, resourceVersion: "5", uid: u1}
@@ -153,8 +154,8 @@ series: {count: 1}`, v1: []string{
 			`reason: Invalid value: "Because": field is immutable`,
 		}},
 	}
-	v1 := EventsV1()
-	core := Events()
+	v1 := EventsV1(time.Hour)
+	core := Events(time.Hour)
 	v1Hooks := v1.Hooks.(eventsV1Hooks)
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -194,7 +195,7 @@ series: {count: 1}`, v1: []string{
 
 // events.k8s.io/v1 field selectors use upstream's label mapping.
 func TestEventsV1FieldLabels(t *testing.T) {
-	h := EventsV1().Hooks.(registry.FieldLabelConverter)
+	h := EventsV1(time.Hour).Hooks.(registry.FieldLabelConverter)
 	for label, want := range map[string]string{
 		"regarding.name":      "involvedObject.name",
 		"reportingController": "reportingComponent",
@@ -215,7 +216,7 @@ func TestEventsV1FieldLabels(t *testing.T) {
 
 // Both APIs print events with the same columns and cells.
 func TestEventsV1Table(t *testing.T) {
-	core, v1 := Events().Hooks.(registry.TablePrinter), EventsV1().Hooks.(eventsV1Hooks)
+	core, v1 := Events(time.Hour).Hooks.(registry.TablePrinter), EventsV1(time.Hour).Hooks.(eventsV1Hooks)
 	if d := cmp.Diff(core.TableColumns(), v1.TableColumns()); d != "" {
 		t.Errorf("columns differ:\n%s", d)
 	}

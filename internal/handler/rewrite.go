@@ -53,7 +53,7 @@ func (h *Handler) Rewrite(ctx context.Context, def *registry.Definition, store *
 	if err != nil {
 		return false, apierrors.NewInternalError(err)
 	}
-	_, err = store.Storage.Update(ctx, it.Key, data, it.Revision)
+	_, err = storage.UpdateWithTTL(ctx, store.Storage, it.Key, data, it.Revision, ttl(def))
 	switch {
 	case err == nil:
 		return true, nil

@@ -2,6 +2,7 @@ package registry
 
 import (
 	"context"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -213,4 +214,12 @@ type Allocator interface {
 // its text); a label it returns must be a selectable field.
 type FieldLabelConverter interface {
 	ConvertFieldLabel(version, label, value string) (string, string, error)
+}
+
+// Expiring marks resources whose objects the storage deletes TTL after
+// their last write (events, as upstream's --event-ttl): every create and
+// update stores the object with that TTL. Storage that cannot expire
+// keys (storage.Expirer) keeps them.
+type Expiring interface {
+	TTL() time.Duration
 }

@@ -88,6 +88,12 @@ func (c Config) complete() Config {
 	if c.ShutdownTimeout == 0 {
 		c.ShutdownTimeout = 30 * time.Second
 	}
+	switch {
+	case c.EventTTL == 0:
+		c.EventTTL = time.Hour
+	case c.EventTTL < 0:
+		c.EventTTL = 0 // builtin.Events: kept until deleted
+	}
 	return c
 }
 
@@ -142,7 +148,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	builtins := []*registry.Definition{
 		builtin.Namespaces(), crd.Definition(), builtin.StorageVersionMigrations(),
 		builtin.Services(ips), builtin.Endpoints(), builtin.EndpointSlices(),
-		builtin.ConfigMaps(), builtin.Secrets(), builtin.ServiceAccounts(), builtin.Events(), builtin.EventsV1(),
+		builtin.ConfigMaps(), builtin.Secrets(), builtin.ServiceAccounts(), builtin.Events(cfg.EventTTL), builtin.EventsV1(cfg.EventTTL),
 		builtin.PodTemplates(), builtin.Leases(),
 		builtin.Deployments(), builtin.ReplicaSets(), builtin.StatefulSets(), builtin.DaemonSets(),
 		builtin.MutatingWebhookConfigurations(), builtin.ValidatingWebhookConfigurations(),

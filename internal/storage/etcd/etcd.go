@@ -70,6 +70,8 @@ type Backend struct {
 	stopWatches context.CancelFunc
 
 	localRev func() int64 // Config.LocalRevision
+
+	leases *leases // for keys written with a TTL
 }
 
 var (
@@ -126,7 +128,8 @@ func New(ctx context.Context, cfg Config) (*Backend, error) {
 		return nil, err
 	}
 	watchCtx, stop := context.WithCancel(clientv3.WithRequireLeader(context.Background()))
-	return &Backend{client: client, log: lg, watchCtx: watchCtx, stopWatches: stop, localRev: cfg.LocalRevision}, nil
+	return &Backend{client: client, log: lg, watchCtx: watchCtx, stopWatches: stop, localRev: cfg.LocalRevision,
+		leases: newLeases(client.Client)}, nil
 }
 
 // Close ends every watch and closes the connections.
