@@ -201,6 +201,26 @@ func TestEventsBothAPIs(t *testing.T) {
 		}
 	})
 
+	t.Run("managed fields of both APIs", func(t *testing.T) {
+		// A write through one API keeps the entries recorded through the
+		// other.
+		kubectl(t, srv, "label", "-n", ns, "events.v1.events.k8s.io", "old-style", "seen=yes")
+		kubectl(t, srv, "label", "-n", ns, "events.v1.", "new-style", "seen=yes")
+		for _, name := range []string{"old-style", "new-style"} {
+			e, err := core.Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			versions := map[string]bool{}
+			for _, f := range e.ManagedFields {
+				versions[f.APIVersion] = true
+			}
+			if !versions["v1"] || !versions["events.k8s.io/v1"] {
+				t.Errorf("%s: managedFields %+v, want entries of both APIs", name, e.ManagedFields)
+			}
+		}
+	})
+
 	t.Run("deleted through the other API", func(t *testing.T) {
 		if err := v1.Delete(ctx, "old-style", metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
