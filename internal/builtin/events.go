@@ -20,7 +20,15 @@ import (
 // last write (upstream's --event-ttl), through the storage's leases
 // (registry.Expiring); ttl 0 keeps them until deleted.
 func Events(ttl time.Duration) *registry.Definition {
+	return eventsIn("", eventHooks{stored: newStored[corev1.Event]("Event", "v1"), ttl: ttl})
+}
+
+// eventsIn is the events resource of group (core or events.k8s.io), both
+// served in v1 with the core names as selectable fields: those of
+// events.k8s.io convert to them (eventsV1Hooks.ConvertFieldLabel).
+func eventsIn(group string, hooks any) *registry.Definition {
 	return &registry.Definition{
+		Group:      group,
 		Resource:   "events",
 		Singular:   "event",
 		Kind:       "Event",
@@ -31,7 +39,7 @@ func Events(ttl time.Duration) *registry.Definition {
 			Name: "v1", Served: true, Storage: true,
 			SelectableFields: eventSelectableFields,
 		}},
-		Hooks: eventHooks{stored: newStored[corev1.Event]("Event", "v1"), ttl: ttl},
+		Hooks: hooks,
 	}
 }
 

@@ -23,26 +23,12 @@ import (
 // through this API get upstream's strict validation. Events written
 // through it expire as core's do, ttl after their last write.
 func EventsV1(ttl time.Duration) *registry.Definition {
-	return &registry.Definition{
-		Group:      eventsv1.GroupName,
-		Resource:   "events",
-		Singular:   "event",
-		Kind:       "Event",
-		ListKind:   "EventList",
-		ShortNames: []string{"ev"},
-		Scope:      registry.Namespaced,
-		Versions: []registry.Version{{
-			Name: "v1", Served: true, Storage: true,
-			// The core names: field selectors convert to them first
-			// (ConvertFieldLabel), as the stored objects carry them.
-			SelectableFields: eventSelectableFields,
-		}},
-		StoredAs: &registry.StoredAs{Resource: "events", Version: "v1"},
-		Hooks: eventsV1Hooks{
-			eventHooks: eventHooks{stored: newStored[corev1.Event]("Event", "v1"), ttl: ttl},
-			request:    newStored[eventsv1.Event]("Event", "v1"),
-		},
-	}
+	def := eventsIn(eventsv1.GroupName, eventsV1Hooks{
+		eventHooks: eventHooks{stored: newStored[corev1.Event]("Event", "v1"), ttl: ttl},
+		request:    newStored[eventsv1.Event]("Event", "v1"),
+	})
+	def.StoredAs = &registry.StoredAs{Resource: "events", Version: "v1"}
+	return def
 }
 
 // eventsV1Hooks are core events' hooks on the stored (core) form, with

@@ -8,10 +8,8 @@ package helmbin
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
-	"sync"
 
 	"github.com/crdserver/crdserver/test/toolbin"
 )
@@ -20,35 +18,11 @@ import (
 // makes Find ignore helm on PATH and use the built one.
 const NoPathEnv = "CRDSERVER_TEST_NO_PATH_HELM"
 
-var found struct {
-	once sync.Once
-	path string
-	err  error
-}
+var finder = toolbin.Finder{Name: "helm", Env: "HELM", NoPathEnv: NoPathEnv, Build: Build}
 
-// Find returns the helm to run, building it on first use if needed (a
-// cold build takes minutes). It is safe for concurrent use; the answer is
-// computed once per process.
-func Find() (string, error) {
-	found.once.Do(func() { found.path, found.err = find() })
-	return found.path, found.err
-}
-
-func find() (string, error) {
-	if p := os.Getenv("HELM"); p != "" {
-		return p, nil
-	}
-	if os.Getenv(NoPathEnv) == "" {
-		if p, err := exec.LookPath("helm"); err == nil {
-			return p, nil
-		}
-	}
-	src, err := toolbin.SourceDir("helm")
-	if err != nil {
-		return "", fmt.Errorf("helmbin: %w", err)
-	}
-	return Build(src)
-}
+// Find returns the helm to run, building it on first use if needed. It
+// is safe for concurrent use; the answer is computed once per process.
+func Find() (string, error) { return finder.Find() }
 
 // helmRequire is the require line of helm.sh/helm/v3 in test/helm's go.mod.
 var helmRequire = regexp.MustCompile(`(?m)^\s*(?:require\s+)?helm\.sh/helm/v3\s+(v3\.\d+\.\d+)\b`)

@@ -11,10 +11,8 @@ package kubectlbin
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
-	"sync"
 
 	"github.com/crdserver/crdserver/test/toolbin"
 )
@@ -24,34 +22,11 @@ import (
 // machine without kubectl takes.
 const NoPathEnv = "CRDSERVER_TEST_NO_PATH_KUBECTL"
 
-var found struct {
-	once sync.Once
-	path string
-	err  error
-}
+var finder = toolbin.Finder{Name: "kubectl", Env: "KUBECTL", NoPathEnv: NoPathEnv, Build: Build}
 
-// Find returns the kubectl to run, building it on first use if needed.
-// It is safe for concurrent use; the answer is computed once per process.
-func Find() (string, error) {
-	found.once.Do(func() { found.path, found.err = find() })
-	return found.path, found.err
-}
-
-func find() (string, error) {
-	if p := os.Getenv("KUBECTL"); p != "" {
-		return p, nil
-	}
-	if os.Getenv(NoPathEnv) == "" {
-		if p, err := exec.LookPath("kubectl"); err == nil {
-			return p, nil
-		}
-	}
-	src, err := toolbin.SourceDir("kubectl")
-	if err != nil {
-		return "", fmt.Errorf("kubectlbin: %w", err)
-	}
-	return Build(src)
-}
+// Find returns the kubectl to run, building it on first use if needed. It
+// is safe for concurrent use; the answer is computed once per process.
+func Find() (string, error) { return finder.Find() }
 
 // kubectlRequire is the require line of k8s.io/kubectl in test/kubectl's
 // go.mod: v0.X.Y is the library of Kubernetes v1.X.Y.

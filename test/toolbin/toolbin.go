@@ -21,6 +21,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 )
 
 // Tool is one tool to build.
@@ -116,4 +117,41 @@ func (t Tool) Build() (string, error) {
 		return "", err
 	}
 	return exe, nil
+}
+
+// Finder finds a tool once per process: the binary $Env names if set,
+// else Name on PATH (unless $NoPathEnv is set), else Build's of the
+// module in test/<Name>. Its zero value is not usable; declare one per
+// tool as a package variable. Find is safe for concurrent use.
+type Finder struct {
+	Name, Env, NoPathEnv string
+	// Build builds the tool from its module directory.
+	Build func(src string) (string, error)
+
+	once sync.Once
+	path string
+	err  error
+}
+
+// Find returns the tool's path, building it on first use if needed; the
+// answer is computed once.
+func (f *Finder) Find() (string, error) {
+	f.once.Do(func() { f.path, f.err = f.find() })
+	return f.path, f.err
+}
+
+func (f *Finder) find() (string, error) {
+	if p := os.Getenv(f.Env); p != "" {
+		return p, nil
+	}
+	if os.Getenv(f.NoPathEnv) == "" {
+		if p, err := exec.LookPath(f.Name); err == nil {
+			return p, nil
+		}
+	}
+	src, err := SourceDir(f.Name)
+	if err != nil {
+		return "", fmt.Errorf("%sbin: %w", f.Name, err)
+	}
+	return f.Build(src)
 }

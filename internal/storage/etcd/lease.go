@@ -8,7 +8,6 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.etcd.io/etcd/client/v3/kubernetes"
 
 	"github.com/crdserver/crdserver/internal/storage"
 )
@@ -87,14 +86,7 @@ func (b *Backend) CreateWithTTL(ctx context.Context, key string, value []byte, t
 	if err != nil {
 		return 0, mapErr(ctx, "create", key, fmt.Errorf("granting a lease: %w", err))
 	}
-	resp, err := b.client.Kubernetes.OptimisticPut(ctx, key, value, 0, kubernetes.PutOptions{LeaseID: id})
-	if err != nil {
-		return 0, mapErr(ctx, "create", key, err)
-	}
-	if !resp.Succeeded {
-		return 0, fmt.Errorf("create %q: %w", key, storage.ErrExists)
-	}
-	return resp.Revision, nil
+	return b.create(ctx, key, value, id)
 }
 
 // UpdateWithTTL implements storage.Expirer with an etcd lease.
@@ -106,15 +98,5 @@ func (b *Backend) UpdateWithTTL(ctx context.Context, key string, value []byte, e
 	if err != nil {
 		return 0, mapErr(ctx, "update", key, fmt.Errorf("granting a lease: %w", err))
 	}
-	resp, err := b.client.Kubernetes.OptimisticPut(ctx, key, value, expectedRev, kubernetes.PutOptions{GetOnFailure: true, LeaseID: id})
-	if err != nil {
-		return 0, mapErr(ctx, "update", key, err)
-	}
-	if !resp.Succeeded {
-		if resp.KV == nil {
-			return 0, fmt.Errorf("update %q: %w", key, storage.ErrNotFound)
-		}
-		return 0, fmt.Errorf("update %q at revision %d (now %d): %w", key, expectedRev, resp.KV.ModRevision, storage.ErrConflict)
-	}
-	return resp.Revision, nil
+	return b.update(ctx, key, value, expectedRev, id)
 }
