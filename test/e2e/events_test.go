@@ -229,6 +229,15 @@ func TestEventsBothAPIs(t *testing.T) {
 			t.Errorf("core get after events.k8s.io delete: %v", err)
 		}
 	})
+
+	t.Run("namespace deletion", func(t *testing.T) {
+		// The namespace controller deletes the events through the core
+		// resource only, and the namespace goes.
+		kubectl(t, srv, "delete", "namespace", ns, "--timeout=60s")
+		if l, err := v1.List(ctx, metav1.ListOptions{}); err != nil || len(l.Items) != 0 {
+			t.Errorf("events left in the deleted namespace: %v %v", l, err)
+		}
+	})
 }
 
 // TestEventTTL: events expire --event-ttl after their last write,
