@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/crdserver/crdserver/internal/registry"
@@ -52,7 +53,7 @@ related: {kind: Node, name: node1}
 reportingController: kubelet
 reportingInstance: node1
 `)
-	v1 := hooks.FromStorage(deepCopyMap(t, core), "v1")
+	v1 := hooks.FromStorage(runtime.DeepCopyJSON(core), "v1")
 	if d := cmp.Diff(wantV1, jsonNormal(t, v1)); d != "" {
 		t.Errorf("core → events.k8s.io/v1 (-want +got):\n%s", d)
 	}
@@ -78,7 +79,7 @@ reason: Why
 type: Warning
 note: hello
 `)
-	stored, err := hooks.ToStorage(deepCopyMap(t, minimal), "v1")
+	stored, err := hooks.ToStorage(runtime.DeepCopyJSON(minimal), "v1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,7 +230,7 @@ message: hi
 source: {component: ctl}
 type: Normal
 `)
-	if d := cmp.Diff(core.TableRow(obj), v1.TableRow(v1.FromStorage(deepCopyMap(t, obj), "v1"))); d != "" {
+	if d := cmp.Diff(core.TableRow(obj), v1.TableRow(v1.FromStorage(runtime.DeepCopyJSON(obj), "v1"))); d != "" {
 		t.Errorf("rows differ:\n%s", d)
 	}
 }
@@ -245,18 +246,6 @@ func jsonNormal(t *testing.T, m map[string]any) map[string]any {
 	var out map[string]any
 	if err := json.Unmarshal(b, &out); err != nil {
 		t.Fatal(err)
-	}
-	return out
-}
-
-func deepCopyMap(t *testing.T, m map[string]any) map[string]any {
-	t.Helper()
-	out := map[string]any{}
-	for k, v := range m {
-		if mm, ok := v.(map[string]any); ok {
-			v = deepCopyMap(t, mm)
-		}
-		out[k] = v
 	}
 	return out
 }

@@ -7,8 +7,6 @@ package helmbin
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"regexp"
 
 	"github.com/crdserver/crdserver/test/toolbin"
@@ -30,13 +28,9 @@ var helmRequire = regexp.MustCompile(`(?m)^\s*(?:require\s+)?helm\.sh/helm/v3\s+
 // Build builds the helm of the module in src into the cache, unless the
 // cache already holds a binary of the same source, and returns its path.
 func Build(src string) (string, error) {
-	gomod, err := os.ReadFile(filepath.Join(src, "go.mod"))
+	m, err := toolbin.Require(src, helmRequire)
 	if err != nil {
 		return "", fmt.Errorf("helmbin: %w", err)
-	}
-	m := helmRequire.FindSubmatch(gomod)
-	if m == nil {
-		return "", fmt.Errorf("helmbin: %s requires no helm.sh/helm/v3 v3.X.Y", filepath.Join(src, "go.mod"))
 	}
 	version := string(m[1])
 	exe, err := toolbin.Tool{

@@ -10,8 +10,6 @@ package kubectlbin
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"regexp"
 
 	"github.com/crdserver/crdserver/test/toolbin"
@@ -35,13 +33,9 @@ var kubectlRequire = regexp.MustCompile(`(?m)^\s*(?:require\s+)?k8s\.io/kubectl\
 // Build builds the kubectl module in src into the cache, unless the cache
 // already holds a binary of the same source, and returns its path.
 func Build(src string) (string, error) {
-	gomod, err := os.ReadFile(filepath.Join(src, "go.mod"))
+	m, err := toolbin.Require(src, kubectlRequire)
 	if err != nil {
 		return "", fmt.Errorf("kubectlbin: %w", err)
-	}
-	m := kubectlRequire.FindSubmatch(gomod)
-	if m == nil {
-		return "", fmt.Errorf("kubectlbin: %s requires no k8s.io/kubectl v0.X.Y", filepath.Join(src, "go.mod"))
 	}
 	minor, patch := string(m[1]), string(m[2])
 	version := "v1." + minor + "." + patch

@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"sync"
@@ -154,4 +155,18 @@ func (f *Finder) find() (string, error) {
 		return "", fmt.Errorf("%sbin: %w", f.Name, err)
 	}
 	return f.Build(src)
+}
+
+// Require returns the submatches of re, a require line's pattern, in the
+// go.mod of the module in dir: the version of the tool it pins.
+func Require(dir string, re *regexp.Regexp) ([][]byte, error) {
+	gomod, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+	if err != nil {
+		return nil, err
+	}
+	m := re.FindSubmatch(gomod)
+	if m == nil {
+		return nil, fmt.Errorf("%s has no require line matching %s", filepath.Join(dir, "go.mod"), re)
+	}
+	return m, nil
 }
