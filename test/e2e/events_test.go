@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -227,6 +228,19 @@ func TestEventsBothAPIs(t *testing.T) {
 		}
 		if _, err := core.Get(ctx, "old-style", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 			t.Errorf("core get after events.k8s.io delete: %v", err)
+		}
+	})
+
+	t.Run("storage migration", func(t *testing.T) {
+		// Migrating events.k8s.io events rewrites the core events they
+		// are stored as, still in the core form.
+		out, err := exec.CommandContext(ctx, binary, "migrate", "--kubeconfig", srv.Kubeconfig, "--poll", "10ms", "events.events.k8s.io").CombinedOutput()
+		if err != nil {
+			t.Fatalf("crdserver migrate events.events.k8s.io: %v\n%s", err, out)
+		}
+		e, err := core.Get(ctx, "new-style", metav1.GetOptions{})
+		if err != nil || e.InvolvedObject.Name != "db" || e.Message != "written as events.k8s.io/v1" {
+			t.Errorf("core event after the migration: %+v %v", e, err)
 		}
 	})
 
