@@ -187,6 +187,20 @@ func serverFlags(cfg *server.Config, logOpts *logOptions, showVersion *bool) *fl
 	fs.StringVar(&cfg.ServiceClusterIPRange, "service-cluster-ip-range", "10.0.0.0/24", "CIDR from which Services get their cluster IPs; the kubernetes Service gets the first address")
 	fs.IntVar(&cfg.MaxRequestsInflight, "max-requests-inflight", 400, "maximum concurrent non-watch requests, beyond which requests get 429; negative disables the limit")
 	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", 30*time.Second, "how long graceful shutdown may take")
+	cfg.EventTTL = time.Hour
+	fs.Func("event-ttl", "how long events live after their last write; 0 keeps them until deleted (default 1h0m0s)", func(v string) error {
+		d, err := time.ParseDuration(v)
+		switch {
+		case err != nil:
+			return err
+		case d < 0:
+			return errors.New("must not be negative")
+		case d == 0:
+			d = -1 // server.Config's "kept until deleted"
+		}
+		cfg.EventTTL = d
+		return nil
+	})
 	fs.BoolFunc("profiling", "serve Go profiles at /debug/pprof to system:masters (default true)", func(v string) error {
 		b, err := strconv.ParseBool(v)
 		cfg.DisableProfiling = !b

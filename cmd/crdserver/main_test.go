@@ -24,6 +24,7 @@ var defaults = server.Config{
 	MaxRequestsInflight:   400,
 	ShutdownTimeout:       30 * time.Second,
 	ServiceClusterIPRange: "10.0.0.0/24",
+	EventTTL:              time.Hour,
 }
 
 func withDefaults(change func(*server.Config)) server.Config {
@@ -48,7 +49,7 @@ func TestParseFlags(t *testing.T) {
 				"--etcd-cafile=ca.pem", "--etcd-certfile=c.pem", "--etcd-keyfile=k.pem",
 				"--tls-cert-file=s.crt", "--tls-private-key-file=s.key", "--client-ca-file=clients.pem",
 				"--tls-san=example.com", "--max-requests-inflight=-1", "--shutdown-timeout=5s",
-				"--service-cluster-ip-range=fd00::/108",
+				"--service-cluster-ip-range=fd00::/108", "--event-ttl=5m",
 			},
 			want: server.Config{
 				DataDir: "/var/lib/crd", BindAddress: "0.0.0.0", SecurePort: 0,
@@ -56,8 +57,13 @@ func TestParseFlags(t *testing.T) {
 				EtcdCAFile: "ca.pem", EtcdCertFile: "c.pem", EtcdKeyFile: "k.pem",
 				TLSCertFile: "s.crt", TLSPrivateKeyFile: "s.key", ClientCAFile: "clients.pem",
 				TLSSANs: []string{"example.com"}, MaxRequestsInflight: -1, ShutdownTimeout: 5 * time.Second,
-				ServiceClusterIPRange: "fd00::/108",
+				ServiceClusterIPRange: "fd00::/108", EventTTL: 5 * time.Minute,
 			},
+		},
+		{
+			name: "event-ttl 0 keeps events",
+			args: []string{"--event-ttl=0"},
+			want: withDefaults(func(c *server.Config) { c.EventTTL = -1 }),
 		},
 		{
 			name: "single dash works too",

@@ -41,6 +41,11 @@ type Manager struct {
 	// Convert converts objects to the versions other managers' entries
 	// were recorded at; nil converts as None does (only apiVersion changes).
 	Convert Convert
+	// Peers are the types of the other resources served from this one's
+	// storage, by group (core events and events.k8s.io events): entries
+	// recorded through them are kept and compared at their versions,
+	// converted with Convert. Entries of any other group are dropped.
+	Peers map[string]*Types
 
 	// slow turns the fast path of updates off, for tests that compare
 	// both.
@@ -337,10 +342,13 @@ func (c converter) Convert(tv *typed.TypedValue, version fieldpath.APIVersion) (
 	if av, _ := obj["apiVersion"].(string); av == string(version) {
 		return tv, nil
 	}
+	types := c.m.Types
 	if gv.Group != c.m.GroupVersion.Group {
-		return nil, missingVersion(string(version))
+		if types = c.m.Peers[gv.Group]; types == nil {
+			return nil, missingVersion(string(version))
+		}
 	}
-	pt, err := c.m.Types.Version(gv.Version)
+	pt, err := types.Version(gv.Version)
 	if err != nil {
 		return nil, err
 	}

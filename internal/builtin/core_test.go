@@ -3,6 +3,7 @@ package builtin
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -121,7 +122,7 @@ func TestLeaseValidation(t *testing.T) {
 
 func TestEventValidation(t *testing.T) {
 	const newStyle = "eventTime: '2026-01-01T00:00:00.000000Z'\n"
-	checkValidation(t, Events(), []validateCase{
+	checkValidation(t, Events(time.Hour), []validateCase{
 		{name: line(), obj: "involvedObject: {kind: Pod, name: p, namespace: ns}\nreason: Started"},
 		{name: line(), obj: "involvedObject: {kind: Pod, name: p, namespace: other}", want: []string{
 			`involvedObject.namespace: Invalid value: "other": does not match event.namespace`}},
@@ -144,7 +145,7 @@ func TestEventValidation(t *testing.T) {
 }
 
 func TestEventComputedSource(t *testing.T) {
-	h := Events().Hooks.(registry.FieldComputer)
+	h := Events(time.Hour).Hooks.(registry.FieldComputer)
 	for _, tc := range []struct{ obj, want string }{
 		{"source: {component: kubelet}\nreportingComponent: x", "kubelet"},
 		{"reportingComponent: example.com/ctl", "example.com/ctl"},
@@ -199,7 +200,7 @@ message: " done "
 source: {component: kubelet, host: n1}
 count: 3
 `)
-	got := Events().Hooks.(registry.TablePrinter).TableRow(ev)
+	got := Events(time.Hour).Hooks.(registry.TablePrinter).TableRow(ev)
 	want := []any{"<unknown>", "Normal", "Pulled", "pod/p", "spec.containers{c}", "kubelet, n1", "done", "<unknown>", int64(3), "p.1"}
 	for i := range want {
 		if got[i] != want[i] {

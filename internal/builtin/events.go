@@ -16,11 +16,19 @@ import (
 	"github.com/crdserver/crdserver/internal/registry"
 )
 
-// Events is the core v1 events resource. Upstream expires events after
-// --event-ttl (1h); crdserver keeps them until deleted, as its storage
-// interface has no TTL (an etcd lease per key) yet.
-func Events() *registry.Definition {
+// Events is the core v1 events resource. Events expire ttl after their
+// last write (upstream's --event-ttl), through the storage's leases
+// (registry.Expiring); ttl 0 keeps them until deleted.
+func Events(ttl time.Duration) *registry.Definition {
+	return eventsIn("", eventHooks{stored: newStored[corev1.Event]("Event", "v1"), ttl: ttl})
+}
+
+// eventsIn is the events resource of group (core or events.k8s.io), both
+// served in v1 with the core names as selectable fields: those of
+// events.k8s.io convert to them (eventsV1Hooks.ConvertFieldLabel).
+func eventsIn(group string, hooks any) *registry.Definition {
 	return &registry.Definition{
+		Group:      group,
 		Resource:   "events",
 		Singular:   "event",
 		Kind:       "Event",
@@ -29,21 +37,28 @@ func Events() *registry.Definition {
 		Scope:      registry.Namespaced,
 		Versions: []registry.Version{{
 			Name: "v1", Served: true, Storage: true,
-			// Upstream's event fields; "source" is computed (ComputedFields).
-			SelectableFields: []string{
-				"involvedObject.kind", "involvedObject.namespace", "involvedObject.name",
-				"involvedObject.uid", "involvedObject.apiVersion", "involvedObject.resourceVersion",
-				"involvedObject.fieldPath", "reason", "reportingComponent", "source", "type",
-			},
+			SelectableFields: eventSelectableFields,
 		}},
-		Hooks: eventHooks{stored: newStored[corev1.Event]("Event", "v1")},
+		Hooks: hooks,
 	}
+}
+
+// eventSelectableFields are upstream's event fields; "source" is computed
+// (ComputedFields).
+var eventSelectableFields = []string{
+	"involvedObject.kind", "involvedObject.namespace", "involvedObject.name",
+	"involvedObject.uid", "involvedObject.apiVersion", "involvedObject.resourceVersion",
+	"involvedObject.fieldPath", "reason", "reportingComponent", "source", "type",
 }
 
 type eventHooks struct {
 	stored[corev1.Event]
 	noGeneration
+	ttl time.Duration
 }
+
+// TTL implements registry.Expiring.
+func (h eventHooks) TTL() time.Duration { return h.ttl }
 
 var (
 	_ registry.Validator     = eventHooks{}
@@ -51,6 +66,7 @@ var (
 	_ registry.TablePrinter  = eventHooks{}
 	_ registry.FieldComputer = eventHooks{}
 	_ registry.NoGeneration  = eventHooks{}
+	_ registry.Expiring      = eventHooks{}
 )
 
 // ValidateName: core/v1 events keep upstream's legacy rule, any name that
@@ -68,13 +84,20 @@ const (
 )
 
 // Validate is upstream's legacy event validation, the only one core/v1
-// writes get: an old-style event (no eventTime) must be in its object's
-// namespace; a new-style one must say who reported it and why.
+// writes get.
 func (h eventHooks) Validate(obj map[string]any) field.ErrorList {
 	e, _, err := h.Decode(obj)
 	if err != nil {
 		return field.ErrorList{field.InternalError(nil, err)}
 	}
+	return validateEvent(e, "reportingComponent")
+}
+
+// validateEvent is upstream's legacy event validation, which every write
+// gets: an old-style event (no eventTime) must be in its object's
+// namespace; a new-style one must say who reported it and why. rc is what
+// the request's API calls the reporting controller.
+func validateEvent(e *corev1.Event, rc string) field.ErrorList {
 	var errs field.ErrorList
 	nsPath := field.NewPath("involvedObject", "namespace")
 	mismatch := field.Invalid(nsPath, e.InvolvedObject.Namespace, "does not match event.namespace")
@@ -89,12 +112,12 @@ func (h eventHooks) Validate(obj map[string]any) field.ErrorList {
 	if e.InvolvedObject.Namespace == "" && e.Namespace != metav1.NamespaceDefault && e.Namespace != metav1.NamespaceSystem {
 		errs = append(errs, mismatch)
 	}
-	rc := field.NewPath("reportingComponent")
+	rcPath := field.NewPath(rc)
 	if e.ReportingController == "" {
-		errs = append(errs, field.Required(rc, ""))
+		errs = append(errs, field.Required(rcPath, ""))
 	}
 	for _, msg := range validation.IsQualifiedName(e.ReportingController) {
-		errs = append(errs, field.Invalid(rc, e.ReportingController, msg))
+		errs = append(errs, field.Invalid(rcPath, e.ReportingController, msg))
 	}
 	errs = append(errs, requiredAtMost(field.NewPath("reportingInstance"), e.ReportingInstance, reportingInstanceLengthLimit)...)
 	errs = append(errs, requiredAtMost(field.NewPath("action"), e.Action, actionLengthLimit)...)

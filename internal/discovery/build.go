@@ -29,6 +29,7 @@ var subresourceVerbs = []string{"get", "patch", "update"}
 // other group has customGroupPriority, the minimum upstream gives CRD groups;
 // ties are broken by name.
 var groupPriority = map[string]int{
+	"events.k8s.io":                17750,
 	"authentication.k8s.io":        17700,
 	"authorization.k8s.io":         17600,
 	"rbac.authorization.k8s.io":    17000,
@@ -227,6 +228,11 @@ func storageVersionHash(def *registry.Definition) string {
 	if sv == nil || !sv.Served {
 		return ""
 	}
+	if def.StoredAs != nil {
+		// The hash names what is stored: both event APIs publish core
+		// v1 Event's.
+		return StorageVersionHash(def.StoredAs.Group, def.StoredAs.Version, def.Kind)
+	}
 	return StorageVersionHash(def.Group, sv.Name, def.Kind)
 }
 
@@ -302,6 +308,12 @@ func resourceDiscovery(gv schema.GroupVersion, e entry) apidiscoveryv2.APIResour
 		scope = apidiscoveryv2.ScopeNamespace
 	}
 	kind := &metav1.GroupVersionKind{Group: gv.Group, Version: gv.Version, Kind: def.Kind}
+	if def.StoredAs != nil {
+		// Upstream's aggregated discovery names only the kind of a
+		// resource served from another group's storage (events.k8s.io
+		// events: its storage's object is the internal core Event).
+		kind = &metav1.GroupVersionKind{Kind: def.Kind}
+	}
 	r := apidiscoveryv2.APIResourceDiscovery{
 		Resource:         def.Resource,
 		ResponseKind:     kind,

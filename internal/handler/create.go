@@ -120,7 +120,7 @@ func (h *Handler) createObject(c *call, obj map[string]any, dry bool) (err error
 	if err != nil {
 		return apierrors.NewInternalError(err)
 	}
-	rev, err := c.store.Storage.Create(c.r.Context(), key, data)
+	rev, err := storage.CreateWithTTL(c.r.Context(), c.store.Storage, key, data, ttl(c.def))
 	if errors.Is(err, storage.ErrExists) {
 		return h.alreadyExists(c, key, name)
 	}

@@ -158,7 +158,7 @@ func (h *Handler) deleteObject(ctx context.Context, def *registry.Definition, st
 			if err != nil {
 				return nil, false, apierrors.NewInternalError(err)
 			}
-			rev, err := store.Storage.Update(ctx, key, data, kv.ModRevision)
+			rev, err := storage.UpdateWithTTL(ctx, store.Storage, key, data, kv.ModRevision, ttl(def))
 			if errors.Is(err, storage.ErrConflict) {
 				if err := backoff(ctx, attempt); err != nil {
 					return nil, false, storageError(err, gr, name, "delete")

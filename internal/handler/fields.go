@@ -8,6 +8,7 @@ import (
 
 	"github.com/crdserver/crdserver/internal/apply"
 	"github.com/crdserver/crdserver/internal/conversion"
+	"github.com/crdserver/crdserver/internal/registry"
 )
 
 // recordFields sets obj's metadata.managedFields for a write by the
@@ -35,9 +36,39 @@ func fieldManager(c *call, sub string) *apply.Manager {
 		Subresource:  sub,
 		Reset:        resetFields(c, sub),
 		Convert: func(obj map[string]any, apiVersion string) (map[string]any, error) {
-			return conversion.ConvertObject(c.r.Context(), conversion.For(c.def), obj, apiVersion)
+			return conversion.ConvertObject(c.r.Context(), conversion.For(converterFor(c, apiVersion)), obj, apiVersion)
 		},
+		Peers: peerTypes(c),
 	}
+}
+
+// peerTypes are the apply types of the definitions sharing c.def's
+// storage, by group.
+func peerTypes(c *call) map[string]*apply.Types {
+	if len(c.peers) == 0 {
+		return nil
+	}
+	out := make(map[string]*apply.Types, len(c.peers))
+	for _, p := range c.peers {
+		out[p.Group] = apply.Of(p)
+	}
+	return out
+}
+
+// converterFor is the definition whose converter reaches apiVersion from
+// c.def's objects: c.def's own within its group; across groups, that of
+// the definition stored as the other (its converter knows both forms).
+func converterFor(c *call, apiVersion string) *registry.Definition {
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	if err != nil || gv.Group == c.def.Group || c.def.StoredAs != nil {
+		return c.def
+	}
+	for _, p := range c.peers {
+		if p.Group == gv.Group {
+			return p
+		}
+	}
+	return c.def
 }
 
 // resetFields are the fields a write through sub does not own, as

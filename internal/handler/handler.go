@@ -115,7 +115,10 @@ type call struct {
 	def     *registry.Definition
 	version *registry.Version
 	store   *Store
-	media   codec.MediaType
+	// peers are the other definitions served from def's storage
+	// (registry.Table.SharingStorage): nil for most.
+	peers []*registry.Definition
+	media codec.MediaType
 	// present, when set, turns the object into what the subresource
 	// answers with (the scale subresource's Scale).
 	present func(obj map[string]any) (map[string]any, error)
@@ -253,7 +256,8 @@ func (h *Handler) serveStatus(c *call) {
 
 // route resolves the definition, version and store of a request.
 func (h *Handler) route(w http.ResponseWriter, r *http.Request, info *request.Info) (*call, error) {
-	def, ok := h.reg.Current().Lookup(info.APIGroup, info.Resource)
+	table := h.reg.Current()
+	def, ok := table.Lookup(info.APIGroup, info.Resource)
 	if !ok {
 		return nil, notFoundResource()
 	}
@@ -283,7 +287,7 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request, info *request.In
 	if err != nil {
 		return nil, err
 	}
-	return &call{w: w, r: r, info: info, def: def, version: version, store: store, media: mt}, nil
+	return &call{w: w, r: r, info: info, def: def, version: version, store: store, media: mt, peers: table.SharingStorage(def)}, nil
 }
 
 // notFoundResource answers a path no served resource has. Upstream answers

@@ -20,6 +20,7 @@ import (
 
 	"github.com/crdserver/crdserver/internal/codec"
 	"github.com/crdserver/crdserver/internal/conversion"
+	"github.com/crdserver/crdserver/internal/registry"
 	"github.com/crdserver/crdserver/internal/watchcache"
 )
 
@@ -31,6 +32,15 @@ func listOptions(c *call) (*metainternalversion.ListOptions, error) {
 	}
 	if errs := validation.ValidateListOptions(opts, true); len(errs) > 0 {
 		return nil, apierrors.NewInvalid(metav1.SchemeGroupVersion.WithKind("ListOptions").GroupKind(), "", errs)
+	}
+	if fc, ok := c.def.Hooks.(registry.FieldLabelConverter); ok && opts.FieldSelector != nil {
+		sel, err := opts.FieldSelector.Transform(func(label, value string) (string, string, error) {
+			return fc.ConvertFieldLabel(c.version.Name, label, value)
+		})
+		if err != nil {
+			return nil, apierrors.NewBadRequest(err.Error())
+		}
+		opts.FieldSelector = sel
 	}
 	if opts.FieldSelector != nil {
 		for _, r := range opts.FieldSelector.Requirements() {

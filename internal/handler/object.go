@@ -6,6 +6,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -313,4 +314,15 @@ func addSelectableFields(it *watchcache.Item, d *registry.Definition) error {
 		it.Fields[p] = s
 	}
 	return nil
+}
+
+// ttl is how long def's objects live after each write (registry.Expiring),
+// 0 for as long as they are not deleted. Every write passes it on, as
+// upstream attaches a lease on every write: one without would keep the
+// object for good.
+func ttl(def *registry.Definition) time.Duration {
+	if e, ok := def.Hooks.(registry.Expiring); ok {
+		return e.TTL()
+	}
+	return 0
 }

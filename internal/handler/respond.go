@@ -38,8 +38,8 @@ func toRequestVersion(c *call, obj map[string]any) (map[string]any, error) {
 // toStorageVersion converts a request object to the storage version; an
 // object already there is returned as it is.
 func toStorageVersion(c *call, obj map[string]any) (map[string]any, error) {
-	sv := c.def.StorageVersion()
-	if sv == nil || sv.Name == c.version.Name || obj["apiVersion"] == apiVersionOf(c.def, sv.Name) {
+	storage := c.def.StorageAPIVersion()
+	if storage == "" || c.apiVersion() == storage || obj["apiVersion"] == storage {
 		return obj, nil
 	}
 	if vc, ok := c.def.Hooks.(registry.VersionConverter); ok {
@@ -49,7 +49,7 @@ func toStorageVersion(c *call, obj map[string]any) (map[string]any, error) {
 		}
 		return out, nil
 	}
-	out, err := conversion.ConvertObject(c.r.Context(), conversion.For(c.def), obj, apiVersionOf(c.def, sv.Name))
+	out, err := conversion.ConvertObject(c.r.Context(), conversion.For(c.def), obj, storage)
 	if err != nil {
 		return nil, conversionFailed(err)
 	}
@@ -57,10 +57,7 @@ func toStorageVersion(c *call, obj map[string]any) (map[string]any, error) {
 }
 
 func apiVersionOf(def *registry.Definition, version string) string {
-	if def.Group == "" {
-		return version
-	}
-	return def.Group + "/" + version
+	return registry.APIVersion(def.Group, version)
 }
 
 // typedVersions reports whether the definition is a built-in whose

@@ -29,13 +29,9 @@ import (
 // success here. Safe to run concurrently, on several replicas too: every
 // write is a compare-and-swap and rewriting twice changes nothing.
 func (h *Handler) Rewrite(ctx context.Context, def *registry.Definition, store *Store, it *watchcache.Item) (bool, error) {
-	sv := def.StorageVersion()
-	if sv == nil {
+	av := def.StorageAPIVersion()
+	if av == "" {
 		return false, nil
-	}
-	av := sv.Name
-	if def.Group != "" {
-		av = def.Group + "/" + sv.Name
 	}
 	if hasAPIVersion(it.JSON, av) && it.Revision > def.SchemaRevision {
 		return false, nil
@@ -57,7 +53,7 @@ func (h *Handler) Rewrite(ctx context.Context, def *registry.Definition, store *
 	if err != nil {
 		return false, apierrors.NewInternalError(err)
 	}
-	_, err = store.Storage.Update(ctx, it.Key, data, it.Revision)
+	_, err = storage.UpdateWithTTL(ctx, store.Storage, it.Key, data, it.Revision, ttl(def))
 	switch {
 	case err == nil:
 		return true, nil

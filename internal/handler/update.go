@@ -258,7 +258,7 @@ func (h *Handler) doWrite(c *call, sub, wantRV string, mutate mutation, copyOld 
 				continue
 			}
 		}
-		rev, err := c.store.Storage.Update(ctx, key, data, cur.rev)
+		rev, err := storage.UpdateWithTTL(ctx, c.store.Storage, key, data, cur.rev, ttl(c.def))
 		switch {
 		case err == nil:
 		case staleCopy(err) && retry():

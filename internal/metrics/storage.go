@@ -77,4 +77,19 @@ func (s *timedStorage) LocalRevision() (int64, bool) {
 	return 0, false
 }
 
-var _ storage.LocalRevisioner = (*timedStorage)(nil)
+// CreateWithTTL and UpdateWithTTL pass storage.Expirer through, timed
+// as the writes they are; a backend without it keeps the key.
+func (s *timedStorage) CreateWithTTL(ctx context.Context, key string, value []byte, ttl time.Duration) (int64, error) {
+	defer s.since("create", time.Now())
+	return storage.CreateWithTTL(ctx, s.Interface, key, value, ttl)
+}
+
+func (s *timedStorage) UpdateWithTTL(ctx context.Context, key string, value []byte, expectedRev int64, ttl time.Duration) (int64, error) {
+	defer s.since("update", time.Now())
+	return storage.UpdateWithTTL(ctx, s.Interface, key, value, expectedRev, ttl)
+}
+
+var (
+	_ storage.LocalRevisioner = (*timedStorage)(nil)
+	_ storage.Expirer         = (*timedStorage)(nil)
+)

@@ -67,6 +67,54 @@ type Definition struct {
 	// resource, for built-ins that serve fewer than a custom resource
 	// (namespaces have no deletecollection). Nil means the custom-resource set.
 	Verbs []string
+
+	// StoredAs, when set, names another resource whose storage this one
+	// serves: one key prefix and one watch cache for both, objects always
+	// in the other resource's form (events.k8s.io events are stored as
+	// core/v1 events, as upstream stores them). The definition's Hooks
+	// must implement VersionConverter, converting between its versions
+	// and that form; StoredAs.Version is its storage version's name as
+	// ToStorage and FromStorage see it. Whatever walks every object of
+	// every resource (namespace deletion, garbage collection, storage
+	// migration, object counts) walks the other resource's definition
+	// and skips this one.
+	StoredAs *StoredAs
+}
+
+// StoredAs names the resource, and its version, whose storage a
+// definition serves.
+type StoredAs struct {
+	Group, Resource, Version string
+}
+
+// StorageGroupResource is the resource whose storage d's objects are in:
+// StoredAs's, or d's own.
+func (d *Definition) StorageGroupResource() schema.GroupResource {
+	if d.StoredAs != nil {
+		return schema.GroupResource{Group: d.StoredAs.Group, Resource: d.StoredAs.Resource}
+	}
+	return d.GroupResource()
+}
+
+// StorageAPIVersion is the apiVersion of d's stored objects ("v1",
+// "group/v1"); "" when d has no storage version.
+func (d *Definition) StorageAPIVersion() string {
+	if d.StoredAs != nil {
+		return APIVersion(d.StoredAs.Group, d.StoredAs.Version)
+	}
+	if sv := d.StorageVersion(); sv != nil {
+		return APIVersion(d.Group, sv.Name)
+	}
+	return ""
+}
+
+// APIVersion joins a group and version as apiVersion does: the core
+// group's versions stand alone.
+func APIVersion(group, version string) string {
+	if group == "" {
+		return version
+	}
+	return group + "/" + version
 }
 
 // Conversion is a CRD's spec.conversion with the Webhook strategy.

@@ -2,6 +2,7 @@ package registry
 
 import (
 	"context"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -204,4 +205,21 @@ type VersionValidator interface {
 type Allocator interface {
 	Allocate(ctx context.Context, obj map[string]any) (undo func(), err error)
 	Release(ctx context.Context, obj map[string]any)
+}
+
+// FieldLabelConverter maps the field selector labels of a resource's
+// version to the selectable fields of its stored objects, as upstream's
+// field label conversion functions do (events.k8s.io's regarding.name is
+// core's involvedObject.name). An error refuses the selector (a 400 with
+// its text); a label it returns must be a selectable field.
+type FieldLabelConverter interface {
+	ConvertFieldLabel(version, label, value string) (string, string, error)
+}
+
+// Expiring marks resources whose objects the storage deletes TTL after
+// their last write (events, as upstream's --event-ttl): every create and
+// update stores the object with that TTL. Storage that cannot expire
+// keys (storage.Expirer) keeps them.
+type Expiring interface {
+	TTL() time.Duration
 }

@@ -12,6 +12,9 @@ type Table struct {
 	Generation int64
 	defs       []*Definition
 	byGR       map[grKey]*Definition
+	// sharing holds, by storage, the definitions of a storage that more
+	// than one serves (Definition.StoredAs).
+	sharing map[grKey][]*Definition
 }
 
 type grKey struct{ group, resource string }
@@ -26,6 +29,21 @@ func NewTable(generation int64, defs []*Definition) *Table {
 	for _, d := range t.byGR {
 		t.defs = append(t.defs, d)
 	}
+	for _, d := range t.byGR {
+		if d.StoredAs == nil {
+			continue
+		}
+		if t.sharing == nil {
+			t.sharing = map[grKey][]*Definition{}
+		}
+		k := grKey{d.StoredAs.Group, d.StoredAs.Resource}
+		if len(t.sharing[k]) == 0 {
+			if owner, ok := t.byGR[k]; ok {
+				t.sharing[k] = append(t.sharing[k], owner)
+			}
+		}
+		t.sharing[k] = append(t.sharing[k], d)
+	}
 	sort.Slice(t.defs, func(i, j int) bool {
 		if t.defs[i].Group != t.defs[j].Group {
 			return t.defs[i].Group < t.defs[j].Group
@@ -39,6 +57,23 @@ func NewTable(generation int64, defs []*Definition) *Table {
 func (t *Table) Lookup(group, resource string) (*Definition, bool) {
 	d, ok := t.byGR[grKey{group, resource}]
 	return d, ok
+}
+
+// SharingStorage returns the other definitions served from d's storage
+// (see Definition.StoredAs): nil for most.
+func (t *Table) SharingStorage(d *Definition) []*Definition {
+	sgr := d.StorageGroupResource()
+	all := t.sharing[grKey{sgr.Group, sgr.Resource}]
+	if len(all) == 0 {
+		return nil
+	}
+	out := make([]*Definition, 0, len(all)-1)
+	for _, o := range all {
+		if o != d {
+			out = append(out, o)
+		}
+	}
+	return out
 }
 
 // Definitions returns every definition, sorted by group then resource. The

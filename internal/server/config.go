@@ -40,6 +40,12 @@ type Config struct {
 	// MaxRequestsInflight bounds concurrent non-watch requests; beyond it
 	// requests get 429. 0 means the default (400); negative disables.
 	MaxRequestsInflight int
+	// EventTTL is how long events (core and events.k8s.io) live after
+	// their last write, as upstream's --event-ttl: each write attaches
+	// the event to an etcd lease of this TTL (see storage.Expirer).
+	// Default (0) upstream's 1h; negative keeps events until deleted.
+	EventTTL time.Duration
+
 	// ShutdownTimeout bounds graceful shutdown. Default 30s.
 	ShutdownTimeout time.Duration
 	// DisableProfiling turns off /debug/pprof (served by default, as

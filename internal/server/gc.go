@@ -31,6 +31,9 @@ func (g *gcServer) Resources() []controllers.GCResource {
 	defs := g.reg.Current().Definitions()
 	out := make([]controllers.GCResource, 0, len(defs))
 	for _, d := range defs {
+		if d.StoredAs != nil {
+			continue // the storage's own definition covers its objects
+		}
 		st, ok := g.s.stores.Store(d.GroupResource())
 		if !ok {
 			continue

@@ -40,6 +40,14 @@ func (m *migrationServer) lookup(gr schema.GroupResource) (*registry.Definition,
 	if !ok {
 		return nil, nil, fmt.Errorf("%w: %q", controllers.ErrNotServed, gr.String())
 	}
+	if def.StoredAs != nil {
+		// Migrating events.k8s.io events migrates the core events they
+		// are: the storage's own definition rewrites its objects.
+		sgr := def.StorageGroupResource()
+		if def, ok = m.reg.Current().Lookup(sgr.Group, sgr.Resource); !ok {
+			return nil, nil, fmt.Errorf("%w: %q", controllers.ErrNotServed, sgr.String())
+		}
+	}
 	st, ok := m.s.stores.Store(def.GroupResource())
 	if !ok {
 		return nil, nil, fmt.Errorf("no store for %s yet", gr)

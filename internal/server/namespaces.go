@@ -31,7 +31,7 @@ var _ controllers.NamespaceContent = (*namespaceContent)(nil)
 func (n *namespaceContent) DeleteContents(ctx context.Context, ns string) (int, error) {
 	left := builtin.NamespaceDeletion{Remaining: map[string]int{}, Finalizers: map[string]int{}, Undiscovered: map[string]string{}}
 	for _, def := range n.reg.Current().Definitions() {
-		if !def.Namespaced() {
+		if !def.Namespaced() || def.StoredAs != nil { // the storage's own definition deletes its objects
 			continue
 		}
 		st, ok := n.s.stores.Store(def.GroupResource())

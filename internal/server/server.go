@@ -24,6 +24,7 @@ import (
 	"github.com/crdserver/crdserver/internal/builtin"
 	"github.com/crdserver/crdserver/internal/certs"
 	"github.com/crdserver/crdserver/internal/controllers"
+	"github.com/crdserver/crdserver/internal/conversion"
 	"github.com/crdserver/crdserver/internal/crd"
 	"github.com/crdserver/crdserver/internal/discovery"
 	"github.com/crdserver/crdserver/internal/filters"
@@ -87,6 +88,12 @@ func (c Config) complete() Config {
 	if c.ShutdownTimeout == 0 {
 		c.ShutdownTimeout = 30 * time.Second
 	}
+	switch {
+	case c.EventTTL == 0:
+		c.EventTTL = time.Hour
+	case c.EventTTL < 0:
+		c.EventTTL = 0 // builtin.Events: kept until deleted
+	}
 	return c
 }
 
@@ -141,7 +148,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	builtins := []*registry.Definition{
 		builtin.Namespaces(), crd.Definition(), builtin.StorageVersionMigrations(),
 		builtin.Services(ips), builtin.Endpoints(), builtin.EndpointSlices(),
-		builtin.ConfigMaps(), builtin.Secrets(), builtin.ServiceAccounts(), builtin.Events(),
+		builtin.ConfigMaps(), builtin.Secrets(), builtin.ServiceAccounts(), builtin.Events(cfg.EventTTL), builtin.EventsV1(cfg.EventTTL),
 		builtin.PodTemplates(), builtin.Leases(),
 		builtin.Deployments(), builtin.ReplicaSets(), builtin.StatefulSets(), builtin.DaemonSets(),
 		builtin.MutatingWebhookConfigurations(), builtin.ValidatingWebhookConfigurations(),
@@ -151,6 +158,11 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	for _, d := range builtins {
 		d.FieldTypes = apply.NewTypes(d)
+		if d.StoredAs != nil {
+			// Its objects are converted on every read: the watchers of
+			// one version share each event's conversion.
+			d.Converter = conversion.NewTyped(d, typedConversionCache)
+		}
 	}
 	reg := registry.New(builtins)
 	s.metrics = metrics.New()

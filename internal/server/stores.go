@@ -28,7 +28,11 @@ type stores struct {
 	m  map[schema.GroupResource]*entry
 }
 
+// entry is one storage's store. Resources that share a storage share
+// their entry: the map holds it under each of their names, and gr is the
+// storage's own.
 type entry struct {
+	gr     schema.GroupResource
 	store  *handler.Store
 	cancel context.CancelFunc
 	// custom marks a custom resource's store, which readiness does not
@@ -53,7 +57,10 @@ func keyPrefix(prefix string, gr schema.GroupResource) string {
 	return prefix + "/" + gr.Group + "/" + gr.Resource + "/"
 }
 
-// ensure starts the store of def if it has none.
+// ensure starts the store of def if it has none. A definition stored as
+// another resource (Definition.StoredAs) gets that resource's store, the
+// same entry, started if need be: one key prefix and one watch cache,
+// never two caches on one prefix.
 func (s *stores) ensure(def *registry.Definition) *handler.Store {
 	gr := def.GroupResource()
 	s.mu.Lock()
@@ -61,9 +68,15 @@ func (s *stores) ensure(def *registry.Definition) *handler.Store {
 	if e, ok := s.m[gr]; ok {
 		return e.store
 	}
-	st := s.startLocked(gr)
-	s.m[gr].custom = def.Hooks == nil
-	return st
+	sgr := def.StorageGroupResource()
+	e, ok := s.m[sgr]
+	if !ok {
+		s.startLocked(sgr)
+		e = s.m[sgr]
+		e.custom = def.Hooks == nil
+	}
+	s.m[gr] = e
+	return e.store
 }
 
 // replace starts a new store for gr in place of the current one, in one
@@ -92,7 +105,7 @@ func (s *stores) startLocked(gr schema.GroupResource) *handler.Store {
 	ctx, cancel := context.WithCancel(s.ctx)
 	go cache.Start(ctx)
 	st := &handler.Store{Storage: backend, Cache: cache, Prefix: prefix}
-	s.m[gr] = &entry{store: st, cancel: cancel}
+	s.m[gr] = &entry{gr: gr, store: st, cancel: cancel}
 	return st
 }
 
@@ -129,6 +142,9 @@ func (s *stores) stats() []metrics.CacheStats {
 	defer s.mu.RUnlock()
 	out := make([]metrics.CacheStats, 0, len(s.m))
 	for gr, e := range s.m {
+		if gr != e.gr {
+			continue // a shared storage counts once, under its own name
+		}
 		st := e.store.Cache.Stats()
 		out = append(out, metrics.CacheStats{GroupResource: gr, Objects: st.Objects,
 			EventsReceived: st.EventsReceived, EventsDispatched: st.EventsDispatched, TerminatedWatchers: st.TerminatedWatchers})
@@ -151,8 +167,15 @@ func (s *stores) retain(keep map[schema.GroupResource]bool) {
 	defer s.mu.Unlock()
 	for gr, e := range s.m {
 		if !keep[gr] {
-			e.cancel()
+			if gr == e.gr { // not only a name for another storage
+				e.cancel()
+			}
 			delete(s.m, gr)
 		}
 	}
 }
+
+// typedConversionCache bounds, per definition stored as another resource,
+// the bytes of converted objects kept for its readers (see
+// conversion.NewTyped).
+const typedConversionCache = 8 << 20

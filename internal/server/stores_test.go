@@ -2,11 +2,15 @@ package server
 
 import (
 	"context"
+	"log/slog"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/crdserver/crdserver/internal/builtin"
 	"github.com/crdserver/crdserver/internal/handler"
+	"github.com/crdserver/crdserver/internal/registry"
 	"github.com/crdserver/crdserver/internal/storage"
 	"github.com/crdserver/crdserver/internal/watchcache"
 )
@@ -33,3 +37,29 @@ func TestStoresReady(t *testing.T) {
 type idleStorage struct{ storage.Interface }
 
 func (idleStorage) CurrentRevision(context.Context) (int64, error) { return 0, nil }
+
+// A definition stored as another resource gets that resource's store: one
+// key prefix and one cache, counted once, kept while either is served.
+func TestStoresShared(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	core, v1 := builtin.Events(time.Hour), builtin.EventsV1(time.Hour)
+	reg := registry.New([]*registry.Definition{core, v1})
+	s := newStores(ctx, idleStorage{}, reg, "/registry", slog.New(slog.DiscardHandler), nil)
+	defer s.stop()
+	a := s.ensure(v1) // before its storage's own definition
+	b := s.ensure(core)
+	if a != b || a.Prefix != "/registry/events/" {
+		t.Fatalf("stores %p (%s) and %p (%s), want one at /registry/events/", a, a.Prefix, b, b.Prefix)
+	}
+	if got := s.stats(); len(got) != 1 || got[0].GroupResource != core.GroupResource() {
+		t.Errorf("stats: %+v, want the core events' only", got)
+	}
+	s.retain(map[schema.GroupResource]bool{core.GroupResource(): true})
+	if _, ok := s.Store(v1.GroupResource()); ok {
+		t.Error("events.k8s.io store kept after retain without it")
+	}
+	if st, ok := s.Store(core.GroupResource()); !ok || st != a {
+		t.Error("core events store lost with events.k8s.io's")
+	}
+}

@@ -9,6 +9,7 @@ package storage
 import (
 	"context"
 	"errors"
+	"time"
 )
 
 // Errors callers branch on. Backends wrap them with context; use errors.Is.
@@ -144,4 +145,36 @@ func GuaranteedUpdate(ctx context.Context, s Interface, key string, tryUpdate fu
 		}
 		return KeyValue{Key: key, Value: next, ModRevision: rev}, nil
 	}
+}
+
+// Expirer is implemented by storage that can expire keys: a key written
+// with a TTL is deleted by the storage itself once the TTL has passed
+// since that write (etcd: the key is attached to a lease, as upstream
+// attaches events to one). Deleting it is an ordinary delete for
+// watchers. A later write without a TTL keeps the key for good. It is
+// optional: backends without it keep keys until they are deleted (see
+// CreateWithTTL).
+type Expirer interface {
+	// CreateWithTTL is Create of a key that expires ttl after this write.
+	CreateWithTTL(ctx context.Context, key string, value []byte, ttl time.Duration) (int64, error)
+	// UpdateWithTTL is Update of a key that expires ttl after this write.
+	UpdateWithTTL(ctx context.Context, key string, value []byte, expectedRev int64, ttl time.Duration) (int64, error)
+}
+
+// CreateWithTTL creates key with s's CreateWithTTL when ttl > 0 and s is
+// an Expirer, else with Create: a backend that cannot expire keys keeps
+// them.
+func CreateWithTTL(ctx context.Context, s Interface, key string, value []byte, ttl time.Duration) (int64, error) {
+	if e, ok := s.(Expirer); ok && ttl > 0 {
+		return e.CreateWithTTL(ctx, key, value, ttl)
+	}
+	return s.Create(ctx, key, value)
+}
+
+// UpdateWithTTL is CreateWithTTL for Update.
+func UpdateWithTTL(ctx context.Context, s Interface, key string, value []byte, expectedRev int64, ttl time.Duration) (int64, error) {
+	if e, ok := s.(Expirer); ok && ttl > 0 {
+		return e.UpdateWithTTL(ctx, key, value, expectedRev, ttl)
+	}
+	return s.Update(ctx, key, value, expectedRev)
 }

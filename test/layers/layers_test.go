@@ -62,8 +62,11 @@ var layer = map[string]int{
 	"internal/openapi/gen": 5,
 	"crdtest":              5,
 	"test/etcdserver":      5,
+	"test/toolbin":         4,
 	"test/kubectlbin":      5,
+	"test/helmbin":         5,
 	"test/kubectlbin/find": 6,
+	"test/helmbin/find":    6,
 	"test/e2e":             6,
 	"test/layers":          6,
 }

@@ -42,6 +42,7 @@ var roots = []string{
 	"io.k8s.api.core.v1.Secret", "io.k8s.api.core.v1.SecretList",
 	"io.k8s.api.core.v1.ServiceAccount", "io.k8s.api.core.v1.ServiceAccountList",
 	"io.k8s.api.core.v1.Event", "io.k8s.api.core.v1.EventList",
+	"io.k8s.api.events.v1.Event", "io.k8s.api.events.v1.EventList",
 	"io.k8s.api.core.v1.PodTemplate", "io.k8s.api.core.v1.PodTemplateList",
 	"io.k8s.api.core.v1.Service", "io.k8s.api.core.v1.ServiceList",
 	"io.k8s.api.core.v1.Endpoints", "io.k8s.api.core.v1.EndpointsList",

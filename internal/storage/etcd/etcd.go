@@ -70,6 +70,8 @@ type Backend struct {
 	stopWatches context.CancelFunc
 
 	localRev func() int64 // Config.LocalRevision
+
+	leases *leases // for keys written with a TTL
 }
 
 var (
@@ -126,7 +128,8 @@ func New(ctx context.Context, cfg Config) (*Backend, error) {
 		return nil, err
 	}
 	watchCtx, stop := context.WithCancel(clientv3.WithRequireLeader(context.Background()))
-	return &Backend{client: client, log: lg, watchCtx: watchCtx, stopWatches: stop, localRev: cfg.LocalRevision}, nil
+	return &Backend{client: client, log: lg, watchCtx: watchCtx, stopWatches: stop, localRev: cfg.LocalRevision,
+		leases: newLeases(client.Client)}, nil
 }
 
 // Close ends every watch and closes the connections.
@@ -188,8 +191,13 @@ func (b *Backend) Count(ctx context.Context, prefix string) (int64, error) {
 
 // Create implements storage.Interface.
 func (b *Backend) Create(ctx context.Context, key string, value []byte) (int64, error) {
+	return b.create(ctx, key, value, clientv3.NoLease)
+}
+
+// create is Create of a key attached to lease (NoLease: none).
+func (b *Backend) create(ctx context.Context, key string, value []byte, lease clientv3.LeaseID) (int64, error) {
 	// Expecting mod revision 0 means expecting the key to be absent.
-	resp, err := b.client.Kubernetes.OptimisticPut(ctx, key, value, 0, kubernetes.PutOptions{})
+	resp, err := b.client.Kubernetes.OptimisticPut(ctx, key, value, 0, kubernetes.PutOptions{LeaseID: lease})
 	if err != nil {
 		return 0, mapErr(ctx, "create", key, err)
 	}
@@ -201,6 +209,12 @@ func (b *Backend) Create(ctx context.Context, key string, value []byte) (int64, 
 
 // Update implements storage.Interface.
 func (b *Backend) Update(ctx context.Context, key string, value []byte, expectedRev int64) (int64, error) {
+	return b.update(ctx, key, value, expectedRev, clientv3.NoLease)
+}
+
+// update is Update of a key attached to lease (NoLease: none, which
+// detaches the key from any lease it had).
+func (b *Backend) update(ctx context.Context, key string, value []byte, expectedRev int64, lease clientv3.LeaseID) (int64, error) {
 	if expectedRev <= 0 {
 		// A compare on mod revision 0 would succeed for an absent key and
 		// create it; an update never creates.
@@ -209,7 +223,7 @@ func (b *Backend) Update(ctx context.Context, key string, value []byte, expected
 		}
 		return 0, fmt.Errorf("update %q at revision %d: %w", key, expectedRev, storage.ErrConflict)
 	}
-	resp, err := b.client.Kubernetes.OptimisticPut(ctx, key, value, expectedRev, kubernetes.PutOptions{GetOnFailure: true})
+	resp, err := b.client.Kubernetes.OptimisticPut(ctx, key, value, expectedRev, kubernetes.PutOptions{GetOnFailure: true, LeaseID: lease})
 	if err != nil {
 		return 0, mapErr(ctx, "update", key, err)
 	}

@@ -208,3 +208,58 @@ func TestProgressReachesEveryWatch(t *testing.T) {
 		}
 	}
 }
+
+// Keys written with a TTL go once it has passed since their last write,
+// as a delete watchers see; an update renews the TTL.
+func TestTTL(t *testing.T) {
+	s, err := embedded.Start(context.Background(), embedded.Config{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	b, err := etcd.New(context.Background(), etcd.Config{Endpoints: s.Endpoints(), KV: s.KV(), LocalRevision: s.Revision})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	const ttl = 2 * time.Second
+	start := time.Now()
+	rev, err := b.CreateWithTTL(ctx, "/ttl/a", []byte("1"), ttl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.CreateWithTTL(ctx, "/ttl/b", []byte("1"), ttl); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.CreateWithTTL(ctx, "/ttl/a", []byte("1"), ttl); !errors.Is(err, storage.ErrExists) {
+		t.Fatalf("second create: %v, want ErrExists", err)
+	}
+	if _, err := b.Create(ctx, "/ttl/kept", []byte("1")); err != nil {
+		t.Fatal(err)
+	}
+	events := b.Watch(ctx, "/ttl/", rev)
+	time.Sleep(time.Second)
+	// a is written again a second later: it lives a second longer than b.
+	if _, err := b.UpdateWithTTL(ctx, "/ttl/a", []byte("2"), rev, ttl); err != nil {
+		t.Fatal(err)
+	}
+	deleted := map[string]time.Duration{}
+	for len(deleted) < 2 {
+		select {
+		case ev := <-events:
+			if ev.Type == storage.EventDelete {
+				deleted[ev.Key] = time.Since(start)
+			}
+		case <-ctx.Done():
+			t.Fatalf("deleted so far: %v", deleted)
+		}
+	}
+	if deleted["/ttl/b"] < ttl || deleted["/ttl/a"] < ttl+time.Second {
+		t.Errorf("deleted too early: %v (ttl %v)", deleted, ttl)
+	}
+	if _, err := b.Get(ctx, "/ttl/kept"); err != nil {
+		t.Errorf("a key without TTL: %v", err)
+	}
+}
