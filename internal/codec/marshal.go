@@ -88,6 +88,9 @@ func appendObject(b []byte, m map[string]any) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
+// AppendString appends s quoted as encoding/json.Marshal quotes it.
+func AppendString(b []byte, s string) []byte { return appendString(b, s) }
+
 // appendString quotes s as encoding/json does. Strings of plain printable
 // ASCII, nearly all of them, are copied as they are; anything else (quotes,
 // backslashes, control characters, <, >, &, non-ASCII) goes through

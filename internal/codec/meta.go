@@ -188,37 +188,72 @@ func ScanMeta(encoded []byte) (Meta, bool) {
 	return m, true
 }
 
-// Member returns the encoded value of the top-level member name of a
-// compact JSON object (the last one, should the key repeat, as decoding
-// keeps), without decoding anything: a reader that needs one part of a
-// stored object (the garbage collector, metadata) decodes that part only.
-// ok is false when encoded is not a compact JSON object or has no such
-// member; the result aliases encoded.
-func Member(encoded []byte, name string) (raw []byte, ok bool) {
+// MetadataSpan returns where the top-level metadata object is in a compact
+// JSON object: encoded[start:end]. It reads no further than metadata's end,
+// so what follows is not checked; ok is false when there is no metadata
+// object before a malformed part (or at all). The first metadata key
+// counts: stored objects have one.
+func MetadataSpan(encoded []byte) (start, end int, ok bool) {
 	s := scanner{b: encoded}
 	if !s.consume('{') {
-		return nil, false
+		return 0, 0, false
 	}
 	for first := true; !s.consume('}'); first = false {
 		if !first && !s.consume(',') {
-			return nil, false
+			return 0, 0, false
 		}
 		k, ok := s.key()
 		if !ok {
-			return nil, false
+			return 0, 0, false
 		}
+		isMeta := k.is(encoded, "metadata") && s.peek('{')
 		start := s.i
 		if !s.value(0) {
-			return nil, false
+			return 0, 0, false
 		}
-		if k.is(encoded, name) {
-			raw = encoded[start:s.i]
+		if isMeta {
+			return start, s.i, true
 		}
 	}
-	if raw == nil || s.i != len(encoded) {
-		return nil, false
+	return 0, 0, false
+}
+
+// FindPath returns the encoded value at path (object member names, from
+// the top) in a compact JSON object, without decoding anything: found is
+// false when a member is missing or a value on the way is not an object.
+// ok is false when encoded is malformed where it was read (what was not
+// read is not checked). A repeated member counts by its first occurrence:
+// stored objects have none.
+func FindPath(encoded []byte, path []string) (value []byte, found, ok bool) {
+	s := scanner{b: encoded}
+	for _, name := range path {
+		if !s.consume('{') {
+			return nil, false, s.value(0)
+		}
+		for first := true; ; first = false {
+			if s.consume('}') {
+				return nil, false, true
+			}
+			if !first && !s.consume(',') {
+				return nil, false, false
+			}
+			k, ok := s.key()
+			if !ok {
+				return nil, false, false
+			}
+			if k.is(encoded, name) {
+				break
+			}
+			if !s.value(0) {
+				return nil, false, false
+			}
+		}
 	}
-	return raw, true
+	start := s.i
+	if !s.value(0) {
+		return nil, false, false
+	}
+	return encoded[start:s.i], true, true
 }
 
 // scanMetadata reads the metadata object at s.i into m.

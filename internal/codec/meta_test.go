@@ -393,28 +393,49 @@ func BenchmarkItemSlow2K(b *testing.B) {
 	}
 }
 
-func TestMember(t *testing.T) {
-	tests := []struct {
-		name, in, key string
-		want          string
-		ok            bool
+// MetadataSpan finds the top-level metadata object, whatever precedes it,
+// and nothing when there is none (or it is not an object).
+func TestMetadataSpan(t *testing.T) {
+	for _, tc := range []struct {
+		in, want string
+		ok       bool
 	}{
-		{name: "object", in: `{"apiVersion":"v1","metadata":{"name":"a","labels":{"x":"y"}},"spec":[1,2]}`, key: "metadata", want: `{"name":"a","labels":{"x":"y"}}`, ok: true},
-		{name: "scalar", in: `{"a":1,"b":"x"}`, key: "b", want: `"x"`, ok: true},
-		{name: "last of a repeated key", in: `{"metadata":{"name":"a"},"metadata":{"name":"b"}}`, key: "metadata", want: `{"name":"b"}`, ok: true},
-		{name: "nested key does not count", in: `{"spec":{"metadata":{}}}`, key: "metadata"},
-		{name: "missing", in: `{"a":1}`, key: "metadata"},
-		{name: "malformed after the member", in: `{"metadata":{},"spec":}`, key: "metadata"},
-		{name: "whitespace", in: `{ "metadata":{}}`, key: "metadata"},
-		{name: "not an object", in: `[1]`, key: "metadata"},
-		{name: "trailing bytes", in: `{"metadata":{}}x`, key: "metadata"},
+		{`{"apiVersion":"v1","kind":"X","metadata":{"name":"a","labels":{"x":"}"}},"spec":{}}`, `{"name":"a","labels":{"x":"}"}}`, true},
+		{`{"a":{"metadata":{"no":1}},"metadata":{}}`, `{}`, true},
+		{`{"metadata":null,"spec":{}}`, ``, false},
+		{`{"spec":{"metadata":{}}}`, ``, false},
+		{`{"spec":[1,2`, ``, false},
+		{`[]`, ``, false},
+	} {
+		start, end, ok := MetadataSpan([]byte(tc.in))
+		if ok != tc.ok || ok && tc.in[start:end] != tc.want {
+			t.Errorf("MetadataSpan(%s) = %d, %d, %v; want %s, %v", tc.in, start, end, ok, tc.want, tc.ok)
+		}
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, ok := Member([]byte(tt.in), tt.key)
-			if ok != tt.ok || string(got) != tt.want {
-				t.Errorf("Member(%s, %q) = %s, %v; want %s, %v", tt.in, tt.key, got, ok, tt.want, tt.ok)
-			}
-		})
+}
+
+func TestFindPath(t *testing.T) {
+	const obj = `{"a":{"b":{"c":[1,{"d":2}]},"s":"x"},"metadata":{"name":"n"},"z":null}`
+	for _, tc := range []struct {
+		path      string
+		want      string
+		found, ok bool
+	}{
+		{"a.b.c", `[1,{"d":2}]`, true, true},
+		{"a.s", `"x"`, true, true},
+		{"metadata.name", `"n"`, true, true},
+		{"z", `null`, true, true},
+		{"a.s.t", ``, false, true},   // through a string
+		{"a.b.c.d", ``, false, true}, // through an array
+		{"a.missing", ``, false, true},
+		{"missing.x", ``, false, true},
+	} {
+		v, found, ok := FindPath([]byte(obj), strings.Split(tc.path, "."))
+		if string(v) != tc.want || found != tc.found || ok != tc.ok {
+			t.Errorf("FindPath(%s) = %s, %v, %v; want %s, %v, %v", tc.path, v, found, ok, tc.want, tc.found, tc.ok)
+		}
+	}
+	if _, _, ok := FindPath([]byte(`{"a":{"b":}`), []string{"a", "c"}); ok {
+		t.Error("malformed input read as well formed")
 	}
 }

@@ -297,7 +297,7 @@ func decodeGCNode(r schema.GroupResource, data []byte) (*gcNode, error) {
 	// Every write of every resource comes through here: decode the parts
 	// of metadata the graph needs, and nothing else (decoding the whole
 	// object cost a sixth of an update's CPU).
-	raw, ok := codec.Member(data, "metadata")
+	raw, _, ok := codec.FindPath(data, []string{"metadata"})
 	if !ok {
 		// Not compact JSON: decoding the whole says what is wrong.
 		var obj struct {

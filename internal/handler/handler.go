@@ -124,6 +124,9 @@ type call struct {
 	present func(obj map[string]any) (map[string]any, error)
 	// presentPrinter renders what present returns as Table rows.
 	presentPrinter *printer
+	// tableHeadersSent is set once a watch sent a Table: as upstream's,
+	// later ones leave out the column definitions.
+	tableHeadersSent bool
 	// bodyPruned is set once the request's object has been pruned with
 	// the version's schema (while decoding it, or patching): the schema
 	// steps need not walk it again.
@@ -287,7 +290,12 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request, info *request.In
 	if err != nil {
 		return nil, err
 	}
-	return &call{w: w, r: r, info: info, def: def, version: version, store: store, media: mt, peers: table.SharingStorage(def)}, nil
+	c := &call{w: w, r: r, info: info, def: def, version: version, store: store, media: mt, peers: table.SharingStorage(def)}
+	// A bad includeObject is refused before anything is read or written.
+	if err := checkTableOptions(c); err != nil {
+		return nil, err
+	}
+	return c, nil
 }
 
 // notFoundResource answers a path no served resource has. Upstream answers

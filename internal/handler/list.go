@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
@@ -109,10 +110,49 @@ func (h *Handler) writeList(c *call, res watchcache.ListResult) {
 		codec.WriteStatus(c.w, c.r, err)
 		return
 	}
+	lm := metav1.ListMeta{ResourceVersion: rv, Continue: res.Continue, RemainingItemCount: res.RemainingItemCount}
 	switch c.media.As {
 	case "":
-	case "Table", "PartialObjectMetadataList":
-		objs := make([]map[string]any, 0, len(res.Items))
+		h.writeObjectList(c, lm, encoded)
+	case "Table":
+		h.writeTableList(c, lm, res.Items, encoded)
+	case "PartialObjectMetadataList":
+		h.writeMetadataList(c, lm, res.Items, encoded)
+	default:
+		codec.WriteStatus(c.w, c.r, notAcceptable(c.media.As))
+	}
+}
+
+// writeObjectList sends the items as the resource's list kind.
+func (h *Handler) writeObjectList(c *call, lm metav1.ListMeta, encoded []listItem) {
+	md := listMeta(lm)
+	if c.def.Custom() {
+		// An unstructured list always carries continue, empty or not.
+		md["continue"] = lm.Continue
+	}
+	head, _ := json.Marshal(map[string]any{
+		"kind": c.def.ListKind, "apiVersion": c.apiVersion(), "metadata": md,
+	})
+	head = append(head[:len(head)-1:len(head)-1], `,"items":[`...)
+	h.writeItems(c, head, len(encoded), func(w listWriter, i int) {
+		w.Write(encoded[i].head)
+		w.Write(encoded[i].body)
+	})
+}
+
+// writeTableList sends the items as a Table. With the version's compiled
+// columns, each row's cells are encoded once per object revision and kept
+// with its cache item; the rows go out as they are written, with the
+// object, its metadata or neither, as includeObject says. Built-ins with
+// columns of their own decode each object.
+func (h *Handler) writeTableList(c *call, lm metav1.ListMeta, items []*watchcache.Item, encoded []listItem) {
+	include, err := tableOptions(c)
+	if err != nil {
+		codec.WriteStatus(c.w, c.r, err)
+		return
+	}
+	if _, ok := c.def.Hooks.(registry.TablePrinter); ok {
+		objs := make([]map[string]any, 0, len(encoded))
 		for _, it := range encoded {
 			obj, err := decodeStored(it.bytes())
 			if err != nil {
@@ -121,52 +161,143 @@ func (h *Handler) writeList(c *call, res watchcache.ListResult) {
 			}
 			objs = append(objs, obj)
 		}
-		if c.media.As == "Table" {
-			t, err := h.buildTable(c, objs, rv, res.Continue, res.RemainingItemCount)
-			if err != nil {
-				codec.WriteStatus(c.w, c.r, err)
-				return
-			}
-			codec.WriteObject(c.w, http.StatusOK, c.media, t)
+		t, err := h.buildTable(c, objs, lm.ResourceVersion, lm.Continue, lm.RemainingItemCount)
+		if err != nil {
+			codec.WriteStatus(c.w, c.r, err)
 			return
 		}
-		items := make([]any, 0, len(objs))
-		for _, o := range objs {
-			items = append(items, partialMetadata(o, metaVersion(c)))
+		codec.WriteObject(c.w, http.StatusOK, c.media, t)
+		return
+	}
+	p, err := h.printerFor(c)
+	if err != nil {
+		codec.WriteStatus(c.w, c.r, err)
+		return
+	}
+	// Every row, and metadata, before the first byte: a failure is a Status.
+	rows := make([]*encodedRow, len(items))
+	for i, it := range items {
+		if rows[i], err = p.rowOf(it, encoded[i]); err != nil {
+			codec.WriteStatus(c.w, c.r, apierrors.NewInternalError(err))
+			return
 		}
-		codec.WriteObject(c.w, http.StatusOK, c.media, map[string]any{
-			"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/" + metaVersion(c),
-			"metadata": listMeta(rv, res), "items": items,
-		})
-		return
-	default:
-		codec.WriteStatus(c.w, c.r, notAcceptable(c.media.As))
-		return
 	}
-
-	md := listMeta(rv, res)
-	if c.def.Custom() {
-		// An unstructured list always carries continue, empty or not.
-		md["continue"] = res.Continue
+	var metas [][]byte
+	if include == metav1.IncludeMetadata {
+		if metas, err = metadataOf(items, encoded); err != nil {
+			codec.WriteStatus(c.w, c.r, apierrors.NewInternalError(err))
+			return
+		}
 	}
-	head, _ := json.Marshal(map[string]any{
-		"kind": c.def.ListKind, "apiVersion": c.apiVersion(), "metadata": md,
-	})
-	if c.media.Type == codec.MediaJSON && !c.media.Pretty {
-		h.streamList(c, head, encoded)
-		return
-	}
-	var buf bytes.Buffer
-	size := len(head) + 16
-	for _, it := range encoded {
-		size += len(it.head) + len(it.body) + 1
-	}
-	buf.Grow(size)
-	if err := appendList(&buf, head, encoded); err != nil {
+	head, err := tableHead(c, p.headers, lm)
+	if err != nil {
 		codec.WriteStatus(c.w, c.r, apierrors.NewInternalError(err))
 		return
 	}
-	codec.WriteRaw(c.w, http.StatusOK, c.media, buf.Bytes())
+	now := h.now()
+	pm := partialMetadataHead(c)
+	var scratch []byte
+	h.writeItems(c, head, len(rows), func(w listWriter, i int) {
+		var md []byte
+		if metas != nil {
+			md = metas[i]
+		}
+		scratch = writeTableRow(w, scratch, rows[i], now, include, pm, encoded[i], md)
+	})
+}
+
+// writeTableRow writes one row: its cells at now and, as include says,
+// the object (obj), its metadata (md) as a PartialObjectMetadata whose
+// head pm is, or null. scratch is a buffer for the cells, returned for
+// the next row.
+func writeTableRow(w listWriter, scratch []byte, r *encodedRow, now time.Time, include metav1.IncludeObjectPolicy, pm string, obj listItem, md []byte) []byte {
+	w.WriteString(`{"cells":`)
+	scratch = r.appendCells(scratch[:0], now)
+	w.Write(scratch)
+	w.WriteString(`,"object":`)
+	switch include {
+	case metav1.IncludeObject:
+		w.Write(obj.head)
+		w.Write(obj.body)
+	case metav1.IncludeMetadata:
+		w.WriteString(pm)
+		w.Write(md)
+		w.WriteByte('}')
+	default:
+		w.WriteString("null")
+	}
+	w.WriteByte('}')
+	return scratch
+}
+
+// tableHead is a Table's JSON up to its first row: `{…,"rows":[`.
+func tableHead(c *call, headers []metav1.TableColumnDefinition, lm metav1.ListMeta) ([]byte, error) {
+	t := newTable(c, headers, lm)
+	t.Rows = []metav1.TableRow{}
+	b, err := json.Marshal(t)
+	if err != nil {
+		return nil, err
+	}
+	const empty = `"rows":[]}`
+	if !bytes.HasSuffix(b, []byte(empty)) {
+		return nil, fmt.Errorf("a Table encodes as %q, not ending with its rows", b)
+	}
+	return b[:len(b)-2], nil
+}
+
+// partialMetadataHead starts a PartialObjectMetadata of the call's
+// version, up to its metadata.
+func partialMetadataHead(c *call) string {
+	return `{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/` + metaVersion(c) + `","metadata":`
+}
+
+// writeMetadataList sends the items as a PartialObjectMetadataList, their
+// metadata cut from their encoded form, as it is written.
+func (h *Handler) writeMetadataList(c *call, lm metav1.ListMeta, items []*watchcache.Item, encoded []listItem) {
+	metas, err := metadataOf(items, encoded)
+	if err != nil {
+		codec.WriteStatus(c.w, c.r, apierrors.NewInternalError(err))
+		return
+	}
+	md, err := json.Marshal(lm)
+	if err != nil {
+		codec.WriteStatus(c.w, c.r, apierrors.NewInternalError(err))
+		return
+	}
+	head := []byte(`{"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/` + metaVersion(c) + `","metadata":`)
+	head = append(append(head, md...), `,"items":[`...)
+	pm := partialMetadataHead(c)
+	h.writeItems(c, head, len(metas), func(w listWriter, i int) {
+		w.WriteString(pm)
+		w.Write(metas[i])
+		w.WriteByte('}')
+	})
+}
+
+// metadataOf returns the encoded metadata of each listed item: a slice of
+// the cached bytes where the item has them (conversion by None changes
+// only apiVersion), of the converted object otherwise.
+func metadataOf(items []*watchcache.Item, encoded []listItem) ([][]byte, error) {
+	out := make([][]byte, len(items))
+	for i, it := range items {
+		if it.MetaEnd > 0 && (encoded[i].head != nil || sameBytes(encoded[i].body, it.JSON)) {
+			out[i] = it.JSON[it.MetaStart:it.MetaEnd]
+			continue
+		}
+		b := encoded[i].bytes()
+		if start, end, ok := codec.MetadataSpan(b); ok {
+			out[i] = b[start:end]
+			continue
+		}
+		obj, err := decodeStored(b)
+		if err != nil {
+			return nil, err
+		}
+		if out[i], err = codec.Marshal(obj["metadata"]); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // listItem is one item of a list in the request's version: head, then
@@ -226,11 +357,40 @@ func inRequestVersion(c *call, items []*watchcache.Item) ([]listItem, error) {
 // listWriters buffer streamed lists on their way to the connection.
 var listWriters = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 64<<10) }}
 
-// streamList writes a JSON list as it goes instead of assembling it first:
-// a list of 10,000 objects is tens of megabytes that would otherwise be
-// copied once more, and allocated, for every request. The items are
-// already in memory and converted, so only the connection can fail.
-func (h *Handler) streamList(c *call, head []byte, items []listItem) {
+// listWriter is where a list's items are written: the connection's
+// buffer, or the whole answer's. Its errors are sticky (bufio.Writer), so
+// items are written without checking each write, and writeItems checks
+// once at the end.
+type listWriter interface {
+	io.Writer
+	io.ByteWriter
+	io.StringWriter
+}
+
+// writeItems sends a list answer: head (up to its items' opening
+// bracket), the n items that item writes, comma-separated, and "]}".
+// Plain JSON is written to the connection as it goes instead of being
+// assembled first: a list of 10,000 objects is tens of megabytes that
+// would otherwise be copied once more, and allocated, for every request.
+// The items are in memory already, so only the connection can fail.
+// Other forms (YAML, indented JSON) are assembled and then converted.
+func (h *Handler) writeItems(c *call, head []byte, n int, item func(w listWriter, i int)) {
+	writeAll := func(w listWriter) {
+		w.Write(head)
+		for i := range n {
+			if i > 0 {
+				w.WriteByte(',')
+			}
+			item(w, i)
+		}
+		w.WriteString("]}")
+	}
+	if c.media.Type != codec.MediaJSON || c.media.Pretty {
+		var buf bytes.Buffer
+		writeAll(&buf)
+		codec.WriteRaw(c.w, http.StatusOK, c.media, buf.Bytes())
+		return
+	}
 	c.w.Header().Set("Content-Type", codec.MediaJSON)
 	c.w.WriteHeader(http.StatusOK)
 	bw := listWriters.Get().(*bufio.Writer)
@@ -239,48 +399,23 @@ func (h *Handler) streamList(c *call, head []byte, items []listItem) {
 		bw.Reset(nil)
 		listWriters.Put(bw)
 	}()
-	err := appendList(bw, head, items)
-	if err == nil {
-		bw.WriteByte('\n')
-		err = bw.Flush()
-	}
-	if err != nil {
+	writeAll(bw)
+	bw.WriteByte('\n')
+	if err := bw.Flush(); err != nil {
 		// The client went away; nothing to tell it.
 		h.log.Debug("streaming a list", "resource", c.gr(), "err", err)
 	}
 }
 
-// appendList writes the list with head's kind, apiVersion and metadata,
-// and the encoded items.
-func appendList(w interface {
-	io.Writer
-	io.ByteWriter
-	io.StringWriter
-}, head []byte, items []listItem) error {
-	w.Write(head[:len(head)-1])
-	if _, err := w.WriteString(`,"items":[`); err != nil {
-		return err
+// listMeta is a list's metadata as the unstructured lists of custom
+// resources write it.
+func listMeta(lm metav1.ListMeta) map[string]any {
+	m := map[string]any{"resourceVersion": lm.ResourceVersion}
+	if lm.Continue != "" {
+		m["continue"] = lm.Continue
 	}
-	for i, it := range items {
-		if i > 0 {
-			w.WriteByte(',')
-		}
-		w.Write(it.head)
-		if _, err := w.Write(it.body); err != nil {
-			return err // the connection failed
-		}
-	}
-	_, err := w.WriteString("]}")
-	return err
-}
-
-func listMeta(rv string, res watchcache.ListResult) map[string]any {
-	m := map[string]any{"resourceVersion": rv}
-	if res.Continue != "" {
-		m["continue"] = res.Continue
-	}
-	if res.RemainingItemCount != nil {
-		m["remainingItemCount"] = *res.RemainingItemCount
+	if lm.RemainingItemCount != nil {
+		m["remainingItemCount"] = *lm.RemainingItemCount
 	}
 	return m
 }

@@ -194,18 +194,31 @@ func newItem(key string, rev int64, encoded []byte, m codec.Meta) *watchcache.It
 	it := &watchcache.Item{
 		Key:       key,
 		Revision:  rev,
-		Namespace: m.Namespace,
-		Name:      m.Name,
+		Namespace: inKey(key, m.Namespace, len(m.Name)+1),
+		Name:      inKey(key, m.Name, 0),
 		JSON:      encoded,
 	}
 	if len(m.Labels) > 0 {
 		it.Labels = labels.Set(m.Labels)
 	}
-	it.Fields = fields.Set{"metadata.name": it.Name}
-	if it.Namespace != "" {
-		it.Fields["metadata.namespace"] = it.Namespace
+	// Field selectors read metadata.name and metadata.namespace from the
+	// item itself: Fields holds the selectable fields only.
+	if start, end, ok := codec.MetadataSpan(encoded); ok {
+		it.MetaStart, it.MetaEnd = int32(start), int32(end)
 	}
 	return it
+}
+
+// inKey returns s as the part of key that ends end bytes before key's end
+// and follows a "/" (keys end in "<namespace>/<name>"), sharing key's
+// bytes; s itself when key does not have it there. An item then holds one
+// string for its key, name and namespace.
+func inKey(key, s string, end int) string {
+	i := len(key) - end - len(s)
+	if s == "" || i < 1 || key[i-1] != '/' || key[i:len(key)-end] != s {
+		return s
+	}
+	return key[i : len(key)-end]
 }
 
 // servesStored reports whether the answer to c is an object encoded as it
@@ -296,6 +309,9 @@ func addSelectableFields(it *watchcache.Item, d *registry.Definition) error {
 	var computed map[string]string
 	if fc, ok := d.Hooks.(registry.FieldComputer); ok {
 		computed = fc.ComputedFields(obj)
+	}
+	if it.Fields == nil {
+		it.Fields = make(fields.Set, len(d.SelectableFields()))
 	}
 	for _, p := range d.SelectableFields() {
 		if v, ok := computed[p]; ok {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"reflect"
 	"testing"
+	"unsafe"
 
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 
@@ -100,6 +101,33 @@ func TestDecodeStoredMatchesUtilJSON(t *testing.T) {
 	for _, in := range []string{``, `[]`, `null`, `{"a":}`, `{} x`} {
 		if _, err := decodeStored([]byte(in)); err == nil {
 			t.Errorf("decodeStored(%q): no error", in)
+		}
+	}
+}
+
+// An item's name and namespace share its key's bytes when the key ends in
+// them, and are kept as they are otherwise.
+func TestInKey(t *testing.T) {
+	for _, tc := range []struct {
+		key, s string
+		end    int
+		shared bool
+	}{
+		{"/registry/g/widgets/ns/a", "a", 0, true},
+		{"/registry/g/widgets/ns/a", "ns", 2, true},
+		{"/registry/g/widgets/ns/ba", "a", 0, false},
+		{"/registry/g/namespaces/ns", "ns", 0, true},
+		{"/registry/g/widgets/ns/a", "other", 2, false},
+		{"a", "a", 0, false},
+		{"/x", "", 0, false},
+	} {
+		got := inKey(tc.key, tc.s, tc.end)
+		if got != tc.s {
+			t.Errorf("inKey(%q, %q, %d) = %q", tc.key, tc.s, tc.end, got)
+		}
+		shared := got != "" && unsafe.StringData(got) != unsafe.StringData(tc.s)
+		if shared != tc.shared {
+			t.Errorf("inKey(%q, %q, %d) shares the key: %v, want %v", tc.key, tc.s, tc.end, shared, tc.shared)
 		}
 	}
 }

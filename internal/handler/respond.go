@@ -1,7 +1,6 @@
 package handler
 
 import (
-	"bytes"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -126,10 +125,9 @@ func (h *Handler) writeObject(c *call, status int, obj map[string]any) {
 			return
 		}
 		if c.media.As == "Table" && c.presentPrinter != nil {
-			p := c.presentPrinter
+			p, now := c.presentPrinter, h.now()
 			rv, _ := metadata(out)["resourceVersion"].(string)
-			var buf bytes.Buffer
-			t, err := buildTableWith(c, p.headers, func(o map[string]any) []any { return p.row(o, &buf) }, []map[string]any{out}, rv, "", nil)
+			t, err := buildTableWith(c, p.headers, func(o map[string]any) []any { return p.row(o, now) }, []map[string]any{out}, rv, "", nil)
 			if err != nil {
 				codec.WriteStatus(c.w, c.r, err)
 				return

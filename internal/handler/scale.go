@@ -268,7 +268,12 @@ func pathValue(obj map[string]any, path string) any {
 
 // setPathValue sets a simple JSON path, creating objects on the way.
 func setPathValue(obj map[string]any, path string, v any) {
-	parts := strings.Split(strings.TrimPrefix(path, "."), ".")
+	setMember(obj, strings.Split(strings.TrimPrefix(path, "."), "."), v)
+}
+
+// setMember sets the member at parts (names from the top), creating
+// objects on the way.
+func setMember(obj map[string]any, parts []string, v any) {
 	cur := obj
 	for _, p := range parts[:len(parts)-1] {
 		next, ok := cur[p].(map[string]any)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/crdserver/crdserver/internal/codec"
 	"github.com/crdserver/crdserver/internal/conversion"
+	"github.com/crdserver/crdserver/internal/registry"
 	"github.com/crdserver/crdserver/internal/watchcache"
 )
 
@@ -217,6 +218,15 @@ func (h *Handler) encodeEvent(c *call, buf *bytes.Buffer, ev watchcache.Event, c
 			buf.Write(encoded)
 			break
 		}
+		if c.media.As == "Table" && sameBytes(encoded, ev.Item.JSON) {
+			ok, err := h.appendTableEvent(c, buf, ev.Item)
+			if err != nil {
+				return err
+			}
+			if ok {
+				break
+			}
+		}
 		obj, err := decodeStored(encoded)
 		if err != nil {
 			return err
@@ -232,5 +242,46 @@ func (h *Handler) encodeEvent(c *call, buf *bytes.Buffer, ev watchcache.Event, c
 		buf.Write(b)
 	}
 	buf.WriteString("}\n")
+	// As upstream's, only a watch's first Table carries the columns.
+	c.tableHeadersSent = c.tableHeadersSent || c.media.As == "Table" && ev.Type != watchcache.Error
 	return nil
+}
+
+// appendTableEvent appends a watch event's object, a cache item in the
+// watch's version, as a one-row Table whose cells are those kept with the
+// item, without the closing of the frame. It reports false, having
+// appended nothing, for built-ins with columns of their own.
+func (h *Handler) appendTableEvent(c *call, buf *bytes.Buffer, it *watchcache.Item) (bool, error) {
+	if _, ok := c.def.Hooks.(registry.TablePrinter); ok {
+		return false, nil
+	}
+	include, err := tableOptions(c)
+	if err != nil {
+		return false, err
+	}
+	p, err := h.printerFor(c)
+	if err != nil {
+		return false, err
+	}
+	obj := listItem{body: it.JSON}
+	row, err := p.rowOf(it, obj)
+	if err != nil {
+		return false, err
+	}
+	var md []byte
+	if include == metav1.IncludeMetadata {
+		metas, err := metadataOf([]*watchcache.Item{it}, []listItem{obj})
+		if err != nil {
+			return false, err
+		}
+		md = metas[0]
+	}
+	head, err := tableHead(c, tableHeaders(c, p.headers), metav1.ListMeta{ResourceVersion: rvString(it.Revision)})
+	if err != nil {
+		return false, err
+	}
+	buf.Write(head)
+	writeTableRow(buf, nil, row, h.now(), include, partialMetadataHead(c), obj, md)
+	buf.WriteString("]}")
+	return true, nil
 }

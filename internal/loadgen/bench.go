@@ -186,7 +186,18 @@ func (b *bench) run(ctx context.Context, report *Report) error {
 			b.log.Warn("some objects could not be created", "errors", r.Errors, "first", r.FirstError)
 		}
 	}
+	// stopUsage ends the measuring of the server's usage during the
+	// workload running; the workload's first result carries it.
+	var stopUsage func() (*ServerUsage, error)
 	add := func(r Result) {
+		if stopUsage != nil {
+			u, err := stopUsage()
+			stopUsage = nil
+			if err != nil {
+				b.log.Warn("reading the server's usage", "err", err)
+			}
+			r.Server = u
+		}
 		b.log.Info("workload done", "workload", r.Name, "ops", r.Ops, "errors", r.Errors,
 			"opsPerSecond", fmt.Sprintf("%.1f", r.OpsPerSecond()), "p50", r.P50, "p99", r.P99)
 		report.Results = append(report.Results, r)
@@ -214,6 +225,10 @@ func (b *bench) run(ctx context.Context, report *Report) error {
 			continue
 		}
 		b.log.Info("workload starting", "workload", w, "objects", b.pop.len())
+		if stopUsage != nil {
+			stopUsage() // a workload skipped, without a result
+		}
+		stopUsage = watchServer(b.cfg.ServerPID)
 		switch w {
 		case "create":
 			add(b.runner().Run(ctx, w, b.create))
@@ -249,6 +264,14 @@ func (b *bench) run(ctx context.Context, report *Report) error {
 			}
 		case "list-paged":
 			add(b.runner().Run(ctx, w, b.listPaged))
+		case "list-raw-paged", "table", "table-paged", "metadata":
+			if b.http == nil {
+				continue
+			}
+			add(b.runner().Run(ctx, w, map[string]Op{
+				"list-raw-paged": b.listRawPaged, "table": b.listTable,
+				"table-paged": b.listTablePaged, "metadata": b.listMetadata,
+			}[w]))
 		case "watch":
 			writes, deliveries, err := b.watch(ctx)
 			if err != nil {

@@ -36,7 +36,10 @@ import (
 // the updates as "watch-update" and the deliveries as "watch". "apply"
 // server-side applies each object as it is with a new update number, as
 // one manager, forcing conflicts (the objects were created by another).
-var Workloads = []string{"create", "get", "update", "apply", "list", "list-raw", "list-v2", "list-paged", "watch", "delete"}
+var Workloads = []string{"create", "get", "update", "apply", "list", "list-raw", "list-v2", "list-paged", "list-raw-paged", "table", "table-paged", "metadata", "watch", "delete"}
+
+// "list-raw-paged", "table", "table-paged" and "metadata" list in pages,
+// as kubectl get does and as metadata informers do (views.go).
 
 // "list-v2" is list-raw at the Widget's version v2, which the run adds when
 // Config.Conversion is set (and skips otherwise): the cost of converting
@@ -114,6 +117,11 @@ type Config struct {
 	EtcdCertFile  string
 	EtcdKeyFile   string
 	EtcdCAFile    string
+
+	// ServerPID, when set, is the process id of the server under load on
+	// this machine: each result then carries the CPU time and RSS it used
+	// (ServerUsage, read from /proc).
+	ServerPID int
 
 	// Logger receives progress; nil means slog.Default().
 	Logger *slog.Logger

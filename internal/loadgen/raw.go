@@ -66,6 +66,11 @@ var bodyPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 // which release returns. An answer other than want is an error quoting the
 // start of the body (a Status).
 func (b *bench) do(ctx context.Context, method, path string, body []byte, want int) (data []byte, release func(), err error) {
+	return b.doAccept(ctx, method, path, body, want, "application/json")
+}
+
+// doAccept is do with the given Accept header.
+func (b *bench) doAccept(ctx context.Context, method, path string, body []byte, want int, accept string) (data []byte, release func(), err error) {
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
@@ -74,7 +79,7 @@ func (b *bench) do(ctx context.Context, method, path string, body []byte, want i
 	if err != nil {
 		return nil, nil, err
 	}
-	req.Header.Set("Accept", "application/json")
+	req.Header.Set("Accept", accept)
 	if body != nil {
 		ct := "application/json"
 		if method == http.MethodPatch {

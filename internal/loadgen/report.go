@@ -26,11 +26,11 @@ func WriteTable(w io.Writer, r *Report) error {
 	}
 	fmt.Fprintf(w, "server=%s resource=%s objectSize=%dB concurrency=%d %s watchers=%d client=%s\n",
 		r.Server, r.Resource, r.ObjectSize, r.Concurrency, limit, r.Watchers, client)
-	fmt.Fprintf(w, "%-12s %9s %7s %10s %10s %10s %10s %10s\n", "WORKLOAD", "OPS", "ERRORS", "OPS/S", "P50", "P90", "P99", "MAX")
+	fmt.Fprintf(w, "%-12s %9s %7s %10s %10s %10s %10s %10s%s\n", "WORKLOAD", "OPS", "ERRORS", "OPS/S", "P50", "P90", "P99", "MAX", usageHeader(r))
 	for _, res := range r.Results {
-		fmt.Fprintf(w, "%-12s %9d %7d %10.1f %10s %10s %10s %10s\n",
+		fmt.Fprintf(w, "%-12s %9d %7d %10.1f %10s %10s %10s %10s%s\n",
 			res.Name, res.Ops, res.Errors, res.OpsPerSecond(),
-			formatLatency(res.P50), formatLatency(res.P90), formatLatency(res.P99), formatLatency(res.Max))
+			formatLatency(res.P50), formatLatency(res.P90), formatLatency(res.P99), formatLatency(res.Max), usageCells(res))
 	}
 	for _, res := range r.Results {
 		if res.FirstError != "" {
@@ -41,6 +41,32 @@ func WriteTable(w io.Writer, r *Report) error {
 		fmt.Fprintln(w, n)
 	}
 	return nil
+}
+
+// usageHeader is the heading of the server usage columns, when a result
+// has them.
+func usageHeader(r *Report) string {
+	for _, res := range r.Results {
+		if res.Server != nil {
+			return fmt.Sprintf(" %12s %9s %9s %9s", "SRV-CPU/OP", "RSS-BEFORE", "RSS-PEAK", "RSS-AFTER")
+		}
+	}
+	return ""
+}
+
+// usageCells are a result's server usage columns: CPU per operation and
+// RSS in MiB.
+func usageCells(res Result) string {
+	u := res.Server
+	if u == nil {
+		return ""
+	}
+	perOp := time.Duration(0)
+	if n := res.Ops + res.Errors; n > 0 {
+		perOp = u.CPU / time.Duration(n)
+	}
+	mib := func(b int64) string { return fmt.Sprintf("%.1fMiB", float64(b)/(1<<20)) }
+	return fmt.Sprintf(" %12s %9s %9s %9s", formatLatency(perOp), mib(u.RSSBefore), mib(u.RSSPeak), mib(u.RSSAfter))
 }
 
 // formatLatency prints milliseconds with three decimals, one unit for every
@@ -75,6 +101,11 @@ type jsonResult struct {
 	P99Ms          float64 `json:"p99Ms"`
 	MaxMs          float64 `json:"maxMs"`
 	FirstError     string  `json:"firstError,omitempty"`
+	// Server usage, when measured: CPU seconds in all, RSS in bytes.
+	ServerCPUSeconds float64 `json:"serverCPUSeconds,omitempty"`
+	ServerRSSBefore  int64   `json:"serverRSSBefore,omitempty"`
+	ServerRSSPeak    int64   `json:"serverRSSPeak,omitempty"`
+	ServerRSSAfter   int64   `json:"serverRSSAfter,omitempty"`
 }
 
 // WriteJSON writes the report as one indented JSON document.
@@ -94,7 +125,7 @@ func WriteJSON(w io.Writer, r *Report) error {
 	}
 	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 	for _, res := range r.Results {
-		out.Results = append(out.Results, jsonResult{
+		jr := jsonResult{
 			Workload:       res.Name,
 			Ops:            res.Ops,
 			Errors:         res.Errors,
@@ -105,7 +136,12 @@ func WriteJSON(w io.Writer, r *Report) error {
 			P99Ms:          ms(res.P99),
 			MaxMs:          ms(res.Max),
 			FirstError:     res.FirstError,
-		})
+		}
+		if u := res.Server; u != nil {
+			jr.ServerCPUSeconds = u.CPU.Seconds()
+			jr.ServerRSSBefore, jr.ServerRSSPeak, jr.ServerRSSAfter = u.RSSBefore, u.RSSPeak, u.RSSAfter
+		}
+		out.Results = append(out.Results, jr)
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

@@ -37,6 +37,9 @@ type Runner struct {
 type Result struct {
 	Name string
 	Summary
+	// Server is what the server process used meanwhile, when
+	// Config.ServerPID is set (nil otherwise).
+	Server *ServerUsage
 	// Elapsed is the wall time from the first operation's start to the last
 	// one's end; throughput is Ops/Elapsed.
 	Elapsed time.Duration

@@ -4,6 +4,8 @@
 package watchcache
 
 import (
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/fields"
@@ -12,20 +14,81 @@ import (
 
 // Item is one object as the cache holds it: encoded once, shared by every
 // list and watcher. Items are immutable: never modify JSON. The cache keeps
-// no decoded form (memory); callers that need one decode JSON.
+// no decoded form (memory); callers that need one decode JSON, or keep
+// what they derive from it with the item (View).
 type Item struct {
 	Key       string
 	Revision  int64 // ModRevision = metadata.resourceVersion
 	Namespace string
 	Name      string
 	// JSON is the object with metadata.resourceVersion set.
-	JSON   []byte
-	Labels labels.Set
+	JSON []byte
+	// MetaStart and MetaEnd are where the metadata object is in JSON:
+	// JSON[MetaStart:MetaEnd], when MetaEnd > 0 (0: not known).
+	MetaStart, MetaEnd int32
+	Labels             labels.Set
 	// Fields holds the values field selectors may use: any selectable
 	// fields. metadata.name and metadata.namespace may be left out (nil
 	// when there is nothing else): selectors read them from Name and
 	// Namespace, which saves a map per object.
 	Fields fields.Set
+
+	// views holds forms of the object derived from JSON by View's
+	// callers, at most maxViews of them, the most recent last. The slice
+	// is never modified once stored; a new view stores a new one.
+	views atomic.Pointer[[]*view]
+}
+
+// view is one derived form, built once by the first View call for its key
+// while later calls for the key wait for it.
+type view struct {
+	key   any
+	once  sync.Once
+	value any
+}
+
+// maxViews bounds the views an item keeps: one per form in use (the Table
+// cells of the version clients read, say), with room for a second while
+// clients move from one definition of a form to the next.
+const maxViews = 2
+
+// View returns what build derives from the item for key, building it on
+// the first call for key and keeping it with the item, so that every list
+// and watch of this revision shares it. key is comparable and names what
+// build depends on besides the item (a compiled set of Table columns); a
+// new key builds anew, and the oldest view makes room. Concurrent calls
+// for one key build once: the others wait for it. The value must not be
+// modified once returned.
+func (it *Item) View(key any, build func(*Item) any) any {
+	v := it.viewFor(key)
+	v.once.Do(func() { v.value = build(it) })
+	return v.value
+}
+
+// viewFor returns the item's view for key, adding an unbuilt one if it
+// has none.
+func (it *Item) viewFor(key any) *view {
+	var fresh *view
+	for {
+		old := it.views.Load()
+		var next []*view
+		if old != nil {
+			for _, v := range *old {
+				if v.key == key {
+					return v
+				}
+			}
+			next = make([]*view, 0, maxViews)
+			next = append(next, (*old)[max(0, len(*old)-maxViews+1):]...)
+		}
+		if fresh == nil {
+			fresh = &view{key: key}
+		}
+		next = append(next, fresh)
+		if it.views.CompareAndSwap(old, &next) {
+			return fresh
+		}
+	}
 }
 
 // itemFields is the field set a selector matches an item against: Fields,

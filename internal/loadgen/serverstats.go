@@ -1,0 +1,100 @@
+package loadgen
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// ServerUsage is what the server process spent during one workload, read
+// from /proc when Config.ServerPID names it (Linux, same machine).
+type ServerUsage struct {
+	// CPU is the user and system time the server used.
+	CPU time.Duration
+	// RSSBefore, RSSPeak and RSSAfter are its resident set size in bytes
+	// when the workload started, the most sampled while it ran (every
+	// rssSampleEvery), and when it ended.
+	RSSBefore, RSSPeak, RSSAfter int64
+}
+
+// rssSampleEvery is how often a workload samples the server's RSS.
+const rssSampleEvery = 20 * time.Millisecond
+
+// clockTicks is the unit of /proc/PID/stat's times: USER_HZ, 100 on every
+// Linux platform Go supports.
+const clockTicks = 100
+
+// procStats reads a process's CPU time (user+system) and RSS.
+func procStats(pid int) (cpu time.Duration, rss int64, err error) {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, 0, err
+	}
+	// The command name (field 2) is in parentheses and may hold spaces:
+	// count fields from the last ')'.
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 {
+		return 0, 0, fmt.Errorf("/proc/%d/stat: no command name", pid)
+	}
+	f := bytes.Fields(stat[i+1:])
+	// f[0] is field 3 (state); utime and stime are fields 14 and 15, rss
+	// (in pages) field 24.
+	if len(f) < 22 {
+		return 0, 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f)+2)
+	}
+	utime, err1 := strconv.ParseInt(string(f[11]), 10, 64)
+	stime, err2 := strconv.ParseInt(string(f[12]), 10, 64)
+	pages, err3 := strconv.ParseInt(string(f[21]), 10, 64)
+	if err1 != nil || err2 != nil || err3 != nil {
+		return 0, 0, fmt.Errorf("/proc/%d/stat: unreadable times or rss", pid)
+	}
+	cpu = time.Duration(utime+stime) * time.Second / clockTicks
+	return cpu, pages * int64(os.Getpagesize()), nil
+}
+
+// watchServer samples the server's usage from now until the returned
+// function is called, which returns what it spent in between. pid 0
+// measures nothing; so does a pid that cannot be read (the error says why).
+func watchServer(pid int) (stop func() (*ServerUsage, error)) {
+	if pid == 0 {
+		return func() (*ServerUsage, error) { return nil, nil }
+	}
+	cpu0, rss0, err := procStats(pid)
+	if err != nil {
+		return func() (*ServerUsage, error) { return nil, err }
+	}
+	u := &ServerUsage{RSSBefore: rss0, RSSPeak: rss0}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(rssSampleEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				if _, rss, err := procStats(pid); err == nil {
+					u.RSSPeak = max(u.RSSPeak, rss)
+				}
+			}
+		}
+	}()
+	return func() (*ServerUsage, error) {
+		close(done)
+		wg.Wait()
+		cpu1, rss1, err := procStats(pid)
+		if err != nil {
+			return nil, err
+		}
+		u.CPU = cpu1 - cpu0
+		u.RSSAfter = rss1
+		u.RSSPeak = max(u.RSSPeak, rss1)
+		return u, nil
+	}
+}
