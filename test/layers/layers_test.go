@@ -36,6 +36,7 @@ var layer = map[string]int{
 	"internal/watchcache":          1,
 	"internal/storage/etcd":        1,
 	"internal/storage/embedded":    1,
+	"internal/storage/memory":      1,
 	"internal/storage/storagetest": 1,
 	"internal/builtin":             2,
 	"internal/discovery":           1,
