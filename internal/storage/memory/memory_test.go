@@ -172,4 +172,3 @@ func TestListRemaining(t *testing.T) {
 		}
 	}
 }
-
