@@ -158,6 +158,10 @@ func validate(cfg server.Config, logOpts logOptions) error {
 		return fmt.Errorf("--bind-address %q: not an IP address", cfg.BindAddress)
 	case (cfg.TLSCertFile == "") != (cfg.TLSPrivateKeyFile == ""):
 		return errors.New("--tls-cert-file and --tls-private-key-file must be given together")
+	case cfg.Storage != server.StorageEtcd && cfg.Storage != server.StorageMemory:
+		return fmt.Errorf("--storage %q: must be %s or %s", cfg.Storage, server.StorageEtcd, server.StorageMemory)
+	case cfg.Storage == server.StorageMemory && len(cfg.EtcdServers) > 0:
+		return errors.New("--storage=memory and --etcd-servers are exclusive")
 	case (cfg.EtcdCertFile == "") != (cfg.EtcdKeyFile == ""):
 		return errors.New("--etcd-certfile and --etcd-keyfile must be given together")
 	case cfg.ShutdownTimeout < 0:
@@ -175,6 +179,7 @@ func serverFlags(cfg *server.Config, logOpts *logOptions, showVersion *bool) *fl
 	fs.StringVar(&cfg.DataDir, "data-dir", ".crdserver", "directory for the embedded etcd data, the generated certificates and admin.kubeconfig")
 	fs.StringVar(&cfg.BindAddress, "bind-address", "127.0.0.1", "IP address to serve on")
 	fs.IntVar(&cfg.SecurePort, "secure-port", 6443, "HTTPS port; 0 picks a free port")
+	fs.StringVar(&cfg.Storage, "storage", server.StorageEtcd, "where objects are kept: etcd (embedded, or --etcd-servers), or memory (lost at exit; for tests and throwaway servers)")
 	fs.Var((*listFlag)(&cfg.EtcdServers), "etcd-servers", "external etcd endpoints, comma-separated or repeated; empty starts an embedded etcd")
 	fs.StringVar(&cfg.EtcdPrefix, "etcd-prefix", "/registry", "prefix of every key in etcd")
 	fs.StringVar(&cfg.EtcdCAFile, "etcd-cafile", "", "CA bundle to verify the external etcd's certificates")

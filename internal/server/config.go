@@ -17,6 +17,9 @@ type Config struct {
 	// handling: the command line passes 6443 unless told otherwise.
 	SecurePort int
 
+	// Storage is StorageEtcd (the default: EtcdServers, or an embedded
+	// etcd when that is empty) or StorageMemory.
+	Storage string
 	// EtcdServers selects an external etcd cluster; empty starts the embedded one.
 	EtcdServers  []string
 	EtcdPrefix   string // default "/registry"

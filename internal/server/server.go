@@ -51,7 +51,7 @@ type Server struct {
 	Kubeconfig string // path of admin.kubeconfig
 
 	etcdServer *embedded.Server
-	backend    *etcd.Backend
+	backend    backend
 	stores     *stores
 	crds       *crdServer
 	gc         *controllers.GarbageCollector
@@ -345,8 +345,12 @@ func (s *Server) tlsConfig() (*tls.Config, error) {
 	return cfg, nil
 }
 
-// startStorage starts the embedded etcd, or connects to the external one.
+// startStorage starts the embedded etcd, or connects to the external one,
+// or starts memory storage.
 func (s *Server) startStorage(ctx context.Context) error {
+	if s.cfg.Storage != "" && s.cfg.Storage != StorageEtcd {
+		return s.startMemoryStorage()
+	}
 	cfg := etcd.Config{
 		Endpoints: s.cfg.EtcdServers,
 		CAFile:    s.cfg.EtcdCAFile,
