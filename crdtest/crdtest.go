@@ -15,6 +15,7 @@ import (
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -212,6 +213,12 @@ func (s *Server) waitReady(ctx context.Context, timeout time.Duration) error {
 
 // Stop shuts the server down gracefully.
 func (s *Server) Stop() error {
+	// client-go shares one transport among the clients of a Config. Its
+	// idle connections would hold Shutdown for the second HTTP/2 waits
+	// for a client to hang up after GOAWAY; close them first.
+	if rt, err := rest.TransportFor(s.Config); s.Config != nil && err == nil {
+		utilnet.CloseIdleConnectionsFor(rt)
+	}
 	err := s.srv.Shutdown()
 	if s.webhooks != nil {
 		s.webhooks.close()
