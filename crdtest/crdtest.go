@@ -34,6 +34,10 @@ type Server struct {
 	srv       *server.Server
 	webhooks  *webhookServers // nil without Options.Webhooks
 	removeDir string          // a data directory StartServer made
+	// transport is the one client-go hands every client of Config. It
+	// caches transports weakly: holding it keeps it the one they get, so
+	// that Stop can close their idle connections.
+	transport http.RoundTripper
 }
 
 // Storage values for Options.Storage.
@@ -164,6 +168,9 @@ func StartServer(ctx context.Context, opts Options) (_ *Server, err error) {
 	}
 	cfg.QPS, cfg.Burst = -1, 0 // no client-side rate limit against a test server
 	s.Config = cfg
+	if s.transport, err = rest.TransportFor(cfg); err != nil {
+		return nil, fmt.Errorf("client transport: %w", err)
+	}
 	if err := s.waitReady(ctx, 30*time.Second); err != nil {
 		return nil, err
 	}
@@ -213,11 +220,11 @@ func (s *Server) waitReady(ctx context.Context, timeout time.Duration) error {
 
 // Stop shuts the server down gracefully.
 func (s *Server) Stop() error {
-	// client-go shares one transport among the clients of a Config. Its
-	// idle connections would hold Shutdown for the second HTTP/2 waits
+	// client-go shares one transport among the clients of a Config (see
+	// transport). Its idle connections would hold Shutdown for the second HTTP/2 waits
 	// for a client to hang up after GOAWAY; close them first.
-	if rt, err := rest.TransportFor(s.Config); s.Config != nil && err == nil {
-		utilnet.CloseIdleConnectionsFor(rt)
+	if s.transport != nil {
+		utilnet.CloseIdleConnectionsFor(s.transport)
 	}
 	err := s.srv.Shutdown()
 	if s.webhooks != nil {
