@@ -62,6 +62,7 @@ var layer = map[string]int{
 	"cmd/crdserver":        5,
 	"internal/openapi/gen": 5,
 	"crdtest":              5,
+	"crdtest/envtest":      6,
 	"test/etcdserver":      5,
 	"test/toolbin":         4,
 	"test/kubectlbin":      5,
