@@ -133,6 +133,17 @@ func newMemcached(name string, size int32) *memcached.Memcached {
 	}
 }
 
+// create creates a Memcached and waits for its Deployment.
+func (op *operator) create(t *testing.T, name string, size int32) *memcached.Memcached {
+	t.Helper()
+	m := newMemcached(name, size)
+	if err := op.client.Create(t.Context(), m); err != nil {
+		t.Fatal(err)
+	}
+	op.waitReplicas(t, name, size)
+	return m
+}
+
 // waitReplicas waits for the Deployment name to have want replicas.
 func (op *operator) waitReplicas(t *testing.T, name string, want int32) *appsv1.Deployment {
 	t.Helper()
@@ -154,10 +165,7 @@ func (op *operator) waitReplicas(t *testing.T, name string, want int32) *appsv1.
 func TestCreate(t *testing.T) {
 	t.Parallel()
 	op := startOperator(t)
-	m := newMemcached("cache", 3)
-	if err := op.client.Create(t.Context(), m); err != nil {
-		t.Fatal(err)
-	}
+	m := op.create(t, "cache", 3)
 	dep := op.waitReplicas(t, "cache", 3)
 	owner := metav1.GetControllerOf(dep)
 	if owner == nil || owner.Kind != "Memcached" || owner.Name != "cache" || owner.UID != m.UID {
@@ -186,11 +194,7 @@ func TestCreate(t *testing.T) {
 func TestScale(t *testing.T) {
 	t.Parallel()
 	op := startOperator(t)
-	m := newMemcached("scaled", 2)
-	if err := op.client.Create(t.Context(), m); err != nil {
-		t.Fatal(err)
-	}
-	op.waitReplicas(t, "scaled", 2)
+	m := op.create(t, "scaled", 2)
 	eventually(t, "the size update", func() error {
 		if err := op.client.Get(t.Context(), client.ObjectKeyFromObject(m), m); err != nil {
 			return err
@@ -212,11 +216,7 @@ func TestScale(t *testing.T) {
 func TestDelete(t *testing.T) {
 	t.Parallel()
 	op := startOperator(t)
-	m := newMemcached("doomed", 1)
-	if err := op.client.Create(t.Context(), m); err != nil {
-		t.Fatal(err)
-	}
-	op.waitReplicas(t, "doomed", 1)
+	m := op.create(t, "doomed", 1)
 	eventually(t, "the finalizer", func() error {
 		if err := op.client.Get(t.Context(), client.ObjectKeyFromObject(m), m); err != nil {
 			return err
