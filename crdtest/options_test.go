@@ -279,3 +279,23 @@ func TestConversionWebhook(t *testing.T) {
 		t.Errorf("ConversionCRDs naming no CRD: err = %v", err)
 	}
 }
+
+// Start with no options runs on memory storage: its data directory, in
+// the test's temporary directory, holds certificates and a kubeconfig
+// but no etcd.
+func TestStartDefaults(t *testing.T) {
+	t.Parallel()
+	s := crdtest.Start(t)
+	ns, err := dynamic.NewForConfigOrDie(s.Config).Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}).
+		Get(t.Context(), "kube-system", metav1.GetOptions{})
+	if err != nil || ns.GetName() != "kube-system" {
+		t.Fatalf("reading namespace kube-system: %v", err)
+	}
+	dir := filepath.Dir(s.Kubeconfig)
+	if !strings.HasPrefix(dir, os.TempDir()) {
+		t.Errorf("data directory %s is outside the temporary directory", dir)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "etcd")); !os.IsNotExist(err) {
+		t.Errorf("an etcd directory exists with memory storage (stat: %v)", err)
+	}
+}
