@@ -22,7 +22,7 @@ var layer = map[string]int{
 	"internal/version":             0,
 	"internal/authn":               0,
 	"internal/authn/jws":           0,
-	"internal/authn/satoken":       0,
+	"internal/authn/satoken":       1,
 	"internal/storage/etcdlog":     0,
 	"internal/schema/structural":   0,
 	"internal/webhook":             0,
