@@ -210,9 +210,6 @@ func (i *Issuer) AuthenticateToken(ctx context.Context, token string) (*authn.Us
 		if err := t.Verify(i.Key.Public()); err != nil {
 			return nil, false, fmt.Errorf("service account token: %w", err)
 		}
-		if !slices.ContainsFunc(c.Audience, func(a string) bool { return slices.Contains(i.APIAudiences(), a) }) {
-			return nil, false, fmt.Errorf("token audiences %q is invalid for the target audiences %q", []string(c.Audience), i.APIAudiences())
-		}
 		if c.Kube == nil || c.Kube.Namespace == "" || c.Kube.ServiceAccount.Name == "" ||
 			c.Subject != UserPrefix+c.Kube.Namespace+":"+c.Kube.ServiceAccount.Name {
 			return nil, false, errors.New("service account token claims could not be validated: token does not name its service account")
@@ -223,7 +220,15 @@ func (i *Issuer) AuthenticateToken(ctx context.Context, token string) (*authn.Us
 		}
 		i.verified.Store(token, c)
 	}
-	// Times are checked on every use: a cached token expires too.
+	// Audiences and times are checked on every use: a TokenReview may ask
+	// for other audiences, and a cached token expires too.
+	want, ok := authn.AudiencesFrom(ctx)
+	if !ok {
+		want = i.APIAudiences()
+	}
+	if !slices.ContainsFunc(c.Audience, func(a string) bool { return slices.Contains(want, a) }) {
+		return nil, false, fmt.Errorf("token audiences %q is invalid for the target audiences %q", []string(c.Audience), want)
+	}
 	switch {
 	case c.Expiry != 0 && now.After(time.Unix(c.Expiry, 0).Add(leeway)):
 		return nil, false, errors.New("service account token has expired")
