@@ -78,19 +78,19 @@ func TestImpersonate(t *testing.T) {
 				Extra: map[string][]string{"scopes": {"view", "edit"}, "example.com/team": {"blue"}}},
 		},
 		{
-			name: "a group refused",
+			name:    "a group refused",
 			headers: map[string][]string{"Impersonate-User": {"alice"}, "Impersonate-Group": {"g1", "system:masters"}},
 			allowed: []string{"impersonate users alice", "impersonate groups g1"}, code: 403,
 			message: `groups "system:masters" is forbidden: User "bob" cannot impersonate resource "groups" in API group "" at the cluster scope`,
 		},
 		{
-			name: "extra refused",
+			name:    "extra refused",
 			headers: map[string][]string{"Impersonate-User": {"alice"}, "Impersonate-Extra-Scopes": {"view"}},
 			allowed: []string{"impersonate users alice"}, code: 403,
 			message: `userextras.authentication.k8s.io "view" is forbidden: User "bob" cannot impersonate resource "userextras/scopes" in API group "authentication.k8s.io" at the cluster scope`,
 		},
 		{
-			name: "uid refused",
+			name:    "uid refused",
 			headers: map[string][]string{"Impersonate-User": {"alice"}, "Impersonate-Uid": {"u-1"}},
 			allowed: []string{"impersonate users alice"}, code: 403,
 			message: `uids.authentication.k8s.io "u-1" is forbidden: User "bob" cannot impersonate resource "uids" in API group "authentication.k8s.io" at the cluster scope`,
@@ -105,7 +105,7 @@ func TestImpersonate(t *testing.T) {
 			user: &authn.User{Name: authn.Anonymous, Groups: []string{authn.Unauthenticated}},
 		},
 		{
-			name: "impersonated groups say unauthenticated",
+			name:    "impersonated groups say unauthenticated",
 			headers: map[string][]string{"Impersonate-User": {"x"}, "Impersonate-Group": {authn.Unauthenticated}},
 			allowed: []string{"*"}, code: 204,
 			user: &authn.User{Name: "x", Groups: []string{authn.Unauthenticated}},

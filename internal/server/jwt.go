@@ -6,4 +6,6 @@ import (
 	"github.com/crdserver/crdserver/internal/authn"
 )
 
-func loadJWTAuthenticators(ctx context.Context, path string) ([]authn.TokenAuthenticator, error) { return nil, nil }
+func loadJWTAuthenticators(ctx context.Context, path string) ([]authn.TokenAuthenticator, error) {
+	return nil, nil
+}
