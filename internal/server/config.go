@@ -55,4 +55,23 @@ type Config struct {
 	// upstream's --profiling, to system:masters only: see
 	// authz.Privileged).
 	DisableProfiling bool
+
+	AuthnConfig
+}
+
+// AuthnConfig is authentication beyond client certificates (see authn.go).
+type AuthnConfig struct {
+	// TokenAuthFile is upstream's --token-auth-file: a CSV of
+	// token,user,uid,"group1,group2" records.
+	TokenAuthFile string
+	// AuthenticationConfigFile is upstream's --authentication-config: an
+	// apiserver.config.k8s.io AuthenticationConfiguration with JWT (OIDC)
+	// issuers.
+	AuthenticationConfigFile string
+	// AnonymousAuth lets requests without credentials through as
+	// system:anonymous (group system:unauthenticated); off by default.
+	AnonymousAuth bool
+	// ServiceAccountIssuer is the iss of service account tokens; default
+	// https://kubernetes.default.svc.cluster.local.
+	ServiceAccountIssuer string
 }

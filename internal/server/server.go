@@ -19,7 +19,6 @@ import (
 
 	"github.com/crdserver/crdserver/internal/admission"
 	"github.com/crdserver/crdserver/internal/apply"
-	"github.com/crdserver/crdserver/internal/authn"
 	"github.com/crdserver/crdserver/internal/authz"
 	"github.com/crdserver/crdserver/internal/builtin"
 	"github.com/crdserver/crdserver/internal/certs"
@@ -140,6 +139,11 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return nil, err
 	}
 
+	auth, err := s.newAuthentication(ctx)
+	if err != nil {
+		return nil, err
+	}
+
 	ips, err := builtin.NewClusterIPs(cfg.ServiceClusterIPRange, s.backend,
 		keyPrefix(cfg.EtcdPrefix, ipAddressesGR), keyPrefix(cfg.EtcdPrefix, servicesGR))
 	if err != nil {
@@ -148,7 +152,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	builtins := []*registry.Definition{
 		builtin.Namespaces(), crd.Definition(), builtin.StorageVersionMigrations(),
 		builtin.Services(ips), builtin.Endpoints(), builtin.EndpointSlices(),
-		builtin.ConfigMaps(), builtin.Secrets(), builtin.ServiceAccounts(), builtin.Events(cfg.EventTTL), builtin.EventsV1(cfg.EventTTL),
+		builtin.ConfigMaps(), builtin.Secrets(), builtin.WithTokenRequest(builtin.ServiceAccounts(), auth.issuer), builtin.Events(cfg.EventTTL), builtin.EventsV1(cfg.EventTTL),
 		builtin.PodTemplates(), builtin.Leases(),
 		builtin.Deployments(), builtin.ReplicaSets(), builtin.StatefulSets(), builtin.DaemonSets(),
 		builtin.MutatingWebhookConfigurations(), builtin.ValidatingWebhookConfigurations(),
@@ -156,6 +160,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		builtin.APIServices(),
 		builtin.MutatingAdmissionPolicies(), builtin.MutatingAdmissionPolicyBindings(),
 	}
+	builtins = append(builtins, auth.definitions()...)
 	for _, d := range builtins {
 		d.FieldTypes = apply.NewTypes(d)
 		if d.StoredAs != nil {
@@ -234,16 +239,18 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		OpenAPI:   openapi.New(reg),
 		Discovery: discovery.New(reg),
 		Resources: s.handler,
+		Issuer:    auth.discovery,
 	})
-	var authenticator authn.Authenticator = &authn.X509{Roots: tlsCfg.ClientCAs}
+	authorizer := authz.Privileged(authz.AllowAll)
 	chain := filters.Chain(routes,
 		filters.GrowStack,
 		filters.Recover,
 		filters.MaxBodySize(3*1024*1024),
 		filters.RequestInfo,
 		filters.Log(s.log),
-		filters.Authenticate(authenticator, filters.PublicPath),
-		filters.Authorize(authz.Privileged(authz.AllowAll)),
+		filters.Authenticate(auth.authenticator(tlsCfg.ClientCAs), filters.PublicPath),
+		filters.Impersonate(authorizer),
+		filters.Authorize(authorizer),
 		filters.Instrument(s.metrics, served(reg)),
 		filters.MaxInFlight(cfg.MaxRequestsInflight),
 	)

@@ -21,6 +21,8 @@ var layer = map[string]int{
 	"internal/certs":               0,
 	"internal/version":             0,
 	"internal/authn":               0,
+	"internal/authn/jws":           0,
+	"internal/authn/satoken":       1,
 	"internal/storage/etcdlog":     0,
 	"internal/schema/structural":   0,
 	"internal/webhook":             0,
