@@ -20,7 +20,6 @@ import (
 	"github.com/crdserver/crdserver/internal/admission"
 	"github.com/crdserver/crdserver/internal/apply"
 	"github.com/crdserver/crdserver/internal/authn"
-	"github.com/crdserver/crdserver/internal/authz"
 	"github.com/crdserver/crdserver/internal/builtin"
 	"github.com/crdserver/crdserver/internal/certs"
 	"github.com/crdserver/crdserver/internal/controllers"
@@ -56,6 +55,7 @@ type Server struct {
 	crds       *crdServer
 	gc         *controllers.GarbageCollector
 	webhooks   *webhook.Manager
+	authz      *authorization
 	handler    *handler.Handler
 	metrics    *metrics.Metrics
 	http       *http.Server
@@ -145,6 +145,9 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if s.authz, err = newAuthorization(cfg.AuthorizationMode); err != nil {
+		return nil, err
+	}
 	builtins := []*registry.Definition{
 		builtin.Namespaces(), crd.Definition(), builtin.StorageVersionMigrations(),
 		builtin.Services(ips), builtin.Endpoints(), builtin.EndpointSlices(),
@@ -156,6 +159,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		builtin.APIServices(),
 		builtin.MutatingAdmissionPolicies(), builtin.MutatingAdmissionPolicyBindings(),
 	}
+	builtins = append(builtins, s.authz.definitions()...)
 	for _, d := range builtins {
 		d.FieldTypes = apply.NewTypes(d)
 		if d.StoredAs != nil {
@@ -215,6 +219,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	ptc := &controllers.PolicyTypes{Cache: vapStore.Cache, Server: policyTypeServer{s: s, reg: reg}, Log: s.log}
 	s.background.Go(func() { ptc.Run(bgCtx) })
 	s.background.Go(func() { s.backend.RunCompactor(bgCtx, 5*time.Minute) })
+	s.authz.start(bgCtx, s)
 
 	var profiling http.Handler
 	if !cfg.DisableProfiling {
@@ -243,7 +248,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		filters.RequestInfo,
 		filters.Log(s.log),
 		filters.Authenticate(authenticator, filters.PublicPath),
-		filters.Authorize(authz.Privileged(authz.AllowAll)),
+		filters.Authorize(s.authz),
 		filters.Instrument(s.metrics, served(reg)),
 		filters.MaxInFlight(cfg.MaxRequestsInflight),
 	)
@@ -455,6 +460,9 @@ func (s *Server) healthHandler() http.Handler {
 		}
 		if ready && (!s.stores.ready() || !s.crds.served.Load()) {
 			failed = append(failed, "informer-sync")
+		}
+		if ready && s.authz.mode == ModeRBAC && !s.authz.ready() {
+			failed = append(failed, "poststarthook/rbac/bootstrap-roles")
 		}
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.Header().Set("X-Content-Type-Options", "nosniff")
