@@ -77,10 +77,11 @@ type selfSubjectAccessReviewHooks struct{ r AccessReviewer }
 type selfSubjectRulesReviewHooks struct{ r AccessReviewer }
 
 var (
-	_ registry.Creator = subjectAccessReviewHooks{}
-	_ registry.Creator = localSubjectAccessReviewHooks{}
-	_ registry.Creator = selfSubjectAccessReviewHooks{}
-	_ registry.Creator = selfSubjectRulesReviewHooks{}
+	_ registry.Protobuf = subjectAccessReviewHooks{}
+	_ registry.Creator  = subjectAccessReviewHooks{}
+	_ registry.Creator  = localSubjectAccessReviewHooks{}
+	_ registry.Creator  = selfSubjectAccessReviewHooks{}
+	_ registry.Creator  = selfSubjectRulesReviewHooks{}
 )
 
 var (
@@ -89,6 +90,24 @@ var (
 	ssarTyped = Typed[authorizationv1.SelfSubjectAccessReview]{Kind: "SelfSubjectAccessReview", Version: "v1"}
 	ssrrTyped = Typed[authorizationv1.SelfSubjectRulesReview]{Kind: "SelfSubjectRulesReview", Version: "v1"}
 )
+
+// kubectl and client-go send reviews as protobuf.
+
+func (subjectAccessReviewHooks) NewProtobuf() registry.ProtoMessage {
+	return new(authorizationv1.SubjectAccessReview)
+}
+
+func (localSubjectAccessReviewHooks) NewProtobuf() registry.ProtoMessage {
+	return new(authorizationv1.LocalSubjectAccessReview)
+}
+
+func (selfSubjectAccessReviewHooks) NewProtobuf() registry.ProtoMessage {
+	return new(authorizationv1.SelfSubjectAccessReview)
+}
+
+func (selfSubjectRulesReviewHooks) NewProtobuf() registry.ProtoMessage {
+	return new(authorizationv1.SelfSubjectRulesReview)
+}
 
 // The Typed checks refuse bodies of the wrong shape before Create, as
 // upstream's decoding does.
