@@ -143,6 +143,19 @@ func (h clusterRoleBindingHooks) PrepareForCreate(obj map[string]any) {
 
 func (h clusterRoleBindingHooks) PrepareForUpdate(obj, old map[string]any) { h.PrepareForCreate(obj) }
 
+// An aggregationRule without selectors is kept through the typed trim
+// (which drops empty structs), so that validation refuses it as upstream
+// does.
+func (h clusterRoleHooks) PrepareForCreate(obj map[string]any) {
+	_, had := obj["aggregationRule"].(map[string]any)
+	h.trim(obj)
+	if had && obj["aggregationRule"] == nil {
+		obj["aggregationRule"] = map[string]any{}
+	}
+}
+
+func (h clusterRoleHooks) PrepareForUpdate(obj, old map[string]any) { h.PrepareForCreate(obj) }
+
 func defaultRBACBinding(ref *rbacv1.RoleRef, subjects []rbacv1.Subject) {
 	if ref.APIGroup == "" {
 		ref.APIGroup = RBACGroup
