@@ -189,3 +189,25 @@ func TestRulesFor(t *testing.T) {
 		t.Errorf("ghosted: err %v, want the missing role", err)
 	}
 }
+
+func TestExplain(t *testing.T) {
+	z := &Authorizer{Index: testIndex()}
+	robot := &authn.User{Name: "system:serviceaccount:team:robot", Groups: l("system:authenticated")}
+	bob := &authn.User{Name: "bob", Groups: l("readers")}
+	tests := []struct {
+		name  string
+		attrs authz.Attributes
+		want  string
+	}{
+		{at("role binding, service account"), res(robot, "create", "example.com", "widgets", "", "team", ""),
+			`RBAC: allowed by RoleBinding "writers/team" of Role "widget-writer" to ServiceAccount "robot/team"`},
+		{at("cluster role binding, group"), res(bob, "get", "", "configmaps", "", "team", "c"),
+			`RBAC: allowed by ClusterRoleBinding "readers" of ClusterRole "cm-reader" to Group "readers"`},
+		{at("denied: no reason"), res(bob, "delete", "", "configmaps", "", "team", "c"), ``},
+	}
+	for _, tt := range tests {
+		if _, reason, _ := z.Explain(context.Background(), tt.attrs); reason != tt.want {
+			t.Errorf("%s: %q, want %q", tt.name, reason, tt.want)
+		}
+	}
+}

@@ -81,8 +81,12 @@ func (a *authorization) definitions() []*registry.Definition {
 
 var _ builtin.AccessReviewer = (*authorization)(nil)
 
-// Authorize implements authz.Authorizer with the configured chain.
+// Authorize implements authz.Authorizer for the access reviews: the
+// configured chain, with RBAC's reason for what it allows.
 func (a *authorization) Authorize(ctx context.Context, attrs authz.Attributes) (authz.Decision, string, error) {
+	if a.mode == ModeRBAC {
+		return a.rbac.Explain(ctx, attrs)
+	}
 	return a.chain.Authorize(ctx, attrs)
 }
 

@@ -248,7 +248,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		filters.RequestInfo,
 		filters.Log(s.log),
 		filters.Authenticate(authenticator, filters.PublicPath),
-		filters.Authorize(s.authz),
+		filters.Authorize(s.authz.chain),
 		filters.Instrument(s.metrics, served(reg)),
 		filters.MaxInFlight(cfg.MaxRequestsInflight),
 	)
