@@ -191,6 +191,7 @@ func serverFlags(cfg *server.Config, logOpts *logOptions, showVersion *bool) *fl
 	fs.Var((*listFlag)(&cfg.TLSSANs), "tls-san", "extra DNS name or IP for the generated serving certificate, comma-separated or repeated")
 	fs.StringVar(&cfg.ServiceClusterIPRange, "service-cluster-ip-range", "10.0.0.0/24", "CIDR from which Services get their cluster IPs; the kubernetes Service gets the first address")
 	fs.IntVar(&cfg.MaxRequestsInflight, "max-requests-inflight", 400, "maximum concurrent non-watch requests, beyond which requests get 429; negative disables the limit")
+	fs.StringVar(&cfg.AuthorizationMode, "authorization-mode", "RBAC", "how requests are authorized: RBAC or AlwaysAllow")
 	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", 30*time.Second, "how long graceful shutdown may take")
 	cfg.EventTTL = time.Hour
 	fs.Func("event-ttl", "how long events live after their last write; 0 keeps them until deleted (default 1h0m0s)", func(v string) error {

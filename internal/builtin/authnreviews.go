@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"strings"
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -20,28 +19,12 @@ import (
 // authenticationGroup is the group of the identity reviews.
 const authenticationGroup = "authentication.k8s.io"
 
-// reviewDefinition is a create-only, cluster-scoped authentication.k8s.io/v1
-// resource that stores nothing.
-func reviewDefinition(resource, kind string, hooks any) *registry.Definition {
-	return &registry.Definition{
-		Group:    authenticationGroup,
-		Resource: resource,
-		Singular: strings.ToLower(kind),
-		Kind:     kind,
-		ListKind: kind + "List",
-		Scope:    registry.Cluster,
-		Versions: []registry.Version{{Name: "v1", Served: true, Storage: true}},
-		Verbs:    []string{"create"},
-		Hooks:    hooks,
-	}
-}
-
 // TokenReviews is authentication.k8s.io/v1 tokenreviews: a client (a
 // webhook, an aggregated server) asks whether a bearer token is valid and
 // whose it is. tokens are the server's bearer token authenticators;
 // apiAudiences the audiences a review without spec.audiences checks for.
 func TokenReviews(tokens authn.TokenAuthenticator, apiAudiences []string) *registry.Definition {
-	return reviewDefinition("tokenreviews", "TokenReview", tokenReviewHooks{
+	return reviewDefinition(authenticationGroup, "tokenreviews", "TokenReview", registry.Cluster, tokenReviewHooks{
 		stored: newStored[authenticationv1.TokenReview]("TokenReview", "v1"), tokens: tokens, audiences: apiAudiences,
 	})
 }
@@ -94,7 +77,7 @@ func (h tokenReviewHooks) Create(ctx context.Context, obj map[string]any) (map[s
 // `kubectl auth whoami`: it tells the caller who the server thinks they
 // are, after impersonation.
 func SelfSubjectReviews() *registry.Definition {
-	return reviewDefinition("selfsubjectreviews", "SelfSubjectReview", selfSubjectReviewHooks{
+	return reviewDefinition(authenticationGroup, "selfsubjectreviews", "SelfSubjectReview", registry.Cluster, selfSubjectReviewHooks{
 		stored: newStored[authenticationv1.SelfSubjectReview]("SelfSubjectReview", "v1"),
 	})
 }

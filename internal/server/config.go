@@ -49,6 +49,11 @@ type Config struct {
 	// Default (0) upstream's 1h; negative keeps events until deleted.
 	EventTTL time.Duration
 
+	// AuthorizationMode is how requests are authorized: "RBAC" (the
+	// default) or "AlwaysAllow" (every authenticated request, except
+	// /metrics and /debug/pprof, which stay the admins').
+	AuthorizationMode string
+
 	// ShutdownTimeout bounds graceful shutdown. Default 30s.
 	ShutdownTimeout time.Duration
 	// DisableProfiling turns off /debug/pprof (served by default, as

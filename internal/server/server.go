@@ -19,7 +19,6 @@ import (
 
 	"github.com/crdserver/crdserver/internal/admission"
 	"github.com/crdserver/crdserver/internal/apply"
-	"github.com/crdserver/crdserver/internal/authz"
 	"github.com/crdserver/crdserver/internal/builtin"
 	"github.com/crdserver/crdserver/internal/certs"
 	"github.com/crdserver/crdserver/internal/controllers"
@@ -55,6 +54,7 @@ type Server struct {
 	crds       *crdServer
 	gc         *controllers.GarbageCollector
 	webhooks   *webhook.Manager
+	authz      *authorization
 	handler    *handler.Handler
 	metrics    *metrics.Metrics
 	http       *http.Server
@@ -149,6 +149,9 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if s.authz, err = newAuthorization(cfg.AuthorizationMode); err != nil {
+		return nil, err
+	}
 	builtins := []*registry.Definition{
 		builtin.Namespaces(), crd.Definition(), builtin.StorageVersionMigrations(),
 		builtin.Services(ips), builtin.Endpoints(), builtin.EndpointSlices(),
@@ -161,6 +164,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		builtin.MutatingAdmissionPolicies(), builtin.MutatingAdmissionPolicyBindings(),
 	}
 	builtins = append(builtins, auth.definitions()...)
+	builtins = append(builtins, s.authz.definitions()...)
 	for _, d := range builtins {
 		d.FieldTypes = apply.NewTypes(d)
 		if d.StoredAs != nil {
@@ -220,6 +224,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	ptc := &controllers.PolicyTypes{Cache: vapStore.Cache, Server: policyTypeServer{s: s, reg: reg}, Log: s.log}
 	s.background.Go(func() { ptc.Run(bgCtx) })
 	s.background.Go(func() { s.backend.RunCompactor(bgCtx, 5*time.Minute) })
+	s.authz.start(bgCtx, s)
 
 	var profiling http.Handler
 	if !cfg.DisableProfiling {
@@ -241,7 +246,6 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		Resources: s.handler,
 		Issuer:    auth.discovery,
 	})
-	authorizer := authz.Privileged(authz.AllowAll)
 	chain := filters.Chain(routes,
 		filters.GrowStack,
 		filters.Recover,
@@ -249,8 +253,8 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		filters.RequestInfo,
 		filters.Log(s.log),
 		filters.Authenticate(auth.authenticator(tlsCfg.ClientCAs), filters.PublicPath),
-		filters.Impersonate(authorizer),
-		filters.Authorize(authorizer),
+		filters.Impersonate(s.authz.chain),
+		filters.Authorize(s.authz.chain),
 		filters.Instrument(s.metrics, served(reg)),
 		filters.MaxInFlight(cfg.MaxRequestsInflight),
 	)
@@ -466,6 +470,9 @@ func (s *Server) healthHandler() http.Handler {
 		}
 		if ready && (!s.stores.ready() || !s.crds.served.Load()) {
 			failed = append(failed, "informer-sync")
+		}
+		if ready && s.authz.mode == ModeRBAC && !s.authz.ready() {
+			failed = append(failed, "poststarthook/rbac/bootstrap-roles")
 		}
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.Header().Set("X-Content-Type-Options", "nosniff")

@@ -41,9 +41,12 @@ var layer = map[string]int{
 	"internal/storage/memory":      1,
 	"internal/storage/storagetest": 1,
 	"internal/builtin":             2,
-	"internal/discovery":           1,
-	"internal/openapi":             1,
-	"internal/conversion":          1,
+	// RBAC decisions from the watch caches; its bootstrap policy above it.
+	"internal/rbac":           2,
+	"internal/rbac/bootstrap": 3,
+	"internal/discovery":      1,
+	"internal/openapi":        1,
+	"internal/conversion":     1,
 	// Server-side apply: managedFields, typed from the OpenAPI models.
 	"internal/apply": 2,
 	// Admission: mutating and validating webhooks.
