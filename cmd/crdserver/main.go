@@ -206,6 +206,7 @@ func serverFlags(cfg *server.Config, logOpts *logOptions, showVersion *bool) *fl
 		cfg.DisableProfiling = !b
 		return err
 	})
+	auditAndEncryptionFlags(fs, cfg)
 	fs.BoolVar(showVersion, "version", false, "print the version and exit")
 	return fs
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/crdserver/crdserver/internal/admission"
 	"github.com/crdserver/crdserver/internal/apply"
+	"github.com/crdserver/crdserver/internal/audit"
 	"github.com/crdserver/crdserver/internal/authn"
 	"github.com/crdserver/crdserver/internal/authz"
 	"github.com/crdserver/crdserver/internal/builtin"
@@ -58,6 +59,7 @@ type Server struct {
 	webhooks   *webhook.Manager
 	handler    *handler.Handler
 	metrics    *metrics.Metrics
+	auditLog   *audit.Log // closed after the last request
 	http       *http.Server
 	cancel     context.CancelFunc
 	done       chan struct{}
@@ -236,14 +238,21 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		Resources: s.handler,
 	})
 	var authenticator authn.Authenticator = &authn.X509{Roots: tlsCfg.ClientCAs}
+	auditPolicy, auditSink, err := s.startAudit()
+	if err != nil {
+		return nil, err
+	}
 	chain := filters.Chain(routes,
 		filters.GrowStack,
+		filters.AuditID,
 		filters.Recover,
 		filters.MaxBodySize(3*1024*1024),
 		filters.RequestInfo,
 		filters.Log(s.log),
 		filters.Authenticate(authenticator, filters.PublicPath),
+		filters.Audit(auditPolicy, auditSink),
 		filters.Authorize(authz.Privileged(authz.AllowAll)),
+		filters.AuditAllowed,
 		filters.Instrument(s.metrics, served(reg)),
 		filters.MaxInFlight(cfg.MaxRequestsInflight),
 	)
@@ -411,6 +420,11 @@ func (s *Server) Shutdown() error {
 			errs = append(errs, fmt.Errorf("http shutdown: %w", err))
 		}
 		<-s.done
+	}
+	if s.auditLog != nil {
+		if err := s.auditLog.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("audit log: %w", err))
+		}
 	}
 	stopped := make(chan struct{})
 	go func() {
