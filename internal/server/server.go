@@ -169,6 +169,9 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	reg := registry.New(builtins)
 	s.metrics = metrics.New()
 	s.stores = newStores(ctx, s.backend, reg, cfg.EtcdPrefix, s.log, s.metrics)
+	if s.stores.encryption, err = loadEncryption(cfg.EncryptionProviderConfig); err != nil {
+		return nil, err
+	}
 	s.metrics.Register(metrics.Caches(s.stores.stats))
 	for _, d := range reg.Current().Definitions() {
 		s.stores.ensure(d)
