@@ -7,6 +7,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"strings"
 
 	"golang.org/x/crypto/nacl/secretbox"
 )
@@ -69,7 +70,7 @@ func (t *Transformer) FromStorage(key string, stored []byte) (value []byte, stal
 		if len(errs) > 0 {
 			return nil, false, errors.Join(errs...)
 		}
-		return nil, false, fmt.Errorf("%s: no key of that name configured", p.prefix)
+		return nil, false, fmt.Errorf("%s: no key of that name configured", strings.TrimSuffix(p.prefix, ":"))
 	}
 	if bytes.HasPrefix(stored, encryptedPrefix) {
 		return nil, false, fmt.Errorf("%w: value is encrypted with a provider that is not configured", errNoProvider)
