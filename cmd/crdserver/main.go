@@ -213,6 +213,7 @@ func serverFlags(cfg *server.Config, logOpts *logOptions, showVersion *bool) *fl
 		return err
 	})
 	authnFlags(fs, cfg)
+	auditAndEncryptionFlags(fs, cfg)
 	fs.BoolVar(showVersion, "version", false, "print the version and exit")
 	return fs
 }

@@ -56,6 +56,19 @@ type Config struct {
 
 	// ShutdownTimeout bounds graceful shutdown. Default 30s.
 	ShutdownTimeout time.Duration
+	// AuditPolicyFile is an audit.k8s.io/v1 Policy; with AuditLogPath
+	// ("-" for stdout) requests are audited as JSON lines.
+	// AuditLogMaxSizeMB rotates the log at that size (0: never);
+	// AuditLogMaxBackups bounds the rotated files kept (0: all).
+	AuditPolicyFile    string
+	AuditLogPath       string
+	AuditLogMaxSizeMB  int
+	AuditLogMaxBackups int
+	// EncryptionProviderConfig is an apiserver.config.k8s.io/v1
+	// EncryptionConfiguration: the resources it lists are encrypted in
+	// etcd.
+	EncryptionProviderConfig string
+
 	// DisableProfiling turns off /debug/pprof (served by default, as
 	// upstream's --profiling, to system:masters only: see
 	// authz.Privileged).

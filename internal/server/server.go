@@ -19,6 +19,7 @@ import (
 
 	"github.com/crdserver/crdserver/internal/admission"
 	"github.com/crdserver/crdserver/internal/apply"
+	"github.com/crdserver/crdserver/internal/audit"
 	"github.com/crdserver/crdserver/internal/builtin"
 	"github.com/crdserver/crdserver/internal/certs"
 	"github.com/crdserver/crdserver/internal/controllers"
@@ -57,6 +58,7 @@ type Server struct {
 	authz      *authorization
 	handler    *handler.Handler
 	metrics    *metrics.Metrics
+	auditLog   *audit.Log // closed after the last request
 	http       *http.Server
 	cancel     context.CancelFunc
 	done       chan struct{}
@@ -176,6 +178,9 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	reg := registry.New(builtins)
 	s.metrics = metrics.New()
 	s.stores = newStores(ctx, s.backend, reg, cfg.EtcdPrefix, s.log, s.metrics)
+	if s.stores.encryption, err = loadEncryption(cfg.EncryptionProviderConfig); err != nil {
+		return nil, err
+	}
 	s.metrics.Register(metrics.Caches(s.stores.stats))
 	for _, d := range reg.Current().Definitions() {
 		s.stores.ensure(d)
@@ -246,15 +251,24 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		Resources: s.handler,
 		Issuer:    auth.discovery,
 	})
+	auditPolicy, auditSink, err := s.startAudit()
+	if err != nil {
+		return nil, err
+	}
 	chain := filters.Chain(routes,
 		filters.GrowStack,
+		filters.AuditID,
 		filters.Recover,
 		filters.MaxBodySize(3*1024*1024),
 		filters.RequestInfo,
 		filters.Log(s.log),
 		filters.Authenticate(auth.authenticator(tlsCfg.ClientCAs), filters.PublicPath),
+		// Audit reads the Impersonate-* headers before Impersonate acts
+		// on them, as upstream's audit filter runs before impersonation.
+		filters.Audit(auditPolicy, auditSink),
 		filters.Impersonate(s.authz.chain),
 		filters.Authorize(s.authz.chain),
+		filters.AuditAllowed,
 		filters.Instrument(s.metrics, served(reg)),
 		filters.MaxInFlight(cfg.MaxRequestsInflight),
 	)
@@ -426,6 +440,11 @@ func (s *Server) Shutdown() error {
 			errs = append(errs, fmt.Errorf("http shutdown: %w", err))
 		}
 		<-s.done
+	}
+	if s.auditLog != nil {
+		if err := s.auditLog.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("audit log: %w", err))
+		}
 	}
 	stopped := make(chan struct{})
 	go func() {

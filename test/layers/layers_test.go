@@ -33,6 +33,10 @@ var layer = map[string]int{
 	"internal/schema": 2,
 	// One step each: storage backends, the cache, definitions, documents.
 	"internal/authz": 1,
+	// Audit policy decisions read authorization attributes.
+	"internal/audit": 2,
+	// Encryption at rest wraps a storage.
+	"internal/storage/encrypt": 1,
 	// Metrics time storage requests, so they sit above the storage contract.
 	"internal/metrics":             1,
 	"internal/watchcache":          1,
