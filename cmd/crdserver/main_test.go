@@ -22,6 +22,8 @@ var defaults = server.Config{
 	SecurePort:            6443,
 	EtcdPrefix:            "/registry",
 	MaxRequestsInflight:   400,
+	RequestTimeout:        time.Minute,
+	MaxWatchesPerUser:     500,
 	ShutdownTimeout:       30 * time.Second,
 	ServiceClusterIPRange: "10.0.0.0/24",
 	EventTTL:              time.Hour,
@@ -50,6 +52,7 @@ func TestParseFlags(t *testing.T) {
 				"--tls-cert-file=s.crt", "--tls-private-key-file=s.key", "--client-ca-file=clients.pem",
 				"--tls-san=example.com", "--max-requests-inflight=-1", "--shutdown-timeout=5s",
 				"--service-cluster-ip-range=fd00::/108", "--event-ttl=5m",
+				"--request-timeout=30s", "--max-watches-per-user=10",
 			},
 			want: server.Config{
 				DataDir: "/var/lib/crd", BindAddress: "0.0.0.0", SecurePort: 0,
@@ -58,7 +61,13 @@ func TestParseFlags(t *testing.T) {
 				TLSCertFile: "s.crt", TLSPrivateKeyFile: "s.key", ClientCAFile: "clients.pem",
 				TLSSANs: []string{"example.com"}, MaxRequestsInflight: -1, ShutdownTimeout: 5 * time.Second,
 				ServiceClusterIPRange: "fd00::/108", EventTTL: 5 * time.Minute,
+				RequestTimeout: 30 * time.Second, MaxWatchesPerUser: 10,
 			},
+		},
+		{
+			name: "request-timeout 0 disables it",
+			args: []string{"--request-timeout=0"},
+			want: withDefaults(func(c *server.Config) { c.RequestTimeout = -1 }),
 		},
 		{
 			name: "event-ttl 0 keeps events",

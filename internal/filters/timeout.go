@@ -1,0 +1,179 @@
+package filters
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/crdserver/crdserver/internal/codec"
+	"github.com/crdserver/crdserver/internal/request"
+)
+
+// DefaultRequestTimeout is upstream's --request-timeout.
+const DefaultRequestTimeout = time.Minute
+
+// timedOut is upstream's message for a request cut off by the timeout; the
+// Status reads "Timeout: request did not complete within the allotted
+// timeout".
+const timedOut = "request did not complete within the allotted timeout"
+
+// invalidTimeout is upstream's message for a bad ?timeout= parameter.
+const invalidTimeout = "invalid timeout specified in the request URL"
+
+// Timeout bounds every non-long-running request (LongRunning) to d, or to
+// its ?timeout= parameter when that is shorter, as upstream's
+// --request-timeout: the handler's context ends at the deadline, and if the
+// handler has not started its answer by then the client gets a 504 Timeout
+// Status ("Timeout: request did not complete within the allotted
+// timeout"). A handler that had started answering is cut off: its
+// connection (HTTP/1) or stream (HTTP/2) is reset, since the rest of the
+// answer will not come. A ?timeout= that does not parse is a 400. d <= 0:
+// no timeout. It needs RequestInfo before it.
+//
+// The handler runs on a goroutine of its own so that the 504 leaves on
+// time even when the handler ignores its context; whatever it writes after
+// the deadline is dropped, and it is logged if it panics then.
+func Timeout(d time.Duration) Filter {
+	return func(next http.Handler) http.Handler {
+		if d <= 0 {
+			return next
+		}
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if info, ok := request.InfoFrom(r.Context()); !ok || LongRunning(info) {
+				next.ServeHTTP(w, r)
+				return
+			}
+			timeout := d
+			if v := r.URL.Query().Get("timeout"); v != "" {
+				t, err := time.ParseDuration(v)
+				if err != nil {
+					codec.WriteStatus(w, r, apierrors.NewBadRequest(fmt.Sprintf("%s - %v", invalidTimeout, err)))
+					return
+				}
+				if t > 0 && t < timeout {
+					timeout = t
+				}
+			}
+			ctx, cancel := context.WithTimeout(r.Context(), timeout)
+			defer cancel()
+			r = r.WithContext(ctx)
+
+			tw := &timeoutWriter{w: w, header: w.Header().Clone()}
+			done := make(chan any, 1)
+			go func() {
+				defer func() {
+					p := recover()
+					if p != nil && p != http.ErrAbortHandler {
+						p = fmt.Sprintf("%v\n%s", p, debug.Stack())
+					}
+					done <- p
+				}()
+				growStack(0) // a new goroutine: see GrowStack
+				next.ServeHTTP(tw, r)
+			}()
+			select {
+			case p := <-done:
+				if p != nil {
+					panic(p) // for Recover, on the request's goroutine
+				}
+				return
+			case <-ctx.Done():
+			}
+			select {
+			case p := <-done: // finished as the deadline came
+				if p != nil {
+					panic(p)
+				}
+				return
+			default:
+			}
+			if !tw.timeout() {
+				// Half an answer is worse than none: reset it.
+				panic(http.ErrAbortHandler)
+			}
+			codec.WriteStatus(w, r, apierrors.NewTimeoutError(timedOut, 0))
+			go func() {
+				if p := <-done; p != nil && p != http.ErrAbortHandler {
+					slog.Error("panic serving request after its timeout", "method", r.Method, "path", r.URL.Path, "panic", p)
+				}
+			}()
+		})
+	}
+}
+
+// timeoutWriter is the handler's ResponseWriter under Timeout. The handler
+// sets headers on a copy of its own, copied out when it starts its answer,
+// so that the 504 written from the request's goroutine never races with
+// it; once timed out, everything the handler writes is dropped.
+type timeoutWriter struct {
+	w      http.ResponseWriter
+	header http.Header // the handler's; only the handler touches it
+
+	mu       sync.Mutex // guards the fields below, and writes to w
+	started  bool       // the handler has written its header
+	timedOut bool
+}
+
+func (tw *timeoutWriter) Header() http.Header { return tw.header }
+
+func (tw *timeoutWriter) WriteHeader(code int) {
+	tw.mu.Lock()
+	defer tw.mu.Unlock()
+	if tw.timedOut || tw.started {
+		return
+	}
+	tw.startLocked(code)
+}
+
+func (tw *timeoutWriter) startLocked(code int) {
+	dst := tw.w.Header()
+	for k, v := range tw.header {
+		dst[k] = v
+	}
+	tw.started = true
+	tw.w.WriteHeader(code)
+}
+
+func (tw *timeoutWriter) Write(b []byte) (int, error) {
+	tw.mu.Lock()
+	defer tw.mu.Unlock()
+	if tw.timedOut {
+		return 0, http.ErrHandlerTimeout
+	}
+	if !tw.started {
+		tw.startLocked(http.StatusOK)
+	}
+	return tw.w.Write(b)
+}
+
+// Flush sends what the handler wrote so far (streamed lists use it).
+func (tw *timeoutWriter) Flush() {
+	tw.mu.Lock()
+	defer tw.mu.Unlock()
+	if tw.timedOut {
+		return
+	}
+	if !tw.started {
+		tw.startLocked(http.StatusOK)
+	}
+	if f, ok := tw.w.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// timeout marks the writer timed out and reports whether the handler had
+// not yet started its answer, so that the 504 may be written.
+func (tw *timeoutWriter) timeout() bool {
+	tw.mu.Lock()
+	defer tw.mu.Unlock()
+	tw.timedOut = true
+	return !tw.started
+}
+
+var _ http.Flusher = (*timeoutWriter)(nil)
