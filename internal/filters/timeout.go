@@ -64,7 +64,7 @@ func Timeout(d time.Duration) Filter {
 			defer cancel()
 			r = r.WithContext(ctx)
 
-			tw := &timeoutWriter{w: w, header: w.Header().Clone()}
+			tw := &timeoutWriter{w: w, header: w.Header().Clone(), ctx: ctx}
 			done := make(chan any, 1)
 			go func() {
 				defer func() {
@@ -77,43 +77,65 @@ func Timeout(d time.Duration) Filter {
 				growStack(0) // a new goroutine: see GrowStack
 				next.ServeHTTP(tw, r)
 			}()
+			var p any
+			finished := false
 			select {
-			case p := <-done:
+			case p = <-done:
+				finished = true
+			case <-ctx.Done():
+				select {
+				case p = <-done: // finished as the deadline came
+					finished = true
+				default:
+				}
+			}
+			if finished && ctx.Err() == nil {
 				if p != nil {
 					panic(p) // for Recover, on the request's goroutine
 				}
 				return
-			case <-ctx.Done():
 			}
-			select {
-			case p := <-done: // finished as the deadline came
-				if p != nil {
-					panic(p)
-				}
-				return
-			default:
+			if p != nil {
+				logLatePanic(r, p)
 			}
+			// The deadline has passed (or the client has gone).
 			if !tw.timeout() {
+				if finished {
+					return // its answer is complete
+				}
 				// Half an answer is worse than none: reset it.
 				panic(http.ErrAbortHandler)
 			}
 			codec.WriteStatus(w, r, apierrors.NewTimeoutError(timedOut, 0))
-			go func() {
-				if p := <-done; p != nil && p != http.ErrAbortHandler {
-					slog.Error("panic serving request after its timeout", "method", r.Method, "path", r.URL.Path, "panic", p)
-				}
-			}()
+			if !finished {
+				go func() {
+					if p := <-done; p != nil {
+						logLatePanic(r, p)
+					}
+				}()
+			}
 		})
+	}
+}
+
+// logLatePanic logs a panic of a handler that ran past its deadline: its
+// client has had a 504, and the request's goroutine is gone.
+func logLatePanic(r *http.Request, p any) {
+	if p != http.ErrAbortHandler {
+		slog.Error("panic serving request after its timeout", "method", r.Method, "path", r.URL.Path, "panic", p)
 	}
 }
 
 // timeoutWriter is the handler's ResponseWriter under Timeout. The handler
 // sets headers on a copy of its own, copied out when it starts its answer,
 // so that the 504 written from the request's goroutine never races with
-// it; once timed out, everything the handler writes is dropped.
+// it. Once the deadline has passed, everything the handler writes is
+// dropped: a handler that notices its context ended and answers with an
+// error must not beat the 504 to the client.
 type timeoutWriter struct {
 	w      http.ResponseWriter
-	header http.Header // the handler's; only the handler touches it
+	header http.Header     // the handler's; only the handler touches it
+	ctx    context.Context // the handler's: past its end, writes are dropped
 
 	mu       sync.Mutex // guards the fields below, and writes to w
 	started  bool       // the handler has written its header
@@ -131,13 +153,20 @@ func (tw *timeoutWriter) WriteHeader(code int) {
 	tw.startLocked(code)
 }
 
-func (tw *timeoutWriter) startLocked(code int) {
+// startLocked starts the answer with code, unless the deadline has passed:
+// it then reports false and the writer is timed out.
+func (tw *timeoutWriter) startLocked(code int) bool {
+	if tw.ctx.Err() != nil {
+		tw.timedOut = true
+		return false
+	}
 	dst := tw.w.Header()
 	for k, v := range tw.header {
 		dst[k] = v
 	}
 	tw.started = true
 	tw.w.WriteHeader(code)
+	return true
 }
 
 func (tw *timeoutWriter) Write(b []byte) (int, error) {
@@ -146,8 +175,8 @@ func (tw *timeoutWriter) Write(b []byte) (int, error) {
 	if tw.timedOut {
 		return 0, http.ErrHandlerTimeout
 	}
-	if !tw.started {
-		tw.startLocked(http.StatusOK)
+	if !tw.started && !tw.startLocked(http.StatusOK) {
+		return 0, http.ErrHandlerTimeout
 	}
 	return tw.w.Write(b)
 }
@@ -159,8 +188,8 @@ func (tw *timeoutWriter) Flush() {
 	if tw.timedOut {
 		return
 	}
-	if !tw.started {
-		tw.startLocked(http.StatusOK)
+	if !tw.started && !tw.startLocked(http.StatusOK) {
+		return
 	}
 	if f, ok := tw.w.(http.Flusher); ok {
 		f.Flush()
