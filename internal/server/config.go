@@ -40,9 +40,18 @@ type Config struct {
 	// the default is upstream's, 10.0.0.0/24.
 	ServiceClusterIPRange string
 
-	// MaxRequestsInflight bounds concurrent non-watch requests; beyond it
-	// requests get 429. 0 means the default (400); negative disables.
+	// MaxRequestsInflight is the number of non-long-running requests
+	// served at once, shared fairly among users; beyond it requests wait
+	// in their user's queue, and get 429 when it is full (see fairness.go).
+	// 0 means the default (400); negative disables the limit.
 	MaxRequestsInflight int
+	// RequestTimeout bounds non-long-running requests (504 past it), as
+	// upstream's --request-timeout. 0 means the default (1m); negative
+	// disables.
+	RequestTimeout time.Duration
+	// MaxWatchesPerUser bounds the watches one user holds open (429
+	// beyond). 0 means the default (500); negative disables.
+	MaxWatchesPerUser int
 	// EventTTL is how long events (core and events.k8s.io) live after
 	// their last write, as upstream's --event-ttl: each write attaches
 	// the event to an etcd lease of this TTL (see storage.Expirer).

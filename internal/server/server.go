@@ -89,6 +89,12 @@ func (c Config) complete() Config {
 	if c.ShutdownTimeout == 0 {
 		c.ShutdownTimeout = 30 * time.Second
 	}
+	if c.RequestTimeout == 0 {
+		c.RequestTimeout = filters.DefaultRequestTimeout
+	}
+	if c.MaxWatchesPerUser == 0 {
+		c.MaxWatchesPerUser = filters.DefaultMaxWatchesPerUser
+	}
 	switch {
 	case c.EventTTL == 0:
 		c.EventTTL = time.Hour
@@ -262,6 +268,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		filters.MaxBodySize(3*1024*1024),
 		filters.RequestInfo,
 		filters.Log(s.log),
+		filters.Timeout(cfg.RequestTimeout),
 		filters.Authenticate(auth.authenticator(tlsCfg.ClientCAs), filters.PublicPath),
 		// Audit reads the Impersonate-* headers before Impersonate acts
 		// on them, as upstream's audit filter runs before impersonation.
@@ -270,7 +277,8 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		filters.Authorize(s.authz.chain),
 		filters.AuditAllowed,
 		filters.Instrument(s.metrics, served(reg)),
-		filters.MaxInFlight(cfg.MaxRequestsInflight),
+		filters.MaxWatchesPerUser(cfg.MaxWatchesPerUser),
+		filters.FairQueue(fairQueues(cfg.MaxRequestsInflight)),
 	)
 
 	ln, err := net.Listen("tcp", net.JoinHostPort(cfg.BindAddress, strconv.Itoa(cfg.SecurePort)))
