@@ -190,7 +190,23 @@ func serverFlags(cfg *server.Config, logOpts *logOptions, showVersion *bool) *fl
 	fs.StringVar(&cfg.ClientCAFile, "client-ca-file", "", "CA bundle to verify client certificates instead of the generated CA")
 	fs.Var((*listFlag)(&cfg.TLSSANs), "tls-san", "extra DNS name or IP for the generated serving certificate, comma-separated or repeated")
 	fs.StringVar(&cfg.ServiceClusterIPRange, "service-cluster-ip-range", "10.0.0.0/24", "CIDR from which Services get their cluster IPs; the kubernetes Service gets the first address")
-	fs.IntVar(&cfg.MaxRequestsInflight, "max-requests-inflight", 400, "maximum concurrent non-watch requests, beyond which requests get 429; negative disables the limit")
+	fs.IntVar(&cfg.MaxRequestsInflight, "max-requests-inflight", 400, "non-long-running requests served at once, shared fairly among users; more wait in their user's queue (429 when it is full); negative disables the limit")
+	cfg.RequestTimeout = time.Minute
+	fs.Func("request-timeout", "how long a non-long-running request may take before it gets 504; 0 disables (default 1m0s)", func(v string) error {
+		d, err := time.ParseDuration(v)
+		switch {
+		case err != nil:
+			return err
+		case d < 0:
+			return errors.New("must not be negative")
+		case d == 0:
+			d = -1 // server.Config's "no timeout"
+		}
+		cfg.RequestTimeout = d
+		return nil
+	})
+	fs.IntVar(&cfg.MaxWatchesPerUser, "max-watches-per-user", 500, "watches one user (other than system:masters) may hold open; negative disables the limit")
+	fs.StringVar(&cfg.AuthorizationMode, "authorization-mode", "RBAC", "how requests are authorized: RBAC or AlwaysAllow")
 	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", 30*time.Second, "how long graceful shutdown may take")
 	cfg.EventTTL = time.Hour
 	fs.Func("event-ttl", "how long events live after their last write; 0 keeps them until deleted (default 1h0m0s)", func(v string) error {
@@ -211,6 +227,8 @@ func serverFlags(cfg *server.Config, logOpts *logOptions, showVersion *bool) *fl
 		cfg.DisableProfiling = !b
 		return err
 	})
+	authnFlags(fs, cfg)
+	auditAndEncryptionFlags(fs, cfg)
 	fs.BoolVar(showVersion, "version", false, "print the version and exit")
 	return fs
 }

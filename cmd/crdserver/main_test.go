@@ -22,10 +22,13 @@ var defaults = server.Config{
 	SecurePort:            6443,
 	EtcdPrefix:            "/registry",
 	MaxRequestsInflight:   400,
+	RequestTimeout:        time.Minute,
+	MaxWatchesPerUser:     500,
 	ShutdownTimeout:       30 * time.Second,
 	ServiceClusterIPRange: "10.0.0.0/24",
 	EventTTL:              time.Hour,
 	Storage:               server.StorageEtcd,
+	AuthorizationMode:     "RBAC",
 }
 
 func withDefaults(change func(*server.Config)) server.Config {
@@ -51,6 +54,8 @@ func TestParseFlags(t *testing.T) {
 				"--tls-cert-file=s.crt", "--tls-private-key-file=s.key", "--client-ca-file=clients.pem",
 				"--tls-san=example.com", "--max-requests-inflight=-1", "--shutdown-timeout=5s",
 				"--service-cluster-ip-range=fd00::/108", "--event-ttl=5m",
+				"--authorization-mode=AlwaysAllow",
+				"--request-timeout=30s", "--max-watches-per-user=10",
 			},
 			want: server.Config{
 				DataDir: "/var/lib/crd", BindAddress: "0.0.0.0", SecurePort: 0,
@@ -59,7 +64,14 @@ func TestParseFlags(t *testing.T) {
 				TLSCertFile: "s.crt", TLSPrivateKeyFile: "s.key", ClientCAFile: "clients.pem",
 				TLSSANs: []string{"example.com"}, MaxRequestsInflight: -1, ShutdownTimeout: 5 * time.Second,
 				ServiceClusterIPRange: "fd00::/108", EventTTL: 5 * time.Minute, Storage: server.StorageEtcd,
+				AuthorizationMode: "AlwaysAllow",
+				RequestTimeout: 30 * time.Second, MaxWatchesPerUser: 10,
 			},
+		},
+		{
+			name: "request-timeout 0 disables it",
+			args: []string{"--request-timeout=0"},
+			want: withDefaults(func(c *server.Config) { c.RequestTimeout = -1 }),
 		},
 		{
 			name: "event-ttl 0 keeps events",
@@ -207,7 +219,7 @@ func TestParseBenchFlags(t *testing.T) {
 					ObjectSize: 4096, Workloads: []string{"create", "get", "watch"}, Concurrency: 64, Count: 5000,
 					Duration: 30 * time.Second, Objects: 200, PageSize: 100, Watchers: 50, WatchTimeout: time.Minute,
 					SkipCleanup: true, EtcdEndpoints: []string{"https://127.0.0.1:2379"}, EtcdCertFile: "c",
-					EtcdKeyFile: "k", EtcdCAFile: "ca",
+					EtcdKeyFile: "k", EtcdCAFile: "ca", DataDir: ".crdserver", QuietRate: 20,
 				}
 				if !reflect.DeepEqual(o.Config, want) || !o.JSON {
 					t.Errorf("got %+v\nwant %+v", o.Config, want)
