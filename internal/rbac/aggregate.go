@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	rbacv1 "k8s.io/api/rbac/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 )
@@ -36,11 +35,24 @@ func Aggregated(target *rbacv1.ClusterRole, roles []*rbacv1.ClusterRole) (rules 
 			}
 		}
 	}
-	return rules, !equality.Semantic.DeepEqual(rules, target.Rules), nil
+	return rules, !sameRules(rules, target.Rules), nil
+}
+
+// sameRules reports whether a and b hold the same rules in the same order.
+func sameRules(a, b []rbacv1.PolicyRule) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if ruleKey(a[i]) != ruleKey(b[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // ruleKey identifies a rule by its contents, as equality.Semantic.DeepEqual
-// compares rules (a nil list equals an empty one): comparing each new rule
+// compares them (a nil list equals an empty one): comparing each new rule
 // with every rule kept by DeepEqual made aggregating the bootstrap roles
 // take a quarter of a server's start. Each string is length-prefixed, so
 // no two different rules share a key.
