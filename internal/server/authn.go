@@ -22,8 +22,8 @@ import (
 // bearer token authenticators (token file, service account tokens, JWT
 // issuers), the service account token issuer and the anonymous fallback.
 type authentication struct {
-	issuer    *satoken.Issuer
-	tokens    authn.TokenUnion
+	issuer *satoken.Issuer
+	tokens authn.TokenUnion
 	// anonymous identifies requests without credentials; nil refuses them.
 	anonymous authn.Authenticator
 	// discovery serves the issuer's OpenID documents.
@@ -43,7 +43,7 @@ func (s *Server) newAuthentication() (*authentication, error) {
 		url = satoken.DefaultIssuer
 	}
 	a := &authentication{
-		issuer:    &satoken.Issuer{URL: url, Key: key, Accounts: satoken.AccountsFunc(s.serviceAccount)},
+		issuer: &satoken.Issuer{URL: url, Key: key, Accounts: satoken.AccountsFunc(s.serviceAccount)},
 	}
 	if s.cfg.AnonymousAuth {
 		a.anonymous = authn.AllowAnonymous

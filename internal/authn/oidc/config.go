@@ -187,4 +187,3 @@ func (c *Configuration) validate() field.ErrorList {
 	}
 	return errs
 }
-

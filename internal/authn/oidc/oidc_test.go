@@ -203,11 +203,11 @@ func TestForeignKeysAndRefetch(t *testing.T) {
 func TestParseErrors(t *testing.T) {
 	head := "apiVersion: apiserver.config.k8s.io/v1\nkind: AuthenticationConfiguration\n"
 	for cfg, want := range map[string]string{
-		"apiVersion: v1\nkind: AuthenticationConfiguration\n": `unknown apiVersion "v1"`,
-		head + "jwt:\n- issuer: {url: http://x, audiences: [a]}\n  claimMappings: {username: {claim: sub, prefix: ''}}\n": "jwt[0].issuer.url: Invalid value: \"http://x\": URL scheme must be https",
-		head + "jwt:\n- issuer: {url: https://x}\n  claimMappings: {username: {claim: sub, prefix: ''}}\n":                "jwt[0].issuer.audiences: Required value",
-		head + "jwt:\n- issuer: {url: https://x, audiences: [a]}\n  claimMappings: {username: {claim: sub}}\n":              "jwt[0].claimMappings.username.prefix: Required value",
-		head + "jwt:\n- issuer: {url: https://x, audiences: [a]}\n  claimMappings: {username: {}}\n":                        "jwt[0].claimMappings.username: Required value",
+		"apiVersion: v1\nkind: AuthenticationConfiguration\n":                                                                             `unknown apiVersion "v1"`,
+		head + "jwt:\n- issuer: {url: http://x, audiences: [a]}\n  claimMappings: {username: {claim: sub, prefix: ''}}\n":                 "jwt[0].issuer.url: Invalid value: \"http://x\": URL scheme must be https",
+		head + "jwt:\n- issuer: {url: https://x}\n  claimMappings: {username: {claim: sub, prefix: ''}}\n":                                "jwt[0].issuer.audiences: Required value",
+		head + "jwt:\n- issuer: {url: https://x, audiences: [a]}\n  claimMappings: {username: {claim: sub}}\n":                            "jwt[0].claimMappings.username.prefix: Required value",
+		head + "jwt:\n- issuer: {url: https://x, audiences: [a]}\n  claimMappings: {username: {}}\n":                                      "jwt[0].claimMappings.username: Required value",
 		head + "jwt:\n- issuer: {url: https://x, audiences: [a]}\n  claimMappings: {username: {claim: sub, prefix: ''}}\n  surprise: 1\n": `unknown field "surprise"`,
 	} {
 		if _, err := Parse([]byte(cfg)); err == nil || !strings.Contains(err.Error(), want) {
