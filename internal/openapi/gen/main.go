@@ -60,6 +60,9 @@ var roots = []string{
 	"io.k8s.api.apps.v1.StatefulSet", "io.k8s.api.apps.v1.StatefulSetList",
 	"io.k8s.api.apps.v1.DaemonSet", "io.k8s.api.apps.v1.DaemonSetList",
 	"io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIService", "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceList",
+	// Create-only reviews and the TokenRequest of serviceaccounts/token
+	// have no list kinds.
+	"io.k8s.api.authentication.v1.TokenReview", "io.k8s.api.authentication.v1.SelfSubjectReview", "io.k8s.api.authentication.v1.TokenRequest",
 }
 
 const refPrefix = "#/components/schemas/"
