@@ -26,7 +26,9 @@ func (f *fakeIssuer) Issue(ns, name, uid string, auds []string, ttl time.Duratio
 	return "signed-token", time.Time{}, nil
 }
 
-func (f *fakeIssuer) APIAudiences() []string { return []string{"https://kubernetes.default.svc.cluster.local"} }
+func (f *fakeIssuer) APIAudiences() []string {
+	return []string{"https://kubernetes.default.svc.cluster.local"}
+}
 
 func TestTokenRequest(t *testing.T) {
 	epoch := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
