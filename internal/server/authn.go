@@ -53,7 +53,7 @@ func (s *Server) newAuthentication() (*authentication, error) {
 		if err != nil {
 			return nil, err
 		}
-		a.tokens = append(a.tokens, tf)
+		a.tokens = append(a.tokens, authn.AudienceAgnostic(a.issuer.APIAudiences(), tf))
 	}
 	a.tokens = append(a.tokens, a.issuer)
 	if s.cfg.AuthenticationConfigFile != "" {
@@ -61,7 +61,9 @@ func (s *Server) newAuthentication() (*authentication, error) {
 		if err != nil {
 			return nil, err
 		}
-		a.tokens = append(a.tokens, jwts...)
+		for _, j := range jwts {
+			a.tokens = append(a.tokens, authn.AudienceAgnostic(a.issuer.APIAudiences(), j))
+		}
 		if anonymous != nil {
 			if s.cfg.AnonymousAuth {
 				return nil, errors.New("--anonymous-auth flag cannot be set when anonymous field is configured in authentication configuration file")
