@@ -252,6 +252,39 @@ func TestAuthenticationKubeconfigs(t *testing.T) {
 			t.Errorf("token for a missing account: %v %s", err, stderr)
 		}
 	})
+	t.Run("admission of token requests", func(t *testing.T) {
+		policy := filepath.Join(t.TempDir(), "policy.yaml")
+		os.WriteFile(policy, []byte(`apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: token-audiences}
+spec:
+  failurePolicy: Fail
+  matchConstraints:
+    resourceRules:
+    - apiGroups: [""]
+      apiVersions: ["v1"]
+      operations: ["CREATE"]
+      resources: ["serviceaccounts/token"]
+  validations:
+  - expression: "!has(object.spec.audiences) || !object.spec.audiences.exists(a, a == 'forbidden')"
+    message: audience forbidden is not for service accounts
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: token-audiences}
+spec:
+  policyName: token-audiences
+  validationActions: [Deny]
+`), 0o600)
+		kubectl(t, srv, "apply", "-f", policy)
+		kubectl(t, srv, "create", "serviceaccount", "limited", "-n", "default")
+		waitFor(t, 30*time.Second, "the policy to refuse a token request", func() (bool, error) {
+			_, stderr, err := kubectlResult(srv, "create", "token", "limited", "-n", "default", "--audience", "forbidden")
+			return err != nil && strings.Contains(stderr, "audience forbidden is not for service accounts"), nil
+		})
+		kubectl(t, srv, "create", "token", "limited", "-n", "default", "--audience", "allowed")
+		kubectl(t, srv, "delete", "-f", policy)
+	})
 	t.Run("bad tokens", func(t *testing.T) {
 		key, err := satoken.LoadOrCreateKey(filepath.Join(dir, "pki", "service-account.key"))
 		if err != nil {
