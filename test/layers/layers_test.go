@@ -23,6 +23,7 @@ var layer = map[string]int{
 	"internal/authn":               0,
 	"internal/authn/jws":           0,
 	"internal/authn/satoken":       1,
+	"internal/authn/oidc":          1,
 	"internal/storage/etcdlog":     0,
 	"internal/schema/structural":   0,
 	"internal/webhook":             0,
