@@ -25,6 +25,7 @@ var defaults = server.Config{
 	ShutdownTimeout:       30 * time.Second,
 	ServiceClusterIPRange: "10.0.0.0/24",
 	EventTTL:              time.Hour,
+	AuthorizationMode:     "RBAC",
 }
 
 func withDefaults(change func(*server.Config)) server.Config {
@@ -50,6 +51,7 @@ func TestParseFlags(t *testing.T) {
 				"--tls-cert-file=s.crt", "--tls-private-key-file=s.key", "--client-ca-file=clients.pem",
 				"--tls-san=example.com", "--max-requests-inflight=-1", "--shutdown-timeout=5s",
 				"--service-cluster-ip-range=fd00::/108", "--event-ttl=5m",
+				"--authorization-mode=AlwaysAllow",
 			},
 			want: server.Config{
 				DataDir: "/var/lib/crd", BindAddress: "0.0.0.0", SecurePort: 0,
@@ -58,6 +60,7 @@ func TestParseFlags(t *testing.T) {
 				TLSCertFile: "s.crt", TLSPrivateKeyFile: "s.key", ClientCAFile: "clients.pem",
 				TLSSANs: []string{"example.com"}, MaxRequestsInflight: -1, ShutdownTimeout: 5 * time.Second,
 				ServiceClusterIPRange: "fd00::/108", EventTTL: 5 * time.Minute,
+				AuthorizationMode: "AlwaysAllow",
 			},
 		},
 		{

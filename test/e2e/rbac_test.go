@@ -438,3 +438,22 @@ func (u *rbacUser) kubectlFails(t *testing.T, args ...string) string {
 	}
 	return strings.TrimSpace(errOut)
 }
+
+// TestAlwaysAllow: with --authorization-mode=AlwaysAllow every
+// authenticated user may do anything but read /metrics, and reviews say
+// so.
+func TestAlwaysAllow(t *testing.T) {
+	t.Parallel()
+	srv := startServerArgs(t, t.TempDir(), "--authorization-mode=AlwaysAllow")
+	ctx := testContext(t, time.Minute)
+	erin := newUser(t, srv, "erin")
+	if _, err := erin.client.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c"}}, metav1.CreateOptions{}); err != nil {
+		t.Errorf("erin creating a configmap: %v", err)
+	}
+	if _, err := erin.client.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx); !apierrors.IsForbidden(err) {
+		t.Errorf("erin GET /metrics: %v, want 403", err)
+	}
+	if out := erin.kubectl(t, "auth", "can-i", "delete", "clusterroles"); out != "yes" {
+		t.Errorf("can-i delete clusterroles: %q", out)
+	}
+}
