@@ -12,7 +12,6 @@ package rbac
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -33,24 +32,11 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/crdserver/crdserver/internal/rbac/bootstrap"
+	"github.com/crdserver/crdserver/test/rbacmatrix"
 )
 
 // testdata is crdserver's e2e test data.
 var testdata = filepath.Join("..", "..", "test", "e2e", "testdata", "rbac")
-
-// matrix is testdata/rbac/matrix.yaml.
-type matrix struct {
-	Users []struct {
-		Name   string   `json:"name"`
-		Groups []string `json:"groups"`
-	} `json:"users"`
-	Verbs     []string `json:"verbs"`
-	Resources []struct {
-		Group, Resource, Subresource, Name string
-	} `json:"resources"`
-	Namespaces []string `json:"namespaces"`
-	Paths      []string `json:"paths"`
-}
 
 // objects are the RBAC objects an upstream server would hold: its
 // bootstrap policy, then policy.yaml's, with aggregated ClusterRoles
@@ -189,38 +175,19 @@ func anys[T any](s []T) []any {
 // the matrix as crdserver did (decisions.txt), denial reasons included.
 func TestMatrixMatchesUpstream(t *testing.T) {
 	z := load(t).authorizer(t)
-	data, err := os.ReadFile(filepath.Join(testdata, "matrix.yaml"))
+	cases, err := rbacmatrix.Load(filepath.Join(testdata, "matrix.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var m matrix
-	if err := yaml.UnmarshalStrict(data, &m); err != nil {
-		t.Fatal(err)
-	}
 	var got []string
-	ctx := context.Background()
-	for _, u := range m.Users {
-		info := &user.DefaultInfo{Name: u.Name, Groups: u.Groups}
-		for _, ns := range m.Namespaces {
-			for _, r := range m.Resources {
-				for _, verb := range m.Verbs {
-					a := authorizer.AttributesRecord{User: info, Verb: verb, Namespace: ns, APIGroup: r.Group, APIVersion: "*",
-						Resource: r.Resource, Subresource: r.Subresource, Name: r.Name, ResourceRequest: true}
-					d, reason, _ := z.Authorize(ctx, a)
-					res := r.Group + "/" + r.Resource
-					if r.Subresource != "" {
-						res += "/" + r.Subresource
-					}
-					got = append(got, line(u.Name, fmt.Sprintf("%s %s ns=%q name=%q", verb, res, ns, r.Name), d, reason))
-				}
-			}
+	for _, c := range cases {
+		a := authorizer.AttributesRecord{User: &user.DefaultInfo{Name: c.User, Groups: c.Groups}, Verb: c.Verb, Path: c.Path}
+		if c.ResourceRequest {
+			a = authorizer.AttributesRecord{User: a.User, Verb: c.Verb, Namespace: c.Namespace, APIGroup: c.Group, APIVersion: "*",
+				Resource: c.Resource, Subresource: c.Subresource, Name: c.Name, ResourceRequest: true}
 		}
-		for _, p := range m.Paths {
-			for _, verb := range []string{"get", "post"} {
-				d, reason, _ := z.Authorize(ctx, authorizer.AttributesRecord{User: info, Verb: verb, Path: p})
-				got = append(got, line(u.Name, verb+" "+p, d, reason))
-			}
-		}
+		d, reason, _ := z.Authorize(context.Background(), a)
+		got = append(got, c.Line(d == authorizer.DecisionAllow, reason))
 	}
 	want, err := os.ReadFile(filepath.Join(testdata, "decisions.txt"))
 	if err != nil {
@@ -242,19 +209,6 @@ func TestMatrixMatchesUpstream(t *testing.T) {
 	if differ > 0 {
 		t.Errorf("%d of %d decisions differ", differ, len(got))
 	}
-}
-
-// line is the e2e test's wording of a decision (DecisionLine): an allowed
-// one without its reason, which names a binding upstream picks in no set
-// order.
-func line(user, what string, d authorizer.Decision, reason string) string {
-	switch {
-	case d == authorizer.DecisionAllow:
-		return user + " " + what + ": allow"
-	case reason != "":
-		return user + " " + what + ": deny: " + reason
-	}
-	return user + " " + what + ": deny"
 }
 
 // TestBootstrapPolicyIsUpstreams: every default ClusterRole and

@@ -2,7 +2,6 @@ package builtin
 
 import (
 	"context"
-	"strings"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -58,17 +57,9 @@ func SelfSubjectRulesReviews(r AccessReviewer) *registry.Definition {
 }
 
 func reviewDefinition(resource, kind string, scope registry.Scope, hooks any) *registry.Definition {
-	return &registry.Definition{
-		Group:    AuthorizationGroup,
-		Resource: resource,
-		Singular: strings.ToLower(kind),
-		Kind:     kind,
-		ListKind: kind + "List",
-		Scope:    scope,
-		Versions: []registry.Version{{Name: "v1", Served: true, Storage: true}},
-		Verbs:    []string{"create"},
-		Hooks:    hooks,
-	}
+	d := v1Definition(AuthorizationGroup, resource, kind, scope, hooks)
+	d.Verbs = []string{"create"}
+	return d
 }
 
 type subjectAccessReviewHooks struct{ r AccessReviewer }

@@ -61,8 +61,13 @@ func ClusterRoleBindings(g EscalationGuard) *registry.Definition {
 }
 
 func rbacDefinition(resource, kind string, scope registry.Scope, hooks any) *registry.Definition {
+	return v1Definition(RBACGroup, resource, kind, scope, hooks)
+}
+
+// v1Definition is a built-in served and stored at v1 only.
+func v1Definition(group, resource, kind string, scope registry.Scope, hooks any) *registry.Definition {
 	return &registry.Definition{
-		Group:    RBACGroup,
+		Group:    group,
 		Resource: resource,
 		Singular: strings.ToLower(kind),
 		Kind:     kind,

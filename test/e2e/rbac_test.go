@@ -27,32 +27,15 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
-	"sigs.k8s.io/yaml"
 
 	"github.com/crdserver/crdserver/test/kubectlbin"
+	"github.com/crdserver/crdserver/test/rbacmatrix"
 )
 
 var updateRBAC = flag.Bool("update-rbac", false, "rewrite testdata/rbac/decisions.txt from the server's answers")
 
 // rbacFixture is the path of a file in testdata/rbac.
 func rbacFixture(name string) string { return filepath.Join("testdata", "rbac", name) }
-
-// rbacMatrix is testdata/rbac/matrix.yaml: who asks, and what.
-type rbacMatrix struct {
-	Users []struct {
-		Name   string   `json:"name"`
-		Groups []string `json:"groups"`
-	} `json:"users"`
-	Verbs     []string `json:"verbs"`
-	Resources []struct {
-		Group       string `json:"group"`
-		Resource    string `json:"resource"`
-		Subresource string `json:"subresource"`
-		Name        string `json:"name"`
-	} `json:"resources"`
-	Namespaces []string `json:"namespaces"`
-	Paths      []string `json:"paths"`
-}
 
 // TestRBAC: an admin creates users (client certificates from the data
 // directory's CA), roles and bindings; every decision of the matrix
@@ -280,31 +263,11 @@ func sar(user string, groups []string, verb, group, resource, sub, ns, name stri
 // and returns the answers, one line each, in the matrix's order.
 func askMatrix(t *testing.T, ctx context.Context, client kubernetes.Interface) string {
 	t.Helper()
-	data, err := os.ReadFile(rbacFixture("matrix.yaml"))
+	cases, err := rbacmatrix.Load(rbacFixture("matrix.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var m rbacMatrix
-	if err := yaml.UnmarshalStrict(data, &m); err != nil {
-		t.Fatal(err)
-	}
-	var reviews []*authorizationv1.SubjectAccessReview
-	for _, u := range m.Users {
-		for _, ns := range m.Namespaces {
-			for _, r := range m.Resources {
-				for _, verb := range m.Verbs {
-					reviews = append(reviews, sar(u.Name, u.Groups, verb, r.Group, r.Resource, r.Subresource, ns, r.Name))
-				}
-			}
-		}
-		for _, p := range m.Paths {
-			for _, verb := range []string{"get", "post"} {
-				reviews = append(reviews, &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
-					User: u.Name, Groups: u.Groups, NonResourceAttributes: &authorizationv1.NonResourceAttributes{Path: p, Verb: verb}}})
-			}
-		}
-	}
-	lines := make([]string, len(reviews))
+	lines := make([]string, len(cases))
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var errs []error
@@ -312,18 +275,24 @@ func askMatrix(t *testing.T, ctx context.Context, client kubernetes.Interface) s
 	for range 8 {
 		wg.Go(func() {
 			for i := range next {
-				got, err := client.AuthorizationV1().SubjectAccessReviews().Create(ctx, reviews[i], metav1.CreateOptions{})
+				c := cases[i]
+				review := sar(c.User, c.Groups, c.Verb, c.Group, c.Resource, c.Subresource, c.Namespace, c.Name)
+				if !c.ResourceRequest {
+					review.Spec.ResourceAttributes = nil
+					review.Spec.NonResourceAttributes = &authorizationv1.NonResourceAttributes{Path: c.Path, Verb: c.Verb}
+				}
+				got, err := client.AuthorizationV1().SubjectAccessReviews().Create(ctx, review, metav1.CreateOptions{})
 				if err != nil {
 					mu.Lock()
 					errs = append(errs, err)
 					mu.Unlock()
 					continue
 				}
-				lines[i] = DecisionLine(reviews[i].Spec, got.Status)
+				lines[i] = c.Line(got.Status.Allowed, got.Status.Reason)
 			}
 		})
 	}
-	for i := range reviews {
+	for i := range cases {
 		next <- i
 	}
 	close(next)
@@ -332,29 +301,6 @@ func askMatrix(t *testing.T, ctx context.Context, client kubernetes.Interface) s
 		t.Fatal(err)
 	}
 	return strings.Join(lines, "\n") + "\n"
-}
-
-// DecisionLine words one decision of the matrix: who, what, allow or
-// deny, and a denial's reason (an allowed one names a binding, which
-// upstream picks in no set order).
-func DecisionLine(spec authorizationv1.SubjectAccessReviewSpec, st authorizationv1.SubjectAccessReviewStatus) string {
-	var what string
-	if ra := spec.ResourceAttributes; ra != nil {
-		res := ra.Group + "/" + ra.Resource
-		if ra.Subresource != "" {
-			res += "/" + ra.Subresource
-		}
-		what = fmt.Sprintf("%s %s ns=%q name=%q", ra.Verb, res, ra.Namespace, ra.Name)
-	} else {
-		what = spec.NonResourceAttributes.Verb + " " + spec.NonResourceAttributes.Path
-	}
-	switch {
-	case st.Allowed:
-		return spec.User + " " + what + ": allow"
-	case st.Reason != "":
-		return spec.User + " " + what + ": deny: " + st.Reason
-	}
-	return spec.User + " " + what + ": deny"
 }
 
 // rbacUser is a user with a client certificate from the server's CA.
