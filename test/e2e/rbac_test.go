@@ -194,6 +194,14 @@ func TestRBAC(t *testing.T) {
 		if _, err := deployer.dynamic.Resource(rbacWidgets).Namespace("team-b").Get(ctx, "w", metav1.GetOptions{}); !apierrors.IsForbidden(err) {
 			t.Errorf("the deployer reading the widget itself: %v, want 403", err)
 		}
+		// Deleting the binding takes the rights away.
+		if err := srv.Client.RbacV1().RoleBindings("team-a").Delete(ctx, "alice-edit", metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, 10*time.Second, "alice to lose edit in team-a", func() (bool, error) {
+			_, err := alice.client.CoreV1().ConfigMaps("team-a").Get(ctx, "mine", metav1.GetOptions{})
+			return apierrors.IsForbidden(err), fmt.Errorf("alice reading a configmap: %v", err)
+		})
 	})
 
 	t.Run("kubectl auth can-i", func(t *testing.T) {
