@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -163,6 +164,21 @@ func TestRBAC(t *testing.T) {
 	t.Run("discovery and OpenAPI for every authenticated user", func(t *testing.T) {
 		if _, err := erin.client.Discovery().ServerPreferredResources(); err != nil {
 			t.Errorf("erin's discovery: %v", err)
+		}
+		// The reviews are created only and store nothing: no storage
+		// version hash, as upstream.
+		reviews, err := erin.client.Discovery().ServerResourcesForGroupVersion("authorization.k8s.io/v1")
+		if err != nil || len(reviews.APIResources) != 4 {
+			t.Fatalf("authorization.k8s.io/v1: %v %+v", err, reviews)
+		}
+		for _, r := range reviews.APIResources {
+			if !slices.Equal(r.Verbs, []string{"create"}) || r.StorageVersionHash != "" {
+				t.Errorf("%s: verbs %v, storageVersionHash %q; want [create] and none", r.Name, r.Verbs, r.StorageVersionHash)
+			}
+		}
+		rbacGroup, err := erin.client.Discovery().ServerResourcesForGroupVersion("rbac.authorization.k8s.io/v1")
+		if err != nil || len(rbacGroup.APIResources) != 4 || rbacGroup.APIResources[0].StorageVersionHash == "" {
+			t.Errorf("rbac.authorization.k8s.io/v1: %v %+v", err, rbacGroup)
 		}
 		for _, p := range []string{"/openapi/v2", "/openapi/v3", "/version", "/healthz"} {
 			if _, err := erin.client.Discovery().RESTClient().Get().AbsPath(p).DoRaw(ctx); err != nil {
