@@ -28,8 +28,12 @@ func role(ns, name string, rules ...rbacv1.PolicyRule) *rbacv1.Role {
 	return &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Rules: rules}
 }
 
-func user(name string) rbacv1.Subject  { return rbacv1.Subject{Kind: "User", APIGroup: rbacv1.GroupName, Name: name} }
-func group(name string) rbacv1.Subject { return rbacv1.Subject{Kind: "Group", APIGroup: rbacv1.GroupName, Name: name} }
+func user(name string) rbacv1.Subject {
+	return rbacv1.Subject{Kind: "User", APIGroup: rbacv1.GroupName, Name: name}
+}
+func group(name string) rbacv1.Subject {
+	return rbacv1.Subject{Kind: "Group", APIGroup: rbacv1.GroupName, Name: name}
+}
 func sa(ns, name string) rbacv1.Subject {
 	return rbacv1.Subject{Kind: "ServiceAccount", Namespace: ns, Name: name}
 }
