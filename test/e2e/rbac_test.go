@@ -269,6 +269,19 @@ func TestRBAC(t *testing.T) {
 			t.Errorf("binding view, which admin holds: %v", err)
 		}
 	})
+
+	t.Run("namespace deletion takes its bindings along", func(t *testing.T) {
+		kubectl(t, srv, "delete", "namespace", "team-b", "--wait=true", "--timeout=60s")
+		for _, r := range []string{"roles", "rolebindings"} {
+			if out := kubectl(t, srv, "get", r, "-n", "team-b", "--no-headers", "--ignore-not-found"); strings.TrimSpace(out) != "" {
+				t.Errorf("%s left in the deleted namespace:\n%s", r, out)
+			}
+		}
+		st, err := srv.Client.AuthorizationV1().SubjectAccessReviews().Create(ctx, bobView, metav1.CreateOptions{})
+		if err != nil || st.Status.Allowed {
+			t.Errorf("bob may still list widgets in the deleted team-b: %v %+v", err, st.Status)
+		}
+	})
 }
 
 var rbacWidgets = schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}
