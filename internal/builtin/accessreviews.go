@@ -38,28 +38,22 @@ type AccessReviewer interface {
 
 // SubjectAccessReviews is the subjectaccessreviews resource.
 func SubjectAccessReviews(r AccessReviewer) *registry.Definition {
-	return reviewDefinition("subjectaccessreviews", "SubjectAccessReview", registry.Cluster, subjectAccessReviewHooks{r})
+	return reviewDefinition(AuthorizationGroup, "subjectaccessreviews", "SubjectAccessReview", registry.Cluster, subjectAccessReviewHooks{r})
 }
 
 // LocalSubjectAccessReviews is the localsubjectaccessreviews resource.
 func LocalSubjectAccessReviews(r AccessReviewer) *registry.Definition {
-	return reviewDefinition("localsubjectaccessreviews", "LocalSubjectAccessReview", registry.Namespaced, localSubjectAccessReviewHooks{r})
+	return reviewDefinition(AuthorizationGroup, "localsubjectaccessreviews", "LocalSubjectAccessReview", registry.Namespaced, localSubjectAccessReviewHooks{r})
 }
 
 // SelfSubjectAccessReviews is the selfsubjectaccessreviews resource.
 func SelfSubjectAccessReviews(r AccessReviewer) *registry.Definition {
-	return reviewDefinition("selfsubjectaccessreviews", "SelfSubjectAccessReview", registry.Cluster, selfSubjectAccessReviewHooks{r})
+	return reviewDefinition(AuthorizationGroup, "selfsubjectaccessreviews", "SelfSubjectAccessReview", registry.Cluster, selfSubjectAccessReviewHooks{r})
 }
 
 // SelfSubjectRulesReviews is the selfsubjectrulesreviews resource.
 func SelfSubjectRulesReviews(r AccessReviewer) *registry.Definition {
-	return reviewDefinition("selfsubjectrulesreviews", "SelfSubjectRulesReview", registry.Cluster, selfSubjectRulesReviewHooks{r})
-}
-
-func reviewDefinition(resource, kind string, scope registry.Scope, hooks any) *registry.Definition {
-	d := v1Definition(AuthorizationGroup, resource, kind, scope, hooks)
-	d.Verbs = []string{"create"}
-	return d
+	return reviewDefinition(AuthorizationGroup, "selfsubjectrulesreviews", "SelfSubjectRulesReview", registry.Cluster, selfSubjectRulesReviewHooks{r})
 }
 
 type subjectAccessReviewHooks struct{ r AccessReviewer }

@@ -320,7 +320,13 @@ func (h *Handler) current(ctx context.Context, c *call, key string, fromCache bo
 	} else if oldJSON, err = withRV(kv.Value, kv.ModRevision); err != nil {
 		return currentObject{}, apierrors.NewInternalError(err)
 	}
-	return currentObject{json: oldJSON, rev: kv.ModRevision, stored: kv.Value}, nil
+	stored := kv.Value
+	if kv.Stale {
+		// Stored under an old encryption key: rewrite even when
+		// unchanged, so that replacing objects rotates keys.
+		stored = nil
+	}
+	return currentObject{json: oldJSON, rev: kv.ModRevision, stored: stored}, nil
 }
 
 // shouldDeleteOnUpdate: an object being deleted whose last finalizer is gone.

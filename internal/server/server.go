@@ -19,7 +19,7 @@ import (
 
 	"github.com/crdserver/crdserver/internal/admission"
 	"github.com/crdserver/crdserver/internal/apply"
-	"github.com/crdserver/crdserver/internal/authn"
+	"github.com/crdserver/crdserver/internal/audit"
 	"github.com/crdserver/crdserver/internal/builtin"
 	"github.com/crdserver/crdserver/internal/certs"
 	"github.com/crdserver/crdserver/internal/controllers"
@@ -50,7 +50,7 @@ type Server struct {
 	Kubeconfig string // path of admin.kubeconfig
 
 	etcdServer *embedded.Server
-	backend    *etcd.Backend
+	backend    backend
 	stores     *stores
 	crds       *crdServer
 	gc         *controllers.GarbageCollector
@@ -58,6 +58,7 @@ type Server struct {
 	authz      *authorization
 	handler    *handler.Handler
 	metrics    *metrics.Metrics
+	auditLog   *audit.Log // closed after the last request
 	http       *http.Server
 	cancel     context.CancelFunc
 	done       chan struct{}
@@ -87,6 +88,12 @@ func (c Config) complete() Config {
 	}
 	if c.ShutdownTimeout == 0 {
 		c.ShutdownTimeout = 30 * time.Second
+	}
+	if c.RequestTimeout == 0 {
+		c.RequestTimeout = filters.DefaultRequestTimeout
+	}
+	if c.MaxWatchesPerUser == 0 {
+		c.MaxWatchesPerUser = filters.DefaultMaxWatchesPerUser
 	}
 	switch {
 	case c.EventTTL == 0:
@@ -140,6 +147,11 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return nil, err
 	}
 
+	auth, err := s.newAuthentication(ctx)
+	if err != nil {
+		return nil, err
+	}
+
 	ips, err := builtin.NewClusterIPs(cfg.ServiceClusterIPRange, s.backend,
 		keyPrefix(cfg.EtcdPrefix, ipAddressesGR), keyPrefix(cfg.EtcdPrefix, servicesGR))
 	if err != nil {
@@ -151,7 +163,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	builtins := []*registry.Definition{
 		builtin.Namespaces(), crd.Definition(), builtin.StorageVersionMigrations(),
 		builtin.Services(ips), builtin.Endpoints(), builtin.EndpointSlices(),
-		builtin.ConfigMaps(), builtin.Secrets(), builtin.ServiceAccounts(), builtin.Events(cfg.EventTTL), builtin.EventsV1(cfg.EventTTL),
+		builtin.ConfigMaps(), builtin.Secrets(), builtin.WithTokenRequest(builtin.ServiceAccounts(), auth.issuer), builtin.Events(cfg.EventTTL), builtin.EventsV1(cfg.EventTTL),
 		builtin.PodTemplates(), builtin.Leases(),
 		builtin.Deployments(), builtin.ReplicaSets(), builtin.StatefulSets(), builtin.DaemonSets(),
 		builtin.MutatingWebhookConfigurations(), builtin.ValidatingWebhookConfigurations(),
@@ -159,6 +171,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		builtin.APIServices(),
 		builtin.MutatingAdmissionPolicies(), builtin.MutatingAdmissionPolicyBindings(),
 	}
+	builtins = append(builtins, auth.definitions()...)
 	builtins = append(builtins, s.authz.definitions()...)
 	for _, d := range builtins {
 		d.FieldTypes = apply.NewTypes(d)
@@ -171,6 +184,9 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	reg := registry.New(builtins)
 	s.metrics = metrics.New()
 	s.stores = newStores(ctx, s.backend, reg, cfg.EtcdPrefix, s.log, s.metrics)
+	if s.stores.encryption, err = loadEncryption(cfg.EncryptionProviderConfig); err != nil {
+		return nil, err
+	}
 	s.metrics.Register(metrics.Caches(s.stores.stats))
 	for _, d := range reg.Current().Definitions() {
 		s.stores.ensure(d)
@@ -239,18 +255,30 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		OpenAPI:   openapi.New(reg),
 		Discovery: discovery.New(reg),
 		Resources: s.handler,
+		Issuer:    auth.discovery,
 	})
-	var authenticator authn.Authenticator = &authn.X509{Roots: tlsCfg.ClientCAs}
+	auditPolicy, auditSink, err := s.startAudit()
+	if err != nil {
+		return nil, err
+	}
 	chain := filters.Chain(routes,
 		filters.GrowStack,
+		filters.AuditID,
 		filters.Recover,
 		filters.MaxBodySize(3*1024*1024),
 		filters.RequestInfo,
 		filters.Log(s.log),
-		filters.Authenticate(authenticator, filters.PublicPath),
+		filters.Timeout(cfg.RequestTimeout),
+		filters.Authenticate(auth.authenticator(tlsCfg.ClientCAs), filters.PublicPath),
+		// Audit reads the Impersonate-* headers before Impersonate acts
+		// on them, as upstream's audit filter runs before impersonation.
+		filters.Audit(auditPolicy, auditSink),
+		filters.Impersonate(s.authz.chain),
 		filters.Authorize(s.authz.chain),
+		filters.AuditAllowed,
 		filters.Instrument(s.metrics, served(reg)),
-		filters.MaxInFlight(cfg.MaxRequestsInflight),
+		filters.MaxWatchesPerUser(cfg.MaxWatchesPerUser),
+		filters.FairQueue(fairQueues(cfg.MaxRequestsInflight)),
 	)
 
 	ln, err := net.Listen("tcp", net.JoinHostPort(cfg.BindAddress, strconv.Itoa(cfg.SecurePort)))
@@ -350,8 +378,12 @@ func (s *Server) tlsConfig() (*tls.Config, error) {
 	return cfg, nil
 }
 
-// startStorage starts the embedded etcd, or connects to the external one.
+// startStorage starts the embedded etcd, or connects to the external one,
+// or starts memory storage.
 func (s *Server) startStorage(ctx context.Context) error {
+	if s.cfg.Storage != "" && s.cfg.Storage != StorageEtcd {
+		return s.startMemoryStorage()
+	}
 	cfg := etcd.Config{
 		Endpoints: s.cfg.EtcdServers,
 		CAFile:    s.cfg.EtcdCAFile,
@@ -416,6 +448,11 @@ func (s *Server) Shutdown() error {
 			errs = append(errs, fmt.Errorf("http shutdown: %w", err))
 		}
 		<-s.done
+	}
+	if s.auditLog != nil {
+		if err := s.auditLog.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("audit log: %w", err))
+		}
 	}
 	stopped := make(chan struct{})
 	go func() {

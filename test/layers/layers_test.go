@@ -21,21 +21,29 @@ var layer = map[string]int{
 	"internal/certs":               0,
 	"internal/version":             0,
 	"internal/authn":               0,
+	"internal/authn/jws":           0,
+	"internal/authn/satoken":       1,
 	"internal/storage/etcdlog":     0,
 	"internal/schema/structural":   0,
 	"internal/webhook":             0,
 	"internal/webhook/webhooktest": 0,
+	"internal/fairness":            0,
 	// CEL rules type against structural schemas; the schema pipeline runs them.
 	"internal/cel": 1,
 	// The schema pipeline: prune, default, validate, then the CEL rules.
 	"internal/schema": 2,
 	// One step each: storage backends, the cache, definitions, documents.
 	"internal/authz": 1,
+	// Audit policy decisions read authorization attributes.
+	"internal/audit": 2,
+	// Encryption at rest wraps a storage.
+	"internal/storage/encrypt": 1,
 	// Metrics time storage requests, so they sit above the storage contract.
 	"internal/metrics":             1,
 	"internal/watchcache":          1,
 	"internal/storage/etcd":        1,
 	"internal/storage/embedded":    1,
+	"internal/storage/memory":      1,
 	"internal/storage/storagetest": 1,
 	"internal/builtin":             2,
 	// RBAC decisions from the watch caches; its bootstrap policy above it.
@@ -64,6 +72,7 @@ var layer = map[string]int{
 	"cmd/crdserver":        5,
 	"internal/openapi/gen": 5,
 	"crdtest":              5,
+	"crdtest/envtest":      6,
 	"test/etcdserver":      5,
 	"test/toolbin":         4,
 	"test/kubectlbin":      5,
