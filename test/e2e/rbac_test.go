@@ -237,6 +237,13 @@ func TestRBAC(t *testing.T) {
 		if out := kubectl(t, srv, "auth", "can-i", "create", "clusterroles"); strings.TrimSpace(out) != "yes" {
 			t.Errorf("admin can-i create clusterroles: %q", out)
 		}
+		// The admin asks for others by impersonating them.
+		if out := kubectl(t, srv, "auth", "can-i", "list", "widgets.example.com", "-n", "team-b", "--as", "bob", "--as-group", "viewers"); strings.TrimSpace(out) != "yes" {
+			t.Errorf("can-i --as bob: %q", out)
+		}
+		if out := kubectl(t, srv, "auth", "can-i", "--list", "-n", "team-b", "--as", "erin"); strings.Contains(out, "widgets.example.com") || !strings.Contains(out, "selfsubjectrulesreviews") {
+			t.Errorf("can-i --list --as erin:\n%s", out)
+		}
 	})
 
 	t.Run("escalation", func(t *testing.T) {
