@@ -73,6 +73,7 @@ var layer = map[string]int{
 	"internal/openapi/gen": 5,
 	"crdtest":              5,
 	"crdtest/envtest":      6,
+	"examples/memcached":   6,
 	"test/etcdserver":      5,
 	"test/toolbin":         4,
 	"test/kubectlbin":      5,
