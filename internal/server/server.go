@@ -253,7 +253,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		filters.RequestInfo,
 		filters.Log(s.log),
 		filters.Authenticate(authenticator, filters.PublicPath),
-		filters.Audit(auditPolicy, auditSink),
+		filters.Audit(filters.AuditConfig{Policy: auditPolicy, Sink: auditSink, Protobuf: protobufJSON(reg)}),
 		filters.Authorize(authz.Privileged(authz.AllowAll)),
 		filters.AuditAllowed,
 		filters.Instrument(s.metrics, served(reg)),

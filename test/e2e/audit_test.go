@@ -91,7 +91,8 @@ func TestAuditLog(t *testing.T) {
 	srv := startServerArgs(t, filepath.Join(dir, "data"), "--audit-policy-file", policy, "--audit-log-path", logPath,
 		"--audit-log-maxsize", "1", "--audit-log-maxbackup", "2")
 
-	kubectlStdin(t, srv, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"audited"},"data":{"colour":"blue"}}`, "create", "-f", "-")
+	// kubectl sends built-ins as protobuf; the log holds them as JSON.
+	kubectl(t, srv, "create", "configmap", "audited", "--from-literal=colour=blue")
 	kubectl(t, srv, "get", "configmap", "audited")
 	kubectl(t, srv, "create", "secret", "generic", "hidden", "--from-literal=password=hunter2")
 	kubectl(t, srv, "get", "secret", "hidden", "-o", "yaml")
