@@ -53,6 +53,7 @@ type Server struct {
 
 	etcdServer *embedded.Server
 	backend    *etcd.Backend
+	raw        storage.Interface // backend, encrypting rawGRs (see rawStorage)
 	stores     *stores
 	crds       *crdServer
 	gc         *controllers.GarbageCollector
@@ -142,7 +143,13 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return nil, err
 	}
 
-	ips, err := builtin.NewClusterIPs(cfg.ServiceClusterIPRange, s.backend,
+	encryption, err := loadEncryption(cfg.EncryptionProviderConfig)
+	if err != nil {
+		return nil, err
+	}
+	s.raw = rawStorage(s.backend, encryption, cfg.EtcdPrefix)
+
+	ips, err := builtin.NewClusterIPs(cfg.ServiceClusterIPRange, s.raw,
 		keyPrefix(cfg.EtcdPrefix, ipAddressesGR), keyPrefix(cfg.EtcdPrefix, servicesGR))
 	if err != nil {
 		return nil, err
@@ -169,9 +176,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	reg := registry.New(builtins)
 	s.metrics = metrics.New()
 	s.stores = newStores(ctx, s.backend, reg, cfg.EtcdPrefix, s.log, s.metrics)
-	if s.stores.encryption, err = loadEncryption(cfg.EncryptionProviderConfig); err != nil {
-		return nil, err
-	}
+	s.stores.encryption = encryption
 	s.metrics.Register(metrics.Caches(s.stores.stats))
 	for _, d := range reg.Current().Definitions() {
 		s.stores.ensure(d)
