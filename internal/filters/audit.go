@@ -67,7 +67,9 @@ type AuditConfig struct {
 // AuditAllowed right after Authorize. A nil p audits nothing.
 //
 // The user is the authenticated one; Impersonate-* headers, when sent,
-// fill impersonatedUser as upstream does.
+// fill impersonatedUser as upstream does. So Audit belongs right after
+// Authenticate, before the step that acts on those headers (upstream's
+// order), which must leave them on the request until Audit has read them.
 func Audit(cfg AuditConfig) Filter {
 	p, sink := cfg.Policy, cfg.Sink
 	return func(next http.Handler) http.Handler {
