@@ -114,6 +114,20 @@ func TestAuditLog(t *testing.T) {
 		t.Errorf("Audit-Id response header %q, want the client's e2e-trace-42", got)
 	}
 
+	// Refused requests carry an audit ID too.
+	anon, err := rest.HTTPClientFor(rest.AnonymousClientConfig(srv.Config))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err = anon.Get(srv.URL + "/api/v1/namespaces")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized || resp.Header.Get("Audit-Id") == "" {
+		t.Errorf("anonymous request: %d with Audit-Id %q, want 401 with an audit ID", resp.StatusCode, resp.Header.Get("Audit-Id"))
+	}
+
 	var evs []auditEvent
 	var raw string
 	find := func(verb, resource, name string) *auditEvent {
