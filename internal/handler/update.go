@@ -206,6 +206,9 @@ func (h *Handler) doWrite(c *call, sub, wantRV string, mutate mutation, copyOld 
 				return apierrors.NewInternalError(err)
 			}
 		}
+		if err := checkWrite(c, obj, old); err != nil {
+			return err
+		}
 		obj = h.prepareUpdate(c, obj, old, sub)
 		errs := append(validateUpdate(c, obj, old, sub), validateSchema(c, obj, old, sub)...)
 		errs = append(errs, validateScale(c, obj, sub)...)

@@ -17,6 +17,9 @@ type Config struct {
 	// handling: the command line passes 6443 unless told otherwise.
 	SecurePort int
 
+	// Storage is StorageEtcd (the default: EtcdServers, or an embedded
+	// etcd when that is empty) or StorageMemory.
+	Storage string
 	// EtcdServers selects an external etcd cluster; empty starts the embedded one.
 	EtcdServers  []string
 	EtcdPrefix   string // default "/registry"
@@ -37,14 +40,28 @@ type Config struct {
 	// the default is upstream's, 10.0.0.0/24.
 	ServiceClusterIPRange string
 
-	// MaxRequestsInflight bounds concurrent non-watch requests; beyond it
-	// requests get 429. 0 means the default (400); negative disables.
+	// MaxRequestsInflight is the number of non-long-running requests
+	// served at once, shared fairly among users; beyond it requests wait
+	// in their user's queue, and get 429 when it is full (see fairness.go).
+	// 0 means the default (400); negative disables the limit.
 	MaxRequestsInflight int
+	// RequestTimeout bounds non-long-running requests (504 past it), as
+	// upstream's --request-timeout. 0 means the default (1m); negative
+	// disables.
+	RequestTimeout time.Duration
+	// MaxWatchesPerUser bounds the watches one user holds open (429
+	// beyond). 0 means the default (500); negative disables.
+	MaxWatchesPerUser int
 	// EventTTL is how long events (core and events.k8s.io) live after
 	// their last write, as upstream's --event-ttl: each write attaches
 	// the event to an etcd lease of this TTL (see storage.Expirer).
 	// Default (0) upstream's 1h; negative keeps events until deleted.
 	EventTTL time.Duration
+
+	// AuthorizationMode is how requests are authorized: "RBAC" (the
+	// default) or "AlwaysAllow" (every authenticated request, except
+	// /metrics and /debug/pprof, which stay the admins').
+	AuthorizationMode string
 
 	// ShutdownTimeout bounds graceful shutdown. Default 30s.
 	ShutdownTimeout time.Duration
@@ -65,4 +82,23 @@ type Config struct {
 	// upstream's --profiling, to system:masters only: see
 	// authz.Privileged).
 	DisableProfiling bool
+
+	AuthnConfig
+}
+
+// AuthnConfig is authentication beyond client certificates (see authn.go).
+type AuthnConfig struct {
+	// TokenAuthFile is upstream's --token-auth-file: a CSV of
+	// token,user,uid,"group1,group2" records.
+	TokenAuthFile string
+	// AuthenticationConfigFile is upstream's --authentication-config: an
+	// apiserver.config.k8s.io AuthenticationConfiguration with JWT (OIDC)
+	// issuers.
+	AuthenticationConfigFile string
+	// AnonymousAuth lets requests without credentials through as
+	// system:anonymous (group system:unauthenticated); off by default.
+	AnonymousAuth bool
+	// ServiceAccountIssuer is the iss of service account tokens; default
+	// https://kubernetes.default.svc.cluster.local.
+	ServiceAccountIssuer string
 }

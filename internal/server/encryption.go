@@ -18,8 +18,9 @@ func loadEncryption(path string) (*encrypt.Config, error) {
 
 // rawGRs are the resources whose values the server reads or writes
 // outside their stores: the kubernetes Service and its endpoints, cluster
-// IP records, and the APIService and CRD lists the APIService loop reads.
-var rawGRs = []schema.GroupResource{servicesGR, endpointsGR, endpointSlicesGR, ipAddressesGR, apiServicesGR, crdGR}
+// IP records, the APIService and CRD lists the APIService loop reads, and
+// the bootstrap RBAC objects it reconciles.
+var rawGRs = []schema.GroupResource{servicesGR, endpointsGR, endpointSlicesGR, ipAddressesGR, apiServicesGR, crdGR, clusterRolesGR, clusterRoleBindingsGR}
 
 // rawStorage is b encrypting rawGRs as their stores do, so that values
 // written around the stores read back through them (an

@@ -20,8 +20,6 @@ import (
 	"github.com/crdserver/crdserver/internal/admission"
 	"github.com/crdserver/crdserver/internal/apply"
 	"github.com/crdserver/crdserver/internal/audit"
-	"github.com/crdserver/crdserver/internal/authn"
-	"github.com/crdserver/crdserver/internal/authz"
 	"github.com/crdserver/crdserver/internal/builtin"
 	"github.com/crdserver/crdserver/internal/certs"
 	"github.com/crdserver/crdserver/internal/controllers"
@@ -52,12 +50,13 @@ type Server struct {
 	Kubeconfig string // path of admin.kubeconfig
 
 	etcdServer *embedded.Server
-	backend    *etcd.Backend
+	backend    backend
 	raw        storage.Interface // backend, encrypting rawGRs (see rawStorage)
 	stores     *stores
 	crds       *crdServer
 	gc         *controllers.GarbageCollector
 	webhooks   *webhook.Manager
+	authz      *authorization
 	handler    *handler.Handler
 	metrics    *metrics.Metrics
 	auditLog   *audit.Log // closed after the last request
@@ -90,6 +89,12 @@ func (c Config) complete() Config {
 	}
 	if c.ShutdownTimeout == 0 {
 		c.ShutdownTimeout = 30 * time.Second
+	}
+	if c.RequestTimeout == 0 {
+		c.RequestTimeout = filters.DefaultRequestTimeout
+	}
+	if c.MaxWatchesPerUser == 0 {
+		c.MaxWatchesPerUser = filters.DefaultMaxWatchesPerUser
 	}
 	switch {
 	case c.EventTTL == 0:
@@ -149,15 +154,23 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	s.raw = rawStorage(s.backend, encryption, cfg.EtcdPrefix)
 
+	auth, err := s.newAuthentication(ctx)
+	if err != nil {
+		return nil, err
+	}
+
 	ips, err := builtin.NewClusterIPs(cfg.ServiceClusterIPRange, s.raw,
 		keyPrefix(cfg.EtcdPrefix, ipAddressesGR), keyPrefix(cfg.EtcdPrefix, servicesGR))
 	if err != nil {
 		return nil, err
 	}
+	if s.authz, err = newAuthorization(cfg.AuthorizationMode); err != nil {
+		return nil, err
+	}
 	builtins := []*registry.Definition{
 		builtin.Namespaces(), crd.Definition(), builtin.StorageVersionMigrations(),
 		builtin.Services(ips), builtin.Endpoints(), builtin.EndpointSlices(),
-		builtin.ConfigMaps(), builtin.Secrets(), builtin.ServiceAccounts(), builtin.Events(cfg.EventTTL), builtin.EventsV1(cfg.EventTTL),
+		builtin.ConfigMaps(), builtin.Secrets(), builtin.WithTokenRequest(builtin.ServiceAccounts(), auth.issuer), builtin.Events(cfg.EventTTL), builtin.EventsV1(cfg.EventTTL),
 		builtin.PodTemplates(), builtin.Leases(),
 		builtin.Deployments(), builtin.ReplicaSets(), builtin.StatefulSets(), builtin.DaemonSets(),
 		builtin.MutatingWebhookConfigurations(), builtin.ValidatingWebhookConfigurations(),
@@ -165,6 +178,8 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		builtin.APIServices(),
 		builtin.MutatingAdmissionPolicies(), builtin.MutatingAdmissionPolicyBindings(),
 	}
+	builtins = append(builtins, auth.definitions()...)
+	builtins = append(builtins, s.authz.definitions()...)
 	for _, d := range builtins {
 		d.FieldTypes = apply.NewTypes(d)
 		if d.StoredAs != nil {
@@ -225,6 +240,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	ptc := &controllers.PolicyTypes{Cache: vapStore.Cache, Server: policyTypeServer{s: s, reg: reg}, Log: s.log}
 	s.background.Go(func() { ptc.Run(bgCtx) })
 	s.background.Go(func() { s.backend.RunCompactor(bgCtx, 5*time.Minute) })
+	s.authz.start(bgCtx, s)
 
 	var profiling http.Handler
 	if !cfg.DisableProfiling {
@@ -244,8 +260,8 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		OpenAPI:   openapi.New(reg),
 		Discovery: discovery.New(reg),
 		Resources: s.handler,
+		Issuer:    auth.discovery,
 	})
-	var authenticator authn.Authenticator = &authn.X509{Roots: tlsCfg.ClientCAs}
 	auditPolicy, auditSink, err := s.startAudit()
 	if err != nil {
 		return nil, err
@@ -257,12 +273,17 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		filters.MaxBodySize(3*1024*1024),
 		filters.RequestInfo,
 		filters.Log(s.log),
-		filters.Authenticate(authenticator, filters.PublicPath),
+		filters.Timeout(cfg.RequestTimeout),
+		filters.Authenticate(auth.authenticator(tlsCfg.ClientCAs), filters.PublicPath),
+		// Audit reads the Impersonate-* headers before Impersonate acts
+		// on them, as upstream's audit filter runs before impersonation.
 		filters.Audit(filters.AuditConfig{Policy: auditPolicy, Sink: auditSink, Protobuf: protobufJSON(reg)}),
-		filters.Authorize(authz.Privileged(authz.AllowAll)),
+		filters.Impersonate(s.authz.chain),
+		filters.Authorize(s.authz.chain),
 		filters.AuditAllowed,
 		filters.Instrument(s.metrics, served(reg)),
-		filters.MaxInFlight(cfg.MaxRequestsInflight),
+		filters.MaxWatchesPerUser(cfg.MaxWatchesPerUser),
+		filters.FairQueue(fairQueues(cfg.MaxRequestsInflight)),
 	)
 
 	ln, err := net.Listen("tcp", net.JoinHostPort(cfg.BindAddress, strconv.Itoa(cfg.SecurePort)))
@@ -362,8 +383,12 @@ func (s *Server) tlsConfig() (*tls.Config, error) {
 	return cfg, nil
 }
 
-// startStorage starts the embedded etcd, or connects to the external one.
+// startStorage starts the embedded etcd, or connects to the external one,
+// or starts memory storage.
 func (s *Server) startStorage(ctx context.Context) error {
+	if s.cfg.Storage != "" && s.cfg.Storage != StorageEtcd {
+		return s.startMemoryStorage()
+	}
 	cfg := etcd.Config{
 		Endpoints: s.cfg.EtcdServers,
 		CAFile:    s.cfg.EtcdCAFile,
@@ -477,6 +502,9 @@ func (s *Server) healthHandler() http.Handler {
 		}
 		if ready && (!s.stores.ready() || !s.crds.served.Load()) {
 			failed = append(failed, "informer-sync")
+		}
+		if ready && s.authz.mode == ModeRBAC && !s.authz.ready() {
+			failed = append(failed, "poststarthook/rbac/bootstrap-roles")
 		}
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.Header().Set("X-Content-Type-Options", "nosniff")
