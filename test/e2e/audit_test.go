@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -29,6 +30,10 @@ type auditEvent struct {
 	} `json:"user"`
 	SourceIPs []string `json:"sourceIPs"`
 	UserAgent string   `json:"userAgent"`
+	ImpersonatedUser *struct {
+		Username string   `json:"username"`
+		Groups   []string `json:"groups"`
+	} `json:"impersonatedUser"`
 	ObjectRef *struct {
 		Resource, Namespace, Name, APIVersion string
 	} `json:"objectRef"`
@@ -96,6 +101,8 @@ func TestAuditLog(t *testing.T) {
 	kubectl(t, srv, "get", "configmap", "audited")
 	kubectl(t, srv, "create", "secret", "generic", "hidden", "--from-literal=password=hunter2")
 	kubectl(t, srv, "get", "secret", "hidden", "-o", "yaml")
+	// Impersonation: bob may not list secrets, and the event names both.
+	kubectlResult(srv, "get", "secrets", "--as", "bob", "--as-group", "auditors")
 	kubectl(t, srv, "delete", "configmap", "audited")
 
 	// A client's own Audit-ID is used and answered.
@@ -175,6 +182,17 @@ func TestAuditLog(t *testing.T) {
 	// "hunter2" base64-encoded: neither appears anywhere in the log.
 	if strings.Contains(raw, "aHVudGVyMg==") || strings.Contains(raw, "hunter2") {
 		t.Error("the secret's data is in the audit log")
+	}
+	var impersonated *auditEvent
+	for i, ev := range evs {
+		if ev.Verb == "list" && ev.ObjectRef != nil && ev.ObjectRef.Resource == "secrets" && ev.ImpersonatedUser != nil {
+			impersonated = &evs[i]
+		}
+	}
+	if impersonated == nil || impersonated.User.Username != "admin" || impersonated.ImpersonatedUser.Username != "bob" ||
+		!slices.Contains(impersonated.ImpersonatedUser.Groups, "auditors") || impersonated.ResponseStatus == nil || impersonated.ResponseStatus.Code != 403 ||
+		impersonated.Annotations["authorization.k8s.io/decision"] != "forbid" {
+		t.Errorf("kubectl --as bob: event %+v, want user admin impersonating bob (group auditors), 403, decision forbid", impersonated)
 	}
 	var traced bool
 	for _, ev := range evs {
