@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -39,5 +40,24 @@ func TestBenchUsersNotMasters(t *testing.T) {
 	c := Config{AsUser: "u", AsGroups: []string{"devs", "system:masters"}}
 	if err := c.complete(); err == nil || !strings.Contains(err.Error(), "system:masters") {
 		t.Fatalf("complete: %v", err)
+	}
+}
+
+// TestPaceNSpreadsTheRate: a paced noisy user's workers together hold the
+// rate asked, each operation numbered once.
+func TestPaceNSpreadsTheRate(t *testing.T) {
+	var mu sync.Mutex
+	seen := map[int]bool{}
+	res := paceN(context.Background(), "noisy", 400, 4, 250*time.Millisecond, func(ctx context.Context, i int) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if seen[i] {
+			t.Errorf("operation %d twice", i)
+		}
+		seen[i] = true
+		return nil
+	})
+	if res.Ops < 50 || res.Ops > 104 {
+		t.Errorf("%d operations in 250ms at 400/s", res.Ops)
 	}
 }
