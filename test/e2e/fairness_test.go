@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -116,6 +117,7 @@ func TestFairnessAndLimits(t *testing.T) {
 			refused   int
 			firstBody []byte
 			retry     string
+			maxRetry  int
 			other     []string
 		)
 		for g := range 60 {
@@ -130,6 +132,8 @@ func TestFairnessAndLimits(t *testing.T) {
 						if refused == 0 {
 							firstBody, retry = body, ra
 						}
+						n, _ := strconv.Atoi(ra)
+						maxRetry = max(maxRetry, n)
 						refused++
 					case code != 201:
 						other = append(other, fmt.Sprintf("%d %s", code, body))
@@ -162,6 +166,10 @@ func TestFairnessAndLimits(t *testing.T) {
 		if err := json.Unmarshal(firstBody, &st); err != nil || st.Reason != metav1.StatusReasonTooManyRequests ||
 			st.Message != "Too many requests, please try again later." || retry != "1" {
 			t.Errorf("429: Retry-After %q, body %s", retry, firstBody)
+		}
+		// Thousands of refusals a second: clients are asked to wait longer.
+		if maxRetry < 2 {
+			t.Errorf("Retry-After stayed at %d under a flood of %d refusals", maxRetry, refused)
 		}
 		if len(other) > 0 {
 			t.Errorf("%d flood requests neither created nor refused with 429; first: %s", len(other), other[0])
