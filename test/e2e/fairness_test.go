@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -236,4 +237,57 @@ func TestFairnessAndLimits(t *testing.T) {
 		}
 		resp.Body.Close()
 	})
+}
+
+// TestBenchFairness runs the load generator as users it mints from the
+// server's CA: the fairness workload reports the quiet user alone and
+// beside the noisy one, and --as-user runs ordinary workloads as another
+// user, without errors.
+func TestBenchFairness(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, t.TempDir())
+	bench := func(args ...string) string {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		out, err := exec.CommandContext(ctx, binary, append([]string{"bench", "--kubeconfig", srv.Kubeconfig, "--data-dir", srv.Dir}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("crdserver bench %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	rows := func(out string, names ...string) {
+		t.Helper()
+		for _, name := range names {
+			found := false
+			for line := range strings.Lines(out) {
+				if f := strings.Fields(line); len(f) >= 3 && f[0] == name {
+					found = true
+					if f[1] == "0" || f[2] != "0" {
+						t.Errorf("%s: ops %s, errors %s:\n%s", name, f[1], f[2], out)
+					}
+				}
+			}
+			if !found {
+				t.Errorf("no %s row:\n%s", name, out)
+			}
+		}
+	}
+
+	out := bench("--workloads", "fairness", "--objects", "20", "--concurrency", "4", "--duration", "1s", "--quiet-rate", "20", "--prefix", "e2e-fair")
+	rows(out, "quiet-alone", "quiet-noisy", "noisy")
+	if !strings.Contains(out, "fairness: quiet user at ") || !strings.Contains(out, "beside the noisy user at ") {
+		t.Errorf("no fairness note:\n%s", out)
+	}
+
+	out = bench("--as-user", "e2e-bench", "--as-group", "e2e:bench", "--workloads", "create,get,delete", "--count", "10", "--prefix", "e2e-as")
+	rows(out, "create", "get", "delete")
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	msg, err := exec.CommandContext(ctx, binary, "bench", "--kubeconfig", srv.Kubeconfig, "--data-dir", srv.Dir,
+		"--as-user", "root", "--as-group", "system:masters").CombinedOutput()
+	if err == nil || !strings.Contains(string(msg), "must not be in system:masters") {
+		t.Errorf("a bench user in system:masters: %v: %s", err, msg)
+	}
 }
