@@ -33,7 +33,7 @@ func TestTimeout(t *testing.T) {
 			w.WriteHeader(http.StatusOK)
 		}
 	})
-	h := Chain(slow, RequestInfo, Timeout(100*time.Millisecond))
+	h := Chain(slow, RequestInfo, Timeout(time.Second))
 
 	start := time.Now()
 	w := httptest.NewRecorder()
@@ -66,7 +66,7 @@ func TestTimeout(t *testing.T) {
 		code  int
 		under time.Duration
 	}{
-		{"?timeout=20ms", 504, 90 * time.Millisecond},
+		{"?timeout=20ms", 504, 700 * time.Millisecond},
 		{"?timeout=1h", 504, 5 * time.Second},
 		{"?timeout=0s", 504, 5 * time.Second},
 		{"?timeout=soon", 400, time.Second},
