@@ -158,6 +158,10 @@ func validate(cfg server.Config, logOpts logOptions) error {
 		return fmt.Errorf("--bind-address %q: not an IP address", cfg.BindAddress)
 	case (cfg.TLSCertFile == "") != (cfg.TLSPrivateKeyFile == ""):
 		return errors.New("--tls-cert-file and --tls-private-key-file must be given together")
+	case cfg.Storage != server.StorageEtcd && cfg.Storage != server.StorageMemory:
+		return fmt.Errorf("--storage %q: must be %s or %s", cfg.Storage, server.StorageEtcd, server.StorageMemory)
+	case cfg.Storage == server.StorageMemory && len(cfg.EtcdServers) > 0:
+		return errors.New("--storage=memory and --etcd-servers are exclusive")
 	case (cfg.EtcdCertFile == "") != (cfg.EtcdKeyFile == ""):
 		return errors.New("--etcd-certfile and --etcd-keyfile must be given together")
 	case cfg.ShutdownTimeout < 0:
@@ -175,6 +179,7 @@ func serverFlags(cfg *server.Config, logOpts *logOptions, showVersion *bool) *fl
 	fs.StringVar(&cfg.DataDir, "data-dir", ".crdserver", "directory for the embedded etcd data, the generated certificates and admin.kubeconfig")
 	fs.StringVar(&cfg.BindAddress, "bind-address", "127.0.0.1", "IP address to serve on")
 	fs.IntVar(&cfg.SecurePort, "secure-port", 6443, "HTTPS port; 0 picks a free port")
+	fs.StringVar(&cfg.Storage, "storage", server.StorageEtcd, "where objects are kept: etcd (embedded, or --etcd-servers), or memory (lost at exit; for tests and throwaway servers)")
 	fs.Var((*listFlag)(&cfg.EtcdServers), "etcd-servers", "external etcd endpoints, comma-separated or repeated; empty starts an embedded etcd")
 	fs.StringVar(&cfg.EtcdPrefix, "etcd-prefix", "/registry", "prefix of every key in etcd")
 	fs.StringVar(&cfg.EtcdCAFile, "etcd-cafile", "", "CA bundle to verify the external etcd's certificates")
@@ -201,6 +206,7 @@ func serverFlags(cfg *server.Config, logOpts *logOptions, showVersion *bool) *fl
 		return nil
 	})
 	fs.IntVar(&cfg.MaxWatchesPerUser, "max-watches-per-user", 500, "watches one user (other than system:masters) may hold open; negative disables the limit")
+	fs.StringVar(&cfg.AuthorizationMode, "authorization-mode", "RBAC", "how requests are authorized: RBAC or AlwaysAllow")
 	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", 30*time.Second, "how long graceful shutdown may take")
 	cfg.EventTTL = time.Hour
 	fs.Func("event-ttl", "how long events live after their last write; 0 keeps them until deleted (default 1h0m0s)", func(v string) error {
@@ -221,6 +227,8 @@ func serverFlags(cfg *server.Config, logOpts *logOptions, showVersion *bool) *fl
 		cfg.DisableProfiling = !b
 		return err
 	})
+	authnFlags(fs, cfg)
+	auditAndEncryptionFlags(fs, cfg)
 	fs.BoolVar(showVersion, "version", false, "print the version and exit")
 	return fs
 }

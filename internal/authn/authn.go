@@ -162,3 +162,18 @@ func UserFrom(ctx context.Context) (*User, bool) {
 	u, ok := ctx.Value(ctxKey{}).(*User)
 	return u, ok && u != nil
 }
+
+type audiencesKey struct{}
+
+// WithAudiences returns a context asking token authenticators to accept
+// tokens for auds instead of the server's own audiences (a TokenReview's
+// spec.audiences).
+func WithAudiences(ctx context.Context, auds []string) context.Context {
+	return context.WithValue(ctx, audiencesKey{}, auds)
+}
+
+// AudiencesFrom returns the audiences set by WithAudiences, if any.
+func AudiencesFrom(ctx context.Context) ([]string, bool) {
+	auds, ok := ctx.Value(audiencesKey{}).([]string)
+	return auds, ok && len(auds) > 0
+}

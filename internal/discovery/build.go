@@ -222,10 +222,11 @@ func verbs(def *registry.Definition) []string {
 }
 
 // storageVersionHash follows upstream, which publishes the hash only when
-// the storage version is also served.
+// the storage version is also served, and none for resources that store
+// nothing (reviews).
 func storageVersionHash(def *registry.Definition) string {
 	sv := def.StorageVersion()
-	if sv == nil || !sv.Served {
+	if _, unstored := def.Hooks.(registry.Creator); sv == nil || !sv.Served || unstored {
 		return ""
 	}
 	if def.StoredAs != nil {
@@ -271,9 +272,11 @@ func apiResources(entries []entry) []metav1.APIResource {
 			})
 		}
 		for _, o := range sub.Other {
-			out = append(out, metav1.APIResource{
-				Name: def.Resource + "/" + o.Name, Namespaced: ns, Kind: def.Kind, Verbs: o.Verbs,
-			})
+			r := metav1.APIResource{Name: def.Resource + "/" + o.Name, Namespaced: ns, Kind: def.Kind, Verbs: o.Verbs}
+			if o.Kind != nil {
+				r.Group, r.Version, r.Kind = o.Kind.Group, o.Kind.Version, o.Kind.Kind
+			}
+			out = append(out, r)
 		}
 		if !def.Custom() {
 			slices.SortFunc(out[first:], func(a, b metav1.APIResource) int { return strings.Compare(a.Name, b.Name) })
@@ -337,8 +340,12 @@ func resourceDiscovery(gv schema.GroupVersion, e entry) apidiscoveryv2.APIResour
 		})
 	}
 	for _, o := range sub.Other {
+		k := kind
+		if o.Kind != nil {
+			k = &metav1.GroupVersionKind{Group: o.Kind.Group, Version: o.Kind.Version, Kind: o.Kind.Kind}
+		}
 		r.Subresources = append(r.Subresources, apidiscoveryv2.APISubresourceDiscovery{
-			Subresource: o.Name, ResponseKind: kind, Verbs: o.Verbs,
+			Subresource: o.Name, ResponseKind: k, Verbs: o.Verbs,
 		})
 	}
 	return r

@@ -176,6 +176,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			h.updateSubresource(c, su)
 			return
 		}
+		if sc, ok := c.def.Hooks.(registry.SubresourceCreator); ok && info.Verb == "create" && servesOther(c) {
+			h.createSubresource(c, sc)
+			return
+		}
 		codec.WriteStatus(w, r, unknownSubresource(c))
 	}
 }

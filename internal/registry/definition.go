@@ -180,6 +180,10 @@ type Subresources struct {
 type OtherSubresource struct {
 	Name  string
 	Verbs []string
+	// Kind, when set, is what the subresource takes and answers instead of
+	// the resource's own kind (serviceaccounts/token: an
+	// authentication.k8s.io/v1 TokenRequest), for discovery and OpenAPI.
+	Kind *schema.GroupVersionKind
 }
 
 // Scale maps the scale subresource onto the object (JSON paths like ".spec.replicas").

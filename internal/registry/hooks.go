@@ -63,6 +63,27 @@ type Creator interface {
 	Create(ctx context.Context, obj map[string]any) (map[string]any, error)
 }
 
+// SubresourceCreator serves a create on a subresource that takes and
+// answers another kind than the resource's (serviceaccounts/token: a
+// TokenRequest). parent is the stored object the request names; body is
+// the decoded request body. Nothing is stored unless the hook stores it.
+// The subresource must be listed in Subresources.Other with verb "create".
+type SubresourceCreator interface {
+	CreateSubresource(ctx context.Context, subresource string, parent, body map[string]any) (map[string]any, error)
+	// NewSubresourceProtobuf returns an empty value of the kind the
+	// subresource takes, for protobuf request bodies; nil when it has none.
+	NewSubresourceProtobuf(subresource string) ProtoMessage
+}
+
+// WriteChecker refuses writes for what they would grant rather than for
+// their shape: RBAC's escalation prevention, which upstream's storage runs
+// before validation. old is the stored object on update, nil on create.
+// ctx carries the writer and the request. The error is the client's
+// answer (a 403).
+type WriteChecker interface {
+	CheckWrite(ctx context.Context, obj, old map[string]any) error
+}
+
 // NoGeneration marks resources that do not track metadata.generation.
 type NoGeneration interface {
 	NoGeneration()

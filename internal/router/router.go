@@ -21,6 +21,10 @@ type Config struct {
 	Resources http.Handler // every resource request
 	Profiling http.Handler // /debug/pprof/...; nil when disabled
 	Metrics   http.Handler // /metrics; nil when not served
+	// Issuer serves the service account issuer's OpenID discovery
+	// (/.well-known/openid-configuration, /openid/v1/jwks); nil when not
+	// served.
+	Issuer http.Handler
 }
 
 // New returns the router.
@@ -42,6 +46,8 @@ func New(c Config) http.Handler {
 			c.Metrics.ServeHTTP(w, r)
 		case c.Profiling != nil && isUnder(p, "/debug/pprof"):
 			c.Profiling.ServeHTTP(w, r)
+		case c.Issuer != nil && (p == "/.well-known/openid-configuration" || p == "/openid/v1/jwks"):
+			c.Issuer.ServeHTTP(w, r)
 		case isDiscovery(p):
 			c.Discovery.ServeHTTP(w, r)
 		default:

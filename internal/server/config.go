@@ -17,6 +17,9 @@ type Config struct {
 	// handling: the command line passes 6443 unless told otherwise.
 	SecurePort int
 
+	// Storage is StorageEtcd (the default: EtcdServers, or an embedded
+	// etcd when that is empty) or StorageMemory.
+	Storage string
 	// EtcdServers selects an external etcd cluster; empty starts the embedded one.
 	EtcdServers  []string
 	EtcdPrefix   string // default "/registry"
@@ -55,10 +58,47 @@ type Config struct {
 	// Default (0) upstream's 1h; negative keeps events until deleted.
 	EventTTL time.Duration
 
+	// AuthorizationMode is how requests are authorized: "RBAC" (the
+	// default) or "AlwaysAllow" (every authenticated request, except
+	// /metrics and /debug/pprof, which stay the admins').
+	AuthorizationMode string
+
 	// ShutdownTimeout bounds graceful shutdown. Default 30s.
 	ShutdownTimeout time.Duration
+	// AuditPolicyFile is an audit.k8s.io/v1 Policy; with AuditLogPath
+	// ("-" for stdout) requests are audited as JSON lines.
+	// AuditLogMaxSizeMB rotates the log at that size (0: never);
+	// AuditLogMaxBackups bounds the rotated files kept (0: all).
+	AuditPolicyFile    string
+	AuditLogPath       string
+	AuditLogMaxSizeMB  int
+	AuditLogMaxBackups int
+	// EncryptionProviderConfig is an apiserver.config.k8s.io/v1
+	// EncryptionConfiguration: the resources it lists are encrypted in
+	// etcd.
+	EncryptionProviderConfig string
+
 	// DisableProfiling turns off /debug/pprof (served by default, as
 	// upstream's --profiling, to system:masters only: see
 	// authz.Privileged).
 	DisableProfiling bool
+
+	AuthnConfig
+}
+
+// AuthnConfig is authentication beyond client certificates (see authn.go).
+type AuthnConfig struct {
+	// TokenAuthFile is upstream's --token-auth-file: a CSV of
+	// token,user,uid,"group1,group2" records.
+	TokenAuthFile string
+	// AuthenticationConfigFile is upstream's --authentication-config: an
+	// apiserver.config.k8s.io AuthenticationConfiguration with JWT (OIDC)
+	// issuers.
+	AuthenticationConfigFile string
+	// AnonymousAuth lets requests without credentials through as
+	// system:anonymous (group system:unauthenticated); off by default.
+	AnonymousAuth bool
+	// ServiceAccountIssuer is the iss of service account tokens; default
+	// https://kubernetes.default.svc.cluster.local.
+	ServiceAccountIssuer string
 }

@@ -32,9 +32,11 @@ func fairUser(t *testing.T, srv *server, user string, groups ...string) *http.Cl
 		t.Fatal(err)
 	}
 	if _, err := srv.Client.Discovery().ServerResourcesForGroupVersion("rbac.authorization.k8s.io/v1"); err == nil {
+		args := []string{"create", "clusterrolebinding", "e2e-fair-" + user, "--clusterrole=cluster-admin"}
 		for _, g := range groups {
-			kubectl(t, srv, "create", "clusterrolebinding", "e2e-"+strings.ReplaceAll(g, ":", "-"), "--clusterrole=cluster-admin", "--group="+g)
+			args = append(args, "--group="+g)
 		}
+		kubectl(t, srv, args...)
 	}
 	cfg := rest.AnonymousClientConfig(srv.Config)
 	cfg.CertData, cfg.KeyData = certPEM, keyPEM

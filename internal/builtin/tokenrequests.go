@@ -1,0 +1,138 @@
+package builtin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/crdserver/crdserver/internal/registry"
+)
+
+// TokenIssuer signs service account tokens (satoken.Issuer).
+type TokenIssuer interface {
+	// Issue signs a token for the account, for audiences (nil: the
+	// server's), valid for ttl; it returns the token and its expiry.
+	Issue(namespace, name, uid string, audiences []string, ttl time.Duration) (string, time.Time, error)
+	// APIAudiences are the server's audiences, a request's default.
+	APIAudiences() []string
+}
+
+// tokenRequestKind is what serviceaccounts/token takes and answers.
+var tokenRequestKind = schema.GroupVersionKind{Group: "authentication.k8s.io", Version: "v1", Kind: "TokenRequest"}
+
+// Bounds of a token's lifetime and its default, as upstream's.
+const (
+	minTokenSeconds     = 600
+	maxTokenSeconds     = 1 << 32
+	defaultTokenSeconds = 3600
+)
+
+// WithTokenRequest adds the TokenRequest subresource (serviceaccounts/token,
+// behind `kubectl create token`) to the ServiceAccounts definition d; tokens
+// are signed by issuer.
+func WithTokenRequest(d *registry.Definition, issuer TokenIssuer) *registry.Definition {
+	cp := *d
+	cp.Versions = append([]registry.Version(nil), d.Versions...)
+	for i := range cp.Versions {
+		v := &cp.Versions[i]
+		v.Subresources.Other = append(append([]registry.OtherSubresource(nil), v.Subresources.Other...),
+			registry.OtherSubresource{Name: "token", Verbs: []string{"create"}, Kind: &tokenRequestKind})
+	}
+	cp.Hooks = tokenRequestHooks{serviceAccountHooks: d.Hooks.(serviceAccountHooks), issuer: issuer}
+	return &cp
+}
+
+type tokenRequestHooks struct {
+	serviceAccountHooks
+	issuer TokenIssuer
+	// now is the clock; nil means time.Now.
+	now func() time.Time
+}
+
+var _ registry.SubresourceCreator = tokenRequestHooks{}
+
+func (tokenRequestHooks) NewSubresourceProtobuf(string) registry.ProtoMessage {
+	return &authenticationv1.TokenRequest{}
+}
+
+// CreateSubresource answers a TokenRequest for the ServiceAccount sa, as
+// upstream's: the body's name, namespace and uid, when given, must be the
+// account's; audiences default to the server's and the lifetime to an hour.
+func (h tokenRequestHooks) CreateSubresource(_ context.Context, _ string, sa, body map[string]any) (map[string]any, error) {
+	var acct metav1.PartialObjectMetadata
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(sa, &acct); err != nil {
+		return nil, apierrors.NewInternalError(fmt.Errorf("reading service account: %w", err))
+	}
+	var req authenticationv1.TokenRequest
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(body, &req); err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	gk, name := tokenRequestKind.GroupKind(), acct.Name
+	if req.Name != "" && req.Name != name {
+		return nil, apierrors.NewInvalid(gk, name, field.ErrorList{field.Invalid(field.NewPath("metadata", "name"), req.Name, "must match the service account name if specified")})
+	}
+	if req.Namespace != "" && req.Namespace != acct.Namespace {
+		return nil, apierrors.NewInvalid(gk, name, field.ErrorList{field.Invalid(field.NewPath("metadata", "namespace"), req.Namespace, "must match the service account namespace if specified")})
+	}
+	if req.UID != "" && req.UID != acct.UID {
+		return nil, apierrors.NewConflict(schema.GroupResource{Group: gk.Group, Resource: gk.Kind}, name,
+			fmt.Errorf("the UID in the token request (%s) does not match the UID of the service account (%s)", req.UID, acct.UID))
+	}
+	if len(req.Spec.Audiences) == 0 {
+		req.Spec.Audiences = h.issuer.APIAudiences()
+	}
+	if req.Spec.ExpirationSeconds == nil {
+		req.Spec.ExpirationSeconds = new(int64(defaultTokenSeconds))
+	}
+	req.Name, req.Namespace, req.UID = name, acct.Namespace, acct.UID
+	now := time.Now()
+	if h.now != nil {
+		now = h.now()
+	}
+	req.CreationTimestamp = metav1.NewTime(now)
+	req.Status = authenticationv1.TokenRequestStatus{}
+	if errs := validateTokenRequest(&req); len(errs) > 0 {
+		return nil, apierrors.NewInvalid(gk, "", errs)
+	}
+	if ref := req.Spec.BoundObjectRef; ref != nil {
+		// Pods, nodes and webhook configurations are not served here;
+		// upstream refuses kinds it cannot bind with the same words.
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("cannot bind token to object of type %s", schema.FromAPIVersionAndKind(ref.APIVersion, ref.Kind)))
+	}
+	ttl := time.Duration(*req.Spec.ExpirationSeconds) * time.Second
+	tok, _, err := h.issuer.Issue(acct.Namespace, name, string(acct.UID), req.Spec.Audiences, ttl)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	// The answer's expiry is from the time read before signing, so it is
+	// never later than the token's exp.
+	req.Status = authenticationv1.TokenRequestStatus{Token: tok, ExpirationTimestamp: metav1.NewTime(now.Add(ttl))}
+	req.APIVersion, req.Kind = tokenRequestKind.GroupVersion().String(), tokenRequestKind.Kind
+	out, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&req)
+	if err != nil {
+		return nil, apierrors.NewInternalError(errors.New("encoding token request"))
+	}
+	return out, nil
+}
+
+func validateTokenRequest(req *authenticationv1.TokenRequest) field.ErrorList {
+	var errs field.ErrorList
+	spec := field.NewPath("spec")
+	if s := *req.Spec.ExpirationSeconds; s < minTokenSeconds {
+		errs = append(errs, field.Invalid(spec.Child("expirationSeconds"), s, "may not specify a duration less than 10 minutes"))
+	} else if s > maxTokenSeconds {
+		errs = append(errs, field.Invalid(spec.Child("expirationSeconds"), s, "may not specify a duration larger than 2^32 seconds"))
+	}
+	if len(req.Spec.Attestations) != 0 {
+		return field.ErrorList{field.Invalid(spec.Child("attestations"), req.Spec.Attestations, "attestations may only be specified with a webhook bound object reference")}
+	}
+	return errs
+}

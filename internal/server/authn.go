@@ -1,0 +1,112 @@
+package server
+
+import (
+	"context"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"time"
+
+	"github.com/crdserver/crdserver/internal/authn"
+	"github.com/crdserver/crdserver/internal/authn/satoken"
+	"github.com/crdserver/crdserver/internal/builtin"
+	"github.com/crdserver/crdserver/internal/registry"
+	"github.com/crdserver/crdserver/internal/storage"
+	"github.com/crdserver/crdserver/internal/watchcache"
+)
+
+// authentication is how the server knows its callers, built from Config:
+// bearer token authenticators (token file, service account tokens, JWT
+// issuers), the service account token issuer and the anonymous fallback.
+type authentication struct {
+	issuer    *satoken.Issuer
+	tokens    authn.TokenUnion
+	anonymous bool
+	// discovery serves the issuer's OpenID documents.
+	discovery http.Handler
+}
+
+// saKeyFile is the service account signing key, under the data dir.
+const saKeyFile = "pki/service-account.key"
+
+func (s *Server) newAuthentication(ctx context.Context) (*authentication, error) {
+	key, err := satoken.LoadOrCreateKey(filepath.Join(s.cfg.DataDir, saKeyFile))
+	if err != nil {
+		return nil, err
+	}
+	url := s.cfg.ServiceAccountIssuer
+	if url == "" {
+		url = satoken.DefaultIssuer
+	}
+	a := &authentication{
+		issuer:    &satoken.Issuer{URL: url, Key: key, Accounts: satoken.AccountsFunc(s.serviceAccount)},
+		anonymous: s.cfg.AnonymousAuth,
+	}
+	if s.cfg.TokenAuthFile != "" {
+		tf, err := authn.LoadTokenFile(s.cfg.TokenAuthFile)
+		if err != nil {
+			return nil, err
+		}
+		a.tokens = append(a.tokens, tf)
+	}
+	a.tokens = append(a.tokens, a.issuer)
+	if s.cfg.AuthenticationConfigFile != "" {
+		jwts, err := loadJWTAuthenticators(ctx, s.cfg.AuthenticationConfigFile)
+		if err != nil {
+			return nil, err
+		}
+		a.tokens = append(a.tokens, jwts...)
+	}
+	if a.discovery, err = a.issuer.DiscoveryHandler(); err != nil {
+		return nil, fmt.Errorf("service account issuer: %w", err)
+	}
+	return a, nil
+}
+
+// authenticator identifies a request's caller: a client certificate or a
+// bearer token, else (when allowed) system:anonymous.
+func (a *authentication) authenticator(clientCAs *x509.CertPool) authn.Authenticator {
+	var au authn.Authenticator = authn.Union{&authn.X509{Roots: clientCAs}, authn.Bearer{Tokens: a.tokens}}
+	if a.anonymous {
+		au = authn.FailOnError(au, authn.AllowAnonymous)
+	}
+	return au
+}
+
+// definitions are the authentication.k8s.io reviews.
+func (a *authentication) definitions() []*registry.Definition {
+	return []*registry.Definition{builtin.TokenReviews(a.tokens, a.issuer.APIAudiences()), builtin.SelfSubjectReviews()}
+}
+
+// serviceAccount reads a ServiceAccount from the watch cache, for token
+// verification: every request with a service account token asks.
+func (s *Server) serviceAccount(ctx context.Context, ns, name string) (satoken.Account, bool, error) {
+	st, ok := s.stores.Store(builtin.ServiceAccounts().GroupResource())
+	if !ok {
+		return satoken.Account{}, false, errors.New("no service account store")
+	}
+	it, err := st.Cache.Get(ctx, st.Key(ns, name), watchcache.GetOptions{ResourceVersion: "0"})
+	if errors.Is(err, storage.ErrNotFound) {
+		return satoken.Account{}, false, nil
+	}
+	if err != nil {
+		return satoken.Account{}, false, err
+	}
+	var obj struct {
+		Metadata struct {
+			UID               string     `json:"uid"`
+			DeletionTimestamp *time.Time `json:"deletionTimestamp"`
+		} `json:"metadata"`
+	}
+	if err := json.Unmarshal(it.JSON, &obj); err != nil {
+		return satoken.Account{}, false, fmt.Errorf("decoding service account %s/%s: %w", ns, name, err)
+	}
+	acct := satoken.Account{UID: obj.Metadata.UID}
+	if obj.Metadata.DeletionTimestamp != nil {
+		acct.Deleting = *obj.Metadata.DeletionTimestamp
+	}
+	return acct, true, nil
+}
