@@ -154,7 +154,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	s.raw = rawStorage(s.backend, encryption, cfg.EtcdPrefix)
 
-	auth, err := s.newAuthentication(ctx)
+	auth, err := s.newAuthentication()
 	if err != nil {
 		return nil, err
 	}
