@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 )
 
@@ -184,3 +185,17 @@ func AnonymousUser() *User {
 var AllowAnonymous Authenticator = AuthenticatorFunc(func(*http.Request) (*User, bool, error) {
 	return AnonymousUser(), true, nil
 })
+
+// AudienceAgnostic wraps a token authenticator whose tokens name no
+// audience of this server (static tokens, OIDC tokens for the issuer's
+// client): they are good for the server's own audiences, implicit, and a
+// TokenReview asking for other audiences (WithAudiences) does not
+// authenticate them, as upstream's audience-agnostic wrapper has it.
+func AudienceAgnostic(implicit []string, t TokenAuthenticator) TokenAuthenticator {
+	return TokenAuthenticatorFunc(func(ctx context.Context, token string) (*User, bool, error) {
+		if want, ok := AudiencesFrom(ctx); ok && !slices.ContainsFunc(want, func(a string) bool { return slices.Contains(implicit, a) }) {
+			return nil, false, nil
+		}
+		return t.AuthenticateToken(ctx, token)
+	})
+}

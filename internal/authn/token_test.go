@@ -149,3 +149,23 @@ func FuzzTokenFile(f *testing.F) {
 		}
 	})
 }
+
+func TestAudienceAgnostic(t *testing.T) {
+	tf, err := parseTokenFile(strings.NewReader(tokenCSV), "tokens.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := AudienceAgnostic([]string{"api"}, tf)
+	for _, c := range []struct {
+		auds []string
+		ok   bool
+	}{{nil, true}, {[]string{"api"}, true}, {[]string{"vault", "api"}, true}, {[]string{"vault"}, false}} {
+		ctx := context.Background()
+		if c.auds != nil {
+			ctx = WithAudiences(ctx, c.auds)
+		}
+		if _, ok, _ := a.AuthenticateToken(ctx, "t1"); ok != c.ok {
+			t.Errorf("audiences %v: ok=%v, want %v", c.auds, ok, c.ok)
+		}
+	}
+}

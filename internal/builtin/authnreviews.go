@@ -107,8 +107,7 @@ func (h selfSubjectReviewHooks) Create(ctx context.Context, _ map[string]any) (m
 	return toReview(&ssr, "SelfSubjectReview")
 }
 
-// userInfo is u as the reviews show it: extra always present, as upstream
-// sends an empty map rather than none.
+// userInfo is u as the reviews show it.
 func userInfo(u *authn.User) authenticationv1.UserInfo {
 	info := authenticationv1.UserInfo{
 		Username: u.Name, UID: u.UID, Groups: slices.Clone(u.Groups),

@@ -6,6 +6,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
+	"github.com/crdserver/crdserver/internal/admission"
 	"github.com/crdserver/crdserver/internal/codec"
 	"github.com/crdserver/crdserver/internal/registry"
 	"github.com/crdserver/crdserver/internal/storage"
@@ -52,12 +53,40 @@ func (h *Handler) doCreateSubresource(c *call, sc registry.SubresourceCreator) e
 	if err != nil {
 		return apierrors.NewInternalError(err)
 	}
+	if obj, err = h.admitSubresource(c, obj); err != nil {
+		return err
+	}
 	out, err := sc.CreateSubresource(c.r.Context(), c.info.Subresource, parent, obj)
 	if err != nil {
 		return err
 	}
 	codec.WriteObject(c.w, http.StatusCreated, c.media, out)
 	return nil
+}
+
+// admitSubresource runs mutating then validating admission on the
+// subresource's object, as upstream's create handler does for a
+// TokenRequest: policies and webhooks see kind TokenRequest, resource
+// serviceaccounts, subresource token, and the account's name.
+func (h *Handler) admitSubresource(c *call, obj map[string]any) (map[string]any, error) {
+	if h.admit == nil {
+		return obj, nil
+	}
+	at := h.attributes(c, admission.Create, obj, nil, c.info.Subresource)
+	at.Name, at.MergeApplyConfiguration = c.info.Name, nil
+	for _, o := range c.version.Subresources.Other {
+		if o.Name == c.info.Subresource && o.Kind != nil {
+			at.Kind = *o.Kind
+		}
+	}
+	if err := h.admit.Mutate(c.r.Context(), at); err != nil {
+		return nil, err
+	}
+	at.OldObject = nil
+	if err := h.admit.Validate(c.r.Context(), at); err != nil {
+		return nil, err
+	}
+	return at.Object, nil
 }
 
 // protobufOf adapts a constructor to registry.Protobuf, for decodeProtobuf.

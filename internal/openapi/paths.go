@@ -278,7 +278,9 @@ func resourcePaths(def *registry.Definition, v *registry.Version, gvk schema.Gro
 
 	// Subresources read and write the object (status, and a built-in's
 	// others) or autoscaling/v1 Scale. Like upstream's CRD documents, their
-	// operations carry the resource's kind.
+	// operations carry the resource's kind, except a create that takes
+	// another kind (serviceaccounts/token): subGVK is that kind.
+	subGVK := gvk
 	subresource := func(name, subModel string, verbs []string) pathItem {
 		title := upperFirst(name)
 		var ops []operation
@@ -305,6 +307,15 @@ func resourcePaths(def *registry.Definition, v *registry.Version, gvk schema.Gro
 				responses: []response{{"200", "OK", subModel}, {"201", "Created", subModel}}, gvk: gvk,
 			})
 		}
+		if slices.Contains(verbs, "create") {
+			// serviceaccounts/token: a TokenRequest in, a TokenRequest out.
+			ops = append(ops, operation{
+				method: "post", action: "post", id: "create" + idPrefix + namespaced + kind + title,
+				description: "create " + name + " of " + article(kind) + kind, params: createParams,
+				body: subModel, consumes: bodyTypes,
+				responses: []response{{"200", "OK", subModel}, {"201", "Created", subModel}, {"202", "Accepted", subModel}}, gvk: subGVK,
+			})
+		}
 		return newPathItem(root+"/{name}/"+name, objParams, ops)
 	}
 	subVerbs := []string{"get", "update", "patch"}
@@ -315,7 +326,12 @@ func resourcePaths(def *registry.Definition, v *registry.Version, gvk schema.Gro
 		items = append(items, subresource("scale", scaleModel, subVerbs))
 	}
 	for _, o := range v.Subresources.Other {
-		if p := subresource(o.Name, model, o.Verbs); len(p.ops) > 0 {
+		m := model
+		subGVK = gvk
+		if o.Kind != nil {
+			m, subGVK = modelName(*o.Kind), *o.Kind
+		}
+		if p := subresource(o.Name, m, o.Verbs); len(p.ops) > 0 {
 			items = append(items, p)
 		}
 	}

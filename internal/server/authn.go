@@ -22,9 +22,10 @@ import (
 // bearer token authenticators (token file, service account tokens, JWT
 // issuers), the service account token issuer and the anonymous fallback.
 type authentication struct {
-	issuer    *satoken.Issuer
-	tokens    authn.TokenUnion
-	anonymous bool
+	issuer *satoken.Issuer
+	tokens authn.TokenUnion
+	// anonymous identifies requests without credentials; nil refuses them.
+	anonymous authn.Authenticator
 	// discovery serves the issuer's OpenID documents.
 	discovery http.Handler
 }
@@ -32,7 +33,7 @@ type authentication struct {
 // saKeyFile is the service account signing key, under the data dir.
 const saKeyFile = "pki/service-account.key"
 
-func (s *Server) newAuthentication(ctx context.Context) (*authentication, error) {
+func (s *Server) newAuthentication() (*authentication, error) {
 	key, err := satoken.LoadOrCreateKey(filepath.Join(s.cfg.DataDir, saKeyFile))
 	if err != nil {
 		return nil, err
@@ -42,23 +43,33 @@ func (s *Server) newAuthentication(ctx context.Context) (*authentication, error)
 		url = satoken.DefaultIssuer
 	}
 	a := &authentication{
-		issuer:    &satoken.Issuer{URL: url, Key: key, Accounts: satoken.AccountsFunc(s.serviceAccount)},
-		anonymous: s.cfg.AnonymousAuth,
+		issuer: &satoken.Issuer{URL: url, Key: key, Accounts: satoken.AccountsFunc(s.serviceAccount)},
+	}
+	if s.cfg.AnonymousAuth {
+		a.anonymous = authn.AllowAnonymous
 	}
 	if s.cfg.TokenAuthFile != "" {
 		tf, err := authn.LoadTokenFile(s.cfg.TokenAuthFile)
 		if err != nil {
 			return nil, err
 		}
-		a.tokens = append(a.tokens, tf)
+		a.tokens = append(a.tokens, authn.AudienceAgnostic(a.issuer.APIAudiences(), tf))
 	}
 	a.tokens = append(a.tokens, a.issuer)
 	if s.cfg.AuthenticationConfigFile != "" {
-		jwts, err := loadJWTAuthenticators(ctx, s.cfg.AuthenticationConfigFile)
+		jwts, anonymous, err := loadAuthenticationConfig(s.cfg.AuthenticationConfigFile)
 		if err != nil {
 			return nil, err
 		}
-		a.tokens = append(a.tokens, jwts...)
+		for _, j := range jwts {
+			a.tokens = append(a.tokens, authn.AudienceAgnostic(a.issuer.APIAudiences(), j))
+		}
+		if anonymous != nil {
+			if s.cfg.AnonymousAuth {
+				return nil, errors.New("--anonymous-auth flag cannot be set when anonymous field is configured in authentication configuration file")
+			}
+			a.anonymous = anonymous
+		}
 	}
 	if a.discovery, err = a.issuer.DiscoveryHandler(); err != nil {
 		return nil, fmt.Errorf("service account issuer: %w", err)
@@ -70,8 +81,8 @@ func (s *Server) newAuthentication(ctx context.Context) (*authentication, error)
 // bearer token, else (when allowed) system:anonymous.
 func (a *authentication) authenticator(clientCAs *x509.CertPool) authn.Authenticator {
 	var au authn.Authenticator = authn.Union{&authn.X509{Roots: clientCAs}, authn.Bearer{Tokens: a.tokens}}
-	if a.anonymous {
-		au = authn.FailOnError(au, authn.AllowAnonymous)
+	if a.anonymous != nil {
+		au = authn.FailOnError(au, a.anonymous)
 	}
 	return au
 }

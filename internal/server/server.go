@@ -147,7 +147,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return nil, err
 	}
 
-	auth, err := s.newAuthentication(ctx)
+	auth, err := s.newAuthentication()
 	if err != nil {
 		return nil, err
 	}

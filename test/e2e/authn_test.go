@@ -252,6 +252,39 @@ func TestAuthenticationKubeconfigs(t *testing.T) {
 			t.Errorf("token for a missing account: %v %s", err, stderr)
 		}
 	})
+	t.Run("admission of token requests", func(t *testing.T) {
+		policy := filepath.Join(t.TempDir(), "policy.yaml")
+		os.WriteFile(policy, []byte(`apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: token-audiences}
+spec:
+  failurePolicy: Fail
+  matchConstraints:
+    resourceRules:
+    - apiGroups: [""]
+      apiVersions: ["v1"]
+      operations: ["CREATE"]
+      resources: ["serviceaccounts/token"]
+  validations:
+  - expression: "!has(object.spec.audiences) || !object.spec.audiences.exists(a, a == 'forbidden')"
+    message: audience forbidden is not for service accounts
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: token-audiences}
+spec:
+  policyName: token-audiences
+  validationActions: [Deny]
+`), 0o600)
+		kubectl(t, srv, "apply", "-f", policy)
+		kubectl(t, srv, "create", "serviceaccount", "limited", "-n", "default")
+		waitFor(t, 30*time.Second, "the policy to refuse a token request", func() (bool, error) {
+			_, stderr, err := kubectlResult(srv, "create", "token", "limited", "-n", "default", "--audience", "forbidden")
+			return err != nil && strings.Contains(stderr, "audience forbidden is not for service accounts"), nil
+		})
+		kubectl(t, srv, "create", "token", "limited", "-n", "default", "--audience", "allowed")
+		kubectl(t, srv, "delete", "-f", policy)
+	})
 	t.Run("bad tokens", func(t *testing.T) {
 		key, err := satoken.LoadOrCreateKey(filepath.Join(dir, "pki", "service-account.key"))
 		if err != nil {
@@ -285,6 +318,33 @@ func TestAuthenticationKubeconfigs(t *testing.T) {
 		case <-srv.exited:
 			t.Fatal("the server died on bad tokens")
 		default:
+		}
+	})
+	t.Run("discovery and OpenAPI", func(t *testing.T) {
+		out := kubectl(t, srv, "api-resources", "--api-group=authentication.k8s.io", "-o", "wide")
+		for _, want := range []string{"selfsubjectreviews", "tokenreviews", "SelfSubjectReview   create", "TokenReview         create"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("api-resources lacks %q:\n%s", want, out)
+			}
+		}
+		var v1 metav1.APIResourceList
+		json.Unmarshal([]byte(kubectl(t, srv, "get", "--raw", "/api/v1")), &v1)
+		i := slices.IndexFunc(v1.APIResources, func(r metav1.APIResource) bool { return r.Name == "serviceaccounts/token" })
+		if i < 0 || v1.APIResources[i].Kind != "TokenRequest" || v1.APIResources[i].Group != "authentication.k8s.io" || !slices.Equal(v1.APIResources[i].Verbs, []string{"create"}) {
+			t.Errorf("serviceaccounts/token in /api/v1: %+v", v1.APIResources)
+		}
+		doc := kubectl(t, srv, "get", "--raw", "/openapi/v3/apis/authentication.k8s.io/v1")
+		for _, want := range []string{`"io.k8s.api.authentication.v1.TokenReview"`, `"io.k8s.api.authentication.v1.SelfSubjectReview"`, `"/apis/authentication.k8s.io/v1/selfsubjectreviews"`} {
+			if !strings.Contains(doc, want) {
+				t.Errorf("OpenAPI v3 of authentication.k8s.io/v1 lacks %s", want)
+			}
+		}
+		core := kubectl(t, srv, "get", "--raw", "/openapi/v3/api/v1")
+		if !strings.Contains(core, `"/api/v1/namespaces/{namespace}/serviceaccounts/{name}/token"`) || !strings.Contains(core, `"io.k8s.api.authentication.v1.TokenRequest"`) {
+			t.Errorf("OpenAPI v3 of v1 lacks the TokenRequest subresource")
+		}
+		if out := kubectl(t, srv, "explain", "selfsubjectreviews.status.userInfo"); !strings.Contains(out, "username") {
+			t.Errorf("kubectl explain:\n%s", out)
 		}
 	})
 	t.Run("anonymous", func(t *testing.T) {

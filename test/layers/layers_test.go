@@ -23,6 +23,7 @@ var layer = map[string]int{
 	"internal/authn":               0,
 	"internal/authn/jws":           0,
 	"internal/authn/satoken":       1,
+	"internal/authn/oidc":          1,
 	"internal/storage/etcdlog":     0,
 	"internal/schema/structural":   0,
 	"internal/webhook":             0,
@@ -82,6 +83,7 @@ var layer = map[string]int{
 	"test/helmbin/find":    6,
 	"test/e2e":             6,
 	"test/layers":          6,
+	"test/rbacmatrix":      0,
 }
 
 func TestImportsPointDown(t *testing.T) {

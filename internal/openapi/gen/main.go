@@ -66,6 +66,9 @@ var roots = []string{
 	"io.k8s.api.rbac.v1.ClusterRoleBinding", "io.k8s.api.rbac.v1.ClusterRoleBindingList",
 	"io.k8s.api.authorization.v1.SubjectAccessReview", "io.k8s.api.authorization.v1.LocalSubjectAccessReview",
 	"io.k8s.api.authorization.v1.SelfSubjectAccessReview", "io.k8s.api.authorization.v1.SelfSubjectRulesReview",
+	// Create-only reviews and the TokenRequest of serviceaccounts/token
+	// have no list kinds.
+	"io.k8s.api.authentication.v1.TokenReview", "io.k8s.api.authentication.v1.SelfSubjectReview", "io.k8s.api.authentication.v1.TokenRequest",
 }
 
 const refPrefix = "#/components/schemas/"
