@@ -239,7 +239,7 @@ func (o *WebhookInstallOptions) prepare() error {
 			sans = append(sans, h)
 		}
 	}
-	pki, err := certs.Ensure(filepath.Join(o.LocalServingCertDir, "pki"), sans)
+	pki, err := certs.EnsureUnsynced(filepath.Join(o.LocalServingCertDir, "pki"), sans)
 	if err != nil {
 		return fmt.Errorf("webhook serving certificates: %w", err)
 	}

@@ -330,3 +330,29 @@ func TestIssueClient(t *testing.T) {
 		t.Fatal("empty user name accepted")
 	}
 }
+
+// EnsureUnsynced writes the same files as Ensure, which a later Ensure
+// reuses as they are.
+func TestEnsureUnsyncedFilesReused(t *testing.T) {
+	dir := t.TempDir()
+	p1, err := EnsureUnsynced(dir, []string{"example.com"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p1.WriteKubeconfig(p1.KubeconfigFile, "https://127.0.0.1:6443"); err != nil {
+		t.Fatal(err)
+	}
+	before := readAll(t, p1)
+	p2, err := Ensure(dir, []string{"example.com"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, b := range readAll(t, p2) {
+		if !bytes.Equal(before[name], b) {
+			t.Errorf("%s rewritten by Ensure after EnsureUnsynced", name)
+		}
+	}
+	if _, err := clientcmd.BuildConfigFromFlags("", p1.KubeconfigFile); err != nil {
+		t.Errorf("kubeconfig written unsynced: %v", err)
+	}
+}

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"time"
 
+	"github.com/crdserver/crdserver/internal/certs"
 	"github.com/crdserver/crdserver/internal/storage"
 	"github.com/crdserver/crdserver/internal/storage/memory"
 )
@@ -30,6 +32,17 @@ type backend interface {
 	Healthy(ctx context.Context) error
 	// RunCompactor discards old history every interval until ctx ends.
 	RunCompactor(ctx context.Context, interval time.Duration)
+}
+
+// ensurePKI loads or creates the certificates under DataDir. With memory
+// storage nothing outlives the process anyway, so they are written
+// without waiting for the disk.
+func (c Config) ensurePKI() (*certs.PKI, error) {
+	dir := filepath.Join(c.DataDir, "pki")
+	if c.Storage == StorageMemory {
+		return certs.EnsureUnsynced(dir, c.TLSSANs)
+	}
+	return certs.Ensure(dir, c.TLSSANs)
 }
 
 // startMemoryStorage starts memory storage, refusing settings that ask

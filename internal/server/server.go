@@ -136,7 +136,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return nil, fmt.Errorf("creating data dir: %w", err)
 	}
 
-	if s.PKI, err = certs.Ensure(filepath.Join(cfg.DataDir, "pki"), cfg.TLSSANs); err != nil {
+	if s.PKI, err = cfg.ensurePKI(); err != nil {
 		return nil, fmt.Errorf("certificates: %w", err)
 	}
 	tlsCfg, err := s.tlsConfig()
