@@ -158,6 +158,10 @@ func validate(cfg server.Config, logOpts logOptions) error {
 		return fmt.Errorf("--bind-address %q: not an IP address", cfg.BindAddress)
 	case (cfg.TLSCertFile == "") != (cfg.TLSPrivateKeyFile == ""):
 		return errors.New("--tls-cert-file and --tls-private-key-file must be given together")
+	case cfg.Storage != server.StorageEtcd && cfg.Storage != server.StorageMemory:
+		return fmt.Errorf("--storage %q: must be %s or %s", cfg.Storage, server.StorageEtcd, server.StorageMemory)
+	case cfg.Storage == server.StorageMemory && len(cfg.EtcdServers) > 0:
+		return errors.New("--storage=memory and --etcd-servers are exclusive")
 	case (cfg.EtcdCertFile == "") != (cfg.EtcdKeyFile == ""):
 		return errors.New("--etcd-certfile and --etcd-keyfile must be given together")
 	case cfg.ShutdownTimeout < 0:
@@ -175,6 +179,7 @@ func serverFlags(cfg *server.Config, logOpts *logOptions, showVersion *bool) *fl
 	fs.StringVar(&cfg.DataDir, "data-dir", ".crdserver", "directory for the embedded etcd data, the generated certificates and admin.kubeconfig")
 	fs.StringVar(&cfg.BindAddress, "bind-address", "127.0.0.1", "IP address to serve on")
 	fs.IntVar(&cfg.SecurePort, "secure-port", 6443, "HTTPS port; 0 picks a free port")
+	fs.StringVar(&cfg.Storage, "storage", server.StorageEtcd, "where objects are kept: etcd (embedded, or --etcd-servers), or memory (lost at exit; for tests and throwaway servers)")
 	fs.Var((*listFlag)(&cfg.EtcdServers), "etcd-servers", "external etcd endpoints, comma-separated or repeated; empty starts an embedded etcd")
 	fs.StringVar(&cfg.EtcdPrefix, "etcd-prefix", "/registry", "prefix of every key in etcd")
 	fs.StringVar(&cfg.EtcdCAFile, "etcd-cafile", "", "CA bundle to verify the external etcd's certificates")
@@ -185,7 +190,23 @@ func serverFlags(cfg *server.Config, logOpts *logOptions, showVersion *bool) *fl
 	fs.StringVar(&cfg.ClientCAFile, "client-ca-file", "", "CA bundle to verify client certificates instead of the generated CA")
 	fs.Var((*listFlag)(&cfg.TLSSANs), "tls-san", "extra DNS name or IP for the generated serving certificate, comma-separated or repeated")
 	fs.StringVar(&cfg.ServiceClusterIPRange, "service-cluster-ip-range", "10.0.0.0/24", "CIDR from which Services get their cluster IPs; the kubernetes Service gets the first address")
-	fs.IntVar(&cfg.MaxRequestsInflight, "max-requests-inflight", 400, "maximum concurrent non-watch requests, beyond which requests get 429; negative disables the limit")
+	fs.IntVar(&cfg.MaxRequestsInflight, "max-requests-inflight", 400, "non-long-running requests served at once, shared fairly among users; more wait in their user's queue (429 when it is full); negative disables the limit")
+	cfg.RequestTimeout = time.Minute
+	fs.Func("request-timeout", "how long a non-long-running request may take before it gets 504; 0 disables (default 1m0s)", func(v string) error {
+		d, err := time.ParseDuration(v)
+		switch {
+		case err != nil:
+			return err
+		case d < 0:
+			return errors.New("must not be negative")
+		case d == 0:
+			d = -1 // server.Config's "no timeout"
+		}
+		cfg.RequestTimeout = d
+		return nil
+	})
+	fs.IntVar(&cfg.MaxWatchesPerUser, "max-watches-per-user", 500, "watches one user (other than system:masters) may hold open; negative disables the limit")
+	fs.StringVar(&cfg.AuthorizationMode, "authorization-mode", "RBAC", "how requests are authorized: RBAC or AlwaysAllow")
 	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", 30*time.Second, "how long graceful shutdown may take")
 	cfg.EventTTL = time.Hour
 	fs.Func("event-ttl", "how long events live after their last write; 0 keeps them until deleted (default 1h0m0s)", func(v string) error {
@@ -207,6 +228,7 @@ func serverFlags(cfg *server.Config, logOpts *logOptions, showVersion *bool) *fl
 		return err
 	})
 	authnFlags(fs, cfg)
+	auditAndEncryptionFlags(fs, cfg)
 	fs.BoolVar(showVersion, "version", false, "print the version and exit")
 	return fs
 }

@@ -22,9 +22,13 @@ var defaults = server.Config{
 	SecurePort:            6443,
 	EtcdPrefix:            "/registry",
 	MaxRequestsInflight:   400,
+	RequestTimeout:        time.Minute,
+	MaxWatchesPerUser:     500,
 	ShutdownTimeout:       30 * time.Second,
 	ServiceClusterIPRange: "10.0.0.0/24",
 	EventTTL:              time.Hour,
+	Storage:               server.StorageEtcd,
+	AuthorizationMode:     "RBAC",
 }
 
 func withDefaults(change func(*server.Config)) server.Config {
@@ -50,6 +54,8 @@ func TestParseFlags(t *testing.T) {
 				"--tls-cert-file=s.crt", "--tls-private-key-file=s.key", "--client-ca-file=clients.pem",
 				"--tls-san=example.com", "--max-requests-inflight=-1", "--shutdown-timeout=5s",
 				"--service-cluster-ip-range=fd00::/108", "--event-ttl=5m",
+				"--authorization-mode=AlwaysAllow",
+				"--request-timeout=30s", "--max-watches-per-user=10",
 			},
 			want: server.Config{
 				DataDir: "/var/lib/crd", BindAddress: "0.0.0.0", SecurePort: 0,
@@ -57,8 +63,15 @@ func TestParseFlags(t *testing.T) {
 				EtcdCAFile: "ca.pem", EtcdCertFile: "c.pem", EtcdKeyFile: "k.pem",
 				TLSCertFile: "s.crt", TLSPrivateKeyFile: "s.key", ClientCAFile: "clients.pem",
 				TLSSANs: []string{"example.com"}, MaxRequestsInflight: -1, ShutdownTimeout: 5 * time.Second,
-				ServiceClusterIPRange: "fd00::/108", EventTTL: 5 * time.Minute,
+				ServiceClusterIPRange: "fd00::/108", EventTTL: 5 * time.Minute, Storage: server.StorageEtcd,
+				AuthorizationMode: "AlwaysAllow",
+				RequestTimeout: 30 * time.Second, MaxWatchesPerUser: 10,
 			},
+		},
+		{
+			name: "request-timeout 0 disables it",
+			args: []string{"--request-timeout=0"},
+			want: withDefaults(func(c *server.Config) { c.RequestTimeout = -1 }),
 		},
 		{
 			name: "event-ttl 0 keeps events",
@@ -82,6 +95,13 @@ func TestParseFlags(t *testing.T) {
 			args: []string{"--etcd-servers=http://a:2379", "--etcd-servers=http://b:2379"},
 			want: withDefaults(func(c *server.Config) { c.EtcdServers = []string{"http://a:2379", "http://b:2379"} }),
 		},
+		{
+			name: "memory storage",
+			args: []string{"--storage=memory"},
+			want: withDefaults(func(c *server.Config) { c.Storage = server.StorageMemory }),
+		},
+		{name: "unknown storage", args: []string{"--storage=disk"}, wantErr: "--storage"},
+		{name: "memory storage with etcd servers", args: []string{"--storage=memory", "--etcd-servers=http://a:2379"}, wantErr: "--etcd-servers"},
 		{name: "IPv6 bind address", args: []string{"--bind-address=::1"}, want: withDefaults(func(c *server.Config) { c.BindAddress = "::1" })},
 		{name: "unknown flag", args: []string{"--no-such-flag"}, wantErr: "no-such-flag"},
 		{name: "bad port", args: []string{"--secure-port=70000"}, wantErr: "--secure-port"},
@@ -199,7 +219,7 @@ func TestParseBenchFlags(t *testing.T) {
 					ObjectSize: 4096, Workloads: []string{"create", "get", "watch"}, Concurrency: 64, Count: 5000,
 					Duration: 30 * time.Second, Objects: 200, PageSize: 100, Watchers: 50, WatchTimeout: time.Minute,
 					SkipCleanup: true, EtcdEndpoints: []string{"https://127.0.0.1:2379"}, EtcdCertFile: "c",
-					EtcdKeyFile: "k", EtcdCAFile: "ca",
+					EtcdKeyFile: "k", EtcdCAFile: "ca", DataDir: ".crdserver", QuietRate: 20,
 				}
 				if !reflect.DeepEqual(o.Config, want) || !o.JSON {
 					t.Errorf("got %+v\nwant %+v", o.Config, want)

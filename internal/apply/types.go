@@ -10,6 +10,7 @@ package apply
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -105,14 +106,29 @@ func addModels(out map[string]*spec.Schema, ms map[string]map[string]any) error 
 		if err != nil {
 			return err
 		}
+		if s, ok := sharedModels.Load(string(b)); ok {
+			out[name] = s.(*spec.Schema)
+			continue
+		}
 		s := new(spec.Schema)
 		if err := json.Unmarshal(b, s); err != nil {
 			return fmt.Errorf("decoding model %s: %w", name, err)
+		}
+		if strings.HasPrefix(name, "io.k8s.") {
+			sharedModels.Store(string(b), s)
 		}
 		out[name] = s
 	}
 	return nil
 }
+
+// sharedModels holds the decoded upstream models (ObjectMeta and what it
+// refers to, the built-ins' models) by their JSON, for every definition of
+// every server in the process: decoding them took most of the cost of a
+// CRD's first write. Keyed by content, a model is reused only where it is
+// the same; custom resources' models, which vary, are not kept. The
+// schemas are only read once decoded.
+var sharedModels sync.Map // JSON → *spec.Schema
 
 // missingVersionError is the conversion failure structured-merge-diff
 // treats as a version that no longer exists.

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"strings"
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -20,28 +19,12 @@ import (
 // authenticationGroup is the group of the identity reviews.
 const authenticationGroup = "authentication.k8s.io"
 
-// reviewDefinition is a create-only, cluster-scoped authentication.k8s.io/v1
-// resource that stores nothing.
-func reviewDefinition(resource, kind string, hooks any) *registry.Definition {
-	return &registry.Definition{
-		Group:    authenticationGroup,
-		Resource: resource,
-		Singular: strings.ToLower(kind),
-		Kind:     kind,
-		ListKind: kind + "List",
-		Scope:    registry.Cluster,
-		Versions: []registry.Version{{Name: "v1", Served: true, Storage: true}},
-		Verbs:    []string{"create"},
-		Hooks:    hooks,
-	}
-}
-
 // TokenReviews is authentication.k8s.io/v1 tokenreviews: a client (a
 // webhook, an aggregated server) asks whether a bearer token is valid and
 // whose it is. tokens are the server's bearer token authenticators;
 // apiAudiences the audiences a review without spec.audiences checks for.
 func TokenReviews(tokens authn.TokenAuthenticator, apiAudiences []string) *registry.Definition {
-	return reviewDefinition("tokenreviews", "TokenReview", tokenReviewHooks{
+	return reviewDefinition(authenticationGroup, "tokenreviews", "TokenReview", registry.Cluster, tokenReviewHooks{
 		stored: newStored[authenticationv1.TokenReview]("TokenReview", "v1"), tokens: tokens, audiences: apiAudiences,
 	})
 }
@@ -87,14 +70,14 @@ func (h tokenReviewHooks) Create(ctx context.Context, obj map[string]any) (map[s
 		tr.Status.User = userInfo(u)
 		tr.Status.Audiences = auds
 	}
-	return toReview(&tr, "TokenReview")
+	return encodeReview(&tr, authenticationGroup, "TokenReview")
 }
 
 // SelfSubjectReviews is authentication.k8s.io/v1 selfsubjectreviews, behind
 // `kubectl auth whoami`: it tells the caller who the server thinks they
 // are, after impersonation.
 func SelfSubjectReviews() *registry.Definition {
-	return reviewDefinition("selfsubjectreviews", "SelfSubjectReview", selfSubjectReviewHooks{
+	return reviewDefinition(authenticationGroup, "selfsubjectreviews", "SelfSubjectReview", registry.Cluster, selfSubjectReviewHooks{
 		stored: newStored[authenticationv1.SelfSubjectReview]("SelfSubjectReview", "v1"),
 	})
 }
@@ -121,7 +104,7 @@ func (h selfSubjectReviewHooks) Create(ctx context.Context, _ map[string]any) (m
 		ObjectMeta: metav1.ObjectMeta{CreationTimestamp: metav1.NewTime(now)},
 		Status:     authenticationv1.SelfSubjectReviewStatus{UserInfo: userInfo(u)},
 	}
-	return toReview(&ssr, "SelfSubjectReview")
+	return encodeReview(&ssr, authenticationGroup, "SelfSubjectReview")
 }
 
 // userInfo is u as the reviews show it.
@@ -134,14 +117,4 @@ func userInfo(u *authn.User) authenticationv1.UserInfo {
 		info.Extra[k] = slices.Clone(v)
 	}
 	return info
-}
-
-// toReview encodes a review for the answer, with its apiVersion and kind.
-func toReview(obj runtime.Object, kind string) (map[string]any, error) {
-	out, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
-	if err != nil {
-		return nil, apierrors.NewInternalError(err)
-	}
-	out["apiVersion"], out["kind"] = authenticationGroup+"/v1", kind
-	return out, nil
 }

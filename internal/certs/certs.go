@@ -467,3 +467,53 @@ func writeFileAtomic(path string, data []byte, mode os.FileMode) error {
 	}
 	return os.Rename(tmp, path)
 }
+
+// IssueClient issues a client certificate for user in groups (the subject's
+// common name and organizations, which the server reads as user name and
+// groups) from the CA stored under dir, as Ensure created it. The pair is
+// returned, not stored: it is for tools such as the load generator that act
+// as other users than the admin, and lives as long as they run (a day).
+func IssueClient(dir, user string, groups []string) (certPEM, keyPEM []byte, err error) {
+	if user == "" {
+		return nil, nil, errors.New("issuing client certificate: empty user name")
+	}
+	caCert, err := os.ReadFile(filepath.Join(dir, CACertName))
+	if err != nil {
+		return nil, nil, fmt.Errorf("issuing client certificate: loading CA: %w", err)
+	}
+	caKey, err := os.ReadFile(filepath.Join(dir, CAKeyName))
+	if err != nil {
+		return nil, nil, fmt.Errorf("issuing client certificate: loading CA: %w", err)
+	}
+	cert, key, err := parsePair(caCert, caKey)
+	if err != nil {
+		return nil, nil, fmt.Errorf("issuing client certificate: loading CA from %s: %w", dir, err)
+	}
+	leafKey, err := newKey()
+	if err != nil {
+		return nil, nil, err
+	}
+	now := time.Now()
+	tmpl := &x509.Certificate{
+		Subject:     pkix.Name{CommonName: user, Organization: groups},
+		KeyUsage:    x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+		NotBefore:   now.Add(-backdate),
+		NotAfter:    now.Add(24 * time.Hour),
+	}
+	if tmpl.NotAfter.After(cert.NotAfter) {
+		tmpl.NotAfter = cert.NotAfter
+	}
+	if tmpl.SerialNumber, err = newSerial(); err != nil {
+		return nil, nil, err
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, cert, leafKey.Public(), key)
+	if err != nil {
+		return nil, nil, fmt.Errorf("issuing client certificate for %s: %w", user, err)
+	}
+	keyDER, err := x509.MarshalECPrivateKey(leafKey)
+	if err != nil {
+		return nil, nil, fmt.Errorf("encoding key: %w", err)
+	}
+	return pemEncode("CERTIFICATE", der), pemEncode("EC PRIVATE KEY", keyDER), nil
+}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -292,4 +293,40 @@ func mustRead(t *testing.T, path string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestIssueClient: a certificate issued for a user verifies as a client
+// certificate against the data directory's CA, and names the user and
+// groups as the server reads them.
+func TestIssueClient(t *testing.T) {
+	dir := t.TempDir()
+	p, err := Ensure(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certPEM, keyPEM, err := IssueClient(dir, "bench-quiet", []string{"crdserver:bench", "devs"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pair, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		t.Fatalf("pair: %v", err)
+	}
+	leaf, err := x509.ParseCertificate(pair.Certificate[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := leaf.Verify(x509.VerifyOptions{Roots: p.ClientCAPool, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err != nil {
+		t.Fatalf("does not verify as a client certificate: %v", err)
+	}
+	// Organizations are a set in the certificate: their order is DER's.
+	if orgs := slices.Sorted(slices.Values(leaf.Subject.Organization)); leaf.Subject.CommonName != "bench-quiet" || !slices.Equal(orgs, []string{"crdserver:bench", "devs"}) {
+		t.Fatalf("subject %v", leaf.Subject)
+	}
+	if _, _, err := IssueClient(t.TempDir(), "u", nil); err == nil || !strings.Contains(err.Error(), "loading CA") {
+		t.Fatalf("without a CA: %v", err)
+	}
+	if _, _, err := IssueClient(dir, "", nil); err == nil {
+		t.Fatal("empty user name accepted")
+	}
 }

@@ -222,10 +222,11 @@ func verbs(def *registry.Definition) []string {
 }
 
 // storageVersionHash follows upstream, which publishes the hash only when
-// the storage version is also served.
+// the storage version is also served, and none for resources that store
+// nothing (reviews).
 func storageVersionHash(def *registry.Definition) string {
 	sv := def.StorageVersion()
-	if sv == nil || !sv.Served {
+	if _, unstored := def.Hooks.(registry.Creator); sv == nil || !sv.Served || unstored {
 		return ""
 	}
 	if def.StoredAs != nil {

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -216,88 +215,6 @@ func TestAuthorize(t *testing.T) {
 			}
 		})
 	}
-}
-
-func TestMaxInFlight(t *testing.T) {
-	release := make(chan struct{})
-	entered := make(chan struct{}, 10)
-	block := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		entered <- struct{}{}
-		<-release
-		w.WriteHeader(204)
-	})
-	h := Chain(block, RequestInfo, MaxInFlight(2))
-
-	var wg sync.WaitGroup
-	codes := make(chan int, 3)
-	for range 2 {
-		wg.Go(func() {
-			w := httptest.NewRecorder()
-			h.ServeHTTP(w, httptest.NewRequest("GET", "/apis/example.com/v1/widgets", nil))
-			codes <- w.Code
-		})
-	}
-	<-entered
-	<-entered
-
-	// A third ordinary request is refused at once.
-	w := httptest.NewRecorder()
-	h.ServeHTTP(w, httptest.NewRequest("GET", "/apis/example.com/v1/widgets/w", nil))
-	st := status(t, w)
-	if w.Code != 429 || st.Reason != metav1.StatusReasonTooManyRequests ||
-		st.Message != "Too many requests, please try again later." || w.Header().Get("Retry-After") != "1" {
-		t.Fatalf("got %d %+v %v", w.Code, st, w.Header())
-	}
-
-	// Watches are not counted: one gets through while the limit is full.
-	wg.Go(func() {
-		w := httptest.NewRecorder()
-		h.ServeHTTP(w, httptest.NewRequest("GET", "/apis/example.com/v1/widgets?watch=true", nil))
-		codes <- w.Code
-	})
-	<-entered
-	close(release)
-	wg.Wait()
-	close(codes)
-	for c := range codes {
-		if c != 204 {
-			t.Errorf("admitted request got %d", c)
-		}
-	}
-
-	// Once the slots are free, requests pass again.
-	w = httptest.NewRecorder()
-	Chain(ok, RequestInfo, MaxInFlight(1)).ServeHTTP(w, httptest.NewRequest("GET", "/api/v1/namespaces", nil))
-	if w.Code != 204 {
-		t.Fatalf("after release: %d", w.Code)
-	}
-}
-
-func TestMaxInFlightMasters(t *testing.T) {
-	release := make(chan struct{})
-	entered := make(chan struct{}, 2)
-	h := MaxInFlight(1)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		entered <- struct{}{}
-		<-release
-		w.WriteHeader(204)
-	}))
-	serve := func(u *authn.User) int {
-		r := httptest.NewRequest("GET", "/api/v1/namespaces", nil)
-		info, _ := request.Parse("GET", "/api/v1/namespaces", nil)
-		w := httptest.NewRecorder()
-		h.ServeHTTP(w, r.WithContext(authn.WithUser(request.WithInfo(r.Context(), info), u)))
-		return w.Code
-	}
-	var wg sync.WaitGroup
-	wg.Go(func() { serve(&authn.User{Name: "u"}) })
-	<-entered // the only slot is taken
-	if code := serve(&authn.User{Name: "v"}); code != 429 {
-		t.Fatalf("second ordinary request: %d", code)
-	}
-	wg.Go(func() { serve(&authn.User{Name: "admin", Groups: []string{authn.Masters}}) })
-	<-entered // system:masters got in past the full limit
-	close(release)
-	wg.Wait()
 }
 
 func TestMaxBodySize(t *testing.T) {

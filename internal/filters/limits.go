@@ -3,18 +3,14 @@ package filters
 import (
 	"io"
 	"net/http"
-	"slices"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-
-	"github.com/crdserver/crdserver/internal/authn"
 	"github.com/crdserver/crdserver/internal/codec"
 	"github.com/crdserver/crdserver/internal/request"
 )
 
 // LongRunning reports whether a request may hold its connection open
-// indefinitely (watches, log follows, exec, proxy), which in-flight limits
-// do not count, as upstream's basic long-running check.
+// indefinitely (watches, log follows, exec, proxy), which the fair queues
+// and the request timeout leave alone, as upstream's basic long-running check.
 func LongRunning(info *request.Info) bool {
 	switch info.Verb {
 	case "watch", "proxy":
@@ -27,41 +23,6 @@ func LongRunning(info *request.Info) bool {
 		}
 	}
 	return false
-}
-
-// tooManyRequests is upstream's text for a request refused by the in-flight
-// limit; clients retry after Retry-After.
-const tooManyRequests = "Too many requests, please try again later."
-
-// MaxInFlight serves at most n requests at once (n <= 0: no limit); one more
-// is refused at once with a 429 TooManyRequests Status and Retry-After: 1.
-// Long-running requests (LongRunning) and members of system:masters are
-// not limited. It needs RequestInfo, and Authenticate for the exemption,
-// before it.
-func MaxInFlight(n int) Filter {
-	return func(next http.Handler) http.Handler {
-		if n <= 0 {
-			return next
-		}
-		sem := make(chan struct{}, n)
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if info, ok := request.InfoFrom(r.Context()); ok && LongRunning(info) {
-				next.ServeHTTP(w, r)
-				return
-			}
-			if u, ok := authn.UserFrom(r.Context()); ok && slices.Contains(u.Groups, authn.Masters) {
-				next.ServeHTTP(w, r)
-				return
-			}
-			select {
-			case sem <- struct{}{}:
-				defer func() { <-sem }()
-				next.ServeHTTP(w, r)
-			default:
-				codec.WriteStatus(w, r, apierrors.NewTooManyRequests(tooManyRequests, 1))
-			}
-		})
-	}
 }
 
 // MaxBodySize refuses request bodies over limit bytes (<= 0: the 3 MiB

@@ -71,6 +71,9 @@ func (h *Handler) createObject(c *call, obj map[string]any, dry bool) (err error
 	if cr, ok := c.def.Hooks.(registry.Creator); ok {
 		return h.createUnstored(c, cr, obj)
 	}
+	if err := checkWrite(c, obj, nil); err != nil {
+		return err
+	}
 	h.prepareCreate(c, obj)
 	name, _ := metadata(obj)["name"].(string)
 	if c.def.Terminating {

@@ -206,6 +206,9 @@ func (h *Handler) doWrite(c *call, sub, wantRV string, mutate mutation, copyOld 
 				return apierrors.NewInternalError(err)
 			}
 		}
+		if err := checkWrite(c, obj, old); err != nil {
+			return err
+		}
 		obj = h.prepareUpdate(c, obj, old, sub)
 		errs := append(validateUpdate(c, obj, old, sub), validateSchema(c, obj, old, sub)...)
 		errs = append(errs, validateScale(c, obj, sub)...)
@@ -317,7 +320,13 @@ func (h *Handler) current(ctx context.Context, c *call, key string, fromCache bo
 	} else if oldJSON, err = withRV(kv.Value, kv.ModRevision); err != nil {
 		return currentObject{}, apierrors.NewInternalError(err)
 	}
-	return currentObject{json: oldJSON, rev: kv.ModRevision, stored: kv.Value}, nil
+	stored := kv.Value
+	if kv.Stale {
+		// Stored under an old encryption key: rewrite even when
+		// unchanged, so that replacing objects rotates keys.
+		stored = nil
+	}
+	return currentObject{json: oldJSON, rev: kv.ModRevision, stored: stored}, nil
 }
 
 // shouldDeleteOnUpdate: an object being deleted whose last finalizer is gone.

@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 )
 
 // errNoObjects is what a workload reports when it has nothing to work on,
@@ -58,6 +59,9 @@ type bench struct {
 	// them, so that it measures the server rather than the client.
 	http *http.Client
 	host string
+	// restCfg is the configuration requests are sent with; admin is the
+	// kubeconfig's, which grants other users their rights (identity.go).
+	restCfg, admin *rest.Config
 
 	// hook is the conversion webhook of Config.Conversion "webhook".
 	hook *benchWebhook
@@ -215,6 +219,16 @@ func (b *bench) run(ctx context.Context, report *Report) error {
 			return err
 		}
 		add(r)
+	}
+	if b.selected("fairness") && b.pop.len() > 0 && ctx.Err() == nil {
+		results, note, err := b.fairness(ctx)
+		if err != nil {
+			return err
+		}
+		for _, r := range results {
+			add(r)
+		}
+		report.Notes = append(report.Notes, note)
 	}
 	for _, w := range Workloads {
 		if !b.selected(w) || ctx.Err() != nil {

@@ -123,6 +123,22 @@ type Config struct {
 	// (ServerUsage, read from /proc).
 	ServerPID int
 
+	// AsUser, when set, runs the workloads as this user in AsGroups
+	// instead of the kubeconfig's, with a client certificate minted from
+	// the server's CA under DataDir; where the server serves RBAC, the
+	// groups (or the user) are bound to cluster-admin for the run. The
+	// kubeconfig's identity still binds them and removes the binding.
+	AsUser   string
+	AsGroups []string
+	// DataDir is the server's data directory, whose pki/ holds the CA that
+	// AsUser and the "fairness" workload mint certificates from. Default
+	// ".crdserver", the server's default.
+	DataDir string
+	// QuietRate is the request rate of the quiet user of the "fairness"
+	// workload; the noisy user runs Concurrency requests at once, as fast
+	// as they are answered. Default 20 per second.
+	QuietRate float64
+
 	// Logger receives progress; nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -165,7 +181,7 @@ func (c *Config) complete() error {
 		c.Workloads = Workloads
 	}
 	for _, w := range c.Workloads {
-		if !slices.Contains(Workloads, w) && w != "crds" && w != "openapi" {
+		if !slices.Contains(Workloads, w) && w != "crds" && w != "openapi" && w != "fairness" {
 			return fmt.Errorf("unknown workload %q: want some of %s", w, strings.Join(Workloads, ","))
 		}
 	}
@@ -190,7 +206,19 @@ func (c *Config) complete() error {
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
+	if c.DataDir == "" {
+		c.DataDir = ".crdserver"
+	}
+	if c.QuietRate == 0 {
+		c.QuietRate = 20
+	}
 	switch {
+	case c.QuietRate < 0:
+		return errors.New("quiet rate must not be negative")
+	case slices.Contains(c.AsGroups, "system:masters"):
+		// Its members bypass the fair queues and authorization: a run
+		// in it would measure neither.
+		return errors.New("the load generator's users must not be in system:masters")
 	case c.Concurrency < 0 || c.Count < 0 || c.Duration < 0 || c.Objects < 0 || c.PageSize < 0 || c.Watchers < 0 || c.WatchTimeout < 0:
 		return errors.New("concurrency, count, duration, objects, page size, watchers and watch timeout must not be negative")
 	case c.ObjectSize < 0:
@@ -226,6 +254,24 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	admin := restCfg
+	var ungrant func(context.Context) error
+	if cfg.AsUser != "" {
+		if ungrant, err = grant(ctx, admin, "crdserver-bench-"+cfg.AsUser, cfg.AsUser, cfg.AsGroups); err != nil {
+			return nil, err
+		}
+		defer func() {
+			if ungrant != nil {
+				ungrant(context.WithoutCancel(ctx))
+			}
+		}()
+		if restCfg, err = asUser(admin, cfg.DataDir, cfg.AsUser, cfg.AsGroups); err != nil {
+			return nil, err
+		}
+		if err := waitAllowed(ctx, restCfg); err != nil {
+			return nil, err
+		}
+	}
 	client, err := dynamic.NewForConfig(restCfg)
 	if err != nil {
 		return nil, fmt.Errorf("creating client: %w", err)
@@ -238,6 +284,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, fmt.Errorf("creating HTTP client: %w", err)
 	}
 	b.host = restCfg.Host
+	b.restCfg, b.admin = restCfg, admin
 	report := &Report{
 		Server:      restCfg.Host,
 		Resource:    cfg.Resource,

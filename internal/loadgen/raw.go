@@ -71,6 +71,11 @@ func (b *bench) do(ctx context.Context, method, path string, body []byte, want i
 
 // doAccept is do with the given Accept header.
 func (b *bench) doAccept(ctx context.Context, method, path string, body []byte, want int, accept string) (data []byte, release func(), err error) {
+	return b.doWith(ctx, b.http, method, path, body, want, accept)
+}
+
+// doWith is doAccept through client c (another user's, see fairness.go).
+func (b *bench) doWith(ctx context.Context, c *http.Client, method, path string, body []byte, want int, accept string) (data []byte, release func(), err error) {
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
@@ -87,7 +92,7 @@ func (b *bench) doAccept(ctx context.Context, method, path string, body []byte, 
 		}
 		req.Header.Set("Content-Type", ct)
 	}
-	resp, err := b.http.Do(req)
+	resp, err := c.Do(req)
 	if err != nil {
 		return nil, nil, err
 	}

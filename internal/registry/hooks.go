@@ -75,6 +75,15 @@ type SubresourceCreator interface {
 	NewSubresourceProtobuf(subresource string) ProtoMessage
 }
 
+// WriteChecker refuses writes for what they would grant rather than for
+// their shape: RBAC's escalation prevention, which upstream's storage runs
+// before validation. old is the stored object on update, nil on create.
+// ctx carries the writer and the request. The error is the client's
+// answer (a 403).
+type WriteChecker interface {
+	CheckWrite(ctx context.Context, obj, old map[string]any) error
+}
+
 // NoGeneration marks resources that do not track metadata.generation.
 type NoGeneration interface {
 	NoGeneration()

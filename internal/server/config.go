@@ -17,6 +17,9 @@ type Config struct {
 	// handling: the command line passes 6443 unless told otherwise.
 	SecurePort int
 
+	// Storage is StorageEtcd (the default: EtcdServers, or an embedded
+	// etcd when that is empty) or StorageMemory.
+	Storage string
 	// EtcdServers selects an external etcd cluster; empty starts the embedded one.
 	EtcdServers  []string
 	EtcdPrefix   string // default "/registry"
@@ -37,17 +40,44 @@ type Config struct {
 	// the default is upstream's, 10.0.0.0/24.
 	ServiceClusterIPRange string
 
-	// MaxRequestsInflight bounds concurrent non-watch requests; beyond it
-	// requests get 429. 0 means the default (400); negative disables.
+	// MaxRequestsInflight is the number of non-long-running requests
+	// served at once, shared fairly among users; beyond it requests wait
+	// in their user's queue, and get 429 when it is full (see fairness.go).
+	// 0 means the default (400); negative disables the limit.
 	MaxRequestsInflight int
+	// RequestTimeout bounds non-long-running requests (504 past it), as
+	// upstream's --request-timeout. 0 means the default (1m); negative
+	// disables.
+	RequestTimeout time.Duration
+	// MaxWatchesPerUser bounds the watches one user holds open (429
+	// beyond). 0 means the default (500); negative disables.
+	MaxWatchesPerUser int
 	// EventTTL is how long events (core and events.k8s.io) live after
 	// their last write, as upstream's --event-ttl: each write attaches
 	// the event to an etcd lease of this TTL (see storage.Expirer).
 	// Default (0) upstream's 1h; negative keeps events until deleted.
 	EventTTL time.Duration
 
+	// AuthorizationMode is how requests are authorized: "RBAC" (the
+	// default) or "AlwaysAllow" (every authenticated request, except
+	// /metrics and /debug/pprof, which stay the admins').
+	AuthorizationMode string
+
 	// ShutdownTimeout bounds graceful shutdown. Default 30s.
 	ShutdownTimeout time.Duration
+	// AuditPolicyFile is an audit.k8s.io/v1 Policy; with AuditLogPath
+	// ("-" for stdout) requests are audited as JSON lines.
+	// AuditLogMaxSizeMB rotates the log at that size (0: never);
+	// AuditLogMaxBackups bounds the rotated files kept (0: all).
+	AuditPolicyFile    string
+	AuditLogPath       string
+	AuditLogMaxSizeMB  int
+	AuditLogMaxBackups int
+	// EncryptionProviderConfig is an apiserver.config.k8s.io/v1
+	// EncryptionConfiguration: the resources it lists are encrypted in
+	// etcd.
+	EncryptionProviderConfig string
+
 	// DisableProfiling turns off /debug/pprof (served by default, as
 	// upstream's --profiling, to system:masters only: see
 	// authz.Privileged).

@@ -19,7 +19,7 @@ import (
 
 	"github.com/crdserver/crdserver/internal/admission"
 	"github.com/crdserver/crdserver/internal/apply"
-	"github.com/crdserver/crdserver/internal/authz"
+	"github.com/crdserver/crdserver/internal/audit"
 	"github.com/crdserver/crdserver/internal/builtin"
 	"github.com/crdserver/crdserver/internal/certs"
 	"github.com/crdserver/crdserver/internal/controllers"
@@ -50,13 +50,15 @@ type Server struct {
 	Kubeconfig string // path of admin.kubeconfig
 
 	etcdServer *embedded.Server
-	backend    *etcd.Backend
+	backend    backend
 	stores     *stores
 	crds       *crdServer
 	gc         *controllers.GarbageCollector
 	webhooks   *webhook.Manager
+	authz      *authorization
 	handler    *handler.Handler
 	metrics    *metrics.Metrics
+	auditLog   *audit.Log // closed after the last request
 	http       *http.Server
 	cancel     context.CancelFunc
 	done       chan struct{}
@@ -86,6 +88,12 @@ func (c Config) complete() Config {
 	}
 	if c.ShutdownTimeout == 0 {
 		c.ShutdownTimeout = 30 * time.Second
+	}
+	if c.RequestTimeout == 0 {
+		c.RequestTimeout = filters.DefaultRequestTimeout
+	}
+	if c.MaxWatchesPerUser == 0 {
+		c.MaxWatchesPerUser = filters.DefaultMaxWatchesPerUser
 	}
 	switch {
 	case c.EventTTL == 0:
@@ -149,6 +157,9 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if s.authz, err = newAuthorization(cfg.AuthorizationMode); err != nil {
+		return nil, err
+	}
 	builtins := []*registry.Definition{
 		builtin.Namespaces(), crd.Definition(), builtin.StorageVersionMigrations(),
 		builtin.Services(ips), builtin.Endpoints(), builtin.EndpointSlices(),
@@ -161,6 +172,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		builtin.MutatingAdmissionPolicies(), builtin.MutatingAdmissionPolicyBindings(),
 	}
 	builtins = append(builtins, auth.definitions()...)
+	builtins = append(builtins, s.authz.definitions()...)
 	for _, d := range builtins {
 		d.FieldTypes = apply.NewTypes(d)
 		if d.StoredAs != nil {
@@ -172,6 +184,9 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	reg := registry.New(builtins)
 	s.metrics = metrics.New()
 	s.stores = newStores(ctx, s.backend, reg, cfg.EtcdPrefix, s.log, s.metrics)
+	if s.stores.encryption, err = loadEncryption(cfg.EncryptionProviderConfig); err != nil {
+		return nil, err
+	}
 	s.metrics.Register(metrics.Caches(s.stores.stats))
 	for _, d := range reg.Current().Definitions() {
 		s.stores.ensure(d)
@@ -220,6 +235,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	ptc := &controllers.PolicyTypes{Cache: vapStore.Cache, Server: policyTypeServer{s: s, reg: reg}, Log: s.log}
 	s.background.Go(func() { ptc.Run(bgCtx) })
 	s.background.Go(func() { s.backend.RunCompactor(bgCtx, 5*time.Minute) })
+	s.authz.start(bgCtx, s)
 
 	var profiling http.Handler
 	if !cfg.DisableProfiling {
@@ -241,18 +257,28 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		Resources: s.handler,
 		Issuer:    auth.discovery,
 	})
-	authorizer := authz.Privileged(authz.AllowAll)
+	auditPolicy, auditSink, err := s.startAudit()
+	if err != nil {
+		return nil, err
+	}
 	chain := filters.Chain(routes,
 		filters.GrowStack,
+		filters.AuditID,
 		filters.Recover,
 		filters.MaxBodySize(3*1024*1024),
 		filters.RequestInfo,
 		filters.Log(s.log),
+		filters.Timeout(cfg.RequestTimeout),
 		filters.Authenticate(auth.authenticator(tlsCfg.ClientCAs), filters.PublicPath),
-		filters.Impersonate(authorizer),
-		filters.Authorize(authorizer),
+		// Audit reads the Impersonate-* headers before Impersonate acts
+		// on them, as upstream's audit filter runs before impersonation.
+		filters.Audit(auditPolicy, auditSink),
+		filters.Impersonate(s.authz.chain),
+		filters.Authorize(s.authz.chain),
+		filters.AuditAllowed,
 		filters.Instrument(s.metrics, served(reg)),
-		filters.MaxInFlight(cfg.MaxRequestsInflight),
+		filters.MaxWatchesPerUser(cfg.MaxWatchesPerUser),
+		filters.FairQueue(fairQueues(cfg.MaxRequestsInflight)),
 	)
 
 	ln, err := net.Listen("tcp", net.JoinHostPort(cfg.BindAddress, strconv.Itoa(cfg.SecurePort)))
@@ -352,8 +378,12 @@ func (s *Server) tlsConfig() (*tls.Config, error) {
 	return cfg, nil
 }
 
-// startStorage starts the embedded etcd, or connects to the external one.
+// startStorage starts the embedded etcd, or connects to the external one,
+// or starts memory storage.
 func (s *Server) startStorage(ctx context.Context) error {
+	if s.cfg.Storage != "" && s.cfg.Storage != StorageEtcd {
+		return s.startMemoryStorage()
+	}
 	cfg := etcd.Config{
 		Endpoints: s.cfg.EtcdServers,
 		CAFile:    s.cfg.EtcdCAFile,
@@ -419,6 +449,11 @@ func (s *Server) Shutdown() error {
 		}
 		<-s.done
 	}
+	if s.auditLog != nil {
+		if err := s.auditLog.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("audit log: %w", err))
+		}
+	}
 	stopped := make(chan struct{})
 	go func() {
 		s.background.Wait()
@@ -462,6 +497,9 @@ func (s *Server) healthHandler() http.Handler {
 		}
 		if ready && (!s.stores.ready() || !s.crds.served.Load()) {
 			failed = append(failed, "informer-sync")
+		}
+		if ready && s.authz.mode == ModeRBAC && !s.authz.ready() {
+			failed = append(failed, "poststarthook/rbac/bootstrap-roles")
 		}
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.Header().Set("X-Content-Type-Options", "nosniff")

@@ -11,6 +11,7 @@ import (
 	"github.com/crdserver/crdserver/internal/metrics"
 	"github.com/crdserver/crdserver/internal/registry"
 	"github.com/crdserver/crdserver/internal/storage"
+	"github.com/crdserver/crdserver/internal/storage/encrypt"
 	"github.com/crdserver/crdserver/internal/watchcache"
 )
 
@@ -23,6 +24,9 @@ type stores struct {
 	prefix  string
 	log     *slog.Logger
 	metrics *metrics.Metrics // times each resource's storage requests
+	// encryption encrypts the values of the resources it lists; set
+	// before the first store starts.
+	encryption *encrypt.Config
 
 	mu sync.RWMutex
 	m  map[schema.GroupResource]*entry
@@ -100,7 +104,7 @@ func (s *stores) startLocked(gr schema.GroupResource) *handler.Store {
 		d, _ := s.reg.Current().Lookup(gr.Group, gr.Resource)
 		return d
 	}
-	backend := s.metrics.Storage(s.backend, gr)
+	backend := s.metrics.Storage(encrypt.Wrap(s.backend, s.encryption.For(gr)), gr)
 	cache := watchcache.New(backend, prefix, handler.ItemDecoder(current), watchcache.Options{Logger: s.log.With("resource", gr.String())})
 	ctx, cancel := context.WithCancel(s.ctx)
 	go cache.Start(ctx)

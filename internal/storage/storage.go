@@ -27,6 +27,10 @@ type KeyValue struct {
 	Key         string
 	Value       []byte
 	ModRevision int64
+	// Stale reports that the value was stored in an older form (an
+	// encryption key that no longer writes): a write of the same value
+	// must still be made, as that is how keys are rotated.
+	Stale bool
 }
 
 // ListOptions select a page of keys under a prefix.

@@ -28,22 +28,31 @@ var layer = map[string]int{
 	"internal/schema/structural":   0,
 	"internal/webhook":             0,
 	"internal/webhook/webhooktest": 0,
+	"internal/fairness":            0,
 	// CEL rules type against structural schemas; the schema pipeline runs them.
 	"internal/cel": 1,
 	// The schema pipeline: prune, default, validate, then the CEL rules.
 	"internal/schema": 2,
 	// One step each: storage backends, the cache, definitions, documents.
 	"internal/authz": 1,
+	// Audit policy decisions read authorization attributes.
+	"internal/audit": 2,
+	// Encryption at rest wraps a storage.
+	"internal/storage/encrypt": 1,
 	// Metrics time storage requests, so they sit above the storage contract.
 	"internal/metrics":             1,
 	"internal/watchcache":          1,
 	"internal/storage/etcd":        1,
 	"internal/storage/embedded":    1,
+	"internal/storage/memory":      1,
 	"internal/storage/storagetest": 1,
 	"internal/builtin":             2,
-	"internal/discovery":           1,
-	"internal/openapi":             1,
-	"internal/conversion":          1,
+	// RBAC decisions from the watch caches; its bootstrap policy above it.
+	"internal/rbac":           2,
+	"internal/rbac/bootstrap": 3,
+	"internal/discovery":      1,
+	"internal/openapi":        1,
+	"internal/conversion":     1,
 	// Server-side apply: managedFields, typed from the OpenAPI models.
 	"internal/apply": 2,
 	// Admission: mutating and validating webhooks.
@@ -64,6 +73,7 @@ var layer = map[string]int{
 	"cmd/crdserver":        5,
 	"internal/openapi/gen": 5,
 	"crdtest":              5,
+	"crdtest/envtest":      6,
 	"test/etcdserver":      5,
 	"test/toolbin":         4,
 	"test/kubectlbin":      5,

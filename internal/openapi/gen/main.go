@@ -60,6 +60,12 @@ var roots = []string{
 	"io.k8s.api.apps.v1.StatefulSet", "io.k8s.api.apps.v1.StatefulSetList",
 	"io.k8s.api.apps.v1.DaemonSet", "io.k8s.api.apps.v1.DaemonSetList",
 	"io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIService", "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceList",
+	"io.k8s.api.rbac.v1.Role", "io.k8s.api.rbac.v1.RoleList",
+	"io.k8s.api.rbac.v1.ClusterRole", "io.k8s.api.rbac.v1.ClusterRoleList",
+	"io.k8s.api.rbac.v1.RoleBinding", "io.k8s.api.rbac.v1.RoleBindingList",
+	"io.k8s.api.rbac.v1.ClusterRoleBinding", "io.k8s.api.rbac.v1.ClusterRoleBindingList",
+	"io.k8s.api.authorization.v1.SubjectAccessReview", "io.k8s.api.authorization.v1.LocalSubjectAccessReview",
+	"io.k8s.api.authorization.v1.SelfSubjectAccessReview", "io.k8s.api.authorization.v1.SelfSubjectRulesReview",
 	// Create-only reviews and the TokenRequest of serviceaccounts/token
 	// have no list kinds.
 	"io.k8s.api.authentication.v1.TokenReview", "io.k8s.api.authentication.v1.SelfSubjectReview", "io.k8s.api.authentication.v1.TokenRequest",

@@ -1,0 +1,358 @@
+package filters
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/uuid"
+
+	"github.com/crdserver/crdserver/internal/audit"
+	"github.com/crdserver/crdserver/internal/authn"
+	"github.com/crdserver/crdserver/internal/authz"
+	"github.com/crdserver/crdserver/internal/request"
+)
+
+// AuditID gives every request an audit ID, the client's Audit-ID header
+// when it sent one (as upstream honours it, so a client can follow its
+// request through the log), else a new UUID, and answers it in the
+// Audit-Id response header. It comes first, so that refused requests (401,
+// 429) carry the header too.
+func AuditID(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.Header.Get("Audit-ID")
+		if id == "" {
+			id = string(uuid.NewUUID())
+			// Later steps (the request log) read the ID where the
+			// client would have sent it.
+			r.Header.Set("Audit-ID", id)
+		}
+		w.Header().Set("Audit-Id", id)
+		next.ServeHTTP(w, r.WithContext(audit.WithID(r.Context(), id)))
+	})
+}
+
+// maxAuditedBody bounds the response bytes kept for an event; a larger
+// response (a big list at RequestResponse) is logged without its object.
+const maxAuditedBody = 1 << 20
+
+// decisionKey is upstream's annotation for the authorization decision.
+const decisionKey = "authorization.k8s.io/decision"
+
+// Audit writes the request's audit events to sink at the level p decides
+// (audit.Policy.Decide): RequestReceived when the request arrives,
+// ResponseStarted when a watch starts streaming, ResponseComplete when it
+// ends, Panic when a later handler panicked, minus the stages the policy
+// omits. It needs AuditID, RequestInfo and Authenticate before it, and
+// AuditAllowed right after Authorize. A nil p audits nothing.
+//
+// The user is the authenticated one; Impersonate-* headers, when sent,
+// fill impersonatedUser as upstream does.
+func Audit(p *audit.Policy, sink audit.Sink) Filter {
+	return func(next http.Handler) http.Handler {
+		if p == nil || sink == nil {
+			return next
+		}
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			info, _ := request.InfoFrom(r.Context())
+			u, _ := authn.UserFrom(r.Context())
+			if info == nil {
+				info = &request.Info{Path: r.URL.Path, Verb: strings.ToLower(r.Method)}
+			}
+			d := p.Decide(authz.AttributesFrom(u, info))
+			if d.Level == audit.LevelNone {
+				next.ServeHTTP(w, r)
+				return
+			}
+			ev := newEvent(r, info, u, d.Level)
+			if d.Level.AtLeast(audit.LevelRequest) {
+				ev.RequestObject = readRequestObject(r, d.OmitManagedFields)
+			}
+			annotations := &audit.Annotations{}
+			st := &auditState{}
+			r = r.WithContext(audit.WithAnnotations(withAuditState(r.Context(), st), annotations))
+			emit := func(stage audit.Stage) *audit.Event {
+				e := *ev
+				e.Stage = stage
+				e.StageTimestamp = metav1.NowMicro()
+				e.Annotations = annotations.Snapshot()
+				return &e
+			}
+			if !d.Omits(audit.StageRequestReceived) {
+				e := emit(audit.StageRequestReceived)
+				e.StageTimestamp = ev.RequestReceivedTimestamp
+				sink.Process(e)
+			}
+			aw := &auditWriter{ResponseWriter: w, keepBody: d.Level == audit.LevelRequestResponse && info.Verb != "watch"}
+			if info.Verb == "watch" && !d.Omits(audit.StageResponseStarted) {
+				aw.started = func(code int) {
+					e := emit(audit.StageResponseStarted)
+					e.ResponseStatus = &metav1.Status{Code: int32(code)}
+					sink.Process(e)
+				}
+			}
+			defer func() {
+				if v := recover(); v != nil {
+					if !d.Omits(audit.StagePanic) {
+						e := emit(audit.StagePanic)
+						e.ResponseStatus = &metav1.Status{Code: http.StatusInternalServerError, Status: metav1.StatusFailure,
+							Reason: metav1.StatusReasonInternalError, Message: "APIServer panic'd"}
+						sink.Process(e)
+					}
+					panic(v)
+				}
+			}()
+			next.ServeHTTP(aw, r)
+			if d.Omits(audit.StageResponseComplete) {
+				return
+			}
+			code := aw.status()
+			switch {
+			case st.allowed():
+				audit.AddAnnotation(r.Context(), decisionKey, "allow")
+			case code == http.StatusForbidden:
+				audit.AddAnnotation(r.Context(), decisionKey, "forbid")
+			}
+			e := emit(audit.StageResponseComplete)
+			e.ResponseStatus = responseStatus(code, aw.body.Bytes())
+			if aw.keepBody && !aw.overflow && code < 300 && json.Valid(aw.body.Bytes()) {
+				e.ResponseObject = stripManagedFields(aw.body.Bytes(), d.OmitManagedFields)
+			}
+			sink.Process(e)
+		})
+	}
+}
+
+// AuditAllowed marks the request as allowed by authorization, for the
+// decision annotation of its audit events: anything that gets past
+// Authorize was allowed. Place it right after Authorize.
+func AuditAllowed(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if st, ok := r.Context().Value(auditStateKey{}).(*auditState); ok {
+			st.mu.Lock()
+			st.passed = true
+			st.mu.Unlock()
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+type auditStateKey struct{}
+
+// auditState is what later filters tell Audit about the request.
+type auditState struct {
+	mu     sync.Mutex
+	passed bool // past Authorize
+}
+
+func (s *auditState) allowed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.passed
+}
+
+func withAuditState(ctx context.Context, st *auditState) context.Context {
+	return context.WithValue(ctx, auditStateKey{}, st)
+}
+
+// newEvent fills what every stage's event shares.
+func newEvent(r *http.Request, info *request.Info, u *authn.User, level audit.Level) *audit.Event {
+	ev := &audit.Event{
+		Kind:                     "Event",
+		APIVersion:               "audit.k8s.io/v1",
+		Level:                    level,
+		AuditID:                  audit.IDFrom(r.Context()),
+		RequestURI:               r.RequestURI,
+		Verb:                     info.Verb,
+		SourceIPs:                sourceIPs(r),
+		UserAgent:                r.UserAgent(),
+		RequestReceivedTimestamp: metav1.NowMicro(),
+	}
+	if u != nil {
+		ev.User = userInfo(u.Name, u.UID, u.Groups, u.Extra)
+	}
+	if name := r.Header.Get("Impersonate-User"); name != "" {
+		extra := map[string][]string{}
+		for k, v := range r.Header {
+			if key, ok := strings.CutPrefix(k, "Impersonate-Extra-"); ok {
+				extra[strings.ToLower(key)] = v
+			}
+		}
+		iu := userInfo(name, r.Header.Get("Impersonate-Uid"), r.Header.Values("Impersonate-Group"), extra)
+		ev.ImpersonatedUser = &iu
+	}
+	if info.IsResourceRequest {
+		ev.ObjectRef = &audit.ObjectReference{
+			Resource: info.Resource, Namespace: info.Namespace, Name: info.Name,
+			APIGroup: info.APIGroup, APIVersion: info.APIVersion, Subresource: info.Subresource,
+		}
+	}
+	return ev
+}
+
+func userInfo(name, uid string, groups []string, extra map[string][]string) authenticationv1.UserInfo {
+	ui := authenticationv1.UserInfo{Username: name, UID: uid, Groups: groups}
+	if len(extra) > 0 {
+		ui.Extra = make(map[string]authenticationv1.ExtraValue, len(extra))
+		for k, v := range extra {
+			ui.Extra[k] = v
+		}
+	}
+	return ui
+}
+
+// sourceIPs are the X-Forwarded-For addresses, then X-Real-Ip, then the
+// peer's, without repeats, as upstream lists them.
+func sourceIPs(r *http.Request) []string {
+	var ips []string
+	add := func(s string) {
+		s = strings.TrimSpace(s)
+		if net.ParseIP(s) != nil && !slices.Contains(ips, s) {
+			ips = append(ips, s)
+		}
+	}
+	for _, f := range strings.Split(r.Header.Get("X-Forwarded-For"), ",") {
+		add(f)
+	}
+	add(r.Header.Get("X-Real-Ip"))
+	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		add(host)
+	}
+	return ips
+}
+
+// readRequestObject reads a JSON body for the event and puts it back for
+// the handler. Bodies that are not JSON (YAML, protobuf) are not logged.
+func readRequestObject(r *http.Request, omitManagedFields bool) json.RawMessage {
+	if r.Body == nil || r.Body == http.NoBody {
+		return nil
+	}
+	data, err := io.ReadAll(r.Body)
+	r.Body.Close()
+	// The handler sees the same bytes, and the same error (a body over
+	// the size limit) after them.
+	r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(data), errReader{err}))
+	if err != nil || !json.Valid(data) {
+		return nil
+	}
+	return stripManagedFields(data, omitManagedFields)
+}
+
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) {
+	if e.err == nil {
+		return 0, io.EOF
+	}
+	return 0, e.err
+}
+
+// stripManagedFields removes metadata.managedFields from an object, or
+// from each item of a list, when omit is set.
+func stripManagedFields(data []byte, omit bool) json.RawMessage {
+	if !omit || !bytes.Contains(data, []byte(`"managedFields"`)) {
+		return bytes.Clone(data)
+	}
+	var obj map[string]any
+	if json.Unmarshal(data, &obj) != nil {
+		return bytes.Clone(data)
+	}
+	strip := func(o any) {
+		if m, ok := o.(map[string]any); ok {
+			if md, ok := m["metadata"].(map[string]any); ok {
+				delete(md, "managedFields")
+			}
+		}
+	}
+	strip(obj)
+	if items, ok := obj["items"].([]any); ok {
+		for _, it := range items {
+			strip(it)
+		}
+	}
+	out, err := json.Marshal(obj)
+	if err != nil {
+		return bytes.Clone(data)
+	}
+	return out
+}
+
+// responseStatus is the event's responseStatus: the Status the handler
+// answered with, without its details, or just the code.
+func responseStatus(code int, body []byte) *metav1.Status {
+	if code >= 300 && len(body) > 0 {
+		var s metav1.Status
+		if json.Unmarshal(body, &s) == nil && s.Kind == "Status" {
+			s.TypeMeta = metav1.TypeMeta{}
+			s.Details = nil
+			s.Code = int32(code)
+			return &s
+		}
+	}
+	return &metav1.Status{Code: int32(code)}
+}
+
+// auditWriter remembers the status and, when asked or when the answer is
+// an error (to read its Status), the body. It calls started once, when
+// the response starts (a watch's first flush). It keeps Flush and Unwrap.
+type auditWriter struct {
+	http.ResponseWriter
+	code     int
+	keepBody bool
+	body     bytes.Buffer
+	overflow bool
+	started  func(code int)
+}
+
+func (w *auditWriter) WriteHeader(code int) {
+	if w.code == 0 {
+		w.code = code
+		if w.started != nil {
+			w.started(code)
+		}
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *auditWriter) Write(b []byte) (int, error) {
+	if w.code == 0 {
+		w.WriteHeader(http.StatusOK)
+	}
+	if (w.keepBody || w.code >= 300) && !w.overflow {
+		if w.body.Len()+len(b) > maxAuditedBody {
+			w.overflow = true
+			w.body = bytes.Buffer{}
+		} else {
+			w.body.Write(b)
+		}
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *auditWriter) Flush() {
+	if w.code == 0 {
+		w.WriteHeader(http.StatusOK)
+	}
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (w *auditWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func (w *auditWriter) status() int {
+	if w.code == 0 {
+		return http.StatusOK
+	}
+	return w.code
+}
+
+var _ http.Flusher = (*auditWriter)(nil)

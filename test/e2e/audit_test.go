@@ -1,0 +1,171 @@
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/rest"
+)
+
+// auditEvent is the part of an audit.k8s.io/v1 Event the tests read.
+type auditEvent struct {
+	Kind       string `json:"kind"`
+	APIVersion string `json:"apiVersion"`
+	Level      string `json:"level"`
+	AuditID    string `json:"auditID"`
+	Stage      string `json:"stage"`
+	RequestURI string `json:"requestURI"`
+	Verb       string `json:"verb"`
+	User       struct {
+		Username string   `json:"username"`
+		Groups   []string `json:"groups"`
+	} `json:"user"`
+	SourceIPs []string `json:"sourceIPs"`
+	UserAgent string   `json:"userAgent"`
+	ObjectRef *struct {
+		Resource, Namespace, Name, APIVersion string
+	} `json:"objectRef"`
+	ResponseStatus *struct {
+		Code   int    `json:"code"`
+		Reason string `json:"reason"`
+	} `json:"responseStatus"`
+	RequestObject            json.RawMessage   `json:"requestObject"`
+	ResponseObject           json.RawMessage   `json:"responseObject"`
+	RequestReceivedTimestamp string            `json:"requestReceivedTimestamp"`
+	StageTimestamp           string            `json:"stageTimestamp"`
+	Annotations              map[string]string `json:"annotations"`
+}
+
+// readAuditLog decodes every complete line of the log; each must be an
+// event.
+func readAuditLog(t *testing.T, path string) ([]auditEvent, string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	var evs []auditEvent
+	sc := bufio.NewScanner(strings.NewReader(string(data)))
+	sc.Buffer(nil, 4<<20)
+	for sc.Scan() {
+		var ev auditEvent
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			t.Fatalf("audit log line %q: %v", sc.Text(), err)
+		}
+		evs = append(evs, ev)
+	}
+	return evs, string(data)
+}
+
+const e2eAuditPolicy = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+- level: None
+  nonResourceURLs: ["/readyz*", "/healthz*", "/livez*"]
+- level: None
+  resources: [{group: "", resources: [events]}]
+- level: Metadata
+  verbs: [get, list, watch]
+- level: RequestResponse
+  resources: [{group: "", resources: [configmaps]}]
+# Everything else, secrets included, at RequestResponse: secrets must
+# still be logged at Metadata, as no rule names them.
+- level: RequestResponse
+`
+
+func TestAuditLog(t *testing.T) {
+	dir := t.TempDir()
+	policy := filepath.Join(dir, "policy.yaml")
+	if err := os.WriteFile(policy, []byte(e2eAuditPolicy), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	logPath := filepath.Join(dir, "audit", "audit.log")
+	srv := startServerArgs(t, filepath.Join(dir, "data"), "--audit-policy-file", policy, "--audit-log-path", logPath,
+		"--audit-log-maxsize", "1", "--audit-log-maxbackup", "2")
+
+	kubectlStdin(t, srv, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"audited"},"data":{"colour":"blue"}}`, "create", "-f", "-")
+	kubectl(t, srv, "get", "configmap", "audited")
+	kubectl(t, srv, "create", "secret", "generic", "hidden", "--from-literal=password=hunter2")
+	kubectl(t, srv, "get", "secret", "hidden", "-o", "yaml")
+	kubectl(t, srv, "delete", "configmap", "audited")
+
+	// A client's own Audit-ID is used and answered.
+	req, _ := http.NewRequestWithContext(context.Background(), "GET", srv.URL+"/api/v1/namespaces/default/configmaps", nil)
+	req.Header.Set("Audit-ID", "e2e-trace-42")
+	client, err := rest.HTTPClientFor(srv.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if got := resp.Header.Get("Audit-Id"); got != "e2e-trace-42" {
+		t.Errorf("Audit-Id response header %q, want the client's e2e-trace-42", got)
+	}
+
+	var evs []auditEvent
+	var raw string
+	find := func(verb, resource, name string) *auditEvent {
+		for i := range evs {
+			ev := &evs[i]
+			if ev.Verb == verb && ev.Stage == "ResponseComplete" && ev.ObjectRef != nil && ev.ObjectRef.Resource == resource && (name == "" || ev.ObjectRef.Name == name) {
+				return ev
+			}
+		}
+		return nil
+	}
+	waitFor(t, 10*time.Second, "audit events of the kubectl commands", func() (bool, error) {
+		evs, raw = readAuditLog(t, logPath)
+		return find("delete", "configmaps", "audited") != nil && strings.Contains(raw, "e2e-trace-42"), nil
+	})
+
+	create := find("create", "configmaps", "")
+	if create == nil {
+		t.Fatal("no event for kubectl create configmap")
+	}
+	if create.Kind != "Event" || create.APIVersion != "audit.k8s.io/v1" || create.Level != "RequestResponse" ||
+		create.User.Username != "admin" || !strings.HasPrefix(create.UserAgent, "kubectl") || len(create.SourceIPs) == 0 ||
+		create.ResponseStatus == nil || create.ResponseStatus.Code != 201 || create.AuditID == "" ||
+		create.ObjectRef.Namespace != "default" || create.ObjectRef.APIVersion != "v1" || create.RequestReceivedTimestamp == "" ||
+		create.Annotations["authorization.k8s.io/decision"] != "allow" {
+		t.Errorf("create event: %+v", create)
+	}
+	if !strings.Contains(string(create.RequestObject), `"colour":"blue"`) || !strings.Contains(string(create.ResponseObject), `"resourceVersion"`) {
+		t.Errorf("create event objects: request %s response %s", create.RequestObject, create.ResponseObject)
+	}
+	if get := find("get", "configmaps", "audited"); get == nil || get.Level != "Metadata" || get.ResponseObject != nil {
+		t.Errorf("get event %+v, want Metadata without objects", get)
+	}
+	for _, ev := range evs {
+		if ev.Stage == "RequestReceived" {
+			t.Errorf("omitted stage RequestReceived logged: %+v", ev)
+		}
+		if ev.ObjectRef != nil && ev.ObjectRef.Resource == "events" {
+			t.Errorf("events are at level None, yet logged: %+v", ev)
+		}
+	}
+	if ev := find("create", "secrets", ""); ev == nil || ev.Level != "Metadata" {
+		t.Errorf("secret create event %+v, want Metadata", ev)
+	}
+	// "hunter2" base64-encoded: neither appears anywhere in the log.
+	if strings.Contains(raw, "aHVudGVyMg==") || strings.Contains(raw, "hunter2") {
+		t.Error("the secret's data is in the audit log")
+	}
+	var traced bool
+	for _, ev := range evs {
+		traced = traced || ev.AuditID == "e2e-trace-42" && ev.Verb == "list"
+	}
+	if !traced {
+		t.Error("no list event with the client's audit ID e2e-trace-42")
+	}
+}
