@@ -17,6 +17,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
@@ -211,5 +212,90 @@ func TestCRDNamesConflict(t *testing.T) {
 	_, err := crdtest.StartServer(context.Background(), crdtest.Options{DataDir: t.TempDir(), CRDs: []*apiextensionsv1.CustomResourceDefinition{a, b}})
 	if err == nil || !strings.Contains(err.Error(), "Options.CRDs[1]") || !strings.Contains(err.Error(), "KindConflict") {
 		t.Errorf("StartServer with conflicting kinds: err = %v, want Options.CRDs[1] and KindConflict", err)
+	}
+}
+
+// A conversion webhook served by the test process converts between the
+// versions of a CRD named in ConversionCRDs.
+func TestConversionWebhook(t *testing.T) {
+	t.Parallel()
+	// v1 calls it spec.size, v2 spec.count.
+	convert := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var review apiextensionsv1.ConversionReview
+		if err := json.NewDecoder(r.Body).Decode(&review); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		resp := &apiextensionsv1.ConversionResponse{UID: review.Request.UID, Result: metav1.Status{Status: metav1.StatusSuccess}}
+		for _, raw := range review.Request.Objects {
+			var obj map[string]any
+			if err := json.Unmarshal(raw.Raw, &obj); err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			spec, _ := obj["spec"].(map[string]any)
+			from, to := "size", "count"
+			if review.Request.DesiredAPIVersion == "bench.example.com/v1" {
+				from, to = to, from
+			}
+			if v, ok := spec[from]; ok {
+				spec[to] = v
+				delete(spec, from)
+			}
+			obj["apiVersion"] = review.Request.DesiredAPIVersion
+			b, _ := json.Marshal(obj)
+			resp.ConvertedObjects = append(resp.ConvertedObjects, runtime.RawExtension{Raw: b})
+		}
+		review.Request, review.Response = nil, resp
+		json.NewEncoder(w).Encode(review)
+	})
+	crd := widgetCRD()
+	v2 := crd.Spec.Versions[0].DeepCopy()
+	v2.Name, v2.Storage = "v2", false
+	v2.Schema.OpenAPIV3Schema.Properties["spec"] = apiextensionsv1.JSONSchemaProps{Type: "object", Properties: map[string]apiextensionsv1.JSONSchemaProps{
+		"count": {Type: "integer"},
+	}}
+	crd.Spec.Versions = append(crd.Spec.Versions, *v2)
+	s := crdtest.Start(t, crdtest.Options{
+		CRDs:     []*apiextensionsv1.CustomResourceDefinition{crd},
+		Webhooks: []crdtest.Webhook{{Handler: convert, ConversionCRDs: []string{crd.Name}}},
+	})
+	client := dynamic.NewForConfigOrDie(s.Config)
+	if err := createWidget(t.Context(), client, "w"); err != nil {
+		t.Fatal(err)
+	}
+	got, err := client.Resource(schema.GroupVersionResource{Group: "bench.example.com", Version: "v2", Resource: "widgets"}).
+		Namespace("default").Get(t.Context(), "w", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _, _ := unstructured.NestedInt64(got.Object, "spec", "count"); n != 1 || got.GetAPIVersion() != "bench.example.com/v2" {
+		t.Errorf("widget read at v2 = %v, want spec.count 1 from the webhook", got.Object)
+	}
+
+	_, err = crdtest.StartServer(t.Context(), crdtest.Options{DataDir: t.TempDir(),
+		Webhooks: []crdtest.Webhook{{Handler: convert, ConversionCRDs: []string{"missing.example.com"}}}})
+	if err == nil || !strings.Contains(err.Error(), `no CRD "missing.example.com"`) {
+		t.Errorf("ConversionCRDs naming no CRD: err = %v", err)
+	}
+}
+
+// Start with no options runs on memory storage: its data directory, in
+// the test's temporary directory, holds certificates and a kubeconfig
+// but no etcd.
+func TestStartDefaults(t *testing.T) {
+	t.Parallel()
+	s := crdtest.Start(t)
+	ns, err := dynamic.NewForConfigOrDie(s.Config).Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}).
+		Get(t.Context(), "kube-system", metav1.GetOptions{})
+	if err != nil || ns.GetName() != "kube-system" {
+		t.Fatalf("reading namespace kube-system: %v", err)
+	}
+	dir := filepath.Dir(s.Kubeconfig)
+	if !strings.HasPrefix(dir, os.TempDir()) {
+		t.Errorf("data directory %s is outside the temporary directory", dir)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "etcd")); !os.IsNotExist(err) {
+		t.Errorf("an etcd directory exists with memory storage (stat: %v)", err)
 	}
 }

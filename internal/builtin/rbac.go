@@ -33,8 +33,10 @@ const RBACGroup = rbacv1.GroupName
 // request (request.InfoFrom). An error is the 403 the client reads.
 type EscalationGuard interface {
 	// CheckRole checks a Role or ClusterRole named name in namespace
-	// ("" for a ClusterRole) holding rules.
-	CheckRole(ctx context.Context, namespace, name string, rules []rbacv1.PolicyRule) error
+	// ("" for a ClusterRole) holding rules; aggregated says the
+	// ClusterRole has, or had, an aggregationRule (which can gather
+	// anything).
+	CheckRole(ctx context.Context, namespace, name string, rules []rbacv1.PolicyRule, aggregated bool) error
 	// CheckBinding checks a RoleBinding or ClusterRoleBinding named name
 	// in namespace ("" for a ClusterRoleBinding) that binds ref.
 	CheckBinding(ctx context.Context, namespace, name string, ref rbacv1.RoleRef) error
@@ -61,8 +63,13 @@ func ClusterRoleBindings(g EscalationGuard) *registry.Definition {
 }
 
 func rbacDefinition(resource, kind string, scope registry.Scope, hooks any) *registry.Definition {
+	return v1Definition(RBACGroup, resource, kind, scope, hooks)
+}
+
+// v1Definition is a built-in served and stored at v1 only.
+func v1Definition(group, resource, kind string, scope registry.Scope, hooks any) *registry.Definition {
 	return &registry.Definition{
-		Group:    RBACGroup,
+		Group:    group,
 		Resource: resource,
 		Singular: strings.ToLower(kind),
 		Kind:     kind,
@@ -360,7 +367,7 @@ func (h roleHooks) CheckWrite(ctx context.Context, obj, old map[string]any) erro
 	if err != nil || h.guard == nil || onlyGCFields(obj, old) {
 		return nil // an undecodable body is CheckType's to refuse
 	}
-	return h.guard.CheckRole(ctx, r.Namespace, r.Name, r.Rules)
+	return h.guard.CheckRole(ctx, r.Namespace, r.Name, r.Rules, false)
 }
 
 func (h clusterRoleHooks) CheckWrite(ctx context.Context, obj, old map[string]any) error {
@@ -368,7 +375,13 @@ func (h clusterRoleHooks) CheckWrite(ctx context.Context, obj, old map[string]an
 	if err != nil || h.guard == nil || onlyGCFields(obj, old) {
 		return nil
 	}
-	return h.guard.CheckRole(ctx, "", r.Name, r.Rules)
+	aggregated := r.AggregationRule != nil
+	if old != nil {
+		if was, _, err := h.Decode(old); err == nil && was.AggregationRule != nil {
+			aggregated = true
+		}
+	}
+	return h.guard.CheckRole(ctx, "", r.Name, r.Rules, aggregated)
 }
 
 func (h roleBindingHooks) CheckWrite(ctx context.Context, obj, old map[string]any) error {

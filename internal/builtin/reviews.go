@@ -1,8 +1,6 @@
 package builtin
 
 import (
-	"strings"
-
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -13,17 +11,9 @@ import (
 // authentication and authorization reviews, answered by their Creator
 // hooks.
 func reviewDefinition(group, resource, kind string, scope registry.Scope, hooks any) *registry.Definition {
-	return &registry.Definition{
-		Group:    group,
-		Resource: resource,
-		Singular: strings.ToLower(kind),
-		Kind:     kind,
-		ListKind: kind + "List",
-		Scope:    scope,
-		Versions: []registry.Version{{Name: "v1", Served: true, Storage: true}},
-		Verbs:    []string{"create"},
-		Hooks:    hooks,
-	}
+	d := v1Definition(group, resource, kind, scope, hooks)
+	d.Verbs = []string{"create"}
+	return d
 }
 
 // encodeReview encodes a review of group's v1 for the client, with its

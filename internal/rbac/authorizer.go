@@ -35,8 +35,12 @@ func (z *Authorizer) Authorize(_ context.Context, a authz.Attributes) (authz.Dec
 	if slices.Contains(u.Groups, authn.Masters) {
 		return authz.Allow, "", nil
 	}
-	if z.Index.allowed(u, &a) {
+	allowed, missing := z.Index.allowed(u, &a)
+	if allowed {
 		return authz.Allow, "", nil
+	}
+	if !missing {
+		return authz.NoOpinion, "", nil
 	}
 	if errs := z.Index.missing(u, a.Namespace); len(errs) > 0 {
 		return authz.NoOpinion, fmt.Sprintf("RBAC: %v", utilerrors.NewAggregate(errs)), nil
@@ -45,29 +49,30 @@ func (z *Authorizer) Authorize(_ context.Context, a authz.Attributes) (authz.Dec
 }
 
 // allowed reports whether a rule bound to u grants a: the cluster-wide
-// bindings first, then those of a's namespace.
-func (ix *Index) allowed(u *authn.User, a *authz.Attributes) bool {
+// bindings first, then those of a's namespace. missing reports whether a
+// binding looked at refers to a role that does not exist (a denial then
+// names it).
+func (ix *Index) allowed(u *authn.User, a *authz.Attributes) (allowed, missing bool) {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	if ix.cluster.allows(ix, u, a) {
-		return true
+	if allowed, missing = ix.cluster.allows(ix, u, a); allowed || a.Namespace == "" {
+		return allowed, missing
 	}
-	if a.Namespace == "" {
-		return false
-	}
-	return ix.namespaces[a.Namespace].allows(ix, u, a)
+	allowed, nsMissing := ix.namespaces[a.Namespace].allows(ix, u, a)
+	return allowed, missing || nsMissing
 }
 
 // allows checks the bindings of s naming u; ix.mu is held. A binding
 // naming u more than once is checked more than once: cheaper than
 // remembering which were.
-func (s *scope) allows(ix *Index, u *authn.User, a *authz.Attributes) bool {
+func (s *scope) allows(ix *Index, u *authn.User, a *authz.Attributes) (allowed, missing bool) {
 	if s == nil {
-		return false
+		return false, false
 	}
 	check := func(bs []*binding) bool {
 		for _, b := range bs {
-			rules, _ := ix.rulesOf(b.ref, b.namespace)
+			rules, ok := ix.rulesOf(b.ref, b.namespace)
+			missing = missing || !ok
 			for i := range rules {
 				if allows(&rules[i], a) {
 					return true
@@ -77,14 +82,14 @@ func (s *scope) allows(ix *Index, u *authn.User, a *authz.Attributes) bool {
 		return false
 	}
 	if check(s.byUser[u.Name]) {
-		return true
+		return true, missing
 	}
 	for _, g := range u.Groups {
 		if check(s.byGroup[g]) {
-			return true
+			return true, missing
 		}
 	}
-	return false
+	return false, missing
 }
 
 // missing returns, for the bindings naming u cluster-wide and in

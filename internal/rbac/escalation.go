@@ -28,8 +28,9 @@ type Guard struct {
 }
 
 // CheckRole refuses a Role (namespace set) or ClusterRole holding rules
-// beyond the writer's.
-func (g *Guard) CheckRole(ctx context.Context, namespace, name string, rules []rbacv1.PolicyRule) error {
+// beyond the writer's; an aggregated ClusterRole (one that has or had an
+// aggregationRule) needs the writer to hold everything.
+func (g *Guard) CheckRole(ctx context.Context, namespace, name string, rules []rbacv1.PolicyRule, aggregated bool) error {
 	u, info, err := writer(ctx)
 	if err != nil || slices.Contains(u.Groups, authn.Masters) {
 		return err
@@ -45,8 +46,23 @@ func (g *Guard) CheckRole(ctx context.Context, namespace, name string, rules []r
 			return nil
 		}
 	}
-	return g.confirm(u, info.Namespace, resource, name, rules)
+	if err := g.confirm(u, info.Namespace, resource, name, rules); err != nil || !aggregated {
+		return err
+	}
+	if ok, _ := Covers(mustRules(g.Rules.RulesFor(u, info.Namespace)), fullAuthority); !ok {
+		return apierrors.NewForbidden(rbacv1.Resource(resource), name, errors.New("must have cluster-admin privileges to use the aggregationRule"))
+	}
+	return nil
 }
+
+// fullAuthority is everything: what an aggregationRule may gather.
+var fullAuthority = []rbacv1.PolicyRule{
+	{Verbs: []string{"*"}, APIGroups: []string{"*"}, Resources: []string{"*"}},
+	{Verbs: []string{"*"}, NonResourceURLs: []string{"*"}},
+}
+
+// mustRules drops RulesFor's error: the rules it did resolve still count.
+func mustRules(rules []rbacv1.PolicyRule, _ error) []rbacv1.PolicyRule { return rules }
 
 // CheckBinding refuses a RoleBinding (namespace set) or ClusterRoleBinding
 // of a role whose rules are beyond the writer's.

@@ -80,15 +80,17 @@ func TestGuard(t *testing.T) {
 		err  error
 		want string // "" = allowed
 	}{
-		{at("rules held"), g.CheckRole(ctxOf(bob, "POST", roles), "team", "r", []rbacv1.PolicyRule{rule(l("get"), l(""), l("configmaps"))}), ""},
-		{at("rules not held"), g.CheckRole(ctxOf(bob, "POST", roles), "team", "r", []rbacv1.PolicyRule{rule(l("get", "delete"), l(""), l("configmaps"))}),
+		{at("rules held"), g.CheckRole(ctxOf(bob, "POST", roles), "team", "r", []rbacv1.PolicyRule{rule(l("get"), l(""), l("configmaps"))}, false), ""},
+		{at("rules not held"), g.CheckRole(ctxOf(bob, "POST", roles), "team", "r", []rbacv1.PolicyRule{rule(l("get", "delete"), l(""), l("configmaps"))}, false),
 			`roles.rbac.authorization.k8s.io "r" is forbidden: user "bob" (groups=["readers" "system:authenticated"]) is attempting to grant RBAC permissions not currently held:
 {APIGroups:[""], Resources:["configmaps"], Verbs:["delete"]}`},
-		{at("escalate"), g.CheckRole(ctxOf(eve, "POST", roles), "team", "r", []rbacv1.PolicyRule{rule(l("*"), l("*"), l("*"))}), ""},
-		{at("escalate is per namespace"), g.CheckRole(ctxOf(eve, "POST", "/apis/rbac.authorization.k8s.io/v1/namespaces/other/roles"), "other", "r", []rbacv1.PolicyRule{rule(l("get"), l(""), l("pods"))}),
+		{at("escalate"), g.CheckRole(ctxOf(eve, "POST", roles), "team", "r", []rbacv1.PolicyRule{rule(l("*"), l("*"), l("*"))}, false), ""},
+		{at("escalate is per namespace"), g.CheckRole(ctxOf(eve, "POST", "/apis/rbac.authorization.k8s.io/v1/namespaces/other/roles"), "other", "r", []rbacv1.PolicyRule{rule(l("get"), l(""), l("pods"))}, false),
 			`roles.rbac.authorization.k8s.io "r" is forbidden: user "eve" (groups=[]) is attempting to grant RBAC permissions not currently held:
 {APIGroups:[""], Resources:["pods"], Verbs:["get"]}`},
-		{at("masters"), g.CheckRole(ctxOf(admin, "POST", roles), "team", "r", []rbacv1.PolicyRule{rule(l("*"), l("*"), l("*"))}), ""},
+		{at("masters"), g.CheckRole(ctxOf(admin, "POST", roles), "team", "r", []rbacv1.PolicyRule{rule(l("*"), l("*"), l("*"))}, false), ""},
+		{at("aggregation needs everything"), g.CheckRole(ctxOf(bob, "POST", "/apis/rbac.authorization.k8s.io/v1/clusterroles"), "", "agg", nil, true),
+			`clusterroles.rbac.authorization.k8s.io "agg" is forbidden: must have cluster-admin privileges to use the aggregationRule`},
 		{at("bind a role held"), g.CheckBinding(ctxOf(bob, "POST", bindings), "team", "b", reader), ""},
 		{at("bind a role not held"), g.CheckBinding(ctxOf(bob, "POST", bindings), "team", "b", everything),
 			`rolebindings.rbac.authorization.k8s.io "b" is forbidden: user "bob" (groups=["readers" "system:authenticated"]) is attempting to grant RBAC permissions not currently held:

@@ -209,6 +209,15 @@ func (ix *Index) ClusterRole(name string) (*rbacv1.ClusterRole, bool) {
 	return r, ok
 }
 
+// HasClusterRoleBinding reports whether the named ClusterRoleBinding is
+// in the index.
+func (ix *Index) HasClusterRoleBinding(name string) bool {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	_, ok := ix.cluster.byName[name]
+	return ok
+}
+
 // ClusterRoles returns every ClusterRole; they must not be modified.
 func (ix *Index) ClusterRoles() []*rbacv1.ClusterRole {
 	ix.mu.RLock()

@@ -148,6 +148,11 @@ func (a *authorization) ready() bool {
 			return false
 		}
 	}
+	for _, b := range bootstrap.ClusterRoleBindings() {
+		if !a.index.HasClusterRoleBinding(b.Name) {
+			return false
+		}
+	}
 	return true
 }
 

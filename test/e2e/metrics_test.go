@@ -244,8 +244,9 @@ func getCode(t *testing.T, c *http.Client, url string) int {
 	return resp.StatusCode
 }
 
-// issueClientCert signs a client certificate with the CA in pkiDir.
-func issueClientCert(t *testing.T, pkiDir, user, group string) tls.Certificate {
+// issueClientCert signs a client certificate for user in groups with the
+// CA in pkiDir.
+func issueClientCert(t *testing.T, pkiDir, user string, groups ...string) tls.Certificate {
 	t.Helper()
 	ca, err := tls.LoadX509KeyPair(filepath.Join(pkiDir, "ca.crt"), filepath.Join(pkiDir, "ca.key"))
 	if err != nil {
@@ -261,7 +262,7 @@ func issueClientCert(t *testing.T, pkiDir, user, group string) tls.Certificate {
 	}
 	tmpl := &x509.Certificate{
 		SerialNumber: big.NewInt(time.Now().UnixNano()),
-		Subject:      pkix.Name{CommonName: user, Organization: []string{group}},
+		Subject:      pkix.Name{CommonName: user, Organization: groups},
 		NotBefore:    time.Now().Add(-time.Hour),
 		NotAfter:     time.Now().Add(time.Hour),
 		KeyUsage:     x509.KeyUsageDigitalSignature,

@@ -74,6 +74,7 @@ var layer = map[string]int{
 	"internal/openapi/gen": 5,
 	"crdtest":              5,
 	"crdtest/envtest":      6,
+	"examples/memcached":   6,
 	"test/etcdserver":      5,
 	"test/toolbin":         4,
 	"test/kubectlbin":      5,
@@ -82,6 +83,7 @@ var layer = map[string]int{
 	"test/helmbin/find":    6,
 	"test/e2e":             6,
 	"test/layers":          6,
+	"test/rbacmatrix":      0,
 }
 
 func TestImportsPointDown(t *testing.T) {
