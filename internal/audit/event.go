@@ -2,6 +2,7 @@ package audit
 
 import (
 	"encoding/json"
+	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,8 +27,8 @@ type Event struct {
 	// Request and RequestResponse.
 	RequestObject            json.RawMessage   `json:"requestObject,omitempty"`
 	ResponseObject           json.RawMessage   `json:"responseObject,omitempty"`
-	RequestReceivedTimestamp metav1.MicroTime  `json:"requestReceivedTimestamp"`
-	StageTimestamp           metav1.MicroTime  `json:"stageTimestamp"`
+	RequestReceivedTimestamp MicroTime         `json:"requestReceivedTimestamp"`
+	StageTimestamp           MicroTime         `json:"stageTimestamp"`
 	Annotations              map[string]string `json:"annotations,omitempty"`
 }
 
@@ -59,3 +60,26 @@ var (
 	_ Sink = SinkFunc(nil)
 	_ Sink = (*Log)(nil)
 )
+
+// MicroTime is a timestamp as upstream's events write it (metav1.MicroTime:
+// RFC 3339 in UTC with microseconds). It marshals as text, which
+// encoding/json quotes without the re-parsing MarshalJSON output gets:
+// timestamps were a third of an event's encoding.
+type MicroTime struct{ time.Time }
+
+// NowMicro is the current time as a MicroTime.
+func NowMicro() MicroTime { return MicroTime{time.Now()} }
+
+const microFormat = "2006-01-02T15:04:05.000000Z07:00"
+
+// MarshalText implements encoding.TextMarshaler.
+func (t MicroTime) MarshalText() ([]byte, error) {
+	return t.UTC().AppendFormat(make([]byte, 0, len(microFormat)), microFormat), nil
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (t *MicroTime) UnmarshalText(b []byte) error {
+	pt, err := time.Parse(microFormat, string(b))
+	t.Time = pt
+	return err
+}

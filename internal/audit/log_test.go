@@ -120,7 +120,6 @@ func TestLogAppendsToExistingFile(t *testing.T) {
 	}
 }
 
-
 func TestLogDropsWhenFull(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "audit.log")
 	var logged strings.Builder

@@ -14,7 +14,8 @@ import (
 )
 
 // Secrets is the core v1 secrets resource. Values are stored as clients
-// send them (base64 in JSON); crdserver does not encrypt at rest.
+// send them (base64 in JSON), encrypted in etcd when
+// --encryption-provider-config lists secrets (package storage/encrypt).
 func Secrets() *registry.Definition {
 	return &registry.Definition{
 		Resource: "secrets",

@@ -3,8 +3,15 @@
 // and Fairness does within one priority level: a request that finds no free
 // seat waits in its flow's queue, and each seat that frees goes to the flow
 // that holds the fewest seats, so a quiet flow's request is next in line
-// however many requests a noisy flow has waiting (dispatchLocked). Queues are bounded: a
-// request that finds its flow's queue full is refused at once.
+// however many requests a noisy flow has waiting (dispatchLocked). Queues
+// are bounded: a request that finds its flow's queue full is refused at
+// once.
+//
+// Upstream orders its queues by virtual finish time, from estimates of each
+// request's cost corrected as requests end, and shuffle-shards flows onto a
+// fixed number of queues. Here every request costs one seat and every flow
+// has a queue of its own; with requests of like cost the order is the same,
+// and it is simple enough to state exactly.
 //
 // The package knows nothing of HTTP or users: callers name the flow (the
 // filters use the user name, as APF's ByUser distinguisher) and decide what
@@ -22,8 +29,7 @@ import (
 // queueLengthLimit of its default priority levels.
 const DefaultQueueLength = 50
 
-// ErrQueueFull is Acquire's answer when the flow already has QueueLength
-// requests waiting.
+// ErrQueueFull is Acquire's answer when the flow's queue is full.
 var ErrQueueFull = errors.New("fairness: queue full")
 
 // Queues hands out seats to flows. Its zero value is not usable: make it

@@ -47,7 +47,19 @@ const maxAuditedBody = 1 << 20
 // decisionKey is upstream's annotation for the authorization decision.
 const decisionKey = "authorization.k8s.io/decision"
 
-// Audit writes the request's audit events to sink at the level p decides
+// AuditConfig configures Audit.
+type AuditConfig struct {
+	// Policy decides each request's level; nil audits nothing.
+	Policy *audit.Policy
+	// Sink receives the events; nil audits nothing.
+	Sink audit.Sink
+	// Protobuf turns a protobuf body of the request's resource into JSON
+	// (handler.ProtobufJSON); nil leaves protobuf bodies out of events.
+	Protobuf func(info *request.Info, body []byte) ([]byte, bool)
+}
+
+// Audit writes the request's audit events to the sink at the level the
+// policy decides
 // (audit.Policy.Decide): RequestReceived when the request arrives,
 // ResponseStarted when a watch starts streaming, ResponseComplete when it
 // ends, Panic when a later handler panicked, minus the stages the policy
@@ -55,8 +67,11 @@ const decisionKey = "authorization.k8s.io/decision"
 // AuditAllowed right after Authorize. A nil p audits nothing.
 //
 // The user is the authenticated one; Impersonate-* headers, when sent,
-// fill impersonatedUser as upstream does.
-func Audit(p *audit.Policy, sink audit.Sink) Filter {
+// fill impersonatedUser as upstream does. So Audit belongs right after
+// Authenticate, before the step that acts on those headers (upstream's
+// order), which must leave them on the request until Audit has read them.
+func Audit(cfg AuditConfig) Filter {
+	p, sink := cfg.Policy, cfg.Sink
 	return func(next http.Handler) http.Handler {
 		if p == nil || sink == nil {
 			return next
@@ -74,7 +89,7 @@ func Audit(p *audit.Policy, sink audit.Sink) Filter {
 			}
 			ev := newEvent(r, info, u, d.Level)
 			if d.Level.AtLeast(audit.LevelRequest) {
-				ev.RequestObject = readRequestObject(r, d.OmitManagedFields)
+				ev.RequestObject = readRequestObject(r, info, cfg.Protobuf, d.OmitManagedFields)
 			}
 			annotations := &audit.Annotations{}
 			st := &auditState{}
@@ -82,7 +97,7 @@ func Audit(p *audit.Policy, sink audit.Sink) Filter {
 			emit := func(stage audit.Stage) *audit.Event {
 				e := *ev
 				e.Stage = stage
-				e.StageTimestamp = metav1.NowMicro()
+				e.StageTimestamp = audit.NowMicro()
 				e.Annotations = annotations.Snapshot()
 				return &e
 			}
@@ -123,8 +138,8 @@ func Audit(p *audit.Policy, sink audit.Sink) Filter {
 			}
 			e := emit(audit.StageResponseComplete)
 			e.ResponseStatus = responseStatus(code, aw.body.Bytes())
-			if aw.keepBody && !aw.overflow && code < 300 && json.Valid(aw.body.Bytes()) {
-				e.ResponseObject = stripManagedFields(aw.body.Bytes(), d.OmitManagedFields)
+			if aw.keepBody && !aw.overflow && code < 300 {
+				e.ResponseObject = auditedObject(aw.body.Bytes(), aw.Header().Get("Content-Type"), info, cfg.Protobuf, d.OmitManagedFields)
 			}
 			sink.Process(e)
 		})
@@ -174,7 +189,7 @@ func newEvent(r *http.Request, info *request.Info, u *authn.User, level audit.Le
 		Verb:                     info.Verb,
 		SourceIPs:                sourceIPs(r),
 		UserAgent:                r.UserAgent(),
-		RequestReceivedTimestamp: metav1.NowMicro(),
+		RequestReceivedTimestamp: audit.NowMicro(),
 	}
 	if u != nil {
 		ev.User = userInfo(u.Name, u.UID, u.Groups, u.Extra)
@@ -229,9 +244,10 @@ func sourceIPs(r *http.Request) []string {
 	return ips
 }
 
-// readRequestObject reads a JSON body for the event and puts it back for
-// the handler. Bodies that are not JSON (YAML, protobuf) are not logged.
-func readRequestObject(r *http.Request, omitManagedFields bool) json.RawMessage {
+// readRequestObject reads the body for the event and puts it back for
+// the handler. JSON and protobuf bodies are logged (as JSON); YAML ones
+// are not.
+func readRequestObject(r *http.Request, info *request.Info, protobuf func(*request.Info, []byte) ([]byte, bool), omitManagedFields bool) json.RawMessage {
 	if r.Body == nil || r.Body == http.NoBody {
 		return nil
 	}
@@ -240,10 +256,29 @@ func readRequestObject(r *http.Request, omitManagedFields bool) json.RawMessage 
 	// The handler sees the same bytes, and the same error (a body over
 	// the size limit) after them.
 	r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(data), errReader{err}))
-	if err != nil || !json.Valid(data) {
+	if err != nil {
 		return nil
 	}
-	return stripManagedFields(data, omitManagedFields)
+	return auditedObject(data, r.Header.Get("Content-Type"), info, protobuf, omitManagedFields)
+}
+
+// auditedObject is a body as an event records it: JSON, from protobuf
+// when need be; nil for anything else.
+func auditedObject(body []byte, contentType string, info *request.Info, protobuf func(*request.Info, []byte) ([]byte, bool), omitManagedFields bool) json.RawMessage {
+	if strings.HasPrefix(contentType, "application/vnd.kubernetes.protobuf") {
+		if protobuf == nil {
+			return nil
+		}
+		data, ok := protobuf(info, body)
+		if !ok {
+			return nil
+		}
+		return stripManagedFields(data, omitManagedFields)
+	}
+	if !json.Valid(body) {
+		return nil
+	}
+	return stripManagedFields(body, omitManagedFields)
 }
 
 type errReader struct{ err error }

@@ -143,7 +143,7 @@ func TestAudit(t *testing.T) {
 				Authenticate(authn.AuthenticatorFunc(func(*http.Request) (*authn.User, bool, error) {
 					return &authn.User{Name: "alice", Groups: []string{"devs"}}, true, nil
 				}), nil),
-				Audit(p, sink), Authorize(authz.AllowAll), AuditAllowed)
+				Audit(AuditConfig{Policy: p, Sink: sink}), Authorize(authz.AllowAll), AuditAllowed)
 			r := httptest.NewRequest(tc.method, tc.path, strings.NewReader(tc.body))
 			r.Header.Set("User-Agent", "kubectl/v1.37")
 			r.Header.Set("X-Forwarded-For", "10.1.2.3")
@@ -193,7 +193,7 @@ func TestAuditImpersonatedUser(t *testing.T) {
 	sink := &recorded{}
 	h := Chain(ok, AuditID, RequestInfo, Authenticate(authn.AuthenticatorFunc(func(*http.Request) (*authn.User, bool, error) {
 		return &authn.User{Name: "admin"}, true, nil
-	}), nil), Audit(p, sink))
+	}), nil), Audit(AuditConfig{Policy: p, Sink: sink}))
 	r := httptest.NewRequest("GET", "/api/v1/namespaces", nil)
 	r.Header.Set("Impersonate-User", "bob")
 	r.Header.Add("Impersonate-Group", "g1")

@@ -54,7 +54,8 @@ func Exempt(r *http.Request, u *authn.User) bool {
 // waits in that user's own queue while others are served. A request that
 // finds its user's queue full, or that waits longer than its queue wait
 // (a quarter of its time left, see Timeout), gets a 429 TooManyRequests
-// Status with upstream's message and Retry-After: 1, as upstream answers.
+// Status with upstream's message and a Retry-After that grows while the
+// refusals go on (fairness.RetryAfter), as upstream answers.
 // Long-running requests (LongRunning: watches, exec, proxy) and exempt ones
 // (Exempt) bypass the queues. A nil q queues nothing. It needs RequestInfo
 // and Authenticate before it.
@@ -63,6 +64,7 @@ func FairQueue(q *fairness.Queues) Filter {
 		if q == nil {
 			return next
 		}
+		var retry fairness.RetryAfter
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if info, ok := request.InfoFrom(r.Context()); ok && LongRunning(info) {
 				next.ServeHTTP(w, r)
@@ -83,7 +85,7 @@ func FairQueue(q *fairness.Queues) Filter {
 			if err != nil {
 				// The client may be gone (its context cancelled); the
 				// answer is the same, as upstream's.
-				codec.WriteStatus(w, r, apierrors.NewTooManyRequests(tooManyRequests, 1))
+				codec.WriteStatus(w, r, apierrors.NewTooManyRequests(tooManyRequests, retry.Refused()))
 				return
 			}
 			defer release()

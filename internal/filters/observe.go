@@ -59,7 +59,7 @@ var _ http.Flusher = (*statusWriter)(nil)
 // for anything else are counted without those labels, so that made-up
 // paths cannot grow the series without bound. Placed after Authorize, as
 // upstream counts the requests its handlers serve, not those refused before
-// (401, 403); 429s of MaxInFlight are counted, as upstream's
+// (401, 403); 429s of FairQueue are counted, as upstream's
 // RecordDroppedRequest does. Non-resource requests are not counted. A nil
 // m counts nothing.
 func Instrument(m *metrics.Metrics, known func(*request.Info) bool) Filter {

@@ -62,6 +62,11 @@ func Timeout(d time.Duration) Filter {
 			}
 			ctx, cancel := context.WithTimeout(r.Context(), timeout)
 			defer cancel()
+			// The 504 is negotiated from what the request asked for now:
+			// the handler goes on with r (later filters change its
+			// headers) while the 504 is written.
+			accept := r.Header.Values("Accept")
+			method, url := r.Method, r.URL
 			r = r.WithContext(ctx)
 
 			tw := &timeoutWriter{w: w, header: w.Header().Clone(), ctx: ctx}
@@ -106,7 +111,8 @@ func Timeout(d time.Duration) Filter {
 				// Half an answer is worse than none: reset it.
 				panic(http.ErrAbortHandler)
 			}
-			codec.WriteStatus(w, r, apierrors.NewTimeoutError(timedOut, 0))
+			codec.WriteStatus(w, &http.Request{Method: method, URL: url, Header: http.Header{"Accept": accept}},
+				apierrors.NewTimeoutError(timedOut, 0))
 			if !finished {
 				go func() {
 					if p := <-done; p != nil {

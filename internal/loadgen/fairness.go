@@ -13,7 +13,7 @@ import (
 // and <prefix>-noisy, in Config.AsGroups or DefaultBenchGroup) get objects:
 // first the quiet user alone, at a fixed Config.QuietRate; then the same
 // again while the noisy user runs Config.Concurrency gets at once, as fast
-// as they are answered. It reports the quiet user's latencies alone
+// as they are answered (or, with Config.NoisyRate, at that rate). It reports the quiet user's latencies alone
 // ("quiet-alone") and beside the noisy one
 // ("quiet-noisy"), the noisy user's ("noisy"), and a note
 // with the ratio of the rates and of the quiet user's p99s. Each phase
@@ -67,6 +67,10 @@ func (b *bench) fairness(ctx context.Context) (results []Result, note string, er
 	var wg sync.WaitGroup
 	var loud Result
 	wg.Go(func() {
+		if b.cfg.NoisyRate > 0 {
+			loud = paceN(ctx, "noisy", b.cfg.NoisyRate, b.cfg.Concurrency, fairnessWarmup+phase, get(noisy))
+			return
+		}
 		loud = Runner{Concurrency: b.cfg.Concurrency, Duration: fairnessWarmup + phase}.Run(ctx, "noisy", get(noisy))
 	})
 	select {
@@ -101,11 +105,29 @@ func (b *bench) userClient(ctx context.Context, user string, groups []string) (*
 // takes longer than the interval delays the next; the rate then falls
 // instead of the load piling up.
 func pace(ctx context.Context, name string, rate float64, d time.Duration, op Op) Result {
+	return paceN(ctx, name, rate, 1, d, op)
+}
+
+// paceN is pace with n workers, each at rate/n, their starts spread evenly
+// over the interval; the operations' numbers i interleave.
+func paceN(ctx context.Context, name string, rate float64, n int, d time.Duration, op Op) Result {
 	var rec Recorder
-	interval := time.Duration(float64(time.Second) / rate)
+	n = max(n, 1)
+	interval := time.Duration(float64(time.Second) * float64(n) / rate)
 	start := time.Now()
-	end := start.Add(d)
-	next := start
+	var wg sync.WaitGroup
+	for w := range n {
+		wg.Go(func() {
+			first := start.Add(interval * time.Duration(w) / time.Duration(n))
+			paceOne(ctx, &rec, first, start.Add(d), interval, func(ctx context.Context, i int) error { return op(ctx, i*n+w) })
+		})
+	}
+	wg.Wait()
+	return Result{Name: name, Summary: rec.Summary(), Elapsed: time.Since(start)}
+}
+
+// paceOne starts op at next, then every interval, until end.
+func paceOne(ctx context.Context, rec *Recorder, next, end time.Time, interval time.Duration, op Op) {
 	for i := 0; ctx.Err() == nil; i++ {
 		if wait := time.Until(next); wait > 0 {
 			t := time.NewTimer(wait)
@@ -132,5 +154,4 @@ func pace(ctx context.Context, name string, rate float64, d time.Duration, op Op
 			next = now
 		}
 	}
-	return Result{Name: name, Summary: rec.Summary(), Elapsed: time.Since(start)}
 }

@@ -136,8 +136,10 @@ type Config struct {
 	DataDir string
 	// QuietRate is the request rate of the quiet user of the "fairness"
 	// workload; the noisy user runs Concurrency requests at once, as fast
-	// as they are answered. Default 20 per second.
+	// as they are answered, unless NoisyRate sets its rate. Default 20 per
+	// second.
 	QuietRate float64
+	NoisyRate float64
 
 	// Logger receives progress; nil means slog.Default().
 	Logger *slog.Logger
@@ -213,8 +215,8 @@ func (c *Config) complete() error {
 		c.QuietRate = 20
 	}
 	switch {
-	case c.QuietRate < 0:
-		return errors.New("quiet rate must not be negative")
+	case c.QuietRate < 0 || c.NoisyRate < 0:
+		return errors.New("quiet and noisy rates must not be negative")
 	case slices.Contains(c.AsGroups, "system:masters"):
 		// Its members bypass the fair queues and authorization: a run
 		// in it would measure neither.

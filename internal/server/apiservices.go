@@ -81,7 +81,7 @@ func (a *apiServices) sync(ctx context.Context) error {
 			}
 		}
 	}
-	stored, err := a.s.backend.List(ctx, prefix, storage.ListOptions{})
+	stored, err := a.s.raw.List(ctx, prefix, storage.ListOptions{})
 	if err != nil {
 		return err
 	}
@@ -110,7 +110,7 @@ func (a *apiServices) sync(ctx context.Context) error {
 			if served[kv.Key[len(prefix):]] {
 				continue
 			}
-			if _, _, err := a.s.backend.Delete(ctx, kv.Key, kv.ModRevision); err != nil &&
+			if _, _, err := a.s.raw.Delete(ctx, kv.Key, kv.ModRevision); err != nil &&
 				!errors.Is(err, storage.ErrConflict) && !errors.Is(err, storage.ErrNotFound) {
 				errs = append(errs, fmt.Errorf("deleting %s: %w", kv.Key, err))
 			}
@@ -122,7 +122,7 @@ func (a *apiServices) sync(ctx context.Context) error {
 // crdGroupVersions reads the stored CRDs (a quorum read) and returns the
 // APIService names of the group/versions they serve.
 func (a *apiServices) crdGroupVersions(ctx context.Context) (map[string]bool, error) {
-	res, err := a.s.backend.List(ctx, keyPrefix(a.s.cfg.EtcdPrefix, crdGR), storage.ListOptions{})
+	res, err := a.s.raw.List(ctx, keyPrefix(a.s.cfg.EtcdPrefix, crdGR), storage.ListOptions{})
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,9 @@ import (
 	"fmt"
 
 	"github.com/crdserver/crdserver/internal/audit"
+	"github.com/crdserver/crdserver/internal/handler"
+	"github.com/crdserver/crdserver/internal/registry"
+	"github.com/crdserver/crdserver/internal/request"
 )
 
 // startAudit loads the audit policy and opens the log. Without a policy
@@ -27,4 +30,16 @@ func (s *Server) startAudit() (*audit.Policy, audit.Sink, error) {
 	}
 	s.auditLog = l
 	return p, l, nil
+}
+
+// protobufJSON lets the audit log record protobuf bodies (kubectl sends
+// built-ins as protobuf) as JSON, decoded with the resource's Go type.
+func protobufJSON(reg *registry.Registry) func(*request.Info, []byte) ([]byte, bool) {
+	return func(info *request.Info, body []byte) ([]byte, bool) {
+		def, ok := reg.Current().Lookup(info.APIGroup, info.Resource)
+		if !ok {
+			return nil, false
+		}
+		return handler.ProtobufJSON(def, info.APIVersion, body)
+	}
 }

@@ -177,7 +177,7 @@ func (a *authorization) bootstrap(ctx context.Context, s *Server) {
 // compare-and-swap, so replicas starting together agree.
 func (a *authorization) reconcilePolicy(ctx context.Context, s *Server) error {
 	for _, want := range bootstrap.ClusterRoles() {
-		err := writeReconciled(ctx, s.backend, keyPrefix(s.cfg.EtcdPrefix, clusterRolesGR)+want.Name, "ClusterRole",
+		err := writeReconciled(ctx, s.raw, keyPrefix(s.cfg.EtcdPrefix, clusterRolesGR)+want.Name, "ClusterRole",
 			func(have *rbacv1.ClusterRole) (*rbacv1.ClusterRole, bool) {
 				if have == nil {
 					return &want, true
@@ -191,7 +191,7 @@ func (a *authorization) reconcilePolicy(ctx context.Context, s *Server) error {
 	for _, want := range bootstrap.ClusterRoleBindings() {
 		key := keyPrefix(s.cfg.EtcdPrefix, clusterRoleBindingsGR) + want.Name
 		recreate := false
-		err := writeReconciled(ctx, s.backend, key, "ClusterRoleBinding",
+		err := writeReconciled(ctx, s.raw, key, "ClusterRoleBinding",
 			func(have *rbacv1.ClusterRoleBinding) (*rbacv1.ClusterRoleBinding, bool) {
 				if have == nil {
 					return &want, true
@@ -205,8 +205,8 @@ func (a *authorization) reconcilePolicy(ctx context.Context, s *Server) error {
 		}
 		if recreate {
 			// The roleRef is immutable: the binding is replaced.
-			if kv, err := s.backend.Get(ctx, key); err == nil {
-				if _, _, err := s.backend.Delete(ctx, key, kv.ModRevision); err != nil && !errors.Is(err, storage.ErrConflict) {
+			if kv, err := s.raw.Get(ctx, key); err == nil {
+				if _, _, err := s.raw.Delete(ctx, key, kv.ModRevision); err != nil && !errors.Is(err, storage.ErrConflict) {
 					return fmt.Errorf("replacing clusterrolebinding %s: %w", want.Name, err)
 				}
 			}
@@ -291,7 +291,7 @@ func (a *authorization) runAggregation(ctx context.Context, s *Server) {
 			return
 		case <-a.aggregate:
 		}
-		if err := a.aggregateOnce(ctx, s.backend, keyPrefix(s.cfg.EtcdPrefix, clusterRolesGR), s.log); err != nil && ctx.Err() == nil {
+		if err := a.aggregateOnce(ctx, s.raw, keyPrefix(s.cfg.EtcdPrefix, clusterRolesGR), s.log); err != nil && ctx.Err() == nil {
 			s.log.Warn("rbac: aggregating clusterroles", "err", err)
 			a.clusterRoleChanged() // try again
 			select {

@@ -42,7 +42,7 @@ type Config struct {
 
 	// MaxRequestsInflight is the number of non-long-running requests
 	// served at once, shared fairly among users; beyond it requests wait
-	// in their user's queue, and get 429 when it is full (see fairness.go).
+	// in their user's queue, and get 429 when it is full (internal/fairness).
 	// 0 means the default (400); negative disables the limit.
 	MaxRequestsInflight int
 	// RequestTimeout bounds non-long-running requests (504 past it), as

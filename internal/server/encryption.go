@@ -1,6 +1,11 @@
 package server
 
-import "github.com/crdserver/crdserver/internal/storage/encrypt"
+import (
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/crdserver/crdserver/internal/storage"
+	"github.com/crdserver/crdserver/internal/storage/encrypt"
+)
 
 // loadEncryption reads --encryption-provider-config; without one nothing
 // is encrypted.
@@ -9,4 +14,21 @@ func loadEncryption(path string) (*encrypt.Config, error) {
 		return nil, nil
 	}
 	return encrypt.LoadConfig(path)
+}
+
+// rawGRs are the resources whose values the server reads or writes
+// outside their stores: the kubernetes Service and its endpoints, cluster
+// IP records, the APIService and CRD lists the APIService loop reads, and
+// the bootstrap RBAC objects it reconciles.
+var rawGRs = []schema.GroupResource{servicesGR, endpointsGR, endpointSlicesGR, ipAddressesGR, apiServicesGR, crdGR, clusterRolesGR, clusterRoleBindingsGR}
+
+// rawStorage is b encrypting rawGRs as their stores do, so that values
+// written around the stores read back through them (an
+// EncryptionConfiguration of *.* covers services too).
+func rawStorage(b storage.Interface, enc *encrypt.Config, etcdPrefix string) storage.Interface {
+	routes := map[string]*encrypt.Transformer{}
+	for _, gr := range rawGRs {
+		routes[keyPrefix(etcdPrefix, gr)] = enc.For(gr)
+	}
+	return encrypt.ByPrefix(b, routes)
 }

@@ -34,7 +34,7 @@ func (s *Server) createKubernetesService(ctx context.Context, ips *builtin.Clust
 	}
 	now := time.Now()
 	svcKey := keyPrefix(s.cfg.EtcdPrefix, servicesGR) + "default/kubernetes"
-	if _, err := s.backend.Get(ctx, svcKey); errors.Is(err, storage.ErrNotFound) {
+	if _, err := s.raw.Get(ctx, svcKey); errors.Is(err, storage.ErrNotFound) {
 		svc := builtin.KubernetesService(ips.First().String(), int64(port), now)
 		undo, err := ips.AllocateService(ctx, svc)
 		if err != nil {
@@ -59,7 +59,7 @@ func (s *Server) createStored(ctx context.Context, key string, obj map[string]an
 	if err != nil {
 		return err
 	}
-	if _, err := s.backend.Create(ctx, key, data); err != nil && !errors.Is(err, storage.ErrExists) {
+	if _, err := s.raw.Create(ctx, key, data); err != nil && !errors.Is(err, storage.ErrExists) {
 		return fmt.Errorf("creating %s: %w", key, err)
 	}
 	return nil

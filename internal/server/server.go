@@ -51,6 +51,7 @@ type Server struct {
 
 	etcdServer *embedded.Server
 	backend    backend
+	raw        storage.Interface // backend, encrypting rawGRs (see rawStorage)
 	stores     *stores
 	crds       *crdServer
 	gc         *controllers.GarbageCollector
@@ -147,12 +148,18 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return nil, err
 	}
 
+	encryption, err := loadEncryption(cfg.EncryptionProviderConfig)
+	if err != nil {
+		return nil, err
+	}
+	s.raw = rawStorage(s.backend, encryption, cfg.EtcdPrefix)
+
 	auth, err := s.newAuthentication()
 	if err != nil {
 		return nil, err
 	}
 
-	ips, err := builtin.NewClusterIPs(cfg.ServiceClusterIPRange, s.backend,
+	ips, err := builtin.NewClusterIPs(cfg.ServiceClusterIPRange, s.raw,
 		keyPrefix(cfg.EtcdPrefix, ipAddressesGR), keyPrefix(cfg.EtcdPrefix, servicesGR))
 	if err != nil {
 		return nil, err
@@ -184,9 +191,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	reg := registry.New(builtins)
 	s.metrics = metrics.New()
 	s.stores = newStores(ctx, s.backend, reg, cfg.EtcdPrefix, s.log, s.metrics)
-	if s.stores.encryption, err = loadEncryption(cfg.EncryptionProviderConfig); err != nil {
-		return nil, err
-	}
+	s.stores.encryption = encryption
 	s.metrics.Register(metrics.Caches(s.stores.stats))
 	for _, d := range reg.Current().Definitions() {
 		s.stores.ensure(d)
@@ -272,7 +277,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		filters.Authenticate(auth.authenticator(tlsCfg.ClientCAs), filters.PublicPath),
 		// Audit reads the Impersonate-* headers before Impersonate acts
 		// on them, as upstream's audit filter runs before impersonation.
-		filters.Audit(auditPolicy, auditSink),
+		filters.Audit(filters.AuditConfig{Policy: auditPolicy, Sink: auditSink, Protobuf: protobufJSON(reg)}),
 		filters.Impersonate(s.authz.chain),
 		filters.Authorize(s.authz.chain),
 		filters.AuditAllowed,

@@ -123,7 +123,8 @@ type LocalRevisioner interface {
 // GuaranteedUpdate reads key, applies tryUpdate to the current value and
 // writes the result with a compare-and-swap, retrying on conflict until
 // tryUpdate's result is stored or tryUpdate fails. A tryUpdate that returns
-// the current value unchanged (bytes equal) writes nothing.
+// the current value unchanged (bytes equal) writes nothing, unless the
+// value is stale (KeyValue.Stale).
 func GuaranteedUpdate(ctx context.Context, s Interface, key string, tryUpdate func(cur KeyValue) ([]byte, error)) (KeyValue, error) {
 	for {
 		cur, err := s.Get(ctx, key)
@@ -134,7 +135,7 @@ func GuaranteedUpdate(ctx context.Context, s Interface, key string, tryUpdate fu
 		if err != nil {
 			return KeyValue{}, err
 		}
-		if string(next) == string(cur.Value) {
+		if string(next) == string(cur.Value) && !cur.Stale {
 			return cur, nil
 		}
 		rev, err := s.Update(ctx, key, next, cur.ModRevision)

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -29,6 +30,10 @@ type auditEvent struct {
 	} `json:"user"`
 	SourceIPs []string `json:"sourceIPs"`
 	UserAgent string   `json:"userAgent"`
+	ImpersonatedUser *struct {
+		Username string   `json:"username"`
+		Groups   []string `json:"groups"`
+	} `json:"impersonatedUser"`
 	ObjectRef *struct {
 		Resource, Namespace, Name, APIVersion string
 	} `json:"objectRef"`
@@ -91,10 +96,13 @@ func TestAuditLog(t *testing.T) {
 	srv := startServerArgs(t, filepath.Join(dir, "data"), "--audit-policy-file", policy, "--audit-log-path", logPath,
 		"--audit-log-maxsize", "1", "--audit-log-maxbackup", "2")
 
-	kubectlStdin(t, srv, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"audited"},"data":{"colour":"blue"}}`, "create", "-f", "-")
+	// kubectl sends built-ins as protobuf; the log holds them as JSON.
+	kubectl(t, srv, "create", "configmap", "audited", "--from-literal=colour=blue")
 	kubectl(t, srv, "get", "configmap", "audited")
 	kubectl(t, srv, "create", "secret", "generic", "hidden", "--from-literal=password=hunter2")
 	kubectl(t, srv, "get", "secret", "hidden", "-o", "yaml")
+	// Impersonation: bob may not list secrets, and the event names both.
+	kubectlResult(srv, "get", "secrets", "--as", "bob", "--as-group", "auditors")
 	kubectl(t, srv, "delete", "configmap", "audited")
 
 	// A client's own Audit-ID is used and answered.
@@ -111,6 +119,20 @@ func TestAuditLog(t *testing.T) {
 	resp.Body.Close()
 	if got := resp.Header.Get("Audit-Id"); got != "e2e-trace-42" {
 		t.Errorf("Audit-Id response header %q, want the client's e2e-trace-42", got)
+	}
+
+	// Refused requests carry an audit ID too.
+	anon, err := rest.HTTPClientFor(rest.AnonymousClientConfig(srv.Config))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err = anon.Get(srv.URL + "/api/v1/namespaces")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized || resp.Header.Get("Audit-Id") == "" {
+		t.Errorf("anonymous request: %d with Audit-Id %q, want 401 with an audit ID", resp.StatusCode, resp.Header.Get("Audit-Id"))
 	}
 
 	var evs []auditEvent
@@ -160,6 +182,17 @@ func TestAuditLog(t *testing.T) {
 	// "hunter2" base64-encoded: neither appears anywhere in the log.
 	if strings.Contains(raw, "aHVudGVyMg==") || strings.Contains(raw, "hunter2") {
 		t.Error("the secret's data is in the audit log")
+	}
+	var impersonated *auditEvent
+	for i, ev := range evs {
+		if ev.Verb == "list" && ev.ObjectRef != nil && ev.ObjectRef.Resource == "secrets" && ev.ImpersonatedUser != nil {
+			impersonated = &evs[i]
+		}
+	}
+	if impersonated == nil || impersonated.User.Username != "admin" || impersonated.ImpersonatedUser.Username != "bob" ||
+		!slices.Contains(impersonated.ImpersonatedUser.Groups, "auditors") || impersonated.ResponseStatus == nil || impersonated.ResponseStatus.Code != 403 ||
+		impersonated.Annotations["authorization.k8s.io/decision"] != "forbid" {
+		t.Errorf("kubectl --as bob: event %+v, want user admin impersonating bob (group auditors), 403, decision forbid", impersonated)
 	}
 	var traced bool
 	for _, ev := range evs {

@@ -3,6 +3,7 @@ package encrypt
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/crdserver/crdserver/internal/storage"
@@ -16,12 +17,63 @@ func Wrap(s storage.Interface, t *Transformer) storage.Interface {
 	if t == nil {
 		return s
 	}
-	return &encrypted{Interface: s, t: t}
+	return &encrypted{Interface: s, pick: func(string) *Transformer { return t }}
+}
+
+// ByPrefix is Wrap for storage shared by several resources: a key under
+// one of prefixes' keys uses that prefix's transformer (the longest
+// prefix wins), any other key is stored as it is. It is for the few
+// writers that bypass the resources' own stores (the kubernetes Service,
+// cluster IP records), so that they store what the stores read.
+func ByPrefix(s storage.Interface, prefixes map[string]*Transformer) storage.Interface {
+	routes := map[string]*Transformer{}
+	for p, t := range prefixes {
+		if t != nil {
+			routes[p] = t
+		}
+	}
+	if len(routes) == 0 {
+		return s
+	}
+	return &encrypted{Interface: s, pick: func(key string) *Transformer {
+		var best string
+		for p := range routes {
+			if strings.HasPrefix(key, p) && len(p) > len(best) {
+				best = p
+			}
+		}
+		return routes[best]
+	}}
 }
 
 type encrypted struct {
 	storage.Interface
-	t *Transformer
+	// pick is the transformer of a key; nil stores the value as it is.
+	pick func(key string) *Transformer
+}
+
+func (e *encrypted) toStorage(key string, value []byte) ([]byte, error) {
+	t := e.pick(key)
+	if t == nil {
+		return value, nil
+	}
+	data, err := t.ToStorage(key, value)
+	if err != nil {
+		return nil, fmt.Errorf("encrypting %s: %w", key, err)
+	}
+	return data, nil
+}
+
+func (e *encrypted) fromStorage(key string, stored []byte) ([]byte, bool, error) {
+	t := e.pick(key)
+	if t == nil {
+		return stored, false, nil
+	}
+	v, stale, err := t.FromStorage(key, stored)
+	if err != nil {
+		return nil, false, fmt.Errorf("decrypting %s: %w", key, err)
+	}
+	return v, stale, nil
 }
 
 var (
@@ -31,9 +83,9 @@ var (
 )
 
 func (e *encrypted) decrypt(kv *storage.KeyValue) error {
-	v, stale, err := e.t.FromStorage(kv.Key, kv.Value)
+	v, stale, err := e.fromStorage(kv.Key, kv.Value)
 	if err != nil {
-		return fmt.Errorf("decrypting %s: %w", kv.Key, err)
+		return err
 	}
 	kv.Value, kv.Stale = v, stale
 	return nil
@@ -61,33 +113,33 @@ func (e *encrypted) List(ctx context.Context, prefix string, opts storage.ListOp
 }
 
 func (e *encrypted) Create(ctx context.Context, key string, value []byte) (int64, error) {
-	data, err := e.t.ToStorage(key, value)
+	data, err := e.toStorage(key, value)
 	if err != nil {
-		return 0, fmt.Errorf("encrypting %s: %w", key, err)
+		return 0, err
 	}
 	return e.Interface.Create(ctx, key, data)
 }
 
 func (e *encrypted) Update(ctx context.Context, key string, value []byte, expectedRev int64) (int64, error) {
-	data, err := e.t.ToStorage(key, value)
+	data, err := e.toStorage(key, value)
 	if err != nil {
-		return 0, fmt.Errorf("encrypting %s: %w", key, err)
+		return 0, err
 	}
 	return e.Interface.Update(ctx, key, data, expectedRev)
 }
 
 func (e *encrypted) CreateWithTTL(ctx context.Context, key string, value []byte, ttl time.Duration) (int64, error) {
-	data, err := e.t.ToStorage(key, value)
+	data, err := e.toStorage(key, value)
 	if err != nil {
-		return 0, fmt.Errorf("encrypting %s: %w", key, err)
+		return 0, err
 	}
 	return storage.CreateWithTTL(ctx, e.Interface, key, data, ttl)
 }
 
 func (e *encrypted) UpdateWithTTL(ctx context.Context, key string, value []byte, expectedRev int64, ttl time.Duration) (int64, error) {
-	data, err := e.t.ToStorage(key, value)
+	data, err := e.toStorage(key, value)
 	if err != nil {
-		return 0, fmt.Errorf("encrypting %s: %w", key, err)
+		return 0, err
 	}
 	return storage.UpdateWithTTL(ctx, e.Interface, key, data, expectedRev, ttl)
 }
@@ -137,9 +189,9 @@ func (e *encrypted) decryptEvent(ev *storage.Event) error {
 		if len(*v) == 0 {
 			continue
 		}
-		plain, _, err := e.t.FromStorage(ev.Key, *v)
+		plain, _, err := e.fromStorage(ev.Key, *v)
 		if err != nil {
-			return fmt.Errorf("decrypting %s: %w", ev.Key, err)
+			return err
 		}
 		*v = plain
 	}

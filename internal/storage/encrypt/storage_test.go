@@ -81,7 +81,8 @@ func TestStoredEncryptedAndRotated(t *testing.T) {
 	if err != nil || !bytes.Equal(kv.Value, value) || !kv.Stale {
 		t.Fatalf("Get after rotation: %q stale=%v err=%v, want the value, stale", kv.Value, kv.Stale, err)
 	}
-	if _, err := rotated.Update(ctx, key, kv.Value, kv.ModRevision); err != nil {
+	// An unchanged value is still written when it is stale.
+	if _, err := storage.GuaranteedUpdate(ctx, rotated, key, func(cur storage.KeyValue) ([]byte, error) { return cur.Value, nil }); err != nil {
 		t.Fatal(err)
 	}
 	kv, _ = raw.Get(ctx, key)

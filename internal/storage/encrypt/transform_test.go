@@ -279,3 +279,28 @@ resources:
 		t.FromStorage(secretKey, stored)
 	})
 }
+
+func FuzzParseConfig(f *testing.F) {
+	f.Add([]byte("apiVersion: apiserver.config.k8s.io/v1\nkind: EncryptionConfiguration\nresources:\n- resources: [secrets, '*.apps']\n  providers: [{aesgcm: {keys: [{name: k, secret: " + b64(key32) + "}]}}, {identity: {}}]"))
+	f.Add([]byte("apiVersion: apiserver.config.k8s.io/v1\nkind: EncryptionConfiguration\nresources:\n- resources: ['*.*']\n  providers: [{secretbox: {keys: [{name: k, secret: " + b64(key32) + "}]}}]"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := ParseConfig(data)
+		if err != nil {
+			return
+		}
+		// Whatever parses encrypts and decrypts what it wrote.
+		for _, gr := range []schema.GroupResource{{Resource: "secrets"}, {Group: "apps", Resource: "deployments"}, {Group: "x", Resource: "y"}} {
+			tr := c.For(gr)
+			if tr == nil {
+				continue
+			}
+			v, err := tr.ToStorage(secretKey, plain)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, _, err := tr.FromStorage(secretKey, v); err != nil || !bytes.Equal(got, plain) {
+				t.Fatalf("round trip for %v: %q, %v", gr, got, err)
+			}
+		}
+	})
+}
