@@ -8,7 +8,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/crdserver/crdserver/internal/authn"
@@ -280,13 +279,7 @@ func metadataEmpty(m metav1.ObjectMeta, namespaced bool) field.ErrorList {
 	return field.ErrorList{field.Invalid(field.NewPath("metadata"), m, msg)}
 }
 
-// reviewAnswer encodes a review for the client.
+// reviewAnswer encodes an authorization review for the client.
 func reviewAnswer(obj any, kind string) (map[string]any, error) {
-	out, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
-	if err != nil {
-		return nil, apierrors.NewInternalError(err)
-	}
-	out["apiVersion"] = authorizationv1.SchemeGroupVersion.String()
-	out["kind"] = kind
-	return out, nil
+	return encodeReview(obj, AuthorizationGroup, kind)
 }

@@ -70,7 +70,7 @@ func (h tokenReviewHooks) Create(ctx context.Context, obj map[string]any) (map[s
 		tr.Status.User = userInfo(u)
 		tr.Status.Audiences = auds
 	}
-	return toReview(&tr, "TokenReview")
+	return encodeReview(&tr, authenticationGroup, "TokenReview")
 }
 
 // SelfSubjectReviews is authentication.k8s.io/v1 selfsubjectreviews, behind
@@ -104,7 +104,7 @@ func (h selfSubjectReviewHooks) Create(ctx context.Context, _ map[string]any) (m
 		ObjectMeta: metav1.ObjectMeta{CreationTimestamp: metav1.NewTime(now)},
 		Status:     authenticationv1.SelfSubjectReviewStatus{UserInfo: userInfo(u)},
 	}
-	return toReview(&ssr, "SelfSubjectReview")
+	return encodeReview(&ssr, authenticationGroup, "SelfSubjectReview")
 }
 
 // userInfo is u as the reviews show it.
@@ -117,14 +117,4 @@ func userInfo(u *authn.User) authenticationv1.UserInfo {
 		info.Extra[k] = slices.Clone(v)
 	}
 	return info
-}
-
-// toReview encodes a review for the answer, with its apiVersion and kind.
-func toReview(obj runtime.Object, kind string) (map[string]any, error) {
-	out, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
-	if err != nil {
-		return nil, apierrors.NewInternalError(err)
-	}
-	out["apiVersion"], out["kind"] = authenticationGroup+"/v1", kind
-	return out, nil
 }

@@ -106,18 +106,29 @@ func (s *Server) serviceAccount(ctx context.Context, ns, name string) (satoken.A
 	if err != nil {
 		return satoken.Account{}, false, err
 	}
-	var obj struct {
-		Metadata struct {
-			UID               string     `json:"uid"`
-			DeletionTimestamp *time.Time `json:"deletionTimestamp"`
-		} `json:"metadata"`
+	// Decoded once per revision of the account, however many requests
+	// its tokens make.
+	v := it.View(accountView{}, func(it *watchcache.Item) any {
+		var obj struct {
+			Metadata struct {
+				UID               string     `json:"uid"`
+				DeletionTimestamp *time.Time `json:"deletionTimestamp"`
+			} `json:"metadata"`
+		}
+		if err := json.Unmarshal(it.JSON, &obj); err != nil {
+			return fmt.Errorf("decoding service account %s/%s: %w", ns, name, err)
+		}
+		acct := satoken.Account{UID: obj.Metadata.UID}
+		if obj.Metadata.DeletionTimestamp != nil {
+			acct.Deleting = *obj.Metadata.DeletionTimestamp
+		}
+		return acct
+	})
+	if err, ok := v.(error); ok {
+		return satoken.Account{}, false, err
 	}
-	if err := json.Unmarshal(it.JSON, &obj); err != nil {
-		return satoken.Account{}, false, fmt.Errorf("decoding service account %s/%s: %w", ns, name, err)
-	}
-	acct := satoken.Account{UID: obj.Metadata.UID}
-	if obj.Metadata.DeletionTimestamp != nil {
-		acct.Deleting = *obj.Metadata.DeletionTimestamp
-	}
-	return acct, true, nil
+	return v.(satoken.Account), true, nil
 }
+
+// accountView keys the decoded account among a cache item's views.
+type accountView struct{}

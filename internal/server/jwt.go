@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"net/http"
 	"slices"
 
@@ -21,6 +22,7 @@ func loadAuthenticationConfig(path string) (tokens []authn.TokenAuthenticator, a
 		return nil, nil, err
 	}
 	for _, j := range jwts {
+		go j.Prefetch(context.Background())
 		tokens = append(tokens, j)
 	}
 	if a := cfg.Anonymous; a != nil && a.Enabled {

@@ -374,6 +374,25 @@ spec:
 		if json.Unmarshal(body, &st); code != 400 || st.Message != "requested [{Group  g1    }] without impersonating a user" {
 			t.Errorf("a group without a user: %d %s", code, body)
 		}
+
+		// A user who may not impersonate gets upstream's 403, until RBAC
+		// grants the impersonate verb on that one user.
+		alice := srv.tokenUser(t, "alice", "alice-token")
+		_, stderr, err := kubectlResult(alice, "get", "--raw", "/apis", "--as", "bob")
+		if want := `users "bob" is forbidden: User "alice" cannot impersonate resource "users" in API group "" at the cluster scope`; err == nil || !strings.Contains(stderr, want) {
+			t.Errorf("alice --as bob without the right: %v\n%s", err, stderr)
+		}
+		kubectl(t, srv, "create", "clusterrole", "impersonate-bob", "--verb=impersonate", "--resource=users", "--resource-name=bob")
+		kubectl(t, srv, "create", "clusterrolebinding", "alice-impersonates-bob", "--clusterrole=impersonate-bob", "--user=alice")
+		waitFor(t, 30*time.Second, "alice to impersonate bob", func() (bool, error) {
+			_, _, err := kubectlResult(alice, "auth", "whoami", "--as", "bob")
+			return err == nil, nil
+		})
+		wantUser(t, "alice --as bob", whoami(t, alice, "--as", "bob"), "bob", "system:authenticated")
+		_, stderr, err = kubectlResult(alice, "get", "--raw", "/apis", "--as", "bob", "--as-group", "system:masters")
+		if want := `groups "system:masters" is forbidden: User "alice" cannot impersonate resource "groups" in API group "" at the cluster scope`; err == nil || !strings.Contains(stderr, want) {
+			t.Errorf("alice --as bob --as-group system:masters: %v\n%s", err, stderr)
+		}
 	})
 }
 

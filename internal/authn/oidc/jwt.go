@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"slices"
 	"strings"
@@ -166,6 +167,24 @@ func (a *Authenticator) verify(ctx context.Context, t *jws.Token) error {
 		return err
 	}
 	return t.Verify(key)
+}
+
+// Prefetch fetches the issuer's keys now, as upstream does when it
+// starts, so that the first token is not kept waiting and a misconfigured
+// issuer shows in the log at start rather than at the first login.
+func (a *Authenticator) Prefetch(ctx context.Context) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.keys != nil {
+		return
+	}
+	a.fetched = a.now()
+	keys, err := a.fetchKeys(ctx)
+	if err != nil {
+		slog.Warn("oidc: fetching the issuer's keys", "issuer", a.cfg.Issuer.URL, "err", err)
+		return
+	}
+	a.keys = keys
 }
 
 // allKeys returns the issuer's keys, fetching them if none are known yet.

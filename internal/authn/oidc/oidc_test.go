@@ -252,3 +252,17 @@ func FuzzClaims(f *testing.F) {
 		}
 	})
 }
+
+func TestPrefetch(t *testing.T) {
+	ti := newTestIssuer(t)
+	a := authenticator(t, config(ti, "  claimMappings:\n    username: {claim: sub, prefix: \"\"}\n"))
+	a.Prefetch(context.Background())
+	a.Prefetch(context.Background())
+	if ti.jwks != 1 {
+		t.Fatalf("JWKS fetched %d times, want once", ti.jwks)
+	}
+	claims := map[string]any{"iss": ti.srv.URL, "aud": "crdserver", "sub": "alice", "exp": epoch.Add(time.Hour).Unix()}
+	if _, ok, err := a.AuthenticateToken(context.Background(), ti.sign(t, claims)); !ok || ti.jwks != 1 {
+		t.Errorf("after a prefetch: ok=%v err=%v, fetches %d", ok, err, ti.jwks)
+	}
+}
