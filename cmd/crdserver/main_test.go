@@ -65,7 +65,7 @@ func TestParseFlags(t *testing.T) {
 				TLSSANs: []string{"example.com"}, MaxRequestsInflight: -1, ShutdownTimeout: 5 * time.Second,
 				ServiceClusterIPRange: "fd00::/108", EventTTL: 5 * time.Minute, Storage: server.StorageEtcd,
 				AuthorizationMode: "AlwaysAllow",
-				RequestTimeout: 30 * time.Second, MaxWatchesPerUser: 10,
+				RequestTimeout:    30 * time.Second, MaxWatchesPerUser: 10,
 			},
 		},
 		{

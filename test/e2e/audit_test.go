@@ -28,8 +28,8 @@ type auditEvent struct {
 		Username string   `json:"username"`
 		Groups   []string `json:"groups"`
 	} `json:"user"`
-	SourceIPs []string `json:"sourceIPs"`
-	UserAgent string   `json:"userAgent"`
+	SourceIPs        []string `json:"sourceIPs"`
+	UserAgent        string   `json:"userAgent"`
 	ImpersonatedUser *struct {
 		Username string   `json:"username"`
 		Groups   []string `json:"groups"`
