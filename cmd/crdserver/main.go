@@ -172,6 +172,24 @@ func validate(cfg server.Config, logOpts logOptions) error {
 
 // serverFlags binds the server's flags to cfg. The defaults shown are the
 // values a Config gets from an empty command line.
+// zeroMeansNever parses a duration flag whose 0 turns the limit off:
+// server.Config spells "off" as -1, since its own zero means "default".
+func zeroMeansNever(d *time.Duration) func(string) error {
+	return func(v string) error {
+		parsed, err := time.ParseDuration(v)
+		switch {
+		case err != nil:
+			return err
+		case parsed < 0:
+			return errors.New("must not be negative")
+		case parsed == 0:
+			parsed = -1
+		}
+		*d = parsed
+		return nil
+	}
+}
+
 func serverFlags(cfg *server.Config, logOpts *logOptions, showVersion *bool) *flag.FlagSet {
 	fs := flag.NewFlagSet("crdserver", flag.ContinueOnError)
 	fs.StringVar(&logOpts.format, "log-format", "text", "log format: text or json")
@@ -192,36 +210,12 @@ func serverFlags(cfg *server.Config, logOpts *logOptions, showVersion *bool) *fl
 	fs.StringVar(&cfg.ServiceClusterIPRange, "service-cluster-ip-range", "10.0.0.0/24", "CIDR from which Services get their cluster IPs; the kubernetes Service gets the first address")
 	fs.IntVar(&cfg.MaxRequestsInflight, "max-requests-inflight", 400, "non-long-running requests served at once, shared fairly among users; more wait in their user's queue (429 when it is full); negative disables the limit")
 	cfg.RequestTimeout = time.Minute
-	fs.Func("request-timeout", "how long a non-long-running request may take before it gets 504; 0 disables (default 1m0s)", func(v string) error {
-		d, err := time.ParseDuration(v)
-		switch {
-		case err != nil:
-			return err
-		case d < 0:
-			return errors.New("must not be negative")
-		case d == 0:
-			d = -1 // server.Config's "no timeout"
-		}
-		cfg.RequestTimeout = d
-		return nil
-	})
+	fs.Func("request-timeout", "how long a non-long-running request may take before it gets 504; 0 disables (default 1m0s)", zeroMeansNever(&cfg.RequestTimeout))
 	fs.IntVar(&cfg.MaxWatchesPerUser, "max-watches-per-user", 500, "watches one user (other than system:masters) may hold open; negative disables the limit")
 	fs.StringVar(&cfg.AuthorizationMode, "authorization-mode", "RBAC", "how requests are authorized: RBAC or AlwaysAllow")
 	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", 30*time.Second, "how long graceful shutdown may take")
 	cfg.EventTTL = time.Hour
-	fs.Func("event-ttl", "how long events live after their last write; 0 keeps them until deleted (default 1h0m0s)", func(v string) error {
-		d, err := time.ParseDuration(v)
-		switch {
-		case err != nil:
-			return err
-		case d < 0:
-			return errors.New("must not be negative")
-		case d == 0:
-			d = -1 // server.Config's "kept until deleted"
-		}
-		cfg.EventTTL = d
-		return nil
-	})
+	fs.Func("event-ttl", "how long events live after their last write; 0 keeps them until deleted (default 1h0m0s)", zeroMeansNever(&cfg.EventTTL))
 	fs.BoolFunc("profiling", "serve Go profiles at /debug/pprof to system:masters (default true)", func(v string) error {
 		b, err := strconv.ParseBool(v)
 		cfg.DisableProfiling = !b
