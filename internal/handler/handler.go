@@ -294,6 +294,12 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request, info *request.In
 	if err != nil {
 		return nil, err
 	}
+	if _, unstored := def.Hooks.(registry.Creator); unstored && mt.As != "" {
+		// The reviews have no Table or metadata form: upstream's
+		// negotiation refuses the transform before reading the body.
+		return nil, statusError(http.StatusNotAcceptable, "NotAcceptable",
+			"only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf")
+	}
 	c := &call{w: w, r: r, info: info, def: def, version: version, store: store, media: mt, peers: table.SharingStorage(def)}
 	// A bad includeObject is refused before anything is read or written.
 	if err := checkTableOptions(c); err != nil {

@@ -63,6 +63,19 @@ func TestRBAC(t *testing.T) {
 		return st.Status.Allowed, fmt.Errorf("bob may not list widgets in team-b: %+v", st.Status)
 	})
 
+	t.Run("reviews have no Table form", func(t *testing.T) {
+		// Upstream's conformance spec "should return a 406 for a backend
+		// which does not implement metadata".
+		ssar := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
+			NonResourceAttributes: &authorizationv1.NonResourceAttributes{Path: "/", Verb: "get"},
+		}}
+		err := srv.Client.AuthorizationV1().RESTClient().Post().Resource("selfsubjectaccessreviews").
+			SetHeader("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io").Body(ssar).Do(ctx).Error()
+		if !apierrors.IsNotAcceptable(err) {
+			t.Errorf("a Table of a SelfSubjectAccessReview: %v, want 406", err)
+		}
+	})
+
 	t.Run("matrix through SubjectAccessReview", func(t *testing.T) {
 		got := askMatrix(t, ctx, srv.Client)
 		file := rbacFixture("decisions.txt")
