@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"net/http"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/crdserver/crdserver/internal/certs"
 	"github.com/crdserver/crdserver/internal/server"
 )
 
@@ -32,6 +34,7 @@ type Server struct {
 	Config *rest.Config
 
 	srv       *server.Server
+	dataDir   string
 	webhooks  *webhookServers // nil without Options.Webhooks
 	removeDir string          // a data directory StartServer made
 	// transport is the one client-go hands every client of Config. It
@@ -149,7 +152,7 @@ func StartServer(ctx context.Context, opts Options) (_ *Server, err error) {
 		}
 		return nil, err
 	}
-	s := &Server{URL: srv.URL, Kubeconfig: srv.Kubeconfig, srv: srv}
+	s := &Server{URL: srv.URL, Kubeconfig: srv.Kubeconfig, srv: srv, dataDir: opts.DataDir}
 	defer func() {
 		if err != nil {
 			s.Stop()
@@ -234,4 +237,20 @@ func (s *Server) Stop() error {
 		os.RemoveAll(s.removeDir)
 	}
 	return err
+}
+
+// ConfigFor is a client configuration for another user than the admin:
+// a client certificate for user in groups, signed by the server's CA, as
+// kube-apiserver's x509 authenticator reads them (CommonName, then
+// Organizations). RBAC decides what the user may do; with no bindings
+// beyond the defaults, that is discovery and the self reviews. Groups may
+// not include system:masters unless the test wants an admin.
+func (s *Server) ConfigFor(user string, groups ...string) (*rest.Config, error) {
+	certPEM, keyPEM, err := certs.IssueClient(filepath.Join(s.dataDir, "pki"), user, groups)
+	if err != nil {
+		return nil, fmt.Errorf("crdtest: config for %q: %w", user, err)
+	}
+	cfg := rest.AnonymousClientConfig(s.Config)
+	cfg.CertData, cfg.KeyData = certPEM, keyPEM
+	return cfg, nil
 }
