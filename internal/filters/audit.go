@@ -146,6 +146,60 @@ func Audit(cfg AuditConfig) Filter {
 	}
 }
 
+// FailedAuthenticationAudit audits the 401 answers of failed (the
+// handler AuthenticateOr calls for a request nobody identifies), as
+// upstream's failed-authentication audit does: one ResponseStarted event
+// with no user, at the level the policy gives a request without one, its
+// status message naming the credentials tried.
+func FailedAuthenticationAudit(cfg AuditConfig, failed http.Handler) http.Handler {
+	p, sink := cfg.Policy, cfg.Sink
+	if p == nil || sink == nil {
+		return failed
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		info, _ := request.InfoFrom(r.Context())
+		if info == nil {
+			info = &request.Info{Path: r.URL.Path, Verb: strings.ToLower(r.Method)}
+		}
+		d := p.Decide(authz.AttributesFrom(nil, info))
+		if d.Level == audit.LevelNone || d.Omits(audit.StageResponseStarted) {
+			failed.ServeHTTP(w, r)
+			return
+		}
+		ev := newEvent(r, info, nil, d.Level)
+		aw := &auditWriter{ResponseWriter: w}
+		aw.started = func(code int) {
+			ev.Stage = audit.StageResponseStarted
+			ev.StageTimestamp = audit.NowMicro()
+			ev.ResponseStatus = &metav1.Status{Code: int32(code), Message: attemptedAuthentication(r)}
+			sink.Process(ev)
+		}
+		failed.ServeHTTP(aw, r)
+	})
+}
+
+// attemptedAuthentication says which credentials a failed request
+// carried, in upstream's words.
+func attemptedAuthentication(r *http.Request) string {
+	var tried []string
+	if _, _, ok := r.BasicAuth(); ok {
+		tried = append(tried, "basic")
+	}
+	if scheme, _, ok := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " "); ok && strings.EqualFold(scheme, "bearer") {
+		tried = append(tried, "bearer")
+	}
+	if strings.TrimSpace(r.URL.Query().Get("access_token")) != "" {
+		tried = append(tried, "access_token")
+	}
+	if r.TLS != nil && len(r.TLS.PeerCertificates) > 0 {
+		tried = append(tried, "x509")
+	}
+	if len(tried) == 0 {
+		return "Authentication failed, no credentials provided"
+	}
+	return "Authentication failed, attempted: " + strings.Join(tried, ", ")
+}
+
 // AuditAllowed marks the request as allowed by authorization, for the
 // decision annotation of its audit events: anything that gets past
 // Authorize was allowed. Place it right after Authorize.

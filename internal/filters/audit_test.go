@@ -205,3 +205,50 @@ func TestAuditImpersonatedUser(t *testing.T) {
 		t.Errorf("user %q impersonatedUser %s", ev.User.Username, b)
 	}
 }
+
+// A request nobody identifies is audited as upstream audits it: one
+// ResponseStarted event without a user, its status naming what was tried.
+func TestAuditFailedAuthentication(t *testing.T) {
+	quiet(t)
+	p, err := audit.ParsePolicy([]byte(filterPolicy))
+	if err != nil {
+		t.Fatal(err)
+	}
+	nobody := authn.AuthenticatorFunc(func(*http.Request) (*authn.User, bool, error) { return nil, false, nil })
+	for _, tc := range []struct {
+		name, path, authorization, stages, message string
+	}{
+		{name: "bearer", path: "/api/v1/namespaces/ns/configmaps", authorization: "Bearer nope", stages: "ResponseStarted",
+			message: "Authentication failed, attempted: bearer"},
+		{name: "nothing", path: "/apis", stages: "ResponseStarted", message: "Authentication failed, no credentials provided"},
+		{name: "level None", path: "/api/v1/namespaces/ns/events", stages: ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sink := &recorded{}
+			cfg := AuditConfig{Policy: p, Sink: sink}
+			h := Chain(http.NotFoundHandler(), AuditID, RequestInfo,
+				AuthenticateOr(nobody, func(string) bool { return false }, FailedAuthenticationAudit(cfg, Unauthorized)),
+				Audit(cfg))
+			r := httptest.NewRequest("GET", tc.path, nil)
+			if tc.authorization != "" {
+				r.Header.Set("Authorization", tc.authorization)
+			}
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, r)
+			if w.Code != http.StatusUnauthorized {
+				t.Fatalf("code %d, want 401", w.Code)
+			}
+			if got := sink.stages(); got != tc.stages {
+				t.Fatalf("stages %q, want %q", got, tc.stages)
+			}
+			if tc.stages == "" {
+				return
+			}
+			ev := sink.evs[0]
+			if ev.User.Username != "" || ev.ResponseStatus.Code != 401 || ev.ResponseStatus.Message != tc.message ||
+				ev.AuditID != w.Header().Get("Audit-Id") || ev.Level != audit.LevelRequestResponse {
+				t.Errorf("event %+v status %+v", ev, ev.ResponseStatus)
+			}
+		})
+	}
+}

@@ -97,6 +97,17 @@ func PublicPath(path string) bool {
 // in group system:unauthenticated, and authorization decides. The
 // Authorization header is removed once used so it reaches no later handler.
 func Authenticate(a authn.Authenticator, public func(path string) bool) Filter {
+	return AuthenticateOr(a, public, Unauthorized)
+}
+
+// Unauthorized is upstream's answer to a request nobody identifies.
+var Unauthorized http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	codec.WriteStatus(w, r, apierrors.NewUnauthorized("Unauthorized"))
+})
+
+// AuthenticateOr is Authenticate with another answer to a request nobody
+// identifies: unauthorized wrapped in FailedAuthenticationAudit.
+func AuthenticateOr(a authn.Authenticator, public func(path string) bool, failed http.Handler) Filter {
 	if public == nil {
 		public = PublicPath
 	}
@@ -108,7 +119,7 @@ func Authenticate(a authn.Authenticator, public func(path string) bool) Filter {
 			}
 			if !ok {
 				if !public(r.URL.Path) {
-					codec.WriteStatus(w, r, apierrors.NewUnauthorized("Unauthorized"))
+					failed.ServeHTTP(w, r)
 					return
 				}
 				u = &authn.User{Name: authn.Anonymous, Groups: []string{authn.Unauthenticated}}

@@ -266,6 +266,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
+	auditCfg := filters.AuditConfig{Policy: auditPolicy, Sink: auditSink, Protobuf: protobufJSON(reg)}
 	chain := filters.Chain(routes,
 		filters.GrowStack,
 		filters.AuditID,
@@ -274,10 +275,11 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		filters.RequestInfo,
 		filters.Log(s.log),
 		filters.Timeout(cfg.RequestTimeout),
-		filters.Authenticate(auth.authenticator(tlsCfg.ClientCAs), filters.PublicPath),
+		filters.AuthenticateOr(auth.authenticator(tlsCfg.ClientCAs), filters.PublicPath,
+			filters.FailedAuthenticationAudit(auditCfg, filters.Unauthorized)),
 		// Audit reads the Impersonate-* headers before Impersonate acts
 		// on them, as upstream's audit filter runs before impersonation.
-		filters.Audit(filters.AuditConfig{Policy: auditPolicy, Sink: auditSink, Protobuf: protobufJSON(reg)}),
+		filters.Audit(auditCfg),
 		filters.Impersonate(s.authz.chain),
 		filters.Authorize(s.authz.chain),
 		filters.AuditAllowed,
