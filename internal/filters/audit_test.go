@@ -1,6 +1,7 @@
 package filters
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -250,5 +251,33 @@ func TestAuditFailedAuthentication(t *testing.T) {
 				t.Errorf("event %+v status %+v", ev, ev.ResponseStatus)
 			}
 		})
+	}
+}
+
+// A denial's reason is annotated beside the decision, as upstream's.
+func TestAuditAuthorizationReason(t *testing.T) {
+	quiet(t)
+	p, err := audit.ParsePolicy([]byte(filterPolicy))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const reason = `RBAC: role.rbac.authorization.k8s.io "gone" not found`
+	sink := &recorded{}
+	h := Chain(http.NotFoundHandler(), AuditID, RequestInfo,
+		Authenticate(authn.AuthenticatorFunc(func(*http.Request) (*authn.User, bool, error) {
+			return &authn.User{Name: "bob"}, true, nil
+		}), nil),
+		Audit(AuditConfig{Policy: p, Sink: sink}),
+		Authorize(authz.AuthorizerFunc(func(context.Context, authz.Attributes) (authz.Decision, string, error) {
+			return authz.NoOpinion, reason, nil
+		})), AuditAllowed)
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, httptest.NewRequest("GET", "/api/v1/namespaces/ns/pods", nil))
+	if w.Code != http.StatusForbidden || len(sink.evs) == 0 {
+		t.Fatalf("code %d, %d events", w.Code, len(sink.evs))
+	}
+	got := sink.evs[len(sink.evs)-1].Annotations
+	if got["authorization.k8s.io/decision"] != "forbid" || got["authorization.k8s.io/reason"] != reason {
+		t.Errorf("annotations %v", got)
 	}
 }

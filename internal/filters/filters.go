@@ -15,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/crdserver/crdserver/internal/audit"
 	"github.com/crdserver/crdserver/internal/authn"
 	"github.com/crdserver/crdserver/internal/authz"
 	"github.com/crdserver/crdserver/internal/codec"
@@ -149,6 +150,11 @@ func Authorize(z authz.Authorizer) Filter {
 			u, _ := authn.UserFrom(r.Context())
 			attrs := authz.AttributesFrom(u, info)
 			d, reason, err := z.Authorize(r.Context(), attrs)
+			if reason != "" {
+				// Upstream's audit annotation of why (RBAC names its
+				// reasons for denials; allows carry none here).
+				audit.AddAnnotation(r.Context(), "authorization.k8s.io/reason", reason)
+			}
 			if d == authz.Allow {
 				next.ServeHTTP(w, r)
 				return
