@@ -5,7 +5,7 @@
 # (of the Kubernetes release compat/e2e pins) and etcd (of the release
 # go.mod pins) are built from the Go module proxy once and cached.
 #
-#   bash compat/envtest/run.sh [go test flags, e.g. -count=3]
+#   bash compat/envtest/run.sh [test binary flags, e.g. -test.v]
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 kube="$(cd "$root/compat/e2e" && go list -m -f '{{.Version}}' k8s.io/kubernetes)"
@@ -26,18 +26,18 @@ fi
 cd "$root"
 # Compile both test binaries first, so that the times below are the
 # suites' alone.
-go test -c -o /dev/null ./examples/memcached/
-go test -tags upstreamenvtest -c -o /dev/null ./examples/memcached/
+bin="$(mktemp -d)"
+trap 'rm -rf "$bin"' EXIT
+go test -c -o "$bin/crdtest.test" ./examples/memcached/
+go test -tags upstreamenvtest -c -o "$bin/envtest.test" ./examples/memcached/
 
 run() {
   local name=$1; shift
   local start=$EPOCHREALTIME
-  "$@"
-  awk -v n="$name" -v s="$start" -v e="$EPOCHREALTIME" 'BEGIN { printf "%s: %.2f s wall\n", n, e - s }' >> "$summary"
+  (cd examples/memcached && "$@")
+  awk -v n="$name" -v s="$start" -v e="$EPOCHREALTIME" 'BEGIN { printf "%s: %.2f s wall\n", n, e - s }' >> "$bin/summary"
 }
-summary="$(mktemp)"
-trap 'rm -f "$summary"' EXIT
-run crdtest go test -count=1 "$@" ./examples/memcached/
-run envtest env KUBEBUILDER_ASSETS="$assets" go test -count=1 -tags upstreamenvtest "$@" ./examples/memcached/
+run crdtest "$bin/crdtest.test" -test.count=1 "$@"
+run envtest env KUBEBUILDER_ASSETS="$assets" "$bin/envtest.test" -test.count=1 "$@"
 echo
-cat "$summary"
+cat "$bin/summary"

@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/util/retry"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
@@ -35,6 +36,8 @@ func TestMain(m *testing.M) {
 // operator is one test's API server with the operator running against it.
 type operator struct {
 	client client.Client
+	// reader reads the server, not the manager's cache.
+	reader client.Reader
 	mu     sync.Mutex
 	// cleaned records the Memcacheds Cleanup ran for.
 	cleaned []string
@@ -80,7 +83,7 @@ func startOperator(t *testing.T) *operator {
 	if err != nil {
 		t.Fatal(err)
 	}
-	op := &operator{client: mgr.GetClient()}
+	op := &operator{client: mgr.GetClient(), reader: mgr.GetAPIReader()}
 	r := &memcached.Reconciler{Client: mgr.GetClient(), Cleanup: func(_ context.Context, m *memcached.Memcached) error {
 		op.mu.Lock()
 		defer op.mu.Unlock()
@@ -268,8 +271,16 @@ func TestWebhook(t *testing.T) {
 	if err := op.client.Create(t.Context(), m); err != nil {
 		t.Fatalf("creating size %d: %v", memcached.MaxSize, err)
 	}
-	m.Spec.Size = 9
-	if err := op.client.Update(t.Context(), m); err == nil || !strings.Contains(err.Error(), "spec.size 9") {
+	// The reconciler writes the object too (finalizer, status): an update
+	// from a stale copy is a conflict before admission, so retry those.
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := op.reader.Get(t.Context(), client.ObjectKeyFromObject(m), m); err != nil {
+			return err
+		}
+		m.Spec.Size = 9
+		return op.client.Update(t.Context(), m)
+	})
+	if err == nil || !strings.Contains(err.Error(), "spec.size 9") {
 		t.Errorf("updating to size 9: err = %v, want the webhook's denial", err)
 	}
 }
