@@ -4,6 +4,8 @@ import (
 	"context"
 	"maps"
 	"sync"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
 )
 
 type idKey struct{}
@@ -25,6 +27,9 @@ func IDFrom(ctx context.Context) string {
 type Annotations struct {
 	mu sync.Mutex
 	m  map[string]string
+	// impersonated is the user the request acts as, once impersonation
+	// has granted it.
+	impersonated *authenticationv1.UserInfo
 }
 
 type annotationsKey struct{}
@@ -62,4 +67,25 @@ func (a *Annotations) Snapshot() map[string]string {
 		return nil
 	}
 	return maps.Clone(a.m)
+}
+
+// SetImpersonatedUser records the user an impersonating request acts as,
+// for its events' impersonatedUser: the impersonation step calls it once
+// every ask is allowed, as upstream's does. Without an audited request in
+// ctx it does nothing.
+func SetImpersonatedUser(ctx context.Context, u authenticationv1.UserInfo) {
+	a, _ := ctx.Value(annotationsKey{}).(*Annotations)
+	if a == nil {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.impersonated = &u
+}
+
+// ImpersonatedUser is the user SetImpersonatedUser recorded, or nil.
+func (a *Annotations) ImpersonatedUser() *authenticationv1.UserInfo {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.impersonated
 }

@@ -66,10 +66,8 @@ type AuditConfig struct {
 // omits. It needs AuditID, RequestInfo and Authenticate before it, and
 // AuditAllowed right after Authorize. A nil p audits nothing.
 //
-// The user is the authenticated one; Impersonate-* headers, when sent,
-// fill impersonatedUser as upstream does. So Audit belongs right after
-// Authenticate, before the step that acts on those headers (upstream's
-// order), which must leave them on the request until Audit has read them.
+// The user is the authenticated one; impersonatedUser is the user
+// Impersonate, which runs after Audit as upstream's order has it, grants.
 func Audit(cfg AuditConfig) Filter {
 	p, sink := cfg.Policy, cfg.Sink
 	return func(next http.Handler) http.Handler {
@@ -99,6 +97,7 @@ func Audit(cfg AuditConfig) Filter {
 				e.Stage = stage
 				e.StageTimestamp = audit.NowMicro()
 				e.Annotations = annotations.Snapshot()
+				e.ImpersonatedUser = annotations.ImpersonatedUser()
 				return &e
 			}
 			if !d.Omits(audit.StageRequestReceived) {
@@ -247,16 +246,6 @@ func newEvent(r *http.Request, info *request.Info, u *authn.User, level audit.Le
 	}
 	if u != nil {
 		ev.User = userInfo(u.Name, u.UID, u.Groups, u.Extra)
-	}
-	if name := r.Header.Get("Impersonate-User"); name != "" {
-		extra := map[string][]string{}
-		for k, v := range r.Header {
-			if key, ok := strings.CutPrefix(k, "Impersonate-Extra-"); ok {
-				extra[strings.ToLower(key)] = v
-			}
-		}
-		iu := userInfo(name, r.Header.Get("Impersonate-Uid"), r.Header.Values("Impersonate-Group"), extra)
-		ev.ImpersonatedUser = &iu
 	}
 	if info.IsResourceRequest {
 		ev.ObjectRef = &audit.ObjectReference{

@@ -189,21 +189,37 @@ func TestAuditIDHonoursClient(t *testing.T) {
 	}
 }
 
+// impersonatedUser is the user impersonation grants (with the groups it
+// adds), and none when it is refused.
 func TestAuditImpersonatedUser(t *testing.T) {
 	p, _ := audit.ParsePolicy([]byte("apiVersion: audit.k8s.io/v1\nkind: Policy\nrules: [{level: Metadata}]"))
-	sink := &recorded{}
-	h := Chain(ok, AuditID, RequestInfo, Authenticate(authn.AuthenticatorFunc(func(*http.Request) (*authn.User, bool, error) {
-		return &authn.User{Name: "admin"}, true, nil
-	}), nil), Audit(AuditConfig{Policy: p, Sink: sink}))
-	r := httptest.NewRequest("GET", "/api/v1/namespaces", nil)
-	r.Header.Set("Impersonate-User", "bob")
-	r.Header.Add("Impersonate-Group", "g1")
-	r.Header.Set("Impersonate-Extra-Scopes", "view")
-	h.ServeHTTP(httptest.NewRecorder(), r)
-	ev := sink.evs[len(sink.evs)-1]
-	b, _ := json.Marshal(ev.ImpersonatedUser)
-	if ev.User.Username != "admin" || string(b) != `{"username":"bob","groups":["g1"],"extra":{"scopes":["view"]}}` {
-		t.Errorf("user %q impersonatedUser %s", ev.User.Username, b)
+	for _, tc := range []struct {
+		name string
+		z    authz.Authorizer
+		want string
+	}{
+		{name: "allowed", z: authz.AllowAll,
+			want: `{"username":"bob","groups":["g1","system:authenticated"],"extra":{"scopes":["view"]}}`},
+		{name: "refused", z: authz.AuthorizerFunc(func(context.Context, authz.Attributes) (authz.Decision, string, error) {
+			return authz.NoOpinion, "", nil
+		}), want: "null"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sink := &recorded{}
+			h := Chain(ok, AuditID, RequestInfo, Authenticate(authn.AuthenticatorFunc(func(*http.Request) (*authn.User, bool, error) {
+				return &authn.User{Name: "admin"}, true, nil
+			}), nil), Audit(AuditConfig{Policy: p, Sink: sink}), Impersonate(tc.z))
+			r := httptest.NewRequest("GET", "/api/v1/namespaces", nil)
+			r.Header.Set("Impersonate-User", "bob")
+			r.Header.Add("Impersonate-Group", "g1")
+			r.Header.Set("Impersonate-Extra-Scopes", "view")
+			h.ServeHTTP(httptest.NewRecorder(), r)
+			ev := sink.evs[len(sink.evs)-1]
+			b, _ := json.Marshal(ev.ImpersonatedUser)
+			if ev.Stage != audit.StageResponseComplete || ev.User.Username != "admin" || string(b) != tc.want {
+				t.Errorf("%s event of %q: impersonatedUser %s, want %s", ev.Stage, ev.User.Username, b, tc.want)
+			}
+		})
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
+	"github.com/crdserver/crdserver/internal/audit"
 	"github.com/crdserver/crdserver/internal/authn"
 	"github.com/crdserver/crdserver/internal/authn/satoken"
 	"github.com/crdserver/crdserver/internal/authz"
@@ -61,6 +62,7 @@ func Impersonate(z authz.Authorizer) Filter {
 					r.Header.Del(h)
 				}
 			}
+			audit.SetImpersonatedUser(r.Context(), userInfo(u.Name, u.UID, u.Groups, u.Extra))
 			next.ServeHTTP(w, r.WithContext(authn.WithUser(r.Context(), u)))
 		})
 	}
