@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 
@@ -50,11 +49,14 @@ func asUser(admin *rest.Config, dataDir, user string, groups []string) (*rest.Co
 // binding again (nil when it made none). A binding of that name that
 // exists already is used and kept.
 func grant(ctx context.Context, admin *rest.Config, name, user string, groups []string) (undo func(context.Context) error, err error) {
-	dc, err := discovery.NewDiscoveryClientForConfig(admin)
+	client, err := dynamic.NewForConfig(admin)
 	if err != nil {
-		return nil, fmt.Errorf("discovery client: %w", err)
+		return nil, fmt.Errorf("creating client: %w", err)
 	}
-	if _, err := dc.ServerResourcesForGroupVersion(clusterRoleBindingsGVR.GroupVersion().String()); apierrors.IsNotFound(err) {
+	res := client.Resource(clusterRoleBindingsGVR)
+	// A list of one tells whether RBAC is served without a discovery
+	// client, which would link every built-in API type into the binary.
+	if _, err := res.List(ctx, metav1.ListOptions{Limit: 1}); apierrors.IsNotFound(err) {
 		return nil, nil // no RBAC: everyone authenticated may do everything
 	} else if err != nil {
 		return nil, fmt.Errorf("discovering RBAC: %w", err)
@@ -73,11 +75,6 @@ func grant(ctx context.Context, admin *rest.Config, name, user string, groups []
 		"roleRef":    map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"},
 		"subjects":   subjects,
 	}}
-	client, err := dynamic.NewForConfig(admin)
-	if err != nil {
-		return nil, fmt.Errorf("creating client: %w", err)
-	}
-	res := client.Resource(clusterRoleBindingsGVR)
 	if _, err := res.Create(ctx, crb, metav1.CreateOptions{}); apierrors.IsAlreadyExists(err) {
 		return nil, nil
 	} else if err != nil {
