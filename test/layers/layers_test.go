@@ -139,3 +139,25 @@ func TestNoUpstreamServer(t *testing.T) {
 		}
 	}
 }
+
+// heavy are packages that would link every built-in API type (or every
+// client) into the binary: each package's init maps its code pages, so
+// they cost idle RSS although the server never calls them.
+var heavy = []string{
+	"k8s.io/client-go/kubernetes",
+	"k8s.io/client-go/discovery",
+}
+
+func TestNoHeavyClients(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", module+"cmd/crdserver").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		for _, h := range heavy {
+			if dep == h || strings.HasPrefix(dep, h+"/") {
+				t.Errorf("crdserver links %s; use the dynamic client or a raw request instead", dep)
+			}
+		}
+	}
+}
