@@ -145,6 +145,9 @@ func StartServer(ctx context.Context, opts Options) (_ *Server, err error) {
 		EtcdPrefix:  opts.EtcdPrefix,
 		// Tests stop servers constantly; nothing in flight deserves long.
 		ShutdownTimeout: 5 * time.Second,
+		// A controller-runtime webhook server stopped at the end of a test
+		// would wait a second for an idle HTTP/2 connection of ours.
+		WebhookHTTP1: true,
 	})
 	if err != nil {
 		if removeDir {

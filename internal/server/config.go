@@ -52,6 +52,10 @@ type Config struct {
 	// MaxWatchesPerUser bounds the watches one user holds open (429
 	// beyond). 0 means the default (500); negative disables.
 	MaxWatchesPerUser int
+	// WebhookHTTP1 calls admission and conversion webhooks over HTTP/1.1
+	// only (see webhook.Manager.HTTP1): crdtest sets it, so that the test's
+	// webhook servers stop at once.
+	WebhookHTTP1 bool
 	// EventTTL is how long events (core and events.k8s.io) live after
 	// their last write, as upstream's --event-ttl: each write attaches
 	// the event to an etcd lease of this TTL (see storage.Expirer).

@@ -80,6 +80,13 @@ const maxResponse = 64 << 20
 type Manager struct {
 	// Resolver resolves Service references; nil refuses them.
 	Resolver Resolver
+	// HTTP1 calls webhooks over HTTP/1.1 only. Go's HTTP/2 client keeps
+	// an idle connection open after the webhook server's GOAWAY, so a
+	// webhook server that shuts down gracefully waits its one-second
+	// GOAWAY timeout for it; an idle HTTP/1.1 connection is closed at once.
+	// For servers whose webhooks stop often, as crdtest's do with every
+	// test.
+	HTTP1 bool
 
 	mu      sync.Mutex
 	clients map[[32]byte]*Client
@@ -130,7 +137,11 @@ func configKey(cfg ClientConfig) [32]byte {
 }
 
 func (m *Manager) newClient(cfg ClientConfig) (*Client, error) {
-	tlsCfg := &tls.Config{MinVersion: tls.VersionTLS12, NextProtos: []string{"h2", "http/1.1"}}
+	protos := []string{"h2", "http/1.1"}
+	if m.HTTP1 {
+		protos = protos[1:]
+	}
+	tlsCfg := &tls.Config{MinVersion: tls.VersionTLS12, NextProtos: protos}
 	if len(bytes.TrimSpace(cfg.CABundle)) > 0 {
 		pool := x509.NewCertPool()
 		if !pool.AppendCertsFromPEM(cfg.CABundle) {
@@ -141,7 +152,7 @@ func (m *Manager) newClient(cfg ClientConfig) (*Client, error) {
 	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
 	tr := &http.Transport{
 		TLSClientConfig:     tlsCfg,
-		ForceAttemptHTTP2:   true,
+		ForceAttemptHTTP2:   !m.HTTP1,
 		MaxIdleConnsPerHost: 100,
 		IdleConnTimeout:     90 * time.Second,
 		TLSHandshakeTimeout: 10 * time.Second,

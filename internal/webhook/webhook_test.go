@@ -55,6 +55,25 @@ func TestURLWithCABundle(t *testing.T) {
 	}
 }
 
+// TestHTTP1 checks that an HTTP1 manager never negotiates HTTP/2, even with
+// a webhook that offers it: its idle connections must close the moment the
+// webhook server shuts down, which Go's HTTP/2 client does only after the
+// server's one-second GOAWAY timeout.
+func TestHTTP1(t *testing.T) {
+	var proto atomic.Value
+	srv := webhooktest.Start(t, echo(&proto))
+	c, err := (&webhook.Manager{HTTP1: true}).Client(webhook.ClientConfig{URL: srv.URL, CABundle: srv.CABundle})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Post(context.Background(), []byte(`{}`), 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if p := proto.Load(); p != "HTTP/1.1" {
+		t.Errorf("protocol %v, want HTTP/1.1", p)
+	}
+}
+
 func TestUnknownCAFails(t *testing.T) {
 	srv := webhooktest.Start(t, echo(nil))
 	other := webhooktest.Start(t, echo(nil))
