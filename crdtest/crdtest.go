@@ -7,6 +7,7 @@ package crdtest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"net/http"
@@ -19,6 +20,7 @@ import (
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/clock"
 
 	"github.com/crdserver/crdserver/internal/certs"
 	"github.com/crdserver/crdserver/internal/server"
@@ -88,6 +90,15 @@ type Options struct {
 	// Webhooks are served by the test process over TLS and registered
 	// with the server before Start returns (see Webhook).
 	Webhooks []Webhook
+
+	// Clock, if set, is the time the server's expiries follow, so that a
+	// test steps over them instead of waiting: pass a
+	// k8s.io/utils/clock/testing FakeClock and Step it. Events expire
+	// after the event TTL (one hour) of the Clock, and ServiceAccount
+	// tokens are issued and checked at its time. Timestamps on objects
+	// (creationTimestamp, managedFields) stay real. It needs memory
+	// storage, the default: etcd expires events by its own clock.
+	Clock clock.WithDelayedExecution
 }
 
 // Start starts a server for the duration of t, with the CRDs of opts
@@ -136,6 +147,9 @@ func StartServer(ctx context.Context, opts Options) (_ *Server, err error) {
 	if storage == "" && len(opts.EtcdServers) == 0 {
 		storage = StorageMemory
 	}
+	if opts.Clock != nil && storage != StorageMemory {
+		return nil, errors.New("a Clock needs memory storage: etcd expires events by its own clock")
+	}
 	srv, err := server.Start(ctx, server.Config{
 		DataDir:     opts.DataDir,
 		BindAddress: "127.0.0.1",
@@ -148,6 +162,7 @@ func StartServer(ctx context.Context, opts Options) (_ *Server, err error) {
 		// A controller-runtime webhook server stopped at the end of a test
 		// would wait a second for an idle HTTP/2 connection of ours.
 		WebhookHTTP1: true,
+		Clock:        opts.Clock,
 	})
 	if err != nil {
 		if removeDir {

@@ -58,7 +58,7 @@ func TestTokenRequest(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			iss := &fakeIssuer{}
-			d := WithTokenRequest(ServiceAccounts(), iss)
+			d := WithTokenRequest(ServiceAccounts(), iss, nil)
 			h := d.Hooks.(tokenRequestHooks)
 			h.now = func() time.Time { return epoch }
 			out, err := h.CreateSubresource(context.Background(), "token", sa, c.body)
@@ -84,7 +84,7 @@ func TestTokenRequest(t *testing.T) {
 		})
 	}
 	// Discovery and OpenAPI learn of the subresource and its kind.
-	d := WithTokenRequest(ServiceAccounts(), &fakeIssuer{})
+	d := WithTokenRequest(ServiceAccounts(), &fakeIssuer{}, nil)
 	other := d.Versions[0].Subresources.Other
 	if len(other) != 1 || other[0].Name != "token" || other[0].Kind.Kind != "TokenRequest" || len(ServiceAccounts().Versions[0].Subresources.Other) != 0 {
 		t.Errorf("subresources %+v", other)

@@ -37,8 +37,9 @@ const (
 
 // WithTokenRequest adds the TokenRequest subresource (serviceaccounts/token,
 // behind `kubectl create token`) to the ServiceAccounts definition d; tokens
-// are signed by issuer.
-func WithTokenRequest(d *registry.Definition, issuer TokenIssuer) *registry.Definition {
+// are signed by issuer. now is the clock of the answer's times (nil:
+// time.Now), the issuer's.
+func WithTokenRequest(d *registry.Definition, issuer TokenIssuer, now func() time.Time) *registry.Definition {
 	cp := *d
 	cp.Versions = append([]registry.Version(nil), d.Versions...)
 	for i := range cp.Versions {
@@ -46,7 +47,7 @@ func WithTokenRequest(d *registry.Definition, issuer TokenIssuer) *registry.Defi
 		v.Subresources.Other = append(append([]registry.OtherSubresource(nil), v.Subresources.Other...),
 			registry.OtherSubresource{Name: "token", Verbs: []string{"create"}, Kind: &tokenRequestKind})
 	}
-	cp.Hooks = tokenRequestHooks{serviceAccountHooks: d.Hooks.(serviceAccountHooks), issuer: issuer}
+	cp.Hooks = tokenRequestHooks{serviceAccountHooks: d.Hooks.(serviceAccountHooks), issuer: issuer, now: now}
 	return &cp
 }
 

@@ -45,6 +45,9 @@ func (s *Server) newAuthentication() (*authentication, error) {
 	a := &authentication{
 		issuer: &satoken.Issuer{URL: url, Key: key, Accounts: satoken.AccountsFunc(s.serviceAccount)},
 	}
+	if s.cfg.Clock != nil {
+		a.issuer.Now = s.cfg.Clock.Now
+	}
 	if s.cfg.AnonymousAuth {
 		a.anonymous = authn.AllowAnonymous
 	}

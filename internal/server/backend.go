@@ -54,6 +54,10 @@ func (s *Server) startMemoryStorage() error {
 	case len(s.cfg.EtcdServers) > 0:
 		return errors.New("memory storage cannot use etcd servers")
 	}
-	s.backend = memory.New()
+	if s.cfg.Clock != nil {
+		s.backend = memory.NewWithClock(s.cfg.Clock)
+	} else {
+		s.backend = memory.New()
+	}
 	return nil
 }

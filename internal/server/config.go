@@ -2,7 +2,11 @@
 // listeners, storage and controllers, and stops them in reverse order.
 package server
 
-import "time"
+import (
+	"time"
+
+	"k8s.io/utils/clock"
+)
 
 // Config is the whole configuration of one crdserver process. The zero value
 // of every field is a working default (see Complete). Fields must not change
@@ -52,6 +56,11 @@ type Config struct {
 	// MaxWatchesPerUser bounds the watches one user holds open (429
 	// beyond). 0 means the default (500); negative disables.
 	MaxWatchesPerUser int
+	// Clock, if set, is the time the server's expiries follow instead of
+	// the real one: events' TTL with memory storage (etcd's leases keep
+	// real time), and the issue and expiry times of ServiceAccount tokens.
+	// Timestamps on objects stay real. crdtest passes a fake clock here.
+	Clock clock.WithDelayedExecution
 	// WebhookHTTP1 calls admission and conversion webhooks over HTTP/1.1
 	// only (see webhook.Manager.HTTP1): crdtest sets it, so that the test's
 	// webhook servers stop at once.

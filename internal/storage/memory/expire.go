@@ -36,16 +36,22 @@ func (s *Store) UpdateWithTTL(_ context.Context, key string, value []byte, expec
 // stops the timer (stopExpiryLocked), but a timer that already fired may
 // be waiting for the lock.
 func (s *Store) expireLocked(key string, rev int64, ttl time.Duration) {
-	s.expiry[key] = time.AfterFunc(ttl, func() {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if s.closed {
-			return
-		}
-		if e, ok := s.kvs[key]; ok && e.modRev == rev {
-			s.deleteLocked(key)
-		}
-	})
+	// A fake clock may call f while holding its own lock, which a writer
+	// holding s.mu takes to set a timer: f takes s.mu in a goroutine of
+	// its own, never under the clock's lock.
+	s.expiry[key] = s.clock.AfterFunc(ttl, func() { go s.expire(key, rev) })
+}
+
+// expire deletes key if it is still the write at rev.
+func (s *Store) expire(key string, rev int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
+	if e, ok := s.kvs[key]; ok && e.modRev == rev {
+		s.deleteLocked(key)
+	}
 }
 
 // stopExpiryLocked cancels the pending expiry of key, which is being

@@ -12,7 +12,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
+
+	"k8s.io/utils/clock"
 
 	"github.com/crdserver/crdserver/internal/storage"
 )
@@ -47,7 +48,9 @@ type Store struct {
 	closed   bool
 
 	// expiry holds the timers of keys written with a TTL (see Expirer).
-	expiry map[string]*time.Timer
+	expiry map[string]clock.Timer
+	// clock times the expiries; real time unless NewWithClock.
+	clock clock.WithDelayedExecution
 }
 
 // entry is the current state of one key.
@@ -70,8 +73,12 @@ var (
 )
 
 // New returns an empty store at revision 1.
-func New() *Store {
-	return &Store{rev: 1, kvs: map[string]entry{}, changed: make(chan struct{}), expiry: map[string]*time.Timer{}}
+func New() *Store { return NewWithClock(clock.RealClock{}) }
+
+// NewWithClock returns an empty store whose keys written with a TTL expire
+// by c: a fake clock lets a test step over an hour of event TTL at once.
+func NewWithClock(c clock.WithDelayedExecution) *Store {
+	return &Store{rev: 1, kvs: map[string]entry{}, changed: make(chan struct{}), expiry: map[string]clock.Timer{}, clock: c}
 }
 
 // errClosed is what every call returns after Close.

@@ -3,9 +3,12 @@ package memory_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
+
+	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/crdserver/crdserver/internal/storage"
 	"github.com/crdserver/crdserver/internal/storage/memory"
@@ -102,6 +105,53 @@ func TestExpiry(t *testing.T) {
 	}
 	if kv, err := s.Get(ctx, "/events/kept"); err != nil || string(kv.Value) != "k2" {
 		t.Errorf("a key rewritten without a TTL: Get = %+v, %v; want it kept", kv, err)
+	}
+}
+
+// With a fake clock, keys expire when the clock is stepped past their TTL,
+// and not before. FakeClock calls timers under its own lock, which a
+// writer setting a timer also takes: stepping while writing must not
+// deadlock.
+func TestExpiryFakeClock(t *testing.T) {
+	clock := clocktesting.NewFakeClock(time.Unix(0, 0))
+	s := memory.NewWithClock(clock)
+	t.Cleanup(func() { s.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for i := range 100 {
+		if _, err := s.CreateWithTTL(ctx, fmt.Sprintf("/events/e%d", i), []byte("e"), time.Hour); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clock.Step(59 * time.Minute)
+	if l, err := s.List(ctx, "/events/", storage.ListOptions{}); err != nil || len(l.Items) != 100 {
+		t.Fatalf("after 59m: %d keys, %v; want all 100", len(l.Items), err)
+	}
+	done := make(chan struct{})
+	go func() { // writers racing the step
+		defer close(done)
+		for i := range 100 {
+			s.CreateWithTTL(ctx, fmt.Sprintf("/events/w%d", i), []byte("w"), 2*time.Hour)
+		}
+	}()
+	clock.Step(2 * time.Minute)
+	<-done
+	for {
+		l, err := s.List(ctx, "/events/e", storage.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(l.Items) == 0 {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("%d keys left an hour and a minute after their 1h TTL", len(l.Items))
+		case <-time.After(time.Millisecond):
+		}
+	}
+	if l, _ := s.List(ctx, "/events/w", storage.ListOptions{}); len(l.Items) != 100 {
+		t.Errorf("%d of 100 keys with 2h left; want all", len(l.Items))
 	}
 }
 
