@@ -106,6 +106,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	// Upstream's REST router serves /api and the built-in groups, and
+	// answers a version it lacks with a Status; any other group falls
+	// through to a plain-text 404.
+	if parts[0] == "apis" && len(parts) > 1 && !h.reg.Current().BuiltinGroup(parts[1]) {
+		http.NotFound(w, r)
+		return
+	}
 	writeStatus(w, http.StatusNotFound, metav1.StatusReasonNotFound, "the server could not find the requested resource")
 }
 

@@ -120,6 +120,8 @@ const (
 	acceptV2beta1 = "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json"
 )
 
+const plainCT = "text/plain; charset=utf-8"
+
 func TestDocuments(t *testing.T) {
 	srv, _ := newTestServer(t, testDefinitions())
 	host := strings.TrimPrefix(srv.URL, "http://")
@@ -219,17 +221,20 @@ func TestDocuments(t *testing.T) {
 			}},
 		},
 	}, {
-		name: "unserved version", path: "/apis/stable.example.com/v2alpha1", wantCode: 404, wantCT: "application/json", want: notFound,
+		name: "unserved version", path: "/apis/stable.example.com/v2alpha1", wantCode: 404, wantCT: plainCT,
 	}, {
-		name: "unserved storage version", path: "/apis/example.com/v1beta2", wantCode: 404, wantCT: "application/json", want: notFound,
+		name: "unserved storage version", path: "/apis/example.com/v1beta2", wantCode: 404, wantCT: plainCT,
 	}, {
-		name: "unknown group", path: "/apis/nope.example.com", wantCode: 404, wantCT: "application/json", want: notFound,
+		// Outside the built-in groups upstream answers a plain-text 404.
+		name: "unknown group", path: "/apis/nope.example.com", wantCode: 404, wantCT: plainCT,
 	}, {
-		name: "unknown group version", path: "/apis/nope.example.com/v1", wantCode: 404, wantCT: "application/json", want: notFound,
+		name: "unknown group version", path: "/apis/nope.example.com/v1", wantCode: 404, wantCT: plainCT,
+	}, {
+		name: "unknown version of a custom group", path: "/apis/stable.example.com/v2", wantCode: 404, wantCT: plainCT,
 	}, {
 		name: "unknown core version", path: "/api/v2", wantCode: 404, wantCT: "application/json", want: notFound,
 	}, {
-		name: "resource path", path: "/apis/stable.example.com/v1/crontabs", wantCode: 404, wantCT: "application/json", want: notFound,
+		name: "resource path", path: "/apis/stable.example.com/v1/crontabs", wantCode: 404, wantCT: plainCT,
 	}, {
 		name: "aggregated group version not supported", path: "/apis/stable.example.com", accept: acceptV2,
 		wantCode: 200, wantCT: "application/json",
@@ -255,6 +260,12 @@ func TestDocuments(t *testing.T) {
 			}
 			if ct := resp.Header.Get("Content-Type"); ct != tt.wantCT {
 				t.Errorf("Content-Type = %q, want %q", ct, tt.wantCT)
+			}
+			if tt.want == nil {
+				if string(body) != "404 page not found\n" {
+					t.Errorf("body %q, want upstream's plain 404", body)
+				}
+				return
 			}
 			got := reflect.New(reflect.TypeOf(tt.want).Elem()).Interface()
 			if err := json.Unmarshal(body, got); err != nil {

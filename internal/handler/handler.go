@@ -264,9 +264,10 @@ func (h *Handler) serveStatus(c *call) {
 // route resolves the definition, version and store of a request.
 func (h *Handler) route(w http.ResponseWriter, r *http.Request, info *request.Info) (*call, error) {
 	table := h.reg.Current()
+	notFound := notFoundResource(table, info.APIGroup)
 	def, ok := table.Lookup(info.APIGroup, info.Resource)
 	if !ok {
-		return nil, notFoundResource()
+		return nil, notFound
 	}
 	if info.APIGroup == "" && info.Resource == "namespaces" && len(info.Parts) >= 2 && info.Parts[0] == "namespaces" && info.Parts[1] == info.Name {
 		// /api/v1/namespaces/<name>: request info names the namespace
@@ -277,18 +278,18 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request, info *request.In
 	}
 	version, ok := def.ServedVersion(info.APIVersion)
 	if !ok {
-		return nil, notFoundResource()
+		return nil, notFound
 	}
 	if def.Namespaced() != (info.Namespace != "") {
 		// A namespaced resource listed across namespaces has no namespace;
 		// anything else is a path the resource does not have.
 		if !(def.Namespaced() && (info.Verb == "list" || info.Verb == "watch")) {
-			return nil, notFoundResource()
+			return nil, notFound
 		}
 	}
 	store, ok := h.stores.Store(def.GroupResource())
 	if !ok {
-		return nil, notFoundResource()
+		return nil, notFound
 	}
 	mt, err := codec.Negotiate(r.Header.Get("Accept"))
 	if err != nil {
@@ -308,10 +309,17 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request, info *request.In
 	return c, nil
 }
 
-// notFoundResource answers a path no served resource has. Upstream answers
-// these with a plain-text 404 (not a Status), and clients word their errors
-// on that difference; errPathNotFound marks it for ServeHTTP.
-func notFoundResource() error { return errPathNotFound }
+// notFoundResource answers a path no served resource has, in group.
+// Upstream's REST router serves the built-in groups and answers such a path
+// with a NotFound Status; under any other group (custom resources' or none)
+// the answer is a plain-text 404, and clients word their errors on that
+// difference. errPathNotFound marks the latter for ServeHTTP.
+func notFoundResource(t *registry.Table, group string) error {
+	if t.BuiltinGroup(group) {
+		return codec.NotFound()
+	}
+	return errPathNotFound
+}
 
 var errPathNotFound = errors.New("404 page not found")
 

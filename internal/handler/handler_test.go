@@ -183,12 +183,17 @@ func TestErrors(t *testing.T) {
 		at(errCase{name: "bad fieldValidation", req: req{method: "POST", path: "/api/v1/namespaces?fieldValidation=Loud", body: ns("fv")}, code: 422, reason: metav1.StatusReasonInvalid,
 			message: `CreateOptions.meta.k8s.io "" is invalid: fieldValidation: Unsupported value: "Loud": supported values: "", "Ignore", "Strict", "Warn"`}),
 	}
-	// Paths no resource has get upstream's plain-text 404, not a Status.
-	for _, path := range []string{"/api/v1/nothings", "/api/v2/namespaces", "/apis/nope.example.com/v1/things", "/api/v1/namespaces/missing/namespaces"} {
+	// Paths no resource has: upstream's REST router serves the core and
+	// built-in groups and answers a NotFound Status; under other groups
+	// the answer is a plain-text 404 (both as kube-apiserver 1.37 answers).
+	for _, path := range []string{"/api/v1/nothings", "/api/v2/namespaces", "/api/v1/namespaces/missing/namespaces"} {
 		r := e.do(req{method: "GET", path: path})
-		if r.code != 404 || string(r.body) != "404 page not found\n" {
-			t.Errorf("GET %s: %d %q, want a plain 404", path, r.code, r.body)
+		if st := r.status(t); r.code != 404 || st.Reason != metav1.StatusReasonNotFound || st.Message != "the server could not find the requested resource" {
+			t.Errorf("GET %s: %d %s, want a NotFound Status", path, r.code, r.body)
 		}
+	}
+	if r := e.do(req{method: "GET", path: "/apis/nope.example.com/v1/things"}); r.code != 404 || string(r.body) != "404 page not found\n" {
+		t.Errorf("GET under an unknown group: %d %q, want a plain 404", r.code, r.body)
 	}
 	if r := e.do(req{method: "POST", path: "/api/v1/namespaces/missing/namespaces", body: ns("x")}); r.code != 404 {
 		t.Errorf("create under a namespace path of a cluster resource: %d %s", r.code, r.body)

@@ -15,6 +15,8 @@ type Table struct {
 	// sharing holds, by storage, the definitions of a storage that more
 	// than one serves (Definition.StoredAs).
 	sharing map[grKey][]*Definition
+	// builtinGroups are the groups a built-in serves resources in.
+	builtinGroups map[string]bool
 }
 
 type grKey struct{ group, resource string }
@@ -22,9 +24,14 @@ type grKey struct{ group, resource string }
 // NewTable builds a table from definitions. Later definitions with the same
 // group and resource replace earlier ones.
 func NewTable(generation int64, defs []*Definition) *Table {
-	t := &Table{Generation: generation, byGR: make(map[grKey]*Definition, len(defs))}
+	t := &Table{Generation: generation, byGR: make(map[grKey]*Definition, len(defs)), builtinGroups: map[string]bool{"": true}}
 	for _, d := range defs {
 		t.byGR[grKey{d.Group, d.Resource}] = d
+	}
+	for _, d := range t.byGR {
+		if !d.Custom() {
+			t.builtinGroups[d.Group] = true
+		}
 	}
 	for _, d := range t.byGR {
 		t.defs = append(t.defs, d)
@@ -75,6 +82,12 @@ func (t *Table) SharingStorage(d *Definition) []*Definition {
 	}
 	return out
 }
+
+// BuiltinGroup reports whether a built-in serves resources in group (the
+// core group always counts). Upstream's built-in groups are served by its
+// REST router, which answers a path it does not know with a JSON Status;
+// any other path under /apis falls through to a plain-text 404.
+func (t *Table) BuiltinGroup(group string) bool { return t.builtinGroups[group] }
 
 // Definitions returns every definition, sorted by group then resource. The
 // slice must not be modified.

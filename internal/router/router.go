@@ -40,6 +40,9 @@ func New(c Config) http.Handler {
 			c.Health.ServeHTTP(w, r)
 		case p == "/version" || p == "/version/":
 			c.Version.ServeHTTP(w, r)
+		case isUnder(p, "/version"):
+			// Upstream's REST router serves /version and answers below it.
+			codec.WriteStatus(w, r, codec.NotFound())
 		case isUnder(p, "/openapi"):
 			c.OpenAPI.ServeHTTP(w, r)
 		case c.Metrics != nil && p == "/metrics":
@@ -51,7 +54,8 @@ func New(c Config) http.Handler {
 		case isDiscovery(p):
 			c.Discovery.ServeHTTP(w, r)
 		default:
-			codec.WriteStatus(w, r, codec.NotFound())
+			// Upstream's handler chain ends in a plain-text 404.
+			http.NotFound(w, r)
 		}
 	})
 }
