@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/crdserver/crdserver/internal/admission"
@@ -28,6 +29,7 @@ import (
 	"github.com/crdserver/crdserver/internal/discovery"
 	"github.com/crdserver/crdserver/internal/filters"
 	"github.com/crdserver/crdserver/internal/handler"
+	"github.com/crdserver/crdserver/internal/health"
 	"github.com/crdserver/crdserver/internal/metrics"
 	"github.com/crdserver/crdserver/internal/openapi"
 	"github.com/crdserver/crdserver/internal/registry"
@@ -63,7 +65,9 @@ type Server struct {
 	http       *http.Server
 	cancel     context.CancelFunc
 	done       chan struct{}
-	serveErr   chan error
+	// shuttingDown fails readyz's shutdown check once Shutdown began.
+	shuttingDown atomic.Bool
+	serveErr     chan error
 
 	// stopBackground ends the background loops (controllers, compactor);
 	// background counts them, so that Shutdown closes storage only once
@@ -444,6 +448,7 @@ func (s *Server) createInitialNamespaces(ctx context.Context) error {
 // caches and closes storage. Loops still running at the deadline are
 // reported in the error and storage is closed under them.
 func (s *Server) Shutdown() error {
+	s.shuttingDown.Store(true)
 	var errs []error
 	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
 	defer cancel()
@@ -490,34 +495,35 @@ func (s *Server) Shutdown() error {
 	return errors.Join(errs...)
 }
 
-// healthHandler serves /healthz, /livez and /readyz: ready once storage
-// answers and every cache is filled.
+// healthHandler serves /healthz, /livez and /readyz with upstream's check
+// names: live while storage answers; ready once every cache is filled and
+// the RBAC roles exist, until shutdown begins.
 func (s *Server) healthHandler() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		check := strings.Trim(r.URL.Path, "/")
-		ready := strings.HasPrefix(check, "readyz")
-		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
-		defer cancel()
-		var failed []string
-		if err := s.backend.Healthy(ctx); err != nil {
-			failed = append(failed, "etcd")
+	ok := func(context.Context) error { return nil }
+	etcd := health.Check{Name: "etcd", Func: s.backend.Healthy}
+	live := []health.Check{{Name: "ping", Func: ok}, {Name: "log", Func: ok}, etcd}
+	ready := append(slices.Clone(live), health.Check{Name: "informer-sync", Func: func(context.Context) error {
+		if !s.stores.ready() || !s.crds.served.Load() {
+			return errors.New("watch caches or CRDs not yet served")
 		}
-		if ready && (!s.stores.ready() || !s.crds.served.Load()) {
-			failed = append(failed, "informer-sync")
-		}
-		if ready && s.authz.mode == ModeRBAC && !s.authz.ready() {
-			failed = append(failed, "poststarthook/rbac/bootstrap-roles")
-		}
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		w.Header().Set("X-Content-Type-Options", "nosniff")
-		if len(failed) > 0 {
-			w.WriteHeader(http.StatusInternalServerError)
-			for _, f := range failed {
-				fmt.Fprintf(w, "[-]%s failed: reason withheld\n", f)
+		return nil
+	}})
+	if s.authz.mode == ModeRBAC {
+		ready = append(ready, health.Check{Name: "poststarthook/rbac/bootstrap-roles", Func: func(context.Context) error {
+			if !s.authz.ready() {
+				return errors.New("RBAC bootstrap roles not yet ensured")
 			}
-			fmt.Fprintf(w, "%s check failed\n", strings.SplitN(check, "/", 2)[0])
-			return
+			return nil
+		}})
+	}
+	ready = append(ready, health.Check{Name: "shutdown", Func: func(context.Context) error {
+		if s.shuttingDown.Load() {
+			return errors.New("process is shutting down")
 		}
-		fmt.Fprint(w, "ok")
-	})
+		return nil
+	}})
+	return health.Handler(s.log,
+		health.Endpoint{Name: "healthz", Checks: live},
+		health.Endpoint{Name: "livez", Checks: live},
+		health.Endpoint{Name: "readyz", Checks: ready})
 }

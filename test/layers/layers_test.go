@@ -29,6 +29,7 @@ var layer = map[string]int{
 	"internal/webhook":             0,
 	"internal/webhook/webhooktest": 0,
 	"internal/fairness":            0,
+	"internal/health":              0,
 	// CEL rules type against structural schemas; the schema pipeline runs them.
 	"internal/cel": 1,
 	// The schema pipeline: prune, default, validate, then the CEL rules.
