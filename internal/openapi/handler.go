@@ -99,7 +99,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case strings.HasPrefix(path, "/openapi/v3/"):
 		serveGroupVersion(w, r, s, strings.TrimPrefix(path, "/openapi/v3/"))
 	default:
-		writeNotFound(w)
+		// Upstream routes only the documents' paths; the rest falls
+		// through to its plain-text 404.
+		http.NotFound(w, r)
 	}
 }
 
@@ -136,7 +138,10 @@ func serveGroupVersion(w http.ResponseWriter, r *http.Request, s *state, rest st
 	key, ok := keyOf(rest)
 	d := s.gvs[key]
 	if !ok || d == nil {
-		writeNotFound(w)
+		// Upstream's v3 handler answers a group-version it lacks with
+		// an empty 404.
+		w.Header().Set("Cache-Control", "no-cache, private")
+		w.WriteHeader(http.StatusNotFound)
 		return
 	}
 	w.Header().Add("Vary", "Accept")
@@ -233,10 +238,6 @@ func negotiate(accept string, offers []string) (string, bool) {
 		}
 	}
 	return "", false
-}
-
-func writeNotFound(w http.ResponseWriter) {
-	writeStatus(w, http.StatusNotFound, metav1.StatusReasonNotFound, "the server could not find the requested resource")
 }
 
 // writeStatus writes a Failure Status as kube-apiserver answers paths and

@@ -52,6 +52,7 @@ func main() {
 	flag.StringVar(&o.out, "out", "", "directory for logs and reports (default: a new temporary directory)")
 	flag.DurationVar(&o.stall, "stall", 2*time.Minute, "interrupt a spec when no spec has finished for this long (0: never)")
 	flag.BoolVar(&o.verbose, "v", false, "stream the suite's output instead of only writing it to the log")
+	flag.StringVar(&o.requests, "requests", "", "instead of the suite, send this file's requests to crdserver and kube-apiserver and print where their answers differ (see requests.go; testdata/requests.txt)")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "run: unexpected arguments %q\n", flag.Args())
@@ -76,6 +77,7 @@ type options struct {
 	out         string
 	verbose     bool
 	stall       time.Duration
+	requests    string
 }
 
 // maxRounds bounds the rounds of one server's run: each interrupted spec
@@ -110,6 +112,9 @@ func run(ctx context.Context, o options) (failed bool, err error) {
 		return false, err
 	}
 	fmt.Printf("logs and reports in %s\n", o.out)
+	if o.requests != "" {
+		return runRequests(ctx, paths, o.out, o.requests)
+	}
 
 	start := time.Now()
 	bin, err := buildSuite(ctx, paths)

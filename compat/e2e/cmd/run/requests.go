@@ -1,0 +1,216 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// A requests file lists HTTP requests to send to crdserver and to
+// kube-apiserver, one per line, and the runner reports where the two
+// answer differently (status code, content type, and a Status body's
+// kind, reason, message, code and details):
+//
+//	# a comment
+//	GET /apis/nosuch.example.com/v1
+//	POST /apis/apiextensions.k8s.io/v1/customresourcedefinitions @crd.json
+//	PATCH /api/v1/namespaces/default @patch.json application/merge-patch+json
+//	setup POST /apis/apiextensions.k8s.io/v1/customresourcedefinitions @crd.json
+//	wait GET /apis/stable.example.com/v1/crontabs
+//
+// @FILE is a body, relative to the requests file; a content type may
+// follow (default application/json). "setup" sends a request without
+// comparing answers; "wait" repeats one until it answers 200.
+type requestLine struct {
+	line        int
+	mode        string // "", "setup" or "wait"
+	method      string
+	path        string
+	body        []byte
+	contentType string
+}
+
+func readRequests(file string) ([]requestLine, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []requestLine
+	sc := bufio.NewScanner(f)
+	for n := 1; sc.Scan(); n++ {
+		fields := strings.Fields(sc.Text())
+		if len(fields) == 0 || strings.HasPrefix(fields[0], "#") {
+			continue
+		}
+		r := requestLine{line: n, contentType: "application/json"}
+		if fields[0] == "setup" || fields[0] == "wait" {
+			r.mode, fields = fields[0], fields[1:]
+		}
+		if len(fields) < 2 || len(fields) > 4 {
+			return nil, fmt.Errorf("%s:%d: want [setup|wait] METHOD PATH [@BODY [CONTENT-TYPE]]", file, n)
+		}
+		r.method, r.path = fields[0], fields[1]
+		if len(fields) > 2 {
+			if !strings.HasPrefix(fields[2], "@") {
+				return nil, fmt.Errorf("%s:%d: a body is @FILE", file, n)
+			}
+			if r.body, err = os.ReadFile(filepath.Join(filepath.Dir(file), fields[2][1:])); err != nil {
+				return nil, fmt.Errorf("%s:%d: %w", file, n, err)
+			}
+		}
+		if len(fields) > 3 {
+			r.contentType = fields[3]
+		}
+		out = append(out, r)
+	}
+	return out, sc.Err()
+}
+
+// answer is what a server said, reduced to what must agree.
+type answer struct {
+	code        int
+	contentType string
+	body        string // a Status's fields, or the text of a non-JSON answer
+}
+
+func (a answer) String() string {
+	return fmt.Sprintf("%d %s %s", a.code, a.contentType, a.body)
+}
+
+type requester struct {
+	name   string
+	client *http.Client
+	url    string
+}
+
+func newRequester(p *process) (*requester, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", p.kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	c, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &requester{name: p.name, client: c, url: strings.TrimSuffix(cfg.Host, "/")}, nil
+}
+
+func (q *requester) do(ctx context.Context, r requestLine) (answer, error) {
+	req, err := http.NewRequestWithContext(ctx, r.method, q.url+r.path, bytes.NewReader(r.body))
+	if err != nil {
+		return answer{}, err
+	}
+	if r.body != nil {
+		req.Header.Set("Content-Type", r.contentType)
+	}
+	resp, err := q.client.Do(req)
+	if err != nil {
+		return answer{}, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return answer{}, err
+	}
+	a := answer{code: resp.StatusCode, contentType: resp.Header.Get("Content-Type")}
+	var status struct {
+		Kind    string          `json:"kind"`
+		Status  string          `json:"status"`
+		Message string          `json:"message"`
+		Reason  string          `json:"reason"`
+		Details json.RawMessage `json:"details"`
+		Code    int             `json:"code"`
+	}
+	switch {
+	case !strings.HasPrefix(a.contentType, "application/json"):
+		a.body = strings.TrimSpace(string(b))
+	case json.Unmarshal(b, &status) == nil && status.Kind == "Status":
+		var details map[string]any
+		json.Unmarshal(status.Details, &details)
+		delete(details, "uid")
+		d, _ := json.Marshal(details)
+		a.body = fmt.Sprintf("Status %s reason=%s code=%d message=%q details=%s", status.Status, status.Reason, status.Code, status.Message, d)
+	default:
+		a.body = "(an object)"
+	}
+	return a, nil
+}
+
+// runRequests sends file's requests to a crdserver and a kube-apiserver
+// and prints each difference; failed reports any.
+func runRequests(ctx context.Context, paths paths, dir, file string) (failed bool, err error) {
+	reqs, err := readRequests(file)
+	if err != nil {
+		return false, err
+	}
+	var servers []*requester
+	for _, name := range []string{"crdserver", "kube-apiserver"} {
+		sdir := filepath.Join(dir, name)
+		if err := os.MkdirAll(sdir, 0o755); err != nil {
+			return false, err
+		}
+		var p *process
+		if name == "crdserver" {
+			p, err = startCrdserver(ctx, paths, sdir)
+		} else {
+			p, err = startKubeAPIServer(ctx, paths, sdir)
+		}
+		if err != nil {
+			return false, fmt.Errorf("%s: %w", name, err)
+		}
+		defer p.stop()
+		q, err := newRequester(p)
+		if err != nil {
+			return false, err
+		}
+		servers = append(servers, q)
+	}
+	same := 0
+	for _, r := range reqs {
+		var answers []answer
+		for _, q := range servers {
+			a, err := q.do(ctx, r)
+			for deadline := time.Now().Add(30 * time.Second); r.mode == "wait" && (err != nil || a.code != http.StatusOK) && time.Now().Before(deadline); {
+				time.Sleep(100 * time.Millisecond)
+				a, err = q.do(ctx, r)
+			}
+			if err != nil {
+				return false, fmt.Errorf("line %d: %s: %w", r.line, q.name, err)
+			}
+			answers = append(answers, a)
+		}
+		if r.mode != "" {
+			continue
+		}
+		if answers[0] != answers[1] {
+			failed = true
+			fmt.Printf("line %d: %s %s\n  crdserver:      %s\n  kube-apiserver: %s\n", r.line, r.method, r.path, answers[0], answers[1])
+			continue
+		}
+		same++
+	}
+	fmt.Printf("%d requests answered alike, %d differently\n", same, countCompared(reqs)-same)
+	return failed, nil
+}
+
+func countCompared(reqs []requestLine) int {
+	n := 0
+	for _, r := range reqs {
+		if r.mode == "" {
+			n++
+		}
+	}
+	return n
+}
