@@ -30,10 +30,10 @@ const (
 	MediaYAML = "application/yaml"
 )
 
-// acceptedInput is what a 415 says the server reads. Upstream lists its
-// serializers; we have no protobuf (custom resources cannot use it) and no
-// CBOR.
-var acceptedInput = []string{MediaJSON, MediaYAML}
+// acceptedInput is what a 415 says the server reads: upstream's list of its
+// serializers, protobuf included even for custom resources, which cannot
+// be sent in it (kube-apiserver 1.37 says the same).
+var acceptedInput = []string{MediaJSON, MediaYAML, "application/vnd.kubernetes.protobuf"}
 
 // DecodeOptions bound the work one body may cost. The zero value means
 // the defaults.

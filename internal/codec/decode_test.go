@@ -81,7 +81,7 @@ func TestDecode(t *testing.T) {
 		{name: "too deep arrays", body: `{"a":` + strings.Repeat("[", DefaultMaxDepth) + strings.Repeat("]", DefaultMaxDepth) + "}", code: 400,
 			msg: "exceeded max depth"},
 		{name: "protobuf", body: "k8s\x00", ctype: "application/vnd.kubernetes.protobuf", code: 415,
-			msg: "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml"},
+			msg: "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf"},
 		{name: "bad content type", body: `{}`, ctype: "application/json; =", code: 415},
 		{name: "merge patch is not a body type", body: `{}`, ctype: "application/merge-patch+json", code: 415},
 	}

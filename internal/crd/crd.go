@@ -82,13 +82,14 @@ type Hooks struct {
 }
 
 var (
-	_ registry.CreatePreparer   = Hooks{}
-	_ registry.UpdatePreparer   = Hooks{}
-	_ registry.Validator        = Hooks{}
-	_ registry.VersionValidator = Hooks{}
-	_ registry.Finalizer        = Hooks{}
-	_ registry.StrategicMerger  = Hooks{}
-	_ registry.Protobuf         = Hooks{}
+	_ registry.CreatePreparer       = Hooks{}
+	_ registry.UpdatePreparer       = Hooks{}
+	_ registry.Validator            = Hooks{}
+	_ registry.VersionValidator     = Hooks{}
+	_ registry.Finalizer            = Hooks{}
+	_ registry.StrategicMerger      = Hooks{}
+	_ registry.StatusUpdatePreparer = Hooks{}
+	_ registry.Protobuf             = Hooks{}
 )
 
 // PrepareForCreate applies the v1 defaults and resets status to what a new
@@ -157,6 +158,25 @@ func (h Hooks) ValidateUpdateIn(version string, obj, old map[string]any) field.E
 		return validateCreate(c, version, h.Schemas)
 	}
 	return validateUpdate(c, o, version, h.Schemas)
+}
+
+// PrepareForStatusUpdate puts the storage version back into an emptied
+// status.storedVersions, as upstream's v1 defaults do on every write: a
+// client cannot record that nothing is stored.
+func (Hooks) PrepareForStatusUpdate(obj, old map[string]any) {
+	if status, _ := obj["status"].(map[string]any); status != nil {
+		if stored, _ := status["storedVersions"].([]any); len(stored) > 0 {
+			return
+		}
+	}
+	c, err := decode(obj)
+	if err != nil {
+		return
+	}
+	if v := storageVersion(&c.Spec); v != "" {
+		c.Status.StoredVersions = []string{v}
+		encodeInto(obj, c)
+	}
 }
 
 // ValidateStatusUpdate checks a write of the status subresource: upstream

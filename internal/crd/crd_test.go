@@ -108,6 +108,27 @@ func TestPrepareForUpdateStoredVersions(t *testing.T) {
 	}
 }
 
+// A status write that empties storedVersions gets the storage version
+// back, as kube-apiserver's v1 defaults give it; a shrunk list stays.
+func TestPrepareForStatusUpdate(t *testing.T) {
+	old := valid(t, "crontab-webhook.yaml")
+	set(old, []any{"v1beta1", "v1"}, "status", "storedVersions")
+	for _, stored := range []any{[]any{}, nil} {
+		obj := copyObj(old)
+		set(obj, stored, "status", "storedVersions")
+		Hooks{}.PrepareForStatusUpdate(obj, old)
+		if got := at(obj, "status", "storedVersions"); !reflect.DeepEqual(got, []any{"v1beta1"}) {
+			t.Errorf("storedVersions %v written: stored %v, want [v1beta1], the storage version", stored, got)
+		}
+	}
+	obj := copyObj(old)
+	set(obj, []any{"v1"}, "status", "storedVersions")
+	Hooks{}.PrepareForStatusUpdate(obj, old)
+	if got := at(obj, "status", "storedVersions"); !reflect.DeepEqual(got, []any{"v1"}) {
+		t.Errorf("storedVersions shrunk to [v1]: stored %v", got)
+	}
+}
+
 func TestFinalizer(t *testing.T) {
 	h := Hooks{}
 	obj := valid(t, "crontab.yaml")

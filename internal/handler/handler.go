@@ -118,6 +118,8 @@ type call struct {
 	// peers are the other definitions served from def's storage
 	// (registry.Table.SharingStorage): nil for most.
 	peers []*registry.Definition
+	// table is the snapshot the request was routed with.
+	table *registry.Table
 	media codec.MediaType
 	// present, when set, turns the object into what the subresource
 	// answers with (the scale subresource's Scale).
@@ -301,7 +303,7 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request, info *request.In
 		return nil, statusError(http.StatusNotAcceptable, "NotAcceptable",
 			"only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf")
 	}
-	c := &call{w: w, r: r, info: info, def: def, version: version, store: store, media: mt, peers: table.SharingStorage(def)}
+	c := &call{w: w, r: r, info: info, def: def, version: version, store: store, media: mt, peers: table.SharingStorage(def), table: table}
 	// A bad includeObject is refused before anything is read or written.
 	if err := checkTableOptions(c); err != nil {
 		return nil, err

@@ -196,6 +196,9 @@ func (h *Handler) prepareUpdate(c *call, obj, old map[string]any, sub string) ma
 		if mf, ok := metadata(obj)["managedFields"]; ok {
 			metadata(next)["managedFields"] = mf
 		}
+		if p, ok := c.def.Hooks.(registry.StatusUpdatePreparer); ok {
+			p.PrepareForStatusUpdate(next, old)
+		}
 		return next
 	}
 	normalizeMetadata(obj)

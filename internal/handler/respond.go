@@ -391,6 +391,9 @@ func addWarning(c *call, text string) {
 func checkTypeMeta(c *call, obj map[string]any) error {
 	av, _ := obj["apiVersion"].(string)
 	kind, _ := obj["kind"].(string)
+	if goTyped(c.def) && av != "" && kind != "" && (av != c.apiVersion() || kind != c.def.Kind) {
+		return typedDecodeError(c, av, kind)
+	}
 	if av == "" {
 		obj["apiVersion"] = c.apiVersion()
 	} else if av != c.apiVersion() {
@@ -405,6 +408,47 @@ func checkTypeMeta(c *call, obj map[string]any) error {
 		})
 	}
 	return nil
+}
+
+// typedDecodeError is upstream's 400 for a built-in's body of another
+// group, version or kind: its scheme decodes the body's kind and fails to
+// convert it to the resource's internal type, or knows no such kind. The
+// scheme here is what crdserver serves.
+func typedDecodeError(c *call, apiVersion, kind string) error {
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	if err != nil {
+		return apierrors.NewBadRequest(err.Error())
+	}
+	prefix := fmt.Sprintf("%s in version %q cannot be handled as a %s: ", kind, gv.Version, c.def.Kind)
+	if !servedKind(c.table, gv.WithKind(kind)) {
+		return apierrors.NewBadRequest(prefix + fmt.Sprintf("no kind %q is registered for version %q in scheme %q", kind, apiVersion, "pkg/runtime/scheme.go:111"))
+	}
+	return apierrors.NewBadRequest(prefix + fmt.Sprintf("converting (%s.%s) to (%s.%s): unknown conversion", gv.Version, kind, internalPackage(c.def.Group), c.def.Kind))
+}
+
+// servedKind reports whether a served definition has kind (or its list)
+// at gvk's group and version.
+func servedKind(t *registry.Table, gvk schema.GroupVersionKind) bool {
+	for _, d := range t.Definitions() {
+		if d.Group != gvk.Group || (d.Kind != gvk.Kind && d.Kind+"List" != gvk.Kind) {
+			continue
+		}
+		if _, ok := d.ServedVersion(gvk.Version); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// internalPackage names the Go package of a group's internal types in
+// upstream's messages: core for the core group (and events.k8s.io, whose
+// Events are core's), else the group's first label.
+func internalPackage(group string) string {
+	if group == "" || group == "events.k8s.io" {
+		return "core"
+	}
+	first, _, _ := strings.Cut(group, ".")
+	return first
 }
 
 // inVersion reports whether an encoded object is already in the request's

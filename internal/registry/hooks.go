@@ -24,6 +24,12 @@ type UpdatePreparer interface {
 	PrepareForUpdate(obj, old map[string]any)
 }
 
+// StatusUpdatePreparer fills defaults a write through the status
+// subresource must not leave out (a CRD's storedVersions).
+type StatusUpdatePreparer interface {
+	PrepareForStatusUpdate(obj, old map[string]any)
+}
+
 // Validator validates an object beyond its schema and metadata.
 type Validator interface {
 	Validate(obj map[string]any) field.ErrorList
