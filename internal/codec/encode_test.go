@@ -80,7 +80,7 @@ func TestNegotiate(t *testing.T) {
 			}
 			st := statusOf(t, err)
 			if st.Code != http.StatusNotAcceptable || st.Reason != metav1.StatusReasonNotAcceptable ||
-				st.Message != "only the following media types are accepted: application/json, application/yaml" {
+				st.Message != "only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf" {
 				t.Errorf("Negotiate(%q): %+v", tc.accept, st)
 			}
 			continue
@@ -342,5 +342,34 @@ func TestNotFound(t *testing.T) {
 	want := `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"the server could not find the requested resource","reason":"NotFound","details":{},"code":404}` + "\n"
 	if w.Code != 404 || w.Body.String() != want {
 		t.Fatalf("got %d %s", w.Code, w.Body.String())
+	}
+}
+
+// NegotiateProtobuf picks protobuf for the plain object and its watch
+// stream only; Negotiate never does.
+func TestNegotiateProtobuf(t *testing.T) {
+	for _, tc := range []struct {
+		accept, want string
+		stream       string
+	}{
+		{accept: "application/vnd.kubernetes.protobuf", want: MediaProtobuf},
+		{accept: "application/vnd.kubernetes.protobuf, application/json", want: MediaProtobuf},
+		{accept: "application/vnd.kubernetes.protobuf;stream=watch", want: MediaProtobuf, stream: "watch"},
+		{accept: "application/vnd.kubernetes.protobuf;as=Table;v=v1;g=meta.k8s.io, application/json", want: MediaJSON},
+		{accept: "application/vnd.kubernetes.protobuf;as=Table;v=v1;g=meta.k8s.io"},
+	} {
+		got, err := NegotiateProtobuf(tc.accept)
+		if tc.want == "" {
+			if err == nil {
+				t.Errorf("%q: %+v, want 406", tc.accept, got)
+			}
+			continue
+		}
+		if err != nil || got.Type != tc.want || got.Stream != tc.stream {
+			t.Errorf("%q: %+v, %v; want %s stream %q", tc.accept, got, err, tc.want, tc.stream)
+		}
+		if got, err := Negotiate(tc.accept); err == nil && got.Type == MediaProtobuf {
+			t.Errorf("Negotiate(%q) chose protobuf", tc.accept)
+		}
 	}
 }

@@ -12,9 +12,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
+// MediaProtobuf is Kubernetes' protobuf encoding, which built-ins with Go
+// types are also written in.
+const MediaProtobuf = "application/vnd.kubernetes.protobuf"
+
 // MediaType is the negotiated form of a response.
 type MediaType struct {
-	// Type is MediaJSON or MediaYAML.
+	// Type is MediaJSON, MediaYAML or (see NegotiateProtobuf)
+	// MediaProtobuf.
 	Type string
 	// As, Group and Version name a conversion the client asked for
 	// (as=Table;g=meta.k8s.io;v=v1); all empty for the plain object.
@@ -30,8 +35,10 @@ type MediaType struct {
 // JSON is the media type of a request that expressed no preference.
 var JSON = MediaType{Type: MediaJSON}
 
-// acceptedOutput is what a 406 says the server writes.
-var acceptedOutput = []string{MediaJSON, MediaYAML}
+// acceptedOutput is what a 406 says the server writes: upstream's words,
+// protobuf included, for custom resources (which have no protobuf form)
+// as well.
+var acceptedOutput = []string{MediaJSON, MediaYAML, MediaProtobuf}
 
 // Negotiate picks the response form for a resource endpoint from an Accept
 // header: the plain object, or its Table, PartialObjectMetadata or
@@ -48,12 +55,25 @@ func Negotiate(accept string) (MediaType, error) {
 // (protobuf, CBOR) are skipped. When no clause fits, the error is upstream's
 // 406 NotAcceptable.
 func NegotiateFor(accept string, allow func(MediaType) bool) (MediaType, error) {
+	return negotiate(accept, allow, false)
+}
+
+// NegotiateProtobuf is Negotiate for a built-in with a protobuf form: a
+// clause for protobuf wins like one for JSON, as the plain object or a
+// watch stream (protobuf has no Table form here).
+func NegotiateProtobuf(accept string) (MediaType, error) {
+	return negotiate(accept, ResourceTargets, true)
+}
+
+func negotiate(accept string, allow func(MediaType) bool, protobuf bool) (MediaType, error) {
 	if accept == "" {
 		return JSON, nil
 	}
 	for _, c := range cachedAccept(accept) {
 		var typ string
 		switch {
+		case protobuf && c.typ == "application" && c.sub == "vnd.kubernetes.protobuf":
+			typ = MediaProtobuf
 		case c.typ == "application" && c.sub == "json",
 			c.typ == "application" && c.sub == "*",
 			c.typ == "*" && c.sub == "*":
@@ -74,8 +94,9 @@ func NegotiateFor(accept string, allow func(MediaType) bool) (MediaType, error) 
 			case "v":
 				mt.Version = p.v
 			case "stream":
-				// Only JSON has a stream form; a YAML watch is not acceptable.
-				if p.v != "" && (p.v != "watch" || typ != MediaJSON) {
+				// JSON and protobuf have a stream form; a YAML watch is
+				// not acceptable.
+				if p.v != "" && (p.v != "watch" || typ == MediaYAML) {
 					ok = false
 				}
 				mt.Stream = p.v
@@ -83,6 +104,9 @@ func NegotiateFor(accept string, allow func(MediaType) bool) (MediaType, error) 
 				mt.Pretty = p.v == "1"
 			}
 			// Other parameters (charset, sv, export, profile) are ignored.
+		}
+		if typ == MediaProtobuf && (mt.As != "" || mt.Group != "" || mt.Version != "") {
+			ok = false
 		}
 		if ok && allow(mt) {
 			return mt, nil

@@ -36,7 +36,7 @@ func (h *Handler) delete(c *call) {
 		h.writeObject(c, http.StatusOK, obj)
 		return
 	}
-	codec.WriteObject(c.w, http.StatusOK, c.media, deleteStatus(c, obj))
+	writeObj(c, http.StatusOK, deleteStatus(c, obj))
 }
 
 // deleteOptions reads DeleteOptions from the body and the query.

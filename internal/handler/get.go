@@ -29,7 +29,7 @@ func (h *Handler) get(c *call) {
 	}
 	rs := readSchema(c.def, it.Revision)
 	if rs == nil && servesStored(c, it.JSON) {
-		codec.WriteRaw(c.w, http.StatusOK, c.media, it.JSON)
+		writeRaw(c, http.StatusOK, it.JSON)
 		return
 	}
 	encoded := it.JSON
@@ -42,7 +42,7 @@ func (h *Handler) get(c *call) {
 			return
 		}
 		if encoded = conv[0]; c.media.As == "" && c.present == nil {
-			codec.WriteRaw(c.w, http.StatusOK, c.media, encoded)
+			writeRaw(c, http.StatusOK, encoded)
 			return
 		}
 	}

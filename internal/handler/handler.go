@@ -293,7 +293,11 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request, info *request.In
 	if !ok {
 		return nil, notFound
 	}
-	mt, err := codec.Negotiate(r.Header.Get("Accept"))
+	negotiate := codec.Negotiate
+	if protobufHooks(&call{def: def, version: version}) != nil {
+		negotiate = codec.NegotiateProtobuf
+	}
+	mt, err := negotiate(r.Header.Get("Accept"))
 	if err != nil {
 		return nil, err
 	}

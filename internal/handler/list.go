@@ -125,6 +125,18 @@ func (h *Handler) writeList(c *call, res watchcache.ListResult) {
 
 // writeObjectList sends the items as the resource's list kind.
 func (h *Handler) writeObjectList(c *call, lm metav1.ListMeta, encoded []listItem) {
+	if c.media.Type == codec.MediaProtobuf {
+		b, err := protobufList(c, lm, encoded)
+		if err != nil {
+			codec.WriteStatus(c.w, c.r, apierrors.NewInternalError(err))
+			return
+		}
+		c.w.Header().Set("Content-Type", codec.MediaProtobuf)
+		c.w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+		c.w.WriteHeader(http.StatusOK)
+		c.w.Write(b)
+		return
+	}
 	md := listMeta(lm)
 	if c.def.Custom() {
 		// An unstructured list always carries continue, empty or not.

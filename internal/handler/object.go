@@ -244,7 +244,7 @@ func (h *Handler) writeStored(c *call, status int, key string, obj map[string]an
 				codec.WriteStatus(c.w, c.r, err)
 				return
 			}
-			codec.WriteRaw(c.w, status, c.media, out[0])
+			writeRaw(c, status, out[0])
 			return
 		}
 	}

@@ -2,12 +2,20 @@ package handler
 
 import (
 	"bytes"
+	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"mime"
+	"slices"
+	"strconv"
+
+	"google.golang.org/protobuf/encoding/protowire"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/crdserver/crdserver/internal/codec"
 	"github.com/crdserver/crdserver/internal/registry"
 )
 
@@ -89,4 +97,151 @@ func unmarshalProtobuf(body []byte, msg registry.ProtoMessage) error {
 		return apierrors.NewBadRequest(fmt.Sprintf("decoding protobuf %s: %v", env.Kind, err))
 	}
 	return nil
+}
+
+// protoMarshaler is what generated Kubernetes types implement besides
+// registry.ProtoMessage.
+type protoMarshaler interface {
+	Marshal() ([]byte, error)
+}
+
+// protobufHooks returns the request version's typed hooks when the
+// resource has a protobuf form to answer in, else nil.
+func protobufHooks(c *call) registry.Protobuf {
+	if !goTyped(c.def) {
+		return nil
+	}
+	pb, ok := typedHooks(c).(registry.Protobuf)
+	if !ok {
+		return nil
+	}
+	if _, ok := pb.NewProtobuf().(protoMarshaler); !ok {
+		return nil
+	}
+	return pb
+}
+
+// protobufMessage encodes one JSON object of the resource as its Go
+// type's protobuf message, without the envelope.
+func protobufMessage(c *call, jsonBytes []byte) ([]byte, error) {
+	msg := protobufHooks(c).NewProtobuf()
+	if err := json.Unmarshal(jsonBytes, msg); err != nil {
+		return nil, fmt.Errorf("decoding %s for protobuf: %w", c.def.Kind, err)
+	}
+	return msg.(protoMarshaler).Marshal()
+}
+
+// protobufEnvelope wraps a message in Kubernetes' envelope: the magic
+// prefix, then a runtime.Unknown naming its apiVersion and kind.
+func protobufEnvelope(apiVersion, kind string, raw []byte) ([]byte, error) {
+	env := runtime.Unknown{TypeMeta: runtime.TypeMeta{APIVersion: apiVersion, Kind: kind}, Raw: raw}
+	b, err := env.Marshal()
+	if err != nil {
+		return nil, err
+	}
+	return append(slices.Clip(protobufMagic), b...), nil
+}
+
+// protobufObject is a JSON object of the resource (or a Status) in
+// protobuf with its envelope.
+func protobufObject(c *call, jsonBytes []byte) ([]byte, error) {
+	var tm metav1.TypeMeta
+	if err := json.Unmarshal(jsonBytes, &tm); err != nil {
+		return nil, err
+	}
+	var raw []byte
+	var err error
+	if tm.Kind == "Status" {
+		var st metav1.Status
+		if err = json.Unmarshal(jsonBytes, &st); err == nil {
+			raw, err = st.Marshal()
+		}
+	} else {
+		raw, err = protobufMessage(c, jsonBytes)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return protobufEnvelope(tm.APIVersion, tm.Kind, raw)
+}
+
+// writeProtobuf answers one JSON object of the resource in protobuf.
+func writeProtobuf(c *call, status int, jsonBytes []byte) {
+	b, err := protobufObject(c, jsonBytes)
+	if err != nil {
+		codec.WriteStatus(c.w, c.r, apierrors.NewInternalError(err))
+		return
+	}
+	c.w.Header().Set("Content-Type", codec.MediaProtobuf)
+	c.w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	c.w.WriteHeader(status)
+	c.w.Write(b)
+}
+
+// protobufList is a list of the resource in protobuf: every Kubernetes list
+// message is its ListMeta (field 1) and its items (field 2).
+func protobufList(c *call, lm metav1.ListMeta, items []listItem) ([]byte, error) {
+	md, err := lm.Marshal()
+	if err != nil {
+		return nil, err
+	}
+	raw := protowire.AppendTag(nil, 1, protowire.BytesType)
+	raw = protowire.AppendBytes(raw, md)
+	for _, it := range items {
+		m, err := protobufMessage(c, it.bytes())
+		if err != nil {
+			return nil, err
+		}
+		raw = protowire.AppendTag(raw, 2, protowire.BytesType)
+		raw = protowire.AppendBytes(raw, m)
+	}
+	return protobufEnvelope(c.apiVersion(), c.def.ListKind, raw)
+}
+
+// protobufWatchFrame turns a JSON watch frame ({"type":…,"object":…}) into
+// upstream's protobuf one: a WatchEvent whose object is the enveloped
+// message, prefixed by its length (4 bytes, big-endian).
+func protobufWatchFrame(c *call, jsonFrame []byte) ([]byte, error) {
+	var ev struct {
+		Type   string          `json:"type"`
+		Object json.RawMessage `json:"object"`
+	}
+	if err := json.Unmarshal(jsonFrame, &ev); err != nil {
+		return nil, err
+	}
+	obj, err := protobufObject(c, ev.Object)
+	if err != nil {
+		return nil, err
+	}
+	we := metav1.WatchEvent{Type: ev.Type, Object: runtime.RawExtension{Raw: obj}}
+	b, err := we.Marshal()
+	if err != nil {
+		return nil, err
+	}
+	return append(binary.BigEndian.AppendUint32(nil, uint32(len(b))), b...), nil
+}
+
+// writeRaw answers a JSON-encoded object of the resource in the negotiated
+// form.
+func writeRaw(c *call, status int, jsonBytes []byte) {
+	if c.media.Type == codec.MediaProtobuf {
+		writeProtobuf(c, status, jsonBytes)
+		return
+	}
+	codec.WriteRaw(c.w, status, c.media, jsonBytes)
+}
+
+// writeObj answers an object of the resource (or a Status) in the
+// negotiated form.
+func writeObj(c *call, status int, obj any) {
+	if c.media.Type == codec.MediaProtobuf {
+		b, err := codec.Marshal(obj)
+		if err != nil {
+			codec.WriteStatus(c.w, c.r, apierrors.NewInternalError(err))
+			return
+		}
+		writeProtobuf(c, status, b)
+		return
+	}
+	codec.WriteObject(c.w, status, c.media, obj)
 }

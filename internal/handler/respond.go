@@ -135,7 +135,7 @@ func (h *Handler) writeObject(c *call, status int, obj map[string]any) {
 			codec.WriteObject(c.w, status, c.media, t)
 			return
 		}
-		codec.WriteObject(c.w, status, c.media, out)
+		writeObj(c, status, out)
 		return
 	}
 	if c.media.As == "PartialObjectMetadataList" { // a list form for one object
@@ -147,7 +147,7 @@ func (h *Handler) writeObject(c *call, status int, obj map[string]any) {
 		codec.WriteStatus(c.w, c.r, err)
 		return
 	}
-	codec.WriteObject(c.w, status, c.media, out)
+	writeObj(c, status, out)
 }
 
 // asRequested is one object in the form the client's Accept names: itself,

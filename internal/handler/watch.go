@@ -55,7 +55,11 @@ func (h *Handler) watch(c *call) {
 	defer w.Stop()
 
 	flusher, _ := c.w.(http.Flusher)
-	c.w.Header().Set("Content-Type", "application/json")
+	if c.media.Type == codec.MediaProtobuf {
+		c.w.Header().Set("Content-Type", codec.MediaProtobuf+";stream=watch")
+	} else {
+		c.w.Header().Set("Content-Type", "application/json")
+	}
 	c.w.Header().Set("Transfer-Encoding", "chunked")
 	c.w.WriteHeader(http.StatusOK)
 	if flusher != nil {
@@ -157,16 +161,32 @@ func convertEvents(c *call, evs []watchcache.Event) ([][]byte, error) {
 // why.
 func (h *Handler) appendEvent(c *call, buf *bytes.Buffer, ev watchcache.Event, converted []byte) bool {
 	start := buf.Len()
-	err := h.encodeEvent(c, buf, ev, converted)
+	err := h.appendFrame(c, buf, ev, converted)
 	if err == nil {
 		return ev.Type != watchcache.Error
 	}
 	h.log.Error("encoding watch event", "resource", c.gr().String(), "err", err)
 	buf.Truncate(start)
 	if ev.Type != watchcache.Error {
-		h.encodeEvent(c, buf, watchcache.Event{Type: watchcache.Error, Err: err}, nil)
+		h.appendFrame(c, buf, watchcache.Event{Type: watchcache.Error, Err: err}, nil)
 	}
 	return false
+}
+
+// appendFrame appends ev's frame in the watch's encoding. Protobuf
+// watches are rare: their JSON frame is re-encoded.
+func (h *Handler) appendFrame(c *call, buf *bytes.Buffer, ev watchcache.Event, converted []byte) error {
+	start := buf.Len()
+	if err := h.encodeEvent(c, buf, ev, converted); err != nil || c.media.Type != codec.MediaProtobuf {
+		return err
+	}
+	frame, err := protobufWatchFrame(c, buf.Bytes()[start:])
+	if err != nil {
+		return err
+	}
+	buf.Truncate(start)
+	buf.Write(frame)
+	return nil
 }
 
 // encodeEvent appends one watch frame: {"type":...,"object":...}\n.

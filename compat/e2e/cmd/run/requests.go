@@ -28,6 +28,7 @@ import (
 //	PATCH /api/v1/namespaces/default @patch.json application/merge-patch+json
 //	setup POST /apis/apiextensions.k8s.io/v1/customresourcedefinitions @crd.json
 //	wait GET /apis/stable.example.com/v1/crontabs
+//	GET /api/v1/namespaces accept=text/csv
 //
 // @FILE is a body, relative to the requests file; a content type may
 // follow (default application/json). "setup" sends a request without
@@ -39,6 +40,7 @@ type requestLine struct {
 	path        string
 	body        []byte
 	contentType string
+	accept      string
 }
 
 func readRequests(file string) ([]requestLine, error) {
@@ -59,7 +61,11 @@ func readRequests(file string) ([]requestLine, error) {
 			r.mode, fields = fields[0], fields[1:]
 		}
 		if len(fields) < 2 || len(fields) > 4 {
-			return nil, fmt.Errorf("%s:%d: want [setup|wait] METHOD PATH [@BODY [CONTENT-TYPE]]", file, n)
+			return nil, fmt.Errorf("%s:%d: want [setup|wait] METHOD PATH [@BODY [CONTENT-TYPE]] [accept=TYPE]", file, n)
+		}
+		if len(fields) > 2 && strings.HasPrefix(fields[len(fields)-1], "accept=") {
+			r.accept = strings.TrimPrefix(fields[len(fields)-1], "accept=")
+			fields = fields[:len(fields)-1]
 		}
 		r.method, r.path = fields[0], fields[1]
 		if len(fields) > 2 {
@@ -114,6 +120,9 @@ func (q *requester) do(ctx context.Context, r requestLine) (answer, error) {
 	}
 	if r.body != nil {
 		req.Header.Set("Content-Type", r.contentType)
+	}
+	if r.accept != "" {
+		req.Header.Set("Accept", r.accept)
 	}
 	resp, err := q.client.Do(req)
 	if err != nil {
