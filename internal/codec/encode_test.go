@@ -373,3 +373,29 @@ func TestNegotiateProtobuf(t *testing.T) {
 		}
 	}
 }
+
+// The REST router's 406 comes only when no clause names a type it writes.
+func TestRouteNotAcceptable(t *testing.T) {
+	for _, tc := range []struct {
+		accept string
+		list   bool
+		want   string
+	}{
+		{accept: "application/json"},
+		{accept: "application/vnd.kubernetes.protobuf;as=Table;v=v1;g=meta.k8s.io"},
+		{accept: "*/*"},
+		{accept: "text/csv", want: "406: Not Acceptable\n\nAvailable representations: application/json, application/yaml, application/vnd.kubernetes.protobuf"},
+		{accept: "text/csv", list: true, want: "406: Not Acceptable\n\nAvailable representations: application/json, application/yaml, application/vnd.kubernetes.protobuf, application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch"},
+	} {
+		err := RouteNotAcceptable(tc.accept, tc.list)
+		if tc.want == "" {
+			if err != nil {
+				t.Errorf("%q: %v, want none", tc.accept, err)
+			}
+			continue
+		}
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("%q (list %v): %v, want %q", tc.accept, tc.list, err, tc.want)
+		}
+	}
+}

@@ -115,6 +115,34 @@ func negotiate(accept string, allow func(MediaType) bool, protobuf bool) (MediaT
 	return MediaType{}, NotAcceptable()
 }
 
+// RouteNotAcceptable is the 406 of upstream's REST router, which serves the
+// built-ins with Go types: it answers it before the handler negotiates
+// when no clause of accept names one of the route's media types (JSON,
+// YAML, protobuf, or a wildcard), and nil otherwise. Lists and watches
+// also offer their stream types.
+func RouteNotAcceptable(accept string, list bool) error {
+	if accept == "" {
+		return nil
+	}
+	for _, c := range cachedAccept(accept) {
+		switch {
+		case c.typ == "*", c.typ == "application" && (c.sub == "*" || c.sub == "json" || c.sub == "yaml" || c.sub == "vnd.kubernetes.protobuf"):
+			return nil
+		}
+	}
+	available := "application/json, application/yaml, application/vnd.kubernetes.protobuf"
+	if list {
+		available += ", application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch"
+	}
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status:  metav1.StatusFailure,
+		Code:    http.StatusNotAcceptable,
+		Reason:  metav1.StatusReasonNotAcceptable,
+		Message: "406: Not Acceptable\n\nAvailable representations: " + available,
+		Details: &metav1.StatusDetails{},
+	}}
+}
+
 // NotAcceptable is upstream's 406 for an Accept header the server cannot
 // satisfy.
 func NotAcceptable() error {

@@ -297,6 +297,11 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request, info *request.In
 	if protobufHooks(&call{def: def, version: version}) != nil {
 		negotiate = codec.NegotiateProtobuf
 	}
+	if goTyped(def) {
+		if err := codec.RouteNotAcceptable(r.Header.Get("Accept"), info.Verb == "list" || info.Verb == "watch"); err != nil {
+			return nil, err
+		}
+	}
 	mt, err := negotiate(r.Header.Get("Accept"))
 	if err != nil {
 		return nil, err
