@@ -22,6 +22,7 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/validate/content"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/crdserver/crdserver/internal/authn"
@@ -76,6 +77,20 @@ type Attributes struct {
 	// Warn receives the warnings webhooks return; it may be nil. Validate
 	// calls it from one goroutine at a time.
 	Warn func(text string)
+
+	// Annotate adds key=value to the request's audit annotations (the
+	// first value of a key wins); it may be nil. Validate calls it from
+	// several goroutines at once. Keys that are not qualified names are
+	// dropped before it is called, as upstream drops them.
+	Annotate func(key, value string)
+}
+
+// annotate records an audit annotation on at's request.
+func (at *Attributes) annotate(key, value string) {
+	if at.Annotate == nil || len(content.IsLabelKey(key)) > 0 {
+		return
+	}
+	at.Annotate(key, value)
 }
 
 // Stored is one stored webhook configuration, encoded as storage holds it

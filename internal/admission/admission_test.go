@@ -507,3 +507,29 @@ func TestWebhookMetrics(t *testing.T) {
 		t.Errorf("recorded %q, want %q", rec.calls, want)
 	}
 }
+
+func TestWebhookAuditAnnotations(t *testing.T) {
+	hook := startHook(t)
+	annotated := func(*admissionv1.AdmissionReview) *admissionv1.AdmissionResponse {
+		return &admissionv1.AdmissionResponse{Allowed: true, AuditAnnotations: map[string]string{"decision": "ok", "not a/qualified/key": "x"}}
+	}
+	src := &source{
+		mutating:   []Stored{stored("m", true, webhookAt("m.example.com", hook.on("/m", annotated), hook.CABundle, admissionregistrationv1.Fail))},
+		validating: []Stored{stored("v", false, webhookAt("v.example.com", hook.on("/v", annotated), hook.CABundle, admissionregistrationv1.Fail))},
+	}
+	a := New(Config{Source: src})
+	at := widgetAttributes(Create)
+	var mu sync.Mutex
+	got := map[string]string{}
+	at.Annotate = func(k, v string) { mu.Lock(); got[k] = v; mu.Unlock() }
+	if err := a.Mutate(context.Background(), at); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Validate(context.Background(), at); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"m.example.com/decision": "ok", "v.example.com/decision": "ok"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("annotations %q, want %q", got, want)
+	}
+}

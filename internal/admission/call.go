@@ -127,6 +127,8 @@ type response struct {
 	patch     []byte
 	patchType admissionv1.PatchType
 	warnings  []string
+	// auditAnnotations are recorded as "<webhook name>/<key>".
+	auditAnnotations map[string]string
 }
 
 // call sends one webhook its AdmissionReview and checks the answer. A
@@ -186,6 +188,14 @@ func (a *Admission) call(ctx context.Context, inv *invocation, at *Attributes, v
 	return resp, nil
 }
 
+// recordAnnotations records a webhook's audit annotations as
+// "<webhook name>/<key>", as upstream does.
+func recordAnnotations(webhook string, resp *response, at *Attributes) {
+	for k, v := range resp.auditAnnotations {
+		at.annotate(webhook+"/"+k, v)
+	}
+}
+
 // verifyResponse checks an answer as upstream does: a v1 review must say
 // what it is and answer the request's uid, and only mutating webhooks
 // may patch; v1beta1 answers were never checked, and their patches are
@@ -198,7 +208,7 @@ func verifyResponse(answer []byte, uid types.UID, version string, mutating bool)
 	if r.Response == nil {
 		return nil, fmt.Errorf("webhook response was absent")
 	}
-	out := &response{allowed: r.Response.Allowed, result: r.Response.Result, warnings: r.Response.Warnings}
+	out := &response{allowed: r.Response.Allowed, result: r.Response.Result, warnings: r.Response.Warnings, auditAnnotations: r.Response.AuditAnnotations}
 	if version == "v1beta1" {
 		if mutating && len(r.Response.Patch) > 0 {
 			out.patch, out.patchType = r.Response.Patch, admissionv1.PatchTypeJSONPatch

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -144,6 +145,90 @@ spec:
 		}
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want %q", tc.ref, err, tc.want)
+		}
+	}
+}
+
+func TestPolicyAuditAnnotations(t *testing.T) {
+	policy := `
+metadata: {name: limits}
+spec:
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [example.com], apiVersions: [v1], operations: [CREATE], resources: [widgets]}
+  validations:
+  - expression: "true"
+  - expression: "object.spec.size <= 5"
+    message: too big
+  auditAnnotations:
+  - key: size
+    valueExpression: "'size ' + string(object.spec.size)"
+  - key: empty
+    valueExpression: "null"
+`
+	for _, tc := range []struct {
+		actions string
+		size    int64
+		denied  bool
+		want    map[string]string
+	}{
+		{"[Audit]", 1, false, map[string]string{"limits/size": "size 1"}},
+		{"[Audit]", 7, false, map[string]string{
+			"limits/size":        "size 7",
+			validationFailureKey: `[{"message":"too big","policy":"limits","binding":"b","expressionIndex":1,"validationActions":["Audit"]}]`,
+		}},
+		{"[Deny, Audit]", 7, true, map[string]string{
+			"limits/size":        "size 7",
+			validationFailureKey: `[{"message":"too big","policy":"limits","binding":"b","expressionIndex":1,"validationActions":["Deny","Audit"]}]`,
+		}},
+		{"[Deny]", 7, true, map[string]string{"limits/size": "size 7"}},
+	} {
+		src := &policySource{
+			policies: []Stored{storedYAML(t, policy, &admissionregistrationv1.ValidatingAdmissionPolicy{})},
+			bindings: []Stored{storedYAML(t, "metadata: {name: b}\nspec: {policyName: limits, validationActions: "+tc.actions+"}", &admissionregistrationv1.ValidatingAdmissionPolicyBinding{})},
+		}
+		a := New(Config{Policies: src})
+		at := widgetAttributes(Create)
+		at.Object["spec"].(map[string]any)["size"] = tc.size
+		got := map[string]string{}
+		at.Annotate = func(k, v string) { got[k] = v }
+		err := a.Validate(context.Background(), at)
+		if (err != nil) != tc.denied {
+			t.Errorf("%s size %d: %v, want denied %v", tc.actions, tc.size, err, tc.denied)
+		}
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s size %d: annotations %q, want %q", tc.actions, tc.size, got, tc.want)
+		}
+	}
+}
+
+func TestPolicyAuditAnnotationError(t *testing.T) {
+	for _, tc := range []struct {
+		failurePolicy string
+		want          string
+	}{
+		{"Fail", `ValidatingAdmissionPolicy 'p' with binding 'b' denied request: valueExpression 'object.spec.size' resulted in unsupported return type: int. Return type must be either string or null.`},
+		{"Ignore", ""},
+	} {
+		policy := `
+metadata: {name: p}
+spec:
+  failurePolicy: ` + tc.failurePolicy + `
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [example.com], apiVersions: [v1], operations: [CREATE], resources: [widgets]}
+  auditAnnotations:
+  - {key: size, valueExpression: "object.spec.size"}
+`
+		src := &policySource{
+			policies: []Stored{storedYAML(t, policy, &admissionregistrationv1.ValidatingAdmissionPolicy{})},
+			bindings: []Stored{storedYAML(t, "metadata: {name: b}\nspec: {policyName: p, validationActions: [Audit]}", &admissionregistrationv1.ValidatingAdmissionPolicyBinding{})},
+		}
+		at := widgetAttributes(Create)
+		at.Object["spec"].(map[string]any)["size"] = int64(3)
+		err := New(Config{Policies: src}).Validate(context.Background(), at)
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("failurePolicy %s: %v, want %q", tc.failurePolicy, err, tc.want)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"strings"
 
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/types"
@@ -136,6 +137,8 @@ const (
 	AnyResult PolicyResult = iota
 	BoolResult
 	StringResult
+	// StringOrNullResult is an audit annotation's valueExpression.
+	StringOrNullResult
 )
 
 // CompilePolicyExpression compiles a policy expression that must return
@@ -151,6 +154,8 @@ func CompilePolicyExpression(expr string, result PolicyResult) (*Expression, err
 		return nil, fmt.Errorf("must evaluate to bool")
 	case result == StringResult && t != cel.StringType && t != cel.DynType:
 		return nil, fmt.Errorf("must evaluate to string")
+	case result == StringOrNullResult && t != cel.StringType && t != cel.NullType && t != cel.DynType:
+		return nil, fmt.Errorf("must evaluate to one of %v but got %v", []*cel.Type{cel.StringType, cel.NullType}, t)
 	}
 	prog, err := policyEnv.Program(ast, cel.CostLimit(PerCallLimit), cel.InterruptCheckFrequency(celconfig.CheckFrequency), cel.EvalOptions(cel.OptTrackCost))
 	if err != nil {
@@ -188,6 +193,21 @@ func (e *Expression) Eval(ctx context.Context, v PolicyVars) (any, uint64, error
 		return out, cost, nil
 	}
 	return out.Value(), cost, nil
+}
+
+// AuditAnnotationValue reads what an audit annotation's valueExpression
+// returned (Eval's value): a string trimmed of spaces, or "" to leave the
+// annotation out (null, or only spaces). Other types are an error worded
+// as upstream's.
+func AuditAnnotationValue(expr string, v any) (string, error) {
+	switch v := v.(type) {
+	case string:
+		return strings.TrimSpace(v), nil
+	case structpb.NullValue:
+		return "", nil
+	}
+	return "", fmt.Errorf("valueExpression '%v' resulted in unsupported return type: %v. Return type must be either string or null.",
+		expr, types.DefaultTypeAdapter.NativeToValue(v).Type())
 }
 
 // Mutations: a MutatingAdmissionPolicy's JSONPatch and ApplyConfiguration
