@@ -228,8 +228,9 @@ func (a *Admission) matchConditions(ctx context.Context, inv *invocation, at *At
 	}
 	var errs []error
 	var spent uint64
+	authz := a.requestAuthz(at)
 	for _, c := range h.conds {
-		ok, cost, err := c.c.Eval(ctx, vo.object, vo.old, req)
+		ok, cost, err := c.c.Eval(ctx, vo.object, vo.old, req, authz)
 		spent += cost
 		switch {
 		case err != nil:

@@ -197,7 +197,7 @@ func compilePolicy(p *admissionregistrationv1.ValidatingAdmissionPolicy) *policy
 	for _, v := range p.Spec.Validations {
 		cv := validation{Validation: v, expr: compile(v.Expression, cel.BoolResult)}
 		if v.MessageExpression != "" {
-			cv.msg = compile(v.MessageExpression, cel.StringResult)
+			cv.msg = compile(v.MessageExpression, cel.MessageResult)
 		}
 		cp.validations = append(cp.validations, cv)
 	}
@@ -566,7 +566,7 @@ func (a *Admission) policyVars(ctx context.Context, inv *invocation, at *Attribu
 	if err != nil {
 		return cel.PolicyVars{}, apierrors.NewInternalError(err)
 	}
-	vars := cel.PolicyVars{Object: vo.object, OldObject: vo.old, Request: req, Params: params, Variables: map[string]any{}}
+	vars := cel.PolicyVars{Object: vo.object, OldObject: vo.old, Request: req, Params: params, Variables: map[string]any{}, Authz: a.requestAuthz(at)}
 	if at.Namespace != "" && a.namespaces != nil && !isNamespaceResource(at.Resource) {
 		if ls, err := a.namespaces.NamespaceLabels(ctx, at.Namespace); err == nil {
 			labels := map[string]any{}

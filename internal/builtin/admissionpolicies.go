@@ -130,7 +130,7 @@ func (h policyHooks) Validate(obj map[string]any) field.ErrorList {
 		vp := sp.Child("validations").Index(i)
 		errs = append(errs, checkExpression(v.Expression, cel.BoolResult, vp.Child("expression"))...)
 		if v.MessageExpression != "" {
-			errs = append(errs, checkExpression(v.MessageExpression, cel.StringResult, vp.Child("messageExpression"))...)
+			errs = append(errs, checkExpression(v.MessageExpression, cel.MessageResult, vp.Child("messageExpression"))...)
 		}
 	}
 	return append(errs, validateAuditAnnotations(p.Name, p.Spec.AuditAnnotations, sp.Child("auditAnnotations"))...)
