@@ -533,3 +533,30 @@ func TestWebhookAuditAnnotations(t *testing.T) {
 		t.Errorf("annotations %q, want %q", got, want)
 	}
 }
+
+func TestReviewBody(t *testing.T) {
+	at := widgetAttributes(Update)
+	at.OldObject = at.Object
+	inv := &invocation{kind: at.Kind, resource: at.Resource}
+	body, err := reviewBody("v1", newRequest("u-1", inv, at, &versioned{object: at.Object, old: at.OldObject}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(body), `"object":`); n != 1 {
+		t.Errorf("%d objects in %s", n, body)
+	}
+	var got admissionv1.AdmissionReview
+	if err := json.Unmarshal(body, &got); err != nil {
+		t.Fatalf("%v: %s", err, body)
+	}
+	if got.Kind != "AdmissionReview" || got.APIVersion != "admission.k8s.io/v1" || got.Request.UID != "u-1" || got.Request.Name != "w1" ||
+		objectName(got.Request.Object.Raw) != "w1" || objectName(got.Request.OldObject.Raw) != "w1" || got.Request.UserInfo.Username != "alice" {
+		t.Errorf("review %s", body)
+	}
+}
+
+func objectName(raw []byte) string {
+	var o struct{ Metadata struct{ Name string } }
+	json.Unmarshal(raw, &o)
+	return o.Metadata.Name
+}

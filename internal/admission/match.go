@@ -222,10 +222,7 @@ func (a *Admission) matchConditions(ctx context.Context, inv *invocation, at *At
 	if err != nil {
 		return false, apierrors.NewInternalError(err)
 	}
-	req, err := requestMap(newRequest("", inv, at, vo))
-	if err != nil {
-		return false, apierrors.NewInternalError(err)
-	}
+	req := celRequest(inv, at)
 	var errs []error
 	var spent uint64
 	authz := a.requestAuthz(at)

@@ -562,19 +562,22 @@ func (a *Admission) policyVars(ctx context.Context, inv *invocation, at *Attribu
 	if err != nil {
 		return cel.PolicyVars{}, apierrors.NewInternalError(err)
 	}
-	req, err := requestMap(newRequest("", inv, at, vo))
-	if err != nil {
-		return cel.PolicyVars{}, apierrors.NewInternalError(err)
+	vars := cel.PolicyVars{
+		Object: vo.object, OldObject: vo.old, Params: params, Variables: map[string]any{}, Authz: a.requestAuthz(at),
+		Request: sync.OnceValue(func() map[string]any { return celRequest(inv, at) }),
 	}
-	vars := cel.PolicyVars{Object: vo.object, OldObject: vo.old, Request: req, Params: params, Variables: map[string]any{}, Authz: a.requestAuthz(at)}
 	if at.Namespace != "" && a.namespaces != nil && !isNamespaceResource(at.Resource) {
-		if ls, err := a.namespaces.NamespaceLabels(ctx, at.Namespace); err == nil {
+		vars.Namespace = sync.OnceValue(func() map[string]any {
+			ls, err := a.namespaces.NamespaceLabels(ctx, at.Namespace)
+			if err != nil {
+				return nil
+			}
 			labels := map[string]any{}
 			for k, v := range ls {
 				labels[k] = v
 			}
-			vars.Namespace = map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": at.Namespace, "labels": labels}}
-		}
+			return map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": at.Namespace, "labels": labels}}
+		})
 	}
 	return vars, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/google/cel-go/cel"
+	"github.com/google/cel-go/common/types/ref"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
@@ -77,10 +78,13 @@ func (r *RequestAuthz) bind(vars map[string]any) {
 	if r == nil || r.Authorizer == nil {
 		return
 	}
-	u := upstreamUser(r.User)
-	a := upstreamAuthorizer{r.Authorizer}
-	vars[authorizerVar] = library.NewAuthorizerVal(u, a)
-	vars[requestResourceVar] = library.NewResourceAuthorizerVal(u, a, requestResource{r})
+	// Built when an expression reads them.
+	vars[authorizerVar] = func() ref.Val {
+		return library.NewAuthorizerVal(upstreamUser(r.User), upstreamAuthorizer{r.Authorizer})
+	}
+	vars[requestResourceVar] = func() ref.Val {
+		return library.NewResourceAuthorizerVal(upstreamUser(r.User), upstreamAuthorizer{r.Authorizer}, requestResource{r})
+	}
 }
 
 // requestResource is the request's resource as the library reads it.

@@ -187,11 +187,26 @@ func CompilePolicyExpression(expr string, result PolicyResult) (*Expression, err
 }
 
 // PolicyVars are the variables of one evaluation; nil maps are null.
+// Request and Namespace are called only when an expression reads request
+// or namespaceObject (nil, or returning nil: null), so that what no
+// expression reads is never built; callers memoize them across the
+// expressions of one evaluation.
 type PolicyVars struct {
-	Object, OldObject, Request, Params, Namespace map[string]any
-	Variables                                     map[string]any
+	Object, OldObject, Params map[string]any
+	Request, Namespace        func() map[string]any
+	Variables                 map[string]any
 	// Authz binds the authorizer variables; nil leaves them unbound.
 	Authz *RequestAuthz
+}
+
+// lazy is a variable cel-go computes when an expression reads it.
+func lazy(f func() map[string]any) func() any {
+	return func() any {
+		if f == nil {
+			return types.NullValue
+		}
+		return nullable(f())
+	}
 }
 
 // Eval evaluates the expression and returns its value as Go (bool,
@@ -201,10 +216,10 @@ func (e *Expression) Eval(ctx context.Context, v PolicyVars) (any, uint64, error
 	if variables == nil {
 		variables = map[string]any{}
 	}
-	vars := map[string]any{
-		"object": nullable(v.Object), "oldObject": nullable(v.OldObject), "request": v.Request,
-		"params": nullable(v.Params), "namespaceObject": nullable(v.Namespace), "variables": variables,
-	}
+	vars := make(map[string]any, 8)
+	vars["object"], vars["oldObject"], vars["params"] = nullable(v.Object), nullable(v.OldObject), nullable(v.Params)
+	vars["request"], vars["namespaceObject"] = lazy(v.Request), lazy(v.Namespace)
+	vars["variables"] = variables
 	v.Authz.bind(vars)
 	out, det, err := e.prog.ContextEval(ctx, vars)
 	var cost uint64
