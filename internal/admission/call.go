@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/uuid"
 
 	"github.com/crdserver/crdserver/internal/codec"
+	"github.com/crdserver/crdserver/internal/webhook"
 )
 
 // versioned is the request's objects in one version.
@@ -260,7 +261,7 @@ func (a *Admission) call(ctx context.Context, inv *invocation, at *Attributes, v
 	if err != nil {
 		return nil, &callError{name: h.Name, reason: fmt.Errorf("could not create admission objects: %w", err)}
 	}
-	client, err := a.clients.Client(h.client)
+	client, err := a.webhookClient(h)
 	if err != nil {
 		return nil, &callError{name: h.Name, reason: fmt.Errorf("could not get REST client: %w", err)}
 	}
@@ -273,6 +274,18 @@ func (a *Admission) call(ctx context.Context, inv *invocation, at *Attributes, v
 		return nil, &callError{name: h.Name, reason: fmt.Errorf("received invalid webhook response: %w", err)}
 	}
 	return resp, nil
+}
+
+// webhookClient is h's client, looked up once per compiled hook.
+func (a *Admission) webhookClient(h *hook) (*webhook.Client, error) {
+	if c := h.cached.Load(); c != nil {
+		return c, nil
+	}
+	c, err := a.clients.Client(h.client)
+	if err == nil {
+		h.cached.Store(c)
+	}
+	return c, err
 }
 
 // recordAnnotations records a webhook's audit annotations as
