@@ -538,7 +538,7 @@ func TestReviewBody(t *testing.T) {
 	at := widgetAttributes(Update)
 	at.OldObject = at.Object
 	inv := &invocation{kind: at.Kind, resource: at.Resource}
-	body, err := reviewBody("v1", newRequest("u-1", inv, at, &versioned{object: at.Object, old: at.OldObject}))
+	body, err := reviewBody("v1", newRequest("u-1", inv, at), &versioned{object: at.Object, old: at.OldObject})
 	if err != nil {
 		t.Fatal(err)
 	}
