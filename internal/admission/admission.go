@@ -22,9 +22,12 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/validate/content"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/crdserver/crdserver/internal/authn"
+	"github.com/crdserver/crdserver/internal/authz"
+	"github.com/crdserver/crdserver/internal/cel"
 	"github.com/crdserver/crdserver/internal/webhook"
 )
 
@@ -76,6 +79,20 @@ type Attributes struct {
 	// Warn receives the warnings webhooks return; it may be nil. Validate
 	// calls it from one goroutine at a time.
 	Warn func(text string)
+
+	// Annotate adds key=value to the request's audit annotations (the
+	// first value of a key wins); it may be nil. Validate calls it from
+	// several goroutines at once. Keys that are not qualified names are
+	// dropped before it is called, as upstream drops them.
+	Annotate func(key, value string)
+}
+
+// annotate records an audit annotation on at's request.
+func (at *Attributes) annotate(key, value string) {
+	if at.Annotate == nil || len(content.IsLabelKey(key)) > 0 {
+		return
+	}
+	at.Annotate(key, value)
 }
 
 // Stored is one stored webhook configuration, encoded as storage holds it
@@ -133,7 +150,11 @@ type Config struct {
 	MutatingPolicies MutatingPolicySource
 	// Params reads policies' params; nil fails policies with a paramKind.
 	Params Params
-	Logger *slog.Logger
+	// Authorizer answers the checks of the CEL authorizer variables in
+	// policies and match conditions; nil leaves them unbound, so that
+	// expressions using them fail to evaluate.
+	Authorizer authz.Authorizer
+	Logger     *slog.Logger
 	// Metrics is told how long each webhook call took; nil is told
 	// nothing.
 	Metrics Metrics
@@ -153,6 +174,7 @@ type Admission struct {
 	metrics    Metrics
 	source     Source
 	namespaces Namespaces
+	authorizer cel.Authorizer // nil without Config.Authorizer
 	log        *slog.Logger
 
 	mutating, validating compiledSet
@@ -170,6 +192,9 @@ func New(c Config) *Admission {
 	a := &Admission{clients: c.Clients, metrics: c.Metrics, source: c.Source, namespaces: c.Namespaces, policySource: c.Policies, mutatingSource: c.MutatingPolicies, params: c.Params, log: c.Logger}
 	if a.log == nil {
 		a.log = slog.Default()
+	}
+	if c.Authorizer != nil {
+		a.authorizer = celAuthorizer{c.Authorizer}
 	}
 	if a.clients == nil {
 		a.clients = &webhook.Manager{}

@@ -507,3 +507,56 @@ func TestWebhookMetrics(t *testing.T) {
 		t.Errorf("recorded %q, want %q", rec.calls, want)
 	}
 }
+
+func TestWebhookAuditAnnotations(t *testing.T) {
+	hook := startHook(t)
+	annotated := func(*admissionv1.AdmissionReview) *admissionv1.AdmissionResponse {
+		return &admissionv1.AdmissionResponse{Allowed: true, AuditAnnotations: map[string]string{"decision": "ok", "not a/qualified/key": "x"}}
+	}
+	src := &source{
+		mutating:   []Stored{stored("m", true, webhookAt("m.example.com", hook.on("/m", annotated), hook.CABundle, admissionregistrationv1.Fail))},
+		validating: []Stored{stored("v", false, webhookAt("v.example.com", hook.on("/v", annotated), hook.CABundle, admissionregistrationv1.Fail))},
+	}
+	a := New(Config{Source: src})
+	at := widgetAttributes(Create)
+	var mu sync.Mutex
+	got := map[string]string{}
+	at.Annotate = func(k, v string) { mu.Lock(); got[k] = v; mu.Unlock() }
+	if err := a.Mutate(context.Background(), at); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Validate(context.Background(), at); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"m.example.com/decision": "ok", "v.example.com/decision": "ok"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("annotations %q, want %q", got, want)
+	}
+}
+
+func TestReviewBody(t *testing.T) {
+	at := widgetAttributes(Update)
+	at.OldObject = at.Object
+	inv := &invocation{kind: at.Kind, resource: at.Resource}
+	body, err := reviewBody("v1", newRequest("u-1", inv, at), &versioned{object: at.Object, old: at.OldObject})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(body), `"object":`); n != 1 {
+		t.Errorf("%d objects in %s", n, body)
+	}
+	var got admissionv1.AdmissionReview
+	if err := json.Unmarshal(body, &got); err != nil {
+		t.Fatalf("%v: %s", err, body)
+	}
+	if got.Kind != "AdmissionReview" || got.APIVersion != "admission.k8s.io/v1" || got.Request.UID != "u-1" || got.Request.Name != "w1" ||
+		objectName(got.Request.Object.Raw) != "w1" || objectName(got.Request.OldObject.Raw) != "w1" || got.Request.UserInfo.Username != "alice" {
+		t.Errorf("review %s", body)
+	}
+}
+
+func objectName(raw []byte) string {
+	var o struct{ Metadata struct{ Name string } }
+	json.Unmarshal(raw, &o)
+	return o.Metadata.Name
+}

@@ -17,6 +17,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/uuid"
+
+	"github.com/crdserver/crdserver/internal/codec"
+	"github.com/crdserver/crdserver/internal/webhook"
 )
 
 // versioned is the request's objects in one version.
@@ -74,8 +77,9 @@ func (e *callError) Error() string {
 	return fmt.Sprintf("failed calling webhook %q: %v", e.name, e.reason)
 }
 
-// newRequest builds the AdmissionRequest a webhook receives.
-func newRequest(uid types.UID, inv *invocation, at *Attributes, vo *versioned) *admissionv1.AdmissionRequest {
+// newRequest builds the AdmissionRequest a webhook receives, but for its
+// object and oldObject, which reviewBody writes.
+func newRequest(uid types.UID, inv *invocation, at *Attributes) *admissionv1.AdmissionRequest {
 	dry := at.DryRun
 	req := &admissionv1.AdmissionRequest{
 		UID:                uid,
@@ -92,32 +96,124 @@ func newRequest(uid types.UID, inv *invocation, at *Attributes, vo *versioned) *
 	}
 	if u := at.User; u != nil {
 		req.UserInfo = authenticationv1.UserInfo{Username: u.Name, UID: u.UID, Groups: u.Groups}
+		for k, v := range u.Extra {
+			if req.UserInfo.Extra == nil {
+				req.UserInfo.Extra = map[string]authenticationv1.ExtraValue{}
+			}
+			req.UserInfo.Extra[k] = v
+		}
 	}
-	req.Object = rawObject(vo.object)
-	req.OldObject = rawObject(vo.old)
 	req.Options = rawObject(at.Options)
 	return req
+}
+
+// reviewBody encodes the AdmissionReview of req with the objects of vo,
+// which it encodes straight into the body: encoding/json would encode
+// them apart and then compact and check them again.
+func reviewBody(version string, req *admissionv1.AdmissionRequest, vo *versioned) ([]byte, error) {
+	head, err := json.Marshal(struct {
+		*admissionv1.AdmissionRequest
+		// Shadow the objects, written after.
+		Object    *struct{} `json:"object,omitempty"`
+		OldObject *struct{} `json:"oldObject,omitempty"`
+	}{AdmissionRequest: req})
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, 0, len(head)+8<<10)
+	b = append(b, `{"kind":"AdmissionReview","apiVersion":"admission.k8s.io/`...)
+	b = append(b, version...)
+	b = append(b, `","request":`...)
+	b = append(b, head[:len(head)-1]...)
+	b = append(b, `,"object":`...)
+	if b, err = appendObject(b, vo.object); err != nil {
+		return nil, err
+	}
+	b = append(b, `,"oldObject":`...)
+	if b, err = appendObject(b, vo.old); err != nil {
+		return nil, err
+	}
+	return append(b, "}}"...), nil
+}
+
+// appendObject appends obj's JSON, null for none.
+func appendObject(b []byte, obj map[string]any) ([]byte, error) {
+	if obj == nil {
+		return append(b, "null"...), nil
+	}
+	return codec.AppendMarshal(b, obj)
 }
 
 func rawObject(obj map[string]any) runtime.RawExtension {
 	if obj == nil {
 		return runtime.RawExtension{}
 	}
-	b, err := json.Marshal(obj)
+	b, err := codec.AppendMarshal(nil, obj) // options: small, unlike Marshal's 4 KiB start
 	if err != nil {
 		return runtime.RawExtension{}
 	}
 	return runtime.RawExtension{Raw: b}
 }
 
-// requestMap is the request as match conditions see it.
-func requestMap(req *admissionv1.AdmissionRequest) (map[string]any, error) {
-	b, err := json.Marshal(req)
-	if err != nil {
-		return nil, err
+// celRequest is the request as CEL expressions (match conditions and
+// policies) see it: the AdmissionRequest's JSON fields, built without a
+// round trip through JSON, and without object and oldObject, which
+// upstream leaves out of it (expressions read them as object and
+// oldObject).
+func celRequest(inv *invocation, at *Attributes) map[string]any {
+	gvk := func(k schema.GroupVersionKind) map[string]any {
+		return map[string]any{"group": k.Group, "version": k.Version, "kind": k.Kind}
 	}
-	var m map[string]any
-	return m, json.Unmarshal(b, &m)
+	gvr := func(r schema.GroupVersionResource) map[string]any {
+		return map[string]any{"group": r.Group, "version": r.Version, "resource": r.Resource}
+	}
+	req := map[string]any{
+		"uid":             "",
+		"kind":            gvk(inv.kind),
+		"resource":        gvr(inv.resource),
+		"requestKind":     gvk(at.Kind),
+		"requestResource": gvr(at.Resource),
+		"operation":       string(at.Operation),
+		"userInfo":        map[string]any{},
+		"dryRun":          at.DryRun,
+	}
+	optional := map[string]string{"subResource": at.Subresource, "requestSubResource": at.Subresource, "name": at.Name, "namespace": at.Namespace}
+	for k, v := range optional {
+		if v != "" {
+			req[k] = v
+		}
+	}
+	if u := at.User; u != nil {
+		info := req["userInfo"].(map[string]any)
+		if u.Name != "" {
+			info["username"] = u.Name
+		}
+		if u.UID != "" {
+			info["uid"] = u.UID
+		}
+		if len(u.Groups) > 0 {
+			groups := make([]any, len(u.Groups))
+			for i, g := range u.Groups {
+				groups[i] = g
+			}
+			info["groups"] = groups
+		}
+		if len(u.Extra) > 0 {
+			extra := make(map[string]any, len(u.Extra))
+			for k, vs := range u.Extra {
+				values := make([]any, len(vs))
+				for i, v := range vs {
+					values[i] = v
+				}
+				extra[k] = values
+			}
+			info["extra"] = extra
+		}
+	}
+	if at.Options != nil {
+		req["options"] = at.Options
+	}
+	return req
 }
 
 // response is what a webhook answered, checked.
@@ -127,6 +223,8 @@ type response struct {
 	patch     []byte
 	patchType admissionv1.PatchType
 	warnings  []string
+	// auditAnnotations are recorded as "<webhook name>/<key>".
+	auditAnnotations map[string]string
 }
 
 // call sends one webhook its AdmissionReview and checks the answer. A
@@ -163,15 +261,11 @@ func (a *Admission) call(ctx context.Context, inv *invocation, at *Attributes, v
 			fmt.Errorf("webhook does not accept known AdmissionReview versions (v1, v1beta1)"))}
 	}
 	uid := types.UID(uuid.NewUUID())
-	review := admissionv1.AdmissionReview{
-		TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/" + reviewVersion, Kind: "AdmissionReview"},
-		Request:  newRequest(uid, inv, at, vo),
-	}
-	body, err := json.Marshal(review)
+	body, err := reviewBody(reviewVersion, newRequest(uid, inv, at), vo)
 	if err != nil {
 		return nil, &callError{name: h.Name, reason: fmt.Errorf("could not create admission objects: %w", err)}
 	}
-	client, err := a.clients.Client(h.client)
+	client, err := a.webhookClient(h)
 	if err != nil {
 		return nil, &callError{name: h.Name, reason: fmt.Errorf("could not get REST client: %w", err)}
 	}
@@ -186,6 +280,26 @@ func (a *Admission) call(ctx context.Context, inv *invocation, at *Attributes, v
 	return resp, nil
 }
 
+// webhookClient is h's client, looked up once per compiled hook.
+func (a *Admission) webhookClient(h *hook) (*webhook.Client, error) {
+	if c := h.cached.Load(); c != nil {
+		return c, nil
+	}
+	c, err := a.clients.Client(h.client)
+	if err == nil {
+		h.cached.Store(c)
+	}
+	return c, err
+}
+
+// recordAnnotations records a webhook's audit annotations as
+// "<webhook name>/<key>", as upstream does.
+func recordAnnotations(webhook string, resp *response, at *Attributes) {
+	for k, v := range resp.auditAnnotations {
+		at.annotate(webhook+"/"+k, v)
+	}
+}
+
 // verifyResponse checks an answer as upstream does: a v1 review must say
 // what it is and answer the request's uid, and only mutating webhooks
 // may patch; v1beta1 answers were never checked, and their patches are
@@ -198,7 +312,7 @@ func verifyResponse(answer []byte, uid types.UID, version string, mutating bool)
 	if r.Response == nil {
 		return nil, fmt.Errorf("webhook response was absent")
 	}
-	out := &response{allowed: r.Response.Allowed, result: r.Response.Result, warnings: r.Response.Warnings}
+	out := &response{allowed: r.Response.Allowed, result: r.Response.Result, warnings: r.Response.Warnings, auditAnnotations: r.Response.AuditAnnotations}
 	if version == "v1beta1" {
 		if mutating && len(r.Response.Patch) > 0 {
 			out.patch, out.patchType = r.Response.Patch, admissionv1.PatchTypeJSONPatch

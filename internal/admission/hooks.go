@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -36,6 +37,10 @@ type hook struct {
 
 	client  webhook.ClientConfig
 	timeout time.Duration
+	// cached is the client of client once looked up: the lookup hashes
+	// the whole clientConfig, caBundle included, and compiled hooks live
+	// as long as their configuration does.
+	cached atomic.Pointer[webhook.Client]
 
 	// resourceNames restricts rule i to objects of these names (policies'
 	// match resources).

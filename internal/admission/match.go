@@ -222,14 +222,12 @@ func (a *Admission) matchConditions(ctx context.Context, inv *invocation, at *At
 	if err != nil {
 		return false, apierrors.NewInternalError(err)
 	}
-	req, err := requestMap(newRequest("", inv, at, vo))
-	if err != nil {
-		return false, apierrors.NewInternalError(err)
-	}
+	req := celRequest(inv, at)
 	var errs []error
 	var spent uint64
+	authz := a.requestAuthz(at)
 	for _, c := range h.conds {
-		ok, cost, err := c.c.Eval(ctx, vo.object, vo.old, req)
+		ok, cost, err := c.c.Eval(ctx, vo.object, vo.old, req, authz)
 		spent += cost
 		switch {
 		case err != nil:

@@ -130,6 +130,7 @@ func (a *Admission) mutateOne(ctx context.Context, inv *invocation, at *Attribut
 	if err != nil {
 		return false, err
 	}
+	recordAnnotations(h.Name, resp, at)
 	w.add(resp.warnings)
 	if !resp.allowed {
 		return false, denied(h.Name, resp.result)

@@ -20,9 +20,10 @@ import (
 
 // ValidatingAdmissionPolicies: CEL validations run in process, before the
 // validating webhooks, for each binding whose policy and match resources
-// match the request, once per param the binding's paramRef finds. Not
-// done (yet): auditAnnotations and the Audit action
-// (there is no audit log), namespaceObject beyond name and labels.
+// match the request, once per param the binding's paramRef finds.
+// auditAnnotations and the Audit action annotate the request's audit
+// events through Attributes.Annotate. Not done (yet): namespaceObject
+// beyond name and labels.
 
 // Params reads the objects a binding's paramRef names: by name, or all
 // that the selector selects, of kind in apiVersion, in namespace when the
@@ -47,6 +48,7 @@ type policy struct {
 	conds       []namedExpr
 	variables   []namedExpr
 	validations []validation
+	annotations []auditAnnotation
 	// err is a policy that does not compile.
 	err error
 }
@@ -59,6 +61,11 @@ type namedExpr struct {
 type validation struct {
 	admissionregistrationv1.Validation
 	expr, msg *cel.Expression
+}
+
+type auditAnnotation struct {
+	admissionregistrationv1.AuditAnnotation
+	expr *cel.Expression
 }
 
 type binding struct {
@@ -190,9 +197,12 @@ func compilePolicy(p *admissionregistrationv1.ValidatingAdmissionPolicy) *policy
 	for _, v := range p.Spec.Validations {
 		cv := validation{Validation: v, expr: compile(v.Expression, cel.BoolResult)}
 		if v.MessageExpression != "" {
-			cv.msg = compile(v.MessageExpression, cel.StringResult)
+			cv.msg = compile(v.MessageExpression, cel.MessageResult)
 		}
 		cp.validations = append(cp.validations, cv)
+	}
+	for _, an := range p.Spec.AuditAnnotations {
+		cp.annotations = append(cp.annotations, auditAnnotation{AuditAnnotation: an, expr: compile(an.ValueExpression, cel.StringOrNullResult)})
 	}
 	return cp
 }
@@ -256,65 +266,80 @@ func (a *Admission) bindingParams(ctx context.Context, p *policy, b *binding, at
 type decision struct {
 	message string
 	reason  metav1.StatusReason
+	// index is the validation's in the policy (0 for errors that are no
+	// validation's), for the Audit action's annotation.
+	index int
+	// always denies whatever the binding's actions: a binding that cannot
+	// be configured, or an audit annotation that failed to evaluate,
+	// under failurePolicy Fail.
+	always bool
 }
 
+// validationFailure is one element of the Audit action's annotation,
+// with upstream's JSON field names.
+type validationFailure struct {
+	Message           string                                     `json:"message"`
+	Policy            string                                     `json:"policy"`
+	Binding           string                                     `json:"binding"`
+	ExpressionIndex   int                                        `json:"expressionIndex"`
+	ValidationActions []admissionregistrationv1.ValidationAction `json:"validationActions"`
+}
+
+const (
+	// validationFailureKey is upstream's annotation for failed
+	// validations under the Audit action.
+	validationFailureKey = "validation.policy.admission.k8s.io/validation_failure"
+	// maxValidationFailures bounds that annotation (about 10 KiB), as
+	// upstream's.
+	maxValidationFailures = 50
+	// maxAuditAnnotationValue is how much of an audit annotation's value
+	// is kept, upstream's.
+	maxAuditAnnotationValue = 10 * 1024
+)
+
 // validatePolicies evaluates the bindings' policies on at: the first
-// denial under a Deny action is the error; Warn actions become warnings.
+// denial under a Deny action is the error, Warn actions become warnings,
+// Audit actions and the policies' auditAnnotations become audit
+// annotations. Every binding is evaluated, a denied request's too, so
+// that its audit event says everything that failed.
 func (a *Admission) validatePolicies(ctx context.Context, at *Attributes, objects *versions) error {
 	policies, bindings, err := a.policies(ctx)
 	if err != nil {
 		return apierrors.NewInternalError(err)
 	}
+	var denial error
+	var failures []validationFailure
+	annotations := map[string]*annotationValues{}
 	for _, b := range bindings {
 		p, ok := policies[b.policy]
 		if !ok {
 			continue
 		}
-		var decisions []decision
-		if p.err != nil {
-			if !p.failOpen {
-				decisions = []decision{{message: fmt.Errorf("failed to configure policy: %w", p.err).Error(), reason: metav1.StatusReasonInvalid}}
-			}
-		} else {
-			inv, err := a.matchResources(ctx, p.constraints, p.exclude, at, objects)
-			if err != nil {
-				return err
-			}
-			if inv == nil {
-				continue
-			}
-			if b.match != nil {
-				if m, err := a.matchResources(ctx, b.match, b.exclude, at, objects); err != nil || m == nil {
-					if err != nil {
-						return err
-					}
-					continue
-				}
-			}
-			params, err := a.bindingParams(ctx, p, b, at)
-			if err != nil {
-				if !p.failOpen {
-					decisions = []decision{{message: fmt.Errorf("failed to configure binding: %w", err).Error(), reason: metav1.StatusReasonInvalid}}
-				}
-			}
-			for _, param := range params {
-				ds, err := a.evaluatePolicy(ctx, p, inv, at, objects, param)
-				if err != nil {
-					return err
-				}
-				decisions = append(decisions, ds...)
-			}
+		decisions, published, err := a.evaluateBinding(ctx, p, b, at, objects)
+		if err != nil {
+			return err
+		}
+		if len(published) > 0 && annotations[p.name] == nil {
+			annotations[p.name] = &annotationValues{}
+		}
+		for _, an := range published {
+			annotations[p.name].add(an.key, an.value)
 		}
 		for _, d := range decisions {
+			if d.always {
+				if denial == nil {
+					denial = policyDenial(p, b, d, at)
+				}
+				continue
+			}
 			for _, act := range b.actions {
 				switch act {
 				case admissionregistrationv1.Deny:
-					msg := fmt.Sprintf("ValidatingAdmissionPolicy '%s' with binding '%s' denied request: %s", p.name, b.name, d.message)
-					e := apierrors.NewForbidden(at.Resource.GroupResource(), at.Name, errors.New(msg))
-					e.ErrStatus.Reason = d.reason
-					e.ErrStatus.Code = reasonToCode(d.reason)
-					e.ErrStatus.Details.Causes = append(e.ErrStatus.Details.Causes, metav1.StatusCause{Message: msg})
-					return e
+					if denial == nil {
+						denial = policyDenial(p, b, d, at)
+					}
+				case admissionregistrationv1.Audit:
+					failures = append(failures, validationFailure{Message: d.message, Policy: b.policy, Binding: b.name, ExpressionIndex: d.index, ValidationActions: b.actions})
 				case admissionregistrationv1.Warn:
 					if at.Warn != nil {
 						at.Warn(fmt.Sprintf("Validation failed for ValidatingAdmissionPolicy '%s' with binding '%s': %s", p.name, b.name, d.message))
@@ -323,7 +348,108 @@ func (a *Admission) validatePolicies(ctx context.Context, at *Attributes, object
 			}
 		}
 	}
-	return nil
+	for name, values := range annotations {
+		values.publish(name, at)
+	}
+	publishFailures(failures, at)
+	return denial
+}
+
+// evaluateBinding evaluates a binding's policy on at, when both match it,
+// once per param: the failed validations (and failures to configure or
+// evaluate) and the audit annotations to publish.
+func (a *Admission) evaluateBinding(ctx context.Context, p *policy, b *binding, at *Attributes, objects *versions) ([]decision, []annotation, error) {
+	if p.err != nil {
+		if p.failOpen {
+			return nil, nil, nil
+		}
+		return []decision{{message: fmt.Errorf("failed to configure policy: %w", p.err).Error(), reason: metav1.StatusReasonInvalid}}, nil, nil
+	}
+	inv, err := a.matchResources(ctx, p.constraints, p.exclude, at, objects)
+	if err != nil || inv == nil {
+		return nil, nil, err
+	}
+	if b.match != nil {
+		if m, err := a.matchResources(ctx, b.match, b.exclude, at, objects); err != nil || m == nil {
+			return nil, nil, err
+		}
+	}
+	params, err := a.bindingParams(ctx, p, b, at)
+	if err != nil {
+		if p.failOpen {
+			return nil, nil, nil
+		}
+		return []decision{{message: fmt.Errorf("failed to configure binding: %w", err).Error(), reason: metav1.StatusReasonInvalid, always: true}}, nil, nil
+	}
+	var decisions []decision
+	var published []annotation
+	for _, param := range params {
+		ds, ans, err := a.evaluatePolicy(ctx, p, inv, at, objects, param)
+		if err != nil {
+			return nil, nil, err
+		}
+		decisions = append(decisions, ds...)
+		published = append(published, ans...)
+	}
+	return decisions, published, nil
+}
+
+// policyDenial is the error of a request a policy's binding denies.
+func policyDenial(p *policy, b *binding, d decision, at *Attributes) error {
+	msg := fmt.Sprintf("ValidatingAdmissionPolicy '%s' with binding '%s' denied request: %s", p.name, b.name, d.message)
+	e := apierrors.NewForbidden(at.Resource.GroupResource(), at.Name, errors.New(msg))
+	e.ErrStatus.Reason = d.reason
+	e.ErrStatus.Code = reasonToCode(d.reason)
+	e.ErrStatus.Details.Causes = append(e.ErrStatus.Details.Causes, metav1.StatusCause{Message: msg})
+	return e
+}
+
+// annotation is one audit annotation a policy publishes, its key without
+// the policy's name.
+type annotation struct{ key, value string }
+
+// annotationValues collects one policy's audit annotations over its
+// bindings and params: the distinct values of a key, in order.
+type annotationValues struct {
+	keys   []string
+	values map[string][]string
+}
+
+func (v *annotationValues) add(key, value string) {
+	if v.values == nil {
+		v.values = map[string][]string{}
+	}
+	if slices.Contains(v.values[key], value) {
+		return
+	}
+	if v.values[key] == nil {
+		v.keys = append(v.keys, key)
+	}
+	v.values[key] = append(v.values[key], value)
+}
+
+// publish annotates the request with "<policy>/<key>", several values of
+// a key joined by ", " as upstream joins them.
+func (v *annotationValues) publish(policy string, at *Attributes) {
+	for _, k := range v.keys {
+		at.annotate(policy+"/"+k, strings.Join(v.values[k], ", "))
+	}
+}
+
+// publishFailures annotates the request with the validations that failed
+// under the Audit action, as upstream's JSON list.
+func publishFailures(failures []validationFailure, at *Attributes) {
+	if len(failures) == 0 {
+		return
+	}
+	if len(failures) > maxValidationFailures {
+		failures = failures[:maxValidationFailures]
+	}
+	b, err := json.Marshal(failures)
+	if err != nil {
+		return // strings and ints always marshal
+	}
+	at.annotate(validationFailureKey, string(b))
 }
 
 func reasonToCode(r metav1.StatusReason) int32 {
@@ -340,19 +466,20 @@ func reasonToCode(r metav1.StatusReason) int32 {
 	return http.StatusBadRequest
 }
 
-// evaluatePolicy runs one policy's conditions, variables and validations
-// and returns its failed validations; evaluation errors are failures
-// under failurePolicy Fail and ignored under Ignore.
-func (a *Admission) evaluatePolicy(ctx context.Context, p *policy, inv *invocation, at *Attributes, objects *versions, params map[string]any) ([]decision, error) {
-	failure := func(err error) []decision {
+// evaluatePolicy runs one policy's conditions, variables, validations
+// and audit annotations and returns its failed validations and the
+// annotations to publish; evaluation errors are failures under
+// failurePolicy Fail and ignored under Ignore.
+func (a *Admission) evaluatePolicy(ctx context.Context, p *policy, inv *invocation, at *Attributes, objects *versions, params map[string]any) ([]decision, []annotation, error) {
+	failure := func(index int, err error) []decision {
 		if p.failOpen {
 			return nil
 		}
-		return []decision{{message: err.Error(), reason: metav1.StatusReasonInvalid}}
+		return []decision{{message: err.Error(), reason: metav1.StatusReasonInvalid, index: index}}
 	}
 	vars, err := a.policyVars(ctx, inv, at, objects, params)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	budget := uint64(cel.ConditionCostBudget)
 	var spent uint64
@@ -366,22 +493,22 @@ func (a *Admission) evaluatePolicy(ctx context.Context, p *policy, inv *invocati
 	}
 	match, err := prepare(p, vars, eval)
 	if err != nil {
-		return failure(err), nil
+		return failure(0, err), nil, nil
 	}
 	if !match {
-		return nil, nil
+		return nil, nil, nil
 	}
 	var out []decision
-	for _, v := range p.validations {
+	for i, v := range p.validations {
 		val, err := eval(v.expr)
 		if err != nil {
-			out = append(out, failure(fmt.Errorf("expression '%s' resulted in error: %w", v.Expression, err))...)
+			out = append(out, failure(i, fmt.Errorf("expression '%s' resulted in error: %w", v.Expression, err))...)
 			continue
 		}
 		if val == true {
 			continue
 		}
-		d := decision{reason: metav1.StatusReasonInvalid}
+		d := decision{reason: metav1.StatusReasonInvalid, index: i}
 		if v.Reason != nil {
 			d.reason = *v.Reason
 		}
@@ -400,7 +527,32 @@ func (a *Admission) evaluatePolicy(ctx context.Context, p *policy, inv *invocati
 		}
 		out = append(out, d)
 	}
-	return out, nil
+	var published []annotation
+	for _, an := range p.annotations {
+		val, err := eval(an.expr)
+		if err == nil {
+			var s string
+			if s, err = cel.AuditAnnotationValue(an.ValueExpression, val); err == nil {
+				if s != "" {
+					published = append(published, annotation{an.Key, truncate(s, maxAuditAnnotationValue)})
+				}
+				continue
+			}
+		} else {
+			err = fmt.Errorf("expression '%s' resulted in error: %w", an.ValueExpression, err)
+		}
+		if !p.failOpen {
+			out = append(out, decision{message: err.Error(), reason: metav1.StatusReasonInvalid, always: true})
+		}
+	}
+	return out, published, nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
 }
 
 // policyVars are the variables a policy's expressions see on at, in the
@@ -410,19 +562,22 @@ func (a *Admission) policyVars(ctx context.Context, inv *invocation, at *Attribu
 	if err != nil {
 		return cel.PolicyVars{}, apierrors.NewInternalError(err)
 	}
-	req, err := requestMap(newRequest("", inv, at, vo))
-	if err != nil {
-		return cel.PolicyVars{}, apierrors.NewInternalError(err)
+	vars := cel.PolicyVars{
+		Object: vo.object, OldObject: vo.old, Params: params, Variables: map[string]any{}, Authz: a.requestAuthz(at),
+		Request: sync.OnceValue(func() map[string]any { return celRequest(inv, at) }),
 	}
-	vars := cel.PolicyVars{Object: vo.object, OldObject: vo.old, Request: req, Params: params, Variables: map[string]any{}}
 	if at.Namespace != "" && a.namespaces != nil && !isNamespaceResource(at.Resource) {
-		if ls, err := a.namespaces.NamespaceLabels(ctx, at.Namespace); err == nil {
+		vars.Namespace = sync.OnceValue(func() map[string]any {
+			ls, err := a.namespaces.NamespaceLabels(ctx, at.Namespace)
+			if err != nil {
+				return nil
+			}
 			labels := map[string]any{}
 			for k, v := range ls {
 				labels[k] = v
 			}
-			vars.Namespace = map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": at.Namespace, "labels": labels}}
-		}
+			return map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": at.Namespace, "labels": labels}}
+		})
 	}
 	return vars, nil
 }

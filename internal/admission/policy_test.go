@@ -3,7 +3,9 @@ package admission
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -11,6 +13,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/yaml"
+
+	"github.com/crdserver/crdserver/internal/authz"
 )
 
 type policySource struct{ policies, bindings []Stored }
@@ -144,6 +148,153 @@ spec:
 		}
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want %q", tc.ref, err, tc.want)
+		}
+	}
+}
+
+func TestPolicyAuditAnnotations(t *testing.T) {
+	policy := `
+metadata: {name: limits}
+spec:
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [example.com], apiVersions: [v1], operations: [CREATE], resources: [widgets]}
+  validations:
+  - expression: "true"
+  - expression: "object.spec.size <= 5"
+    message: too big
+  auditAnnotations:
+  - key: size
+    valueExpression: "'size ' + string(object.spec.size)"
+  - key: empty
+    valueExpression: "null"
+`
+	for _, tc := range []struct {
+		actions string
+		size    int64
+		denied  bool
+		want    map[string]string
+	}{
+		{"[Audit]", 1, false, map[string]string{"limits/size": "size 1"}},
+		{"[Audit]", 7, false, map[string]string{
+			"limits/size":        "size 7",
+			validationFailureKey: `[{"message":"too big","policy":"limits","binding":"b","expressionIndex":1,"validationActions":["Audit"]}]`,
+		}},
+		{"[Deny, Audit]", 7, true, map[string]string{
+			"limits/size":        "size 7",
+			validationFailureKey: `[{"message":"too big","policy":"limits","binding":"b","expressionIndex":1,"validationActions":["Deny","Audit"]}]`,
+		}},
+		{"[Deny]", 7, true, map[string]string{"limits/size": "size 7"}},
+	} {
+		src := &policySource{
+			policies: []Stored{storedYAML(t, policy, &admissionregistrationv1.ValidatingAdmissionPolicy{})},
+			bindings: []Stored{storedYAML(t, "metadata: {name: b}\nspec: {policyName: limits, validationActions: "+tc.actions+"}", &admissionregistrationv1.ValidatingAdmissionPolicyBinding{})},
+		}
+		a := New(Config{Policies: src})
+		at := widgetAttributes(Create)
+		at.Object["spec"].(map[string]any)["size"] = tc.size
+		got := map[string]string{}
+		at.Annotate = func(k, v string) { got[k] = v }
+		err := a.Validate(context.Background(), at)
+		if (err != nil) != tc.denied {
+			t.Errorf("%s size %d: %v, want denied %v", tc.actions, tc.size, err, tc.denied)
+		}
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s size %d: annotations %q, want %q", tc.actions, tc.size, got, tc.want)
+		}
+	}
+}
+
+func TestPolicyAuditAnnotationError(t *testing.T) {
+	for _, tc := range []struct {
+		failurePolicy string
+		want          string
+	}{
+		{"Fail", `ValidatingAdmissionPolicy 'p' with binding 'b' denied request: valueExpression 'object.spec.size' resulted in unsupported return type: int. Return type must be either string or null.`},
+		{"Ignore", ""},
+	} {
+		policy := `
+metadata: {name: p}
+spec:
+  failurePolicy: ` + tc.failurePolicy + `
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [example.com], apiVersions: [v1], operations: [CREATE], resources: [widgets]}
+  auditAnnotations:
+  - {key: size, valueExpression: "object.spec.size"}
+`
+		src := &policySource{
+			policies: []Stored{storedYAML(t, policy, &admissionregistrationv1.ValidatingAdmissionPolicy{})},
+			bindings: []Stored{storedYAML(t, "metadata: {name: b}\nspec: {policyName: p, validationActions: [Audit]}", &admissionregistrationv1.ValidatingAdmissionPolicyBinding{})},
+		}
+		at := widgetAttributes(Create)
+		at.Object["spec"].(map[string]any)["size"] = int64(3)
+		err := New(Config{Policies: src}).Validate(context.Background(), at)
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("failurePolicy %s: %v, want %q", tc.failurePolicy, err, tc.want)
+		}
+	}
+}
+
+// TestPolicyAuthorizer: the authorizer variables ask the server's
+// authorizer about the requesting user (or a service account), a
+// resource or a path, and the request's own resource.
+func TestPolicyAuthorizer(t *testing.T) {
+	var asked []authz.Attributes
+	authorizer := authz.AuthorizerFunc(func(_ context.Context, at authz.Attributes) (authz.Decision, string, error) {
+		asked = append(asked, at)
+		switch {
+		case at.User.Name == "alice" && at.Verb == "update" && at.Resource == "widgets" && at.Name == "w1":
+			return authz.Allow, "alice may", nil
+		case at.User.Name == "system:serviceaccount:ns:robot" && at.Path == "/healthz":
+			return authz.Allow, "", nil
+		case at.Resource == "broken":
+			return authz.NoOpinion, "", errors.New("no answer")
+		}
+		return authz.NoOpinion, "nobody said yes", nil
+	})
+	for _, tc := range []struct {
+		expr   string
+		denied bool
+		want   authz.Attributes
+	}{
+		{"authorizer.group('example.com').resource('widgets').namespace('default').name('w1').check('update').allowed()", false,
+			authz.Attributes{Verb: "update", ResourceRequest: true, APIGroup: "example.com", APIVersion: "*", Resource: "widgets", Namespace: "default", Name: "w1"}},
+		{"authorizer.group('example.com').resource('widgets').namespace('default').name('w2').check('update').allowed()", true,
+			authz.Attributes{Verb: "update", ResourceRequest: true, APIGroup: "example.com", APIVersion: "*", Resource: "widgets", Namespace: "default", Name: "w2"}},
+		{"authorizer.requestResource.check('update').reason() == 'alice may'", false,
+			authz.Attributes{Verb: "update", ResourceRequest: true, APIGroup: "example.com", APIVersion: "*", Resource: "widgets", Namespace: "default", Name: "w1"}},
+		{"authorizer.group('').resource('broken').check('get').errored()", false,
+			authz.Attributes{Verb: "get", ResourceRequest: true, APIVersion: "*", Resource: "broken"}},
+		{"authorizer.serviceAccount('ns', 'robot').path('/healthz').check('get').allowed()", false,
+			authz.Attributes{Verb: "get", Path: "/healthz"}},
+	} {
+		policy := `
+metadata: {name: p}
+spec:
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [example.com], apiVersions: [v1], operations: [CREATE], resources: [widgets]}
+  validations:
+  - expression: "` + tc.expr + `"
+`
+		src := &policySource{
+			policies: []Stored{storedYAML(t, policy, &admissionregistrationv1.ValidatingAdmissionPolicy{})},
+			bindings: []Stored{storedYAML(t, "metadata: {name: b}\nspec: {policyName: p, validationActions: [Deny]}", &admissionregistrationv1.ValidatingAdmissionPolicyBinding{})},
+		}
+		asked = nil
+		err := New(Config{Policies: src, Authorizer: authorizer}).Validate(context.Background(), widgetAttributes(Create))
+		if (err != nil) != tc.denied {
+			t.Errorf("%s: %v, want denied %v", tc.expr, err, tc.denied)
+		}
+		if len(asked) != 1 {
+			t.Errorf("%s: asked %+v, want one check", tc.expr, asked)
+			continue
+		}
+		got := asked[0]
+		got.User = nil
+		if got != tc.want {
+			t.Errorf("%s: asked %+v, want %+v", tc.expr, got, tc.want)
 		}
 	}
 }

@@ -80,6 +80,7 @@ func (a *Admission) validateOne(ctx context.Context, inv *invocation, at *Attrib
 	if err != nil {
 		return a.failed(inv.hook, err)
 	}
+	recordAnnotations(inv.hook.Name, resp, at)
 	w.add(resp.warnings)
 	if !resp.allowed {
 		return denied(inv.hook.Name, resp.result)

@@ -1,10 +1,12 @@
 package builtin
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/crdserver/crdserver/internal/cel"
@@ -122,13 +124,56 @@ func (h policyHooks) Validate(obj map[string]any) field.ErrorList {
 	errs := validatePolicyParts(p.Spec.FailurePolicy, p.Spec.MatchConstraints, p.Spec.ParamKind, p.Spec.Variables, p.Spec.MatchConditions, sp)
 	if len(p.Spec.Validations) == 0 && len(p.Spec.AuditAnnotations) == 0 {
 		errs = append(errs, field.Required(sp.Child("validations"), "validations or auditAnnotations must contain at least one item"))
+		errs = append(errs, field.Required(sp.Child("auditAnnotations"), "validations or auditAnnotations must contain at least one item"))
 	}
 	for i, v := range p.Spec.Validations {
 		vp := sp.Child("validations").Index(i)
 		errs = append(errs, checkExpression(v.Expression, cel.BoolResult, vp.Child("expression"))...)
 		if v.MessageExpression != "" {
-			errs = append(errs, checkExpression(v.MessageExpression, cel.StringResult, vp.Child("messageExpression"))...)
+			errs = append(errs, checkExpression(v.MessageExpression, cel.MessageResult, vp.Child("messageExpression"))...)
 		}
+	}
+	return append(errs, validateAuditAnnotations(p.Name, p.Spec.AuditAnnotations, sp.Child("auditAnnotations"))...)
+}
+
+// Upstream's limits on a policy's auditAnnotations.
+const (
+	maxAuditAnnotations                     = 20
+	maxAuditAnnotationValueExpressionLength = 5 * 1024
+)
+
+// validateAuditAnnotations validates a policy's auditAnnotations as
+// upstream does: "<policy name>/<key>" is a qualified name, keys are
+// unique, and each valueExpression compiles to a string or null.
+func validateAuditAnnotations(policy string, ans []admissionregistrationv1.AuditAnnotation, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if len(ans) > maxAuditAnnotations {
+		errs = append(errs, field.Invalid(p, ans, fmt.Sprintf("must not have more than %d auditAnnotations", maxAuditAnnotations)))
+	}
+	keys := map[string]bool{}
+	for i, an := range ans {
+		ap := p.Index(i)
+		if policy == "" {
+			errs = append(errs, field.Invalid(ap.Child("key"), an.Key, "requires metadata.name be non-empty"))
+		} else {
+			for _, msg := range validation.IsQualifiedName(policy + "/" + an.Key) {
+				errs = append(errs, field.Invalid(ap.Child("key"), policy+"/"+an.Key, msg))
+			}
+		}
+		switch expr := strings.TrimSpace(an.ValueExpression); {
+		case expr == "":
+			errs = append(errs, field.Required(ap.Child("valueExpression"), "valueExpression is not specified"))
+		case len(expr) > maxAuditAnnotationValueExpressionLength:
+			errs = append(errs, field.Required(ap.Child("valueExpression"), fmt.Sprintf("must not exceed %d bytes in length", maxAuditAnnotationValueExpressionLength)))
+		default:
+			if _, err := cel.CompilePolicyExpression(expr, cel.StringOrNullResult); err != nil {
+				errs = append(errs, field.Invalid(ap.Child("valueExpression"), an.ValueExpression, err.Error()))
+			}
+		}
+		if keys[an.Key] {
+			errs = append(errs, field.Duplicate(ap.Child("key"), an.Key))
+		}
+		keys[an.Key] = true
 	}
 	return errs
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"strings"
 
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/types"
@@ -20,9 +21,8 @@ import (
 )
 
 // Admission match conditions: CEL expressions over the admission request
-// that decide whether a webhook is called. Upstream declares the variables
-// object, oldObject, request and authorizer; crdserver has no authorizer to
-// offer expressions, so an expression naming it does not compile.
+// that decide whether a webhook is called, with the variables object,
+// oldObject, request and the authorizer ones (authorizer.go).
 //
 // object and oldObject are the objects as the webhook would receive them
 // (null when absent: oldObject on create, object on delete); request is the
@@ -35,11 +35,11 @@ const ConditionCostBudget = celconfig.RuntimeCELCostBudgetMatchConditions
 var conditionEnv = func() *cel.Env {
 	set, err := baseEnv.Extend(environment.VersionedOptions{
 		IntroducedVersion: version.MajorMinor(1, 0),
-		EnvOptions: []cel.EnvOption{
+		EnvOptions: append([]cel.EnvOption{
 			cel.Variable("object", cel.DynType),
 			cel.Variable("oldObject", cel.DynType),
 			cel.Variable("request", cel.DynType),
-		},
+		}, authorizerVars...),
 	})
 	if err != nil {
 		panic(fmt.Sprintf("cel: match condition environment: %v", err))
@@ -69,10 +69,12 @@ func CompileCondition(expr string) (*Condition, error) {
 	return &Condition{prog: prog}, nil
 }
 
-// Eval evaluates the condition; object and oldObject may be nil (null).
-// cost is what the evaluation spent, for the caller's budget.
-func (c *Condition) Eval(ctx context.Context, object, oldObject, request map[string]any) (bool, uint64, error) {
+// Eval evaluates the condition; object and oldObject may be nil (null),
+// and so may authz (then the authorizer variables are unbound). cost is
+// what the evaluation spent, for the caller's budget.
+func (c *Condition) Eval(ctx context.Context, object, oldObject, request map[string]any, authz *RequestAuthz) (bool, uint64, error) {
 	vars := map[string]any{"object": nullable(object), "oldObject": nullable(oldObject), "request": request}
+	authz.bind(vars)
 	out, det, err := c.prog.ContextEval(ctx, vars)
 	var cost uint64
 	if det != nil && det.ActualCost() != nil {
@@ -96,11 +98,12 @@ func nullable(m map[string]any) any {
 }
 
 // Policy expressions: a ValidatingAdmissionPolicy's validations,
-// messageExpressions, matchConditions and variables see object,
-// oldObject, request, params, namespaceObject and variables (the values
-// of the policy's variables by name). There is no authorizer.
+// messageExpressions, matchConditions, variables and audit annotations
+// see object, oldObject, request, params, namespaceObject and variables
+// (the values of the policy's variables by name), and all but
+// messageExpressions the authorizer variables, as upstream declares them.
 
-var basePolicySet = func() *environment.EnvSet {
+var messageSet = func() *environment.EnvSet {
 	set, err := baseEnv.Extend(environment.VersionedOptions{
 		IntroducedVersion: version.MajorMinor(1, 0),
 		EnvOptions: []cel.EnvOption{
@@ -118,7 +121,21 @@ var basePolicySet = func() *environment.EnvSet {
 	return set
 }()
 
-var policyEnv = basePolicySet.StoredExpressionsEnv()
+var basePolicySet = func() *environment.EnvSet {
+	set, err := messageSet.Extend(environment.VersionedOptions{
+		IntroducedVersion: version.MajorMinor(1, 0),
+		EnvOptions:        authorizerVars,
+	})
+	if err != nil {
+		panic(fmt.Sprintf("cel: policy environment: %v", err))
+	}
+	return set
+}()
+
+var (
+	policyEnv  = basePolicySet.StoredExpressionsEnv()
+	messageEnv = messageSet.StoredExpressionsEnv()
+)
 
 // Expression is a compiled policy expression, safe for concurrent use.
 type Expression struct {
@@ -135,13 +152,21 @@ const (
 	// AnyResult is a variable's expression.
 	AnyResult PolicyResult = iota
 	BoolResult
-	StringResult
+	// MessageResult is a validation's messageExpression: a string, and
+	// no authorizer.
+	MessageResult
+	// StringOrNullResult is an audit annotation's valueExpression.
+	StringOrNullResult
 )
 
 // CompilePolicyExpression compiles a policy expression that must return
 // result (or dyn).
 func CompilePolicyExpression(expr string, result PolicyResult) (*Expression, error) {
-	ast, iss := policyEnv.Compile(expr)
+	env := policyEnv
+	if result == MessageResult {
+		env = messageEnv
+	}
+	ast, iss := env.Compile(expr)
 	if iss != nil {
 		return nil, fmt.Errorf("compilation failed: %s", iss.String())
 	}
@@ -149,10 +174,12 @@ func CompilePolicyExpression(expr string, result PolicyResult) (*Expression, err
 	switch {
 	case result == BoolResult && t != cel.BoolType && t != cel.DynType:
 		return nil, fmt.Errorf("must evaluate to bool")
-	case result == StringResult && t != cel.StringType && t != cel.DynType:
+	case result == MessageResult && t != cel.StringType && t != cel.DynType:
 		return nil, fmt.Errorf("must evaluate to string")
+	case result == StringOrNullResult && t != cel.StringType && t != cel.NullType && t != cel.DynType:
+		return nil, fmt.Errorf("must evaluate to one of %v but got %v", []*cel.Type{cel.StringType, cel.NullType}, t)
 	}
-	prog, err := policyEnv.Program(ast, cel.CostLimit(PerCallLimit), cel.InterruptCheckFrequency(celconfig.CheckFrequency), cel.EvalOptions(cel.OptTrackCost))
+	prog, err := env.Program(ast, cel.CostLimit(PerCallLimit), cel.InterruptCheckFrequency(celconfig.CheckFrequency), cel.EvalOptions(cel.OptTrackCost))
 	if err != nil {
 		return nil, fmt.Errorf("program instantiation failed: %v", err)
 	}
@@ -160,9 +187,26 @@ func CompilePolicyExpression(expr string, result PolicyResult) (*Expression, err
 }
 
 // PolicyVars are the variables of one evaluation; nil maps are null.
+// Request and Namespace are called only when an expression reads request
+// or namespaceObject (nil, or returning nil: null), so that what no
+// expression reads is never built; callers memoize them across the
+// expressions of one evaluation.
 type PolicyVars struct {
-	Object, OldObject, Request, Params, Namespace map[string]any
-	Variables                                     map[string]any
+	Object, OldObject, Params map[string]any
+	Request, Namespace        func() map[string]any
+	Variables                 map[string]any
+	// Authz binds the authorizer variables; nil leaves them unbound.
+	Authz *RequestAuthz
+}
+
+// lazy is a variable cel-go computes when an expression reads it.
+func lazy(f func() map[string]any) func() any {
+	return func() any {
+		if f == nil {
+			return types.NullValue
+		}
+		return nullable(f())
+	}
 }
 
 // Eval evaluates the expression and returns its value as Go (bool,
@@ -172,10 +216,11 @@ func (e *Expression) Eval(ctx context.Context, v PolicyVars) (any, uint64, error
 	if variables == nil {
 		variables = map[string]any{}
 	}
-	vars := map[string]any{
-		"object": nullable(v.Object), "oldObject": nullable(v.OldObject), "request": v.Request,
-		"params": nullable(v.Params), "namespaceObject": nullable(v.Namespace), "variables": variables,
-	}
+	vars := make(map[string]any, 8)
+	vars["object"], vars["oldObject"], vars["params"] = nullable(v.Object), nullable(v.OldObject), nullable(v.Params)
+	vars["request"], vars["namespaceObject"] = lazy(v.Request), lazy(v.Namespace)
+	vars["variables"] = variables
+	v.Authz.bind(vars)
 	out, det, err := e.prog.ContextEval(ctx, vars)
 	var cost uint64
 	if det != nil && det.ActualCost() != nil {
@@ -188,6 +233,21 @@ func (e *Expression) Eval(ctx context.Context, v PolicyVars) (any, uint64, error
 		return out, cost, nil
 	}
 	return out.Value(), cost, nil
+}
+
+// AuditAnnotationValue reads what an audit annotation's valueExpression
+// returned (Eval's value): a string trimmed of spaces, or "" to leave the
+// annotation out (null, or only spaces). Other types are an error worded
+// as upstream's.
+func AuditAnnotationValue(expr string, v any) (string, error) {
+	switch v := v.(type) {
+	case string:
+		return strings.TrimSpace(v), nil
+	case structpb.NullValue:
+		return "", nil
+	}
+	return "", fmt.Errorf("valueExpression '%v' resulted in unsupported return type: %v. Return type must be either string or null.",
+		expr, types.DefaultTypeAdapter.NativeToValue(v).Type())
 }
 
 // Mutations: a MutatingAdmissionPolicy's JSONPatch and ApplyConfiguration

@@ -134,6 +134,7 @@ func typedPolicyEnv(object, params *apiservercel.DeclType) (*cel.Env, error) {
 		cel.Variable("namespaceObject", cel.DynType),
 		cel.Variable("variables", cel.MapType(cel.StringType, cel.DynType)),
 	}
+	opts = append(opts, authorizerVars...)
 	set, err := baseEnv.Extend(environment.VersionedOptions{
 		IntroducedVersion: version.MajorMinor(1, 0),
 		EnvOptions:        opts,

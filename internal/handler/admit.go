@@ -10,6 +10,7 @@ import (
 
 	"github.com/crdserver/crdserver/internal/admission"
 	"github.com/crdserver/crdserver/internal/apply"
+	"github.com/crdserver/crdserver/internal/audit"
 	"github.com/crdserver/crdserver/internal/authn"
 	"github.com/crdserver/crdserver/internal/conversion"
 )
@@ -120,6 +121,7 @@ func (h *Handler) attributes(c *call, op admission.Operation, obj, old map[strin
 		Object:      obj,
 		OldObject:   old,
 		Warn:        func(text string) { addWarning(c, text) },
+		Annotate:    func(key, value string) { audit.AddAnnotation(c.r.Context(), key, value) },
 	}
 	if sub == "scale" {
 		at.Kind = schema.GroupVersionKind{Group: "autoscaling", Version: "v1", Kind: "Scale"}

@@ -230,6 +230,13 @@ func (b *bench) run(ctx context.Context, report *Report) error {
 		}
 		report.Notes = append(report.Notes, note)
 	}
+	if b.selected("admission") && ctx.Err() == nil {
+		notes, err := b.admission(ctx, add)
+		if err != nil {
+			return err
+		}
+		report.Notes = append(report.Notes, notes...)
+	}
 	for _, w := range Workloads {
 		if !b.selected(w) || ctx.Err() != nil {
 			continue

@@ -26,15 +26,18 @@ const (
 // widgetsV2 is the version the list-v2 workload reads.
 const widgetsV2 = "v2"
 
-// benchWebhook is the load generator's own conversion webhook: it
-// rewrites apiVersion, without decoding the objects, so that its CPU
+// benchWebhook is the load generator's own webhook: for conversion
+// (/convert) it rewrites apiVersion, without decoding the objects, and for
+// admission (/admit, admission.go) it allows at once, so that its CPU
 // weighs little beside the server's.
 type benchWebhook struct {
 	srv      *http.Server
-	url      string
+	url      string // of /convert
 	caBundle []byte
 	reviews  atomic.Int64
 	objects  atomic.Int64
+	// admissions counts AdmissionReviews.
+	admissions atomic.Int64
 }
 
 func startBenchWebhook() (*benchWebhook, error) {
@@ -47,7 +50,10 @@ func startBenchWebhook() (*benchWebhook, error) {
 		return nil, err
 	}
 	w := &benchWebhook{caBundle: ca, url: "https://" + ln.Addr().String() + "/convert"}
-	w.srv = &http.Server{Handler: http.HandlerFunc(w.serve), TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{"h2", "http/1.1"}}}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/convert", w.serve)
+	mux.HandleFunc("/admit", w.serveAdmission)
+	w.srv = &http.Server{Handler: mux, TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{"h2", "http/1.1"}}}
 	go w.srv.ServeTLS(ln, "", "")
 	return w, nil
 }

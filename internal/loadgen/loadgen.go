@@ -141,6 +141,10 @@ type Config struct {
 	QuietRate float64
 	NoisyRate float64
 
+	// AdmissionRounds is how many times the "admission" workload
+	// alternates its variants (admission.go); default 5.
+	AdmissionRounds int
+
 	// Logger receives progress; nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -183,7 +187,7 @@ func (c *Config) complete() error {
 		c.Workloads = Workloads
 	}
 	for _, w := range c.Workloads {
-		if !slices.Contains(Workloads, w) && w != "crds" && w != "openapi" && w != "fairness" {
+		if !slices.Contains(Workloads, w) && w != "crds" && w != "openapi" && w != "fairness" && w != "admission" {
 			return fmt.Errorf("unknown workload %q: want some of %s", w, strings.Join(Workloads, ","))
 		}
 	}
@@ -195,6 +199,9 @@ func (c *Config) complete() error {
 	}
 	if c.Objects == 0 {
 		c.Objects = 1000
+	}
+	if c.AdmissionRounds == 0 {
+		c.AdmissionRounds = 5
 	}
 	if c.PageSize == 0 {
 		c.PageSize = 500

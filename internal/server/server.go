@@ -213,6 +213,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		Policies:         storedAdmission{s.stores},
 		MutatingPolicies: storedAdmission{s.stores},
 		Params:           storedParams{stores: s.stores, reg: reg},
+		Authorizer:       s.authz,
 		Logger:           s.log,
 		Metrics:          s.metrics,
 	})

@@ -13,7 +13,6 @@ import (
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/dynamic"
 
@@ -111,16 +110,7 @@ func conformanceCRD(t *testing.T, srv *server, storage string) (*apiextensionsv1
 			},
 		},
 	}
-	ext := apiextensionsclient.NewForConfigOrDie(srv.Config)
-	crd, err := ext.ApiextensionsV1().CustomResourceDefinitions().Create(ctx, crd, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitEstablished(t, srv, crd.Name)
-	clients := map[string]dynamic.ResourceInterface{}
-	for _, v := range []string{"v1", "v2"} {
-		clients[v] = srv.Dynamic.Resource(schema.GroupVersionResource{Group: "stable.example.com", Version: v, Resource: "e2e-test-crds"}).Namespace(ns)
-	}
+	crd, clients := createCRD(ctx, t, srv, crd, ns)
 	// waitWebhookConversionReady: a stub object created at v2 converts.
 	waitFor(t, 30*time.Second, "webhook conversion ready", func() (bool, error) {
 		stub := &unstructured.Unstructured{Object: map[string]any{"kind": "E2eTestCrd", "apiVersion": "stable.example.com/v2", "metadata": map[string]any{"name": "stub"}}}

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"maps"
 	"path/filepath"
 	"regexp"
@@ -9,6 +10,11 @@ import (
 	"testing"
 	"time"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/yaml"
 )
 
@@ -136,4 +142,20 @@ var uuidRE = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4
 func firstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	return line
+}
+
+// createCRD creates crd, waits until it is established, and returns it
+// with a client in namespace ns for each of its versions.
+func createCRD(ctx context.Context, t *testing.T, srv *server, crd *apiextensionsv1.CustomResourceDefinition, ns string) (*apiextensionsv1.CustomResourceDefinition, map[string]dynamic.ResourceInterface) {
+	t.Helper()
+	crd, err := apiextensionsclient.NewForConfigOrDie(srv.Config).ApiextensionsV1().CustomResourceDefinitions().Create(ctx, crd, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitEstablished(t, srv, crd.Name)
+	clients := map[string]dynamic.ResourceInterface{}
+	for _, v := range crd.Spec.Versions {
+		clients[v.Name] = srv.Dynamic.Resource(schema.GroupVersionResource{Group: crd.Spec.Group, Version: v.Name, Resource: crd.Spec.Names.Plural}).Namespace(ns)
+	}
+	return crd, clients
 }

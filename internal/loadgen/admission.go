@@ -1,0 +1,254 @@
+package loadgen
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+)
+
+// The "admission" workload, run only when named (widgets only), measures
+// what admission adds to a write: the update workload without admission,
+// then with one mutating webhook, with one validating webhook (both served
+// by this process and answering at once, allowed and unpatched), and with
+// one ValidatingAdmissionPolicy of two validations, each registered alone
+// and matching only this run's objects. Config.AdmissionRounds rounds
+// alternate the four, so that a machine busy with other work weighs on
+// each alike. Results are named "update/<variant>"; the notes give, per
+// variant, the median over rounds of what it added to the p50 latency and
+// to the server's CPU per update (with Config.ServerPID), beside the
+// round's run without admission, and their spread. Each round starts
+// with the next variant.
+
+// Admission variants of the "admission" workload.
+const (
+	admissionNone       = "none"
+	admissionMutating   = "mutating-webhook"
+	admissionValidating = "validating-webhook"
+	admissionPolicy     = "policy"
+)
+
+var admissionVariants = []string{admissionNone, admissionMutating, admissionValidating, admissionPolicy}
+
+// admissionProbeLabel marks the dry-run objects that tell when a
+// registration is in effect; the policy refuses them.
+const admissionProbeLabel = "bench.crdserver.io/probe"
+
+var (
+	mutatingWebhooksGVR   = schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "mutatingwebhookconfigurations"}
+	validatingWebhooksGVR = schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingwebhookconfigurations"}
+	policiesGVR           = schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingadmissionpolicies"}
+	policyBindingsGVR     = schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingadmissionpolicybindings"}
+)
+
+func (b *bench) admission(ctx context.Context, add func(Result)) (notes []string, err error) {
+	if !b.widgets() {
+		return nil, fmt.Errorf("the admission workload loads widgets, not %s", b.cfg.Resource)
+	}
+	if b.hook == nil {
+		if b.hook, err = startBenchWebhook(); err != nil {
+			return nil, fmt.Errorf("starting the admission webhook: %w", err)
+		}
+	}
+	type sample struct{ p50, cpu time.Duration }
+	samples := map[string][]sample{}
+	update := func(ctx context.Context, i int) error { return b.update(ctx, i, nil) }
+	for round := range b.cfg.AdmissionRounds {
+		// Each round starts with another variant, so that none always
+		// runs first, on a heap the others have not grown yet.
+		order := append(slices.Clone(admissionVariants[round%len(admissionVariants):]), admissionVariants[:round%len(admissionVariants)]...)
+		for _, v := range order {
+			undo, err := b.register(ctx, v)
+			if err != nil {
+				return nil, fmt.Errorf("registering %s: %w", v, err)
+			}
+			b.log.Info("admission round", "round", round+1, "variant", v)
+			stop := watchServer(b.cfg.ServerPID)
+			r := b.runner().Run(ctx, "update/"+v, update)
+			u, uerr := stop()
+			if uerr != nil {
+				b.log.Warn("reading the server's usage", "err", uerr)
+			}
+			r.Server = u
+			add(r)
+			if err := undo(context.WithoutCancel(ctx)); err != nil {
+				return nil, fmt.Errorf("unregistering %s: %w", v, err)
+			}
+			if r.Errors > 0 || r.Ops == 0 {
+				return nil, fmt.Errorf("update/%s: %d errors, first: %s", v, r.Errors, r.FirstError)
+			}
+			s := sample{p50: r.P50}
+			if u != nil {
+				s.cpu = u.CPU / time.Duration(r.Ops)
+			}
+			samples[v] = append(samples[v], s)
+		}
+	}
+	for _, v := range admissionVariants[1:] {
+		var dLat, dCPU []time.Duration
+		for i, s := range samples[v] {
+			base := samples[admissionNone][i]
+			dLat = append(dLat, s.p50-base.p50)
+			dCPU = append(dCPU, s.cpu-base.cpu)
+		}
+		note := fmt.Sprintf("admission %s: adds %s to the p50 latency of an update (median of %d rounds, spread %s)",
+			v, median(dLat), len(dLat), spread(dLat))
+		if b.cfg.ServerPID != 0 {
+			note += fmt.Sprintf(" and %s of server CPU per update (spread %s)", median(dCPU), spread(dCPU))
+		}
+		notes = append(notes, note)
+	}
+	var base []time.Duration
+	for _, s := range samples[admissionNone] {
+		base = append(base, s.cpu)
+	}
+	if b.cfg.ServerPID != 0 {
+		notes = append(notes, fmt.Sprintf("admission none: the server spends %s of CPU per update (median, spread %s)", median(base), spread(base)))
+	}
+	return notes, nil
+}
+
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	if len(s) == 0 {
+		return 0
+	}
+	if len(s)%2 == 0 {
+		return (s[len(s)/2-1] + s[len(s)/2]) / 2
+	}
+	return s[len(s)/2]
+}
+
+func spread(ds []time.Duration) string {
+	if len(ds) == 0 {
+		return "none"
+	}
+	return fmt.Sprintf("%s to %s", slices.Min(ds), slices.Max(ds))
+}
+
+// register makes variant v of admission apply to this run's widgets and
+// waits until it does; undo removes it and waits until it no longer does.
+func (b *bench) register(ctx context.Context, v string) (undo func(context.Context) error, err error) {
+	name := "crdserver-bench-" + b.runID
+	rules := []any{map[string]any{
+		"apiGroups": []any{b.widgetsGVR().Group}, "apiVersions": []any{"*"},
+		"operations": []any{"CREATE", "UPDATE"}, "resources": []any{b.widgetsGVR().Resource},
+	}}
+	runOnly := map[string]any{"matchLabels": map[string]any{LabelRun: b.runID}}
+	webhook := map[string]any{
+		"name": "bench.crdserver.io", "rules": rules, "objectSelector": runOnly,
+		"clientConfig": map[string]any{
+			"url":      strings.TrimSuffix(b.hook.url, "/convert") + "/admit",
+			"caBundle": base64.StdEncoding.EncodeToString(b.hook.caBundle),
+		},
+		"sideEffects": "None", "admissionReviewVersions": []any{"v1"}, "failurePolicy": "Fail",
+	}
+	var objects []struct {
+		gvr schema.GroupVersionResource
+		obj map[string]any
+	}
+	object := func(gvr schema.GroupVersionResource, kind string, fields map[string]any) {
+		obj := map[string]any{"apiVersion": "admissionregistration.k8s.io/v1", "kind": kind, "metadata": map[string]any{"name": name}}
+		for k, f := range fields {
+			obj[k] = f
+		}
+		objects = append(objects, struct {
+			gvr schema.GroupVersionResource
+			obj map[string]any
+		}{gvr, obj})
+	}
+	switch v {
+	case admissionNone:
+		return func(context.Context) error { return nil }, nil
+	case admissionMutating:
+		webhook["reinvocationPolicy"] = "Never"
+		object(mutatingWebhooksGVR, "MutatingWebhookConfiguration", map[string]any{"webhooks": []any{webhook}})
+	case admissionValidating:
+		object(validatingWebhooksGVR, "ValidatingWebhookConfiguration", map[string]any{"webhooks": []any{webhook}})
+	case admissionPolicy:
+		object(policiesGVR, "ValidatingAdmissionPolicy", map[string]any{"spec": map[string]any{
+			"failurePolicy":    "Fail",
+			"matchConstraints": map[string]any{"resourceRules": rules},
+			"validations": []any{
+				map[string]any{"expression": "object.spec.replicas >= 0"},
+				map[string]any{"expression": "!('" + admissionProbeLabel + "' in object.metadata.labels)", "message": "a probe"},
+			},
+		}})
+		object(policyBindingsGVR, "ValidatingAdmissionPolicyBinding", map[string]any{"spec": map[string]any{
+			"policyName": name, "validationActions": []any{"Deny"},
+			"matchResources": map[string]any{"objectSelector": runOnly},
+		}})
+	}
+	for _, o := range objects {
+		if _, err := b.client.Resource(o.gvr).Create(ctx, &unstructured.Unstructured{Object: o.obj}, metav1.CreateOptions{}); err != nil {
+			return nil, err
+		}
+	}
+	undo = func(ctx context.Context) error {
+		for _, o := range objects {
+			if err := b.client.Resource(o.gvr).Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+				return err
+			}
+		}
+		return b.waitAdmission(ctx, v, false)
+	}
+	if err := b.waitAdmission(ctx, v, true); err != nil {
+		undo(context.WithoutCancel(ctx))
+		return nil, err
+	}
+	return undo, nil
+}
+
+// waitAdmission waits until variant v admits this run's writes (in) or no
+// longer does, by dry-run creates of a probe: the webhook sees them, the
+// policy refuses them.
+func (b *bench) waitAdmission(ctx context.Context, v string, in bool) error {
+	probe := b.template.DeepCopy()
+	probe.SetName(b.cfg.Prefix + "-admission-probe")
+	labels := probe.GetLabels()
+	labels[admissionProbeLabel] = "yes"
+	probe.SetLabels(labels)
+	return wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		before := b.hook.admissions.Load()
+		_, err := b.res.Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		var applies bool
+		switch {
+		case v == admissionPolicy && apierrors.IsInvalid(err):
+			applies = true
+		case err != nil:
+			return false, err
+		default:
+			applies = b.hook.admissions.Load() > before
+		}
+		return applies == in, nil
+	})
+}
+
+// serveAdmission answers an AdmissionReview at once: allowed, unpatched.
+// Only the uid is decoded.
+func (w *benchWebhook) serveAdmission(rw http.ResponseWriter, r *http.Request) {
+	w.admissions.Add(1)
+	var rev struct {
+		Request *struct {
+			UID string `json:"uid"`
+		} `json:"request"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&rev); err != nil || rev.Request == nil {
+		http.Error(rw, "bad review", http.StatusBadRequest)
+		return
+	}
+	uid, _ := json.Marshal(rev.Request.UID)
+	rw.Header().Set("Content-Type", "application/json")
+	fmt.Fprintf(rw, `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"uid":%s,"allowed":true}}`, uid)
+}
