@@ -1,0 +1,278 @@
+package builtin
+
+import (
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+
+	networkingv1 "k8s.io/api/networking/v1"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/crdserver/crdserver/internal/registry"
+)
+
+// Ingresses is the networking.k8s.io/v1 ingresses resource: stored, with
+// no ingress controller; status is what a client writes to /status.
+// Validation covers the rules, paths, backends, hosts and class name;
+// TLS entries and the legacy class annotation are not checked.
+func Ingresses() *registry.Definition {
+	return define[networkingv1.Ingress](kindDef{
+		group: "networking.k8s.io", version: "v1", resource: "ingresses", kind: "Ingress",
+		shortNames: []string{"ing"}, scope: registry.Namespaced, status: true,
+	}, ingressRules{})
+}
+
+type ingressRules struct{}
+
+// Upstream's rules for Exact and Prefix paths.
+var (
+	invalidPathSequences = []string{"//", "/./", "/../", "%2f", "%2F"}
+	invalidPathSuffixes  = []string{"/..", "/."}
+)
+
+func (ingressRules) defaults(*networkingv1.Ingress) {}
+
+func (ingressRules) validate(ing, _ *networkingv1.Ingress) field.ErrorList {
+	s, p := &ing.Spec, field.NewPath("spec")
+	var errs field.ErrorList
+	if len(s.Rules) == 0 && s.DefaultBackend == nil {
+		errs = append(errs, field.Invalid(p, s.Rules, "either `defaultBackend` or `rules` must be specified"))
+	}
+	if s.DefaultBackend != nil {
+		errs = append(errs, validateIngressBackend(s.DefaultBackend, p.Child("defaultBackend"))...)
+	}
+	for i, r := range s.Rules {
+		rp := p.Child("rules").Index(i)
+		if r.Host != "" {
+			if _, err := netip.ParseAddr(r.Host); err == nil {
+				errs = append(errs, field.Invalid(rp.Child("host"), r.Host, "must be a DNS name, not an IP address"))
+			}
+			check := validation.IsDNS1123Subdomain
+			if strings.Contains(r.Host, "*") {
+				check = validation.IsWildcardDNS1123Subdomain
+			}
+			for _, msg := range check(r.Host) {
+				errs = append(errs, field.Invalid(rp.Child("host"), r.Host, msg))
+			}
+		}
+		if r.HTTP == nil {
+			continue
+		}
+		hp := rp.Child("http", "paths")
+		if len(r.HTTP.Paths) == 0 {
+			errs = append(errs, field.Required(hp, ""))
+		}
+		for j := range r.HTTP.Paths {
+			errs = append(errs, validateIngressPath(&r.HTTP.Paths[j], hp.Index(j))...)
+		}
+	}
+	if s.IngressClassName != nil {
+		for _, msg := range apivalidation.NameIsDNSSubdomain(*s.IngressClassName, false) {
+			errs = append(errs, field.Invalid(p.Child("ingressClassName"), *s.IngressClassName, msg))
+		}
+	}
+	return errs
+}
+
+func validateIngressPath(path *networkingv1.HTTPIngressPath, p *field.Path) field.ErrorList {
+	if path.PathType == nil {
+		return field.ErrorList{field.Required(p.Child("pathType"), "pathType must be specified")}
+	}
+	var errs field.ErrorList
+	pp := p.Child("path")
+	switch *path.PathType {
+	case networkingv1.PathTypeExact, networkingv1.PathTypePrefix:
+		if !strings.HasPrefix(path.Path, "/") {
+			errs = append(errs, field.Invalid(pp, path.Path, "must be an absolute path"))
+		}
+		for _, seq := range invalidPathSequences {
+			if strings.Contains(path.Path, seq) {
+				errs = append(errs, field.Invalid(pp, path.Path, fmt.Sprintf("must not contain '%s'", seq)))
+			}
+		}
+		for _, suffix := range invalidPathSuffixes {
+			if strings.HasSuffix(path.Path, suffix) {
+				errs = append(errs, field.Invalid(pp, path.Path, fmt.Sprintf("cannot end with '%s'", suffix)))
+			}
+		}
+	case networkingv1.PathTypeImplementationSpecific:
+		if path.Path != "" && !strings.HasPrefix(path.Path, "/") {
+			errs = append(errs, field.Invalid(pp, path.Path, "must be an absolute path"))
+		}
+	default:
+		errs = append(errs, field.NotSupported(p.Child("pathType"), *path.PathType, []string{"Exact", "ImplementationSpecific", "Prefix"}))
+	}
+	return append(errs, validateIngressBackend(&path.Backend, p.Child("backend"))...)
+}
+
+// validateIngressBackend checks a backend as upstream does with its
+// RelaxedServiceNameValidation gate on (the default): service names are
+// DNS labels.
+func validateIngressBackend(b *networkingv1.IngressBackend, p *field.Path) field.ErrorList {
+	switch {
+	case b.Resource != nil && b.Service != nil:
+		return field.ErrorList{field.Invalid(p, "", "cannot set both resource and service backends")}
+	case b.Resource != nil:
+		var errs field.ErrorList
+		if b.Resource.Kind == "" {
+			errs = append(errs, field.Required(p.Child("resource", "kind"), ""))
+		}
+		if b.Resource.Name == "" {
+			errs = append(errs, field.Required(p.Child("resource", "name"), ""))
+		}
+		return errs
+	case b.Service == nil:
+		return field.ErrorList{field.Invalid(p, "", "resource or service backend is required")}
+	}
+	var errs field.ErrorList
+	svc, sp := b.Service, p.Child("service")
+	if svc.Name == "" {
+		errs = append(errs, field.Required(sp.Child("name"), ""))
+	} else {
+		for _, msg := range apivalidation.NameIsDNSLabel(svc.Name, false) {
+			errs = append(errs, field.Invalid(sp.Child("name"), svc.Name, msg))
+		}
+	}
+	switch port := svc.Port; {
+	case port.Name != "" && port.Number != 0:
+		errs = append(errs, field.Invalid(p, "", "cannot set both port name & port number"))
+	case port.Name != "":
+		for _, msg := range validation.IsValidPortName(port.Name) {
+			errs = append(errs, field.Invalid(sp.Child("port", "name"), port.Name, msg))
+		}
+	case port.Number != 0:
+		for _, msg := range validation.IsValidPortNum(int(port.Number)) {
+			errs = append(errs, field.Invalid(sp.Child("port", "number"), port.Number, msg))
+		}
+	default:
+		errs = append(errs, field.Required(p, "port name or number is required"))
+	}
+	return errs
+}
+
+func (ingressRules) columns() []metav1.TableColumnDefinition {
+	return []metav1.TableColumnDefinition{
+		nameColumn,
+		{Name: "Class", Type: "string", Description: "The name of the IngressClass resource that should be used for additional configuration"},
+		{Name: "Hosts", Type: "string", Description: "Hosts that incoming requests are matched against before the ingress rule"},
+		{Name: "Address", Type: "string", Description: "Address is a list containing ingress points for the load-balancer"},
+		{Name: "Ports", Type: "string", Description: "Ports of TLS configurations that open"},
+		ageColumn,
+	}
+}
+
+// loadBalancerWidth is where upstream clips the Address cell.
+const loadBalancerWidth = 16
+
+func (ingressRules) cells(ing *networkingv1.Ingress) []any {
+	class := "<none>"
+	if ing.Spec.IngressClassName != nil {
+		class = *ing.Spec.IngressClassName
+	}
+	var hosts []string
+	for _, r := range ing.Spec.Rules {
+		if len(hosts) == 3 {
+			break
+		}
+		if r.Host != "" {
+			hosts = append(hosts, r.Host)
+		}
+	}
+	hostCell := "*"
+	if len(hosts) > 0 {
+		hostCell = strings.Join(hosts, ",")
+		if len(ing.Spec.Rules) > 3 && len(hosts) == 3 {
+			hostCell += fmt.Sprintf(" + %d more...", len(ing.Spec.Rules)-3)
+		}
+	}
+	var addrs []string
+	for _, lb := range ing.Status.LoadBalancer.Ingress {
+		switch {
+		case lb.IP != "":
+			addrs = append(addrs, lb.IP)
+		case lb.Hostname != "":
+			addrs = append(addrs, lb.Hostname)
+		}
+	}
+	slices.Sort(addrs)
+	addr := strings.Join(slices.Compact(addrs), ",")
+	if len(addr) > loadBalancerWidth {
+		addr = addr[:loadBalancerWidth-3] + "..."
+	}
+	ports := "80"
+	if len(ing.Spec.TLS) > 0 {
+		ports = "80, 443"
+	}
+	return []any{ing.Name, class, hostCell, addr, ports, age(&ing.ObjectMeta)}
+}
+
+// IngressClasses is the networking.k8s.io/v1 ingressclasses resource.
+func IngressClasses() *registry.Definition {
+	return define[networkingv1.IngressClass](kindDef{
+		group: "networking.k8s.io", version: "v1", resource: "ingressclasses", kind: "IngressClass",
+		scope: registry.Cluster,
+	}, ingressClassRules{})
+}
+
+type ingressClassRules struct{}
+
+const maxLenIngressClassController = 250
+
+func (ingressClassRules) defaults(*networkingv1.IngressClass) {}
+
+// validate checks the controller (a domain-prefixed path, immutable) and
+// that parameters name a kind and an object; their scope rules are not
+// checked.
+func (ingressClassRules) validate(ic, was *networkingv1.IngressClass) field.ErrorList {
+	p := field.NewPath("spec")
+	var errs field.ErrorList
+	if was != nil {
+		errs = apivalidation.ValidateImmutableField(ic.Spec.Controller, was.Spec.Controller, p.Child("controller"))
+	}
+	if len(ic.Spec.Controller) > maxLenIngressClassController {
+		errs = append(errs, field.TooLong(p.Child("controller"), "", maxLenIngressClassController))
+	}
+	errs = append(errs, validation.IsDomainPrefixedPath(p.Child("controller"), ic.Spec.Controller)...)
+	if params := ic.Spec.Parameters; params != nil {
+		pp := p.Child("parameters")
+		if params.Kind == "" {
+			errs = append(errs, field.Required(pp.Child("kind"), ""))
+		}
+		if params.Name == "" {
+			errs = append(errs, field.Required(pp.Child("name"), ""))
+		}
+	}
+	return errs
+}
+
+func (ingressClassRules) columns() []metav1.TableColumnDefinition {
+	return []metav1.TableColumnDefinition{
+		nameColumn,
+		{Name: "Controller", Type: "string", Description: "Controller that is responsible for handling this class"},
+		{Name: "Parameters", Type: "string", Description: "A reference to a resource with additional parameters"},
+		ageColumn,
+	}
+}
+
+// defaultIngressClassAnnotation marks the cluster's default class.
+const defaultIngressClassAnnotation = "ingressclass.kubernetes.io/is-default-class"
+
+func (ingressClassRules) cells(ic *networkingv1.IngressClass) []any {
+	name := ic.Name
+	if ic.Annotations[defaultIngressClassAnnotation] == "true" {
+		name += " (default)"
+	}
+	params := "<none>"
+	if p := ic.Spec.Parameters; p != nil {
+		params = p.Kind
+		if p.APIGroup != nil {
+			params += "." + *p.APIGroup
+		}
+		params += "/" + p.Name
+	}
+	return []any{name, ic.Spec.Controller, params, age(&ic.ObjectMeta)}
+}
