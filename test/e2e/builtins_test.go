@@ -209,6 +209,14 @@ func TestStoredBuiltins(t *testing.T) {
 			t.Errorf("csr row %q, want requester admin, Pending", row)
 		}
 		kubectl(t, srv, "certificate", "approve", "alice")
+		// GET of /approval reads the whole object, as upstream's.
+		var approval map[string]any
+		if err := json.Unmarshal([]byte(kubectl(t, srv, "get", "--raw", "/apis/certificates.k8s.io/v1/certificatesigningrequests/alice/approval")), &approval); err != nil {
+			t.Fatal(err)
+		}
+		if lookup(approval, "kind") != "CertificateSigningRequest" || lookup(approval, "status.conditions") == nil {
+			t.Errorf("GET /approval: %v", approval)
+		}
 		if row := findRow(table(t, kubectl(t, srv, "get", "csr", "--field-selector", "spec.signerName=example.com/signer")), "alice"); len(row) != 6 || row[5] != "Approved" {
 			t.Errorf("csr row after approval %q", row)
 		}
