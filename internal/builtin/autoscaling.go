@@ -6,6 +6,7 @@ import (
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/api/validation/path"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -167,6 +168,19 @@ func withDefaultRules(r, def *autoscalingv2.HPAScalingRules) *autoscalingv2.HPAS
 		def.Tolerance = r.Tolerance
 	}
 	return def
+}
+
+// validateStatus: no negative replica count or condition generation.
+func (hpaRules) validateStatus(hpa *autoscalingv2.HorizontalPodAutoscaler) field.ErrorList {
+	p := field.NewPath("status")
+	var errs field.ErrorList
+	for i, c := range hpa.Status.Conditions {
+		if c.ObservedGeneration != nil {
+			errs = append(errs, apivalidation.ValidateNonnegativeField(*c.ObservedGeneration, p.Child("conditions").Index(i).Child("observedGeneration"))...)
+		}
+	}
+	errs = append(errs, apivalidation.ValidateNonnegativeField(int64(hpa.Status.CurrentReplicas), p.Child("currentReplicas"))...)
+	return append(errs, apivalidation.ValidateNonnegativeField(int64(hpa.Status.DesiredReplicas), p.Child("desiredReplicas"))...)
 }
 
 var hpaMetricTypes = []string{"ContainerResource", "External", "Object", "Pods", "Resource"}

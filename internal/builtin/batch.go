@@ -185,6 +185,15 @@ func (jobRules) validate(j, was *batchv1.Job) field.ErrorList {
 	return errs
 }
 
+// validateStatus checks a job's counts; the rules tying conditions,
+// times and uncounted pods together are not checked.
+func (jobRules) validateStatus(j *batchv1.Job) field.ErrorList {
+	s, p := j.Status, field.NewPath("status")
+	errs := nonNegatives(p, []string{"active", "succeeded", "failed"}, s.Active, s.Succeeded, s.Failed)
+	errs = append(errs, nonNegative(s.Ready, p.Child("ready"))...)
+	return append(errs, nonNegative(s.Terminating, p.Child("terminating"))...)
+}
+
 // validateGeneratedSelector checks, for a job without a manual selector,
 // that its template carries the generated labels and its selector matches
 // them.

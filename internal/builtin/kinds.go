@@ -24,6 +24,12 @@ type rules[T any] interface {
 	cells(t *T) []any
 }
 
+// statusRules are rules that also check writes to /status, as upstream's
+// status strategies do: the status alone.
+type statusRules[T any] interface {
+	validateStatus(t *T) field.ErrorList
+}
+
 // kindHooks are the hooks of a stored built-in kind with rules R. Kinds
 // with a status subresource start with an empty status, as upstream's
 // strategies reset it on create.
@@ -34,10 +40,11 @@ type kindHooks[T any, R rules[T]] struct {
 }
 
 var (
-	_ registry.CreatePreparer = kindHooks[struct{}, nopRules]{}
-	_ registry.UpdatePreparer = kindHooks[struct{}, nopRules]{}
-	_ registry.Validator      = kindHooks[struct{}, nopRules]{}
-	_ registry.TablePrinter   = kindHooks[struct{}, nopRules]{}
+	_ registry.CreatePreparer  = kindHooks[struct{}, nopRules]{}
+	_ registry.UpdatePreparer  = kindHooks[struct{}, nopRules]{}
+	_ registry.Validator       = kindHooks[struct{}, nopRules]{}
+	_ registry.TablePrinter    = kindHooks[struct{}, nopRules]{}
+	_ registry.StatusValidator = kindHooks[struct{}, nopRules]{}
 )
 
 // nopRules is rules that do nothing, for the compile-time guards.
@@ -78,6 +85,21 @@ func (h kindHooks[T, R]) ValidateUpdate(obj, old map[string]any) field.ErrorList
 		return field.ErrorList{field.InternalError(nil, err)}
 	}
 	return h.rules.validate(t, was)
+}
+
+// ValidateStatusUpdate checks a /status write with the rules'
+// validateStatus, if they have one; the rest of the object is the stored
+// one's, so it is not validated again.
+func (h kindHooks[T, R]) ValidateStatusUpdate(obj, _ map[string]any) field.ErrorList {
+	sr, ok := any(h.rules).(statusRules[T])
+	if !ok {
+		return nil
+	}
+	t, _, err := h.Decode(obj)
+	if err != nil {
+		return field.ErrorList{field.InternalError(nil, err)}
+	}
+	return sr.validateStatus(t)
 }
 
 func (h kindHooks[T, R]) TableColumns() []metav1.TableColumnDefinition { return h.rules.columns() }

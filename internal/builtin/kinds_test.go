@@ -278,3 +278,24 @@ func TestKindsTableColumns(t *testing.T) {
 		}
 	}
 }
+
+// Writes to /status get upstream's status checks.
+func TestKindsStatusValidation(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		def  func() *registry.Definition
+		obj  string
+		want string // "" = valid
+	}{
+		{line(), Jobs, `{kind: Job, metadata: {name: j}, status: {succeeded: 1}}`, ""},
+		{line(), Jobs, `{kind: Job, metadata: {name: j}, status: {active: -1}}`, "status.active: Invalid value: -1: must be greater than or equal to 0"},
+		{line(), HorizontalPodAutoscalers, `{kind: HorizontalPodAutoscaler, metadata: {name: h}, status: {currentReplicas: 2, desiredReplicas: 3}}`, ""},
+		{line(), HorizontalPodAutoscalers, `{kind: HorizontalPodAutoscaler, metadata: {name: h}, status: {desiredReplicas: -3}}`, "status.desiredReplicas: Invalid value: -3: must be greater than or equal to 0"},
+		{line(), PodDisruptionBudgets, `{kind: PodDisruptionBudget, metadata: {name: p}, status: {disruptionsAllowed: -1}}`, "status.disruptionsAllowed: Invalid value: -1: must be greater than or equal to 0"},
+		{line(), CronJobs, `{kind: CronJob, metadata: {name: c}, status: {}}`, ""},
+	} {
+		obj := decodeYAML(t, tc.obj)
+		err := tc.def().Hooks.(registry.StatusValidator).ValidateStatusUpdate(obj, obj).ToAggregate()
+		checkErrors(t, tc.name, err, tc.want)
+	}
+}

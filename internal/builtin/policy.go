@@ -19,14 +19,8 @@ func PodDisruptionBudgets() *registry.Definition {
 		group: "policy", version: "v1", resource: "poddisruptionbudgets", kind: "PodDisruptionBudget",
 		shortNames: []string{"pdb"}, scope: registry.Namespaced, status: true,
 	}
-	return k.definition(pdbHooks{newKindHooks[policyv1.PodDisruptionBudget](k, pdbRules{})})
+	return k.definition(newKindHooks[policyv1.PodDisruptionBudget](k, pdbRules{}))
 }
-
-type pdbHooks struct {
-	kindHooks[policyv1.PodDisruptionBudget, pdbRules]
-}
-
-var _ registry.StatusValidator = pdbHooks{}
 
 type pdbRules struct{}
 
@@ -55,13 +49,9 @@ func (pdbRules) validate(pdb, _ *policyv1.PodDisruptionBudget) field.ErrorList {
 	return errs
 }
 
-// ValidateStatusUpdate is upstream's policy/v1 status check: valid
-// conditions and no negative count.
-func (h pdbHooks) ValidateStatusUpdate(obj, _ map[string]any) field.ErrorList {
-	pdb, _, err := h.Decode(obj)
-	if err != nil {
-		return field.ErrorList{field.InternalError(nil, err)}
-	}
+// validateStatus is upstream's policy/v1 status check: valid conditions
+// and no negative count.
+func (pdbRules) validateStatus(pdb *policyv1.PodDisruptionBudget) field.ErrorList {
 	s, p := pdb.Status, field.NewPath("status")
 	errs := metav1validation.ValidateConditions(s.Conditions, p.Child("conditions"))
 	for _, c := range []struct {
