@@ -91,6 +91,9 @@ func TestKindsValidation(t *testing.T) {
 		{line(), Ingresses, `{kind: Ingress, metadata: {name: i}, spec: {rules: [{http: {paths: [{path: a, pathType: Exact, backend: {service: {name: s, port: {number: 80}}}}]}}]}}`, `spec.rules[0].http.paths[0].path: Invalid value: "a": must be an absolute path`},
 		{line(), Ingresses, `{kind: Ingress, metadata: {name: i}, spec: {defaultBackend: {service: {name: s}}}}`, "spec.defaultBackend: Required value: port name or number is required"},
 		{line(), Ingresses, `{kind: Ingress, metadata: {name: i}, spec: {defaultBackend: {}}}`, `spec.defaultBackend: Invalid value: "": resource or service backend is required`},
+		{line(), Ingresses, `{kind: Ingress, metadata: {name: i}, spec: {defaultBackend: {service: {name: s, port: {number: 80}}}, tls: [{hosts: ["*.example.com"], secretName: tls}]}}`, ""},
+		{line(), Ingresses, `{kind: Ingress, metadata: {name: i}, spec: {defaultBackend: {service: {name: s, port: {number: 80}}}, tls: [{hosts: [Bad_Host], secretName: Bad_Secret}]}}`, `spec.tls[0].hosts[0]: Invalid value: "Bad_Host"`},
+		{line(), Ingresses, `{kind: Ingress, metadata: {name: i}, spec: {defaultBackend: {service: {name: s, port: {number: 80}}}, tls: [{secretName: Bad_Secret}]}}`, `spec.tls[0].secretName: Invalid value: "Bad_Secret"`},
 		{line(), IngressClasses, `{kind: IngressClass, metadata: {name: c}, spec: {controller: example.com/ingress}}`, ""},
 		{line(), IngressClasses, `{kind: IngressClass, metadata: {name: c}, spec: {controller: "no-domain"}}`, `spec.controller: Invalid value: "no-domain": must be a domain-prefixed path (such as "acme.io/foo")`},
 		// certificates.k8s.io/v1 certificatesigningrequests
@@ -297,5 +300,55 @@ func TestKindsStatusValidation(t *testing.T) {
 		obj := decodeYAML(t, tc.obj)
 		err := tc.def().Hooks.(registry.StatusValidator).ValidateStatusUpdate(obj, obj).ToAggregate()
 		checkErrors(t, tc.name, err, tc.want)
+	}
+}
+
+// The definitions name, scope and group the kinds as upstream's discovery
+// does.
+func TestKindsDefinitions(t *testing.T) {
+	for _, tc := range []struct {
+		def                   *registry.Definition
+		short, categories     string
+		namespaced, status    bool
+		versions, subresource string
+	}{
+		{Jobs(), "", "all", true, true, "v1", ""},
+		{CronJobs(), "cj", "all", true, true, "v1", ""},
+		{HorizontalPodAutoscalers(), "hpa", "all", true, true, "v2 v1", ""},
+		{PodDisruptionBudgets(), "pdb", "", true, true, "v1", ""},
+		{Ingresses(), "ing", "", true, true, "v1", ""},
+		{IngressClasses(), "", "", false, false, "v1", ""},
+		{CertificateSigningRequests(), "csr", "", false, true, "v1", "approval"},
+		{RuntimeClasses(), "", "", false, false, "v1", ""},
+		{PriorityClasses(), "pc", "", false, false, "v1", ""},
+		{CSINodes(), "", "", false, false, "v1", ""},
+	} {
+		d := tc.def
+		var versions []string
+		for _, v := range d.Versions {
+			versions = append(versions, v.Name)
+			if v.Subresources.Status != tc.status {
+				t.Errorf("%s %s: status subresource %v, want %v", d.Resource, v.Name, v.Subresources.Status, tc.status)
+			}
+			var other []string
+			for _, o := range v.Subresources.Other {
+				other = append(other, o.Name)
+			}
+			if got := strings.Join(other, " "); got != tc.subresource {
+				t.Errorf("%s: other subresources %q, want %q", d.Resource, got, tc.subresource)
+			}
+		}
+		if got := strings.Join(d.ShortNames, " "); got != tc.short {
+			t.Errorf("%s: short names %q, want %q", d.Resource, got, tc.short)
+		}
+		if got := strings.Join(d.Categories, " "); got != tc.categories {
+			t.Errorf("%s: categories %q, want %q", d.Resource, got, tc.categories)
+		}
+		if d.Namespaced() != tc.namespaced {
+			t.Errorf("%s: namespaced %v", d.Resource, d.Namespaced())
+		}
+		if got := strings.Join(versions, " "); got != tc.versions || d.StorageVersion().Name != tc.versions[:2] {
+			t.Errorf("%s: versions %q (storage %s), want %q with the first stored", d.Resource, got, d.StorageVersion().Name, tc.versions)
+		}
 	}
 }

@@ -17,8 +17,8 @@ import (
 
 // Ingresses is the networking.k8s.io/v1 ingresses resource: stored, with
 // no ingress controller; status is what a client writes to /status.
-// Validation covers the rules, paths, backends, hosts and class name;
-// TLS entries and the legacy class annotation are not checked.
+// Validation covers the rules, paths, backends, hosts, TLS entries and
+// class name; the legacy class annotation is not checked.
 func Ingresses() *registry.Definition {
 	return define[networkingv1.Ingress](kindDef{
 		group: "networking.k8s.io", version: "v1", resource: "ingresses", kind: "Ingress",
@@ -36,7 +36,7 @@ var (
 
 func (ingressRules) defaults(*networkingv1.Ingress) {}
 
-func (ingressRules) validate(ing, _ *networkingv1.Ingress) field.ErrorList {
+func (ingressRules) validate(ing, was *networkingv1.Ingress) field.ErrorList {
 	s, p := &ing.Spec, field.NewPath("spec")
 	var errs field.ErrorList
 	if len(s.Rules) == 0 && s.DefaultBackend == nil {
@@ -51,13 +51,7 @@ func (ingressRules) validate(ing, _ *networkingv1.Ingress) field.ErrorList {
 			if _, err := netip.ParseAddr(r.Host); err == nil {
 				errs = append(errs, field.Invalid(rp.Child("host"), r.Host, "must be a DNS name, not an IP address"))
 			}
-			check := validation.IsDNS1123Subdomain
-			if strings.Contains(r.Host, "*") {
-				check = validation.IsWildcardDNS1123Subdomain
-			}
-			for _, msg := range check(r.Host) {
-				errs = append(errs, field.Invalid(rp.Child("host"), r.Host, msg))
-			}
+			errs = append(errs, validateHost(r.Host, rp.Child("host"))...)
 		}
 		if r.HTTP == nil {
 			continue
@@ -70,10 +64,38 @@ func (ingressRules) validate(ing, _ *networkingv1.Ingress) field.ErrorList {
 			errs = append(errs, validateIngressPath(&r.HTTP.Paths[j], hp.Index(j))...)
 		}
 	}
+	// Upstream keeps accepting a bad secret name the stored ingress has.
+	keepBadSecrets := was != nil && slices.ContainsFunc(was.Spec.TLS, func(t networkingv1.IngressTLS) bool {
+		return t.SecretName != "" && len(apivalidation.NameIsDNSSubdomain(t.SecretName, false)) > 0
+	})
+	for i, tls := range s.TLS {
+		tp := p.Child("tls").Index(i)
+		for j, host := range tls.Hosts {
+			errs = append(errs, validateHost(host, tp.Child("hosts").Index(j))...)
+		}
+		if tls.SecretName != "" && !keepBadSecrets {
+			for _, msg := range apivalidation.NameIsDNSSubdomain(tls.SecretName, false) {
+				errs = append(errs, field.Invalid(tp.Child("secretName"), tls.SecretName, msg))
+			}
+		}
+	}
 	if s.IngressClassName != nil {
 		for _, msg := range apivalidation.NameIsDNSSubdomain(*s.IngressClassName, false) {
 			errs = append(errs, field.Invalid(p.Child("ingressClassName"), *s.IngressClassName, msg))
 		}
+	}
+	return errs
+}
+
+// validateHost checks a host name, which may start with a wildcard label.
+func validateHost(host string, p *field.Path) field.ErrorList {
+	check := validation.IsDNS1123Subdomain
+	if strings.Contains(host, "*") {
+		check = validation.IsWildcardDNS1123Subdomain
+	}
+	var errs field.ErrorList
+	for _, msg := range check(host) {
+		errs = append(errs, field.Invalid(p, host, msg))
 	}
 	return errs
 }
