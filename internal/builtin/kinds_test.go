@@ -96,6 +96,15 @@ func TestKindsValidation(t *testing.T) {
 		{line(), Ingresses, `{kind: Ingress, metadata: {name: i}, spec: {defaultBackend: {service: {name: s, port: {number: 80}}}, tls: [{secretName: Bad_Secret}]}}`, `spec.tls[0].secretName: Invalid value: "Bad_Secret"`},
 		{line(), IngressClasses, `{kind: IngressClass, metadata: {name: c}, spec: {controller: example.com/ingress}}`, ""},
 		{line(), IngressClasses, `{kind: IngressClass, metadata: {name: c}, spec: {controller: "no-domain"}}`, `spec.controller: Invalid value: "no-domain": must be a domain-prefixed path (such as "acme.io/foo")`},
+		{line(), IngressClasses, `{kind: IngressClass, metadata: {name: c}, spec: {controller: example.com/i, parameters: {kind: K, name: p, namespace: ns}}}`, "spec.parameters.namespace: Forbidden: `parameters.scope` is set to 'Cluster'"},
+		{line(), IngressClasses, `{kind: IngressClass, metadata: {name: c}, spec: {controller: example.com/i, parameters: {kind: K, name: p, scope: Namespace}}}`, "spec.parameters.namespace: Required value: `parameters.scope` is set to 'Namespace'"},
+		{line(), NetworkPolicies, `{kind: NetworkPolicy, metadata: {name: np}, spec: {podSelector: {}, ingress: [{from: [{ipBlock: {cidr: 10.0.0.0/8, except: [10.1.0.0/16]}}], ports: [{port: 80}]}]}}`, ""},
+		{line(), NetworkPolicies, `{kind: NetworkPolicy, metadata: {name: np}, spec: {podSelector: {}, ingress: [{from: [{}]}]}}`, "spec.ingress[0].from[0]: Required value: must specify a peer"},
+		{line(), NetworkPolicies, `{kind: NetworkPolicy, metadata: {name: np}, spec: {podSelector: {}, egress: [{to: [{ipBlock: {cidr: 10.0.0.0/8}, podSelector: {}}]}]}}`, "spec.egress[0].to[0]: Forbidden: may not specify both ipBlock and another peer"},
+		{line(), NetworkPolicies, `{kind: NetworkPolicy, metadata: {name: np}, spec: {podSelector: {}, ingress: [{from: [{ipBlock: {cidr: 10.0.0.0/8, except: [192.168.0.0/16]}}]}]}}`, "spec.ingress[0].from[0].ipBlock.except[0]: Invalid value: \"192.168.0.0/16\": must be a strict subset of `cidr`"},
+		{line(), NetworkPolicies, `{kind: NetworkPolicy, metadata: {name: np}, spec: {podSelector: {}, ingress: [{ports: [{port: 80, endPort: 70}]}]}}`, "spec.ingress[0].ports[0].endPort: Invalid value: 70: must be greater than or equal to `port`"},
+		{line(), NetworkPolicies, `{kind: NetworkPolicy, metadata: {name: np}, spec: {podSelector: {}, ingress: [{ports: [{protocol: ICMP}]}]}}`, `spec.ingress[0].ports[0].protocol: Unsupported value: "ICMP": supported values: "TCP", "UDP", "SCTP"`},
+		{line(), NetworkPolicies, `{kind: NetworkPolicy, metadata: {name: np}, spec: {podSelector: {}, policyTypes: [Sideways]}}`, `spec.policyTypes[0]: Unsupported value: "Sideways": supported values: "Ingress", "Egress"`},
 		// certificates.k8s.io/v1 certificatesigningrequests
 		{line(), CertificateSigningRequests, `{kind: CertificateSigningRequest, metadata: {name: c}, spec: {request: ` + csr + `, signerName: example.com/s, usages: [client auth]}}`, ""},
 		{line(), CertificateSigningRequests, `{kind: CertificateSigningRequest, metadata: {name: c}, spec: {request: Zm9v, signerName: example.com/s, usages: [client auth]}}`, "spec.request: Invalid value: \"Zm9v\": PEM block type must be CERTIFICATE REQUEST"},
@@ -239,6 +248,20 @@ func TestHPAV1DefaultTarget(t *testing.T) {
 	}
 }
 
+// A network policy's ports are TCP and its policy types follow its rules.
+func TestNetworkPolicyDefaults(t *testing.T) {
+	obj, err := create(t, NetworkPolicies(), `{kind: NetworkPolicy, metadata: {name: np}, spec: {podSelector: {}, egress: [{ports: [{port: 53}]}]}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := lookup(obj, "spec.egress.0.ports.0.protocol"); got != "TCP" {
+		t.Errorf("protocol %v", got)
+	}
+	if got := lookup(obj, "spec.policyTypes"); !reflect.DeepEqual(got, []any{"Ingress", "Egress"}) {
+		t.Errorf("policyTypes %v", got)
+	}
+}
+
 // A CSR records its requester, whatever the body says.
 func TestCSRRequester(t *testing.T) {
 	h := CertificateSigningRequests().Hooks.(registry.RequestPreparer)
@@ -265,6 +288,7 @@ func TestKindsTableColumns(t *testing.T) {
 		{PodDisruptionBudgets(), "Name Min Available Max Unavailable Allowed Disruptions Age"},
 		{Ingresses(), "Name Class Hosts Address Ports Age"},
 		{IngressClasses(), "Name Controller Parameters Age"},
+		{NetworkPolicies(), "Name Pod-Selector Age"},
 		{CertificateSigningRequests(), "Name Age SignerName Requestor RequestedDuration Condition"},
 		{RuntimeClasses(), "Name Handler Age"},
 		{PriorityClasses(), "Name Value Global-Default Age PreemptionPolicy"},
@@ -318,6 +342,7 @@ func TestKindsDefinitions(t *testing.T) {
 		{PodDisruptionBudgets(), "pdb", "", true, true, "v1", ""},
 		{Ingresses(), "ing", "", true, true, "v1", ""},
 		{IngressClasses(), "", "", false, false, "v1", ""},
+		{NetworkPolicies(), "netpol", "", true, false, "v1", ""},
 		{CertificateSigningRequests(), "csr", "", false, true, "v1", "approval"},
 		{RuntimeClasses(), "", "", false, false, "v1", ""},
 		{PriorityClasses(), "pc", "", false, false, "v1", ""},

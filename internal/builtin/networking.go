@@ -6,11 +6,16 @@ import (
 	"slices"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"k8s.io/utils/ptr"
 
 	"github.com/crdserver/crdserver/internal/registry"
 )
@@ -244,11 +249,16 @@ type ingressClassRules struct{}
 
 const maxLenIngressClassController = 250
 
-func (ingressClassRules) defaults(*networkingv1.IngressClass) {}
+// defaults: parameters are cluster-scoped unless they say otherwise.
+func (ingressClassRules) defaults(ic *networkingv1.IngressClass) {
+	if p := ic.Spec.Parameters; p != nil && p.Scope == nil {
+		p.Scope = ptr.To(networkingv1.IngressClassParametersReferenceScopeCluster)
+	}
+}
 
 // validate checks the controller (a domain-prefixed path, immutable) and
-// that parameters name a kind and an object; their scope rules are not
-// checked.
+// that parameters name a kind, an object and a scope that fits; the kind
+// and name's formats are not checked.
 func (ingressClassRules) validate(ic, was *networkingv1.IngressClass) field.ErrorList {
 	p := field.NewPath("spec")
 	var errs field.ErrorList
@@ -267,8 +277,35 @@ func (ingressClassRules) validate(ic, was *networkingv1.IngressClass) field.Erro
 		if params.Name == "" {
 			errs = append(errs, field.Required(pp.Child("name"), ""))
 		}
+		errs = append(errs, validateParametersScope(params, pp)...)
 	}
 	return errs
+}
+
+// validateParametersScope: cluster-scoped parameters name no namespace,
+// namespaced ones a valid one.
+func validateParametersScope(params *networkingv1.IngressClassParametersReference, p *field.Path) field.ErrorList {
+	scopes := []string{string(networkingv1.IngressClassParametersReferenceScopeCluster), string(networkingv1.IngressClassParametersReferenceScopeNamespace)}
+	switch {
+	case params.Scope == nil:
+		return field.ErrorList{field.Required(p.Child("scope"), "")}
+	case *params.Scope == networkingv1.IngressClassParametersReferenceScopeCluster:
+		if params.Namespace != nil {
+			return field.ErrorList{field.Forbidden(p.Child("namespace"), "`parameters.scope` is set to 'Cluster'")}
+		}
+	case *params.Scope == networkingv1.IngressClassParametersReferenceScopeNamespace:
+		if params.Namespace == nil {
+			return field.ErrorList{field.Required(p.Child("namespace"), "`parameters.scope` is set to 'Namespace'")}
+		}
+		var errs field.ErrorList
+		for _, msg := range apivalidation.ValidateNamespaceName(*params.Namespace, false) {
+			errs = append(errs, field.Invalid(p.Child("namespace"), *params.Namespace, msg))
+		}
+		return errs
+	default:
+		return field.ErrorList{field.NotSupported(p.Child("scope"), *params.Scope, scopes)}
+	}
+	return nil
 }
 
 func (ingressClassRules) columns() []metav1.TableColumnDefinition {
@@ -297,4 +334,173 @@ func (ingressClassRules) cells(ic *networkingv1.IngressClass) []any {
 		params += "/" + p.Name
 	}
 	return []any{name, ic.Spec.Controller, params, age(&ic.ObjectMeta)}
+}
+
+// NetworkPolicies is the networking.k8s.io/v1 networkpolicies resource:
+// stored, as no network plugin enforces them here.
+func NetworkPolicies() *registry.Definition {
+	return define[networkingv1.NetworkPolicy](kindDef{
+		group: "networking.k8s.io", version: "v1", resource: "networkpolicies", kind: "NetworkPolicy",
+		shortNames: []string{"netpol"}, scope: registry.Namespaced,
+	}, networkPolicyRules{})
+}
+
+type networkPolicyRules struct{}
+
+// defaults: ports are TCP, and a policy without policyTypes is an
+// Ingress policy, and an Egress one too when it has egress rules.
+func (networkPolicyRules) defaults(np *networkingv1.NetworkPolicy) {
+	s := &np.Spec
+	for _, ports := range portsOf(s.Ingress, s.Egress) {
+		for i := range ports {
+			if ports[i].Protocol == nil {
+				ports[i].Protocol = ptr.To(corev1.ProtocolTCP)
+			}
+		}
+	}
+	if len(s.PolicyTypes) == 0 {
+		s.PolicyTypes = []networkingv1.PolicyType{networkingv1.PolicyTypeIngress}
+		if len(s.Egress) > 0 {
+			s.PolicyTypes = append(s.PolicyTypes, networkingv1.PolicyTypeEgress)
+		}
+	}
+}
+
+// portsOf lists the ports of each ingress and egress rule (the rules'
+// own slices).
+func portsOf(in []networkingv1.NetworkPolicyIngressRule, out []networkingv1.NetworkPolicyEgressRule) [][]networkingv1.NetworkPolicyPort {
+	var ports [][]networkingv1.NetworkPolicyPort
+	for _, r := range in {
+		ports = append(ports, r.Ports)
+	}
+	for _, r := range out {
+		ports = append(ports, r.Ports)
+	}
+	return ports
+}
+
+// validate checks the pod selector, each rule's ports and peers, and the
+// policy types, as upstream does with its StrictIPCIDRValidation gate on
+// (the default).
+func (networkPolicyRules) validate(np, _ *networkingv1.NetworkPolicy) field.ErrorList {
+	s, p := &np.Spec, field.NewPath("spec")
+	errs := metav1validation.ValidateLabelSelector(&s.PodSelector, metav1validation.LabelSelectorValidationOptions{}, p.Child("podSelector"))
+	for i, r := range s.Ingress {
+		errs = append(errs, validateNetworkPolicyRule(r.Ports, r.From, p.Child("ingress").Index(i), "from")...)
+	}
+	for i, r := range s.Egress {
+		errs = append(errs, validateNetworkPolicyRule(r.Ports, r.To, p.Child("egress").Index(i), "to")...)
+	}
+	types := []string{string(networkingv1.PolicyTypeIngress), string(networkingv1.PolicyTypeEgress)}
+	if len(s.PolicyTypes) > len(types) {
+		return append(errs, field.Invalid(p.Child("policyTypes"), &s.PolicyTypes, "may not specify more than two policyTypes"))
+	}
+	for i, t := range s.PolicyTypes {
+		if !slices.Contains(types, string(t)) {
+			errs = append(errs, field.NotSupported(p.Child("policyTypes").Index(i), t, types))
+		}
+	}
+	return errs
+}
+
+// validateNetworkPolicyRule checks an ingress or egress rule: its ports
+// and its peers (under peersName: from or to).
+func validateNetworkPolicyRule(ports []networkingv1.NetworkPolicyPort, peers []networkingv1.NetworkPolicyPeer, p *field.Path, peersName string) field.ErrorList {
+	var errs field.ErrorList
+	for j := range ports {
+		errs = append(errs, validateNetworkPolicyPort(&ports[j], p.Child("ports").Index(j))...)
+	}
+	for j := range peers {
+		errs = append(errs, validateNetworkPolicyPeer(&peers[j], p.Child(peersName).Index(j))...)
+	}
+	return errs
+}
+
+func validateNetworkPolicyPort(port *networkingv1.NetworkPolicyPort, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if pr := port.Protocol; pr != nil && *pr != corev1.ProtocolTCP && *pr != corev1.ProtocolUDP && *pr != corev1.ProtocolSCTP {
+		errs = append(errs, field.NotSupported(p.Child("protocol"), *pr, []string{string(corev1.ProtocolTCP), string(corev1.ProtocolUDP), string(corev1.ProtocolSCTP)}))
+	}
+	switch {
+	case port.Port == nil:
+		if port.EndPort != nil {
+			errs = append(errs, field.Invalid(p.Child("endPort"), *port.EndPort, "may not be specified when `port` is not specified"))
+		}
+	case port.Port.Type == intstr.Int:
+		for _, msg := range validation.IsValidPortNum(int(port.Port.IntVal)) {
+			errs = append(errs, field.Invalid(p.Child("port"), port.Port.IntVal, msg))
+		}
+		if port.EndPort != nil {
+			if *port.EndPort < port.Port.IntVal {
+				errs = append(errs, field.Invalid(p.Child("endPort"), *port.EndPort, "must be greater than or equal to `port`"))
+			}
+			for _, msg := range validation.IsValidPortNum(int(*port.EndPort)) {
+				errs = append(errs, field.Invalid(p.Child("endPort"), *port.EndPort, msg))
+			}
+		}
+	default:
+		if port.EndPort != nil {
+			errs = append(errs, field.Invalid(p.Child("endPort"), *port.EndPort, "may not be specified when `port` is non-numeric"))
+		}
+		for _, msg := range validation.IsValidPortName(port.Port.StrVal) {
+			errs = append(errs, field.Invalid(p.Child("port"), port.Port.StrVal, msg))
+		}
+	}
+	return errs
+}
+
+func validateNetworkPolicyPeer(peer *networkingv1.NetworkPolicyPeer, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	n := 0
+	for _, sel := range []struct {
+		name string
+		sel  *metav1.LabelSelector
+	}{{"podSelector", peer.PodSelector}, {"namespaceSelector", peer.NamespaceSelector}} {
+		if sel.sel != nil {
+			n++
+			errs = append(errs, metav1validation.ValidateLabelSelector(sel.sel, metav1validation.LabelSelectorValidationOptions{}, p.Child(sel.name))...)
+		}
+	}
+	if b := peer.IPBlock; b != nil {
+		n++
+		errs = append(errs, validateIPBlock(b, p.Child("ipBlock"))...)
+	}
+	switch {
+	case n == 0:
+		errs = append(errs, field.Required(p, "must specify a peer"))
+	case n > 1 && peer.IPBlock != nil:
+		errs = append(errs, field.Forbidden(p, "may not specify both ipBlock and another peer"))
+	}
+	return errs
+}
+
+func validateIPBlock(b *networkingv1.IPBlock, p *field.Path) field.ErrorList {
+	if b.CIDR == "" {
+		return field.ErrorList{field.Required(p.Child("cidr"), "")}
+	}
+	errs := validation.IsValidCIDR(p.Child("cidr"), b.CIDR)
+	cidr, err := netip.ParsePrefix(b.CIDR)
+	if err != nil {
+		return errs
+	}
+	for i, e := range b.Except {
+		ep := p.Child("except").Index(i)
+		errs = append(errs, validation.IsValidCIDR(ep, e)...)
+		except, err := netip.ParsePrefix(e)
+		if err != nil {
+			continue
+		}
+		if !cidr.Contains(except.Addr()) || cidr.Bits() >= except.Bits() {
+			errs = append(errs, field.Invalid(ep, e, "must be a strict subset of `cidr`"))
+		}
+	}
+	return errs
+}
+
+func (networkPolicyRules) columns() []metav1.TableColumnDefinition {
+	return []metav1.TableColumnDefinition{nameColumn, {Name: "Pod-Selector", Type: "string", Description: networkingv1.NetworkPolicySpec{}.SwaggerDoc()["podSelector"]}, ageColumn}
+}
+
+func (networkPolicyRules) cells(np *networkingv1.NetworkPolicy) []any {
+	return []any{np.Name, metav1.FormatLabelSelector(&np.Spec.PodSelector), age(&np.ObjectMeta)}
 }

@@ -77,6 +77,12 @@ kind: IngressClass
 metadata: {name: nginx}
 spec: {controller: k8s.io/ingress-nginx}
 ---
+apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata: {name: deny}
+spec:
+  podSelector: {matchLabels: {app: web}}
+---
 apiVersion: node.k8s.io/v1
 kind: RuntimeClass
 metadata: {name: gvisor}
@@ -114,6 +120,7 @@ func TestStoredBuiltins(t *testing.T) {
 			{"pdb", "NAME MIN AVAILABLE MAX UNAVAILABLE ALLOWED DISRUPTIONS AGE", []string{"web", "2", "N/A", "0"}},
 			{"ingress", "NAME CLASS HOSTS ADDRESS PORTS AGE", []string{"web", "nginx", "foo.example.com", "80,", "443"}},
 			{"ingressclasses", "NAME CONTROLLER PARAMETERS AGE", []string{"nginx", "k8s.io/ingress-nginx", "<none>"}},
+			{"networkpolicies", "NAME POD-SELECTOR AGE", []string{"deny", "app=web"}},
 			{"runtimeclasses", "NAME HANDLER AGE", []string{"gvisor", "runsc"}},
 			{"priorityclasses", "NAME VALUE GLOBAL-DEFAULT AGE PREEMPTIONPOLICY", []string{"high", "1000", "false"}},
 			{"csinodes", "NAME DRIVERS AGE", []string{"node1", "1"}},
