@@ -174,6 +174,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case info.Subresource == "scale" && c.version.Subresources.Scale != nil:
 		h.serveScale(c)
 	default:
+		if info.Verb == "get" && servesOther(c) {
+			// A built-in subresource reads as the whole object
+			// (certificatesigningrequests/approval).
+			h.get(c)
+			return
+		}
 		if su, ok := c.def.Hooks.(registry.SubresourceUpdater); ok && info.Verb == "update" && servesOther(c) {
 			h.updateSubresource(c, su)
 			return

@@ -159,6 +159,9 @@ func (h *Handler) prepareCreate(c *call, obj map[string]any) {
 	if p, ok := c.def.Hooks.(registry.CreatePreparer); ok {
 		p.PrepareForCreate(obj)
 	}
+	if p, ok := c.def.Hooks.(registry.RequestPreparer); ok {
+		p.PrepareForCreateIn(c.r.Context(), obj)
+	}
 }
 
 // generateName appends upstream's five random characters.

@@ -18,6 +18,13 @@ type CreatePreparer interface {
 	PrepareForCreate(obj map[string]any)
 }
 
+// RequestPreparer fills, on create, what upstream's strategy takes from
+// the request rather than the body: certificatesigningrequests record
+// who asked (authn.UserFrom(ctx)). It runs after CreatePreparer.
+type RequestPreparer interface {
+	PrepareForCreateIn(ctx context.Context, obj map[string]any)
+}
+
 // UpdatePreparer carries fields a client may not change through the main
 // resource (for example status) from old to obj.
 type UpdatePreparer interface {

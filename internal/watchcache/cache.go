@@ -177,7 +177,7 @@ func (c *Cache) Start(ctx context.Context) {
 	c.startOnce.Do(func() {
 		ctx, cancel := context.WithCancel(ctx)
 		c.cancel = cancel
-		c.wg.Add(3)
+		c.wg.Add(2)
 		go func() {
 			defer c.wg.Done()
 			c.reflect(ctx)
@@ -186,11 +186,9 @@ func (c *Cache) Start(ctx context.Context) {
 			defer c.wg.Done()
 			c.dispatchLoop(ctx)
 		}()
-		go func() {
-			defer c.wg.Done()
-			<-ctx.Done()
-			c.shutdown()
-		}()
+		// Not a goroutine waiting on ctx: the server keeps a cache per
+		// resource, and idle goroutines cost memory each.
+		context.AfterFunc(ctx, c.shutdown)
 	})
 }
 

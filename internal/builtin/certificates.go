@@ -1,0 +1,270 @@
+package builtin
+
+import (
+	"context"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	certificatesv1 "k8s.io/api/certificates/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/duration"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/crdserver/crdserver/internal/authn"
+	"github.com/crdserver/crdserver/internal/registry"
+)
+
+// CertificateSigningRequests is the certificates.k8s.io/v1
+// certificatesigningrequests resource. No signer runs here: requests are
+// stored with their requester, approved or denied through /approval, and
+// a client may write a certificate to /status. Validation covers the
+// request (a signed PEM CERTIFICATE REQUEST), usages, the signer name and
+// expirationSeconds; status conditions and certificates are not checked.
+func CertificateSigningRequests() *registry.Definition {
+	k := kindDef{
+		group: "certificates.k8s.io", version: "v1", resource: "certificatesigningrequests", kind: "CertificateSigningRequest",
+		shortNames: []string{"csr"}, scope: registry.Cluster, status: true, noGeneration: true,
+		selectable: []string{"spec.signerName"},
+	}
+	def := k.definition(csrHooks{kindHooksNoGeneration[certificatesv1.CertificateSigningRequest, csrRules]{
+		kindHooks: newKindHooks[certificatesv1.CertificateSigningRequest](k, csrRules{}),
+	}})
+	def.Versions[0].Subresources.Other = []registry.OtherSubresource{{Name: "approval", Verbs: []string{"get", "update"}}}
+	return def
+}
+
+type csrHooks struct {
+	kindHooksNoGeneration[certificatesv1.CertificateSigningRequest, csrRules]
+}
+
+var (
+	_ registry.RequestPreparer    = csrHooks{}
+	_ registry.UpdatePreparer     = csrHooks{}
+	_ registry.SubresourceUpdater = csrHooks{}
+	_ registry.NameValidator      = csrHooks{}
+)
+
+// ValidateName: upstream puts no rule on CSR names beyond metadata's.
+func (csrHooks) ValidateName(string, bool) []string { return nil }
+
+// PrepareForCreateIn records the requester in spec, replacing what the
+// body said, as upstream does.
+func (csrHooks) PrepareForCreateIn(ctx context.Context, obj map[string]any) {
+	spec, _ := obj["spec"].(map[string]any)
+	if spec == nil {
+		spec = map[string]any{}
+		obj["spec"] = spec
+	}
+	for _, f := range []string{"username", "uid", "groups", "extra"} {
+		delete(spec, f)
+	}
+	u, ok := authn.UserFrom(ctx)
+	if !ok {
+		return
+	}
+	if u.Name != "" {
+		spec["username"] = u.Name
+	}
+	if u.UID != "" {
+		spec["uid"] = u.UID
+	}
+	if len(u.Groups) > 0 {
+		groups := make([]any, len(u.Groups))
+		for i, g := range u.Groups {
+			groups[i] = g
+		}
+		spec["groups"] = groups
+	}
+	if len(u.Extra) > 0 {
+		extra := map[string]any{}
+		for k, vs := range u.Extra {
+			l := make([]any, len(vs))
+			for i, v := range vs {
+				l[i] = v
+			}
+			extra[k] = l
+		}
+		spec["extra"] = extra
+	}
+}
+
+// PrepareForUpdate: only metadata changes through the main resource.
+func (h csrHooks) PrepareForUpdate(obj, old map[string]any) {
+	for _, f := range []string{"spec", "status"} {
+		if v, ok := old[f]; ok {
+			obj[f] = runtime.DeepCopyJSONValue(v)
+		} else {
+			delete(obj, f)
+		}
+	}
+}
+
+// UpdateSubresource serves /approval: only status.conditions change.
+func (csrHooks) UpdateSubresource(name string, obj, old map[string]any) (map[string]any, bool) {
+	if name != "approval" {
+		return nil, false
+	}
+	status, _ := old["status"].(map[string]any)
+	if status == nil {
+		status = map[string]any{}
+		old["status"] = status
+	}
+	newStatus, _ := obj["status"].(map[string]any)
+	if c, ok := newStatus["conditions"]; ok {
+		status["conditions"] = c
+	} else {
+		delete(status, "conditions")
+	}
+	return old, true
+}
+
+type csrRules struct{}
+
+func (csrRules) defaults(*certificatesv1.CertificateSigningRequest) {}
+
+// csrUsages are the key usages upstream accepts.
+var csrUsages = []string{
+	"any", "cert sign", "client auth", "code signing", "content commitment", "crl sign", "data encipherment",
+	"decipher only", "digital signature", "email protection", "encipher only", "ipsec end system", "ipsec tunnel",
+	"ipsec user", "key agreement", "key encipherment", "microsoft sgc", "netscape sgc", "ocsp signing", "s/mime",
+	"server auth", "signing", "timestamping",
+}
+
+// legacyUnknownSignerName is refused by the v1 API.
+const legacyUnknownSignerName = "kubernetes.io/legacy-unknown"
+
+func (csrRules) validate(csr, was *certificatesv1.CertificateSigningRequest) field.ErrorList {
+	if was != nil {
+		return nil // spec and status are the stored ones (PrepareForUpdate)
+	}
+	p := field.NewPath("spec")
+	var errs field.ErrorList
+	if err := checkCSR(csr.Spec.Request); err != nil {
+		errs = append(errs, field.Invalid(p.Child("request"), csr.Spec.Request, err.Error()))
+	}
+	if len(csr.Spec.Usages) == 0 {
+		errs = append(errs, field.Required(p.Child("usages"), ""))
+	}
+	seen := map[certificatesv1.KeyUsage]bool{}
+	for i, u := range csr.Spec.Usages {
+		up := p.Child("usages").Index(i)
+		if !slices.Contains(csrUsages, string(u)) {
+			errs = append(errs, field.NotSupported(up, u, csrUsages))
+		}
+		if seen[u] {
+			errs = append(errs, field.Duplicate(up, u))
+		}
+		seen[u] = true
+	}
+	if csr.Spec.SignerName == legacyUnknownSignerName {
+		errs = append(errs, field.Invalid(p.Child("signerName"), csr.Spec.SignerName, "the legacy signerName is not allowed via this API version"))
+	} else {
+		errs = append(errs, validateSignerName(p.Child("signerName"), csr.Spec.SignerName)...)
+	}
+	if s := csr.Spec.ExpirationSeconds; s != nil && *s < 600 {
+		errs = append(errs, field.Invalid(p.Child("expirationSeconds"), *s, "may not specify a duration less than 600 seconds (10 minutes)"))
+	}
+	return errs
+}
+
+// checkCSR parses a PEM certificate request and checks its signature.
+func checkCSR(pemBytes []byte) error {
+	block, _ := pem.Decode(pemBytes)
+	if block == nil || block.Type != "CERTIFICATE REQUEST" {
+		return errors.New("PEM block type must be CERTIFICATE REQUEST")
+	}
+	req, err := x509.ParseCertificateRequest(block.Bytes)
+	if err != nil {
+		return err
+	}
+	return req.CheckSignature()
+}
+
+// validateSignerName checks the form domain/path of a signer name; the
+// path's length and labels are not checked.
+func validateSignerName(p *field.Path, name string) field.ErrorList {
+	if name == "" {
+		return field.ErrorList{field.Required(p, "")}
+	}
+	segments := strings.Split(name, "/")
+	if len(segments) != 2 {
+		return field.ErrorList{field.Invalid(p, name, "must be a fully qualified domain and path of the form 'example.com/signer-name'")}
+	}
+	var errs field.ErrorList
+	if len(segments[0]) > validation.DNS1123SubdomainMaxLength {
+		errs = append(errs, field.TooLong(p, "", validation.DNS1123SubdomainMaxLength))
+	}
+	labels := strings.Split(segments[0], ".")
+	for _, l := range labels {
+		if msgs := validation.IsDNS1123Label(l); len(msgs) > 0 {
+			for _, msg := range msgs {
+				errs = append(errs, field.Invalid(p, segments[0], fmt.Sprintf("validating label %q: %s", l, msg)))
+			}
+			break
+		}
+	}
+	if len(labels) < 2 {
+		errs = append(errs, field.Invalid(p, segments[0], "should be a domain with at least two segments separated by dots"))
+	}
+	return errs
+}
+
+func (csrRules) columns() []metav1.TableColumnDefinition {
+	spec, status := certificatesv1.CertificateSigningRequestSpec{}.SwaggerDoc(), certificatesv1.CertificateSigningRequestStatus{}.SwaggerDoc()
+	return []metav1.TableColumnDefinition{
+		nameColumn, ageColumn,
+		{Name: "SignerName", Type: "string", Description: spec["signerName"]},
+		{Name: "Requestor", Type: "string", Description: spec["request"]},
+		{Name: "RequestedDuration", Type: "string", Description: spec["expirationSeconds"]},
+		{Name: "Condition", Type: "string", Description: status["conditions"]},
+	}
+}
+
+func (csrRules) cells(csr *certificatesv1.CertificateSigningRequest) []any {
+	signer := "<none>"
+	if csr.Spec.SignerName != "" {
+		signer = csr.Spec.SignerName
+	}
+	requested := "<none>"
+	if s := csr.Spec.ExpirationSeconds; s != nil {
+		requested = duration.HumanDuration(time.Duration(*s) * time.Second)
+	}
+	return []any{csr.Name, age(&csr.ObjectMeta), signer, csr.Spec.Username, requested, csrCondition(csr)}
+}
+
+// csrCondition is upstream's Condition cell: Denied over Approved over
+// Pending, then Failed and Issued.
+func csrCondition(csr *certificatesv1.CertificateSigningRequest) string {
+	var approved, denied, failed bool
+	for _, c := range csr.Status.Conditions {
+		switch c.Type {
+		case certificatesv1.CertificateApproved:
+			approved = true
+		case certificatesv1.CertificateDenied:
+			denied = true
+		case certificatesv1.CertificateFailed:
+			failed = true
+		}
+	}
+	s := "Pending"
+	switch {
+	case denied:
+		s = "Denied"
+	case approved:
+		s = "Approved"
+	}
+	if failed {
+		s += ",Failed"
+	}
+	if len(csr.Status.Certificate) > 0 {
+		s += ",Issued"
+	}
+	return s
+}
