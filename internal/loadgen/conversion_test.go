@@ -43,7 +43,7 @@ func BenchmarkWidgetListConversion(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		objs[i] = conversion.Object{JSON: js}
+		objs[i] = conversion.Object{JSON: js, Key: "/widgets/ns/bench-" + strconv.Itoa(i), Revision: int64(i + 1)} // stored, as a list's
 	}
 	hook, err := startBenchWebhook()
 	if err != nil {
