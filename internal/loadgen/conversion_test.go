@@ -76,3 +76,23 @@ func BenchmarkWidgetListConversion(b *testing.B) {
 		})
 	}
 }
+
+func TestConvertReview(t *testing.T) {
+	review := `{"kind":"ConversionReview","apiVersion":"apiextensions.k8s.io/v1","request":{"uid":"u1","desiredAPIVersion":"g/v2","objects":[` +
+		`{"apiVersion":"g/v1","kind":"W","metadata":{"name":"a"}},{"apiVersion":"g/v1","kind":"W","metadata":{"name":"b"},"spec":{"x":[1]}}]}}`
+	ans, n, err := convertReview([]byte(review))
+	want := `{"apiVersion":"apiextensions.k8s.io/v1","kind":"ConversionReview","response":{"uid":"u1","result":{"status":"Success"},"convertedObjects":[` +
+		`{"apiVersion":"g/v2","kind":"W","metadata":{"name":"a"}},{"apiVersion":"g/v2","kind":"W","metadata":{"name":"b"},"spec":{"x":[1]}}]}}`
+	if err != nil || n != 2 || string(ans) != want {
+		t.Errorf("convertReview = %s, %d, %v\nwant %s", ans, n, err, want)
+	}
+	for _, bad := range []string{
+		`{"apiVersion":"apiextensions.k8s.io/v1","request":{"uid":"u1","desiredAPIVersion":"g/v2"}}`,
+		`{"apiVersion":"apiextensions.k8s.io/v1","request":{"uid":"u1","desiredAPIVersion":"g/v2","objects":[{"kind":"W","apiVersion":"g/v1"}]}}`,
+		`{"apiVersion":"apiextensions.k8s.io/v1","request":{"uid":"u1","desiredAPIVersion":"g/v2","objects":[{"apiVersion":"g/v1"},]}}`,
+	} {
+		if _, _, err := convertReview([]byte(bad)); err == nil {
+			t.Errorf("convertReview(%s) succeeded", bad)
+		}
+	}
+}
