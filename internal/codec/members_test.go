@@ -3,6 +3,7 @@ package codec
 import (
 	"bytes"
 	"encoding/json"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -120,4 +121,54 @@ func FuzzEachMember(f *testing.F) {
 			}
 		}
 	})
+}
+
+// FuzzMarshalNumber: a number MarshalNumber accepts is written back as it
+// was by Decode and Marshal.
+func FuzzMarshalNumber(f *testing.F) {
+	for _, s := range []string{"0", "-0", "1", "-12", "1.5", "1.50", "1e21", "1e+21", "1E21", "0.000001", "1e-7", "9223372036854775808", "-9223372036854775808", "1.0"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, lit string) {
+		in := []byte(`{"n":` + lit + `}`)
+		obj, _, err := Decode(in, "", DecodeOptions{})
+		if !MarshalNumber([]byte(lit)) || err != nil || !json.Valid([]byte(lit)) {
+			return
+		}
+		if out, err := Marshal(obj); err != nil || string(out) != string(in) {
+			t.Fatalf("MarshalNumber(%s), but Marshal writes %s (%v)", lit, out, err)
+		}
+	})
+}
+
+// TestSpecial8 holds special8 to strSpecial, byte by byte: every byte
+// value at every position among plain ones, and random words.
+func TestSpecial8(t *testing.T) {
+	want := func(x uint64) bool {
+		for i := range 8 {
+			if strSpecial[byte(x>>(8*i))] {
+				return true
+			}
+		}
+		return false
+	}
+	for c := range 256 {
+		for pos := range 8 {
+			x := uint64(0x6161616161616161) // "aaaaaaaa"
+			x = x&^(0xff<<(8*pos)) | uint64(c)<<(8*pos)
+			if special8(x) != want(x) {
+				t.Fatalf("special8(%#x) = %v", x, special8(x))
+			}
+		}
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := range 1_000_000 {
+		x := r.Uint64()
+		if i%2 == 0 {
+			x &= 0x7f7f7f7f7f7f7f7f // ASCII, where the subtractions borrow
+		}
+		if special8(x) != want(x) {
+			t.Fatalf("special8(%#x) = %v", x, special8(x))
+		}
+	}
 }

@@ -2,10 +2,144 @@ package conversion
 
 import (
 	"bytes"
+	"slices"
 
 	"github.com/crdserver/crdserver/internal/codec"
 	"github.com/crdserver/crdserver/internal/registry"
 )
+
+// unchangedChecker is a Schema that can tell from an encoded object that
+// pruning and defaulting leave it as it is, and that it is in Marshal's
+// form (schema.Schema.Unchanged).
+type unchangedChecker interface {
+	Unchanged(encoded []byte) bool
+}
+
+// rawResult is quickResult without decoding: when the webhook's answer
+// for a stored object is in Marshal's form, unchanged by s's pruning and
+// defaulting, at apiVersion to, with its original's kind, name,
+// namespace, uid, labels and annotations byte for byte, the result is the
+// answer with the original's encoded metadata in place of its own —
+// exactly what result would encode. ok is false otherwise.
+func rawResult(orig Object, converted []byte, to string, s registry.Schema) (_ []byte, ok bool) {
+	uc, ok := s.(unchangedChecker)
+	if orig.Key == "" || !ok || !uc.Unchanged(converted) {
+		return nil, false
+	}
+	var id, cid identity
+	if !id.scan(orig.JSON, true) || !cid.scan(converted, false) || !isString(cid.apiVersion, to) ||
+		cid.kind == nil || !bytes.Equal(cid.kind, id.kind) ||
+		!bytes.Equal(cid.name, id.name) || !bytes.Equal(cid.namespace, id.namespace) || !bytes.Equal(cid.uid, id.uid) ||
+		!sameField(cid.labels, id.labels) || !sameField(cid.annotations, id.annotations) {
+		return nil, false
+	}
+	start, end, ok := codec.MetadataSpan(converted)
+	if !ok {
+		return nil, false
+	}
+	out := make([]byte, 0, len(converted)-(end-start)+len(id.metadata))
+	out = append(out, converted[:start]...)
+	out = append(out, id.metadata...)
+	return append(out, converted[end:]...), true
+}
+
+// quickReview returns the n encoded converted objects of a compact,
+// successful ConversionReview answering uid, read in one pass: ok is
+// false for any other answer (an error, whitespace inside, a field
+// repeated or escaped), which convertedObjects must read.
+func (w *Webhook) quickReview(uid string, data []byte, n int) (objs [][]byte, ok bool) {
+	// Encoders end their output with a newline (json.Encoder does).
+	t := codec.MakeTokens(bytes.TrimSpace(data))
+	objs = make([][]byte, 0, n)
+	readObjects := func(int) bool {
+		if !t.Consume('[') {
+			return false
+		}
+		for first := true; !t.Consume(']'); first = false {
+			if !first && !t.Consume(',') {
+				return false
+			}
+			v, ok := t.Value()
+			if !ok || len(objs) == n {
+				return false
+			}
+			objs = append(objs, v)
+		}
+		return true
+	}
+	var resp [3][]byte // uid, result, convertedObjects (read in place)
+	readResponse := func(int) bool {
+		return t.Peek() == '{' && readObject(&t, []string{"uid", "result", "convertedObjects"}, resp[:], readObjects, 2)
+	}
+	var top [3][]byte // apiVersion, kind, response (read in place)
+	ok = readObject(&t, []string{"apiVersion", "kind", "response"}, top[:], readResponse, 2)
+	uidv, result := resp[0], resp[1]
+	if !ok || !t.End() || top[2] == nil || resp[2] == nil || len(objs) != n {
+		return nil, false
+	}
+	if w.review == "v1" && (!isString(top[0], "apiextensions.k8s.io/v1") || !isString(top[1], "ConversionReview") || !isString(uidv, uid)) {
+		return nil, false
+	}
+	var status [1][]byte
+	if result == nil || !members(result, []string{"status"}, status[:]) || !isString(status[0], "Success") {
+		return nil, false
+	}
+	return objs, true
+}
+
+// readObject reads the compact object at t, whose names must be plain:
+// the values of the members named in names go to vals, but for
+// names[inPlace], whose value read reads (vals gets a non-nil mark); the
+// others are skipped. ok is false for malformed input, a name repeated or
+// escaped, or when read is.
+func readObject(t *codec.Tokens, names []string, vals [][]byte, read func(k int) bool, inPlace int) bool {
+	if !t.Consume('{') {
+		return false
+	}
+	for first := true; !t.Consume('}'); first = false {
+		if !first && !t.Consume(',') {
+			return false
+		}
+		name, plain, ok := t.Key()
+		if !ok || !plain {
+			return false
+		}
+		k := slices.Index(names, string(name))
+		if k >= 0 && vals[k] != nil {
+			return false
+		}
+		switch {
+		case k == inPlace:
+			if !read(k) {
+				return false
+			}
+			vals[k] = []byte{}
+		default:
+			v, ok := t.Value()
+			if !ok {
+				return false
+			}
+			if k >= 0 {
+				vals[k] = v
+			}
+		}
+	}
+	return true
+}
+
+// sameField: both absent, or the same encoded object.
+func sameField(a, b []byte) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return a[0] == '{' && bytes.Equal(a, b)
+}
+
+// isString reports whether v is the encoded string s, written without
+// escapes.
+func isString(v []byte, s string) bool {
+	return len(v) == len(s)+2 && v[0] == '"' && v[len(v)-1] == '"' && string(v[1:len(v)-1]) == s
+}
 
 // quickResult is check, prune, default and encode for the common answer:
 // a stored object converted to apiVersion to with its kind, name,
@@ -23,7 +157,7 @@ func quickResult(orig Object, converted any, to string, s registry.Schema, scrat
 		return nil, scratch, false
 	}
 	var id identity
-	if !id.scan(orig.JSON) {
+	if !id.scan(orig.JSON, true) {
 		return nil, scratch, false
 	}
 	md, isObj := obj["metadata"].(map[string]any)
@@ -98,16 +232,21 @@ var (
 // scan reads id from an encoded object: false when it is not compact JSON
 // with a metadata object, or repeats a field read. It stops at the end of
 // metadata when apiVersion and kind came before it, as Marshal writes
-// them; what follows is not read, which is why only stored objects (one
-// of each field) are scanned.
-func (id *identity) scan(b []byte) bool {
+// them; what follows is not read, so b must be known to have each
+// top-level field once (a stored object, or one schema.Unchanged
+// accepted). Metadata is read whole unless stored.
+func (id *identity) scan(b []byte, stored bool) bool {
 	var top [3][]byte
-	if !members(b, topFields, top[:]) || len(top[2]) == 0 || top[2][0] != '{' {
+	if !firstMembers(b, topFields, top[:]) || len(top[2]) == 0 || top[2][0] != '{' {
 		return false
 	}
 	id.apiVersion, id.kind, id.metadata = top[0], top[1], top[2]
 	var md [5][]byte
-	if !members(id.metadata, metaFields, md[:]) {
+	read := members
+	if stored {
+		read = firstMembers
+	}
+	if !read(id.metadata, metaFields, md[:]) {
 		return false
 	}
 	id.name, id.namespace, id.uid, id.labels, id.annotations = md[0], md[1], md[2], md[3], md[4]
@@ -140,10 +279,20 @@ func (id *identity) is(raw []byte, s string) bool {
 }
 
 // members reads the members named in names of the compact JSON object b
-// into vals (same order; nil when absent), stopping once it has them all.
-// ok is false when b is not compact JSON where it was read, or has one of
-// the names twice before that.
+// into vals (same order; nil when absent). ok is false when b is not a
+// compact object or has one of the names twice.
 func members(b []byte, names []string, vals [][]byte) bool {
+	return readMembers(b, names, vals, false)
+}
+
+// firstMembers is members stopping once it has them all: what follows is
+// neither read nor checked, so b must be known to name each once (stored
+// objects do).
+func firstMembers(b []byte, names []string, vals [][]byte) bool {
+	return readMembers(b, names, vals, true)
+}
+
+func readMembers(b []byte, names []string, vals [][]byte, stop bool) bool {
 	clear(vals)
 	dup := false
 	found := 0
@@ -158,7 +307,7 @@ func members(b []byte, names []string, vals [][]byte) bool {
 				found++
 			}
 		}
-		return found < len(names)
+		return !stop || found < len(names)
 	})
 	return ok && !dup
 }

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/crdserver/crdserver/internal/codec"
 	"github.com/crdserver/crdserver/internal/registry"
 )
 
@@ -37,6 +38,21 @@ func (junkSchema) Default(obj map[string]any) {
 
 func (junkSchema) Validate(map[string]any) field.ErrorList { return nil }
 
+// Unchanged is what schema.Schema.Unchanged promises, checked the long
+// way: decoding, pruning, defaulting and encoding give encoded back.
+func (s junkSchema) Unchanged(encoded []byte) bool {
+	obj, err := Decode(encoded)
+	start, end, ok := codec.MetadataSpan(encoded)
+	if err != nil || !ok {
+		return false
+	}
+	obj["metadata"] = codec.Raw(encoded[start:end])
+	s.Prune(obj)
+	s.Default(obj)
+	out, err := codec.Marshal(obj)
+	return err == nil && bytes.Equal(out, encoded)
+}
+
 func thing(name string) []byte {
 	return []byte(`{"apiVersion":"` + quickGroup + `/v1","kind":"Thing","metadata":{"annotations":{"n":"1"},"labels":{"a":"b"},"managedFields":[{"manager":"m"}],"name":"` +
 		name + `","namespace":"ns","resourceVersion":"7","uid":"u-` + name + `"},"spec":{"junk":1,"x":[1,2.5,"s"]}}`)
@@ -63,11 +79,18 @@ func checkSame(t *testing.T, orig Object, conv []byte) bool {
 		return false
 	}
 	to := quickGroup + "/v2"
+	raw, rawOK := rawResult(orig, conv, to, junkSchema{})
 	quick, _, ok := quickResult(orig, quickIn, to, junkSchema{}, nil)
 	w := &Webhook{def: &registry.Definition{Group: quickGroup, Kind: "Thing", ListKind: "ThingList"}}
 	toGV := schema.GroupVersion{Group: quickGroup, Version: "v2"}
 	in := toGV.WithKind("ThingList")
 	slow, err := w.result(orig, slowIn, toGV, junkSchema{}, in, 0, false)
+	if rawOK && (err != nil || !bytes.Equal(raw, slow)) {
+		t.Fatalf("rawResult took an answer result refuses or writes otherwise (%v):\nraw  %s\nslow %s", err, raw, slow)
+	}
+	if rawOK && !ok {
+		t.Fatalf("rawResult took an answer quickResult declines: %s", conv)
+	}
 	if !ok {
 		return false
 	}
@@ -141,4 +164,64 @@ func Example_quickResult() {
 	// Output:
 	// true
 	// {"apiVersion":"example.com/v2","kind":"Thing","metadata":{"annotations":{"n":"1"},"labels":{"a":"b"},"managedFields":[{"manager":"m"}],"name":"a","namespace":"ns","resourceVersion":"7","uid":"u-a"},"spec":{"size":"m","x":[1,2.5,"s"]}}
+}
+
+func TestRawResult(t *testing.T) {
+	stored := Object{JSON: thing("a"), Key: "/a", Revision: 7}
+	defaulted := func(c string) string { return strings.Replace(c, `"junk":1,`, `"size":"m",`, 1) }
+	for _, tc := range []struct {
+		name string
+		edit func(string) string
+		raw  bool
+	}{
+		{"pruned and defaulted already", defaulted, true},
+		{"to be pruned", nil, false},
+		{"other metadata", func(c string) string {
+			return strings.Replace(defaulted(c), `"managedFields":[{"manager":"m"}]`, `"generation":3`, 1)
+		}, true},
+		{"name repeated", func(c string) string { return strings.Replace(defaulted(c), `"name":"a"`, `"name":"a","name":"z"`, 1) }, false},
+		{"label changed", func(c string) string { return strings.Replace(defaulted(c), `{"a":"b"}`, `{"a":"c"}`, 1) }, false},
+		{"version not converted", func(c string) string { return strings.Replace(defaulted(c), "/v2", "/v1", 1) }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			conv := converted("a", tc.edit)
+			_, ok := rawResult(stored, conv, quickGroup+"/v2", junkSchema{})
+			if ok != tc.raw {
+				t.Errorf("rawResult ok = %v, want %v", ok, tc.raw)
+			}
+			checkSame(t, stored, conv)
+		})
+	}
+}
+
+// FuzzQuickReview: an answer quickReview reads, convertedObjects reads
+// alike.
+func FuzzQuickReview(f *testing.F) {
+	f.Add([]byte(`{"apiVersion":"apiextensions.k8s.io/v1","kind":"ConversionReview","response":{"uid":"u1","result":{"status":"Success"},"convertedObjects":[{"a":1},{"b":[2]}]}}` + "\n"))
+	f.Add([]byte(`{"apiVersion":"apiextensions.k8s.io/v1","kind":"ConversionReview","response":{"uid":"u1","result":{"status":"Success"},"convertedObjects":[{"a":1},{"b":2}],"uid":"u2"}}`))
+	f.Add([]byte(`{"apiVersion":"apiextensions.k8s.io/v1","kind":"ConversionReview","response":{"uid":"u1","result":{"status":"Failed","message":"no"}}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, review := range []string{"v1", "v1beta1"} {
+			w := &Webhook{review: review}
+			raws, ok := w.quickReview("u1", data, 2)
+			if !ok {
+				continue
+			}
+			objs, err := w.convertedObjects("u1", data)
+			if err != nil || len(objs) != len(raws) {
+				t.Fatalf("%s: quickReview read %d objects, convertedObjects %d (%v)", review, len(raws), len(objs), err)
+			}
+			for j, raw := range raws {
+				want, _ := codec.Marshal(objs[j])
+				obj, err := Decode(raw)
+				if raw[0] != '{' {
+					continue // the caller decodes the whole answer then
+				}
+				got, _ := codec.Marshal(obj)
+				if err != nil || !bytes.Equal(got, want) {
+					t.Fatalf("%s: object %d: %s, convertedObjects read %s (%v)", review, j, got, want, err)
+				}
+			}
+		}
+	})
 }

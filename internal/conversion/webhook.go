@@ -277,6 +277,13 @@ func (w *Webhook) send(ctx context.Context, to string, objs []Object, idx []int)
 	if err != nil {
 		return nil, fmt.Errorf("conversion webhook for %v failed: %v", in, err)
 	}
+	toGV, _ := schema.ParseGroupVersion(to)
+	s := targetSchema(w.def, to)
+	if raws, ok := w.quickReview(uid, data, len(idx)); ok {
+		if out, ok, err := w.resultsFromRaw(raws, to, objs, idx, toGV, s, in, single); ok {
+			return out, err
+		}
+	}
 	converted, err := w.convertedObjects(uid, data)
 	if err != nil {
 		return nil, fmt.Errorf("conversion webhook for %v failed: %v", in, err)
@@ -284,8 +291,6 @@ func (w *Webhook) send(ctx context.Context, to string, objs []Object, idx []int)
 	if len(converted) != len(idx) {
 		return nil, fmt.Errorf("conversion webhook for %v returned %d objects, expected %d", in, len(converted), len(idx))
 	}
-	toGV, _ := schema.ParseGroupVersion(to)
-	s := targetSchema(w.def, to)
 	out := make([][]byte, len(idx))
 	var scratch []byte
 	for j, c := range converted {
@@ -298,6 +303,36 @@ func (w *Webhook) send(ctx context.Context, to string, objs []Object, idx []int)
 		}
 	}
 	return out, nil
+}
+
+// resultsFromRaw is the rest of send for an answer whose converted
+// objects quickReview found, encoded: each is taken as it is
+// (rawResult), or decoded alone and checked. ok is false when one needs
+// the whole answer decoded (it is not an object, or does not decode), for
+// the errors to be worded as ever.
+func (w *Webhook) resultsFromRaw(raws [][]byte, to string, objs []Object, idx []int, toGV schema.GroupVersion, s registry.Schema, in schema.GroupVersionKind, single bool) (_ [][]byte, ok bool, _ error) {
+	out := make([][]byte, len(idx))
+	var scratch []byte
+	for j, raw := range raws {
+		orig := objs[idx[j]]
+		if out[j], ok = rawResult(orig, raw, to, s); ok {
+			continue
+		}
+		if raw[0] != '{' {
+			return nil, false, nil
+		}
+		c, err := Decode(raw)
+		if err != nil {
+			return nil, false, nil
+		}
+		if out[j], scratch, ok = quickResult(orig, c, to, s, scratch); ok {
+			continue
+		}
+		if out[j], err = w.result(orig, c, toGV, s, in, j, single); err != nil {
+			return nil, true, err
+		}
+	}
+	return out, true, nil
 }
 
 // result checks converted, the webhook's answer for orig at index j, as
@@ -317,7 +352,7 @@ func (w *Webhook) result(orig Object, converted any, toGV schema.GroupVersion, s
 // apiVersionAndKind reads an encoded object's apiVersion and kind.
 func apiVersionAndKind(b []byte) (apiVersion, kind string, err error) {
 	var id identity
-	if id.scan(b) {
+	if id.scan(b, true) {
 		av, ok1 := id.str(id.apiVersion)
 		k, ok2 := id.str(id.kind)
 		if ok1 && ok2 {
