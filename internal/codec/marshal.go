@@ -39,6 +39,8 @@ func appendValue(b []byte, v any) ([]byte, error) {
 		return appendFloat(b, v)
 	case map[string]any:
 		return appendObject(b, v)
+	case Raw:
+		return append(b, v...), nil
 	case []any:
 		if v == nil {
 			return append(b, "null"...), nil

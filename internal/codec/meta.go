@@ -2,6 +2,7 @@ package codec
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 )
 
@@ -383,6 +384,10 @@ func (s *scanner) str() (key, bool) {
 	i := s.i + 1
 	k := key{start: i, plain: true}
 	for {
+		// Eight bytes at a time while none is special, then one by one.
+		for i+8 <= len(b) && !special8(binary.LittleEndian.Uint64(b[i:])) {
+			i += 8
+		}
 		for i < len(b) && !strSpecial[b[i]] {
 			i++
 		}
@@ -427,6 +432,17 @@ var strSpecial = func() (t [256]bool) {
 	}
 	return t
 }()
+
+// special8 reports whether one of the eight bytes of x is special (see
+// strSpecial): below 0x20, at or above 0x80, a quote or a backslash. The
+// tests for a byte below n, (x - n·ones) &^ x & highs, are exact about
+// whether one exists, which is all that is asked.
+func special8(x uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	q := x ^ ones*'"'
+	bs := x ^ ones*'\\'
+	return ((x-ones*0x20)&^x|(q-ones)&^q|(bs-ones)&^bs|x)&highs != 0
+}
 
 func isHex(c byte) bool {
 	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'

@@ -146,6 +146,20 @@ func apiVersionOf(b []byte) (string, error) {
 	return av, nil
 }
 
+// finish prunes and defaults a converted object with s, the target
+// version's schema (nil: neither), and encodes it.
+func finish(obj map[string]any, s registry.Schema) ([]byte, error) {
+	if s != nil {
+		s.Prune(obj)
+		s.Default(obj)
+	}
+	b, err := codec.Marshal(obj)
+	if err != nil {
+		return nil, fmt.Errorf("encoding converted object: %w", err)
+	}
+	return b, nil
+}
+
 // versionOf returns the version named by apiVersion av of def's group.
 func versionOf(def *registry.Definition, av string) *registry.Version {
 	v := av

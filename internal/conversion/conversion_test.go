@@ -227,9 +227,13 @@ func TestWebhookAnswersChecked(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, _, conv := startPizzaWebhook(t, tc.edit)
-			_, err := conv.Convert(context.Background(), to, []conversion.Object{{JSON: margherita("m", 5)}})
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("error %v\nwant %s", err, tc.want)
+			// A request's object, and a stored one (whose answer is first
+			// read without decoding): the same error.
+			for _, key := range []string{"", "/m"} {
+				_, err := conv.Convert(context.Background(), to, []conversion.Object{{JSON: margherita("m", 5), Key: key, Revision: 5}})
+				if err == nil || !strings.Contains(err.Error(), tc.want) {
+					t.Errorf("key %q: error %v\nwant %s", key, err, tc.want)
+				}
 			}
 		})
 	}
@@ -244,15 +248,17 @@ func TestWebhookMetadata(t *testing.T) {
 		md["generation"] = 42
 		md["garbage"] = "x"
 	})
-	out, err := conv.Convert(context.Background(), group+"/v1beta1", []conversion.Object{{JSON: margherita("m", 5)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var obj struct{ Metadata map[string]any }
-	json.Unmarshal(out[0], &obj)
-	want := `map[annotations:map[converted:yes] labels:map[to:v1beta1] name:m namespace:default resourceVersion:5 uid:u-m]`
-	if got := fmt.Sprint(obj.Metadata); got != want {
-		t.Errorf("metadata %s, want %s", got, want)
+	for _, key := range []string{"", "/m"} {
+		out, err := conv.Convert(context.Background(), group+"/v1beta1", []conversion.Object{{JSON: margherita("m", 5), Key: key, Revision: 5}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var obj struct{ Metadata map[string]any }
+		json.Unmarshal(out[0], &obj)
+		want := `map[annotations:map[converted:yes] labels:map[to:v1beta1] name:m namespace:default resourceVersion:5 uid:u-m]`
+		if got := fmt.Sprint(obj.Metadata); got != want {
+			t.Errorf("key %q: metadata %s, want %s", key, got, want)
+		}
 	}
 }
 

@@ -17,7 +17,7 @@ func BenchmarkWebhookList10000(b *testing.B) {
 	for i := range objs {
 		js := margherita("p"+strconv.Itoa(i), i+1)
 		js = []byte(strings.Replace(string(js), `"spec":{`, `"spec":{"pad":"`+pad+`",`, 1))
-		objs[i] = conversion.Object{JSON: js}
+		objs[i] = conversion.Object{JSON: js, Key: "/p" + strconv.Itoa(i), Revision: int64(i + 1)} // stored, as a list's
 	}
 	_, _, conv := startPizzaWebhook(b, nil)
 	b.ResetTimer()

@@ -3,9 +3,7 @@ package conversion
 import (
 	"bytes"
 	"context"
-	"fmt"
 
-	"github.com/crdserver/crdserver/internal/codec"
 	"github.com/crdserver/crdserver/internal/registry"
 )
 
@@ -46,17 +44,11 @@ func (n None) convert(b []byte, to string) ([]byte, error) {
 	}
 	from, _ = obj["apiVersion"].(string)
 	obj["apiVersion"] = to
+	var s registry.Schema
 	if !n.sameSchema(from, to) {
-		if s := targetSchema(n.Def, to); s != nil {
-			s.Prune(obj)
-			s.Default(obj)
-		}
+		s = targetSchema(n.Def, to)
 	}
-	out, err := codec.Marshal(obj)
-	if err != nil {
-		return nil, fmt.Errorf("encoding converted object: %w", err)
-	}
-	return out, nil
+	return finish(obj, s)
 }
 
 // sameSchema reports whether apiVersions from and to are versions of the

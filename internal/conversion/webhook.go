@@ -19,7 +19,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/crdserver/crdserver/internal/codec"
 	"github.com/crdserver/crdserver/internal/registry"
 	"github.com/crdserver/crdserver/internal/webhook"
 )
@@ -255,16 +254,12 @@ func reviewBody(review, uid, to string, objs []Object, idx []int) []byte {
 
 // send converts objs[idx] with one review and checks the answer.
 func (w *Webhook) send(ctx context.Context, to string, objs []Object, idx []int) (_ [][]byte, err error) {
-	originals := make([]map[string]any, len(idx))
-	for j, i := range idx {
-		o, err := Decode(objs[i].JSON)
-		if err != nil {
-			return nil, err
-		}
-		originals[j] = o
+	from, kind, err := apiVersionAndKind(objs[idx[0]].JSON)
+	if err != nil {
+		return nil, err
 	}
 	single := len(objs) == 1
-	in := w.inputKind(originals[0], single)
+	in := w.inputKind(from, kind, single)
 	if w.err != nil {
 		return nil, fmt.Errorf("conversion webhook for %v failed: %v", in, w.err)
 	}
@@ -275,13 +270,19 @@ func (w *Webhook) send(ctx context.Context, to string, objs []Object, idx []int)
 	w.reviews.Add(1)
 	if w.Metrics != nil {
 		defer func(start time.Time) {
-			from, _ := originals[0]["apiVersion"].(string)
 			w.Metrics.ConversionWebhook(w.def.GroupResource().String(), version(from), version(to), err == nil, time.Since(start))
 		}(time.Now())
 	}
 	data, err := w.client.Post(ctx, reviewBody(w.review, uid, to, objs, idx), w.Timeout)
 	if err != nil {
 		return nil, fmt.Errorf("conversion webhook for %v failed: %v", in, err)
+	}
+	toGV, _ := schema.ParseGroupVersion(to)
+	s := targetSchema(w.def, to)
+	if raws, ok := w.quickReview(uid, data, len(idx)); ok {
+		if out, ok, err := w.resultsFromRaw(raws, to, objs, idx, toGV, s, in, single); ok {
+			return out, err
+		}
 	}
 	converted, err := w.convertedObjects(uid, data)
 	if err != nil {
@@ -290,31 +291,87 @@ func (w *Webhook) send(ctx context.Context, to string, objs []Object, idx []int)
 	if len(converted) != len(idx) {
 		return nil, fmt.Errorf("conversion webhook for %v returned %d objects, expected %d", in, len(converted), len(idx))
 	}
-	toGV, _ := schema.ParseGroupVersion(to)
-	s := targetSchema(w.def, to)
 	out := make([][]byte, len(idx))
+	var scratch []byte
 	for j, c := range converted {
-		obj, err := w.check(originals[j], c, toGV, in, j, single)
-		if err != nil {
+		var ok bool
+		if out[j], scratch, ok = quickResult(objs[idx[j]], c, to, s, scratch); ok {
+			continue
+		}
+		if out[j], err = w.result(objs[idx[j]], c, toGV, s, in, j, single); err != nil {
 			return nil, err
-		}
-		if s != nil {
-			s.Prune(obj)
-			s.Default(obj)
-		}
-		if out[j], err = codec.Marshal(obj); err != nil {
-			return nil, fmt.Errorf("encoding converted object: %w", err)
 		}
 	}
 	return out, nil
 }
 
+// resultsFromRaw is the rest of send for an answer whose converted
+// objects quickReview found, encoded: each is taken as it is
+// (rawResult), or decoded alone and checked. ok is false when one needs
+// the whole answer decoded (it is not an object, or does not decode), for
+// the errors to be worded as ever.
+func (w *Webhook) resultsFromRaw(raws [][]byte, to string, objs []Object, idx []int, toGV schema.GroupVersion, s registry.Schema, in schema.GroupVersionKind, single bool) (_ [][]byte, ok bool, _ error) {
+	out := make([][]byte, len(idx))
+	var scratch []byte
+	for j, raw := range raws {
+		orig := objs[idx[j]]
+		if out[j], ok = rawResult(orig, raw, to, s); ok {
+			continue
+		}
+		if raw[0] != '{' {
+			return nil, false, nil
+		}
+		c, err := Decode(raw)
+		if err != nil {
+			return nil, false, nil
+		}
+		if out[j], scratch, ok = quickResult(orig, c, to, s, scratch); ok {
+			continue
+		}
+		if out[j], err = w.result(orig, c, toGV, s, in, j, single); err != nil {
+			return nil, true, err
+		}
+	}
+	return out, true, nil
+}
+
+// result checks converted, the webhook's answer for orig at index j, as
+// upstream does and returns it pruned and defaulted with s, encoded.
+func (w *Webhook) result(orig Object, converted any, toGV schema.GroupVersion, s registry.Schema, in schema.GroupVersionKind, j int, single bool) ([]byte, error) {
+	original, err := Decode(orig.JSON)
+	if err != nil {
+		return nil, err
+	}
+	obj, err := w.check(original, converted, toGV, in, j, single)
+	if err != nil {
+		return nil, err
+	}
+	return finish(obj, s)
+}
+
+// apiVersionAndKind reads an encoded object's apiVersion and kind.
+func apiVersionAndKind(b []byte) (apiVersion, kind string, err error) {
+	var id identity
+	if id.scan(b, true) {
+		av, ok1 := id.str(id.apiVersion)
+		k, ok2 := id.str(id.kind)
+		if ok1 && ok2 {
+			return av, k, nil
+		}
+	}
+	obj, err := Decode(b)
+	if err != nil {
+		return "", "", err
+	}
+	apiVersion, _ = obj["apiVersion"].(string)
+	kind, _ = obj["kind"].(string)
+	return apiVersion, kind, nil
+}
+
 // inputKind is how upstream names what it converted in its errors: the
 // object's group, version and kind, or the list's.
-func (w *Webhook) inputKind(first map[string]any, single bool) schema.GroupVersionKind {
-	av, _ := first["apiVersion"].(string)
-	gv, _ := schema.ParseGroupVersion(av)
-	kind, _ := first["kind"].(string)
+func (w *Webhook) inputKind(apiVersion, kind string, single bool) schema.GroupVersionKind {
+	gv, _ := schema.ParseGroupVersion(apiVersion)
 	if !single {
 		kind = w.def.ListKind
 	}

@@ -43,7 +43,8 @@ var Workloads = []string{"create", "get", "update", "apply", "list", "list-raw",
 
 // "list-v2" is list-raw at the Widget's version v2, which the run adds when
 // Config.Conversion is set (and skips otherwise): the cost of converting
-// every listed object, by the None strategy or a webhook.
+// every listed object, by the None strategy or a webhook. Its first list,
+// alone, is reported as "list-v2-cold": nothing is converted yet then.
 
 // The "crds" workload, run only when named, creates --count CRDs one after
 // another and measures each one's time to Established. The "openapi"

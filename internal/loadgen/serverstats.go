@@ -6,6 +6,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -97,4 +98,20 @@ func watchServer(pid int) (stop func() (*ServerUsage, error)) {
 		u.RSSPeak = max(u.RSSPeak, rss1)
 		return u, nil
 	}
+}
+
+// selfCPU is the CPU time (user and system) this process has used.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// perOp is d shared among n operations, rounded to the millisecond; 0
+// when there were none.
+func perOp(d time.Duration, n int) time.Duration {
+	if n <= 0 {
+		return 0
+	}
+	return (d / time.Duration(n)).Round(time.Millisecond)
 }

@@ -229,7 +229,11 @@ func (c *Client) Post(ctx context.Context, body []byte, timeout time.Duration) (
 		return nil, err
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse+1))
+	// A declared length is read into one buffer of that size, not a
+	// series of growing ones (a list's review answers a megabyte).
+	buf := bytes.NewBuffer(make([]byte, 0, min(max(resp.ContentLength, 0), maxResponse)+bytes.MinRead))
+	_, err = buf.ReadFrom(io.LimitReader(resp.Body, maxResponse+1))
+	data := buf.Bytes()
 	if err != nil {
 		return nil, fmt.Errorf("reading the webhook's answer: %w", err)
 	}

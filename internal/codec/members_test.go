@@ -1,0 +1,174 @@
+package codec
+
+import (
+	"bytes"
+	"encoding/json"
+	"math/rand/v2"
+	"testing"
+)
+
+func TestEachMember(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want string // name=value;… ; "!" when not ok
+	}{
+		{`{}`, ``},
+		{`{"a":1,"b":{"c":[true,null]},"\u0064":"x"}`, `a=1;b={"c":[true,null]};d="x";`},
+		{`{"a":1,"a":2}`, `a=1;a=2;`},
+		{`{"a":1} `, `a=1;!`},
+		{`{"a": 1}`, `!`},
+		{`{"a":1,}`, `a=1;!`},
+		{`[1]`, `!`},
+		{`{"a":01}`, `a=0;!`},
+		{`{"a":"\x"}`, `!`},
+	} {
+		var got bytes.Buffer
+		if !EachMember([]byte(tc.in), func(name string, v []byte) bool {
+			got.WriteString(name + "=" + string(v) + ";")
+			return true
+		}) {
+			got.WriteString("!")
+		}
+		if got.String() != tc.want {
+			t.Errorf("EachMember(%s) = %s, want %s", tc.in, got.String(), tc.want)
+		}
+	}
+}
+
+func TestEachElement(t *testing.T) {
+	var got []string
+	if !EachElement([]byte(`[1,"a",{"b":[]},[null]]`), func(v []byte) bool { got = append(got, string(v)); return true }) {
+		t.Fatal("not ok")
+	}
+	if want := `[1 "a" {"b":[]} [null]]`; "["+joinSpace(got)+"]" != want {
+		t.Errorf("elements %v, want %s", got, want)
+	}
+	if EachElement([]byte(`[1,]`), func([]byte) bool { return true }) || EachElement([]byte(`{}`), func([]byte) bool { return true }) {
+		t.Error("malformed arrays accepted")
+	}
+	n := 0
+	if !EachElement([]byte(`[1,2,3]`), func([]byte) bool { n++; return n < 2 }) || n != 2 {
+		t.Errorf("stopping: %d elements read, want 2", n)
+	}
+}
+
+func joinSpace(s []string) string {
+	var b bytes.Buffer
+	for i, x := range s {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(x)
+	}
+	return b.String()
+}
+
+func TestStringValue(t *testing.T) {
+	for in, want := range map[string]string{`"a"`: "a", `"\u00e9\n"`: "é\n", `""`: ""} {
+		if got, ok := StringValue([]byte(in)); !ok || got != want {
+			t.Errorf("StringValue(%s) = %q, %v; want %q", in, got, ok, want)
+		}
+	}
+	for _, in := range []string{`"a"x`, `1`, `"a`, ``, `null`} {
+		if _, ok := StringValue([]byte(in)); ok {
+			t.Errorf("StringValue(%s) ok", in)
+		}
+	}
+}
+
+// FuzzEachMember holds EachMember to encoding/json: what it reads is a
+// compact object whose members encoding/json reads alike, and every
+// compact object is read.
+func FuzzEachMember(f *testing.F) {
+	for _, s := range []string{`{}`, `{"a":1,"b":{"c":[true,null,-1.5e3]}}`, `{"a":"\u00e9\"","a":2}`, `{"a": 1}`, `[1,2]`, `{"a":1}x`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		type member struct {
+			name  string
+			value []byte
+		}
+		var got []member
+		ok := EachMember(in, func(name string, v []byte) bool {
+			got = append(got, member{name, v})
+			return true
+		})
+		var compact bytes.Buffer
+		isCompactObject := json.Compact(&compact, in) == nil && bytes.Equal(compact.Bytes(), in) && len(in) > 0 && in[0] == '{'
+		if ok != isCompactObject {
+			t.Fatalf("EachMember(%q) ok = %v, want %v", in, ok, isCompactObject)
+		}
+		if !ok {
+			return
+		}
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(in, &m); err != nil {
+			t.Fatalf("encoding/json refuses what EachMember read: %v", err)
+		}
+		last := map[string][]byte{}
+		for _, g := range got {
+			if !json.Valid(g.value) {
+				t.Fatalf("member %q: invalid value %q", g.name, g.value)
+			}
+			last[g.name] = g.value
+		}
+		if len(last) != len(m) {
+			t.Fatalf("%d names, encoding/json reads %d", len(last), len(m))
+		}
+		for name, v := range m {
+			if !bytes.Equal(last[name], v) {
+				t.Fatalf("member %q: %q, encoding/json reads %q", name, last[name], v)
+			}
+		}
+	})
+}
+
+// FuzzMarshalNumber: a number MarshalNumber accepts is written back as it
+// was by Decode and Marshal.
+func FuzzMarshalNumber(f *testing.F) {
+	for _, s := range []string{"0", "-0", "1", "-12", "1.5", "1.50", "1e21", "1e+21", "1E21", "0.000001", "1e-7", "9223372036854775808", "-9223372036854775808", "1.0"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, lit string) {
+		in := []byte(`{"n":` + lit + `}`)
+		obj, _, err := Decode(in, "", DecodeOptions{})
+		if !MarshalNumber([]byte(lit)) || err != nil || !json.Valid([]byte(lit)) {
+			return
+		}
+		if out, err := Marshal(obj); err != nil || string(out) != string(in) {
+			t.Fatalf("MarshalNumber(%s), but Marshal writes %s (%v)", lit, out, err)
+		}
+	})
+}
+
+// TestSpecial8 holds special8 to strSpecial, byte by byte: every byte
+// value at every position among plain ones, and random words.
+func TestSpecial8(t *testing.T) {
+	want := func(x uint64) bool {
+		for i := range 8 {
+			if strSpecial[byte(x>>(8*i))] {
+				return true
+			}
+		}
+		return false
+	}
+	for c := range 256 {
+		for pos := range 8 {
+			x := uint64(0x6161616161616161) // "aaaaaaaa"
+			x = x&^(0xff<<(8*pos)) | uint64(c)<<(8*pos)
+			if special8(x) != want(x) {
+				t.Fatalf("special8(%#x) = %v", x, special8(x))
+			}
+		}
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := range 1_000_000 {
+		x := r.Uint64()
+		if i%2 == 0 {
+			x &= 0x7f7f7f7f7f7f7f7f // ASCII, where the subtractions borrow
+		}
+		if special8(x) != want(x) {
+			t.Fatalf("special8(%#x) = %v", x, special8(x))
+		}
+	}
+}

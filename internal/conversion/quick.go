@@ -1,0 +1,313 @@
+package conversion
+
+import (
+	"bytes"
+	"slices"
+
+	"github.com/crdserver/crdserver/internal/codec"
+	"github.com/crdserver/crdserver/internal/registry"
+)
+
+// unchangedChecker is a Schema that can tell from an encoded object that
+// pruning and defaulting leave it as it is, and that it is in Marshal's
+// form (schema.Schema.Unchanged).
+type unchangedChecker interface {
+	Unchanged(encoded []byte) bool
+}
+
+// rawResult is quickResult without decoding: when the webhook's answer
+// for a stored object is in Marshal's form, unchanged by s's pruning and
+// defaulting, at apiVersion to, with its original's kind, name,
+// namespace, uid, labels and annotations byte for byte, the result is the
+// answer with the original's encoded metadata in place of its own —
+// exactly what result would encode. ok is false otherwise.
+func rawResult(orig Object, converted []byte, to string, s registry.Schema) (_ []byte, ok bool) {
+	uc, ok := s.(unchangedChecker)
+	if orig.Key == "" || !ok || !uc.Unchanged(converted) {
+		return nil, false
+	}
+	var id, cid identity
+	if !id.scan(orig.JSON, true) || !cid.scan(converted, false) || !isString(cid.apiVersion, to) ||
+		cid.kind == nil || !bytes.Equal(cid.kind, id.kind) ||
+		!bytes.Equal(cid.name, id.name) || !bytes.Equal(cid.namespace, id.namespace) || !bytes.Equal(cid.uid, id.uid) ||
+		!sameField(cid.labels, id.labels) || !sameField(cid.annotations, id.annotations) {
+		return nil, false
+	}
+	start, end, ok := codec.MetadataSpan(converted)
+	if !ok {
+		return nil, false
+	}
+	out := make([]byte, 0, len(converted)-(end-start)+len(id.metadata))
+	out = append(out, converted[:start]...)
+	out = append(out, id.metadata...)
+	return append(out, converted[end:]...), true
+}
+
+// quickReview returns the n encoded converted objects of a compact,
+// successful ConversionReview answering uid, read in one pass: ok is
+// false for any other answer (an error, whitespace inside, a field
+// repeated or escaped), which convertedObjects must read.
+func (w *Webhook) quickReview(uid string, data []byte, n int) (objs [][]byte, ok bool) {
+	// Encoders end their output with a newline (json.Encoder does).
+	t := codec.MakeTokens(bytes.TrimSpace(data))
+	objs = make([][]byte, 0, n)
+	readObjects := func(int) bool {
+		if !t.Consume('[') {
+			return false
+		}
+		for first := true; !t.Consume(']'); first = false {
+			if !first && !t.Consume(',') {
+				return false
+			}
+			v, ok := t.Value()
+			if !ok || len(objs) == n {
+				return false
+			}
+			objs = append(objs, v)
+		}
+		return true
+	}
+	var resp [3][]byte // uid, result, convertedObjects (read in place)
+	readResponse := func(int) bool {
+		return t.Peek() == '{' && readObject(&t, []string{"uid", "result", "convertedObjects"}, resp[:], readObjects, 2)
+	}
+	var top [3][]byte // apiVersion, kind, response (read in place)
+	ok = readObject(&t, []string{"apiVersion", "kind", "response"}, top[:], readResponse, 2)
+	uidv, result := resp[0], resp[1]
+	if !ok || !t.End() || top[2] == nil || resp[2] == nil || len(objs) != n {
+		return nil, false
+	}
+	if w.review == "v1" && (!isString(top[0], "apiextensions.k8s.io/v1") || !isString(top[1], "ConversionReview") || !isString(uidv, uid)) {
+		return nil, false
+	}
+	var status [1][]byte
+	if result == nil || !members(result, []string{"status"}, status[:]) || !isString(status[0], "Success") {
+		return nil, false
+	}
+	return objs, true
+}
+
+// readObject reads the compact object at t, whose names must be plain:
+// the values of the members named in names go to vals, but for
+// names[inPlace], whose value read reads (vals gets a non-nil mark); the
+// others are skipped. ok is false for malformed input, a name repeated or
+// escaped, or when read is.
+func readObject(t *codec.Tokens, names []string, vals [][]byte, read func(k int) bool, inPlace int) bool {
+	if !t.Consume('{') {
+		return false
+	}
+	for first := true; !t.Consume('}'); first = false {
+		if !first && !t.Consume(',') {
+			return false
+		}
+		name, plain, ok := t.Key()
+		if !ok || !plain {
+			return false
+		}
+		k := slices.Index(names, string(name))
+		if k >= 0 && vals[k] != nil {
+			return false
+		}
+		switch {
+		case k == inPlace:
+			if !read(k) {
+				return false
+			}
+			vals[k] = []byte{}
+		default:
+			v, ok := t.Value()
+			if !ok {
+				return false
+			}
+			if k >= 0 {
+				vals[k] = v
+			}
+		}
+	}
+	return true
+}
+
+// sameField: both absent, or the same encoded object.
+func sameField(a, b []byte) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return a[0] == '{' && bytes.Equal(a, b)
+}
+
+// isString reports whether v is the encoded string s, written without
+// escapes.
+func isString(v []byte, s string) bool {
+	return len(v) == len(s)+2 && v[0] == '"' && v[len(v)-1] == '"' && string(v[1:len(v)-1]) == s
+}
+
+// quickResult is check, prune, default and encode for the common answer:
+// a stored object converted to apiVersion to with its kind, name,
+// namespace, uid, labels and annotations as they were. The original is
+// not decoded: its identity is read from its encoding, and its encoded
+// metadata becomes the result's as it is (check restores the original's
+// metadata too, and a stored object's was pruned when it was written).
+// ok is false for anything else — an object not stored (Key ""), a change
+// the checks refuse or labels and annotations they must validate — and
+// the caller must check it; quickResult never accepts what check refuses.
+// scratch is a buffer to reuse; the one returned may have grown.
+func quickResult(orig Object, converted any, to string, s registry.Schema, scratch []byte) (_ []byte, _ []byte, ok bool) {
+	obj, isObj := converted.(map[string]any)
+	if orig.Key == "" || !isObj {
+		return nil, scratch, false
+	}
+	var id identity
+	if !id.scan(orig.JSON, true) {
+		return nil, scratch, false
+	}
+	md, isObj := obj["metadata"].(map[string]any)
+	if av, _ := obj["apiVersion"].(string); av != to || !isObj {
+		return nil, scratch, false
+	}
+	kind, _ := obj["kind"].(string)
+	if !id.is(id.kind, kind) {
+		return nil, scratch, false
+	}
+	for _, f := range [...]struct {
+		key string
+		raw []byte
+	}{{"name", id.name}, {"namespace", id.namespace}, {"uid", id.uid}} {
+		if v, _ := md[f.key].(string); !id.is(f.raw, v) {
+			return nil, scratch, false
+		}
+	}
+	for _, f := range [...]struct {
+		key string
+		raw []byte
+	}{{"labels", id.labels}, {"annotations", id.annotations}} {
+		if ok, scratch = sameMap(f.raw, md[f.key], scratch); !ok {
+			return nil, scratch, false
+		}
+	}
+	// Metadata is the original's; Prune would drop none of it.
+	delete(obj, "metadata")
+	if s != nil {
+		s.Prune(obj)
+		s.Default(obj)
+	}
+	obj["metadata"] = codec.Raw(id.metadata)
+	b, err := finish(obj, nil)
+	return b, scratch, err == nil
+}
+
+// sameMap reports whether a converted object's labels (or annotations) v
+// are the original's, encoded as raw (nil when absent): both absent, or v
+// encodes to raw exactly (stored objects are in Marshal's form; anything
+// else is left to check).
+func sameMap(raw []byte, v any, scratch []byte) (bool, []byte) {
+	if raw == nil {
+		return v == nil, scratch
+	}
+	m, ok := v.(map[string]any)
+	if !ok || raw[0] != '{' {
+		return false, scratch
+	}
+	for _, x := range m {
+		if _, ok := x.(string); !ok {
+			return false, scratch
+		}
+	}
+	scratch, err := codec.AppendMarshal(scratch[:0], m)
+	return err == nil && bytes.Equal(scratch, raw), scratch
+}
+
+// identity is what the checks compare of an original, encoded: its
+// apiVersion, kind and metadata, and metadata's name, namespace, uid,
+// labels and annotations (nil when absent).
+type identity struct {
+	apiVersion, kind, metadata                []byte
+	name, namespace, uid, labels, annotations []byte
+}
+
+var (
+	topFields  = []string{"apiVersion", "kind", "metadata"}
+	metaFields = []string{"name", "namespace", "uid", "labels", "annotations"}
+)
+
+// scan reads id from an encoded object: false when it is not compact JSON
+// with a metadata object, or repeats a field read. It stops at the end of
+// metadata when apiVersion and kind came before it, as Marshal writes
+// them; what follows is not read, so b must be known to have each
+// top-level field once (a stored object, or one schema.Unchanged
+// accepted). Metadata is read whole unless stored.
+func (id *identity) scan(b []byte, stored bool) bool {
+	var top [3][]byte
+	if !firstMembers(b, topFields, top[:]) || len(top[2]) == 0 || top[2][0] != '{' {
+		return false
+	}
+	id.apiVersion, id.kind, id.metadata = top[0], top[1], top[2]
+	var md [5][]byte
+	read := members
+	if stored {
+		read = firstMembers
+	}
+	if !read(id.metadata, metaFields, md[:]) {
+		return false
+	}
+	id.name, id.namespace, id.uid, id.labels, id.annotations = md[0], md[1], md[2], md[3], md[4]
+	return true
+}
+
+// str is the string encoded as raw: "" when raw is nil (absent, as
+// check reads a missing field); ok is false when raw is another value.
+func (id *identity) str(raw []byte) (string, bool) {
+	if raw == nil {
+		return "", true
+	}
+	return codec.StringValue(raw)
+}
+
+// is reports whether the string encoded as raw (nil: "") is s, as check
+// compares them: a field that is not a string reads as "".
+func (id *identity) is(raw []byte, s string) bool {
+	if raw == nil {
+		return s == ""
+	}
+	if len(raw) == len(s)+2 && raw[0] == '"' && string(raw[1:len(raw)-1]) == s {
+		return true // no escapes: the common case, without decoding
+	}
+	v, ok := codec.StringValue(raw)
+	if !ok {
+		return s == ""
+	}
+	return v == s
+}
+
+// members reads the members named in names of the compact JSON object b
+// into vals (same order; nil when absent). ok is false when b is not a
+// compact object or has one of the names twice.
+func members(b []byte, names []string, vals [][]byte) bool {
+	return readMembers(b, names, vals, false)
+}
+
+// firstMembers is members stopping once it has them all: what follows is
+// neither read nor checked, so b must be known to name each once (stored
+// objects do).
+func firstMembers(b []byte, names []string, vals [][]byte) bool {
+	return readMembers(b, names, vals, true)
+}
+
+func readMembers(b []byte, names []string, vals [][]byte, stop bool) bool {
+	clear(vals)
+	dup := false
+	found := 0
+	ok := codec.EachMember(b, func(name string, v []byte) bool {
+		for k, n := range names {
+			if n == name {
+				if vals[k] != nil {
+					dup = true
+					return false
+				}
+				vals[k] = v
+				found++
+			}
+		}
+		return !stop || found < len(names)
+	})
+	return ok && !dup
+}

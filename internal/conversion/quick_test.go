@@ -1,0 +1,227 @@
+package conversion
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/crdserver/crdserver/internal/codec"
+	"github.com/crdserver/crdserver/internal/registry"
+)
+
+const quickGroup = "example.com"
+
+// junkSchema prunes spec.junk and defaults spec.size to "m".
+type junkSchema struct{ registry.Schema }
+
+func (junkSchema) Prune(obj map[string]any) []string {
+	if spec, ok := obj["spec"].(map[string]any); ok {
+		if _, ok := spec["junk"]; ok {
+			delete(spec, "junk")
+			return []string{"spec.junk"}
+		}
+	}
+	return nil
+}
+
+func (junkSchema) Default(obj map[string]any) {
+	if spec, ok := obj["spec"].(map[string]any); ok {
+		if _, ok := spec["size"]; !ok {
+			spec["size"] = "m"
+		}
+	}
+}
+
+func (junkSchema) Validate(map[string]any) field.ErrorList { return nil }
+
+// Unchanged is what schema.Schema.Unchanged promises, checked the long
+// way: decoding, pruning, defaulting and encoding give encoded back.
+func (s junkSchema) Unchanged(encoded []byte) bool {
+	obj, err := Decode(encoded)
+	start, end, ok := codec.MetadataSpan(encoded)
+	if err != nil || !ok {
+		return false
+	}
+	obj["metadata"] = codec.Raw(encoded[start:end])
+	s.Prune(obj)
+	s.Default(obj)
+	out, err := codec.Marshal(obj)
+	return err == nil && bytes.Equal(out, encoded)
+}
+
+func thing(name string) []byte {
+	return []byte(`{"apiVersion":"` + quickGroup + `/v1","kind":"Thing","metadata":{"annotations":{"n":"1"},"labels":{"a":"b"},"managedFields":[{"manager":"m"}],"name":"` +
+		name + `","namespace":"ns","resourceVersion":"7","uid":"u-` + name + `"},"spec":{"junk":1,"x":[1,2.5,"s"]}}`)
+}
+
+// converted is thing converted to v2 by rewriting its apiVersion, then
+// edited.
+func converted(name string, edit func(string) string) []byte {
+	c := strings.Replace(string(thing(name)), quickGroup+"/v1", quickGroup+"/v2", 1)
+	if edit != nil {
+		c = edit(c)
+	}
+	return []byte(c)
+}
+
+// checkSame holds quickResult to result on one converted object: either
+// it declines, or both give the same bytes. It reports whether
+// quickResult took it.
+func checkSame(t *testing.T, orig Object, conv []byte) bool {
+	t.Helper()
+	quickIn, err1 := Decode(conv)
+	slowIn, err2 := Decode(conv)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	to := quickGroup + "/v2"
+	raw, rawOK := rawResult(orig, conv, to, junkSchema{})
+	quick, _, ok := quickResult(orig, quickIn, to, junkSchema{}, nil)
+	w := &Webhook{def: &registry.Definition{Group: quickGroup, Kind: "Thing", ListKind: "ThingList"}}
+	toGV := schema.GroupVersion{Group: quickGroup, Version: "v2"}
+	in := toGV.WithKind("ThingList")
+	slow, err := w.result(orig, slowIn, toGV, junkSchema{}, in, 0, false)
+	if rawOK && (err != nil || !bytes.Equal(raw, slow)) {
+		t.Fatalf("rawResult took an answer result refuses or writes otherwise (%v):\nraw  %s\nslow %s", err, raw, slow)
+	}
+	if rawOK && !ok {
+		t.Fatalf("rawResult took an answer quickResult declines: %s", conv)
+	}
+	if !ok {
+		return false
+	}
+	if err != nil {
+		t.Fatalf("quickResult took an answer result refuses (%v): %s", err, conv)
+	}
+	if !bytes.Equal(quick, slow) {
+		t.Fatalf("\nquick %s\nslow  %s\nanswer %s", quick, slow, conv)
+	}
+	return true
+}
+
+func TestQuickResult(t *testing.T) {
+	stored := Object{JSON: thing("a"), Key: "/a", Revision: 7}
+	for _, tc := range []struct {
+		name  string
+		edit  func(string) string
+		quick bool
+	}{
+		{"plain", nil, true},
+		{"pruned and defaulted", func(c string) string { return strings.Replace(c, `"x":`, `"y":true,"x":`, 1) }, true},
+		{"metadata besides identity ignored", func(c string) string {
+			return strings.Replace(c, `"managedFields":[{"manager":"m"}]`, `"generation":3,"junk":{}`, 1)
+		}, true},
+		{"indented", func(c string) string { return strings.ReplaceAll(c, `,"`, ",\n  \"") }, true},
+		{"label escaped", func(c string) string { return strings.Replace(c, `{"a":"b"}`, `{"a":"\u0062"}`, 1) }, true},
+		{"label changed", func(c string) string { return strings.Replace(c, `{"a":"b"}`, `{"a":"c"}`, 1) }, false},
+		{"label not a string", func(c string) string { return strings.Replace(c, `{"a":"b"}`, `{"a":1}`, 1) }, false},
+		{"labels dropped", func(c string) string { return strings.Replace(c, `"labels":{"a":"b"},`, ``, 1) }, false},
+		{"annotation changed", func(c string) string { return strings.Replace(c, `{"n":"1"}`, `{"n":"2"}`, 1) }, false},
+		{"name changed", func(c string) string { return strings.Replace(c, `"name":"a"`, `"name":"z"`, 1) }, false},
+		{"uid dropped", func(c string) string { return strings.Replace(c, `,"uid":"u-a"`, ``, 1) }, false},
+		{"kind changed", func(c string) string { return strings.Replace(c, `"kind":"Thing"`, `"kind":"Other"`, 1) }, false},
+		{"kind repeated", func(c string) string { return strings.Replace(c, `"kind":"Thing"`, `"kind":"Other","kind":"Thing"`, 1) }, true},
+		{"version not converted", func(c string) string { return strings.Replace(c, "/v2", "/v1", 1) }, false},
+		{"no metadata", func(c string) string { return c[:strings.Index(c, `"metadata"`)] + `"spec":{}}` }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := checkSame(t, stored, converted("a", tc.edit)); got != tc.quick {
+				t.Errorf("quick path taken: %v, want %v", got, tc.quick)
+			}
+		})
+	}
+	// A request's object, not stored, always takes the careful path.
+	if checkSame(t, Object{JSON: thing("a")}, converted("a", nil)) {
+		t.Error("quick path taken for an object that is not stored")
+	}
+}
+
+// FuzzQuickResult: whatever a webhook answers for an object, quickResult
+// either declines or agrees with result.
+func FuzzQuickResult(f *testing.F) {
+	f.Add(converted("a", nil))
+	f.Add(converted("a", func(c string) string { return strings.Replace(c, `"x":`, `"y":{"z":null},"x":`, 1) }))
+	f.Add(converted("a", func(c string) string {
+		return strings.Replace(c, `"labels":{"a":"b"}`, `"labels":{"a":"b","a":"c"}`, 1)
+	}))
+	f.Add(converted("a", func(c string) string { return strings.Replace(c, `"name":"a"`, `"name":"\u0061"`, 1) }))
+	f.Add(converted("a", func(c string) string { return strings.Replace(c, `"labels":{"a":"b"}`, `"labels":null`, 1) }))
+	stored := Object{JSON: thing("a"), Key: "/a", Revision: 7}
+	f.Fuzz(func(t *testing.T, conv []byte) {
+		checkSame(t, stored, conv)
+	})
+}
+
+func Example_quickResult() {
+	obj, _ := Decode(converted("a", nil))
+	out, _, ok := quickResult(Object{JSON: thing("a"), Key: "/a", Revision: 7}, obj, quickGroup+"/v2", junkSchema{}, nil)
+	fmt.Println(ok)
+	fmt.Printf("%s\n", out)
+	// Output:
+	// true
+	// {"apiVersion":"example.com/v2","kind":"Thing","metadata":{"annotations":{"n":"1"},"labels":{"a":"b"},"managedFields":[{"manager":"m"}],"name":"a","namespace":"ns","resourceVersion":"7","uid":"u-a"},"spec":{"size":"m","x":[1,2.5,"s"]}}
+}
+
+func TestRawResult(t *testing.T) {
+	stored := Object{JSON: thing("a"), Key: "/a", Revision: 7}
+	defaulted := func(c string) string { return strings.Replace(c, `"junk":1,`, `"size":"m",`, 1) }
+	for _, tc := range []struct {
+		name string
+		edit func(string) string
+		raw  bool
+	}{
+		{"pruned and defaulted already", defaulted, true},
+		{"to be pruned", nil, false},
+		{"other metadata", func(c string) string {
+			return strings.Replace(defaulted(c), `"managedFields":[{"manager":"m"}]`, `"generation":3`, 1)
+		}, true},
+		{"name repeated", func(c string) string { return strings.Replace(defaulted(c), `"name":"a"`, `"name":"a","name":"z"`, 1) }, false},
+		{"label changed", func(c string) string { return strings.Replace(defaulted(c), `{"a":"b"}`, `{"a":"c"}`, 1) }, false},
+		{"version not converted", func(c string) string { return strings.Replace(defaulted(c), "/v2", "/v1", 1) }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			conv := converted("a", tc.edit)
+			_, ok := rawResult(stored, conv, quickGroup+"/v2", junkSchema{})
+			if ok != tc.raw {
+				t.Errorf("rawResult ok = %v, want %v", ok, tc.raw)
+			}
+			checkSame(t, stored, conv)
+		})
+	}
+}
+
+// FuzzQuickReview: an answer quickReview reads, convertedObjects reads
+// alike.
+func FuzzQuickReview(f *testing.F) {
+	f.Add([]byte(`{"apiVersion":"apiextensions.k8s.io/v1","kind":"ConversionReview","response":{"uid":"u1","result":{"status":"Success"},"convertedObjects":[{"a":1},{"b":[2]}]}}` + "\n"))
+	f.Add([]byte(`{"apiVersion":"apiextensions.k8s.io/v1","kind":"ConversionReview","response":{"uid":"u1","result":{"status":"Success"},"convertedObjects":[{"a":1},{"b":2}],"uid":"u2"}}`))
+	f.Add([]byte(`{"apiVersion":"apiextensions.k8s.io/v1","kind":"ConversionReview","response":{"uid":"u1","result":{"status":"Failed","message":"no"}}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, review := range []string{"v1", "v1beta1"} {
+			w := &Webhook{review: review}
+			raws, ok := w.quickReview("u1", data, 2)
+			if !ok {
+				continue
+			}
+			objs, err := w.convertedObjects("u1", data)
+			if err != nil || len(objs) != len(raws) {
+				t.Fatalf("%s: quickReview read %d objects, convertedObjects %d (%v)", review, len(raws), len(objs), err)
+			}
+			for j, raw := range raws {
+				want, _ := codec.Marshal(objs[j])
+				obj, err := Decode(raw)
+				if raw[0] != '{' {
+					continue // the caller decodes the whole answer then
+				}
+				got, _ := codec.Marshal(obj)
+				if err != nil || !bytes.Equal(got, want) {
+					t.Fatalf("%s: object %d: %s, convertedObjects read %s (%v)", review, j, got, want, err)
+				}
+			}
+		}
+	})
+}
