@@ -92,7 +92,7 @@ func (e Endpoint) serve(w http.ResponseWriter, r *http.Request, log *slog.Logger
 		if err := run(r.Context(), c); err != nil {
 			fmt.Fprintf(&out, "[-]%s failed: reason withheld\n", c.Name)
 			failed = append(failed, c.Name)
-			log.Info("health check failed", "endpoint", e.Name, "check", c.Name, "err", err)
+			log.Debug("health check failed", "endpoint", e.Name, "check", c.Name, "err", err)
 			continue
 		}
 		fmt.Fprintf(&out, "[+]%s ok\n", c.Name)
