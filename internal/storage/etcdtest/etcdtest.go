@@ -99,16 +99,22 @@ var build struct {
 	err  error
 }
 
-// binary builds test/etcdserver once per test binary. It goes to a fixed
-// path per module checkout, replaced atomically, so repeated runs leave one
-// file behind rather than one per run.
+// binary is Binary for a test: it fails the test if the build fails.
 func binary(t testing.TB) string {
 	t.Helper()
-	build.once.Do(func() { build.path, build.err = buildBinary() })
-	if build.err != nil {
-		t.Fatal(build.err)
+	path, err := Binary()
+	if err != nil {
+		t.Fatal(err)
 	}
-	return build.path
+	return path
+}
+
+// Binary builds test/etcdserver once per process and returns its path. It
+// goes to a fixed path per module checkout, replaced atomically, so
+// repeated runs leave one file behind rather than one per run.
+func Binary() (string, error) {
+	build.once.Do(func() { build.path, build.err = buildBinary() })
+	return build.path, build.err
 }
 
 func buildBinary() (string, error) {
