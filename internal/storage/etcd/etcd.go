@@ -72,6 +72,11 @@ type Backend struct {
 	localRev func() int64 // Config.LocalRevision
 
 	leases *leases // for keys written with a TTL
+
+	// stopGate ends the reachability gate's probes (external etcd only);
+	// gateDone is closed once they have.
+	stopGate context.CancelFunc
+	gateDone chan struct{}
 }
 
 var (
@@ -118,9 +123,6 @@ func New(ctx context.Context, cfg Config) (*Backend, error) {
 	if err != nil {
 		return nil, fmt.Errorf("etcd: connecting to %s: %w: %w", strings.Join(cfg.Endpoints, ","), storage.ErrUnavailable, err)
 	}
-	if cfg.KV != nil {
-		client.KV = cfg.KV
-	}
 	vctx, cancel := context.WithTimeout(ctx, cfg.DialTimeout)
 	defer cancel()
 	if err := checkVersions(vctx, client.Maintenance, cfg.Endpoints); err != nil {
@@ -128,13 +130,36 @@ func New(ctx context.Context, cfg Config) (*Backend, error) {
 		return nil, err
 	}
 	watchCtx, stop := context.WithCancel(clientv3.WithRequireLeader(context.Background()))
-	return &Backend{client: client, log: lg, watchCtx: watchCtx, stopWatches: stop, localRev: cfg.LocalRevision,
-		leases: newLeases(client.Client)}, nil
+	b := &Backend{client: client, log: lg, watchCtx: watchCtx, stopWatches: stop, localRev: cfg.LocalRevision,
+		leases: newLeases(client.Client)}
+	if cfg.KV != nil {
+		client.KV = cfg.KV
+	} else {
+		// An external etcd can become unreachable; requests then fail
+		// within seconds instead of at their deadline (see gate).
+		raw, g := client.KV, newGate(lg)
+		client.KV = gatedKV{KV: raw, gate: g}
+		gctx, stopGate := context.WithCancel(context.Background())
+		b.stopGate = stopGate
+		b.gateDone = make(chan struct{})
+		go func() {
+			defer close(b.gateDone)
+			g.run(gctx, func(ctx context.Context) error {
+				_, err := raw.Get(ctx, probeKey, clientv3.WithCountOnly())
+				return err
+			})
+		}()
+	}
+	return b, nil
 }
 
 // Close ends every watch and closes the connections.
 func (b *Backend) Close() error {
 	b.stopWatches()
+	if b.stopGate != nil {
+		b.stopGate()
+		<-b.gateDone
+	}
 	return b.client.Close()
 }
 
@@ -340,7 +365,7 @@ func mapErr(ctx context.Context, op, key string, err error) error {
 }
 
 func unavailable(err error) bool {
-	if errors.Is(err, context.DeadlineExceeded) {
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, storage.ErrUnavailable) {
 		return true
 	}
 	var ee rpctypes.EtcdError
