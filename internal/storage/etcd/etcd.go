@@ -5,6 +5,7 @@
 package etcd
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -224,6 +225,9 @@ func (b *Backend) create(ctx context.Context, key string, value []byte, lease cl
 	// Expecting mod revision 0 means expecting the key to be absent.
 	resp, err := b.client.Kubernetes.OptimisticPut(ctx, key, value, 0, kubernetes.PutOptions{LeaseID: lease})
 	if err != nil {
+		if rev, ok := b.settle(ctx, key, value, 0, err); ok {
+			return rev, nil
+		}
 		return 0, mapErr(ctx, "create", key, err)
 	}
 	if !resp.Succeeded {
@@ -250,6 +254,9 @@ func (b *Backend) update(ctx context.Context, key string, value []byte, expected
 	}
 	resp, err := b.client.Kubernetes.OptimisticPut(ctx, key, value, expectedRev, kubernetes.PutOptions{GetOnFailure: true, LeaseID: lease})
 	if err != nil {
+		if rev, ok := b.settle(ctx, key, value, expectedRev, err); ok {
+			return rev, nil
+		}
 		return 0, mapErr(ctx, "update", key, err)
 	}
 	if !resp.Succeeded {
@@ -259,6 +266,44 @@ func (b *Backend) update(ctx context.Context, key string, value []byte, expected
 		return 0, fmt.Errorf("update %q at revision %d (now %d): %w", key, expectedRev, resp.KV.ModRevision, storage.ErrConflict)
 	}
 	return resp.Revision, nil
+}
+
+// settleTimeout bounds settle's reads.
+const settleTimeout = 5 * time.Second
+
+// settle tells whether a put that failed with err happened after all. A
+// connection lost after etcd committed the put (the member that took it
+// was killed, say) leaves the outcome unknown, and answering "unavailable"
+// invites the client to repeat it: the repeat then fails its precondition
+// and reports a conflict for a write that happened. So after such a
+// failure settle reads the key (a linearizable read, through any member):
+// if it holds exactly value, written after revision after, the put
+// happened and its revision is returned. Values crdserver writes carry a
+// uid and a managedFields time, so another writer's identical bytes are
+// not a practical worry; if they were, the state is what the caller asked
+// for. A put still in flight may land after the read: the caller then
+// hears "unavailable", which was true of the answer it could get.
+func (b *Backend) settle(ctx context.Context, key string, value []byte, after int64, err error) (int64, bool) {
+	if !unavailable(err) || errors.Is(err, errUnreachable) || ctx.Err() != nil {
+		return 0, false // not sent, or not ambiguous, or nobody to tell
+	}
+	ctx, cancel := context.WithTimeout(ctx, settleTimeout)
+	defer cancel()
+	for {
+		resp, err := b.client.KV.Get(ctx, key)
+		if err == nil {
+			if len(resp.Kvs) == 1 && resp.Kvs[0].ModRevision > after && bytes.Equal(resp.Kvs[0].Value, value) {
+				b.log.Warn("etcd: a put whose answer was lost happened", "key", key, "revision", resp.Kvs[0].ModRevision)
+				return resp.Kvs[0].ModRevision, true
+			}
+			return 0, false
+		}
+		select {
+		case <-ctx.Done():
+			return 0, false
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // Delete implements storage.Interface. It is one transaction: the compare,
