@@ -223,21 +223,9 @@ func (c *Cluster) preparePKI() error {
 		return err
 	}
 	for i := range c.opts.Replicas {
-		dir := filepath.Join(c.Dir, fmt.Sprintf("replica-%d", i), "pki")
-		if err := os.MkdirAll(dir, 0o700); err != nil {
+		// A directory reused from an earlier run keeps its files.
+		if err := certs.CopyShared(shared, filepath.Join(c.Dir, fmt.Sprintf("replica-%d", i), "pki")); err != nil {
 			return err
-		}
-		for _, name := range []string{certs.CACertName, certs.CAKeyName, "service-account.key"} {
-			if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
-				continue // a directory reused from an earlier run keeps its files
-			}
-			data, err := os.ReadFile(filepath.Join(shared, name))
-			if err != nil {
-				return err
-			}
-			if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
-				return err
-			}
 		}
 	}
 	return nil

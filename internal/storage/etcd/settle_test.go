@@ -30,7 +30,7 @@ type lossyTxn struct {
 	lose *atomic.Bool
 }
 
-func (t lossyTxn) If(cs ...clientv3.Cmp) clientv3.Txn  { return lossyTxn{t.Txn.If(cs...), t.lose} }
+func (t lossyTxn) If(cs ...clientv3.Cmp) clientv3.Txn   { return lossyTxn{t.Txn.If(cs...), t.lose} }
 func (t lossyTxn) Then(ops ...clientv3.Op) clientv3.Txn { return lossyTxn{t.Txn.Then(ops...), t.lose} }
 func (t lossyTxn) Else(ops ...clientv3.Op) clientv3.Txn { return lossyTxn{t.Txn.Else(ops...), t.lose} }
 func (t lossyTxn) Commit() (*clientv3.TxnResponse, error) {

@@ -1,0 +1,183 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+)
+
+// convergeLimit is how soon every replica must follow a CRD change made
+// through one of them (issue 17).
+const convergeLimit = time.Second
+
+var crds = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+
+func gadgetVersion(name string, storage bool) map[string]any {
+	return map[string]any{
+		"name": name, "served": true, "storage": storage,
+		"schema": map[string]any{"openAPIV3Schema": map[string]any{
+			"type": "object", "x-kubernetes-preserve-unknown-fields": true,
+		}},
+	}
+}
+
+// testConvergence creates a CRD through replica 0, adds a version to it,
+// and deletes it, and checks that every replica serves, discovers and
+// publishes (or stops serving) each change within convergeLimit.
+func testConvergence(t *testing.T, c *Cluster) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cfg, err := c.Replicas[0].Config()
+	must(t, err)
+	crdClient := dynamic.NewForConfigOrDie(cfg).Resource(crds)
+	crd := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apiextensions.k8s.io/v1",
+		"kind":       "CustomResourceDefinition",
+		"metadata":   map[string]any{"name": "gadgets.conv.example.com"},
+		"spec": map[string]any{
+			"group":    "conv.example.com",
+			"scope":    "Namespaced",
+			"names":    map[string]any{"plural": "gadgets", "singular": "gadget", "kind": "Gadget"},
+			"versions": []any{gadgetVersion("v1", true)},
+		},
+	}}
+
+	start := time.Now()
+	_, err = crdClient.Create(ctx, crd, metav1.CreateOptions{})
+	must(t, err)
+	checkConverged(t, c, "create", start, "v1", true)
+
+	// The CRD controller has set its status since: patch, not update.
+	patch := `{"spec":{"versions":[` + mustJSON(t, gadgetVersion("v1", true)) + `,` + mustJSON(t, gadgetVersion("v2", false)) + `]}}`
+	start = time.Now()
+	_, err = crdClient.Patch(ctx, "gadgets.conv.example.com", types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+	must(t, err)
+	checkConverged(t, c, "add version v2", start, "v2", true)
+
+	start = time.Now()
+	must(t, crdClient.Delete(ctx, "gadgets.conv.example.com", metav1.DeleteOptions{}))
+	checkConverged(t, c, "delete", start, "v1", false)
+}
+
+func mustJSON(t *testing.T, v any) string {
+	b, err := json.Marshal(v)
+	must(t, err)
+	return string(b)
+}
+
+// checkConverged waits until every replica serves (or, with !served, no
+// longer serves) conv.example.com/version gadgets: the list, discovery
+// and OpenAPI v3. It fails if that takes longer than convergeLimit.
+func checkConverged(t *testing.T, c *Cluster, what string, start time.Time, version string, served bool) {
+	t.Helper()
+	gv := "/apis/conv.example.com/" + version
+	paths := []string{gv + "/namespaces/default/gadgets", gv, "/openapi/v3" + gv}
+	var wg sync.WaitGroup
+	took := make([]time.Duration, len(c.Replicas))
+	for i, r := range c.Replicas {
+		cfg, err := r.Config()
+		must(t, err)
+		hc, err := rest.HTTPClientFor(cfg)
+		must(t, err)
+		wg.Go(func() {
+			for _, p := range paths {
+				for !servesPath(hc, r.URL+p, served) {
+					if time.Since(start) > 10*convergeLimit {
+						break
+					}
+					time.Sleep(5 * time.Millisecond)
+				}
+			}
+			took[i] = time.Since(start)
+		})
+	}
+	wg.Wait()
+	var slowest time.Duration
+	for i, d := range took {
+		slowest = max(slowest, d)
+		if d > convergeLimit {
+			t.Errorf("%s: replica %d followed after %v, want within %v", what, i, d.Round(time.Millisecond), convergeLimit)
+		}
+	}
+	t.Logf("%s: every replica followed within %v", what, slowest.Round(time.Millisecond))
+}
+
+// servesPath reports whether GET url answers as a served (or, with
+// !served, an unserved) resource would: 200 naming gadgets, or 404.
+func servesPath(hc *http.Client, url string, served bool) bool {
+	resp, err := hc.Get(url)
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if !served {
+		return resp.StatusCode == http.StatusNotFound
+	}
+	return resp.StatusCode == http.StatusOK && (strings.Contains(string(body), "gadgets") || strings.Contains(string(body), `"items"`))
+}
+
+// testEtcdLost kills every etcd member: each replica must answer a read
+// and a write with a 503 or 504 Status promptly instead of hanging, and
+// serve again on its own once etcd is back.
+func testEtcdLost(t *testing.T, c *Cluster) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	for _, m := range c.Etcd {
+		m.Kill()
+	}
+	for _, r := range c.Replicas {
+		cfg, err := r.Config()
+		must(t, err)
+		cfg.Timeout = 2 * time.Minute // the server, not the client, must give up
+		hc, err := rest.HTTPClientFor(cfg)
+		must(t, err)
+		for _, req := range []struct{ method, path, body string }{
+			{"GET", "/api/v1/namespaces/default/configmaps/absent", ""},
+			{"POST", "/api/v1/namespaces/default/configmaps", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"generateName":"lost-"}}`},
+		} {
+			hreq, _ := http.NewRequestWithContext(ctx, req.method, r.URL+req.path, strings.NewReader(req.body))
+			hreq.Header.Set("Content-Type", "application/json")
+			begin := time.Now()
+			resp, err := hc.Do(hreq)
+			took := time.Since(begin)
+			if err != nil {
+				t.Errorf("replica %d: %s %s without etcd: %v after %v", r.Index, req.method, req.path, err, took)
+				continue
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			t.Logf("replica %d: %s %s without etcd: %d after %v", r.Index, req.method, req.path, resp.StatusCode, took.Round(time.Millisecond))
+			if resp.StatusCode != http.StatusServiceUnavailable && resp.StatusCode != http.StatusGatewayTimeout {
+				t.Errorf("replica %d: %s %s without etcd: %d %s, want 503 or 504", r.Index, req.method, req.path, resp.StatusCode, body)
+			}
+			if !strings.Contains(string(body), `"kind":"Status"`) {
+				t.Errorf("replica %d: answer is not a Status: %s", r.Index, body)
+			}
+			if took > 15*time.Second {
+				t.Errorf("replica %d: %s %s took %v without etcd, want an answer within 15s", r.Index, req.method, req.path, took)
+			}
+		}
+	}
+	start := time.Now()
+	errs := make(chan error, len(c.Etcd))
+	for _, m := range c.Etcd {
+		go func() { errs <- m.Start(ctx) }()
+	}
+	for range c.Etcd {
+		must(t, <-errs)
+	}
+	t.Logf("etcd back; every replica serving again after %v", waitServing(t, ctx, c, start).Round(time.Millisecond))
+}
