@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +18,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
+
+	"github.com/crdserver/crdserver/internal/certs"
 )
 
 // convergeLimit is how soon every replica must follow a CRD change made
@@ -180,4 +184,36 @@ func testEtcdLost(t *testing.T, c *Cluster) {
 		must(t, <-errs)
 	}
 	t.Logf("etcd back; every replica serving again after %v", waitServing(t, ctx, c, start).Round(time.Millisecond))
+}
+
+// testMisconfiguredReplica starts a replica with another --etcd-prefix
+// and one with another CA: each must refuse to start, saying why.
+func testMisconfiguredReplica(t *testing.T, c *Cluster) {
+	for _, tc := range []struct {
+		name    string
+		shareCA bool
+		args    []string
+		want    string
+	}{
+		{"another prefix", true, []string{"--etcd-prefix", "/registri"}, "start it with --etcd-prefix=/registry"},
+		{"another CA", false, nil, "trusts another CA"},
+	} {
+		dir := t.TempDir()
+		if tc.shareCA {
+			must(t, certs.CopyShared(filepath.Join(c.Dir, "pki"), filepath.Join(dir, "pki")))
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		args := append([]string{"--data-dir", dir, "--secure-port", "0", "--etcd-servers", strings.Join(c.Endpoints(), ",")}, tc.args...)
+		out, err := exec.CommandContext(ctx, c.opts.CrdserverBinary, args...).CombinedOutput()
+		timedOut := ctx.Err() != nil
+		cancel()
+		switch {
+		case err == nil || timedOut:
+			t.Errorf("%s: the replica did not refuse to start (%v):\n%s", tc.name, err, lastLines(string(out), 10))
+		case !strings.Contains(string(out), tc.want):
+			t.Errorf("%s: the replica refused without saying %q:\n%s", tc.name, tc.want, lastLines(string(out), 10))
+		default:
+			t.Logf("%s: refused: %s", tc.name, lastLines(string(out), 1))
+		}
+	}
 }

@@ -115,6 +115,7 @@ func must(t *testing.T, err error) {
 func TestCluster(t *testing.T) {
 	c := startCluster(t)
 	t.Run("convergence", func(t *testing.T) { testConvergence(t, c) })
+	t.Run("misconfigured replica", func(t *testing.T) { testMisconfiguredReplica(t, c) })
 	for i, f := range faults {
 		t.Run(f.name, func(t *testing.T) { runFault(t, c, fmt.Sprintf("load-%d", i), f) })
 	}
