@@ -18,7 +18,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -463,22 +462,11 @@ var crdserverBuild struct {
 	err  error
 }
 
-// buildCrdserver builds cmd/crdserver once per process into a temporary
-// directory that lives as long as the process's temporary files.
+// buildCrdserver builds cmd/crdserver once per process, to a fixed path
+// per checkout.
 func buildCrdserver() (string, error) {
 	crdserverBuild.once.Do(func() {
-		dir, err := os.MkdirTemp("", "crdserver-cluster-bin-")
-		if err != nil {
-			crdserverBuild.err = err
-			return
-		}
-		path := filepath.Join(dir, "crdserver")
-		out, err := exec.Command("go", "build", "-o", path, "github.com/crdserver/crdserver/cmd/crdserver").CombinedOutput()
-		if err != nil {
-			crdserverBuild.err = fmt.Errorf("building cmd/crdserver: %w\n%s", err, out)
-			return
-		}
-		crdserverBuild.path = path
+		crdserverBuild.path, crdserverBuild.err = etcdtest.BuildPackage("./cmd/crdserver", "crdserver")
 	})
 	return crdserverBuild.path, crdserverBuild.err
 }

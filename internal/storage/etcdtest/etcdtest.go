@@ -113,11 +113,15 @@ func binary(t testing.TB) string {
 // goes to a fixed path per module checkout, replaced atomically, so
 // repeated runs leave one file behind rather than one per run.
 func Binary() (string, error) {
-	build.once.Do(func() { build.path, build.err = buildBinary() })
+	build.once.Do(func() { build.path, build.err = BuildPackage("./test/etcdserver", "etcdserver") })
 	return build.path, build.err
 }
 
-func buildBinary() (string, error) {
+// BuildPackage builds the main package pkg (a path relative to the
+// module root, "./cmd/crdserver") of the crdserver checkout the go command
+// finds from the working directory into a fixed path per checkout and
+// name, replaced atomically, and returns that path.
+func BuildPackage(pkg, name string) (string, error) {
 	out, err := exec.Command("go", "env", "GOMOD").Output()
 	if err != nil {
 		return "", fmt.Errorf("locating the module: %w", err)
@@ -132,17 +136,17 @@ func buildBinary() (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
-	path := filepath.Join(dir, "etcdserver-"+hex.EncodeToString(sum[:6]))
-	tmp, err := os.CreateTemp(dir, ".etcdserver-*")
+	path := filepath.Join(dir, name+"-"+hex.EncodeToString(sum[:6]))
+	tmp, err := os.CreateTemp(dir, "."+name+"-*")
 	if err != nil {
 		return "", err
 	}
 	tmp.Close()
-	cmd := exec.Command("go", "build", "-o", tmp.Name(), "./test/etcdserver")
+	cmd := exec.Command("go", "build", "-o", tmp.Name(), pkg)
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
 		os.Remove(tmp.Name())
-		return "", fmt.Errorf("building test/etcdserver: %w\n%s", err, out)
+		return "", fmt.Errorf("building %s: %w\n%s", pkg, err, out)
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		os.Remove(tmp.Name())
