@@ -449,6 +449,21 @@ func (m *Member) Kill() {
 	}
 }
 
+// Pause freezes the member (SIGSTOP) until Resume: its peers and clients
+// reach its sockets but get no answer, as across a network partition.
+func (m *Member) Pause() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.proc.pause()
+}
+
+// Resume lets a paused member run again.
+func (m *Member) Resume() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.proc.resume()
+}
+
 // Running reports whether the member's process is alive.
 func (m *Member) Running() bool {
 	m.mu.Lock()

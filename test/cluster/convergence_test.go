@@ -37,6 +37,22 @@ func gadgetVersion(name string, storage bool) map[string]any {
 	}
 }
 
+// crdObject is a namespaced CRD of group with one version, v1, that keeps
+// any fields.
+func crdObject(group, plural, kind string) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apiextensions.k8s.io/v1",
+		"kind":       "CustomResourceDefinition",
+		"metadata":   map[string]any{"name": plural + "." + group},
+		"spec": map[string]any{
+			"group":    group,
+			"scope":    "Namespaced",
+			"names":    map[string]any{"plural": plural, "singular": strings.ToLower(kind), "kind": kind},
+			"versions": []any{gadgetVersion("v1", true)},
+		},
+	}}
+}
+
 // testConvergence creates a CRD through replica 0, adds a version to it,
 // and deletes it, and checks that every replica serves, discovers and
 // publishes (or stops serving) each change within convergeLimit.
@@ -46,17 +62,7 @@ func testConvergence(t *testing.T, c *Cluster) {
 	cfg, err := c.Replicas[0].Config()
 	must(t, err)
 	crdClient := dynamic.NewForConfigOrDie(cfg).Resource(crds)
-	crd := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "apiextensions.k8s.io/v1",
-		"kind":       "CustomResourceDefinition",
-		"metadata":   map[string]any{"name": "gadgets.conv.example.com"},
-		"spec": map[string]any{
-			"group":    "conv.example.com",
-			"scope":    "Namespaced",
-			"names":    map[string]any{"plural": "gadgets", "singular": "gadget", "kind": "Gadget"},
-			"versions": []any{gadgetVersion("v1", true)},
-		},
-	}}
+	crd := crdObject("conv.example.com", "gadgets", "Gadget")
 
 	start := time.Now()
 	_, err = crdClient.Create(ctx, crd, metav1.CreateOptions{})
@@ -86,8 +92,14 @@ func mustJSON(t *testing.T, v any) string {
 // and OpenAPI v3. It fails if that takes longer than convergeLimit.
 func checkConverged(t *testing.T, c *Cluster, what string, start time.Time, version string, served bool) {
 	t.Helper()
-	gv := "/apis/conv.example.com/" + version
-	paths := []string{gv + "/namespaces/default/gadgets", gv, "/openapi/v3" + gv}
+	checkServed(t, c, what, start, "conv.example.com/"+version, "gadgets", served)
+}
+
+// checkServed is checkConverged for resource plural of groupVersion.
+func checkServed(t *testing.T, c *Cluster, what string, start time.Time, groupVersion, plural string, served bool) {
+	t.Helper()
+	gv := "/apis/" + groupVersion
+	paths := []string{gv + "/namespaces/default/" + plural, gv, "/openapi/v3" + gv}
 	var wg sync.WaitGroup
 	took := make([]time.Duration, len(c.Replicas))
 	for i, r := range c.Replicas {
@@ -97,7 +109,7 @@ func checkConverged(t *testing.T, c *Cluster, what string, start time.Time, vers
 		must(t, err)
 		wg.Go(func() {
 			for _, p := range paths {
-				for !servesPath(hc, r.URL+p, served) {
+				for !servesPath(hc, r.URL+p, plural, served) {
 					if time.Since(start) > 10*convergeLimit {
 						break
 					}
@@ -120,7 +132,7 @@ func checkConverged(t *testing.T, c *Cluster, what string, start time.Time, vers
 
 // servesPath reports whether GET url answers as a served (or, with
 // !served, an unserved) resource would: 200 naming gadgets, or 404.
-func servesPath(hc *http.Client, url string, served bool) bool {
+func servesPath(hc *http.Client, url, plural string, served bool) bool {
 	resp, err := hc.Get(url)
 	if err != nil {
 		return false
@@ -130,7 +142,26 @@ func servesPath(hc *http.Client, url string, served bool) bool {
 	if !served {
 		return resp.StatusCode == http.StatusNotFound
 	}
-	return resp.StatusCode == http.StatusOK && (strings.Contains(string(body), "gadgets") || strings.Contains(string(body), `"items"`))
+	return resp.StatusCode == http.StatusOK && (strings.Contains(string(body), plural) || strings.Contains(string(body), `"items"`))
+}
+
+// testLateReplica creates a CRD while a replica is down: started again,
+// the replica serves it from what etcd holds, within convergeLimit of
+// being ready.
+func testLateReplica(t *testing.T, c *Cluster) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	late := c.Replicas[len(c.Replicas)-1]
+	late.Kill()
+	cfg, err := c.Replicas[0].Config()
+	must(t, err)
+	crdClient := dynamic.NewForConfigOrDie(cfg).Resource(crds)
+	crd := crdObject("late.example.com", "latecomers", "Latecomer")
+	_, err = crdClient.Create(ctx, crd, metav1.CreateOptions{})
+	must(t, err)
+	must(t, late.Start(ctx))
+	checkServed(t, c, "a replica started after the CRD", time.Now(), "late.example.com/v1", "latecomers", true)
+	must(t, crdClient.Delete(ctx, "latecomers.late.example.com", metav1.DeleteOptions{}))
 }
 
 // testEtcdLost kills every etcd member: each replica must answer a read

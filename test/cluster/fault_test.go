@@ -66,6 +66,15 @@ var faults = []fault{
 	}},
 	{"kill -9 an etcd follower", killMember((*Cluster).Follower)},
 	{"kill -9 the etcd leader", killMember((*Cluster).Leader)},
+	{"etcd leader partitioned", func(t *testing.T, ctx context.Context, c *Cluster, w *workload) {
+		// Frozen, the leader's term runs out among the others, who elect
+		// a new one; thawed, it finds itself a follower of a newer term.
+		m, err := c.Leader(ctx)
+		must(t, err)
+		must(t, m.Pause())
+		time.Sleep(8 * time.Second)
+		must(t, m.Resume())
+	}},
 	{"compaction while watchers lag", func(t *testing.T, ctx context.Context, c *Cluster, w *workload) {
 		// Watchers stop while the writes go on; etcd's history is
 		// compacted to now; replica 0 restarts, so its watch cache begins
@@ -115,7 +124,9 @@ func must(t *testing.T, err error) {
 func TestCluster(t *testing.T) {
 	c := startCluster(t)
 	t.Run("convergence", func(t *testing.T) { testConvergence(t, c) })
+	t.Run("late replica", func(t *testing.T) { testLateReplica(t, c) })
 	t.Run("misconfigured replica", func(t *testing.T) { testMisconfiguredReplica(t, c) })
+	t.Run("controllers act once", func(t *testing.T) { testControllersActOnce(t, c) })
 	for i, f := range faults {
 		t.Run(f.name, func(t *testing.T) { runFault(t, c, fmt.Sprintf("load-%d", i), f) })
 	}

@@ -2,7 +2,13 @@
 
 package cluster
 
-import "os/exec"
+import (
+	"errors"
+	"os/exec"
+)
 
 // setProcAttr does nothing: only Linux kills children with their parent.
 func setProcAttr(cmd *exec.Cmd) {}
+
+func (p *process) pause() error  { return errors.ErrUnsupported }
+func (p *process) resume() error { return errors.ErrUnsupported }
