@@ -19,6 +19,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -49,6 +50,11 @@ type Options struct {
 	// StartTimeout bounds each start of a process until it serves
 	// (default 60s: the machine may be loaded).
 	StartTimeout time.Duration
+	// Embedded starts crdserver as one binary with its embedded etcd:
+	// a single replica and no etcd members (Replicas and EtcdMembers are
+	// ignored). Endpoints then names the embedded etcd, which listens on
+	// a new port after each restart.
+	Embedded bool
 }
 
 // Cluster is a running etcd cluster with crdserver replicas on it.
@@ -67,6 +73,9 @@ type Cluster struct {
 func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	opts.Replicas = cmp.Or(opts.Replicas, 3)
 	opts.EtcdMembers = cmp.Or(opts.EtcdMembers, 3)
+	if opts.Embedded {
+		opts.Replicas, opts.EtcdMembers = 1, 0
+	}
 	opts.StartTimeout = cmp.Or(opts.StartTimeout, 60*time.Second)
 	c := &Cluster{Dir: opts.Dir, opts: opts}
 	if c.Dir == "" {
@@ -93,8 +102,10 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if err := errors.Join(etcdErr, buildErr); err != nil {
 		return nil, err
 	}
-	if err := c.startEtcd(ctx, etcdBin); err != nil {
-		return nil, err
+	if !opts.Embedded {
+		if err := c.startEtcd(ctx, etcdBin); err != nil {
+			return nil, err
+		}
 	}
 	if err := c.preparePKI(); err != nil {
 		return nil, err
@@ -133,8 +144,20 @@ func (c *Cluster) Close() {
 	}
 }
 
-// Endpoints are the client URLs of every etcd member.
+// embeddedEtcd finds the embedded etcd's URL in crdserver's "crdserver
+// serving" log line.
+var embeddedEtcd = regexp.MustCompile(`crdserver serving.* etcd=(\S+)`)
+
+// Endpoints are the client URLs of every etcd member, or of a running
+// Embedded replica's etcd.
 func (c *Cluster) Endpoints() []string {
+	if c.opts.Embedded {
+		m := embeddedEtcd.FindAllStringSubmatch(c.Replicas[0].Log(), -1)
+		if len(m) == 0 {
+			return nil
+		}
+		return strings.Split(strings.Trim(m[len(m)-1][1], `"`), ",")
+	}
 	var eps []string
 	for _, m := range c.Etcd {
 		eps = append(eps, m.ClientURL)
@@ -253,7 +276,9 @@ func (r *Replica) Start(ctx context.Context) error {
 		"--data-dir", r.Dir,
 		"--bind-address", "127.0.0.1",
 		"--secure-port", strconv.Itoa(r.port),
-		"--etcd-servers", strings.Join(r.c.Endpoints(), ","),
+	}
+	if !r.c.opts.Embedded {
+		args = append(args, "--etcd-servers", strings.Join(r.c.Endpoints(), ","))
 	}
 	args = append(args, r.c.opts.ReplicaArgs...)
 	p, err := startProcess(r.c.opts.CrdserverBinary, args, filepath.Join(r.c.Dir, fmt.Sprintf("replica-%d.log", r.Index)))

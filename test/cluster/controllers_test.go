@@ -77,7 +77,7 @@ func testControllersActOnce(t *testing.T, c *Cluster) {
 		ns := fmt.Sprintf("ctl-%d", i)
 		_, err := via(i).Resource(namespaces).Create(ctx, obj("Namespace", ns, nil), metav1.CreateOptions{})
 		must(t, err)
-		cms := via(i+1).Resource(configMaps).Namespace(ns)
+		cms := via(i + 1).Resource(configMaps).Namespace(ns)
 		owner, err := cms.Create(ctx, obj("ConfigMap", "owner", nil), metav1.CreateOptions{})
 		must(t, err)
 		ref := map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": string(owner.GetUID())}

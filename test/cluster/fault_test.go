@@ -20,7 +20,7 @@ import (
 
 // The fault tests take minutes, so they run only when asked:
 //
-//	CRDSERVER_CLUSTER_TESTS=1 go test -count=1 -v -run TestCluster ./test/cluster
+//	CRDSERVER_CLUSTER_TESTS=1 go test -count=1 -v ./test/cluster
 const envRun = "CRDSERVER_CLUSTER_TESTS"
 
 // startCluster starts 3 etcd members and 3 replicas for the test.
@@ -110,6 +110,25 @@ func killMember(pick func(*Cluster, context.Context) (*Member, error)) func(*tes
 		time.Sleep(2 * time.Second)
 		must(t, m.Start(ctx))
 	}
+}
+
+// TestEmbedded kills the single binary, crdserver with its embedded etcd,
+// under the same load and checks the same history.
+func TestEmbedded(t *testing.T) {
+	if os.Getenv(envRun) == "" {
+		t.Skipf("set %s=1 to run the cluster fault tests (a few minutes)", envRun)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	c, err := Start(ctx, Options{Embedded: true})
+	must(t, err)
+	defer c.Close()
+	runFault(t, c, "load", fault{"kill -9 the single binary mid-write", func(t *testing.T, ctx context.Context, c *Cluster, w *workload) {
+		r := c.Replicas[0]
+		r.Kill()
+		must(t, r.Start(ctx))
+		must(t, w.ref.reconnect(c))
+	}})
 }
 
 func must(t *testing.T, err error) {

@@ -25,7 +25,7 @@ import (
 
 // Sizes of the load every fault runs under.
 const (
-	writersPerReplica  = 1
+	writers            = 3 // in turn through the replicas
 	watchersPerReplica = 10
 	loadKeys           = 20
 	writePause         = 15 * time.Millisecond // between one writer's writes
@@ -90,10 +90,9 @@ func startWorkload(t *testing.T, c *Cluster, ns string) *workload {
 	}
 	wrctx, stopWrites := context.WithCancel(context.Background())
 	w.stopWrites = stopWrites
-	for i := range c.Replicas {
-		for j := range writersPerReplica {
-			w.writers.Go(func() { w.writer(wrctx, i, fmt.Sprintf("w%d.%d", i, j)) })
-		}
+	for i := range writers {
+		replica := i % len(c.Replicas)
+		w.writers.Go(func() { w.writer(wrctx, replica, fmt.Sprintf("w%d.%d", replica, i)) })
 	}
 	return w
 }
@@ -378,7 +377,7 @@ type refWatch struct {
 	done   chan struct{}
 	mu     sync.Mutex
 	evs    []history.Event
-	last   int64 // revision of the last event or progress notification
+	last   int64 // the reference is complete up to here: last event or progress notification
 	err    error
 }
 
@@ -398,9 +397,34 @@ func (r *refWatch) start(c *Cluster, prefix string) error {
 		cli.Close()
 		return fmt.Errorf("etcd has %d keys under %s already", resp.Count, prefix)
 	}
-	r.cli, r.prefix, r.from, r.done = cli, prefix, resp.Header.Revision, make(chan struct{})
+	r.prefix, r.from = prefix, resp.Header.Revision
+	r.watch(cli, r.from+1)
+	return nil
+}
+
+// reconnect resumes the reference on c's current etcd endpoints (an
+// embedded etcd has a new port after each restart) from the revision up to
+// which it is complete.
+func (r *refWatch) reconnect(c *Cluster) error {
+	r.stop()
+	cli, err := c.EtcdClient()
+	if err != nil {
+		return err
+	}
+	r.mu.Lock()
+	from := max(r.last, r.from) + 1
+	r.mu.Unlock()
+	r.watch(cli, from)
+	return nil
+}
+
+// watch records the changes under the prefix from revision from on.
+func (r *refWatch) watch(cli *clientv3.Client, from int64) {
+	r.cli, r.done = cli, make(chan struct{})
+	var ctx context.Context
 	ctx, r.cancel = context.WithCancel(context.Background())
-	wc := cli.Watch(ctx, prefix, clientv3.WithPrefix(), clientv3.WithRev(r.from+1), clientv3.WithPrevKV(), clientv3.WithProgressNotify())
+	wc := cli.Watch(ctx, r.prefix, clientv3.WithPrefix(), clientv3.WithRev(from), clientv3.WithPrevKV(), clientv3.WithProgressNotify())
+	prefix := r.prefix
 	go func() {
 		defer close(r.done)
 		for resp := range wc {
@@ -421,12 +445,15 @@ func (r *refWatch) start(c *Cluster, prefix string) error {
 					he.Value = storedValue(ev.Kv.Value)
 				}
 				r.evs = append(r.evs, he)
+				r.last = max(r.last, he.RV)
 			}
-			r.last = max(r.last, resp.Header.Revision)
+			if resp.IsProgressNotify() {
+				// Every change up to the header's revision was delivered.
+				r.last = max(r.last, resp.Header.Revision)
+			}
 			r.mu.Unlock()
 		}
 	}()
-	return nil
 }
 
 // storedValue is data.v of a stored ConfigMap.
