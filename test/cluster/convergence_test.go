@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os/exec"
@@ -102,6 +103,7 @@ func checkServed(t *testing.T, c *Cluster, what string, start time.Time, groupVe
 	paths := []string{gv + "/namespaces/default/" + plural, gv, "/openapi/v3" + gv}
 	var wg sync.WaitGroup
 	took := make([]time.Duration, len(c.Replicas))
+	steps := make([][]string, len(c.Replicas)) // when each path followed
 	for i, r := range c.Replicas {
 		cfg, err := r.Config()
 		must(t, err)
@@ -115,6 +117,7 @@ func checkServed(t *testing.T, c *Cluster, what string, start time.Time, groupVe
 					}
 					time.Sleep(5 * time.Millisecond)
 				}
+				steps[i] = append(steps[i], fmt.Sprintf("%s after %v", p, time.Since(start).Round(time.Millisecond)))
 			}
 			took[i] = time.Since(start)
 		})
@@ -124,7 +127,7 @@ func checkServed(t *testing.T, c *Cluster, what string, start time.Time, groupVe
 	for i, d := range took {
 		slowest = max(slowest, d)
 		if d > convergeLimit {
-			t.Errorf("%s: replica %d followed after %v, want within %v", what, i, d.Round(time.Millisecond), convergeLimit)
+			t.Errorf("%s: replica %d followed after %v, want within %v (%s)", what, i, d.Round(time.Millisecond), convergeLimit, strings.Join(steps[i], ", "))
 		}
 	}
 	t.Logf("%s: every replica followed within %v", what, slowest.Round(time.Millisecond))
