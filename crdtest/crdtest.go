@@ -13,6 +13,8 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -143,6 +145,11 @@ func StartServer(ctx context.Context, opts Options) (_ *Server, err error) {
 		}
 		removeDir = true
 	}
+	if len(opts.EtcdServers) > 0 {
+		if err := shareCA(opts.DataDir, opts.EtcdServers); err != nil {
+			return nil, err
+		}
+	}
 	storage := opts.Storage
 	if storage == "" && len(opts.EtcdServers) == 0 {
 		storage = StorageMemory
@@ -271,4 +278,20 @@ func (s *Server) ConfigFor(user string, groups ...string) (*rest.Config, error) 
 	cfg := rest.AnonymousClientConfig(s.Config)
 	cfg.CertData, cfg.KeyData = certPEM, keyPEM
 	return cfg, nil
+}
+
+// firstOnEtcd maps an etcd endpoint list to the data directory of the
+// first server this process started on it.
+var firstOnEtcd sync.Map
+
+// shareCA gives a server on an external etcd the CA (and service account
+// key) of the first server this process started on the same etcd, as
+// replicas of one cluster must have: a replica with another CA refuses to
+// start.
+func shareCA(dir string, endpoints []string) error {
+	first, loaded := firstOnEtcd.LoadOrStore(strings.Join(endpoints, ","), dir)
+	if !loaded || first == dir {
+		return nil
+	}
+	return certs.CopyShared(filepath.Join(first.(string), "pki"), filepath.Join(dir, "pki"))
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"runtime/debug"
 	"runtime/pprof"
+	"strconv"
 	"strings"
 
 	"github.com/crdserver/crdserver/internal/loadgen"
@@ -44,7 +45,17 @@ func benchFlags(o *benchOptions) *flag.FlagSet {
 	fs.DurationVar(&c.Duration, "duration", 0, "time per workload")
 	fs.IntVar(&c.Objects, "objects", 1000, "objects to create first when the create workload is not run")
 	fs.Int64Var(&c.PageSize, "page-size", 500, "page size of the list-paged, list-raw-paged and table-paged workloads")
-	fs.IntVar(&c.ServerPID, "server-pid", 0, "process id of the server on this machine: report its CPU time and RSS per workload (from /proc)")
+	fs.Func("server-pid", "process id of the server on this machine: report its CPU time and RSS per workload (from /proc); comma-separated or repeated for several replicas: their sums", func(v string) error {
+		for s := range strings.SplitSeq(v, ",") {
+			pid, err := strconv.Atoi(strings.TrimSpace(s))
+			if err != nil {
+				return err
+			}
+			c.ServerPIDs = append(c.ServerPIDs, pid)
+		}
+		return nil
+	})
+	fs.Var((*listFlag)(&c.Servers), "servers", "more servers (replicas of the kubeconfig's, sharing its CA) to spread the raw client's requests over, comma-separated URLs")
 	fs.IntVar(&c.Watchers, "watchers", 10, "watches opened by the watch workload")
 	fs.DurationVar(&c.WatchTimeout, "watch-timeout", 0, "wait for undelivered watch events after the last update (default 30s)")
 	fs.BoolVar(&c.ClientGo, "client-go", false, "send requests through client-go's dynamic client, decoding every answer (default: pre-encoded JSON, answers not decoded)")

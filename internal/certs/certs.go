@@ -9,9 +9,11 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/hex"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -533,4 +535,55 @@ func IssueClient(dir, user string, groups []string) (certPEM, keyPEM []byte, err
 		return nil, nil, fmt.Errorf("encoding key: %w", err)
 	}
 	return pemEncode("CERTIFICATE", der), pemEncode("EC PRIVATE KEY", keyDER), nil
+}
+
+// SharedNames are the files of a PKI directory that the replicas of one
+// cluster must share: the CA, so that each replica's certificates (issued
+// by itself at its first start) are good for all, and the service account
+// signing key (internal/server keeps it beside them), so that tokens are.
+var SharedNames = []string{CACertName, CAKeyName, "service-account.key"}
+
+// CopyShared copies the SharedNames files that src has and dst lacks from
+// src to dst, creating dst: a replica's PKI directory before its first
+// start, from another replica's.
+func CopyShared(src, dst string) error {
+	if err := os.MkdirAll(dst, 0o700); err != nil {
+		return err
+	}
+	for _, name := range SharedNames {
+		if _, err := os.Stat(filepath.Join(dst, name)); err == nil {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(src, name))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if err := writeFileAtomic(filepath.Join(dst, name), data, 0o600, true); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Fingerprint is the SHA-256 of the DER of every certificate in the PEM
+// bundles, in order, hex-encoded: the same CA gives the same fingerprint
+// whatever its PEM's line breaks or comments.
+func Fingerprint(bundles ...[]byte) string {
+	h := sha256.New()
+	for _, b := range bundles {
+		for {
+			var block *pem.Block
+			block, b = pem.Decode(b)
+			if block == nil {
+				break
+			}
+			if block.Type == "CERTIFICATE" {
+				h.Write(block.Bytes)
+			}
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }

@@ -24,7 +24,10 @@ func storageError(err error, gr schema.GroupResource, name, verb string) error {
 	case errors.Is(err, storage.ErrConflict):
 		return apierrors.NewConflict(gr, name, errors.New(optimisticLockMsg))
 	case errors.Is(err, storage.ErrUnavailable):
-		return apierrors.NewServerTimeout(gr, verb, 2)
+		// 503 as the watch cache answers, without Retry-After: the write
+		// may have happened, and client-go repeats a request that names
+		// one, which would turn a lost answer into a misleading 409.
+		return apierrors.NewServiceUnavailable("storage is unavailable")
 	default:
 		return apierrors.NewInternalError(fmt.Errorf("%s %s: %w", verb, gr.String(), err))
 	}

@@ -26,7 +26,7 @@ import (
 // alternate the four, so that a machine busy with other work weighs on
 // each alike. Results are named "update/<variant>"; the notes give, per
 // variant, the median over rounds of what it added to the p50 latency and
-// to the server's CPU per update (with Config.ServerPID), beside the
+// to the server's CPU per update (with Config.ServerPIDs), beside the
 // round's run without admission, and their spread. Each round starts
 // with the next variant.
 
@@ -73,7 +73,7 @@ func (b *bench) admission(ctx context.Context, add func(Result)) (notes []string
 				return nil, fmt.Errorf("registering %s: %w", v, err)
 			}
 			b.log.Info("admission round", "round", round+1, "variant", v)
-			stop := watchServer(b.cfg.ServerPID)
+			stop := watchServers(b.cfg.ServerPIDs)
 			r := b.runner().Run(ctx, "update/"+v, update)
 			u, uerr := stop()
 			if uerr != nil {
@@ -103,7 +103,7 @@ func (b *bench) admission(ctx context.Context, add func(Result)) (notes []string
 		}
 		note := fmt.Sprintf("admission %s: adds %s to the p50 latency of an update (median of %d rounds, spread %s)",
 			v, median(dLat), len(dLat), spread(dLat))
-		if b.cfg.ServerPID != 0 {
+		if len(b.cfg.ServerPIDs) > 0 {
 			note += fmt.Sprintf(" and %s of server CPU per update (spread %s)", median(dCPU), spread(dCPU))
 		}
 		notes = append(notes, note)
@@ -112,7 +112,7 @@ func (b *bench) admission(ctx context.Context, add func(Result)) (notes []string
 	for _, s := range samples[admissionNone] {
 		base = append(base, s.cpu)
 	}
-	if b.cfg.ServerPID != 0 {
+	if len(b.cfg.ServerPIDs) > 0 {
 		notes = append(notes, fmt.Sprintf("admission none: the server spends %s of CPU per update (median, spread %s)", median(base), spread(base)))
 	}
 	return notes, nil

@@ -59,6 +59,9 @@ type bench struct {
 	// them, so that it measures the server rather than the client.
 	http *http.Client
 	host string
+	// hosts are host and Config.Servers; nextHost turns over them.
+	hosts    []string
+	hostTurn atomic.Uint64
 	// restCfg is the configuration requests are sent with; admin is the
 	// kubeconfig's, which grants other users their rights (identity.go).
 	restCfg, admin *rest.Config
@@ -249,7 +252,7 @@ func (b *bench) run(ctx context.Context, report *Report) error {
 		if stopUsage != nil {
 			stopUsage() // a workload skipped, without a result
 		}
-		stopUsage = watchServer(b.cfg.ServerPID)
+		stopUsage = watchServers(b.cfg.ServerPIDs)
 		switch w {
 		case "create":
 			add(b.runner().Run(ctx, w, b.create))
@@ -282,7 +285,7 @@ func (b *bench) run(ctx context.Context, report *Report) error {
 				r    Runner
 			}{{"list-v2-cold", Runner{Concurrency: 1, Count: 1}}, {w, b.runner()}} {
 				if run.name == w {
-					stopUsage = watchServer(b.cfg.ServerPID)
+					stopUsage = watchServers(b.cfg.ServerPIDs)
 				}
 				var reviews, objects int64
 				if b.hook != nil {
@@ -832,4 +835,12 @@ func (b *bench) cleanup(ctx context.Context) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// nextHost is the server the next raw request goes to: each in turn.
+func (b *bench) nextHost() string {
+	if len(b.hosts) < 2 {
+		return b.host
+	}
+	return b.hosts[(b.hostTurn.Add(1)-1)%uint64(len(b.hosts))]
 }

@@ -119,10 +119,16 @@ type Config struct {
 	EtcdKeyFile   string
 	EtcdCAFile    string
 
-	// ServerPID, when set, is the process id of the server under load on
-	// this machine: each result then carries the CPU time and RSS it used
-	// (ServerUsage, read from /proc).
-	ServerPID int
+	// ServerPIDs, when set, are the process ids of the servers under load
+	// on this machine: each result then carries the CPU time and RSS they
+	// used together (ServerUsage, read from /proc).
+	ServerPIDs []int
+
+	// Servers are more servers to spread the raw client's requests over:
+	// replicas sharing the kubeconfig's server's storage and CA (its
+	// client certificate must be good for them). Requests go to the
+	// kubeconfig's server and these in turn.
+	Servers []string
 
 	// AsUser, when set, runs the workloads as this user in AsGroups
 	// instead of the kubeconfig's, with a client certificate minted from
@@ -294,6 +300,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, fmt.Errorf("creating HTTP client: %w", err)
 	}
 	b.host = restCfg.Host
+	b.hosts = append([]string{restCfg.Host}, cfg.Servers...)
 	b.restCfg, b.admin = restCfg, admin
 	report := &Report{
 		Server:      restCfg.Host,

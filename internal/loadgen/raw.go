@@ -80,7 +80,7 @@ func (b *bench) doWith(ctx context.Context, c *http.Client, method, path string,
 	if body != nil {
 		rd = bytes.NewReader(body)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, b.host+path, rd)
+	req, err := http.NewRequestWithContext(ctx, method, b.nextHost()+path, rd)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -231,7 +231,7 @@ func (b *bench) startRawWatch(ctx context.Context, resourceVersion string) (*raw
 	if b.selector != "" {
 		q.Set("labelSelector", b.selector)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, b.host+b.collectionPath()+"?"+q.Encode(), nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, b.nextHost()+b.collectionPath()+"?"+q.Encode(), nil)
 	if err != nil {
 		return nil, err
 	}

@@ -38,7 +38,7 @@ type Result struct {
 	Name string
 	Summary
 	// Server is what the server process used meanwhile, when
-	// Config.ServerPID is set (nil otherwise).
+	// Config.ServerPIDs is set (nil otherwise).
 	Server *ServerUsage
 	// Elapsed is the wall time from the first operation's start to the last
 	// one's end; throughput is Ops/Elapsed.

@@ -11,7 +11,8 @@ import (
 )
 
 // ServerUsage is what the server process spent during one workload, read
-// from /proc when Config.ServerPID names it (Linux, same machine).
+// from /proc when Config.ServerPIDs name it (Linux, same machine); for
+// several processes, their sums.
 type ServerUsage struct {
 	// CPU is the user and system time the server used.
 	CPU time.Duration
@@ -56,14 +57,15 @@ func procStats(pid int) (cpu time.Duration, rss int64, err error) {
 	return cpu, pages * int64(os.Getpagesize()), nil
 }
 
-// watchServer samples the server's usage from now until the returned
-// function is called, which returns what it spent in between. pid 0
-// measures nothing; so does a pid that cannot be read (the error says why).
-func watchServer(pid int) (stop func() (*ServerUsage, error)) {
-	if pid == 0 {
+// watchServers samples the servers' usage from now until the returned
+// function is called, which returns what they spent in between, summed.
+// No pids measures nothing; so does a pid that cannot be read (the error
+// says why).
+func watchServers(pids []int) (stop func() (*ServerUsage, error)) {
+	if len(pids) == 0 {
 		return func() (*ServerUsage, error) { return nil, nil }
 	}
-	cpu0, rss0, err := procStats(pid)
+	cpu0, rss0, err := sumStats(pids)
 	if err != nil {
 		return func() (*ServerUsage, error) { return nil, err }
 	}
@@ -80,7 +82,7 @@ func watchServer(pid int) (stop func() (*ServerUsage, error)) {
 			case <-done:
 				return
 			case <-t.C:
-				if _, rss, err := procStats(pid); err == nil {
+				if _, rss, err := sumStats(pids); err == nil {
 					u.RSSPeak = max(u.RSSPeak, rss)
 				}
 			}
@@ -89,7 +91,7 @@ func watchServer(pid int) (stop func() (*ServerUsage, error)) {
 	return func() (*ServerUsage, error) {
 		close(done)
 		wg.Wait()
-		cpu1, rss1, err := procStats(pid)
+		cpu1, rss1, err := sumStats(pids)
 		if err != nil {
 			return nil, err
 		}
@@ -114,4 +116,16 @@ func perOp(d time.Duration, n int) time.Duration {
 		return 0
 	}
 	return (d / time.Duration(n)).Round(time.Millisecond)
+}
+
+// sumStats is procStats summed over pids.
+func sumStats(pids []int) (cpu time.Duration, rss int64, err error) {
+	for _, pid := range pids {
+		c, r, err := procStats(pid)
+		if err != nil {
+			return 0, 0, err
+		}
+		cpu, rss = cpu+c, rss+r
+	}
+	return cpu, rss, nil
 }

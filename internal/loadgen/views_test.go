@@ -20,7 +20,7 @@ func TestContinueOf(t *testing.T) {
 
 // The usage of this process is readable, and grows with work done.
 func TestWatchServer(t *testing.T) {
-	stop := watchServer(os.Getpid())
+	stop := watchServers([]int{os.Getpid()})
 	for start := time.Now(); time.Since(start) < 50*time.Millisecond; {
 	}
 	u, err := stop()
@@ -30,7 +30,7 @@ func TestWatchServer(t *testing.T) {
 	if u.RSSBefore <= 0 || u.RSSPeak < u.RSSBefore || u.RSSAfter <= 0 || u.CPU < 0 {
 		t.Errorf("usage %+v", u)
 	}
-	if u, err := watchServer(0)(); u != nil || err != nil {
+	if u, err := watchServers(nil)(); u != nil || err != nil {
 		t.Errorf("pid 0: %v, %v", u, err)
 	}
 }

@@ -151,6 +151,9 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if err := s.startStorage(ctx); err != nil {
 		return nil, err
 	}
+	if err := s.checkIdentity(ctx); err != nil {
+		return nil, err
+	}
 
 	encryption, err := loadEncryption(cfg.EncryptionProviderConfig)
 	if err != nil {

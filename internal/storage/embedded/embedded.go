@@ -1,8 +1,11 @@
-// Package embedded runs a single-member etcd inside the crdserver process,
-// listening on loopback only, for the default storage and for tests.
+// Package embedded runs an etcd member inside the crdserver process,
+// listening on loopback only, for the default storage and for tests: a
+// single member, or (with Config.InitialCluster) one member of a cluster
+// whose other members run in other processes, as test/cluster starts them.
 package embedded
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -40,6 +43,24 @@ type Config struct {
 	// Logger receives etcd's errors (default slog.Default()). Lower levels
 	// are dropped: etcd narrates its routine operation at info and warn.
 	Logger *slog.Logger
+
+	// Name names the member (default "crdserver"). In a cluster every
+	// member needs its own.
+	Name string
+	// PeerAddr is the host:port other members reach this one at. It
+	// must be a fixed port in a cluster; a single member defaults to
+	// "127.0.0.1:0", which it never dials.
+	PeerAddr string
+	// InitialCluster lists every member of a new cluster as
+	// "name=http://host:port,..." (etcd's --initial-cluster), this one
+	// included. Empty: a single-member cluster. It is read only when Dir
+	// holds no data yet; a restarted member rejoins from its own data.
+	InitialCluster string
+	// TickMs and ElectionMs are etcd's heartbeat interval and election
+	// timeout. A single member defaults to 10 and 50 (it elects itself,
+	// there is no network to be patient with); a cluster to 100 and 1000,
+	// etcd's own defaults, since its members share a loaded machine.
+	TickMs, ElectionMs uint
 }
 
 // Server is a running embedded etcd.
@@ -109,7 +130,7 @@ func etcdConfig(cfg Config, level zapcore.LevelEnabler) (*embed.Config, error) {
 	}
 
 	ec := embed.NewConfig()
-	ec.Name = "crdserver"
+	ec.Name = cmp.Or(cfg.Name, "crdserver")
 	ec.Dir = cfg.Dir
 	ec.ZapLoggerBuilder = embed.NewZapLoggerBuilder(etcdlog.New(cfg.Logger, level,
 		// On a fresh data dir the storage version monitor runs before the
@@ -123,22 +144,35 @@ func etcdConfig(cfg Config, level zapcore.LevelEnabler) (*embed.Config, error) {
 	// A single member never dials its peer URL, but etcd needs one to
 	// name the member. Port 0 takes any free port and keeps the member's
 	// identity (derived from the advertised URL) the same across restarts.
-	peer := url.URL{Scheme: "http", Host: "127.0.0.1:0"}
+	peer := url.URL{Scheme: "http", Host: cmp.Or(cfg.PeerAddr, "127.0.0.1:0")}
 	ec.ListenPeerUrls = []url.URL{peer}
 	ec.AdvertisePeerUrls = []url.URL{peer}
-	ec.InitialCluster = ec.InitialClusterFromName(ec.Name)
-
-	// A single member elects itself after one election timeout; with a
-	// short tick that is a few tens of milliseconds instead of a second.
-	// There is no network between members to be patient with.
-	ec.TickMs = 10
-	ec.ElectionMs = 50
+	if cfg.InitialCluster == "" {
+		ec.InitialCluster = ec.InitialClusterFromName(ec.Name)
+		// A single member elects itself after one election timeout; with
+		// a short tick that is a few tens of milliseconds instead of a
+		// second.
+		ec.TickMs, ec.ElectionMs = 10, 50
+		// etcd keeps the newest raft log entries in memory for slow
+		// followers to catch up from (default 5,000, each a whole
+		// object). A lone member has no followers.
+		ec.SnapshotCatchUpEntries = 100
+	} else {
+		if cfg.PeerAddr == "" {
+			return nil, errors.New("embedded etcd: a cluster member needs a peer address")
+		}
+		ec.InitialCluster = cfg.InitialCluster
+		ec.InitialClusterToken = "crdserver"
+		ec.TickMs, ec.ElectionMs = 100, 1000
+	}
+	if cfg.TickMs > 0 {
+		ec.TickMs = cfg.TickMs
+	}
+	if cfg.ElectionMs > 0 {
+		ec.ElectionMs = cfg.ElectionMs
+	}
 
 	ec.QuotaBackendBytes = cfg.QuotaBackendBytes
-	// etcd keeps the newest raft log entries in memory for slow
-	// followers to catch up from (default 5,000, each a whole object). A
-	// lone member has no followers.
-	ec.SnapshotCatchUpEntries = 100
 	ec.WatchProgressNotifyInterval = cfg.WatchProgressNotifyInterval
 	// Compaction is crdserver's job (etcd.Backend.RunCompactor), done the
 	// same way for embedded and external etcd.
@@ -160,7 +194,8 @@ func (s *Server) KV() clientv3.KV {
 }
 
 // Revision returns the store's current revision without a round trip.
-// The member is alone in its cluster and answers a write only once it has
+// It is meant for a single member (Config.InitialCluster empty), which is
+// alone in its cluster and answers a write only once it has
 // applied it, so this revision covers every write acknowledged to any
 // client: it is as consistent as a quorum read. It takes the store's read
 // locks, so like a read it may wait out a backend commit.

@@ -5,6 +5,7 @@
 package etcd
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -72,6 +73,11 @@ type Backend struct {
 	localRev func() int64 // Config.LocalRevision
 
 	leases *leases // for keys written with a TTL
+
+	// stopGate ends the reachability gate's probes (external etcd only);
+	// gateDone is closed once they have.
+	stopGate context.CancelFunc
+	gateDone chan struct{}
 }
 
 var (
@@ -118,9 +124,6 @@ func New(ctx context.Context, cfg Config) (*Backend, error) {
 	if err != nil {
 		return nil, fmt.Errorf("etcd: connecting to %s: %w: %w", strings.Join(cfg.Endpoints, ","), storage.ErrUnavailable, err)
 	}
-	if cfg.KV != nil {
-		client.KV = cfg.KV
-	}
 	vctx, cancel := context.WithTimeout(ctx, cfg.DialTimeout)
 	defer cancel()
 	if err := checkVersions(vctx, client.Maintenance, cfg.Endpoints); err != nil {
@@ -128,13 +131,36 @@ func New(ctx context.Context, cfg Config) (*Backend, error) {
 		return nil, err
 	}
 	watchCtx, stop := context.WithCancel(clientv3.WithRequireLeader(context.Background()))
-	return &Backend{client: client, log: lg, watchCtx: watchCtx, stopWatches: stop, localRev: cfg.LocalRevision,
-		leases: newLeases(client.Client)}, nil
+	b := &Backend{client: client, log: lg, watchCtx: watchCtx, stopWatches: stop, localRev: cfg.LocalRevision,
+		leases: newLeases(client.Client)}
+	if cfg.KV != nil {
+		client.KV = cfg.KV
+	} else {
+		// An external etcd can become unreachable; requests then fail
+		// within seconds instead of at their deadline (see gate).
+		raw, g := client.KV, newGate(lg)
+		client.KV = gatedKV{KV: raw, gate: g}
+		gctx, stopGate := context.WithCancel(context.Background())
+		b.stopGate = stopGate
+		b.gateDone = make(chan struct{})
+		go func() {
+			defer close(b.gateDone)
+			g.run(gctx, func(ctx context.Context) error {
+				_, err := raw.Get(ctx, probeKey, clientv3.WithCountOnly())
+				return err
+			})
+		}()
+	}
+	return b, nil
 }
 
 // Close ends every watch and closes the connections.
 func (b *Backend) Close() error {
 	b.stopWatches()
+	if b.stopGate != nil {
+		b.stopGate()
+		<-b.gateDone
+	}
 	return b.client.Close()
 }
 
@@ -199,6 +225,9 @@ func (b *Backend) create(ctx context.Context, key string, value []byte, lease cl
 	// Expecting mod revision 0 means expecting the key to be absent.
 	resp, err := b.client.Kubernetes.OptimisticPut(ctx, key, value, 0, kubernetes.PutOptions{LeaseID: lease})
 	if err != nil {
+		if rev, ok := b.settle(ctx, key, value, 0, err); ok {
+			return rev, nil
+		}
 		return 0, mapErr(ctx, "create", key, err)
 	}
 	if !resp.Succeeded {
@@ -225,6 +254,9 @@ func (b *Backend) update(ctx context.Context, key string, value []byte, expected
 	}
 	resp, err := b.client.Kubernetes.OptimisticPut(ctx, key, value, expectedRev, kubernetes.PutOptions{GetOnFailure: true, LeaseID: lease})
 	if err != nil {
+		if rev, ok := b.settle(ctx, key, value, expectedRev, err); ok {
+			return rev, nil
+		}
 		return 0, mapErr(ctx, "update", key, err)
 	}
 	if !resp.Succeeded {
@@ -234,6 +266,44 @@ func (b *Backend) update(ctx context.Context, key string, value []byte, expected
 		return 0, fmt.Errorf("update %q at revision %d (now %d): %w", key, expectedRev, resp.KV.ModRevision, storage.ErrConflict)
 	}
 	return resp.Revision, nil
+}
+
+// settleTimeout bounds settle's reads.
+const settleTimeout = 5 * time.Second
+
+// settle tells whether a put that failed with err happened after all. A
+// connection lost after etcd committed the put (the member that took it
+// was killed, say) leaves the outcome unknown, and answering "unavailable"
+// invites the client to repeat it: the repeat then fails its precondition
+// and reports a conflict for a write that happened. So after such a
+// failure settle reads the key (a linearizable read, through any member):
+// if it holds exactly value, written after revision after, the put
+// happened and its revision is returned. Values crdserver writes carry a
+// uid and a managedFields time, so another writer's identical bytes are
+// not a practical worry; if they were, the state is what the caller asked
+// for. A put still in flight may land after the read: the caller then
+// hears "unavailable", which was true of the answer it could get.
+func (b *Backend) settle(ctx context.Context, key string, value []byte, after int64, err error) (int64, bool) {
+	if !unavailable(err) || errors.Is(err, errUnreachable) || ctx.Err() != nil {
+		return 0, false // not sent, or not ambiguous, or nobody to tell
+	}
+	ctx, cancel := context.WithTimeout(ctx, settleTimeout)
+	defer cancel()
+	for {
+		resp, err := b.client.KV.Get(ctx, key)
+		if err == nil {
+			if len(resp.Kvs) == 1 && resp.Kvs[0].ModRevision > after && bytes.Equal(resp.Kvs[0].Value, value) {
+				b.log.Warn("etcd: a put whose answer was lost happened", "key", key, "revision", resp.Kvs[0].ModRevision)
+				return resp.Kvs[0].ModRevision, true
+			}
+			return 0, false
+		}
+		select {
+		case <-ctx.Done():
+			return 0, false
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // Delete implements storage.Interface. It is one transaction: the compare,
@@ -340,7 +410,7 @@ func mapErr(ctx context.Context, op, key string, err error) error {
 }
 
 func unavailable(err error) bool {
-	if errors.Is(err, context.DeadlineExceeded) {
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, storage.ErrUnavailable) {
 		return true
 	}
 	var ee rpctypes.EtcdError

@@ -99,19 +99,29 @@ var build struct {
 	err  error
 }
 
-// binary builds test/etcdserver once per test binary. It goes to a fixed
-// path per module checkout, replaced atomically, so repeated runs leave one
-// file behind rather than one per run.
+// binary is Binary for a test: it fails the test if the build fails.
 func binary(t testing.TB) string {
 	t.Helper()
-	build.once.Do(func() { build.path, build.err = buildBinary() })
-	if build.err != nil {
-		t.Fatal(build.err)
+	path, err := Binary()
+	if err != nil {
+		t.Fatal(err)
 	}
-	return build.path
+	return path
 }
 
-func buildBinary() (string, error) {
+// Binary builds test/etcdserver once per process and returns its path. It
+// goes to a fixed path per module checkout, replaced atomically, so
+// repeated runs leave one file behind rather than one per run.
+func Binary() (string, error) {
+	build.once.Do(func() { build.path, build.err = BuildPackage("./test/etcdserver", "etcdserver") })
+	return build.path, build.err
+}
+
+// BuildPackage builds the main package pkg (a path relative to the
+// module root, "./cmd/crdserver") of the crdserver checkout the go command
+// finds from the working directory into a fixed path per checkout and
+// name, replaced atomically, and returns that path.
+func BuildPackage(pkg, name string) (string, error) {
 	out, err := exec.Command("go", "env", "GOMOD").Output()
 	if err != nil {
 		return "", fmt.Errorf("locating the module: %w", err)
@@ -126,17 +136,17 @@ func buildBinary() (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
-	path := filepath.Join(dir, "etcdserver-"+hex.EncodeToString(sum[:6]))
-	tmp, err := os.CreateTemp(dir, ".etcdserver-*")
+	path := filepath.Join(dir, name+"-"+hex.EncodeToString(sum[:6]))
+	tmp, err := os.CreateTemp(dir, "."+name+"-*")
 	if err != nil {
 		return "", err
 	}
 	tmp.Close()
-	cmd := exec.Command("go", "build", "-o", tmp.Name(), "./test/etcdserver")
+	cmd := exec.Command("go", "build", "-o", tmp.Name(), pkg)
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
 		os.Remove(tmp.Name())
-		return "", fmt.Errorf("building test/etcdserver: %w\n%s", err, out)
+		return "", fmt.Errorf("building %s: %w\n%s", pkg, err, out)
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		os.Remove(tmp.Name())
