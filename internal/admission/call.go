@@ -184,31 +184,7 @@ func celRequest(inv *invocation, at *Attributes) map[string]any {
 		}
 	}
 	if u := at.User; u != nil {
-		info := req["userInfo"].(map[string]any)
-		if u.Name != "" {
-			info["username"] = u.Name
-		}
-		if u.UID != "" {
-			info["uid"] = u.UID
-		}
-		if len(u.Groups) > 0 {
-			groups := make([]any, len(u.Groups))
-			for i, g := range u.Groups {
-				groups[i] = g
-			}
-			info["groups"] = groups
-		}
-		if len(u.Extra) > 0 {
-			extra := make(map[string]any, len(u.Extra))
-			for k, vs := range u.Extra {
-				values := make([]any, len(vs))
-				for i, v := range vs {
-					values[i] = v
-				}
-				extra[k] = values
-			}
-			info["extra"] = extra
-		}
+		u.SetFields(req["userInfo"].(map[string]any))
 	}
 	if at.Options != nil {
 		req["options"] = at.Options

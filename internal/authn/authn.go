@@ -177,3 +177,33 @@ func AudiencesFrom(ctx context.Context) ([]string, bool) {
 	auds, ok := ctx.Value(audiencesKey{}).([]string)
 	return auds, ok && len(auds) > 0
 }
+
+// SetFields writes u into m as upstream's UserInfo encodes it (username,
+// uid, groups, extra; empty ones left out), in the unstructured form:
+// admission reviews and CertificateSigningRequests carry it.
+func (u *User) SetFields(m map[string]any) {
+	if u.Name != "" {
+		m["username"] = u.Name
+	}
+	if u.UID != "" {
+		m["uid"] = u.UID
+	}
+	if len(u.Groups) > 0 {
+		groups := make([]any, len(u.Groups))
+		for i, g := range u.Groups {
+			groups[i] = g
+		}
+		m["groups"] = groups
+	}
+	if len(u.Extra) > 0 {
+		extra := make(map[string]any, len(u.Extra))
+		for k, vs := range u.Extra {
+			values := make([]any, len(vs))
+			for i, v := range vs {
+				values[i] = v
+			}
+			extra[k] = values
+		}
+		m["extra"] = extra
+	}
+}

@@ -69,30 +69,7 @@ func (csrHooks) PrepareForCreateIn(ctx context.Context, obj map[string]any) {
 	if !ok {
 		return
 	}
-	if u.Name != "" {
-		spec["username"] = u.Name
-	}
-	if u.UID != "" {
-		spec["uid"] = u.UID
-	}
-	if len(u.Groups) > 0 {
-		groups := make([]any, len(u.Groups))
-		for i, g := range u.Groups {
-			groups[i] = g
-		}
-		spec["groups"] = groups
-	}
-	if len(u.Extra) > 0 {
-		extra := map[string]any{}
-		for k, vs := range u.Extra {
-			l := make([]any, len(vs))
-			for i, v := range vs {
-				l[i] = v
-			}
-			extra[k] = l
-		}
-		spec["extra"] = extra
-	}
+	u.SetFields(spec)
 }
 
 // PrepareForUpdate: only metadata changes through the main resource.
