@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -272,10 +273,9 @@ func (h *Handler) serveStatus(c *call) {
 // route resolves the definition, version and store of a request.
 func (h *Handler) route(w http.ResponseWriter, r *http.Request, info *request.Info) (*call, error) {
 	table := h.reg.Current()
-	notFound := notFoundResource(table, info.APIGroup)
 	def, ok := table.Lookup(info.APIGroup, info.Resource)
 	if !ok {
-		return nil, notFound
+		return nil, notFoundResource(table, info.APIGroup)
 	}
 	if info.APIGroup == "" && info.Resource == "namespaces" && len(info.Parts) >= 2 && info.Parts[0] == "namespaces" && info.Parts[1] == info.Name {
 		// /api/v1/namespaces/<name>: request info names the namespace
@@ -286,29 +286,32 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request, info *request.In
 	}
 	version, ok := def.ServedVersion(info.APIVersion)
 	if !ok {
-		return nil, notFound
+		return nil, notFoundResource(table, info.APIGroup)
 	}
 	if def.Namespaced() != (info.Namespace != "") {
 		// A namespaced resource listed across namespaces has no namespace;
 		// anything else is a path the resource does not have.
 		if !(def.Namespaced() && (info.Verb == "list" || info.Verb == "watch")) {
-			return nil, notFound
+			return nil, notFoundResource(table, info.APIGroup)
 		}
 	}
 	store, ok := h.stores.Store(def.GroupResource())
 	if !ok {
-		return nil, notFound
+		return nil, notFoundResource(table, info.APIGroup)
 	}
+	accept := r.Header.Get("Accept")
 	negotiate := codec.Negotiate
-	if protobufHooks(&call{def: def, version: version}) != nil {
-		negotiate = codec.NegotiateProtobuf
-	}
 	if goTyped(def) {
-		if err := codec.RouteNotAcceptable(r.Header.Get("Accept"), info.Verb == "list" || info.Verb == "watch"); err != nil {
+		if err := codec.RouteNotAcceptable(accept, info.Verb == "list" || info.Verb == "watch"); err != nil {
 			return nil, err
 		}
+		// Only a client that names protobuf pays for finding out whether
+		// the resource has a protobuf form.
+		if strings.Contains(accept, "protobuf") && protobufHooks(&call{def: def, version: version}) != nil {
+			negotiate = codec.NegotiateProtobuf
+		}
 	}
-	mt, err := negotiate(r.Header.Get("Accept"))
+	mt, err := negotiate(accept)
 	if err != nil {
 		return nil, err
 	}

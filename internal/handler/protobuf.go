@@ -124,7 +124,8 @@ func protobufHooks(c *call) registry.Protobuf {
 // protobufMessage encodes one JSON object of the resource as its Go
 // type's protobuf message, without the envelope.
 func protobufMessage(c *call, jsonBytes []byte) ([]byte, error) {
-	msg := protobufHooks(c).NewProtobuf()
+	// Negotiation chose protobuf only for resources protobufHooks accepts.
+	msg := typedHooks(c).(registry.Protobuf).NewProtobuf()
 	if err := json.Unmarshal(jsonBytes, msg); err != nil {
 		return nil, fmt.Errorf("decoding %s for protobuf: %w", c.def.Kind, err)
 	}
