@@ -9,6 +9,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/crdserver/crdserver/internal/server"
@@ -17,16 +18,7 @@ import (
 // A server on memory storage serves, and keeps no etcd data on disk.
 func TestMemoryStorage(t *testing.T) {
 	dir := t.TempDir()
-	s, err := server.Start(context.Background(), server.Config{DataDir: dir, SecurePort: 0, Storage: server.StorageMemory})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Shutdown()
-	cfg, err := clientcmd.BuildConfigFromFlags("", s.Kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	client := dynamic.NewForConfigOrDie(cfg)
+	client := dynamic.NewForConfigOrDie(startMemory(t, dir))
 	ns, err := client.Resource(nsGVR).Get(t.Context(), "default", metav1.GetOptions{})
 	if err != nil || ns.GetName() != "default" {
 		t.Fatalf("reading the default namespace from memory storage: %v", err)
@@ -34,6 +26,22 @@ func TestMemoryStorage(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "etcd")); !os.IsNotExist(err) {
 		t.Errorf("memory storage left an etcd directory (stat: %v)", err)
 	}
+}
+
+// startMemory starts a server on memory storage in dir, stopped when the
+// test ends, and returns its admin config.
+func startMemory(t *testing.T, dir string) *rest.Config {
+	t.Helper()
+	s, err := server.Start(context.Background(), server.Config{DataDir: dir, SecurePort: 0, Storage: server.StorageMemory})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Shutdown() })
+	cfg, err := clientcmd.BuildConfigFromFlags("", s.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
 }
 
 func TestStorageConfigErrors(t *testing.T) {

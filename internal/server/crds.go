@@ -44,9 +44,20 @@ type crdServer struct {
 
 	mu   sync.Mutex
 	crds map[string]map[string]any // by name, as last served
+	// written holds the statuses this replica wrote, with their revision,
+	// until the CRDs watch brings them back: names accepted for one CRD
+	// count against the next at once, as upstream's naming controller
+	// reads through a mutation cache. Without it, two CRDs created
+	// together that ask for one kind could both be accepted.
+	written map[string]writtenCRD
 	// defs caches each CRD's definition by name, with the resourceVersion
 	// it was built from: a swap rebuilds only the CRDs that changed.
 	defs map[string]cachedDef
+}
+
+type writtenCRD struct {
+	rev int64
+	obj map[string]any
 }
 
 type cachedDef struct {
@@ -122,6 +133,7 @@ func (c *crdServer) Serve(crds []map[string]any) {
 		c.s.stores.replace(gr)
 	}
 	c.s.stores.retain(keep)
+	c.overlayWritten()
 	c.served.Store(true)
 	if c.s.gc != nil {
 		c.s.gc.ResourcesChanged()
@@ -163,6 +175,25 @@ func (c *crdServer) refusedNames(group, skip string) []string {
 	return names
 }
 
+// overlayWritten puts this replica's own status writes over the CRDs just
+// served that they are newer than, and forgets those the watch has caught
+// up with or whose CRD is gone. c.mu is held.
+func (c *crdServer) overlayWritten() {
+	for name, w := range c.written {
+		cur, ok := c.crds[name]
+		if !ok {
+			delete(c.written, name)
+			continue
+		}
+		rv, _ := nestedString(cur, "metadata", "resourceVersion")
+		if rev, _ := strconv.ParseInt(rv, 10, 64); rev >= w.rev {
+			delete(c.written, name)
+			continue
+		}
+		c.crds[name] = w.obj
+	}
+}
+
 // syncStatus recomputes one CRD's status against the others.
 func (c *crdServer) syncStatus(ctx context.Context, name string) error {
 	st, _ := c.s.stores.Store(crdGR)
@@ -174,18 +205,48 @@ func (c *crdServer) syncStatus(ctx context.Context, name string) error {
 		}
 	}
 	c.mu.Unlock()
-	_, err := storage.GuaranteedUpdate(ctx, st.Storage, st.Key("", name), func(cur storage.KeyValue) ([]byte, error) {
+	var written map[string]any
+	kv, err := storage.GuaranteedUpdate(ctx, st.Storage, st.Key("", name), func(cur storage.KeyValue) ([]byte, error) {
 		obj, err := handler.DecodeStored(cur.Value)
 		if err != nil {
 			return nil, err
 		}
 		crd.SyncStatus(obj, others, c.builtins, time.Now())
+		written = obj
 		return handler.EncodeStored(obj)
 	})
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	c.remember(name, written, kv.ModRevision)
+	return nil
+}
+
+// remember keeps a status this replica wrote, at its revision, until the
+// watch brings it back.
+func (c *crdServer) remember(name string, obj map[string]any, rev int64) {
+	if obj == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.crds[name]; !ok {
+		return
+	}
+	if w, ok := c.written[name]; ok && w.rev >= rev {
+		return
+	}
+	if md, ok := obj["metadata"].(map[string]any); ok {
+		md["resourceVersion"] = strconv.FormatInt(rev, 10)
+	}
+	if c.written == nil {
+		c.written = map[string]writtenCRD{}
+	}
+	c.written[name] = writtenCRD{rev: rev, obj: obj}
+	c.crds[name] = obj
 }
 
 func (c *crdServer) Cleanup(ctx context.Context, name string) (bool, error) {
