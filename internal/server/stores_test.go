@@ -33,10 +33,16 @@ func TestStoresReady(t *testing.T) {
 	}
 }
 
-// idleStorage backs caches that are never started.
+// idleStorage backs caches that never fill: a cache that starts waits in
+// its first list until the test ends.
 type idleStorage struct{ storage.Interface }
 
 func (idleStorage) CurrentRevision(context.Context) (int64, error) { return 0, nil }
+
+func (idleStorage) List(ctx context.Context, _ string, _ storage.ListOptions) (storage.ListResult, error) {
+	<-ctx.Done()
+	return storage.ListResult{}, ctx.Err()
+}
 
 // A definition stored as another resource gets that resource's store: one
 // key prefix and one cache, counted once, kept while either is served.
