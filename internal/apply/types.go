@@ -87,7 +87,7 @@ func (t *Types) build() {
 		t.err = fmt.Errorf("building the apply types of %s: %w", t.def.GroupResource(), err)
 		return
 	}
-	parser := &typed.Parser{Schema: smdschema.Schema{Types: s.Types}}
+	parser := &typed.Parser{Schema: smdschema.Schema{Types: hoistInline(s.Types)}}
 	for v, root := range roots {
 		pt := parser.Type(root)
 		t.byV[v] = &pt
