@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -16,14 +17,29 @@ var benchObject = func() []byte {
 			"name": "w", "namespace": "ns", "uid": "u-1", "resourceVersion": "7",
 			"ownerReferences": []any{map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "name": "o", "uid": "u-0"}},
 			"finalizers":      []any{"foregroundDeletion"},
-			"managedFields": []any{map[string]any{"manager": "m", "operation": "Update", "apiVersion": "example.com/v1",
-				"fieldsType": "FieldsV1", "fieldsV1": map[string]any{"f:spec": map[string]any{"f:data": map[string]any{}}}}},
+			"managedFields": []any{
+				managedEntry("creator", map[string]any{"f:spec": fields(20), "f:metadata": map[string]any{"f:labels": fields(5)}}),
+				managedEntry("updater", map[string]any{"f:spec": fields(5), "f:metadata": map[string]any{"f:annotations": fields(3)}}),
+			},
 		},
 		"spec": map[string]any{"data": strings.Repeat("x", 4000)},
 	}
 	b, _ := json.Marshal(obj)
 	return b
 }()
+
+func managedEntry(manager string, fieldsV1 map[string]any) map[string]any {
+	return map[string]any{"manager": manager, "operation": "Update", "apiVersion": "example.com/v1",
+		"time": "2026-01-01T00:00:00Z", "fieldsType": "FieldsV1", "fieldsV1": fieldsV1}
+}
+
+func fields(n int) map[string]any {
+	m := map[string]any{}
+	for i := range n {
+		m["f:field"+strconv.Itoa(i)] = map[string]any{}
+	}
+	return m
+}
 
 func TestDecodeGCNode(t *testing.T) {
 	r := schema.GroupResource{Group: "example.com", Resource: "widgets"}
@@ -40,6 +56,30 @@ func TestDecodeGCNode(t *testing.T) {
 	}
 	if _, err := decodeGCNode(r, []byte(`{"metadata":`)); err == nil {
 		t.Error("malformed JSON decoded")
+	}
+	for _, tc := range []struct {
+		data             string
+		name             string
+		deleting, orphan bool
+		err              bool
+	}{
+		{data: `{"metadata":{"name":"a","deletionTimestamp":null,"finalizers":null}}`, name: "a"},
+		{data: `{"metadata":{"name":"a","name":"b","finalizers":["orphan"]}}`, name: "b", orphan: true},
+		{data: `{"metadata":{"name":null,"deletionTimestamp":"2020-01-01T00:00:00Z"}}`, deleting: true},
+		{data: `{"metadata":null}`},
+		{data: `{"kind":"X"}`},
+		{data: `{"metadata":{"name":5}}`, err: true},
+		{data: `{"metadata":{"ownerReferences":{}}}`, err: true},
+		{data: `{"metadata":{"deletionTimestamp":"yesterday"}}`, err: true},
+	} {
+		n, err := decodeGCNode(r, []byte(tc.data))
+		if (err != nil) != tc.err {
+			t.Errorf("%s: err = %v, want error %v", tc.data, err, tc.err)
+			continue
+		}
+		if err == nil && (n.Name != tc.name || n.Deleting != tc.deleting || n.Orphan != tc.orphan) {
+			t.Errorf("%s: decoded %+v", tc.data, n)
+		}
 	}
 }
 
