@@ -11,18 +11,12 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
-// Timing of the member probes.
-const (
-	// memberProbeTimeout bounds one member's probe. A member that answers
-	// no linearizable read within it is frozen, cut off from the others,
-	// or too slow to be worth a request.
-	memberProbeTimeout = time.Second
-	// memberFailuresToEject is how many probes in a row a member must
-	// fail before requests stop going to it. One: its requests hang
-	// meanwhile, and a member that lets a read wait a second while
-	// another answers it is not worth sending requests to.
-	memberFailuresToEject = 1
-)
+// memberProbeTimeout bounds one member's probe. A member that answers no
+// linearizable read within it is frozen, cut off from the others, or too
+// slow to be worth a request: it is taken out at its first failed probe,
+// since its requests hang meanwhile, and a member that lets a read wait a
+// second while another answers it is not worth sending requests to.
+const memberProbeTimeout = time.Second
 
 // members keeps the shared client's endpoints to the members that serve.
 //
@@ -33,9 +27,9 @@ const (
 // receives its share of requests for as long as keepalive allows, and each
 // of them hangs until its deadline. So members probes every member on a
 // connection of its own with a linearizable read, and sets the client's
-// endpoints to those that answered; the client then closes its connection
-// to the others, and new requests go to the members that serve. A member
-// that answers again is taken back at once.
+// endpoints to those that answered: new requests go to the members that
+// serve, while those already sent to the others wait out their attempt's
+// bound (see gatedKV). A member that answers again is taken back at once.
 //
 // When no member answers (etcd lost, or an election under way) the client
 // keeps every endpoint: there is nothing better to send requests to, and
@@ -51,16 +45,14 @@ type members struct {
 	// must be restarted.
 	ejected func()
 
-	mu       sync.Mutex // guards what follows; probe runs one at a time
-	failures []int      // consecutive failed probes per endpoint in all
-	using    []string   // the client's endpoints, in the order of all
+	mu    sync.Mutex // guards using; probe runs one at a time
+	using []string   // the client's endpoints, in the order of all
 }
 
 // newMembers builds the probes: a single-endpoint client per member,
 // configured as the shared one.
 func newMembers(log *slog.Logger, client *clientv3.Client, cfg clientv3.Config, ejected func()) (*members, error) {
-	m := &members{log: log, set: client.SetEndpoints, all: cfg.Endpoints, ejected: ejected,
-		failures: make([]int, len(cfg.Endpoints)), using: cfg.Endpoints}
+	m := &members{log: log, set: client.SetEndpoints, all: cfg.Endpoints, ejected: ejected, using: cfg.Endpoints}
 	for _, ep := range cfg.Endpoints {
 		one := cfg
 		one.Endpoints = []string{ep}
@@ -94,14 +86,7 @@ func (m *members) probe(ctx context.Context) error {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for i, err := range errs {
-		if err == nil {
-			m.failures[i] = 0
-		} else {
-			m.failures[i]++
-		}
-	}
-	use, ejected := m.choose()
+	use, ejected := m.choose(errs)
 	if !slices.Equal(use, m.using) {
 		m.log.Warn("etcd: sending requests to the members that serve", "endpoints", use, "before", m.using)
 		m.set(use...)
@@ -118,11 +103,12 @@ func (m *members) probe(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// choose returns the endpoints the client should use, in the order of
-// all, and whether that takes any away from those it uses now.
-func (m *members) choose() (use []string, ejected bool) {
+// choose returns the endpoints the client should use after probes that
+// ended with errs, in the order of all, and whether that takes any away
+// from those it uses now.
+func (m *members) choose(errs []error) (use []string, ejected bool) {
 	for i, ep := range m.all {
-		if m.failures[i] < memberFailuresToEject {
+		if errs[i] == nil {
 			use = append(use, ep)
 		}
 	}

@@ -9,9 +9,8 @@ import (
 	"testing"
 )
 
-// A member is taken out of the client's endpoints when it fails a probe
-// (memberFailuresToEject), which restarts the watches; it is taken back at
-// its first answer. When no member answers, the client keeps them all.
+// A member is taken out of the client's endpoints when it fails a probe,
+// which restarts the watches; it is taken back at its first answer. When no member answers, the client keeps them all.
 func TestMembers(t *testing.T) {
 	all := []string{"a", "b", "c"}
 	down := errors.New("no answer")
@@ -19,12 +18,11 @@ func TestMembers(t *testing.T) {
 	var set [][]string
 	ejections := 0
 	m := &members{
-		log:      slog.New(slog.NewTextHandler(io.Discard, nil)),
-		set:      func(eps ...string) { set = append(set, eps) },
-		all:      all,
-		ejected:  func() { ejections++ },
-		failures: make([]int, len(all)),
-		using:    all,
+		log:     slog.New(slog.NewTextHandler(io.Discard, nil)),
+		set:     func(eps ...string) { set = append(set, eps) },
+		all:     all,
+		ejected: func() { ejections++ },
+		using:   all,
 	}
 	for i := range all {
 		m.probes = append(m.probes, func(context.Context) error { return answers[i] })
