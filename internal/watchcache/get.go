@@ -99,10 +99,13 @@ func (c *Cache) getStorage(ctx context.Context, key string, minRev int64) (*Item
 // the callers that wait for it, so none of their contexts may cancel it.
 const revFetchTimeout = 30 * time.Second
 
-// revReadSpacing is the least time between two revision reads of one
-// cache under load: at most 1000 quorum reads a second however many gets
-// arrive, for at most a millisecond added to a get that queued.
+// revReadSpacing is the least time between the end of one revision read
+// of a cache under load and the start of the next.
 const revReadSpacing = time.Millisecond
+
+// revReadGapMax bounds the pause after a slow read (see revCoalescer): a
+// read that took a second must not hold the next one back a second.
+const revReadGapMax = 10 * time.Millisecond
 
 // revCoalescer shares storage's CurrentRevision among concurrent callers,
 // so a burst of consistent reads costs one quorum read instead of one
@@ -115,21 +118,29 @@ const revReadSpacing = time.Millisecond
 // have begun before the caller's write was acknowledged): it joins the
 // next one. At most one read is in flight and one waits to begin.
 //
-// Under load, reads begin at least spacing apart: a read queued behind
-// another waits a little, gathering the callers that arrive meanwhile,
-// instead of starting as soon as the last one ends with a caller or two.
-// A caller that finds the coalescer idle starts a read at once, so a lone
-// client's gets wait for nothing but the read itself.
+// Under load a queued read waits, after the previous read ended, as long
+// as that read took (at least spacing, at most revReadGapMax), gathering
+// the callers that arrive meanwhile. Without the pause reads run back to
+// back whenever gets keep arriving, one per read latency however few gets
+// share each: a replica serving a third of the gets then makes as many
+// quorum reads as one serving all of them, and the reads' cost per get
+// (crdserver's gRPC client and etcd's ReadIndex) grows with the number of
+// replicas. With it a replica makes at most half as many reads, each
+// shared by twice the callers, for at most one read's latency added to a
+// get that queued. A caller that finds the coalescer idle starts a read at
+// once, so a lone client's gets wait for nothing but the read itself.
 type revCoalescer struct {
 	fetch   func(context.Context) (int64, error)
 	local   func() (int64, bool) // storage.LocalRevisioner; nil when absent
 	spacing time.Duration
 	sleep   func(time.Duration) // time.Sleep when nil; tests replace it
+	now     func() time.Time    // time.Now when nil; tests replace it
 
-	mu        sync.Mutex
-	inflight  *revCall  // the current call, begun or about to; nil when idle
-	next      *revCall  // to begin when inflight ends; nil when nobody waits
-	lastStart time.Time // when the last read began
+	mu       sync.Mutex
+	inflight *revCall      // the current call, begun or about to; nil when idle
+	next     *revCall      // to begin when inflight ends; nil when nobody waits
+	lastEnd  time.Time     // when the last read ended
+	lastTook time.Duration // how long it took
 }
 
 // revCall is one revision read; rev and err are set before done closes.
@@ -181,7 +192,7 @@ func (r *revCoalescer) current(ctx context.Context) (int64, error) {
 func (r *revCoalescer) run(call *revCall) {
 	for queued := false; call != nil; queued = true {
 		r.mu.Lock()
-		wait := r.spacing - time.Since(r.lastStart)
+		wait := max(r.spacing, min(r.lastTook, revReadGapMax)) - r.clock().Sub(r.lastEnd)
 		r.mu.Unlock()
 		if queued && wait > 0 {
 			if r.sleep != nil {
@@ -192,17 +203,26 @@ func (r *revCoalescer) run(call *revCall) {
 		}
 		r.mu.Lock()
 		call.begun = true
-		r.lastStart = time.Now()
 		r.mu.Unlock()
 
+		start := r.clock()
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(call.ctx), revFetchTimeout)
 		call.rev, call.err = r.fetch(ctx)
 		cancel()
+		end := r.clock()
 		r.mu.Lock()
+		r.lastEnd, r.lastTook = end, end.Sub(start)
 		close(call.done)
 		call.ctx = nil
 		call = r.next
 		r.inflight, r.next = call, nil
 		r.mu.Unlock()
 	}
+}
+
+func (r *revCoalescer) clock() time.Time {
+	if r.now != nil {
+		return r.now()
+	}
+	return time.Now()
 }

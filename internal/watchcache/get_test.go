@@ -347,3 +347,48 @@ func TestRevCoalescerLocal(t *testing.T) {
 		t.Errorf("current without a local revision = %d, %v; want the read 101", rev, err)
 	}
 }
+
+// A queued read waits, after the previous read ended, as long as that read
+// took: reads under load then run at most half as often as back to back.
+// The pause is at least the spacing and at most revReadGapMax.
+func TestRevCoalescerGap(t *testing.T) {
+	for _, tc := range []struct {
+		took, want time.Duration
+	}{
+		{4 * time.Millisecond, 4 * time.Millisecond},
+		{time.Microsecond, time.Millisecond}, // the spacing
+		{time.Second, revReadGapMax},
+	} {
+		var mu sync.Mutex
+		now := time.Unix(0, 0)
+		release := make(chan struct{})
+		slept := make(chan time.Duration, 1)
+		var fetches atomic.Int64
+		r := &revCoalescer{
+			fetch: func(context.Context) (int64, error) {
+				n := fetches.Add(1)
+				if n == 1 {
+					<-release
+					mu.Lock()
+					now = now.Add(tc.took)
+					mu.Unlock()
+				}
+				return n, nil
+			},
+			spacing: time.Millisecond,
+			sleep:   func(d time.Duration) { slept <- d },
+			now:     func() time.Time { mu.Lock(); defer mu.Unlock(); return now },
+		}
+		done := make(chan int64, 2)
+		go func() { rev, _ := r.current(context.Background()); done <- rev }()
+		waitFor(t, func() bool { return fetches.Load() == 1 })
+		go func() { rev, _ := r.current(context.Background()); done <- rev }()
+		waitFor(t, func() bool { r.mu.Lock(); defer r.mu.Unlock(); return r.next != nil })
+		close(release)
+		if d := <-slept; d != tc.want {
+			t.Errorf("read took %v: queued read waited %v, want %v", tc.took, d, tc.want)
+		}
+		<-done
+		<-done
+	}
+}

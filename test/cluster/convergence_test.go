@@ -167,14 +167,29 @@ func testLateReplica(t *testing.T, c *Cluster) {
 	must(t, crdClient.Delete(ctx, "latecomers.late.example.com", metav1.DeleteOptions{}))
 }
 
-// testEtcdLost kills every etcd member: each replica must answer a read
-// and a write with a 503 or 504 Status promptly instead of hanging, and
-// serve again on its own once etcd is back.
+// testEtcdLost loses every etcd member, killed (connections refused) and
+// then frozen (connections open, nothing answered, as a partition looks
+// to a client): each replica must answer a read and a write with a 503 or
+// 504 Status promptly instead of hanging, and serve again on its own once
+// etcd is back.
 func testEtcdLost(t *testing.T, c *Cluster) {
+	for _, loss := range []struct {
+		name    string
+		lose    func(*Member) error
+		restore func(context.Context, *Member) error
+	}{
+		{"killed", func(m *Member) error { m.Kill(); return nil }, func(ctx context.Context, m *Member) error { return m.Start(ctx) }},
+		{"frozen", (*Member).Pause, func(_ context.Context, m *Member) error { return m.Resume() }},
+	} {
+		t.Run(loss.name, func(t *testing.T) { testEtcdLostOnce(t, c, loss.lose, loss.restore) })
+	}
+}
+
+func testEtcdLostOnce(t *testing.T, c *Cluster, lose func(*Member) error, restore func(context.Context, *Member) error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	for _, m := range c.Etcd {
-		m.Kill()
+		must(t, lose(m))
 	}
 	for _, r := range c.Replicas {
 		cfg, err := r.Config()
@@ -212,7 +227,7 @@ func testEtcdLost(t *testing.T, c *Cluster) {
 	start := time.Now()
 	errs := make(chan error, len(c.Etcd))
 	for _, m := range c.Etcd {
-		go func() { errs <- m.Start(ctx) }()
+		go func() { errs <- restore(ctx, m) }()
 	}
 	for range c.Etcd {
 		must(t, <-errs)

@@ -53,29 +53,32 @@ func lastLines(s string, n int) string {
 
 // fault is one thing that goes wrong, and its repair.
 type fault struct {
-	name   string
-	inject func(t *testing.T, ctx context.Context, c *Cluster, w *workload)
+	name string
+	// inject breaks something and returns what repairs it, called hold
+	// after the fault began; nil when nothing is to be repaired.
+	inject func(t *testing.T, ctx context.Context, c *Cluster, w *workload) (repair func())
+	hold   time.Duration
+	// quorum: every replica and a quorum of etcd remain while the fault
+	// lasts, so every replica must serve again before it is repaired.
+	quorum bool
 }
 
 var faults = []fault{
-	{"kill -9 a replica", func(t *testing.T, ctx context.Context, c *Cluster, w *workload) {
-		r := c.Replicas[1]
-		r.Kill()
-		time.Sleep(time.Second) // writes through it fail meanwhile
-		must(t, r.Start(ctx))
-	}},
-	{"kill -9 an etcd follower", killMember((*Cluster).Follower)},
-	{"kill -9 the etcd leader", killMember((*Cluster).Leader)},
-	{"etcd leader partitioned", func(t *testing.T, ctx context.Context, c *Cluster, w *workload) {
-		// Frozen, the leader's term runs out among the others, who elect
-		// a new one; thawed, it finds itself a follower of a newer term.
-		m, err := c.Leader(ctx)
-		must(t, err)
-		must(t, m.Pause())
-		time.Sleep(8 * time.Second)
-		must(t, m.Resume())
-	}},
-	{"compaction while watchers lag", func(t *testing.T, ctx context.Context, c *Cluster, w *workload) {
+	{name: "kill -9 a replica", hold: time.Second, // writes through it fail meanwhile
+		inject: func(t *testing.T, ctx context.Context, c *Cluster, w *workload) func() {
+			r := c.Replicas[1]
+			r.Kill()
+			return func() { must(t, r.Start(ctx)) }
+		}},
+	{name: "kill -9 an etcd follower", hold: 2 * time.Second, quorum: true, inject: killMember((*Cluster).Follower)},
+	{name: "kill -9 the etcd leader", hold: 2 * time.Second, quorum: true, inject: killMember((*Cluster).Leader)},
+	// Frozen, the leader's term runs out among the others, who elect a
+	// new one; thawed, it finds itself a follower of a newer term. A
+	// frozen member keeps its sockets open and answers nothing, as a
+	// partitioned one does to its clients.
+	{name: "etcd leader partitioned", hold: 8 * time.Second, quorum: true, inject: freezeMember((*Cluster).Leader)},
+	{name: "etcd follower partitioned", hold: 8 * time.Second, quorum: true, inject: freezeMember((*Cluster).Follower)},
+	{name: "compaction while watchers lag", inject: func(t *testing.T, ctx context.Context, c *Cluster, w *workload) func() {
 		// Watchers stop while the writes go on; etcd's history is
 		// compacted to now; replica 0 restarts, so its watch cache begins
 		// after the compaction. Its watchers must get 410 and relist; the
@@ -94,21 +97,33 @@ var faults = []fault{
 		r := c.Replicas[0]
 		r.Kill()
 		must(t, r.Start(ctx))
+		return nil
 	}},
-	{"restart every replica at once", func(t *testing.T, ctx context.Context, c *Cluster, w *workload) {
+	{name: "restart every replica at once", inject: func(t *testing.T, ctx context.Context, c *Cluster, w *workload) func() {
 		must(t, c.RestartReplicas(ctx))
+		return nil
 	}},
 }
 
-// killMember kills the etcd member pick chooses, and starts it again two
-// seconds later.
-func killMember(pick func(*Cluster, context.Context) (*Member, error)) func(*testing.T, context.Context, *Cluster, *workload) {
-	return func(t *testing.T, ctx context.Context, c *Cluster, w *workload) {
+// killMember kills the etcd member pick chooses; the repair starts it
+// again.
+func killMember(pick func(*Cluster, context.Context) (*Member, error)) func(*testing.T, context.Context, *Cluster, *workload) func() {
+	return func(t *testing.T, ctx context.Context, c *Cluster, w *workload) func() {
 		m, err := pick(c, ctx)
 		must(t, err)
 		m.Kill()
-		time.Sleep(2 * time.Second)
-		must(t, m.Start(ctx))
+		return func() { must(t, m.Start(ctx)) }
+	}
+}
+
+// freezeMember stops the etcd member pick chooses (SIGSTOP); the repair
+// resumes it.
+func freezeMember(pick func(*Cluster, context.Context) (*Member, error)) func(*testing.T, context.Context, *Cluster, *workload) func() {
+	return func(t *testing.T, ctx context.Context, c *Cluster, w *workload) func() {
+		m, err := pick(c, ctx)
+		must(t, err)
+		must(t, m.Pause())
+		return func() { must(t, m.Resume()) }
 	}
 }
 
@@ -123,11 +138,12 @@ func TestEmbedded(t *testing.T) {
 	c, err := Start(ctx, Options{Embedded: true})
 	must(t, err)
 	defer c.Close()
-	runFault(t, c, "load", fault{"kill -9 the single binary mid-write", func(t *testing.T, ctx context.Context, c *Cluster, w *workload) {
+	runFault(t, c, "load", fault{name: "kill -9 the single binary mid-write", inject: func(t *testing.T, ctx context.Context, c *Cluster, w *workload) func() {
 		r := c.Replicas[0]
 		r.Kill()
 		must(t, r.Start(ctx))
 		must(t, w.ref.reconnect(c))
+		return nil
 	}})
 }
 
@@ -162,7 +178,15 @@ func runFault(t *testing.T, c *Cluster, ns string, f fault) {
 	probe := startOutageProbe(t, c)
 	time.Sleep(3 * time.Second)
 	start := time.Now()
-	f.inject(t, ctx, c, w)
+	repair := f.inject(t, ctx, c, w)
+	during := "" // how soon every replica served while the fault lasted
+	if f.quorum {
+		during = fmt.Sprintf(" (%v while the fault lasted)", waitServing(t, ctx, c, start).Round(time.Millisecond))
+	}
+	time.Sleep(time.Until(start.Add(f.hold)))
+	if repair != nil {
+		repair()
+	}
 	recovered := waitServing(t, ctx, c, start)
 	time.Sleep(3 * time.Second)
 	outage := probe.done()
@@ -173,8 +197,8 @@ func runFault(t *testing.T, c *Cluster, ns string, f fault) {
 			lost++
 		}
 	}
-	t.Logf("%s: writes acknowledged %d (unknown outcome %d), lost %d; watch events checked %d in %d watches (%d ended 410, %d lists); violations %d; every replica serving again %v after the fault began (the repair included); longest write outage of a replica %v",
-		f.name, rep.Acknowledged, rep.Unknown, lost, rep.WatchEvents, rep.Watches, rep.ExpiredWatches, rep.Lists, len(rep.Violations), recovered.Round(time.Millisecond), outage.Round(time.Millisecond))
+	t.Logf("%s: writes acknowledged %d (unknown outcome %d), lost %d; watch events checked %d in %d watches (%d ended 410, %d lists); violations %d; every replica serving again %v after the fault began (the repair included)%s; longest write outage of a replica %v",
+		f.name, rep.Acknowledged, rep.Unknown, lost, rep.WatchEvents, rep.Watches, rep.ExpiredWatches, rep.Lists, len(rep.Violations), recovered.Round(time.Millisecond), during, outage.Round(time.Millisecond))
 	for i, v := range rep.Violations {
 		if i == 20 {
 			t.Errorf("... and %d more", len(rep.Violations)-i)

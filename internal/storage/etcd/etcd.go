@@ -60,24 +60,18 @@ type Backend struct {
 	client *kubernetes.Client
 	log    *slog.Logger
 
-	// watchCtx is the parent of every watch's context. The etcd client
-	// multiplexes watches whose contexts carry the same gRPC metadata onto
-	// one stream, and RequestProgress only reaches the stream matching its
-	// context's metadata; deriving every watch and every progress request
-	// from watchCtx keeps them on one stream. It also carries
-	// WithRequireLeader so watches fail over when the member loses its
-	// leader instead of hanging. stopWatches ends them all at Close.
-	watchCtx    context.Context
-	stopWatches context.CancelFunc
+	// watches is the parent context of every watch.
+	watches watchParent
 
 	localRev func() int64 // Config.LocalRevision
 
 	leases *leases // for keys written with a TTL
 
 	// stopGate ends the reachability gate's probes (external etcd only);
-	// gateDone is closed once they have.
+	// gateDone is closed once they have; members are the probes.
 	stopGate context.CancelFunc
 	gateDone chan struct{}
+	members  *members
 }
 
 var (
@@ -108,9 +102,14 @@ func New(ctx context.Context, cfg Config) (*Backend, error) {
 		DialTimeout: cfg.DialTimeout,
 		Logger:      etcdlog.New(lg, zapcore.ErrorLevel),
 		// Detect a dead connection well before the request timeouts
-		// callers use, as kube-apiserver does.
-		DialKeepAliveTime:    30 * time.Second,
-		DialKeepAliveTimeout: 10 * time.Second,
+		// callers use. A member that stops answering is taken out of
+		// the endpoints by the member probes within seconds (see
+		// members); keepalive is the backstop for a connection that
+		// dies while its member still answers the probes' own, so it
+		// may be slower, but not kube-apiserver's 30s+10s: etcd accepts
+		// pings every 5s (--grpc-keepalive-min-time).
+		DialKeepAliveTime:    10 * time.Second,
+		DialKeepAliveTimeout: 5 * time.Second,
 	}
 	if cfg.CAFile != "" || cfg.CertFile != "" || cfg.KeyFile != "" {
 		tlsInfo := transport.TLSInfo{TrustedCAFile: cfg.CAFile, CertFile: cfg.CertFile, KeyFile: cfg.KeyFile}
@@ -130,9 +129,8 @@ func New(ctx context.Context, cfg Config) (*Backend, error) {
 		client.Close()
 		return nil, err
 	}
-	watchCtx, stop := context.WithCancel(clientv3.WithRequireLeader(context.Background()))
-	b := &Backend{client: client, log: lg, watchCtx: watchCtx, stopWatches: stop, localRev: cfg.LocalRevision,
-		leases: newLeases(client.Client)}
+	b := &Backend{client: client, log: lg, localRev: cfg.LocalRevision, leases: newLeases(client.Client)}
+	b.watches.restart()
 	if cfg.KV != nil {
 		client.KV = cfg.KV
 	} else {
@@ -140,15 +138,19 @@ func New(ctx context.Context, cfg Config) (*Backend, error) {
 		// within seconds instead of at their deadline (see gate).
 		raw, g := client.KV, newGate(lg)
 		client.KV = gatedKV{KV: raw, gate: g}
+		ms, err := newMembers(lg, client.Client, ccfg, b.watches.restart)
+		if err != nil {
+			client.Close()
+			return nil, fmt.Errorf("etcd: connecting to %s: %w: %w", strings.Join(cfg.Endpoints, ","), storage.ErrUnavailable, err)
+		}
 		gctx, stopGate := context.WithCancel(context.Background())
-		b.stopGate = stopGate
+		b.stopGate, b.members = stopGate, ms
 		b.gateDone = make(chan struct{})
 		go func() {
 			defer close(b.gateDone)
-			g.run(gctx, func(ctx context.Context) error {
-				_, err := raw.Get(ctx, probeKey, clientv3.WithCountOnly())
-				return err
-			})
+			// The gate's probe is the members': etcd is reachable when
+			// some member serves a linearizable read.
+			g.run(gctx, ms.probe)
 		}()
 	}
 	return b, nil
@@ -156,11 +158,13 @@ func New(ctx context.Context, cfg Config) (*Backend, error) {
 
 // Close ends every watch and closes the connections.
 func (b *Backend) Close() error {
-	b.stopWatches()
+	// The probes first: they restart watches.
 	if b.stopGate != nil {
 		b.stopGate()
 		<-b.gateDone
+		b.members.close()
 	}
+	b.watches.stop()
 	return b.client.Close()
 }
 

@@ -139,16 +139,58 @@ func gated[T any](g *gate, ctx context.Context, do func(context.Context) (T, err
 	return resp, result(ctx, err)
 }
 
+// Bounds of one attempt at a request, below the callers' deadlines (a
+// minute for API requests): a request sent to a member that stopped
+// answering waits for nothing until the member probes take it out of
+// the endpoints, and then still waits on its connection.
+const (
+	// readAttemptTimeout bounds a read's first attempt; a read that runs
+	// out is sent again, to the next member, with twice the bound, so a
+	// large list on a slow machine still completes.
+	readAttemptTimeout = 2 * time.Second
+	// writeAttemptTimeout bounds a write, which is not sent again: its
+	// outcome is then unknown, and the backend settles it with a read
+	// (Backend.settle) before answering "unavailable".
+	writeAttemptTimeout = 3 * time.Second
+)
+
+// read runs do with a bounded attempt, again while attempts time out and
+// ctx allows.
+func read[T any](ctx context.Context, do func(context.Context) (T, error)) (T, error) {
+	for limit := readAttemptTimeout; ; limit *= 2 {
+		actx, cancel := context.WithTimeout(ctx, limit)
+		resp, err := do(actx)
+		timedOut := errors.Is(actx.Err(), context.DeadlineExceeded)
+		cancel()
+		if err == nil || !timedOut || ctx.Err() != nil {
+			return resp, err
+		}
+	}
+}
+
+// write runs do with a bounded attempt.
+func write[T any](ctx context.Context, do func(context.Context) (T, error)) (T, error) {
+	ctx, cancel := context.WithTimeout(ctx, writeAttemptTimeout)
+	defer cancel()
+	return do(ctx)
+}
+
 func (k gatedKV) Put(ctx context.Context, key, val string, opts ...clientv3.OpOption) (*clientv3.PutResponse, error) {
-	return gated(k.gate, ctx, func(ctx context.Context) (*clientv3.PutResponse, error) { return k.KV.Put(ctx, key, val, opts...) })
+	return gated(k.gate, ctx, func(ctx context.Context) (*clientv3.PutResponse, error) {
+		return write(ctx, func(ctx context.Context) (*clientv3.PutResponse, error) { return k.KV.Put(ctx, key, val, opts...) })
+	})
 }
 
 func (k gatedKV) Get(ctx context.Context, key string, opts ...clientv3.OpOption) (*clientv3.GetResponse, error) {
-	return gated(k.gate, ctx, func(ctx context.Context) (*clientv3.GetResponse, error) { return k.KV.Get(ctx, key, opts...) })
+	return gated(k.gate, ctx, func(ctx context.Context) (*clientv3.GetResponse, error) {
+		return read(ctx, func(ctx context.Context) (*clientv3.GetResponse, error) { return k.KV.Get(ctx, key, opts...) })
+	})
 }
 
 func (k gatedKV) Delete(ctx context.Context, key string, opts ...clientv3.OpOption) (*clientv3.DeleteResponse, error) {
-	return gated(k.gate, ctx, func(ctx context.Context) (*clientv3.DeleteResponse, error) { return k.KV.Delete(ctx, key, opts...) })
+	return gated(k.gate, ctx, func(ctx context.Context) (*clientv3.DeleteResponse, error) {
+		return write(ctx, func(ctx context.Context) (*clientv3.DeleteResponse, error) { return k.KV.Delete(ctx, key, opts...) })
+	})
 }
 
 func (k gatedKV) Compact(ctx context.Context, rev int64, opts ...clientv3.CompactOption) (*clientv3.CompactResponse, error) {
@@ -156,7 +198,13 @@ func (k gatedKV) Compact(ctx context.Context, rev int64, opts ...clientv3.Compac
 }
 
 func (k gatedKV) Do(ctx context.Context, op clientv3.Op) (clientv3.OpResponse, error) {
-	return gated(k.gate, ctx, func(ctx context.Context) (clientv3.OpResponse, error) { return k.KV.Do(ctx, op) })
+	attempt := write[clientv3.OpResponse]
+	if op.IsGet() {
+		attempt = read[clientv3.OpResponse]
+	}
+	return gated(k.gate, ctx, func(ctx context.Context) (clientv3.OpResponse, error) {
+		return attempt(ctx, func(ctx context.Context) (clientv3.OpResponse, error) { return k.KV.Do(ctx, op) })
+	})
 }
 
 // Txn defers the gate to Commit, where the request is sent.
@@ -179,6 +227,8 @@ func (t *gatedTxn) Else(ops ...clientv3.Op) clientv3.Txn { t.els = append(t.els,
 
 func (t *gatedTxn) Commit() (*clientv3.TxnResponse, error) {
 	return gated(t.kv.gate, t.ctx, func(ctx context.Context) (*clientv3.TxnResponse, error) {
-		return t.kv.KV.Txn(ctx).If(t.cmps...).Then(t.then...).Else(t.els...).Commit()
+		return write(ctx, func(ctx context.Context) (*clientv3.TxnResponse, error) {
+			return t.kv.KV.Txn(ctx).If(t.cmps...).Then(t.then...).Else(t.els...).Commit()
+		})
 	})
 }

@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"sync"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/grpc/metadata"
 
 	"github.com/crdserver/crdserver/internal/storage"
 )
@@ -30,8 +33,8 @@ func (b *Backend) Watch(ctx context.Context, prefix string, fromRev int64) <-cha
 		}
 		fromRev = rev
 	}
-	// Derive from watchCtx (see Backend) but end with the caller's ctx.
-	wctx, cancel := context.WithCancel(b.watchCtx)
+	// Derive from the watches' parent but end with the caller's ctx.
+	wctx, cancel := context.WithCancel(b.watches.context())
 	stop := context.AfterFunc(ctx, cancel)
 	wch := b.client.Watch(wctx, prefix,
 		clientv3.WithPrefix(),
@@ -137,7 +140,7 @@ func watchErr(ctx context.Context, prefix string, err error) error {
 // progress event should repeat the request until it arrives.
 func (b *Backend) RequestProgress(ctx context.Context) error {
 	// Same metadata as the watches, the caller's cancellation.
-	pctx, cancel := context.WithCancel(b.watchCtx)
+	pctx, cancel := context.WithCancel(b.watches.context())
 	defer cancel()
 	defer context.AfterFunc(ctx, cancel)()
 	if err := b.client.RequestProgress(pctx); err != nil {
@@ -147,4 +150,53 @@ func (b *Backend) RequestProgress(ctx context.Context) error {
 		return mapErr(pctx, "request progress", "", err)
 	}
 	return nil
+}
+
+// watchParent is the parent context of every watch of a Backend. The etcd
+// client multiplexes watches whose contexts carry the same gRPC metadata
+// onto one stream, and RequestProgress only reaches the stream matching
+// its context's metadata; deriving every watch and every progress request
+// from one parent keeps them on one stream. The parent carries
+// WithRequireLeader so watches fail over when their member loses its
+// leader instead of hanging.
+//
+// A member that is frozen or cut off cannot say it lost its leader: its
+// stream just falls silent. restart ends every watch (each sees
+// ErrUnavailable and resumes from its revision) and gives the new ones
+// metadata of their own, so the client opens a new stream, on a member
+// that serves, instead of adding them to the silent one.
+type watchParent struct {
+	mu     sync.Mutex
+	ctx    context.Context
+	cancel context.CancelFunc
+	gen    int // restarts so far: the new stream's metadata
+}
+
+func (p *watchParent) context() context.Context {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.ctx
+}
+
+// restart ends the watches of the current parent and makes a new one.
+func (p *watchParent) restart() {
+	p.mu.Lock()
+	old := p.cancel
+	ctx := clientv3.WithRequireLeader(context.Background())
+	if p.gen > 0 {
+		ctx = metadata.AppendToOutgoingContext(ctx, "crdserver-watch-stream", strconv.Itoa(p.gen))
+	}
+	p.gen++
+	p.ctx, p.cancel = context.WithCancel(ctx)
+	p.mu.Unlock()
+	if old != nil {
+		old()
+	}
+}
+
+// stop ends every watch, for good.
+func (p *watchParent) stop() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.cancel()
 }
