@@ -22,9 +22,36 @@ import (
 	"github.com/crdserver/crdserver/internal/webhook"
 )
 
-// versioned is the request's objects in one version.
+// versioned is the request's objects in one version, with their JSON,
+// encoded once, when the first webhook needs it: validating webhooks run
+// in parallel over the same objects, and policies and match conditions
+// never need it.
 type versioned struct {
 	object, old map[string]any
+
+	once                sync.Once
+	objectJSON, oldJSON []byte // preset from the Attributes, or encoded by once
+	err                 error
+}
+
+// encoded returns the JSON of the objects, "null" for one that is nil.
+func (vo *versioned) encoded() (object, old []byte, err error) {
+	vo.once.Do(func() {
+		if vo.objectJSON == nil {
+			vo.objectJSON, vo.err = encodeObject(vo.object)
+		}
+		if vo.oldJSON == nil && vo.err == nil {
+			vo.oldJSON, vo.err = encodeObject(vo.old)
+		}
+	})
+	return vo.objectJSON, vo.oldJSON, vo.err
+}
+
+func encodeObject(obj map[string]any) ([]byte, error) {
+	if obj == nil {
+		return []byte("null"), nil
+	}
+	return codec.Marshal(obj)
 }
 
 // versions converts the request's objects to the versions webhooks match
@@ -32,7 +59,10 @@ type versioned struct {
 type versions struct {
 	at *Attributes
 	mu sync.Mutex
-	m  map[schema.GroupVersionKind]*versioned
+	// self is the objects in the request's version, for the at.Object it
+	// was made from: mutations replace at.Object.
+	self *versioned
+	m    map[schema.GroupVersionKind]*versioned
 }
 
 func newVersions(at *Attributes) *versions {
@@ -41,11 +71,14 @@ func newVersions(at *Attributes) *versions {
 
 func (v *versions) get(ctx context.Context, kind schema.GroupVersionKind) (*versioned, error) {
 	at := v.at
-	if kind == at.Kind {
-		return &versioned{object: at.Object, old: at.OldObject}, nil
-	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
+	if kind == at.Kind {
+		if v.self == nil || !sameObject(v.self.object, at.Object) {
+			v.self = &versioned{object: at.Object, old: at.OldObject, objectJSON: at.ObjectJSON, oldJSON: at.OldObjectJSON}
+		}
+		return v.self, nil
+	}
 	if vo, ok := v.m[kind]; ok {
 		return vo, nil
 	}
@@ -108,9 +141,15 @@ func newRequest(uid types.UID, inv *invocation, at *Attributes) *admissionv1.Adm
 }
 
 // reviewBody encodes the AdmissionReview of req with the objects of vo,
-// which it encodes straight into the body: encoding/json would encode
-// them apart and then compact and check them again.
+// whose JSON it splices in as it is: encoding/json would encode them
+// apart and then compact and check them again, and they are often at
+// hand already (the stored object's, or one shared by the webhooks of a
+// request).
 func reviewBody(version string, req *admissionv1.AdmissionRequest, vo *versioned) ([]byte, error) {
+	object, old, err := vo.encoded()
+	if err != nil {
+		return nil, err
+	}
 	head, err := json.Marshal(struct {
 		*admissionv1.AdmissionRequest
 		// Shadow the objects, written after.
@@ -120,28 +159,16 @@ func reviewBody(version string, req *admissionv1.AdmissionRequest, vo *versioned
 	if err != nil {
 		return nil, err
 	}
-	b := make([]byte, 0, len(head)+8<<10)
+	b := make([]byte, 0, len(head)+len(object)+len(old)+96)
 	b = append(b, `{"kind":"AdmissionReview","apiVersion":"admission.k8s.io/`...)
 	b = append(b, version...)
 	b = append(b, `","request":`...)
 	b = append(b, head[:len(head)-1]...)
 	b = append(b, `,"object":`...)
-	if b, err = appendObject(b, vo.object); err != nil {
-		return nil, err
-	}
+	b = append(b, object...)
 	b = append(b, `,"oldObject":`...)
-	if b, err = appendObject(b, vo.old); err != nil {
-		return nil, err
-	}
+	b = append(b, old...)
 	return append(b, "}}"...), nil
-}
-
-// appendObject appends obj's JSON, null for none.
-func appendObject(b []byte, obj map[string]any) ([]byte, error) {
-	if obj == nil {
-		return append(b, "null"...), nil
-	}
-	return codec.AppendMarshal(b, obj)
 }
 
 func rawObject(obj map[string]any) runtime.RawExtension {
