@@ -15,9 +15,12 @@ import (
 
 	admissionv1 "k8s.io/api/admission/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/crdserver/crdserver/internal/authn"
 	"github.com/crdserver/crdserver/internal/codec"
@@ -553,6 +556,49 @@ func TestReviewBody(t *testing.T) {
 	if got.Kind != "AdmissionReview" || got.APIVersion != "admission.k8s.io/v1" || got.Request.UID != "u-1" || got.Request.Name != "w1" ||
 		objectName(got.Request.Object.Raw) != "w1" || objectName(got.Request.OldObject.Raw) != "w1" || got.Request.UserInfo.Username != "alice" {
 		t.Errorf("review %s", body)
+	}
+}
+
+// TestAppendRequest holds appendRequest to encoding/json's encoding of
+// the request without its objects.
+func TestAppendRequest(t *testing.T) {
+	odd := "<a&b>\"q\"\\ é\u2028\x01"
+	full := admissionv1.AdmissionRequest{
+		UID:                "u-" + types.UID(odd),
+		Kind:               metav1.GroupVersionKind{Group: "g" + odd, Version: "v1", Kind: "K"},
+		Resource:           metav1.GroupVersionResource{Group: "g", Version: "v" + odd, Resource: "ks"},
+		SubResource:        "status",
+		RequestKind:        &metav1.GroupVersionKind{Group: "g", Version: "v2", Kind: "K" + odd},
+		RequestResource:    &metav1.GroupVersionResource{Group: "g", Version: "v2", Resource: "ks" + odd},
+		RequestSubResource: "scale",
+		Name:               "n" + odd,
+		Namespace:          "ns",
+		Operation:          admissionv1.Update,
+		UserInfo: authenticationv1.UserInfo{Username: "alice" + odd, UID: "u", Groups: []string{"a", odd},
+			Extra: map[string]authenticationv1.ExtraValue{"z": {"1", odd}, "a" + odd: nil, "m": {}}},
+		DryRun:  ptr(true),
+		Options: runtime.RawExtension{Raw: []byte(`{"apiVersion":"meta.k8s.io/v1","kind":"UpdateOptions","fieldManager":"\u003cm\u003e"}`)},
+	}
+	for name, req := range map[string]admissionv1.AdmissionRequest{
+		"full":    full,
+		"minimal": {UID: "u", Operation: admissionv1.Create},
+		"user without name": {UID: "u", Operation: admissionv1.Delete, DryRun: ptr(false),
+			UserInfo: authenticationv1.UserInfo{UID: "x", Groups: []string{}, Extra: map[string]authenticationv1.ExtraValue{}}},
+		"groups only": {UserInfo: authenticationv1.UserInfo{Groups: []string{"g"}}},
+		"extra only":  {UserInfo: authenticationv1.UserInfo{Extra: map[string]authenticationv1.ExtraValue{"k": {"v"}}}},
+	} {
+		want, err := json.Marshal(struct {
+			*admissionv1.AdmissionRequest
+			Object    *struct{} `json:"object,omitempty"`
+			OldObject *struct{} `json:"oldObject,omitempty"`
+		}{AdmissionRequest: &req})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = want[:len(want)-1] // appendRequest leaves the object open
+		if got := appendRequest([]byte("x"), &req); string(got) != "x"+string(want) {
+			t.Errorf("%s:\n got %s\nwant %s", name, got[1:], want)
+		}
 	}
 }
 

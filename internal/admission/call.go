@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -150,25 +153,111 @@ func reviewBody(version string, req *admissionv1.AdmissionRequest, vo *versioned
 	if err != nil {
 		return nil, err
 	}
-	head, err := json.Marshal(struct {
-		*admissionv1.AdmissionRequest
-		// Shadow the objects, written after.
-		Object    *struct{} `json:"object,omitempty"`
-		OldObject *struct{} `json:"oldObject,omitempty"`
-	}{AdmissionRequest: req})
-	if err != nil {
-		return nil, err
-	}
-	b := make([]byte, 0, len(head)+len(object)+len(old)+96)
+	b := make([]byte, 0, len(object)+len(old)+1024)
 	b = append(b, `{"kind":"AdmissionReview","apiVersion":"admission.k8s.io/`...)
 	b = append(b, version...)
 	b = append(b, `","request":`...)
-	b = append(b, head[:len(head)-1]...)
+	b = appendRequest(b, req)
 	b = append(b, `,"object":`...)
 	b = append(b, object...)
 	b = append(b, `,"oldObject":`...)
 	b = append(b, old...)
 	return append(b, "}}"...), nil
+}
+
+// appendRequest appends req's JSON as encoding/json writes it, but for
+// its objects and the closing brace, which reviewBody writes: without
+// reflection, which was a tenth of a call's own CPU. Its test holds it to
+// encoding/json's output.
+func appendRequest(b []byte, req *admissionv1.AdmissionRequest) []byte {
+	str := func(b []byte, name, value string, omitEmpty bool) []byte {
+		if omitEmpty && value == "" {
+			return b
+		}
+		b = append(b, ',', '"')
+		b = append(b, name...)
+		b = append(b, '"', ':')
+		return codec.AppendString(b, value)
+	}
+	gvk := func(b []byte, name string, k metav1.GroupVersionKind) []byte {
+		b = append(b, ",\""+name+"\":{\"group\":"...)
+		b = codec.AppendString(b, k.Group)
+		b = append(b, `,"version":`...)
+		b = codec.AppendString(b, k.Version)
+		b = append(b, `,"kind":`...)
+		b = codec.AppendString(b, k.Kind)
+		return append(b, '}')
+	}
+	gvr := func(b []byte, name string, r metav1.GroupVersionResource) []byte {
+		b = append(b, ",\""+name+"\":{\"group\":"...)
+		b = codec.AppendString(b, r.Group)
+		b = append(b, `,"version":`...)
+		b = codec.AppendString(b, r.Version)
+		b = append(b, `,"resource":`...)
+		b = codec.AppendString(b, r.Resource)
+		return append(b, '}')
+	}
+	strs := func(b []byte, list []string) []byte {
+		if list == nil {
+			return append(b, "null"...)
+		}
+		b = append(b, '[')
+		for i, s := range list {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = codec.AppendString(b, s)
+		}
+		return append(b, ']')
+	}
+	b = append(b, `{"uid":`...)
+	b = codec.AppendString(b, string(req.UID))
+	b = gvk(b, "kind", req.Kind)
+	b = gvr(b, "resource", req.Resource)
+	b = str(b, "subResource", req.SubResource, true)
+	if req.RequestKind != nil {
+		b = gvk(b, "requestKind", *req.RequestKind)
+	}
+	if req.RequestResource != nil {
+		b = gvr(b, "requestResource", *req.RequestResource)
+	}
+	b = str(b, "requestSubResource", req.RequestSubResource, true)
+	b = str(b, "name", req.Name, true)
+	b = str(b, "namespace", req.Namespace, true)
+	b = str(b, "operation", string(req.Operation), false)
+	u := req.UserInfo
+	b = append(b, `,"userInfo":{`...)
+	mark := len(b)
+	b = str(b, "username", u.Username, true)
+	b = str(b, "uid", u.UID, true)
+	if len(u.Groups) > 0 {
+		b = append(b, `,"groups":`...)
+		b = strs(b, u.Groups)
+	}
+	if len(u.Extra) > 0 {
+		b = append(b, `,"extra":{`...)
+		for i, k := range slices.Sorted(maps.Keys(u.Extra)) {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = codec.AppendString(b, k)
+			b = append(b, ':')
+			b = strs(b, u.Extra[k])
+		}
+		b = append(b, '}')
+	}
+	if len(b) > mark {
+		b = slices.Delete(b, mark, mark+1) // the first member's comma
+	}
+	b = append(b, '}')
+	if req.DryRun != nil {
+		b = strconv.AppendBool(append(b, `,"dryRun":`...), *req.DryRun)
+	}
+	b = append(b, `,"options":`...)
+	if req.Options.Raw == nil {
+		return append(b, "null"...)
+	}
+	return append(b, req.Options.Raw...)
 }
 
 func rawObject(obj map[string]any) runtime.RawExtension {
