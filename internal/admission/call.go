@@ -179,22 +179,15 @@ func appendRequest(b []byte, req *admissionv1.AdmissionRequest) []byte {
 		b = append(b, '"', ':')
 		return codec.AppendString(b, value)
 	}
-	gvk := func(b []byte, name string, k metav1.GroupVersionKind) []byte {
+	// gv writes a GroupVersionKind or GroupVersionResource: group,
+	// version, and the kind or resource as last.
+	gv := func(b []byte, name, group, version, last, value string) []byte {
 		b = append(b, ",\""+name+"\":{\"group\":"...)
-		b = codec.AppendString(b, k.Group)
+		b = codec.AppendString(b, group)
 		b = append(b, `,"version":`...)
-		b = codec.AppendString(b, k.Version)
-		b = append(b, `,"kind":`...)
-		b = codec.AppendString(b, k.Kind)
-		return append(b, '}')
-	}
-	gvr := func(b []byte, name string, r metav1.GroupVersionResource) []byte {
-		b = append(b, ",\""+name+"\":{\"group\":"...)
-		b = codec.AppendString(b, r.Group)
-		b = append(b, `,"version":`...)
-		b = codec.AppendString(b, r.Version)
-		b = append(b, `,"resource":`...)
-		b = codec.AppendString(b, r.Resource)
+		b = codec.AppendString(b, version)
+		b = append(b, ",\""+last+"\":"...)
+		b = codec.AppendString(b, value)
 		return append(b, '}')
 	}
 	strs := func(b []byte, list []string) []byte {
@@ -212,14 +205,14 @@ func appendRequest(b []byte, req *admissionv1.AdmissionRequest) []byte {
 	}
 	b = append(b, `{"uid":`...)
 	b = codec.AppendString(b, string(req.UID))
-	b = gvk(b, "kind", req.Kind)
-	b = gvr(b, "resource", req.Resource)
+	b = gv(b, "kind", req.Kind.Group, req.Kind.Version, "kind", req.Kind.Kind)
+	b = gv(b, "resource", req.Resource.Group, req.Resource.Version, "resource", req.Resource.Resource)
 	b = str(b, "subResource", req.SubResource, true)
-	if req.RequestKind != nil {
-		b = gvk(b, "requestKind", *req.RequestKind)
+	if k := req.RequestKind; k != nil {
+		b = gv(b, "requestKind", k.Group, k.Version, "kind", k.Kind)
 	}
-	if req.RequestResource != nil {
-		b = gvr(b, "requestResource", *req.RequestResource)
+	if r := req.RequestResource; r != nil {
+		b = gv(b, "requestResource", r.Group, r.Version, "resource", r.Resource)
 	}
 	b = str(b, "requestSubResource", req.RequestSubResource, true)
 	b = str(b, "name", req.Name, true)
