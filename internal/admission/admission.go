@@ -56,6 +56,13 @@ type Attributes struct {
 	// Object is the new object (nil on delete), OldObject the stored one
 	// (nil on create), both in the request's version.
 	Object, OldObject map[string]any
+	// ObjectJSON and OldObjectJSON are Object's and OldObject's JSON when
+	// the caller has it at hand (the stored object's bytes), nil when
+	// not: members and values exactly those of the maps, as
+	// encoding/json writes them, since webhooks receive these bytes
+	// instead of an encoding of the maps. Mutate drops ObjectJSON when
+	// it replaces Object.
+	ObjectJSON, OldObjectJSON []byte
 	// Options are the request's CreateOptions, UpdateOptions or
 	// DeleteOptions as JSON decodes them.
 	Options map[string]any
@@ -85,6 +92,11 @@ type Attributes struct {
 	// several goroutines at once. Keys that are not qualified names are
 	// dropped before it is called, as upstream drops them.
 	Annotate func(key, value string)
+}
+
+// setObject replaces the object with a mutated one, whose JSON nobody has.
+func (at *Attributes) setObject(obj map[string]any) {
+	at.Object, at.ObjectJSON = obj, nil
 }
 
 // annotate records an audit annotation on at's request.

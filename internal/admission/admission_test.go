@@ -15,11 +15,15 @@ import (
 
 	admissionv1 "k8s.io/api/admission/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/crdserver/crdserver/internal/authn"
+	"github.com/crdserver/crdserver/internal/codec"
 	"github.com/crdserver/crdserver/internal/webhook/webhooktest"
 )
 
@@ -555,8 +559,123 @@ func TestReviewBody(t *testing.T) {
 	}
 }
 
+// TestAppendRequest holds appendRequest to encoding/json's encoding of
+// the request without its objects.
+func TestAppendRequest(t *testing.T) {
+	odd := "<a&b>\"q\"\\ é\u2028\x01"
+	full := admissionv1.AdmissionRequest{
+		UID:                "u-" + types.UID(odd),
+		Kind:               metav1.GroupVersionKind{Group: "g" + odd, Version: "v1", Kind: "K"},
+		Resource:           metav1.GroupVersionResource{Group: "g", Version: "v" + odd, Resource: "ks"},
+		SubResource:        "status",
+		RequestKind:        &metav1.GroupVersionKind{Group: "g", Version: "v2", Kind: "K" + odd},
+		RequestResource:    &metav1.GroupVersionResource{Group: "g", Version: "v2", Resource: "ks" + odd},
+		RequestSubResource: "scale",
+		Name:               "n" + odd,
+		Namespace:          "ns",
+		Operation:          admissionv1.Update,
+		UserInfo: authenticationv1.UserInfo{Username: "alice" + odd, UID: "u", Groups: []string{"a", odd},
+			Extra: map[string]authenticationv1.ExtraValue{"z": {"1", odd}, "a" + odd: nil, "m": {}}},
+		DryRun:  ptr(true),
+		Options: runtime.RawExtension{Raw: []byte(`{"apiVersion":"meta.k8s.io/v1","kind":"UpdateOptions","fieldManager":"\u003cm\u003e"}`)},
+	}
+	for name, req := range map[string]admissionv1.AdmissionRequest{
+		"full":    full,
+		"minimal": {UID: "u", Operation: admissionv1.Create},
+		"user without name": {UID: "u", Operation: admissionv1.Delete, DryRun: ptr(false),
+			UserInfo: authenticationv1.UserInfo{UID: "x", Groups: []string{}, Extra: map[string]authenticationv1.ExtraValue{}}},
+		"groups only": {UserInfo: authenticationv1.UserInfo{Groups: []string{"g"}}},
+		"extra only":  {UserInfo: authenticationv1.UserInfo{Extra: map[string]authenticationv1.ExtraValue{"k": {"v"}}}},
+	} {
+		want, err := json.Marshal(struct {
+			*admissionv1.AdmissionRequest
+			Object    *struct{} `json:"object,omitempty"`
+			OldObject *struct{} `json:"oldObject,omitempty"`
+		}{AdmissionRequest: &req})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = want[:len(want)-1] // appendRequest leaves the object open
+		if got := appendRequest([]byte("x"), &req); string(got) != "x"+string(want) {
+			t.Errorf("%s:\n got %s\nwant %s", name, got[1:], want)
+		}
+	}
+}
+
 func objectName(raw []byte) string {
 	var o struct{ Metadata struct{ Name string } }
 	json.Unmarshal(raw, &o)
 	return o.Metadata.Name
+}
+
+// TestPresetJSON: the objects' JSON the caller has at hand reaches
+// webhooks as it is (here in an order of its own, so that it shows), but
+// only in the request's version and only while the object is the one it
+// encodes: a webhook after a mutation, and one matching another version,
+// receive an encoding of the objects they see.
+func TestPresetJSON(t *testing.T) {
+	hook := startHook(t)
+	mutator := webhookAt("m1.example.com", hook.on("/m1", patch(`[{"op":"replace","path":"/spec/size","value":2}]`)), hook.CABundle, admissionregistrationv1.Fail)
+	after := webhookAt("m2.example.com", hook.on("/m2", allowed), hook.CABundle, admissionregistrationv1.Fail)
+	validator := webhookAt("v.example.com", hook.on("/v", allowed), hook.CABundle, admissionregistrationv1.Fail)
+	other := webhookAt("v2.example.com", hook.on("/v2", allowed), hook.CABundle, admissionregistrationv1.Fail)
+	other.Rules[0].APIVersions = []string{"v2"}
+	other.MatchPolicy = ptr(admissionregistrationv1.Equivalent)
+	a := New(Config{Source: &source{
+		mutating:   []Stored{stored("a", true, mutator, after)},
+		validating: []Stored{stored("c", false, validator, other)},
+	}})
+	at := widgetAttributes(Update)
+	at.Versions = []string{"v1", "v2"}
+	at.Convert = func(_ context.Context, obj map[string]any, av string) (map[string]any, error) {
+		obj["apiVersion"] = av
+		return obj, nil
+	}
+	at.OldObject = map[string]any{"apiVersion": "example.com/v1", "kind": "Widget", "metadata": map[string]any{"name": "w1", "labels": map[string]any{"app": "a"}}}
+	oldJSON := `{"metadata":{"name":"w1","labels":{"app":"a"}},"kind":"Widget","apiVersion":"example.com/v1"}`
+	objJSON := `{"spec":{"size":1},"metadata":{"name":"w1","namespace":"default","labels":{"app":"a"}},"kind":"Widget","apiVersion":"example.com/v1"}`
+	at.ObjectJSON, at.OldObjectJSON = []byte(objJSON), []byte(oldJSON)
+	if err := a.Mutate(context.Background(), at); err != nil {
+		t.Fatal(err)
+	}
+	if at.ObjectJSON != nil {
+		t.Errorf("ObjectJSON kept after a mutation: %s", at.ObjectJSON)
+	}
+	// The validating webhooks see the mutated object, encoded by the
+	// handler again.
+	mutated, err := codec.Marshal(at.Object)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mutatedJSON := `{"spec":{"size":2},"metadata":{"name":"w1","namespace":"default","labels":{"app":"a"}},"kind":"Widget","apiVersion":"example.com/v1"}`
+	at.ObjectJSON = []byte(mutatedJSON)
+	if err := a.Validate(context.Background(), at); err != nil {
+		t.Fatal(err)
+	}
+	encoded := func(obj map[string]any, av string) string {
+		obj = deepCopy(obj)
+		obj["apiVersion"] = av
+		b, err := codec.Marshal(obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	for _, tc := range []struct {
+		path, object, old string
+	}{
+		{"/m1", objJSON, oldJSON},
+		{"/m2", string(mutated), oldJSON},
+		{"/v", mutatedJSON, oldJSON},
+		{"/v2", encoded(at.Object, "example.com/v2"), encoded(at.OldObject, "example.com/v2")},
+	} {
+		revs := hook.reviews(tc.path)
+		if len(revs) != 1 {
+			t.Fatalf("%s: %d reviews", tc.path, len(revs))
+		}
+		req := revs[0].Request
+		if string(req.Object.Raw) != tc.object || string(req.OldObject.Raw) != tc.old {
+			t.Errorf("%s: object %s, oldObject %s; want %s, %s", tc.path, req.Object.Raw, req.OldObject.Raw, tc.object, tc.old)
+		}
+	}
 }

@@ -164,7 +164,7 @@ func (a *Admission) mutateOne(ctx context.Context, inv *invocation, at *Attribut
 			return false, apierrors.NewInternalError(err)
 		}
 	}
-	at.Object = patched
+	at.setObject(patched)
 	return true, nil
 }
 

@@ -301,7 +301,7 @@ func (a *Admission) mutateWithPolicy(ctx context.Context, p *mutatingPolicy, inv
 			return false, nil
 		}
 	}
-	at.Object = obj
+	at.setObject(obj)
 	return true, nil
 }
 

@@ -51,20 +51,15 @@ func (a *Admission) Validate(ctx context.Context, at *Attributes) error {
 		return apierrors.NewTimeoutError("request did not complete within requested timeout", 0)
 	}
 	w := &warner{warn: at.Warn}
+	if len(invs) == 1 {
+		// Nothing to overlap with: the request's goroutine makes the
+		// call, which spares a goroutine and the growth of its stack.
+		return a.validateRecovered(ctx, invs[0], at, vos[0], w)
+	}
 	errs := make([]error, len(invs))
 	var wg sync.WaitGroup
 	for i, inv := range invs {
-		wg.Go(func() {
-			defer func() {
-				if r := recover(); r != nil {
-					a.log.Error("admission: validating webhook call panicked", "webhook", inv.hook.Name, "panic", r)
-					if !inv.hook.failOpen() {
-						errs[i] = apierrors.NewInternalError(fmt.Errorf("ValidatingAdmissionWebhook/%v has panicked: %v", inv.hook.Name, r))
-					}
-				}
-			}()
-			errs[i] = a.validateOne(ctx, inv, at, vos[i], w)
-		})
+		wg.Go(func() { errs[i] = a.validateRecovered(ctx, inv, at, vos[i], w) })
 	}
 	wg.Wait()
 	for _, err := range errs {
@@ -73,6 +68,21 @@ func (a *Admission) Validate(ctx context.Context, at *Attributes) error {
 		}
 	}
 	return nil
+}
+
+// validateRecovered is validateOne, with a panic failing the webhook's
+// call (or ignored under failurePolicy Ignore) rather than the server.
+func (a *Admission) validateRecovered(ctx context.Context, inv *invocation, at *Attributes, vo *versioned, w *warner) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			a.log.Error("admission: validating webhook call panicked", "webhook", inv.hook.Name, "panic", r)
+			err = nil
+			if !inv.hook.failOpen() {
+				err = apierrors.NewInternalError(fmt.Errorf("ValidatingAdmissionWebhook/%v has panicked: %v", inv.hook.Name, r))
+			}
+		}
+	}()
+	return a.validateOne(ctx, inv, at, vo, w)
 }
 
 func (a *Admission) validateOne(ctx context.Context, inv *invocation, at *Attributes, vo *versioned, w *warner) error {

@@ -34,7 +34,10 @@ var _ Admitter = (*admission.Admission)(nil)
 // and defaulted again when a webhook changed it. A write of the scale
 // subresource is admitted as the Scale it is, and only the replicas the
 // webhooks leave in its spec are kept.
-func (h *Handler) mutate(c *call, op admission.Operation, obj, old map[string]any, sub string) (map[string]any, error) {
+//
+// oldJSON, when not nil, is the encoding old was decoded from, which
+// webhooks then receive as it is.
+func (h *Handler) mutate(c *call, op admission.Operation, obj, old map[string]any, oldJSON []byte, sub string) (map[string]any, error) {
 	if h.admit == nil {
 		return obj, nil
 	}
@@ -53,6 +56,7 @@ func (h *Handler) mutate(c *call, op admission.Operation, obj, old map[string]an
 		}
 		return obj, nil
 	}
+	at.OldObjectJSON = oldJSON
 	if err := h.admit.Mutate(c.r.Context(), at); err != nil {
 		return nil, err
 	}
@@ -67,8 +71,9 @@ func (h *Handler) mutate(c *call, op admission.Operation, obj, old map[string]an
 }
 
 // validateAdmission runs validating admission on a write about to be
-// stored.
-func (h *Handler) validateAdmission(c *call, op admission.Operation, obj, old map[string]any, sub string) error {
+// stored. objJSON and oldJSON, when not nil, are the encodings of obj and
+// old, which webhooks then receive as they are.
+func (h *Handler) validateAdmission(c *call, op admission.Operation, obj, old map[string]any, objJSON, oldJSON []byte, sub string) error {
 	if h.admit == nil {
 		return nil
 	}
@@ -76,6 +81,8 @@ func (h *Handler) validateAdmission(c *call, op admission.Operation, obj, old ma
 	if sub == "scale" {
 		sc := c.version.Subresources.Scale
 		at.Object, at.OldObject = toScale(obj, sc), toScale(old, sc)
+	} else {
+		at.ObjectJSON, at.OldObjectJSON = objJSON, oldJSON
 	}
 	return h.admit.Validate(c.r.Context(), at)
 }

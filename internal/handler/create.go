@@ -62,7 +62,7 @@ func (h *Handler) createObject(c *call, obj map[string]any, dry bool) (err error
 	if !c.applied {
 		recordFields(c, nil, obj, "")
 	}
-	if obj, err = h.mutate(c, admission.Create, obj, nil, ""); err != nil {
+	if obj, err = h.mutate(c, admission.Create, obj, nil, nil, ""); err != nil {
 		return err
 	}
 	if obj, err = toHooksVersion(c, obj); err != nil {
@@ -84,7 +84,7 @@ func (h *Handler) createObject(c *call, obj map[string]any, dry bool) (err error
 	if errs = validateRules(c, obj, nil, errs); len(errs) > 0 {
 		return apierrors.NewInvalid(schema.GroupKind{Group: c.def.Group, Kind: c.def.Kind}, name, errs)
 	}
-	if err := h.validateAdmission(c, admission.Create, obj, nil, ""); err != nil {
+	if err := h.validateAdmission(c, admission.Create, obj, nil, nil, nil, ""); err != nil {
 		return err
 	}
 	if c.def.Namespaced() {
@@ -143,7 +143,7 @@ func (h *Handler) createUnstored(c *call, cr registry.Creator, obj map[string]an
 			return apierrors.NewInvalid(schema.GroupKind{Group: c.def.Group, Kind: c.def.Kind}, name, errs)
 		}
 	}
-	if err := h.validateAdmission(c, admission.Create, obj, nil, ""); err != nil {
+	if err := h.validateAdmission(c, admission.Create, obj, nil, nil, nil, ""); err != nil {
 		return err
 	}
 	out, err := cr.Create(c.r.Context(), obj)

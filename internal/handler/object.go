@@ -59,6 +59,28 @@ func encodeStored(obj map[string]any) ([]byte, error) {
 	return b, nil
 }
 
+// encodeStoredAndAdmitted encodes obj for storage, as encodeStored does,
+// and as admission webhooks receive it: with its resourceVersion, the
+// one bytes splice (which byte for byte is the encoding of obj), else
+// nil for admission to encode obj itself.
+func encodeStoredAndAdmitted(obj map[string]any) (stored, admitted []byte, err error) {
+	if stored, err = encodeStored(obj); err != nil {
+		return nil, nil, err
+	}
+	md, _ := obj["metadata"].(map[string]any)
+	switch rv := md["resourceVersion"].(type) {
+	case nil:
+		if _, had := md["resourceVersion"]; !had {
+			return stored, stored, nil
+		}
+	case string:
+		if admitted, ok := codec.SetResourceVersion(stored, rv); ok {
+			return stored, admitted, nil
+		}
+	}
+	return stored, nil, nil
+}
+
 // setRV sets metadata.resourceVersion.
 func setRV(obj map[string]any, rev int64) {
 	md := metadata(obj)

@@ -8,6 +8,7 @@ import (
 
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 
+	"github.com/crdserver/crdserver/internal/codec"
 	"github.com/crdserver/crdserver/internal/registry"
 )
 
@@ -128,6 +129,57 @@ func TestInKey(t *testing.T) {
 		shared := got != "" && unsafe.StringData(got) != unsafe.StringData(tc.s)
 		if shared != tc.shared {
 			t.Errorf("inKey(%q, %q, %d) shares the key: %v, want %v", tc.key, tc.s, tc.end, shared, tc.shared)
+		}
+	}
+}
+
+// TestEncodeStoredAndAdmitted checks that what admission webhooks receive
+// of an update's object is byte for byte its encoding, whatever its
+// resourceVersion, and that its storage encoding is encodeStored's.
+func TestEncodeStoredAndAdmitted(t *testing.T) {
+	for _, tc := range []struct {
+		doc string
+		// spliced: admission receives the storage encoding with the
+		// resourceVersion spliced in; else it encodes the object itself.
+		spliced bool
+	}{
+		{`{"apiVersion":"g/v1","kind":"K","metadata":{"name":"a","resourceVersion":"17","uid":"u"},"spec":{"x":1}}`, true},
+		{`{"apiVersion":"g/v1","kind":"K","metadata":{"name":"a","resourceVersion":""}}`, true},
+		{`{"apiVersion":"g/v1","kind":"K","metadata":{"name":"a"}}`, true},
+		{`{"apiVersion":"g/v1","kind":"K","metadata":{"name":"a","resourceVersion":"<\"&>"}}`, true},
+		{`{"apiVersion":"g/v1","kind":"K","metadata":{"zz":"after","resourceVersion":"1","aa":"before"}}`, true},
+		{`{"apiVersion":"g/v1","kind":"K"}`, true},
+		{`{"apiVersion":"g/v1","kind":"K","metadata":{"name":"a","resourceVersion":null}}`, false},
+		{`{"apiVersion":"g/v1","kind":"K","metadata":{"resourceVersion":5}}`, false},
+	} {
+		doc := tc.doc
+		obj, err := decodeStored([]byte(doc))
+		if err != nil {
+			t.Fatalf("%s: %v", doc, err)
+		}
+		want, err := codec.Marshal(obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantStored, err := encodeStored(obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stored, admitted, err := encodeStoredAndAdmitted(obj)
+		if err != nil {
+			t.Fatalf("%s: %v", doc, err)
+		}
+		if !bytes.Equal(stored, wantStored) {
+			t.Errorf("%s: stored\n%s, want\n%s", doc, stored, wantStored)
+		}
+		if (admitted != nil) != tc.spliced {
+			t.Errorf("%s: admitted %s, want spliced %v", doc, admitted, tc.spliced)
+		}
+		if admitted != nil && !bytes.Equal(admitted, want) {
+			t.Errorf("%s: admitted\n%s, want\n%s", doc, admitted, want)
+		}
+		if again, _ := codec.Marshal(obj); !bytes.Equal(again, want) {
+			t.Errorf("%s: encoding changed the object: %s", doc, again)
 		}
 	}
 }

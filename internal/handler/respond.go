@@ -37,10 +37,10 @@ func toRequestVersion(c *call, obj map[string]any) (map[string]any, error) {
 // toStorageVersion converts a request object to the storage version; an
 // object already there is returned as it is.
 func toStorageVersion(c *call, obj map[string]any) (map[string]any, error) {
-	storage := c.def.StorageAPIVersion()
-	if storage == "" || c.apiVersion() == storage || obj["apiVersion"] == storage {
+	if storedAsIs(c, obj) {
 		return obj, nil
 	}
+	storage := c.def.StorageAPIVersion()
 	if vc, ok := c.def.Hooks.(registry.VersionConverter); ok {
 		out, err := vc.ToStorage(obj, c.version.Name)
 		if err != nil {
@@ -53,6 +53,12 @@ func toStorageVersion(c *call, obj map[string]any) (map[string]any, error) {
 		return nil, conversionFailed(err)
 	}
 	return out, nil
+}
+
+// storedAsIs reports whether toStorageVersion returns obj itself.
+func storedAsIs(c *call, obj map[string]any) bool {
+	storage := c.def.StorageAPIVersion()
+	return storage == "" || c.apiVersion() == storage || obj["apiVersion"] == storage
 }
 
 func apiVersionOf(def *registry.Definition, version string) string {

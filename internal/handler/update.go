@@ -170,6 +170,9 @@ func (h *Handler) doWrite(c *call, sub, wantRV string, mutate mutation, copyOld 
 		if err != nil {
 			return apierrors.NewInternalError(err)
 		}
+		// Admission webhooks receive old's encoding as it is, rather than
+		// one of their own: nothing below changes old.
+		oldJSON := curJSON
 		curRV, _ := metadata(old)["resourceVersion"].(string)
 		if wantRV != "" && wantRV != curRV {
 			if retry() {
@@ -194,7 +197,7 @@ func (h *Handler) doWrite(c *call, sub, wantRV string, mutate mutation, copyOld 
 		if !c.applied {
 			recordFields(c, old, obj, sub)
 		}
-		if obj, err = h.mutate(c, admission.Update, obj, old, sub); err != nil {
+		if obj, err = h.mutate(c, admission.Update, obj, old, oldJSON, sub); err != nil {
 			return err
 		}
 		if obj, err = toHooksVersion(c, obj); err != nil {
@@ -205,6 +208,7 @@ func (h *Handler) doWrite(c *call, sub, wantRV string, mutate mutation, copyOld 
 			if old, err = decodeStored(cur.json); err != nil {
 				return apierrors.NewInternalError(err)
 			}
+			oldJSON = cur.json
 		}
 		if err := checkWrite(c, obj, old); err != nil {
 			return err
@@ -218,7 +222,17 @@ func (h *Handler) doWrite(c *call, sub, wantRV string, mutate mutation, copyOld 
 			}
 			return apierrors.NewInvalid(gk, c.info.Name, errs)
 		}
-		if err := h.validateAdmission(c, admission.Update, obj, old, sub); err != nil {
+		// An object already in the storage version is encoded before
+		// validating admission, which changes nothing, so that its
+		// webhooks receive that encoding (with the request's
+		// resourceVersion) rather than one of their own.
+		var data, objJSON []byte
+		if storedAsIs(c, obj) {
+			if data, objJSON, err = encodeStoredAndAdmitted(obj); err != nil {
+				return apierrors.NewInternalError(err)
+			}
+		}
+		if err := h.validateAdmission(c, admission.Update, obj, old, objJSON, oldJSON, sub); err != nil {
 			return err
 		}
 		if obj, err = toStorageVersion(c, obj); err != nil {
@@ -238,9 +252,10 @@ func (h *Handler) doWrite(c *call, sub, wantRV string, mutate mutation, copyOld 
 			h.writeObject(c, http.StatusOK, obj)
 			return nil
 		}
-		data, err := encodeStored(obj)
-		if err != nil {
-			return apierrors.NewInternalError(err)
+		if data == nil {
+			if data, err = encodeStored(obj); err != nil {
+				return apierrors.NewInternalError(err)
+			}
 		}
 		if dry {
 			h.writeObject(c, http.StatusOK, obj)

@@ -22,6 +22,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -97,6 +98,16 @@ type Client struct {
 	url        *url.URL // with the Service's host name for service configs
 	http       *http.Client
 	serverName string
+	// timed is the URL of the last call's timeout: the calls to one
+	// webhook nearly always share one, and building the URL showed in
+	// profiles of busy webhooks.
+	timed atomic.Pointer[timedURL]
+}
+
+// timedURL is the URL of calls with a timeout, its query saying so.
+type timedURL struct {
+	timeout time.Duration
+	url     string
 }
 
 // Client returns the client of cfg, creating it on first use. The config
@@ -214,11 +225,7 @@ func (c *Client) Post(ctx context.Context, body []byte, timeout time.Duration) (
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	u := *c.url
-	q := u.Query()
-	q.Set("timeout", timeout.String())
-	u.RawQuery = q.Encode()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.urlWith(timeout), bytes.NewReader(body))
 	if err != nil {
 		return nil, err
 	}
@@ -241,9 +248,23 @@ func (c *Client) Post(ctx context.Context, body []byte, timeout time.Duration) (
 		return nil, fmt.Errorf("the webhook's answer is larger than %d bytes", maxResponse)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return nil, &StatusError{Code: resp.StatusCode, Message: answerMessage(resp.StatusCode, data, u.Path)}
+		return nil, &StatusError{Code: resp.StatusCode, Message: answerMessage(resp.StatusCode, data, c.url.Path)}
 	}
 	return data, nil
+}
+
+// urlWith is the URL of a call with timeout.
+func (c *Client) urlWith(timeout time.Duration) string {
+	if t := c.timed.Load(); t != nil && t.timeout == timeout {
+		return t.url
+	}
+	u := *c.url
+	q := u.Query()
+	q.Set("timeout", timeout.String())
+	u.RawQuery = q.Encode()
+	t := &timedURL{timeout: timeout, url: u.String()}
+	c.timed.Store(t)
+	return t.url
 }
 
 // StatusError is a webhook's answer with a status code other than 2xx.

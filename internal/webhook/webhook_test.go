@@ -49,6 +49,27 @@ func TestURLWithCABundle(t *testing.T) {
 	if p := proto.Load(); p != "HTTP/2.0" {
 		t.Errorf("protocol %v, want HTTP/2.0", p)
 	}
+	// Calls of other timeouts say theirs, also after the client built
+	// the URL of one; each client keeps its own.
+	q, err := m.Client(webhook.ClientConfig{URL: srv.URL + "/convert?x=1", CABundle: srv.CABundle})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		c       *webhook.Client
+		timeout time.Duration
+		want    string
+	}{
+		{c, time.Second, "1s"}, {c, 0, "30s"}, {c, 5 * time.Second, "5s"}, {q, 2 * time.Second, "2s"},
+	} {
+		got, err := tc.c.Post(context.Background(), []byte(`{}`), tc.timeout)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := `{"path":"/convert","timeout":"` + tc.want + `","body":{}}`; string(got) != want {
+			t.Errorf("timeout %v: answer %s, want %s", tc.timeout, got, want)
+		}
+	}
 	again, _ := m.Client(webhook.ClientConfig{URL: srv.URL + "/convert", CABundle: srv.CABundle})
 	if again != c {
 		t.Error("the same config got a second client (and connection pool)")

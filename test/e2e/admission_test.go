@@ -2,14 +2,18 @@ package e2e
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"net"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -321,6 +325,74 @@ func TestAdmissionWebhooks(t *testing.T) {
 		checkFields(t, "equivalent", got, []fieldCheck{{"apiVersion", widgetGroup + "/v1"}, {"spec.size", "v2"}})
 	})
 
+	t.Run("an update's objects", func(t *testing.T) {
+		// What webhooks receive of an update: the stored object as
+		// oldObject, and as object the one about to be stored (with the
+		// request's resourceVersion) for validating webhooks; both
+		// converted for a webhook matching another version.
+		for _, p := range []string{"/objs-m", "/objs-v", "/objs-v2"} {
+			hook.handle(p, allow)
+		}
+		only := "  objectSelector: {matchLabels: {objs: \"yes\"}}\n"
+		registerWebhooks(t, srv, cfg(mutating, "objs-m.example.com", "/objs-m", widgetRules+only)+cfg(validating, "objs-v.example.com", "/objs-v", widgetRules+only)+
+			cfg(validating, "objs-v2.example.com", "/objs-v2", strings.Replace(widgetRules, "[v1]", "[v2]", 1)+only))
+		defer unregisterWebhooks(t, srv, "mutatingwebhookconfiguration/objs-m.example.com", "validatingwebhookconfiguration/objs-v.example.com",
+			"validatingwebhookconfiguration/objs-v2.example.com")
+		if out, err := create(t, "objs", "objs=yes"); err != nil {
+			t.Fatalf("create: %s", out)
+		}
+		ctx := testContext(t, startTimeout)
+		widgets := srv.Dynamic.Resource(widgetsV1).Namespace("w")
+		before, err := widgets.Get(ctx, "objs", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		next := before.DeepCopy()
+		if err := unstructured.SetNestedField(next.Object, "blue", "spec", "color"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := widgets.Update(ctx, next, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		after, err := widgets.Get(ctx, "objs", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Validating webhooks see the request's resourceVersion.
+		admitted := after.DeepCopy()
+		admitted.SetResourceVersion(before.GetResourceVersion())
+		inV2 := func(obj map[string]any) map[string]any {
+			obj = runtime.DeepCopyJSON(obj)
+			obj["apiVersion"] = widgetGroup + "/v2"
+			return obj
+		}
+		for _, tc := range []struct {
+			path        string
+			object, old map[string]any // object nil: not checked
+		}{
+			{"/objs-m", nil, before.Object},
+			{"/objs-v", admitted.Object, before.Object},
+			{"/objs-v2", inV2(admitted.Object), inV2(before.Object)},
+		} {
+			var update *admissionv1.AdmissionRequest
+			for _, r := range hook.received(tc.path) {
+				if r.Operation == admissionv1.Update && r.Name == "objs" {
+					update = r
+				}
+			}
+			if update == nil {
+				t.Errorf("%s: no update reviewed", tc.path)
+				continue
+			}
+			if got := objectOf(update.OldObject.Raw); !reflect.DeepEqual(got, jsonRoundTrip(t, tc.old)) {
+				t.Errorf("%s: oldObject\n%s\nwant\n%v", tc.path, update.OldObject.Raw, tc.old)
+			}
+			if got := objectOf(update.Object.Raw); tc.object != nil && !reflect.DeepEqual(got, jsonRoundTrip(t, tc.object)) {
+				t.Errorf("%s: object\n%s\nwant\n%v", tc.path, update.Object.Raw, tc.object)
+			}
+		}
+	})
+
 	t.Run("subresources and delete", func(t *testing.T) {
 		if out, err := create(t, "sub"); err != nil {
 			t.Fatalf("create: %s", out)
@@ -386,4 +458,14 @@ func TestAdmissionWebhooks(t *testing.T) {
 			t.Logf("three 100ms validating webhooks added %v", extra)
 		}
 	})
+}
+
+// jsonRoundTrip is obj as objectOf decodes its JSON (numbers as float64).
+func jsonRoundTrip(t *testing.T, obj map[string]any) map[string]any {
+	t.Helper()
+	b, err := json.Marshal(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return objectOf(b)
 }
