@@ -19,7 +19,7 @@ import (
 // labels.
 type Labels struct{ packed string }
 
-var _ labels.Labels = Labels{}
+var _ labels.Labels = (*Labels)(nil)
 
 // NewLabels packs m. The result shares no memory with m.
 func NewLabels(m map[string]string) Labels {
