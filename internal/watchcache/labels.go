@@ -14,9 +14,10 @@ import (
 // label's key and value, in key order, each after its length as a
 // uvarint) rather than kept as a map: a map of four labels costs about
 // 500 bytes in a dozen allocations, the packed form one allocation of
-// about the size of the text. A lookup scans the labels, which for the
-// few labels objects carry is as quick as hashing. The zero value has no
-// labels.
+// about the size of the text. A lookup scans the labels (objects carry
+// few) up to the first key past the one sought. The zero value has no
+// labels. Selectors match a *Labels: a Labels value would be copied to
+// the heap to become a labels.Labels interface, once per item matched.
 type Labels struct{ packed string }
 
 var _ labels.Labels = (*Labels)(nil)
