@@ -11,7 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/crdserver/crdserver/internal/codec"
 	"github.com/crdserver/crdserver/internal/conversion"
@@ -175,15 +174,10 @@ func decodeItemWith(key string, value []byte, rev int64, s registry.Schema) (*wa
 		return nil, fmt.Errorf("key %s: %w", key, err)
 	}
 	// Items live as long as their object: the strings get copies of their
-	// own, not slices of the whole decoded document.
+	// own, not slices of the whole decoded document (newItem packs the
+	// labels into a string of their own).
 	u := accessor(obj)
-	m := codec.Meta{Name: strings.Clone(u.GetName()), Namespace: strings.Clone(u.GetNamespace())}
-	if l := u.GetLabels(); len(l) > 0 {
-		m.Labels = make(map[string]string, len(l))
-		for k, v := range l {
-			m.Labels[strings.Clone(k)] = strings.Clone(v)
-		}
-	}
+	m := codec.Meta{Name: strings.Clone(u.GetName()), Namespace: strings.Clone(u.GetNamespace()), Labels: u.GetLabels()}
 	return newItem(key, rev, b, m), nil
 }
 
@@ -220,9 +214,7 @@ func newItem(key string, rev int64, encoded []byte, m codec.Meta) *watchcache.It
 		Name:      inKey(key, m.Name, 0),
 		JSON:      encoded,
 	}
-	if len(m.Labels) > 0 {
-		it.Labels = labels.Set(m.Labels)
-	}
+	it.Labels = watchcache.NewLabels(m.Labels)
 	// Field selectors read metadata.name and metadata.namespace from the
 	// item itself: Fields holds the selectable fields only.
 	if start, end, ok := codec.MetadataSpan(encoded); ok {

@@ -48,7 +48,7 @@ func testGetResourceVersions(t *testing.T, newStore func(testing.TB) storage.Int
 			if err != nil {
 				t.Fatal(err)
 			}
-			if it.Revision != tc.wantRev || it.Labels["v"] != "2" {
+			if it.Revision != tc.wantRev || it.Labels.Get("v") != "2" {
 				t.Errorf("got rev %d labels %v, want rev %d v=2", it.Revision, it.Labels, tc.wantRev)
 			}
 		})
@@ -165,8 +165,8 @@ func testGetReadsItsWrites(t *testing.T, newStore func(testing.TB) storage.Inter
 					t.Error(err)
 					return
 				}
-				if it.Revision < rev || it.Labels["i"] != strconv.Itoa(i) {
-					t.Errorf("%s: got rev %d i=%s after writing rev %d i=%d", name, it.Revision, it.Labels["i"], rev, i)
+				if it.Revision < rev || it.Labels.Get("i") != strconv.Itoa(i) {
+					t.Errorf("%s: got rev %d i=%s after writing rev %d i=%d", name, it.Revision, it.Labels.Get("i"), rev, i)
 					return
 				}
 			}

@@ -40,10 +40,11 @@ func testDecode(key string, value []byte, rev int64) (*Item, error) {
 	it.Name, _ = md["name"].(string)
 	it.Namespace, _ = md["namespace"].(string)
 	if l, ok := md["labels"].(map[string]any); ok {
-		it.Labels = labels.Set{}
+		set := labels.Set{}
 		for k, v := range l {
-			it.Labels[k], _ = v.(string)
+			set[k], _ = v.(string)
 		}
+		it.Labels = NewLabels(set)
 	}
 	it.Fields = fields.Set{"metadata.name": it.Name}
 	if it.Namespace != "" {

@@ -40,7 +40,8 @@ func (f *filter) matches(it *Item) bool {
 	if f.ns != "" && it.Namespace != f.ns {
 		return false
 	}
-	if f.labels != nil && !f.labels.Matches(it.Labels) {
+	// A pointer: Labels would be copied to the heap to become an interface.
+	if f.labels != nil && !f.labels.Matches(&it.Labels) {
 		return false
 	}
 	if f.fields != nil && !f.fields.Matches(itemFields{it}) {

@@ -34,7 +34,7 @@ type stateEntry struct {
 func stateOf(items []*Item) state {
 	s := state{}
 	for _, it := range items {
-		s[it.Key] = stateEntry{rev: it.Revision, app: it.Labels["app"]}
+		s[it.Key] = stateEntry{rev: it.Revision, app: it.Labels.Get("app")}
 	}
 	return s
 }
@@ -157,12 +157,12 @@ func testWatchProperty(t *testing.T, store storage.Interface) {
 				if _, ok := got[ev.Item.Key]; ok {
 					t.Errorf("%s: Added %s at %d but it exists", o.name, ev.Item.Key, ev.Revision)
 				}
-				got[ev.Item.Key] = stateEntry{rev: ev.Item.Revision, app: ev.Item.Labels["app"]}
+				got[ev.Item.Key] = stateEntry{rev: ev.Item.Revision, app: ev.Item.Labels.Get("app")}
 			case Modified:
 				if _, ok := got[ev.Item.Key]; !ok {
 					t.Errorf("%s: Modified %s at %d but it is absent", o.name, ev.Item.Key, ev.Revision)
 				}
-				got[ev.Item.Key] = stateEntry{rev: ev.Item.Revision, app: ev.Item.Labels["app"]}
+				got[ev.Item.Key] = stateEntry{rev: ev.Item.Revision, app: ev.Item.Labels.Get("app")}
 			case Deleted:
 				if _, ok := got[ev.Item.Key]; !ok {
 					t.Errorf("%s: Deleted %s at %d but it is absent", o.name, ev.Item.Key, ev.Revision)
@@ -209,7 +209,7 @@ func (o *observer) begin(ctx context.Context, c *Cache, kind string) error {
 			if ev.Type != Added {
 				return fmt.Errorf("initial event %s", evString(ev))
 			}
-			o.start[ev.Item.Key] = stateEntry{rev: ev.Item.Revision, app: ev.Item.Labels["app"]}
+			o.start[ev.Item.Key] = stateEntry{rev: ev.Item.Revision, app: ev.Item.Labels.Get("app")}
 		}
 	default:
 		opts := ListOptions{Labels: o.sel}

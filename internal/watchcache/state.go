@@ -92,11 +92,8 @@ func itemBytes(it *Item) int64 {
 	if it == nil {
 		return 0
 	}
-	n := itemOverhead + len(it.JSON) + len(it.Key) + len(it.Name) + len(it.Namespace)
-	for _, m := range [...]map[string]string{it.Labels, it.Fields} {
-		if m == nil {
-			continue
-		}
+	n := itemOverhead + len(it.JSON) + len(it.Key) + len(it.Name) + len(it.Namespace) + it.Labels.size()
+	if m := it.Fields; m != nil {
 		n += mapOverhead + mapSlotBytes*max(len(m), mapMinSlots)
 		for k, v := range m {
 			n += len(k) + len(v)

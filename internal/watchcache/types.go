@@ -26,7 +26,7 @@ type Item struct {
 	// MetaStart and MetaEnd are where the metadata object is in JSON:
 	// JSON[MetaStart:MetaEnd], when MetaEnd > 0 (0: not known).
 	MetaStart, MetaEnd int32
-	Labels             labels.Set
+	Labels             Labels
 	// Fields holds the values field selectors may use: any selectable
 	// fields. metadata.name and metadata.namespace may be left out (nil
 	// when there is nothing else): selectors read them from Name and

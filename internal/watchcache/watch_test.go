@@ -106,7 +106,7 @@ func testWatchDeletedCarriesDeleteRevision(t *testing.T, newStore func(testing.T
 	if !strings.Contains(string(ev.Item.JSON), fmt.Sprintf(`"resourceVersion":"%d"`, del)) {
 		t.Errorf("JSON %s lacks resourceVersion %d", ev.Item.JSON, del)
 	}
-	if ev.Item.Labels["app"] != "y" {
+	if ev.Item.Labels.Get("app") != "y" {
 		t.Errorf("deleted item labels %v, want its last state", ev.Item.Labels)
 	}
 
@@ -120,7 +120,7 @@ func testWatchDeletedCarriesDeleteRevision(t *testing.T, newStore func(testing.T
 	defer wx.Stop()
 	upd = r.update("a", "z", "app", "y")
 	ev = next(t, wx)
-	if ev.Type != Deleted || ev.Item.Revision != upd || ev.Item.Labels["app"] != "x" {
+	if ev.Type != Deleted || ev.Item.Revision != upd || ev.Item.Labels.Get("app") != "x" {
 		t.Fatalf("got %s labels %v", evString(ev), ev.Item.Labels)
 	}
 	if !strings.Contains(string(ev.Item.JSON), fmt.Sprintf(`"resourceVersion":"%d"`, upd)) {
