@@ -34,13 +34,19 @@ const hoistedPrefix = "__crdserver_inline_"
 func (h *hoister) atom(a *smdschema.Atom) {
 	switch {
 	case a.Map != nil:
-		m := *a.Map // the schema's maps may be shared: change a copy
-		m.Fields = append([]smdschema.StructField(nil), m.Fields...)
+		// The schema's maps may be shared: change a new one (its lookup
+		// index is built on first use).
+		m := &smdschema.Map{
+			Fields:              append([]smdschema.StructField(nil), a.Map.Fields...),
+			Unions:              a.Map.Unions,
+			ElementType:         a.Map.ElementType,
+			ElementRelationship: a.Map.ElementRelationship,
+		}
 		for i := range m.Fields {
 			h.ref(&m.Fields[i].Type)
 		}
 		h.ref(&m.ElementType)
-		a.Map = &m
+		a.Map = m
 	case a.List != nil:
 		l := *a.List
 		h.ref(&l.ElementType)
