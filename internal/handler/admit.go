@@ -96,7 +96,7 @@ func (h *Handler) deleteAdmission(c *call, namespace, name string, opts *metav1.
 		return nil
 	}
 	return func(ctx context.Context, old map[string]any) error {
-		old, err := toRequestVersion(c, deepCopy(old))
+		old, err := c.conv().ToRequest(c.r.Context(), deepCopy(old))
 		if err != nil {
 			return err
 		}

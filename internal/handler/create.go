@@ -65,7 +65,7 @@ func (h *Handler) createObject(c *call, obj map[string]any, dry bool) (err error
 	if obj, err = h.mutate(c, admission.Create, obj, nil, nil, ""); err != nil {
 		return err
 	}
-	if obj, err = toHooksVersion(c, obj); err != nil {
+	if obj, err = c.conv().ToHooks(c.r.Context(), obj); err != nil {
 		return err
 	}
 	if cr, ok := c.def.Hooks.(registry.Creator); ok {
@@ -92,7 +92,7 @@ func (h *Handler) createObject(c *call, obj map[string]any, dry bool) (err error
 			return err
 		}
 	}
-	if obj, err = toStorageVersion(c, obj); err != nil {
+	if obj, err = c.conv().ToStorage(c.r.Context(), obj); err != nil {
 		return err
 	}
 	key := c.store.Key(c.info.Namespace, name)

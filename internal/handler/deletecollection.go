@@ -39,7 +39,7 @@ func (h *Handler) deleteCollection(c *call) {
 	for i, it := range res.Items {
 		objs[i] = conversion.Object{JSON: it.JSON, Key: it.Key, Revision: it.Revision}
 	}
-	if _, err := convertStored(c, objs); err != nil {
+	if _, err := c.conv().FromStored(c.r.Context(), objs); err != nil {
 		codec.WriteStatus(c.w, c.r, err)
 		return
 	}
@@ -54,7 +54,7 @@ func (h *Handler) deleteCollection(c *call) {
 			codec.WriteStatus(c.w, c.r, err)
 			return
 		}
-		if obj, err = toRequestVersion(c, obj); err != nil {
+		if obj, err = c.conv().ToRequest(c.r.Context(), obj); err != nil {
 			codec.WriteStatus(c.w, c.r, err)
 			return
 		}

@@ -89,7 +89,7 @@ func resetFields(c *call, sub string) map[fieldpath.APIVersion]*fieldpath.Set {
 		}
 		out := make(map[fieldpath.APIVersion]*fieldpath.Set, len(c.def.Versions))
 		for _, v := range c.def.Versions {
-			out[fieldpath.APIVersion(apiVersionOf(c.def, v.Name))] = reset
+			out[fieldpath.APIVersion(registry.APIVersion(c.def.Group, v.Name))] = reset
 		}
 		return out
 	}
@@ -112,7 +112,7 @@ func replicasPaths(c *call) map[string]fieldpath.Path {
 		if v.Subresources.Scale != nil {
 			p = apply.ReplicasPath(v.Subresources.Scale.SpecReplicasPath)
 		}
-		out[apiVersionOf(c.def, v.Name)] = p
+		out[registry.APIVersion(c.def.Group, v.Name)] = p
 	}
 	return out
 }

@@ -36,7 +36,7 @@ func (h *Handler) get(c *call) {
 	if rs == nil && !inVersion(c, encoded) {
 		// Converted by key and revision: a conversion a list or a watch
 		// made is reused.
-		conv, err := convertStored(c, []conversion.Object{{JSON: encoded, Key: it.Key, Revision: it.Revision}})
+		conv, err := c.conv().FromStored(c.r.Context(), []conversion.Object{{JSON: encoded, Key: it.Key, Revision: it.Revision}})
 		if err != nil {
 			codec.WriteStatus(c.w, c.r, err)
 			return

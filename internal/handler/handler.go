@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/version"
 
 	"github.com/crdserver/crdserver/internal/codec"
+	"github.com/crdserver/crdserver/internal/conversion"
 	"github.com/crdserver/crdserver/internal/metrics"
 	"github.com/crdserver/crdserver/internal/registry"
 	"github.com/crdserver/crdserver/internal/request"
@@ -148,6 +149,11 @@ func (c *call) apiVersion() string {
 		return c.version.Name
 	}
 	return c.def.Group + "/" + c.version.Name
+}
+
+// conv converts between the request's version and the definition's others.
+func (c *call) conv() conversion.Request {
+	return conversion.Request{Def: c.def, Version: c.version.Name}
 }
 
 func (c *call) gr() schema.GroupResource { return c.def.GroupResource() }

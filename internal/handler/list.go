@@ -356,7 +356,7 @@ func inRequestVersion(c *call, items []*watchcache.Item) ([]listItem, error) {
 	if len(objs) == 0 {
 		return out, nil
 	}
-	converted, err := convertStored(c, objs)
+	converted, err := c.conv().FromStored(c.r.Context(), objs)
 	if err != nil {
 		return nil, err
 	}

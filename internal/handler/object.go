@@ -253,7 +253,7 @@ func servesStored(c *call, encoded []byte) bool {
 func (h *Handler) writeStored(c *call, status int, key string, obj map[string]any, data []byte, rev int64) {
 	if c.media.As == "" && c.present == nil {
 		if b, ok := codec.SetResourceVersion(data, rvString(rev)); ok {
-			out, err := convertStored(c, []conversion.Object{{JSON: b, Key: key, Revision: rev}})
+			out, err := c.conv().FromStored(c.r.Context(), []conversion.Object{{JSON: b, Key: key, Revision: rev}})
 			if err != nil {
 				codec.WriteStatus(c.w, c.r, err)
 				return

@@ -46,7 +46,7 @@ func (h *Handler) Rewrite(ctx context.Context, def *registry.Definition, store *
 	if err != nil {
 		return false, err
 	}
-	if obj, err = toStorageVersion(c, obj); err != nil {
+	if obj, err = c.conv().ToStorage(c.r.Context(), obj); err != nil {
 		return false, err
 	}
 	data, err := encodeStored(obj)

@@ -160,7 +160,7 @@ func (h *Handler) doWrite(c *call, sub, wantRV string, mutate mutation, copyOld 
 		// object is converted to it (it may be stored at any version).
 		curJSON := cur.json
 		if !inVersion(c, curJSON) {
-			conv, err := convertStored(c, []conversion.Object{{JSON: curJSON, Key: key, Revision: cur.rev}})
+			conv, err := c.conv().FromStored(c.r.Context(), []conversion.Object{{JSON: curJSON, Key: key, Revision: cur.rev}})
 			if err != nil {
 				return err
 			}
@@ -200,10 +200,10 @@ func (h *Handler) doWrite(c *call, sub, wantRV string, mutate mutation, copyOld 
 		if obj, err = h.mutate(c, admission.Update, obj, old, oldJSON, sub); err != nil {
 			return err
 		}
-		if obj, err = toHooksVersion(c, obj); err != nil {
+		if obj, err = c.conv().ToHooks(c.r.Context(), obj); err != nil {
 			return err
 		}
-		if typedVersions(c) && !inVersion(c, cur.json) {
+		if c.conv().TypedVersions() && !inVersion(c, cur.json) {
 			// The hooks compare with the stored object as stored.
 			if old, err = decodeStored(cur.json); err != nil {
 				return apierrors.NewInternalError(err)
@@ -227,7 +227,7 @@ func (h *Handler) doWrite(c *call, sub, wantRV string, mutate mutation, copyOld 
 		// webhooks receive that encoding (with the request's
 		// resourceVersion) rather than one of their own.
 		var data, objJSON []byte
-		if storedAsIs(c, obj) {
+		if c.conv().StoredAsIs(obj) {
 			if data, objJSON, err = encodeStoredAndAdmitted(obj); err != nil {
 				return apierrors.NewInternalError(err)
 			}
@@ -235,7 +235,7 @@ func (h *Handler) doWrite(c *call, sub, wantRV string, mutate mutation, copyOld 
 		if err := h.validateAdmission(c, admission.Update, obj, old, objJSON, oldJSON, sub); err != nil {
 			return err
 		}
-		if obj, err = toStorageVersion(c, obj); err != nil {
+		if obj, err = c.conv().ToStorage(c.r.Context(), obj); err != nil {
 			return err
 		}
 		if shouldDeleteOnUpdate(c, obj) {

@@ -145,7 +145,7 @@ func convertEvents(c *call, evs []watchcache.Event) ([][]byte, error) {
 	if len(objs) == 0 {
 		return out, nil
 	}
-	conv, err := convertStored(c, objs)
+	conv, err := c.conv().FromStored(c.r.Context(), objs)
 	if err != nil {
 		return nil, err
 	}
@@ -228,7 +228,7 @@ func (h *Handler) encodeEvent(c *call, buf *bytes.Buffer, ev watchcache.Event, c
 		if converted != nil {
 			encoded = converted
 		} else if !inVersion(c, encoded) {
-			conv, err := convertStored(c, []conversion.Object{{JSON: encoded, Key: ev.Item.Key, Revision: ev.Item.Revision}})
+			conv, err := c.conv().FromStored(c.r.Context(), []conversion.Object{{JSON: encoded, Key: ev.Item.Key, Revision: ev.Item.Revision}})
 			if err != nil {
 				return err
 			}
