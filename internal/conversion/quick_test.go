@@ -225,3 +225,42 @@ func FuzzQuickReview(f *testing.F) {
 		}
 	})
 }
+
+// TestRawResultSameMetadata: an answer with its original's metadata byte
+// for byte is taken as it came, but for originals whose labels or
+// annotations check would not keep as they are (null, or not objects):
+// those are read the long way, and every case agrees with result.
+func TestRawResultSameMetadata(t *testing.T) {
+	defaulted := func(c string) string { return strings.Replace(c, `"junk":1,`, `"size":"m",`, 1) }
+	for _, tc := range []struct {
+		name string
+		edit func(string) string // of the original and its answer alike
+		raw  bool
+	}{
+		{"as stored", nil, true},
+		{"no labels or annotations", func(c string) string {
+			return strings.Replace(c, `"annotations":{"n":"1"},"labels":{"a":"b"},`, ``, 1)
+		}, true},
+		{"labels null", func(c string) string { return strings.Replace(c, `"labels":{"a":"b"}`, `"labels":null`, 1) }, false},
+		{"annotations a string", func(c string) string {
+			return strings.Replace(c, `"annotations":{"n":"1"}`, `"annotations":"n"`, 1)
+		}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			orig := string(thing("a"))
+			if tc.edit != nil {
+				orig = tc.edit(orig)
+			}
+			stored := Object{JSON: []byte(orig), Key: "/a", Revision: 7}
+			conv := []byte(defaulted(strings.Replace(orig, quickGroup+"/v1", quickGroup+"/v2", 1)))
+			out, ok := rawResult(stored, conv, quickGroup+"/v2", junkSchema{})
+			if ok != tc.raw {
+				t.Errorf("rawResult ok = %v, want %v", ok, tc.raw)
+			}
+			if ok && !bytes.Equal(out, conv) {
+				t.Errorf("rawResult gave\n%s\nfor the answer\n%s", out, conv)
+			}
+			checkSame(t, stored, conv)
+		})
+	}
+}
