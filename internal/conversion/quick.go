@@ -47,36 +47,75 @@ func rawResult(orig Object, converted []byte, to string, s registry.Schema) (_ [
 }
 
 // sameMetadata is rawResult for the answer most webhooks give: the
-// original's encoded metadata, byte for byte, at apiVersion to with the
-// original's kind. Then name, namespace, uid, labels and annotations are
-// the original's, and the result — the answer with the original's
-// metadata — is the answer itself. Neither metadata is read member by
-// member, nor is the answer read past its metadata: Unchanged accepted
-// it, so its top-level names are sorted, each once. ok is false for any
-// other answer, which rawResult reads in full.
+// original's encoded members, metadata included, byte for byte from kind
+// to the end of metadata, under apiVersion to. Then kind, name,
+// namespace, uid, labels and annotations are the original's, and the
+// result — the answer with the original's metadata — is the answer
+// itself. The answer is read once, up to its metadata's end, and the
+// original only compared with it: Unchanged accepted the answer, so its
+// top-level names are sorted (apiVersion first, each once), and the
+// original is stored, in Marshal's form. ok is false for any other
+// answer, which rawResult reads in full.
 func sameMetadata(orig Object, converted []byte, to string) (_ []byte, ok bool) {
-	var top, ctop [3][]byte // apiVersion, kind, metadata
-	if !firstMembers(orig.JSON, topFields, top[:]) || !firstMembers(converted, topFields, ctop[:]) {
+	origAV, ok := APIVersion(orig.JSON)
+	if !ok {
 		return nil, false
 	}
-	md := top[2]
-	if len(md) == 0 || md[0] != '{' || !bytes.Equal(ctop[2], md) ||
-		!isString(ctop[0], to) || ctop[1] == nil || !bytes.Equal(ctop[1], top[1]) {
+	origRest := orig.JSON[len(avPrefix)+len(origAV)+1:]
+	head := len(avPrefix) + len(to) + 1 // {"apiVersion":"to"
+	if len(converted) <= head || string(converted[:len(avPrefix)]) != avPrefix ||
+		string(converted[len(avPrefix):head-1]) != to || converted[head-1] != '"' {
 		return nil, false
 	}
-	// check keeps labels and annotations that are objects (a stored
-	// object's hold strings) and drops null ones: only the former are
-	// kept as they are.
-	var la [2][]byte
-	if !firstMembers(md, labelFields, la[:]) {
-		return nil, false
-	}
-	for _, v := range la {
-		if v != nil && v[0] != '{' {
+	t := codec.MakeTokens(converted[head:])
+	var kind []byte
+	for metadata := false; !metadata; {
+		if !t.Consume(',') {
+			return nil, false // the end, or malformed: no metadata
+		}
+		name, plain, ok := t.Key()
+		if !ok || !plain {
+			return nil, false
+		}
+		switch string(name) {
+		case "kind":
+			kind, ok = t.Value()
+		case "metadata":
+			metadata = true
+			ok = t.Peek() == '{' && keptMetadata(&t)
+		default:
+			_, ok = t.Value()
+		}
+		if !ok {
 			return nil, false
 		}
 	}
+	if kind == nil || !bytes.HasPrefix(origRest, converted[head:head+t.Offset()]) {
+		return nil, false
+	}
 	return bytes.Clone(converted), true
+}
+
+// keptMetadata reads the metadata object at t and reports whether check
+// would keep it as it is, given it is a stored original's: labels and
+// annotations absent or objects (a stored object's hold strings), not
+// null, which check drops.
+func keptMetadata(t *codec.Tokens) bool {
+	t.Consume('{')
+	for first := true; !t.Consume('}'); first = false {
+		if !first && !t.Consume(',') {
+			return false
+		}
+		name, plain, ok := t.Key()
+		if !ok || !plain {
+			return false
+		}
+		v, ok := t.Value()
+		if !ok || (string(name) == "labels" || string(name) == "annotations") && v[0] != '{' {
+			return false
+		}
+	}
+	return true
 }
 
 // quickReview returns the n encoded converted objects of a compact,
@@ -261,9 +300,8 @@ type identity struct {
 }
 
 var (
-	topFields   = []string{"apiVersion", "kind", "metadata"}
-	metaFields  = []string{"name", "namespace", "uid", "labels", "annotations"}
-	labelFields = []string{"labels", "annotations"}
+	topFields  = []string{"apiVersion", "kind", "metadata"}
+	metaFields = []string{"name", "namespace", "uid", "labels", "annotations"}
 )
 
 // scan reads id from an encoded object: false when it is not compact JSON

@@ -241,6 +241,8 @@ func TestRawResultSameMetadata(t *testing.T) {
 		{"no labels or annotations", func(c string) string {
 			return strings.Replace(c, `"annotations":{"n":"1"},"labels":{"a":"b"},`, ``, 1)
 		}, true},
+		{"a member before kind", func(c string) string { return strings.Replace(c, `"kind":`, `"data":[1],"kind":`, 1) }, true},
+		{"no kind", func(c string) string { return strings.Replace(c, `"kind":"Thing",`, ``, 1) }, false},
 		{"labels null", func(c string) string { return strings.Replace(c, `"labels":{"a":"b"}`, `"labels":null`, 1) }, false},
 		{"annotations a string", func(c string) string {
 			return strings.Replace(c, `"annotations":{"n":"1"}`, `"annotations":"n"`, 1)
