@@ -57,11 +57,17 @@ func rawResult(orig Object, converted []byte, to string, s registry.Schema) (_ [
 // original is stored, in Marshal's form. ok is false for any other
 // answer, which rawResult reads in full.
 func sameMetadata(orig Object, converted []byte, to string) (_ []byte, ok bool) {
-	origAV, ok := APIVersion(orig.JSON)
-	if !ok {
+	// The original's apiVersion, as APIVersion reads it (without making
+	// it a string), and what follows it.
+	if !bytes.HasPrefix(orig.JSON, []byte(avPrefix)) {
 		return nil, false
 	}
-	origRest := orig.JSON[len(avPrefix)+len(origAV)+1:]
+	origRest := orig.JSON[len(avPrefix):]
+	end := bytes.IndexByte(origRest, '"')
+	if end < 0 || bytes.IndexByte(origRest[:end], '\\') >= 0 {
+		return nil, false
+	}
+	origRest = origRest[end+1:]
 	head := len(avPrefix) + len(to) + 1 // {"apiVersion":"to"
 	if len(converted) <= head || string(converted[:len(avPrefix)]) != avPrefix ||
 		string(converted[len(avPrefix):head-1]) != to || converted[head-1] != '"' {
