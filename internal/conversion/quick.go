@@ -53,9 +53,9 @@ func rawResult(orig Object, converted []byte, to string, s registry.Schema) (_ [
 // result — the answer with the original's metadata — is the answer
 // itself. The answer is read once, up to its metadata's end, and the
 // original only compared with it: Unchanged accepted the answer, so its
-// top-level names are sorted (apiVersion first, each once), and the
-// original is stored, in Marshal's form. ok is false for any other
-// answer, which rawResult reads in full.
+// top-level names are sorted, each once, and the original is stored, in
+// Marshal's form. ok is false for any other answer (apiVersion not
+// first, say), which rawResult reads in full.
 func sameMetadata(orig Object, converted []byte, to string) (_ []byte, ok bool) {
 	// The original's apiVersion, as APIVersion reads it (without making
 	// it a string), and what follows it.
