@@ -96,6 +96,10 @@ func (t *Tokens) Consume(c byte) bool { return t.s.consume(c) }
 // End reports whether everything was read.
 func (t *Tokens) End() bool { return t.s.i == len(t.s.b) }
 
+// Offset is how many bytes have been read: what was read is
+// encoded[:t.Offset()].
+func (t *Tokens) Offset() int { return t.s.i }
+
 // Key reads an object member's name and the colon after it: its text,
 // as it is written, and whether that is its value (printable ASCII
 // without escapes).

@@ -172,3 +172,23 @@ func TestSpecial8(t *testing.T) {
 		}
 	}
 }
+
+// TestTokensOffset: a caller reading part of a document knows where that
+// part ends.
+func TestTokensOffset(t *testing.T) {
+	in := []byte(`{"a":{"b":"c"},"d":[1]}`)
+	tk := MakeTokens(in)
+	if tk.Offset() != 0 {
+		t.Fatalf("offset %d before reading", tk.Offset())
+	}
+	tk.Consume('{')
+	if _, _, ok := tk.Key(); !ok {
+		t.Fatal("no key")
+	}
+	if _, ok := tk.Value(); !ok {
+		t.Fatal("no value")
+	}
+	if got := string(in[:tk.Offset()]); got != `{"a":{"b":"c"}` {
+		t.Errorf("read %s", got)
+	}
+}

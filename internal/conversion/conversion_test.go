@@ -390,3 +390,95 @@ func TestWebhookMetrics(t *testing.T) {
 		t.Errorf("recorded %q, want [%q]", rec, want)
 	}
 }
+
+// TestWebhookUpdatedObjectsReconverted: an object updated since its
+// conversion was kept is converted again, alone; and lists racing with
+// writes each get every object converted at the revision they asked for:
+// a kept conversion of another revision is never answered.
+func TestWebhookUpdatedObjectsReconverted(t *testing.T) {
+	var lastSize atomic.Int64 // objects in the last review
+	h, _, conv := startPizzaWebhook(t, func(r *webhooktest.Review) { lastSize.Store(int64(len(r.Response.ConvertedObjects))) })
+	const n = 50
+	var revs [n]atomic.Int64
+	for i := range revs {
+		revs[i].Store(1)
+	}
+	list := func() []conversion.Object {
+		objs := make([]conversion.Object, n)
+		for i := range objs {
+			rev := int(revs[i].Load())
+			objs[i] = conversion.Object{JSON: margherita("p"+strconv.Itoa(i), rev), Key: "/p" + strconv.Itoa(i), Revision: int64(rev)}
+		}
+		return objs
+	}
+	check := func(objs []conversion.Object, out [][]byte) bool {
+		t.Helper()
+		for i, b := range out {
+			if want := `"resourceVersion":"` + strconv.FormatInt(objs[i].Revision, 10) + `"`; !strings.Contains(string(b), want) {
+				t.Errorf("object %d asked at revision %d, answered %s", i, objs[i].Revision, b)
+				return false
+			}
+		}
+		return true
+	}
+	convert := func() {
+		t.Helper()
+		objs := list()
+		out, err := conv.Convert(context.Background(), group+"/v1beta1", objs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(objs, out)
+	}
+	convert()
+	convert()
+	if got := h.calls.Load(); got != 1 {
+		t.Fatalf("%d reviews for two lists of unchanged objects, want 1", got)
+	}
+	revs[7].Add(1)
+	convert()
+	if got, size := h.calls.Load(), lastSize.Load(); got != 2 || size != 1 {
+		t.Fatalf("after one object changed: %d reviews, the last of %d objects; want 2, of 1", got, size)
+	}
+
+	done := make(chan struct{})
+	writer := make(chan struct{})
+	go func() {
+		defer close(writer)
+		for i := 0; ; i = (i + 7) % n {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			revs[i].Add(1)
+			runtime.Gosched()
+		}
+	}()
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for range 10 {
+				objs := list()
+				out, err := conv.Convert(context.Background(), group+"/v1beta1", objs)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if !check(objs, out) {
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(done)
+	<-writer
+	// Unchanged since, the last revisions are converted once more at most.
+	before := h.calls.Load()
+	convert()
+	convert()
+	if got := h.calls.Load() - before; got > 1 {
+		t.Errorf("%d reviews for two lists after the writes stopped, want at most 1", got)
+	}
+}

@@ -26,6 +26,9 @@ func rawResult(orig Object, converted []byte, to string, s registry.Schema) (_ [
 	if orig.Key == "" || !ok || !uc.Unchanged(converted) {
 		return nil, false
 	}
+	if out, ok := sameMetadata(orig, converted, to); ok {
+		return out, true
+	}
 	var id, cid identity
 	if !id.scan(orig.JSON, true) || !cid.scan(converted, false) || !isString(cid.apiVersion, to) ||
 		cid.kind == nil || !bytes.Equal(cid.kind, id.kind) ||
@@ -41,6 +44,84 @@ func rawResult(orig Object, converted []byte, to string, s registry.Schema) (_ [
 	out = append(out, converted[:start]...)
 	out = append(out, id.metadata...)
 	return append(out, converted[end:]...), true
+}
+
+// sameMetadata is rawResult for the answer most webhooks give: the
+// original's encoded members, metadata included, byte for byte from kind
+// to the end of metadata, under apiVersion to. Then kind, name,
+// namespace, uid, labels and annotations are the original's, and the
+// result — the answer with the original's metadata — is the answer
+// itself. The answer is read once, up to its metadata's end, and the
+// original only compared with it: Unchanged accepted the answer, so its
+// top-level names are sorted, each once, and the original is stored, in
+// Marshal's form. ok is false for any other answer (apiVersion not
+// first, say), which rawResult reads in full.
+func sameMetadata(orig Object, converted []byte, to string) (_ []byte, ok bool) {
+	// The original's apiVersion, as APIVersion reads it (without making
+	// it a string), and what follows it.
+	if !bytes.HasPrefix(orig.JSON, []byte(avPrefix)) {
+		return nil, false
+	}
+	origRest := orig.JSON[len(avPrefix):]
+	end := bytes.IndexByte(origRest, '"')
+	if end < 0 || bytes.IndexByte(origRest[:end], '\\') >= 0 {
+		return nil, false
+	}
+	origRest = origRest[end+1:]
+	head := len(avPrefix) + len(to) + 1 // {"apiVersion":"to"
+	if len(converted) <= head || string(converted[:len(avPrefix)]) != avPrefix ||
+		string(converted[len(avPrefix):head-1]) != to || converted[head-1] != '"' {
+		return nil, false
+	}
+	t := codec.MakeTokens(converted[head:])
+	var kind []byte
+	for metadata := false; !metadata; {
+		if !t.Consume(',') {
+			return nil, false // the end, or malformed: no metadata
+		}
+		name, plain, ok := t.Key()
+		if !ok || !plain {
+			return nil, false
+		}
+		switch string(name) {
+		case "kind":
+			kind, ok = t.Value()
+		case "metadata":
+			metadata = true
+			ok = t.Peek() == '{' && keptMetadata(&t)
+		default:
+			_, ok = t.Value()
+		}
+		if !ok {
+			return nil, false
+		}
+	}
+	if kind == nil || !bytes.HasPrefix(origRest, converted[head:head+t.Offset()]) {
+		return nil, false
+	}
+	return bytes.Clone(converted), true
+}
+
+// keptMetadata reads the metadata object at t and reports whether check
+// would keep it as it is, given it is a stored original's: labels and
+// annotations absent or objects (a stored object's hold strings), not
+// null, which check drops.
+func keptMetadata(t *codec.Tokens) bool {
+	t.Consume('{')
+	for first := true; !t.Consume('}'); first = false {
+		if !first && !t.Consume(',') {
+			return false
+		}
+		name, plain, ok := t.Key()
+		if !ok || !plain {
+			return false
+		}
+		v, ok := t.Value()
+		if !ok || (string(name) == "labels" || string(name) == "annotations") && v[0] != '{' {
+			return false
+		}
+	}
+	return true
 }
 
 // quickReview returns the n encoded converted objects of a compact,
@@ -280,7 +361,8 @@ func (id *identity) is(raw []byte, s string) bool {
 
 // members reads the members named in names of the compact JSON object b
 // into vals (same order; nil when absent). ok is false when b is not a
-// compact object or has one of the names twice.
+// compact object, has one of the names twice, or has a name that is not
+// plain (escaped or not ASCII: the caller must decode b to compare it).
 func members(b []byte, names []string, vals [][]byte) bool {
 	return readMembers(b, names, vals, false)
 }
@@ -292,22 +374,40 @@ func firstMembers(b []byte, names []string, vals [][]byte) bool {
 	return readMembers(b, names, vals, true)
 }
 
+// readMembers reads names as they are written, which saves a string per
+// member over codec.EachMember: a list's answer has a few hundred
+// thousand.
 func readMembers(b []byte, names []string, vals [][]byte, stop bool) bool {
 	clear(vals)
-	dup := false
+	t := codec.MakeTokens(b)
+	if !t.Consume('{') {
+		return false
+	}
 	found := 0
-	ok := codec.EachMember(b, func(name string, v []byte) bool {
+	for first := true; !t.Consume('}'); first = false {
+		if !first && !t.Consume(',') {
+			return false
+		}
+		name, plain, ok := t.Key()
+		if !ok || !plain {
+			return false
+		}
+		v, ok := t.Value()
+		if !ok {
+			return false
+		}
 		for k, n := range names {
-			if n == name {
+			if n == string(name) {
 				if vals[k] != nil {
-					dup = true
 					return false
 				}
 				vals[k] = v
 				found++
 			}
 		}
-		return !stop || found < len(names)
-	})
-	return ok && !dup
+		if stop && found == len(names) {
+			return true
+		}
+	}
+	return t.End()
 }

@@ -2,6 +2,7 @@ package conversion
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/crdserver/crdserver/internal/codec"
 	"github.com/crdserver/crdserver/internal/registry"
+	"github.com/crdserver/crdserver/internal/webhook/webhooktest"
 )
 
 const quickGroup = "example.com"
@@ -200,6 +202,32 @@ func FuzzQuickReview(f *testing.F) {
 	f.Add([]byte(`{"apiVersion":"apiextensions.k8s.io/v1","kind":"ConversionReview","response":{"uid":"u1","result":{"status":"Success"},"convertedObjects":[{"a":1},{"b":[2]}]}}` + "\n"))
 	f.Add([]byte(`{"apiVersion":"apiextensions.k8s.io/v1","kind":"ConversionReview","response":{"uid":"u1","result":{"status":"Success"},"convertedObjects":[{"a":1},{"b":2}],"uid":"u2"}}`))
 	f.Add([]byte(`{"apiVersion":"apiextensions.k8s.io/v1","kind":"ConversionReview","response":{"uid":"u1","result":{"status":"Failed","message":"no"}}}`))
+	// Answers as real webhooks write them: the load generator's, by hand
+	// with apiVersion rewritten in each object, and webhooktest's, with
+	// encoding/json (members in struct order, a newline after).
+	_, w1 := widget(f, 1)
+	_, w2 := widget(f, 2)
+	f.Add([]byte(`{"apiVersion":"apiextensions.k8s.io/v1","kind":"ConversionReview","response":{"uid":"u1","result":{"status":"Success"},"convertedObjects":[` +
+		string(w1) + `,` + string(w2) + `]}}`))
+	var o1, o2 map[string]any
+	if err := json.Unmarshal(w1, &o1); err != nil {
+		f.Fatal(err)
+	}
+	if err := json.Unmarshal(w2, &o2); err != nil {
+		f.Fatal(err)
+	}
+	for _, resp := range []*webhooktest.ReviewResponse{
+		{UID: "u1", ConvertedObjects: []map[string]any{o1, o2}, Result: webhooktest.Result{Status: "Success"}},
+		{UID: "u1", Result: webhooktest.Result{Status: "Failed", Message: "cannot convert"}},
+	} {
+		for _, review := range []string{"v1", "v1beta1"} {
+			var b bytes.Buffer
+			if err := json.NewEncoder(&b).Encode(webhooktest.Review{APIVersion: "apiextensions.k8s.io/" + review, Kind: "ConversionReview", Response: resp}); err != nil {
+				f.Fatal(err)
+			}
+			f.Add(b.Bytes())
+		}
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, review := range []string{"v1", "v1beta1"} {
 			w := &Webhook{review: review}
@@ -224,4 +252,45 @@ func FuzzQuickReview(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestRawResultSameMetadata: an answer with its original's metadata byte
+// for byte is taken as it came, but for originals whose labels or
+// annotations check would not keep as they are (null, or not objects):
+// those are read the long way, and every case agrees with result.
+func TestRawResultSameMetadata(t *testing.T) {
+	defaulted := func(c string) string { return strings.Replace(c, `"junk":1,`, `"size":"m",`, 1) }
+	for _, tc := range []struct {
+		name string
+		edit func(string) string // of the original and its answer alike
+		raw  bool
+	}{
+		{"as stored", nil, true},
+		{"no labels or annotations", func(c string) string {
+			return strings.Replace(c, `"annotations":{"n":"1"},"labels":{"a":"b"},`, ``, 1)
+		}, true},
+		{"a member before kind", func(c string) string { return strings.Replace(c, `"kind":`, `"data":[1],"kind":`, 1) }, true},
+		{"no kind", func(c string) string { return strings.Replace(c, `"kind":"Thing",`, ``, 1) }, false},
+		{"labels null", func(c string) string { return strings.Replace(c, `"labels":{"a":"b"}`, `"labels":null`, 1) }, false},
+		{"annotations a string", func(c string) string {
+			return strings.Replace(c, `"annotations":{"n":"1"}`, `"annotations":"n"`, 1)
+		}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			orig := string(thing("a"))
+			if tc.edit != nil {
+				orig = tc.edit(orig)
+			}
+			stored := Object{JSON: []byte(orig), Key: "/a", Revision: 7}
+			conv := []byte(defaulted(strings.Replace(orig, quickGroup+"/v1", quickGroup+"/v2", 1)))
+			out, ok := rawResult(stored, conv, quickGroup+"/v2", junkSchema{})
+			if ok != tc.raw {
+				t.Errorf("rawResult ok = %v, want %v", ok, tc.raw)
+			}
+			if ok && !bytes.Equal(out, conv) {
+				t.Errorf("rawResult gave\n%s\nfor the answer\n%s", out, conv)
+			}
+			checkSame(t, stored, conv)
+		})
+	}
 }

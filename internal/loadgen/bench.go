@@ -296,8 +296,7 @@ func (b *bench) run(ctx context.Context, report *Report) error {
 				cpu = selfCPU() - cpu
 				add(r)
 				if b.hook != nil {
-					report.Notes = append(report.Notes, fmt.Sprintf("%s: %d lists of %d objects at v2 took %d conversion reviews of %d objects in all; the load generator (its webhook and client) used %v CPU per list",
-						run.name, r.Ops, b.pop.len(), b.hook.reviews.Load()-reviews, b.hook.objects.Load()-objects, perOp(cpu, r.Ops)))
+					report.Notes = append(report.Notes, conversionNote(run.name, r.Ops, b.pop.len(), b.hook.reviews.Load()-reviews, b.hook.objects.Load()-objects, cpu))
 				}
 			}
 		case "list-paged":

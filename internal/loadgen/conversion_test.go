@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -94,5 +95,16 @@ func TestConvertReview(t *testing.T) {
 		if _, _, err := convertReview([]byte(bad)); err == nil {
 			t.Errorf("convertReview(%s) succeeded", bad)
 		}
+	}
+}
+
+func TestConversionNote(t *testing.T) {
+	got := conversionNote("list-v2-cold", 1, 10000, 20, 10000, 315*time.Millisecond)
+	want := "list-v2-cold: 1 lists of 10000 objects at v2 took 20 conversion reviews of 10000 objects in all, 20.0 reviews of 10000 objects per list; the load generator (its webhook and client) used 315ms CPU per list"
+	if got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	if got := conversionNote("list-v2", 3, 10000, 0, 0, 0); !strings.Contains(got, "0.0 reviews of 0 objects per list") {
+		t.Errorf("warm lists: %s", got)
 	}
 }
