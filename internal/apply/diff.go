@@ -1,0 +1,129 @@
+package apply
+
+import (
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+	smdschema "sigs.k8s.io/structured-merge-diff/v6/schema"
+)
+
+// scalarChanges compares two objects of the type tr, as an update's fast
+// path needs them compared, when all that differs between them are
+// values of scalar fields present in both: it returns the paths of those
+// fields, which is what structured-merge-diff's comparison reports as
+// modified (and nothing added or removed) for such a change. It reports
+// false for any other change — a field added or removed, a list or an
+// atomic map changed, a value whose type the schema does not expect, a
+// number turned from an integer into a float — for the comparison to
+// decide.
+//
+// Most updates (a controller setting replicas, a status field or an
+// annotation) are such a change, and one walk of both objects is all it
+// takes: no pruned copies of them, no typed comparison.
+func scalarChanges(s *smdschema.Schema, tr smdschema.TypeRef, a, b map[string]any) (*fieldpath.Set, bool) {
+	d := scalarDiff{schema: s, set: &fieldpath.Set{}}
+	m := d.separable(tr)
+	if m == nil || !d.walkMap(m, a, b) {
+		return nil, false
+	}
+	return d.set, true
+}
+
+type scalarDiff struct {
+	schema *smdschema.Schema
+	set    *fieldpath.Set
+	path   fieldpath.Path // reused across the walk; Insert copies it
+}
+
+// walkMap compares two maps of the separable type m, key by key.
+func (d *scalarDiff) walkMap(m *smdschema.Map, a, b map[string]any) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, av := range a {
+		bv, ok := b[k]
+		if !ok || !d.walkValue(m, k, av, bv) {
+			return false
+		}
+	}
+	return true
+}
+
+// separable is the map type tr resolves to when the comparison descends
+// into maps of it (the type is not atomic); else nil.
+func (d *scalarDiff) separable(tr smdschema.TypeRef) *smdschema.Map {
+	atom, ok := d.schema.Resolve(tr)
+	if !ok || atom.Map == nil || atom.Map.ElementRelationship == smdschema.Atomic {
+		return nil
+	}
+	return atom.Map
+}
+
+// walkValue compares the values of the field k of a map of type m.
+func (d *scalarDiff) walkValue(m *smdschema.Map, k string, av, bv any) bool {
+	switch x := av.(type) {
+	case map[string]any:
+		y, ok := bv.(map[string]any)
+		if !ok {
+			return false
+		}
+		if len(x) == 0 || len(y) == 0 {
+			// The comparison takes empty maps for leaves.
+			return len(x) == 0 && len(y) == 0
+		}
+		child := d.separable(fieldType(m, k))
+		if child == nil {
+			// An atomic map (or one of a type the comparison would
+			// fail on) is compared whole, as the comparison would.
+			return jsonEqual(x, y)
+		}
+		return d.descend(child, k, x, y)
+	case []any:
+		// Lists are compared by the comparison, whatever changed.
+		return jsonEqual(av, bv)
+	case string:
+		y, ok := bv.(string)
+		return ok && (x == y || d.modified(m, k, smdschema.String))
+	case int64:
+		y, ok := bv.(int64)
+		return ok && (x == y || d.modified(m, k, smdschema.Numeric))
+	case float64:
+		y, ok := bv.(float64)
+		return ok && (x == y || d.modified(m, k, smdschema.Numeric))
+	case bool:
+		y, ok := bv.(bool)
+		return ok && (x == y || d.modified(m, k, smdschema.Boolean))
+	case nil:
+		return bv == nil
+	}
+	return false
+}
+
+func (d *scalarDiff) descend(m *smdschema.Map, k string, a, b map[string]any) bool {
+	d.path = append(d.path, fieldpath.PathElement{FieldName: &k})
+	ok := d.walkMap(m, a, b)
+	d.path = d.path[:len(d.path)-1]
+	return ok
+}
+
+// modified records the field k of a map of type m as modified, both its
+// values being of the scalar kind; it reports false when the schema does
+// not declare the field a scalar of that kind (or untyped), as the
+// comparison would then report an error or look at the field otherwise.
+func (d *scalarDiff) modified(m *smdschema.Map, k string, kind smdschema.Scalar) bool {
+	atom, ok := d.schema.Resolve(fieldType(m, k))
+	if !ok || atom.Scalar == nil || (*atom.Scalar != kind && *atom.Scalar != smdschema.Untyped) {
+		return false
+	}
+	d.path = append(d.path, fieldpath.PathElement{FieldName: &k})
+	d.set.Insert(d.path)
+	d.path = d.path[:len(d.path)-1]
+	return true
+}
+
+// fieldType is the type of the field k of a map of type m, as the
+// comparison looks it up.
+func fieldType(m *smdschema.Map, k string) smdschema.TypeRef {
+	if f, ok := m.FindField(k); ok {
+		return f.Type
+	}
+	return m.ElementType
+}
