@@ -3,44 +3,59 @@ package apply
 import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	smdschema "sigs.k8s.io/structured-merge-diff/v6/schema"
+	"sigs.k8s.io/structured-merge-diff/v6/typed"
 )
 
 // scalarChanges compares two objects of the type tr, as an update's fast
 // path needs them compared, when all that differs between them are
-// values of scalar fields present in both: it returns the paths of those
-// fields, which is what structured-merge-diff's comparison reports as
-// modified (and nothing added or removed) for such a change. It reports
-// false for any other change — a field added or removed, a list or an
-// atomic map changed, a value whose type the schema does not expect, a
-// number turned from an integer into a float — for the comparison to
-// decide.
+// scalar fields: a value changed, or a field set in one object only. It
+// returns what structured-merge-diff's comparison reports for such a
+// change: those fields as modified, added or removed, and nothing else.
+// It reports false for any other change — a map or list added or
+// removed, a list or an atomic map changed, a value whose type the schema
+// does not expect, a number turned from an integer into a float — for the
+// comparison to decide.
 //
 // Most updates (a controller setting replicas, a status field or an
-// annotation) are such a change, and one walk of both objects is all it
-// takes: no pruned copies of them, no typed comparison.
-func scalarChanges(s *smdschema.Schema, tr smdschema.TypeRef, a, b map[string]any) (*fieldpath.Set, bool) {
-	d := scalarDiff{schema: s, set: &fieldpath.Set{}}
+// annotation; a client leaving out the metadata the server sets) are such
+// a change, and one walk of both objects is all it takes: no pruned
+// copies of them, no typed comparison.
+func scalarChanges(s *smdschema.Schema, tr smdschema.TypeRef, a, b map[string]any) (*typed.Comparison, bool) {
+	d := scalarDiff{schema: s, modified: &fieldpath.Set{}, added: &fieldpath.Set{}, removed: &fieldpath.Set{}}
 	m := d.separable(tr)
 	if m == nil || !d.walkMap(m, a, b) {
 		return nil, false
 	}
-	return d.set, true
+	return &typed.Comparison{Modified: d.modified, Added: d.added, Removed: d.removed}, true
 }
 
 type scalarDiff struct {
-	schema *smdschema.Schema
-	set    *fieldpath.Set
-	path   fieldpath.Path // reused across the walk; Insert copies it
+	schema                   *smdschema.Schema
+	modified, added, removed *fieldpath.Set
+	path                     fieldpath.Path // reused across the walk; Insert copies it
 }
 
 // walkMap compares two maps of the separable type m, key by key.
 func (d *scalarDiff) walkMap(m *smdschema.Map, a, b map[string]any) bool {
-	if len(a) != len(b) {
-		return false
-	}
+	inBoth := 0
 	for k, av := range a {
 		bv, ok := b[k]
-		if !ok || !d.walkValue(m, k, av, bv) {
+		if !ok {
+			if !d.oneSided(m, k, av, d.removed) {
+				return false
+			}
+			continue
+		}
+		inBoth++
+		if !d.walkValue(m, k, av, bv) {
+			return false
+		}
+	}
+	if inBoth == len(b) {
+		return true
+	}
+	for k, bv := range b {
+		if _, ok := a[k]; !ok && !d.oneSided(m, k, bv, d.added) {
 			return false
 		}
 	}
@@ -81,16 +96,16 @@ func (d *scalarDiff) walkValue(m *smdschema.Map, k string, av, bv any) bool {
 		return jsonEqual(av, bv)
 	case string:
 		y, ok := bv.(string)
-		return ok && (x == y || d.modified(m, k, smdschema.String))
+		return ok && (x == y || d.changed(m, k, smdschema.String))
 	case int64:
 		y, ok := bv.(int64)
-		return ok && (x == y || d.modified(m, k, smdschema.Numeric))
+		return ok && (x == y || d.changed(m, k, smdschema.Numeric))
 	case float64:
 		y, ok := bv.(float64)
-		return ok && (x == y || d.modified(m, k, smdschema.Numeric))
+		return ok && (x == y || d.changed(m, k, smdschema.Numeric))
 	case bool:
 		y, ok := bv.(bool)
-		return ok && (x == y || d.modified(m, k, smdschema.Boolean))
+		return ok && (x == y || d.changed(m, k, smdschema.Boolean))
 	case nil:
 		return bv == nil
 	}
@@ -104,17 +119,39 @@ func (d *scalarDiff) descend(m *smdschema.Map, k string, a, b map[string]any) bo
 	return ok
 }
 
-// modified records the field k of a map of type m as modified, both its
-// values being of the scalar kind; it reports false when the schema does
-// not declare the field a scalar of that kind (or untyped), as the
-// comparison would then report an error or look at the field otherwise.
-func (d *scalarDiff) modified(m *smdschema.Map, k string, kind smdschema.Scalar) bool {
+// changed records the field k of a map of type m as modified; see
+// record.
+func (d *scalarDiff) changed(m *smdschema.Map, k string, kind smdschema.Scalar) bool {
+	return d.record(m, k, kind, d.modified)
+}
+
+// oneSided records the field k of a map of type m, present with the value
+// v in one of the objects only, in set (added or removed): the comparison
+// reports a scalar field so, and nothing below it. It reports false for
+// any other value.
+func (d *scalarDiff) oneSided(m *smdschema.Map, k string, v any, set *fieldpath.Set) bool {
+	switch v.(type) {
+	case string:
+		return d.record(m, k, smdschema.String, set)
+	case int64, float64:
+		return d.record(m, k, smdschema.Numeric, set)
+	case bool:
+		return d.record(m, k, smdschema.Boolean, set)
+	}
+	return false
+}
+
+// record inserts the field k of a map of type m, whose values are of the
+// scalar kind, in set; it reports false when the schema does not declare
+// the field a scalar of that kind (or untyped), as the comparison would
+// then report an error or look at the field otherwise.
+func (d *scalarDiff) record(m *smdschema.Map, k string, kind smdschema.Scalar, set *fieldpath.Set) bool {
 	atom, ok := d.schema.Resolve(fieldType(m, k))
 	if !ok || atom.Scalar == nil || (*atom.Scalar != kind && *atom.Scalar != smdschema.Untyped) {
 		return false
 	}
 	d.path = append(d.path, fieldpath.PathElement{FieldName: &k})
-	d.set.Insert(d.path)
+	set.Insert(d.path)
 	d.path = d.path[:len(d.path)-1]
 	return true
 }

@@ -21,7 +21,8 @@ func caseName(name string) string {
 // for (scalar fields changing value) itself.
 func TestScalarChangesMatchesComparison(t *testing.T) {
 	const live = `{"apiVersion":"example.com/v1","kind":"Widget",
-	  "metadata":{"name":"w","namespace":"ns","resourceVersion":"7","labels":{"a":"b"},"annotations":{"seq":"1","pad":"xx"}},
+	  "metadata":{"name":"w","namespace":"ns","uid":"u1","creationTimestamp":"2026-01-02T03:04:05Z","generation":3,"resourceVersion":"7",
+	    "labels":{"a":"b"},"annotations":{"seq":"1","pad":"xx"}},
 	  "spec":{"color":"red","replicas":1,"tags":["x"],"ports":[{"name":"http","port":80}],"selector":{"k":"v"},"extra":{"n":1.5}},
 	  "status":{"phase":"Ready"}}`
 	tests := []struct {
@@ -40,12 +41,24 @@ func TestScalarChangesMatchesComparison(t *testing.T) {
 		{caseName("integer to float"), func(o map[string]any) { specOf(o)["replicas"] = 1.0 }, false},
 		{caseName("string to integer"), func(o map[string]any) { specOf(o)["color"] = int64(1) }, false},
 		{caseName("to null"), func(o map[string]any) { specOf(o)["color"] = nil }, false},
-		{caseName("field added"), func(o map[string]any) { md(o)["annotations"].(map[string]any)["new"] = "x" }, false},
-		{caseName("field removed"), func(o map[string]any) { delete(specOf(o), "color") }, false},
+		{caseName("field added"), func(o map[string]any) { md(o)["annotations"].(map[string]any)["new"] = "x" }, true},
+		{caseName("field removed"), func(o map[string]any) { delete(specOf(o), "color") }, true},
 		{caseName("field renamed"), func(o map[string]any) {
-			delete(specOf(o), "color")
-			specOf(o)["colour"] = "red"
-		}, false},
+			delete(md(o)["annotations"].(map[string]any), "pad")
+			md(o)["annotations"].(map[string]any)["padding"] = "xx"
+		}, true},
+		{caseName("server's metadata left out, value changed"), func(o map[string]any) {
+			delete(md(o), "uid")
+			delete(md(o), "creationTimestamp")
+			delete(md(o), "generation")
+			md(o)["annotations"].(map[string]any)["seq"] = "2"
+		}, true},
+		{caseName("undeclared field added"), func(o map[string]any) { specOf(o)["colour"] = "red" }, false},
+		{caseName("integer turned string"), func(o map[string]any) { specOf(o)["replicas"] = "many" }, false},
+		{caseName("map added"), func(o map[string]any) { o["status"].(map[string]any)["more"] = map[string]any{"a": "b"} }, false},
+		{caseName("map removed"), func(o map[string]any) { delete(md(o), "labels") }, false},
+		{caseName("list removed"), func(o map[string]any) { delete(specOf(o), "tags") }, false},
+		{caseName("null added"), func(o map[string]any) { md(o)["annotations"].(map[string]any)["new"] = nil }, false},
 		{caseName("set changed"), func(o map[string]any) { specOf(o)["tags"] = []any{"y"} }, false},
 		{caseName("list-map item changed"), func(o map[string]any) {
 			specOf(o)["ports"].([]any)[0].(map[string]any)["port"] = int64(81)
@@ -77,8 +90,8 @@ func TestScalarChangesMatchesComparison(t *testing.T) {
 			if err != nil {
 				t.Fatalf("comparison: %v", err)
 			}
-			if !want.Added.Empty() || !want.Removed.Empty() || !got.Equals(want.Modified) {
-				t.Errorf("fast comparison: modified %v\ncomparison:\n%v", got, want)
+			if !got.Modified.Equals(want.Modified) || !got.Added.Equals(want.Added) || !got.Removed.Equals(want.Removed) {
+				t.Errorf("fast comparison:\n%v\ncomparison:\n%v", got, want)
 			}
 		})
 	}

@@ -131,10 +131,10 @@ func (m *Manager) update(live, obj map[string]any, manager string) error {
 }
 
 // compare returns what an update from live to obj modified, added and
-// removed; a and b lack managedFields.
+// removed; both lack managedFields.
 func (m *Manager) compare(pt *typed.ParseableType, live, obj map[string]any) (*typed.Comparison, error) {
-	if modified, ok := scalarChanges(pt.Schema, pt.TypeRef, live, obj); ok {
-		return &typed.Comparison{Modified: modified, Added: &fieldpath.Set{}, Removed: &fieldpath.Set{}}, nil
+	if c, ok := scalarChanges(pt.Schema, pt.TypeRef, live, obj); ok {
+		return c, nil
 	}
 	// Only what changed is compared: the rest would be walked for nothing.
 	a, b := changedOnly(pt.Schema, pt.TypeRef, live, obj)
