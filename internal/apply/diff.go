@@ -1,6 +1,8 @@
 package apply
 
 import (
+	"slices"
+
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	smdschema "sigs.k8s.io/structured-merge-diff/v6/schema"
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
@@ -32,7 +34,10 @@ func scalarChanges(s *smdschema.Schema, tr smdschema.TypeRef, a, b map[string]an
 type scalarDiff struct {
 	schema                   *smdschema.Schema
 	modified, added, removed *fieldpath.Set
-	path                     fieldpath.Path // reused across the walk; Insert copies it
+	// keys are the field names down to the map being walked; a path is
+	// made of them only for a field that changed, so that the walk
+	// allocates nothing for the fields that did not.
+	keys []string
 }
 
 // walkMap compares two maps of the separable type m, key by key.
@@ -113,9 +118,9 @@ func (d *scalarDiff) walkValue(m *smdschema.Map, k string, av, bv any) bool {
 }
 
 func (d *scalarDiff) descend(m *smdschema.Map, k string, a, b map[string]any) bool {
-	d.path = append(d.path, fieldpath.PathElement{FieldName: &k})
+	d.keys = append(d.keys, k)
 	ok := d.walkMap(m, a, b)
-	d.path = d.path[:len(d.path)-1]
+	d.keys = d.keys[:len(d.keys)-1]
 	return ok
 }
 
@@ -150,9 +155,12 @@ func (d *scalarDiff) record(m *smdschema.Map, k string, kind smdschema.Scalar, s
 	if !ok || atom.Scalar == nil || (*atom.Scalar != kind && *atom.Scalar != smdschema.Untyped) {
 		return false
 	}
-	d.path = append(d.path, fieldpath.PathElement{FieldName: &k})
-	set.Insert(d.path)
-	d.path = d.path[:len(d.path)-1]
+	names := append(slices.Clone(d.keys), k)
+	path := make(fieldpath.Path, len(names))
+	for i := range names {
+		path[i] = fieldpath.PathElement{FieldName: &names[i]}
+	}
+	set.Insert(path)
 	return true
 }
 
