@@ -18,6 +18,14 @@ func TestUpdateFastMatchesUpdater(t *testing.T) {
 	mutations := []func(o map[string]any, n int){
 		func(o map[string]any, n int) { o["spec"].(map[string]any)["color"] = fmt.Sprint("c", n) },
 		func(o map[string]any, n int) { o["spec"].(map[string]any)["replicas"] = int64(n) },
+		// The decoded objects' numbers are float64: a value change
+		// alone, which the fast comparison decides.
+		func(o map[string]any, n int) { o["spec"].(map[string]any)["replicas"] = float64(n % 3) },
+		func(o map[string]any, n int) {
+			if l, ok := o["metadata"].(map[string]any)["labels"].(map[string]any); ok {
+				l["a"] = fmt.Sprint("v", n%3)
+			}
+		},
 		func(o map[string]any, _ int) { delete(o["spec"].(map[string]any), "color") },
 		func(o map[string]any, n int) {
 			o["spec"].(map[string]any)["tags"] = []any{"x", fmt.Sprint("t", n%3)}

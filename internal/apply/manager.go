@@ -86,8 +86,7 @@ func (m *Manager) update(live, obj map[string]any, manager string) error {
 	}
 	if fromLive && !m.slow {
 		// Entries the server recorded itself can take the fast path.
-		a, b := changedOnly(pt.Schema, pt.TypeRef, shallowWithoutManagedFields(live), shallowWithoutManagedFields(obj))
-		c, err := typedValue(pt, a).Compare(typedValue(pt, b))
+		c, err := m.compare(pt, shallowWithoutManagedFields(live), shallowWithoutManagedFields(obj))
 		if err != nil {
 			return err
 		}
@@ -129,6 +128,17 @@ func (m *Manager) update(live, obj map[string]any, manager string) error {
 	mf.fields = fields
 	capUpdateManagers(mf)
 	return m.encodeInto(obj, mf)
+}
+
+// compare returns what an update from live to obj modified, added and
+// removed; both lack managedFields.
+func (m *Manager) compare(pt *typed.ParseableType, live, obj map[string]any) (*typed.Comparison, error) {
+	if c, ok := scalarChanges(pt.Schema, pt.TypeRef, live, obj); ok {
+		return c, nil
+	}
+	// Only what changed is compared: the rest would be walked for nothing.
+	a, b := changedOnly(pt.Schema, pt.TypeRef, live, obj)
+	return typedValue(pt, a).Compare(typedValue(pt, b))
 }
 
 // startingEntries returns the managedFields entries an update starts

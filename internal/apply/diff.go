@@ -1,0 +1,174 @@
+package apply
+
+import (
+	"slices"
+
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+	smdschema "sigs.k8s.io/structured-merge-diff/v6/schema"
+	"sigs.k8s.io/structured-merge-diff/v6/typed"
+)
+
+// scalarChanges compares two objects of the type tr, as an update's fast
+// path needs them compared, when all that differs between them are
+// scalar fields: a value changed, or a field set in one object only. It
+// returns what structured-merge-diff's comparison reports for such a
+// change: those fields as modified, added or removed, and nothing else.
+// It reports false for any other change — a map or list added or
+// removed, a list or an atomic map changed, a value whose type the schema
+// does not expect, a number turned from an integer into a float — for the
+// comparison to decide.
+//
+// Most updates (a controller setting replicas, a status field or an
+// annotation; a client leaving out the metadata the server sets) are such
+// a change, and one walk of both objects is all it takes: no pruned
+// copies of them, no typed comparison.
+func scalarChanges(s *smdschema.Schema, tr smdschema.TypeRef, a, b map[string]any) (*typed.Comparison, bool) {
+	d := scalarDiff{schema: s, modified: &fieldpath.Set{}, added: &fieldpath.Set{}, removed: &fieldpath.Set{}}
+	m := d.separable(tr)
+	if m == nil || !d.walkMap(m, a, b) {
+		return nil, false
+	}
+	return &typed.Comparison{Modified: d.modified, Added: d.added, Removed: d.removed}, true
+}
+
+type scalarDiff struct {
+	schema                   *smdschema.Schema
+	modified, added, removed *fieldpath.Set
+	// keys are the field names down to the map being walked; a path is
+	// made of them only for a field that changed, so that the walk
+	// allocates nothing for the fields that did not.
+	keys []string
+}
+
+// walkMap compares two maps of the separable type m, key by key.
+func (d *scalarDiff) walkMap(m *smdschema.Map, a, b map[string]any) bool {
+	inBoth := 0
+	for k, av := range a {
+		bv, ok := b[k]
+		if !ok {
+			if !d.oneSided(m, k, av, d.removed) {
+				return false
+			}
+			continue
+		}
+		inBoth++
+		if !d.walkValue(m, k, av, bv) {
+			return false
+		}
+	}
+	if inBoth == len(b) {
+		return true
+	}
+	for k, bv := range b {
+		if _, ok := a[k]; !ok && !d.oneSided(m, k, bv, d.added) {
+			return false
+		}
+	}
+	return true
+}
+
+// separable is the map type tr resolves to when the comparison descends
+// into maps of it (the type is not atomic); else nil.
+func (d *scalarDiff) separable(tr smdschema.TypeRef) *smdschema.Map {
+	atom, ok := d.schema.Resolve(tr)
+	if !ok || atom.Map == nil || atom.Map.ElementRelationship == smdschema.Atomic {
+		return nil
+	}
+	return atom.Map
+}
+
+// walkValue compares the values of the field k of a map of type m.
+func (d *scalarDiff) walkValue(m *smdschema.Map, k string, av, bv any) bool {
+	switch x := av.(type) {
+	case map[string]any:
+		y, ok := bv.(map[string]any)
+		if !ok {
+			return false
+		}
+		if len(x) == 0 || len(y) == 0 {
+			// The comparison takes empty maps for leaves.
+			return len(x) == 0 && len(y) == 0
+		}
+		child := d.separable(fieldType(m, k))
+		if child == nil {
+			// An atomic map (or one of a type the comparison would
+			// fail on) is compared whole, as the comparison would.
+			return jsonEqual(x, y)
+		}
+		return d.descend(child, k, x, y)
+	case []any:
+		// Lists are compared by the comparison, whatever changed.
+		return jsonEqual(av, bv)
+	case string:
+		y, ok := bv.(string)
+		return ok && (x == y || d.changed(m, k, smdschema.String))
+	case int64:
+		y, ok := bv.(int64)
+		return ok && (x == y || d.changed(m, k, smdschema.Numeric))
+	case float64:
+		y, ok := bv.(float64)
+		return ok && (x == y || d.changed(m, k, smdschema.Numeric))
+	case bool:
+		y, ok := bv.(bool)
+		return ok && (x == y || d.changed(m, k, smdschema.Boolean))
+	case nil:
+		return bv == nil
+	}
+	return false
+}
+
+func (d *scalarDiff) descend(m *smdschema.Map, k string, a, b map[string]any) bool {
+	d.keys = append(d.keys, k)
+	ok := d.walkMap(m, a, b)
+	d.keys = d.keys[:len(d.keys)-1]
+	return ok
+}
+
+// changed records the field k of a map of type m as modified; see
+// record.
+func (d *scalarDiff) changed(m *smdschema.Map, k string, kind smdschema.Scalar) bool {
+	return d.record(m, k, kind, d.modified)
+}
+
+// oneSided records the field k of a map of type m, present with the value
+// v in one of the objects only, in set (added or removed): the comparison
+// reports a scalar field so, and nothing below it. It reports false for
+// any other value.
+func (d *scalarDiff) oneSided(m *smdschema.Map, k string, v any, set *fieldpath.Set) bool {
+	switch v.(type) {
+	case string:
+		return d.record(m, k, smdschema.String, set)
+	case int64, float64:
+		return d.record(m, k, smdschema.Numeric, set)
+	case bool:
+		return d.record(m, k, smdschema.Boolean, set)
+	}
+	return false
+}
+
+// record inserts the field k of a map of type m, whose values are of the
+// scalar kind, in set; it reports false when the schema does not declare
+// the field a scalar of that kind (or untyped), as the comparison would
+// then report an error or look at the field otherwise.
+func (d *scalarDiff) record(m *smdschema.Map, k string, kind smdschema.Scalar, set *fieldpath.Set) bool {
+	atom, ok := d.schema.Resolve(fieldType(m, k))
+	if !ok || atom.Scalar == nil || (*atom.Scalar != kind && *atom.Scalar != smdschema.Untyped) {
+		return false
+	}
+	names := append(slices.Clone(d.keys), k)
+	path := make(fieldpath.Path, len(names))
+	for i := range names {
+		path[i] = fieldpath.PathElement{FieldName: &names[i]}
+	}
+	set.Insert(path)
+	return true
+}
+
+// fieldType is the type of the field k of a map of type m, as the
+// comparison looks it up.
+func fieldType(m *smdschema.Map, k string) smdschema.TypeRef {
+	if f, ok := m.FindField(k); ok {
+		return f.Type
+	}
+	return m.ElementType
+}
