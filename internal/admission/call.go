@@ -2,7 +2,6 @@ package admission
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"net/http"
@@ -404,8 +403,8 @@ func recordAnnotations(webhook string, resp *response, at *Attributes) {
 // may patch; v1beta1 answers were never checked, and their patches are
 // JSON patches.
 func verifyResponse(answer []byte, uid types.UID, version string, mutating bool) (*response, error) {
-	var r admissionv1.AdmissionReview
-	if err := json.Unmarshal(answer, &r); err != nil {
+	r, err := decodeAnswer(answer)
+	if err != nil {
 		return nil, err
 	}
 	if r.Response == nil {
