@@ -165,12 +165,11 @@ func StartServer(ctx context.Context, opts Options) (_ *Server, err error) {
 		EtcdServers: opts.EtcdServers,
 		EtcdPrefix:  opts.EtcdPrefix,
 		// Tests stop servers constantly; nothing in flight deserves long.
-		// Webhooks are called over HTTP/1.1 (the default), whose idle
-		// connections a controller-runtime webhook server stopped at the
-		// end of a test closes at once, where it would wait a second for
-		// an idle HTTP/2 connection of ours.
 		ShutdownTimeout: 5 * time.Second,
-		Clock:           opts.Clock,
+		// A controller-runtime webhook server stopped at the end of a test
+		// would wait a second for an idle HTTP/2 connection of ours.
+		WebhookHTTP1: true,
+		Clock:        opts.Clock,
 	})
 	if err != nil {
 		if removeDir {

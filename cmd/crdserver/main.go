@@ -213,7 +213,6 @@ func serverFlags(cfg *server.Config, logOpts *logOptions, showVersion *bool) *fl
 	fs.Func("request-timeout", "how long a non-long-running request may take before it gets 504; 0 disables (default 1m0s)", zeroMeansNever(&cfg.RequestTimeout))
 	fs.IntVar(&cfg.MaxWatchesPerUser, "max-watches-per-user", 500, "watches one user (other than system:masters) may hold open; negative disables the limit")
 	fs.StringVar(&cfg.AuthorizationMode, "authorization-mode", "RBAC", "how requests are authorized: RBAC or AlwaysAllow")
-	fs.BoolVar(&cfg.WebhookHTTP2, "webhook-http2", false, "negotiate HTTP/2 with admission and conversion webhooks that offer it, as kube-apiserver does, instead of HTTP/1.1 over kept-alive connections (which costs less CPU per call)")
 	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", 30*time.Second, "how long graceful shutdown may take")
 	cfg.EventTTL = time.Hour
 	fs.Func("event-ttl", "how long events live after their last write; 0 keeps them until deleted (default 1h0m0s)", zeroMeansNever(&cfg.EventTTL))

@@ -61,11 +61,10 @@ type Config struct {
 	// real time), and the issue and expiry times of ServiceAccount tokens.
 	// Timestamps on objects stay real. crdtest passes a fake clock here.
 	Clock clock.WithDelayedExecution
-	// WebhookHTTP2 negotiates HTTP/2 with admission and conversion
-	// webhooks that offer it, as upstream does; the default calls them
-	// over HTTP/1.1, which costs less CPU per call (see
-	// webhook.Manager.HTTP2).
-	WebhookHTTP2 bool
+	// WebhookHTTP1 calls admission and conversion webhooks over HTTP/1.1
+	// only (see webhook.Manager.HTTP1): crdtest sets it, so that the test's
+	// webhook servers stop at once.
+	WebhookHTTP1 bool
 	// EventTTL is how long events (core and events.k8s.io) live after
 	// their last write, as upstream's --event-ttl: each write attaches
 	// the event to an etcd lease of this TTL (see storage.Expirer).

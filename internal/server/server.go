@@ -208,7 +208,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	// Webhooks registered by Service are resolved through the stored
 	// Services, Endpoints and EndpointSlices.
-	s.webhooks = &webhook.Manager{Resolver: webhook.ServiceResolver{Services: storedServices{s.stores}}, HTTP2: cfg.WebhookHTTP2}
+	s.webhooks = &webhook.Manager{Resolver: webhook.ServiceResolver{Services: storedServices{s.stores}}, HTTP1: cfg.WebhookHTTP1}
 	if err := s.createInitialNamespaces(ctx); err != nil {
 		return nil, err
 	}
