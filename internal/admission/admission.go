@@ -56,13 +56,21 @@ type Attributes struct {
 	// Object is the new object (nil on delete), OldObject the stored one
 	// (nil on create), both in the request's version.
 	Object, OldObject map[string]any
-	// ObjectJSON and OldObjectJSON are Object's and OldObject's JSON when
-	// the caller has it at hand (the stored object's bytes), nil when
-	// not: members and values exactly those of the maps, as
-	// encoding/json writes them, since webhooks receive these bytes
-	// instead of an encoding of the maps. Mutate drops ObjectJSON when
+	// ObjectJSON, when not nil, returns Object's JSON as the caller can
+	// make it cheaper than encoding the map (an update's storage
+	// encoding with its resourceVersion spliced in), or nil when it
+	// cannot after all. It is called only once a webhook is to receive
+	// the object, at most once per call of Mutate or Validate: a request
+	// that no webhook matches pays nothing for it. Mutate drops it when
 	// it replaces Object.
-	ObjectJSON, OldObjectJSON []byte
+	ObjectJSON func() []byte
+	// OldObjectJSON is OldObject's JSON when the caller has it at hand
+	// (the stored object's bytes), nil when not.
+	//
+	// Both are members and values exactly those of the maps, as
+	// encoding/json writes them, since webhooks receive these bytes
+	// instead of an encoding of the maps.
+	OldObjectJSON []byte
 	// Options are the request's CreateOptions, UpdateOptions or
 	// DeleteOptions as JSON decodes them.
 	Options map[string]any

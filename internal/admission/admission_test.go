@@ -634,12 +634,12 @@ func TestPresetJSON(t *testing.T) {
 	at.OldObject = map[string]any{"apiVersion": "example.com/v1", "kind": "Widget", "metadata": map[string]any{"name": "w1", "labels": map[string]any{"app": "a"}}}
 	oldJSON := `{"metadata":{"name":"w1","labels":{"app":"a"}},"kind":"Widget","apiVersion":"example.com/v1"}`
 	objJSON := `{"spec":{"size":1},"metadata":{"name":"w1","namespace":"default","labels":{"app":"a"}},"kind":"Widget","apiVersion":"example.com/v1"}`
-	at.ObjectJSON, at.OldObjectJSON = []byte(objJSON), []byte(oldJSON)
+	at.ObjectJSON, at.OldObjectJSON = func() []byte { return []byte(objJSON) }, []byte(oldJSON)
 	if err := a.Mutate(context.Background(), at); err != nil {
 		t.Fatal(err)
 	}
 	if at.ObjectJSON != nil {
-		t.Errorf("ObjectJSON kept after a mutation: %s", at.ObjectJSON)
+		t.Errorf("ObjectJSON kept after a mutation: %s", at.ObjectJSON())
 	}
 	// The validating webhooks see the mutated object, encoded by the
 	// handler again.
@@ -648,7 +648,7 @@ func TestPresetJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	mutatedJSON := `{"spec":{"size":2},"metadata":{"name":"w1","namespace":"default","labels":{"app":"a"}},"kind":"Widget","apiVersion":"example.com/v1"}`
-	at.ObjectJSON = []byte(mutatedJSON)
+	at.ObjectJSON = func() []byte { return []byte(mutatedJSON) }
 	if err := a.Validate(context.Background(), at); err != nil {
 		t.Fatal(err)
 	}
@@ -676,6 +676,81 @@ func TestPresetJSON(t *testing.T) {
 		req := revs[0].Request
 		if string(req.Object.Raw) != tc.object || string(req.OldObject.Raw) != tc.old {
 			t.Errorf("%s: object %s, oldObject %s; want %s, %s", tc.path, req.Object.Raw, req.OldObject.Raw, tc.object, tc.old)
+		}
+	}
+}
+
+// TestObjectJSONOnDemand: the caller's ObjectJSON is asked for only when
+// a webhook is to receive the object, and once for all the webhooks of a
+// call; mutating webhooks that leave the object as it is share it and its
+// conversions.
+func TestObjectJSONOnDemand(t *testing.T) {
+	hook := startHook(t)
+	objJSON := `{"spec":{"size":1},"metadata":{"name":"w1","namespace":"default","labels":{"app":"a"}},"kind":"Widget","apiVersion":"example.com/v1"}`
+	var asked int
+	attributes := func() *Attributes {
+		at := widgetAttributes(Update)
+		at.OldObject = at.Object
+		at.ObjectJSON = func() []byte { asked++; return []byte(objJSON) }
+		return at
+	}
+	unmatched := webhookAt("none.example.com", hook.on("/none", allowed), hook.CABundle, admissionregistrationv1.Fail)
+	unmatched.ObjectSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "other"}}
+	v1 := webhookAt("v1.example.com", hook.on("/v1", allowed), hook.CABundle, admissionregistrationv1.Fail)
+	v2 := webhookAt("v2.example.com", hook.on("/v2", allowed), hook.CABundle, admissionregistrationv1.Fail)
+
+	a := New(Config{Source: &source{validating: []Stored{stored("c", false, unmatched)}}})
+	if err := a.Validate(context.Background(), attributes()); err != nil {
+		t.Fatal(err)
+	}
+	if asked != 0 {
+		t.Errorf("no webhook matched, yet ObjectJSON was asked for %d times", asked)
+	}
+
+	a = New(Config{Source: &source{validating: []Stored{stored("c", false, unmatched, v1, v2)}}})
+	if err := a.Validate(context.Background(), attributes()); err != nil {
+		t.Fatal(err)
+	}
+	if asked != 1 {
+		t.Errorf("two validating webhooks asked for ObjectJSON %d times, want once", asked)
+	}
+	asked = 0
+	m1 := webhookAt("m1.example.com", hook.on("/m1", allowed), hook.CABundle, admissionregistrationv1.Fail)
+	m2 := webhookAt("m2.example.com", hook.on("/m2", allowed), hook.CABundle, admissionregistrationv1.Fail)
+	// Two more of version v2 only, which receive the objects converted.
+	e1 := webhookAt("e1.example.com", hook.on("/e1", allowed), hook.CABundle, admissionregistrationv1.Fail)
+	e2 := webhookAt("e2.example.com", hook.on("/e2", allowed), hook.CABundle, admissionregistrationv1.Fail)
+	for _, e := range []*admissionregistrationv1.MutatingWebhook{&e1, &e2} {
+		e.Rules[0].APIVersions = []string{"v2"}
+		e.MatchPolicy = ptr(admissionregistrationv1.Equivalent)
+	}
+	a = New(Config{Source: &source{mutating: []Stored{stored("m", true, m1, e1, m2, e2)}}})
+	at := attributes()
+	at.Versions = []string{"v1", "v2"}
+	var converted int
+	at.Convert = func(_ context.Context, obj map[string]any, av string) (map[string]any, error) {
+		converted++
+		obj["apiVersion"] = av
+		return obj, nil
+	}
+	if err := a.Mutate(context.Background(), at); err != nil {
+		t.Fatal(err)
+	}
+	if asked != 1 {
+		t.Errorf("two mutating webhooks asked for ObjectJSON %d times, want once", asked)
+	}
+	if converted != 2 {
+		t.Errorf("two mutating webhooks of another version converted %d objects, want 2 (object and oldObject, once)", converted)
+	}
+	for _, path := range []string{"/v1", "/v2", "/m1", "/m2"} {
+		revs := hook.reviews(path)
+		if len(revs) != 1 || string(revs[0].Request.Object.Raw) != objJSON {
+			t.Errorf("%s: reviews %d, want one of the caller's JSON", path, len(revs))
+		}
+	}
+	for _, path := range []string{"/e1", "/e2"} {
+		if revs := hook.reviews(path); len(revs) != 1 || objectName(revs[0].Request.Object.Raw) != "w1" {
+			t.Errorf("%s: reviews %d, want one of w1", path, len(revs))
 		}
 	}
 }

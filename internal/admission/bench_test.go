@@ -71,7 +71,7 @@ func benchAttributesFor(b *testing.B, preset bool) *Attributes {
 		if err != nil {
 			b.Fatal(err)
 		}
-		at.ObjectJSON, at.OldObjectJSON = obj, obj
+		at.ObjectJSON, at.OldObjectJSON = func() []byte { return obj }, obj
 	}
 	return at
 }

@@ -2,7 +2,6 @@ package admission
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"net/http"
@@ -31,6 +30,9 @@ import (
 // never need it.
 type versioned struct {
 	object, old map[string]any
+	// objectFunc is the Attributes' ObjectJSON, for the request's own
+	// version.
+	objectFunc func() []byte
 
 	once                sync.Once
 	objectJSON, oldJSON []byte // preset from the Attributes, or encoded by once
@@ -40,6 +42,9 @@ type versioned struct {
 // encoded returns the JSON of the objects, "null" for one that is nil.
 func (vo *versioned) encoded() (object, old []byte, err error) {
 	vo.once.Do(func() {
+		if vo.objectJSON == nil && vo.objectFunc != nil {
+			vo.objectJSON = vo.objectFunc()
+		}
 		if vo.objectJSON == nil {
 			vo.objectJSON, vo.err = encodeObject(vo.object)
 		}
@@ -58,14 +63,18 @@ func encodeObject(obj map[string]any) ([]byte, error) {
 }
 
 // versions converts the request's objects to the versions webhooks match
-// in, once per version per round of webhooks.
+// in, and encodes them, once per version for as long as at.Object stays
+// the same: the mutating webhooks of a request share it until one of
+// them changes the object, the validating ones throughout.
 type versions struct {
 	at *Attributes
 	mu sync.Mutex
 	// self is the objects in the request's version, for the at.Object it
 	// was made from: mutations replace at.Object.
 	self *versioned
+	// m holds the objects in other versions, converted from from.
 	m    map[schema.GroupVersionKind]*versioned
+	from map[string]any
 }
 
 func newVersions(at *Attributes) *versions {
@@ -78,9 +87,13 @@ func (v *versions) get(ctx context.Context, kind schema.GroupVersionKind) (*vers
 	defer v.mu.Unlock()
 	if kind == at.Kind {
 		if v.self == nil || !sameObject(v.self.object, at.Object) {
-			v.self = &versioned{object: at.Object, old: at.OldObject, objectJSON: at.ObjectJSON, oldJSON: at.OldObjectJSON}
+			v.self = &versioned{object: at.Object, old: at.OldObject, objectFunc: at.ObjectJSON, oldJSON: at.OldObjectJSON}
 		}
 		return v.self, nil
+	}
+	if !sameObject(v.from, at.Object) {
+		clear(v.m)
+		v.from = at.Object
 	}
 	if vo, ok := v.m[kind]; ok {
 		return vo, nil
@@ -390,8 +403,8 @@ func recordAnnotations(webhook string, resp *response, at *Attributes) {
 // may patch; v1beta1 answers were never checked, and their patches are
 // JSON patches.
 func verifyResponse(answer []byte, uid types.UID, version string, mutating bool) (*response, error) {
-	var r admissionv1.AdmissionReview
-	if err := json.Unmarshal(answer, &r); err != nil {
+	r, err := decodeAnswer(answer)
+	if err != nil {
 		return nil, err
 	}
 	if r.Response == nil {

@@ -80,8 +80,10 @@ type reinvocation struct {
 }
 
 func (a *Admission) mutateRound(ctx context.Context, at *Attributes, hooks []*hook, w *warner, r *reinvocation, second bool) error {
+	// Webhooks that leave the object as it is share its conversions and
+	// encodings.
+	objects := newVersions(at)
 	for _, h := range hooks {
-		objects := newVersions(at)
 		inv, err := a.match(ctx, h, at, objects)
 		if err != nil {
 			return err

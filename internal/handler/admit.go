@@ -71,9 +71,10 @@ func (h *Handler) mutate(c *call, op admission.Operation, obj, old map[string]an
 }
 
 // validateAdmission runs validating admission on a write about to be
-// stored. objJSON and oldJSON, when not nil, are the encodings of obj and
-// old, which webhooks then receive as they are.
-func (h *Handler) validateAdmission(c *call, op admission.Operation, obj, old map[string]any, objJSON, oldJSON []byte, sub string) error {
+// stored. objJSON, when not nil, makes the encoding of obj (see
+// admission.Attributes.ObjectJSON), and oldJSON, when not nil, is the
+// encoding of old, which webhooks then receive as they are.
+func (h *Handler) validateAdmission(c *call, op admission.Operation, obj, old map[string]any, objJSON func() []byte, oldJSON []byte, sub string) error {
 	if h.admit == nil {
 		return nil
 	}

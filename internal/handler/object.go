@@ -59,10 +59,12 @@ func encodeStored(obj map[string]any) ([]byte, error) {
 }
 
 // encodeStoredAndAdmitted encodes obj for storage, as encodeStored does,
-// and as admission webhooks receive it: with its resourceVersion, the
-// one bytes splice (which byte for byte is the encoding of obj), else
-// nil for admission to encode obj itself.
-func encodeStoredAndAdmitted(obj map[string]any) (stored, admitted []byte, err error) {
+// and returns how admission webhooks receive it: with its
+// resourceVersion, which admitted splices into the stored bytes (byte
+// for byte the encoding of obj), or nil for admission to encode obj
+// itself. The splice scans and copies the whole object: it is made only
+// when a webhook asks for it.
+func encodeStoredAndAdmitted(obj map[string]any) (stored []byte, admitted func() []byte, err error) {
 	if stored, err = encodeStored(obj); err != nil {
 		return nil, nil, err
 	}
@@ -70,14 +72,15 @@ func encodeStoredAndAdmitted(obj map[string]any) (stored, admitted []byte, err e
 	switch rv := md["resourceVersion"].(type) {
 	case nil:
 		if _, had := md["resourceVersion"]; !had {
-			return stored, stored, nil
+			return stored, func() []byte { return stored }, nil
 		}
 	case string:
-		if admitted, ok := codec.SetResourceVersion(stored, rv); ok {
-			return stored, admitted, nil
-		}
+		return stored, func() []byte {
+			admitted, _ := codec.SetResourceVersion(stored, rv)
+			return admitted
+		}, nil
 	}
-	return stored, nil, nil
+	return stored, func() []byte { return nil }, nil
 }
 
 // setRV sets metadata.resourceVersion.

@@ -165,10 +165,11 @@ func TestEncodeStoredAndAdmitted(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		stored, admitted, err := encodeStoredAndAdmitted(obj)
+		stored, admit, err := encodeStoredAndAdmitted(obj)
 		if err != nil {
 			t.Fatalf("%s: %v", doc, err)
 		}
+		admitted := admit()
 		if !bytes.Equal(stored, wantStored) {
 			t.Errorf("%s: stored\n%s, want\n%s", doc, stored, wantStored)
 		}

@@ -226,7 +226,8 @@ func (h *Handler) doWrite(c *call, sub, wantRV string, mutate mutation, copyOld 
 		// validating admission, which changes nothing, so that its
 		// webhooks receive that encoding (with the request's
 		// resourceVersion) rather than one of their own.
-		var data, objJSON []byte
+		var data []byte
+		var objJSON func() []byte
 		if c.conv().StoredAsIs(obj) {
 			if data, objJSON, err = encodeStoredAndAdmitted(obj); err != nil {
 				return apierrors.NewInternalError(err)

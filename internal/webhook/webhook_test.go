@@ -2,11 +2,14 @@ package webhook_test
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -92,6 +95,85 @@ func TestHTTP1(t *testing.T) {
 	}
 	if p := proto.Load(); p != "HTTP/1.1" {
 		t.Errorf("protocol %v, want HTTP/1.1", p)
+	}
+}
+
+// startCounting is webhooktest.Start, counting the connections the
+// server accepts.
+func startCounting(t *testing.T, h http.Handler) (*webhooktest.Server, *atomic.Int64) {
+	t.Helper()
+	cert, ca, err := webhooktest.Certificate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var accepted atomic.Int64
+	srv := httptest.NewUnstartedServer(h)
+	srv.EnableHTTP2 = true
+	srv.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			accepted.Add(1)
+		}
+	}
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	return &webhooktest.Server{Server: srv, CABundle: ca}, &accepted
+}
+
+// TestConnectionsReused checks that calls of an HTTP1 manager keep their
+// connections alive: one after another they share one connection, and
+// calls at once open no more than are in flight, which later calls
+// reuse. A body larger than the connection's write buffer arrives whole.
+func TestConnectionsReused(t *testing.T) {
+	var proto atomic.Value
+	srv, accepted := startCounting(t, echo(&proto))
+	c, err := (&webhook.Manager{HTTP1: true}).Client(webhook.ClientConfig{URL: srv.URL + "/", CABundle: srv.CABundle})
+	if err != nil {
+		t.Fatal(err)
+	}
+	post := func(body string) {
+		t.Helper()
+		got, err := c.Post(context.Background(), []byte(body), 5*time.Second)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		if want := `{"path":"/","timeout":"5s","body":` + body + `}`; string(got) != want {
+			t.Errorf("answer of %d bytes, want %d", len(got), len(want))
+		}
+	}
+	for range 20 {
+		post(`{"a":1}`)
+	}
+	if p := proto.Load(); p != "HTTP/1.1" {
+		t.Errorf("protocol %v, want HTTP/1.1", p)
+	}
+	if n := accepted.Load(); n != 1 {
+		t.Errorf("20 calls one after another opened %d connections, want 1", n)
+	}
+	const inFlight = 8
+	var wg sync.WaitGroup
+	for range inFlight {
+		wg.Go(func() {
+			for range 10 {
+				post(`{"large":"` + strings.Repeat("x", 100<<10) + `"}`)
+			}
+		})
+	}
+	wg.Wait()
+	// A call may dial while the connection its previous call used is on
+	// its way back to the pool, so calls at once can open a few more
+	// connections than are in flight; they must not open one per call.
+	opened := accepted.Load()
+	t.Logf("%d calls at once opened %d connections", inFlight, opened-1)
+	if opened-1 > 2*inFlight {
+		t.Errorf("%d calls at once (80 in all) opened %d connections, want at most %d", inFlight, opened-1, 2*inFlight)
+	}
+	for range 20 {
+		post(`{"a":2}`)
+	}
+	if n := accepted.Load(); n != opened {
+		t.Errorf("calls after the busy ones opened %d connections more, want none", n-opened)
 	}
 }
 
