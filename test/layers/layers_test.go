@@ -31,6 +31,7 @@ var layer = map[string]int{
 	"internal/webhook/webhookcert": 0,
 	"internal/fairness":            0,
 	"internal/health":              0,
+	"internal/textpages":           0,
 	// CEL rules type against structural schemas; the schema pipeline runs them.
 	"internal/cel": 1,
 	// The schema pipeline: prune, default, validate, then the CEL rules.
