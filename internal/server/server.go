@@ -533,11 +533,11 @@ func (s *Server) dropStartupPages(ctx context.Context) {
 		s.log.Warn("dropping start-up pages", "err", err)
 		return
 	}
-	var rss int64
+	var rss, kept int64
 	for _, r := range ranges {
-		rss += r.Rss
+		rss, kept = rss+r.Rss, kept+r.Kept
 	}
-	s.log.Debug("dropped start-up pages of the binary", "mappings", len(ranges), "residentBytes", rss)
+	s.log.Debug("dropped start-up pages of the binary", "mappings", len(ranges), "residentBytes", rss, "keptHugePageBytes", kept)
 }
 
 // healthHandler serves /healthz, /livez and /readyz with upstream's check

@@ -24,4 +24,7 @@ type Range struct {
 	Start, End uintptr
 	Perms      string // as /proc/self/maps shows them, e.g. "r-xp"
 	Rss        int64  // resident bytes before the drop
+	Kept       int64  // bytes of the blocks kept as huge pages
+
+	pmdMapped bool // some of it is mapped by huge page-table entries
 }
