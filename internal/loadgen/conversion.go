@@ -16,7 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/crdserver/crdserver/internal/codec"
-	"github.com/crdserver/crdserver/internal/webhook/webhooktest"
+	"github.com/crdserver/crdserver/internal/webhook/webhookcert"
 )
 
 // Conversion values of Config.Conversion: the Widget CRD gets a second
@@ -47,7 +47,7 @@ type benchWebhook struct {
 }
 
 func startBenchWebhook() (*benchWebhook, error) {
-	cert, ca, err := webhooktest.Certificate()
+	cert, ca, err := webhookcert.Certificate()
 	if err != nil {
 		return nil, err
 	}
