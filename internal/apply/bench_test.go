@@ -65,20 +65,7 @@ func BenchmarkUpdate(b *testing.B) {
 	first := change(live, 1)
 	m.Update(live, first, "updater")
 	live = first
-	// Copies are made in batches outside the timer.
-	batch := make([]map[string]any, 256)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		if i%len(batch) == 0 {
-			b.StopTimer()
-			for j := range batch {
-				batch[j] = change(live, int64(j+2))
-			}
-			b.StartTimer()
-		}
-		m.Update(live, batch[i%len(batch)], "updater")
-	}
+	updateInBatches(b, m, live, change, "updater")
 }
 
 // BenchmarkUpdateOwn is the load generator's update: the manager that
@@ -93,19 +80,7 @@ func BenchmarkUpdateOwn(b *testing.B) {
 		next["spec"].(map[string]any)["replicas"] = n
 		return next
 	}
-	batch := make([]map[string]any, 256)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		if i%len(batch) == 0 {
-			b.StopTimer()
-			for j := range batch {
-				batch[j] = change(live, int64(j+2))
-			}
-			b.StartTimer()
-		}
-		m.Update(live, batch[i%len(batch)], "creator")
-	}
+	updateInBatches(b, m, live, change, "creator")
 }
 
 // BenchmarkApply applies the object as it is with a changed annotation.
@@ -119,5 +94,23 @@ func BenchmarkApply(b *testing.B) {
 		if _, err := m.Apply(live, runtime.DeepCopyJSON(patch), "applier", true); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// updateInBatches times m.Update of live by manager to change(live, n),
+// the copies made in batches outside the timer.
+func updateInBatches(b *testing.B, m *Manager, live map[string]any, change func(map[string]any, int64) map[string]any, manager string) {
+	batch := make([]map[string]any, 256)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if i%len(batch) == 0 {
+			b.StopTimer()
+			for j := range batch {
+				batch[j] = change(live, int64(j+2))
+			}
+			b.StartTimer()
+		}
+		m.Update(live, batch[i%len(batch)], manager)
 	}
 }

@@ -107,7 +107,20 @@ func sameMetadata(orig Object, converted []byte, to string) (_ []byte, ok bool) 
 // annotations absent or objects (a stored object's hold strings), not
 // null, which check drops.
 func keptMetadata(t *codec.Tokens) bool {
-	t.Consume('{')
+	return eachMember(t, func(name, v []byte) (bool, bool) {
+		kept := (string(name) != "labels" && string(name) != "annotations") || v[0] == '{'
+		return false, kept
+	})
+}
+
+// eachMember reads the object at t, calling fn with each member's name
+// and encoded value, and reports whether the object is one: false for
+// anything else, a name escaped, or when fn says not ok. fn's done stops
+// the reading there (what follows is not checked).
+func eachMember(t *codec.Tokens, fn func(name, v []byte) (done, ok bool)) bool {
+	if !t.Consume('{') {
+		return false
+	}
 	for first := true; !t.Consume('}'); first = false {
 		if !first && !t.Consume(',') {
 			return false
@@ -117,8 +130,11 @@ func keptMetadata(t *codec.Tokens) bool {
 			return false
 		}
 		v, ok := t.Value()
-		if !ok || (string(name) == "labels" || string(name) == "annotations") && v[0] != '{' {
+		if !ok {
 			return false
+		}
+		if done, ok := fn(name, v); !ok || done {
+			return ok
 		}
 	}
 	return true
@@ -380,34 +396,19 @@ func firstMembers(b []byte, names []string, vals [][]byte) bool {
 func readMembers(b []byte, names []string, vals [][]byte, stop bool) bool {
 	clear(vals)
 	t := codec.MakeTokens(b)
-	if !t.Consume('{') {
-		return false
-	}
-	found := 0
-	for first := true; !t.Consume('}'); first = false {
-		if !first && !t.Consume(',') {
-			return false
-		}
-		name, plain, ok := t.Key()
-		if !ok || !plain {
-			return false
-		}
-		v, ok := t.Value()
-		if !ok {
-			return false
-		}
+	found, stopped := 0, false
+	ok := eachMember(&t, func(name, v []byte) (bool, bool) {
 		for k, n := range names {
 			if n == string(name) {
 				if vals[k] != nil {
-					return false
+					return false, false
 				}
 				vals[k] = v
 				found++
 			}
 		}
-		if stop && found == len(names) {
-			return true
-		}
-	}
-	return t.End()
+		stopped = stop && found == len(names)
+		return stopped, true
+	})
+	return ok && (stopped || t.End())
 }
