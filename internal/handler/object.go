@@ -80,7 +80,7 @@ func encodeStoredAndAdmitted(obj map[string]any) (stored []byte, admitted func()
 			return admitted
 		}, nil
 	}
-	return stored, func() []byte { return nil }, nil
+	return stored, nil, nil
 }
 
 // setRV sets metadata.resourceVersion.
