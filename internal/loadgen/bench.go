@@ -65,6 +65,10 @@ type bench struct {
 	// restCfg is the configuration requests are sent with; admin is the
 	// kubeconfig's, which grants other users their rights (identity.go).
 	restCfg, admin *rest.Config
+	// adminHTTP is admin's HTTP client, made by settleServer; unsettled
+	// is set once the server refused it.
+	adminHTTP *http.Client
+	unsettled bool
 
 	// hook is the conversion webhook of Config.Conversion "webhook".
 	hook *benchWebhook

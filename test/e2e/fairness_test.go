@@ -244,7 +244,7 @@ func TestFairnessAndLimits(t *testing.T) {
 // TestBenchFairness runs the load generator as users it mints from the
 // server's CA: the fairness workload reports the quiet user alone and
 // beside the noisy one, and --as-user runs ordinary workloads as another
-// user, without errors.
+// user, without errors; the admission workload reports each variant.
 func TestBenchFairness(t *testing.T) {
 	t.Parallel()
 	srv := startServer(t, t.TempDir())
@@ -284,6 +284,20 @@ func TestBenchFairness(t *testing.T) {
 
 	out = bench("--as-user", "e2e-bench", "--as-group", "e2e:bench", "--workloads", "create,get,delete", "--count", "10", "--prefix", "e2e-as")
 	rows(out, "create", "get", "delete")
+
+	// The admission workload registers each variant in turn and reports
+	// what it adds to an update, with the server's CPU read from /proc.
+	out = bench("--workloads", "admission", "--admission-rounds", "1", "--objects", "10", "--count", "20",
+		"--concurrency", "2", "--prefix", "e2e-adm", "--server-pid", strconv.Itoa(srv.cmd.Process.Pid))
+	rows(out, "update/none", "update/mutating-webhook", "update/validating-webhook", "update/policy")
+	for _, v := range []string{"mutating-webhook", "validating-webhook", "policy"} {
+		if !strings.Contains(out, "admission "+v+": adds ") || !strings.Contains(out, "of server CPU per update") {
+			t.Errorf("no admission note for %s with the server's CPU:\n%s", v, out)
+		}
+	}
+	if strings.Contains(out, "without a garbage collection") {
+		t.Errorf("the server refused to collect its garbage before a run:\n%s", out)
+	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
