@@ -23,15 +23,17 @@ import (
 // then with one mutating webhook, with one validating webhook (both served
 // by this process and answering at once, allowed and unpatched), and with
 // one ValidatingAdmissionPolicy of two validations, each registered alone
-// and matching only this run's objects. Config.AdmissionRounds rounds
-// alternate the four, so that a machine busy with other work weighs on
-// each alike. Results are named "update/<variant>"; the notes give, per
-// variant, the median over rounds of what it added to the p50 latency and
-// to the server's CPU per update (with Config.ServerPIDs), beside the
-// round's run without admission, and their spread. Each round starts
-// with the next variant, and each run starts on a server that has just
-// collected its garbage (settleServer), so that whether a run pays for a
-// garbage collection the others started does not depend on where it fell.
+// and matching only this run's objects. Each of Config.AdmissionRounds
+// rounds runs the three, each between two runs without admission (N M N V
+// N P N M …), so that a machine busy with other work weighs on each alike.
+// Results are named "update/<variant>"; the notes give, per variant, the
+// median over its runs of what it added to the p50 latency and to the
+// server's CPU per update (with Config.ServerPIDs) against the mean of the
+// runs without admission on either side, and their spread. Each round
+// starts with the next variant, and each run starts on a server that has
+// just collected its garbage (settleServer), so that whether a run pays
+// for a garbage collection the others started does not depend on where it
+// fell.
 
 // Admission variants of the "admission" workload.
 const (
@@ -63,49 +65,61 @@ func (b *bench) admission(ctx context.Context, add func(Result)) (notes []string
 			return nil, fmt.Errorf("starting the admission webhook: %w", err)
 		}
 	}
-	type sample struct{ p50, cpu time.Duration }
-	samples := map[string][]sample{}
+	var runs []admissionRun
 	update := func(ctx context.Context, i int) error { return b.update(ctx, i, nil) }
+	run := func(round int, v string) error {
+		undo, err := b.register(ctx, v)
+		if err != nil {
+			return fmt.Errorf("registering %s: %w", v, err)
+		}
+		b.log.Info("admission round", "round", round+1, "variant", v)
+		b.settleServer(ctx)
+		stop := watchServers(b.cfg.ServerPIDs)
+		r := b.runner().Run(ctx, "update/"+v, update)
+		u, uerr := stop()
+		if uerr != nil {
+			b.log.Warn("reading the server's usage", "err", uerr)
+		}
+		r.Server = u
+		add(r)
+		if err := undo(context.WithoutCancel(ctx)); err != nil {
+			return fmt.Errorf("unregistering %s: %w", v, err)
+		}
+		if r.Errors > 0 || r.Ops == 0 {
+			return fmt.Errorf("update/%s: %d errors, first: %s", v, r.Errors, r.FirstError)
+		}
+		s := admissionRun{variant: v, p50: r.P50}
+		if u != nil {
+			s.cpu = u.CPU / time.Duration(r.Ops)
+		}
+		runs = append(runs, s)
+		return nil
+	}
+	// Every variant runs between two runs without admission (N A N B N C
+	// N A …) and is compared with their mean, which cancels a machine
+	// getting steadily busier or quieter across the three runs.
+	measured := admissionVariants[1:]
 	for round := range b.cfg.AdmissionRounds {
 		// Each round starts with another variant, so that none always
-		// runs first, on a heap the others have not grown yet.
-		order := append(slices.Clone(admissionVariants[round%len(admissionVariants):]), admissionVariants[:round%len(admissionVariants)]...)
-		for _, v := range order {
-			undo, err := b.register(ctx, v)
-			if err != nil {
-				return nil, fmt.Errorf("registering %s: %w", v, err)
+		// runs on a heap the same others have just grown.
+		k := round % len(measured)
+		for _, v := range append(slices.Clone(measured[k:]), measured[:k]...) {
+			if len(runs) == 0 {
+				if err := run(round, admissionNone); err != nil {
+					return nil, err
+				}
 			}
-			b.log.Info("admission round", "round", round+1, "variant", v)
-			b.settleServer(ctx)
-			stop := watchServers(b.cfg.ServerPIDs)
-			r := b.runner().Run(ctx, "update/"+v, update)
-			u, uerr := stop()
-			if uerr != nil {
-				b.log.Warn("reading the server's usage", "err", uerr)
+			if err := run(round, v); err != nil {
+				return nil, err
 			}
-			r.Server = u
-			add(r)
-			if err := undo(context.WithoutCancel(ctx)); err != nil {
-				return nil, fmt.Errorf("unregistering %s: %w", v, err)
+			if err := run(round, admissionNone); err != nil {
+				return nil, err
 			}
-			if r.Errors > 0 || r.Ops == 0 {
-				return nil, fmt.Errorf("update/%s: %d errors, first: %s", v, r.Errors, r.FirstError)
-			}
-			s := sample{p50: r.P50}
-			if u != nil {
-				s.cpu = u.CPU / time.Duration(r.Ops)
-			}
-			samples[v] = append(samples[v], s)
 		}
 	}
-	for _, v := range admissionVariants[1:] {
-		var dLat, dCPU []time.Duration
-		for i, s := range samples[v] {
-			base := samples[admissionNone][i]
-			dLat = append(dLat, s.p50-base.p50)
-			dCPU = append(dCPU, s.cpu-base.cpu)
-		}
-		note := fmt.Sprintf("admission %s: adds %s to the p50 latency of an update (median of %d rounds, spread %s)",
+	for _, v := range measured {
+		dLat, dCPU := added(runs, v)
+		note := fmt.Sprintf("admission %s: adds %s to the p50 latency of an update (median of %d runs, spread %s)",
 			v, median(dLat), len(dLat), spread(dLat))
 		if len(b.cfg.ServerPIDs) > 0 {
 			note += fmt.Sprintf(" and %s of server CPU per update (spread %s)", median(dCPU), spread(dCPU))
@@ -113,8 +127,10 @@ func (b *bench) admission(ctx context.Context, add func(Result)) (notes []string
 		notes = append(notes, note)
 	}
 	var base []time.Duration
-	for _, s := range samples[admissionNone] {
-		base = append(base, s.cpu)
+	for _, s := range runs {
+		if s.variant == admissionNone {
+			base = append(base, s.cpu)
+		}
 	}
 	if len(b.cfg.ServerPIDs) > 0 {
 		notes = append(notes, fmt.Sprintf("admission none: the server spends %s of CPU per update (median, spread %s)", median(base), spread(base)))
@@ -146,6 +162,27 @@ func (b *bench) settleServer(ctx context.Context) {
 		return
 	}
 	release()
+}
+
+// admissionRun is one run of the admission workload: its variant, p50
+// latency and server CPU per update.
+type admissionRun struct {
+	variant  string
+	p50, cpu time.Duration
+}
+
+// added is what each run of variant v added to the p50 latency and to the
+// CPU per update, against the mean of the runs on either side of it.
+func added(runs []admissionRun, v string) (lat, cpu []time.Duration) {
+	for i, r := range runs {
+		if r.variant != v || i == 0 || i == len(runs)-1 {
+			continue
+		}
+		before, after := runs[i-1], runs[i+1]
+		lat = append(lat, r.p50-(before.p50+after.p50)/2)
+		cpu = append(cpu, r.cpu-(before.cpu+after.cpu)/2)
+	}
+	return lat, cpu
 }
 
 func median(ds []time.Duration) time.Duration {
