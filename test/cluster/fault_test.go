@@ -162,6 +162,7 @@ func TestCluster(t *testing.T) {
 	t.Run("late replica", func(t *testing.T) { testLateReplica(t, c) })
 	t.Run("misconfigured replica", func(t *testing.T) { testMisconfiguredReplica(t, c) })
 	t.Run("controllers act once", func(t *testing.T) { testControllersActOnce(t, c) })
+	t.Run("migration and CRD finalization act once", func(t *testing.T) { testMigrationActsOnce(t, c) })
 	for i, f := range faults {
 		t.Run(f.name, func(t *testing.T) { runFault(t, c, fmt.Sprintf("load-%d", i), f) })
 	}
