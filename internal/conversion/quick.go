@@ -9,10 +9,11 @@ import (
 )
 
 // unchangedChecker is a Schema that can tell from an encoded object that
-// pruning and defaulting leave it as it is, and that it is in Marshal's
-// form (schema.Schema.Unchanged).
+// pruning and defaulting leave it as it is, that it is in Marshal's form,
+// and where its metadata is, handing its members to member as it reads
+// them (schema.Schema.UnchangedSpan).
 type unchangedChecker interface {
-	Unchanged(encoded []byte) bool
+	UnchangedSpan(encoded []byte, member func(name, value []byte) bool) (start, end int, ok bool)
 }
 
 // rawResult is quickResult without decoding: when the webhook's answer
@@ -23,11 +24,20 @@ type unchangedChecker interface {
 // exactly what result would encode. ok is false otherwise.
 func rawResult(orig Object, converted []byte, to string, s registry.Schema) (_ []byte, ok bool) {
 	uc, ok := s.(unchangedChecker)
-	if orig.Key == "" || !ok || !uc.Unchanged(converted) {
+	if orig.Key == "" || !ok {
 		return nil, false
 	}
-	if out, ok := sameMetadata(orig, converted, to); ok {
-		return out, true
+	// The answer's metadata members are checked as they are read: when
+	// they are the original's byte for byte (sameMetadata), check keeps
+	// them. One it would not keep sends the answer the long way.
+	start, end, ok := uc.UnchangedSpan(converted, keptMember)
+	if !ok || start == end || converted[start] != '{' {
+		return nil, false
+	}
+	if sameMetadata(orig, converted, to, start, end) {
+		// The answer itself, which keeps the rest of its review alive
+		// while it is cached: no more than the copies would take.
+		return converted[:len(converted):len(converted)], true
 	}
 	var id, cid identity
 	if !id.scan(orig.JSON, true) || !cid.scan(converted, false) || !isString(cid.apiVersion, to) ||
@@ -36,81 +46,51 @@ func rawResult(orig Object, converted []byte, to string, s registry.Schema) (_ [
 		!sameField(cid.labels, id.labels) || !sameField(cid.annotations, id.annotations) {
 		return nil, false
 	}
-	start, end, ok := codec.MetadataSpan(converted)
-	if !ok {
-		return nil, false
-	}
 	out := make([]byte, 0, len(converted)-(end-start)+len(id.metadata))
 	out = append(out, converted[:start]...)
 	out = append(out, id.metadata...)
 	return append(out, converted[end:]...), true
 }
 
-// sameMetadata is rawResult for the answer most webhooks give: the
-// original's encoded members, metadata included, byte for byte from kind
-// to the end of metadata, under apiVersion to. Then kind, name,
-// namespace, uid, labels and annotations are the original's, and the
-// result — the answer with the original's metadata — is the answer
-// itself. The answer is read once, up to its metadata's end, and the
-// original only compared with it: Unchanged accepted the answer, so its
-// top-level names are sorted, each once, and the original is stored, in
-// Marshal's form. ok is false for any other answer (apiVersion not
-// first, say), which rawResult reads in full.
-func sameMetadata(orig Object, converted []byte, to string) (_ []byte, ok bool) {
+// sameMetadata reports whether the result for the answer most webhooks
+// give is the answer itself: the original's encoded members, metadata
+// included, byte for byte from kind to the end of metadata
+// (converted[metaStart:metaEnd], which UnchangedSpan found, its labels
+// and annotations objects), under apiVersion to. Then kind, name,
+// namespace, uid, labels and annotations are the original's, and so is
+// the metadata result gives the answer. The bytes are compared, not read
+// again: UnchangedSpan accepted the answer, so it is compact, its
+// top-level names sorted, each once, and the original is stored, in
+// Marshal's form, so equal bytes are equal members. false for any other
+// answer (apiVersion not first, say), which rawResult reads in full.
+func sameMetadata(orig Object, converted []byte, to string, metaStart, metaEnd int) bool {
 	// The original's apiVersion, as APIVersion reads it (without making
 	// it a string), and what follows it.
 	if !bytes.HasPrefix(orig.JSON, []byte(avPrefix)) {
-		return nil, false
+		return false
 	}
 	origRest := orig.JSON[len(avPrefix):]
 	end := bytes.IndexByte(origRest, '"')
 	if end < 0 || bytes.IndexByte(origRest[:end], '\\') >= 0 {
-		return nil, false
+		return false
 	}
 	origRest = origRest[end+1:]
 	head := len(avPrefix) + len(to) + 1 // {"apiVersion":"to"
-	if len(converted) <= head || string(converted[:len(avPrefix)]) != avPrefix ||
+	if metaStart <= head || string(converted[:len(avPrefix)]) != avPrefix ||
 		string(converted[len(avPrefix):head-1]) != to || converted[head-1] != '"' {
-		return nil, false
+		return false
 	}
-	t := codec.MakeTokens(converted[head:])
-	var kind []byte
-	for metadata := false; !metadata; {
-		if !t.Consume(',') {
-			return nil, false // the end, or malformed: no metadata
-		}
-		name, plain, ok := t.Key()
-		if !ok || !plain {
-			return nil, false
-		}
-		switch string(name) {
-		case "kind":
-			kind, ok = t.Value()
-		case "metadata":
-			metadata = true
-			ok = t.Peek() == '{' && keptMetadata(&t)
-		default:
-			_, ok = t.Value()
-		}
-		if !ok {
-			return nil, false
-		}
-	}
-	if kind == nil || !bytes.HasPrefix(origRest, converted[head:head+t.Offset()]) {
-		return nil, false
-	}
-	return bytes.Clone(converted), true
+	// Kind is the member after apiVersion, as Marshal sorts them; the
+	// members up to metadata's end are the original's.
+	return bytes.HasPrefix(converted[head:], []byte(`,"kind":`)) &&
+		bytes.HasPrefix(origRest, converted[head:metaEnd])
 }
 
-// keptMetadata reads the metadata object at t and reports whether check
-// would keep it as it is, given it is a stored original's: labels and
-// annotations absent or objects (a stored object's hold strings), not
-// null, which check drops.
-func keptMetadata(t *codec.Tokens) bool {
-	return eachMember(t, func(name, v []byte) (bool, bool) {
-		kept := (string(name) != "labels" && string(name) != "annotations") || v[0] == '{'
-		return false, kept
-	})
+// keptMember reports whether check would keep a member of a stored
+// original's metadata as it is: labels and annotations must be objects (a
+// stored object's hold strings), not null, which check drops.
+func keptMember(name, v []byte) bool {
+	return (string(name) != "labels" && string(name) != "annotations") || v[0] == '{'
 }
 
 // eachMember reads the object at t, calling fn with each member's name

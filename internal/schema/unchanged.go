@@ -16,12 +16,28 @@ import (
 // object, and nothing need be decoded. false says only that: decode the
 // object and run them. It reads encoded once and allocates nothing.
 func (s *Schema) Unchanged(encoded []byte) bool {
+	_, _, ok := s.UnchangedSpan(encoded, nil)
+	return ok
+}
+
+// UnchangedSpan is Unchanged, also saying where the top-level metadata
+// value is in encoded: encoded[start:end], both 0 when there is none.
+// Callers that compare metadata need not read the object again to find
+// it. With member set and metadata an object, each of its members is
+// read rather than skipped, and member called with its name and encoded
+// value, in order: member's false, or a name that is not plain (escaped,
+// or not ASCII), makes ok false. Metadata is still neither pruned nor
+// defaulted here.
+func (s *Schema) UnchangedSpan(encoded []byte, member func(name, value []byte) bool) (start, end int, ok bool) {
 	if s.keepUnknown {
-		return false
+		return 0, 0, false
 	}
 	t := codec.MakeTokens(encoded)
-	w := unchangedWalker{t: &t}
-	return t.Peek() == '{' && w.object(s.pruneRoot, pruning, s.root, true) && t.End()
+	w := unchangedWalker{t: &t, member: member}
+	if t.Peek() != '{' || !w.object(s.pruneRoot, pruning, s.root, true) || !t.End() {
+		return 0, 0, false
+	}
+	return w.metaStart, w.metaEnd, true
 }
 
 // pruneMode is how Prune treats the value being read: as p.prune does
@@ -36,7 +52,37 @@ const (
 	untouched
 )
 
-type unchangedWalker struct{ t *codec.Tokens }
+type unchangedWalker struct {
+	t *codec.Tokens
+	// member, when set, is given the members of the root's metadata.
+	member func(name, value []byte) bool
+	// metaStart and metaEnd delimit the root's metadata value, once read.
+	metaStart, metaEnd int
+}
+
+// metadata reads the root's metadata value: skipped, or member by member
+// for w.member.
+func (w *unchangedWalker) metadata() bool {
+	if w.member == nil || w.t.Peek() != '{' {
+		_, ok := w.t.Value()
+		return ok
+	}
+	w.t.Consume('{')
+	for first := true; !w.t.Consume('}'); first = false {
+		if !first && !w.t.Consume(',') {
+			return false
+		}
+		k, plain, ok := w.t.Key()
+		if !ok || !plain {
+			return false
+		}
+		v, ok := w.t.Value()
+		if !ok || !w.member(k, v) {
+			return false
+		}
+	}
+	return true
+}
 
 // value reads one value along pn, the node Prune reads it with in mode
 // pm, and dn, the node Default reads it with (nil: none).
@@ -127,9 +173,11 @@ func (w *unchangedWalker) object(pn *node, pm pruneMode, dn *node, root bool) bo
 			defaults = defaults[1:]
 		}
 		if root && string(k) == "metadata" {
-			if _, ok := w.t.Value(); !ok {
+			w.metaStart = w.t.Offset()
+			if !w.metadata() {
 				return false
 			}
+			w.metaEnd = w.t.Offset()
 			continue
 		}
 		cpn, cpm := (*node)(nil), untouched
