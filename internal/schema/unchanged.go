@@ -181,8 +181,12 @@ func (w *unchangedWalker) object(pn *node, pm pruneMode, dn *node, root bool) bo
 			continue
 		}
 		cpn, cpm := (*node)(nil), untouched
+		var prop *node // pn's property k, when looked up
+		looked := false
 		if pm != untouched {
-			switch c, ok := pn.props[string(k)]; {
+			c, ok := pn.props[string(k)]
+			prop, looked = c, true
+			switch {
 			case pn.embedded && isTypeOrObjectMeta(string(k)):
 			case ok:
 				cpn, cpm = c, pruning
@@ -193,7 +197,15 @@ func (w *unchangedWalker) object(pn *node, pm pruneMode, dn *node, root bool) bo
 			}
 		}
 		var cdn *node
-		if dn != nil {
+		switch {
+		case dn == nil:
+		case looked && dn == pn:
+			// Below the root, Prune and Default read one schema: one
+			// lookup serves both (child, without a second map access).
+			if cdn = prop; cdn == nil {
+				cdn = dn.addl
+			}
+		default:
 			cdn, _ = dn.child(string(k))
 		}
 		if !w.value(cpn, cpm, cdn) {
