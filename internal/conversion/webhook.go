@@ -1,7 +1,6 @@
 package conversion
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -227,29 +226,25 @@ func (w *Webhook) Convert(ctx context.Context, to string, objs []Object) ([][]by
 	return out, nil
 }
 
-// reviewBody is a ConversionReview's request, the same in v1 and v1beta1.
-func reviewBody(review, uid, to string, objs []Object, idx []int) []byte {
-	size := 200
-	for _, i := range idx {
-		size += len(objs[i].JSON) + 1
-	}
-	b := bytes.NewBuffer(make([]byte, 0, size))
-	b.WriteString(`{"kind":"ConversionReview","apiVersion":"apiextensions.k8s.io/`)
-	b.WriteString(review)
-	b.WriteString(`","request":{"uid":"`)
-	b.WriteString(uid)
-	b.WriteString(`","desiredAPIVersion":`)
+// comma separates the objects of a review's body.
+var comma = []byte{','}
+
+// reviewParts is a ConversionReview's request, the same in v1 and
+// v1beta1, in parts to send one after another: the objects are not copied
+// into one body (a list's review carries megabytes of them).
+func reviewParts(review, uid, to string, objs []Object, idx []int) [][]byte {
 	av, _ := json.Marshal(to)
-	b.Write(av)
-	b.WriteString(`,"objects":[`)
+	head := `{"kind":"ConversionReview","apiVersion":"apiextensions.k8s.io/` + review +
+		`","request":{"uid":"` + uid + `","desiredAPIVersion":` + string(av) + `,"objects":[`
+	parts := make([][]byte, 0, 2*len(idx)+1)
+	parts = append(parts, []byte(head))
 	for j, i := range idx {
 		if j > 0 {
-			b.WriteByte(',')
+			parts = append(parts, comma)
 		}
-		b.Write(objs[i].JSON)
+		parts = append(parts, objs[i].JSON)
 	}
-	b.WriteString("]}}")
-	return b.Bytes()
+	return append(parts, []byte("]}}"))
 }
 
 // send converts objs[idx] with one review and checks the answer.
@@ -273,7 +268,7 @@ func (w *Webhook) send(ctx context.Context, to string, objs []Object, idx []int)
 			w.Metrics.ConversionWebhook(w.def.GroupResource().String(), version(from), version(to), err == nil, time.Since(start))
 		}(time.Now())
 	}
-	data, err := w.client.Post(ctx, reviewBody(w.review, uid, to, objs, idx), w.Timeout)
+	data, err := w.client.PostParts(ctx, reviewParts(w.review, uid, to, objs, idx), w.Timeout)
 	if err != nil {
 		return nil, fmt.Errorf("conversion webhook for %v failed: %v", in, err)
 	}
