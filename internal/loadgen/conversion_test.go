@@ -87,7 +87,16 @@ func TestConvertReview(t *testing.T) {
 	if err != nil || n != 2 || string(ans) != want {
 		t.Errorf("convertReview = %s, %d, %v\nwant %s", ans, n, err, want)
 	}
+	// Members in another order, and others beside them.
+	reordered := `{"request":{"objects":[{"apiVersion":"g/v1","kind":"W","metadata":{"name":"a"}}],"x":{"uid":"no"},"desiredAPIVersion":"g/v2","uid":"u1"},"apiVersion":"apiextensions.k8s.io/v1"}`
+	want = `{"apiVersion":"apiextensions.k8s.io/v1","kind":"ConversionReview","response":{"uid":"u1","result":{"status":"Success"},"convertedObjects":[` +
+		`{"apiVersion":"g/v2","kind":"W","metadata":{"name":"a"}}]}}`
+	if ans, n, err := convertReview([]byte(reordered)); err != nil || n != 1 || string(ans) != want {
+		t.Errorf("convertReview = %s, %d, %v\nwant %s", ans, n, err, want)
+	}
 	for _, bad := range []string{
+		`{"apiVersion":"apiextensions.k8s.io/v1","request":{"uid":"u1","desiredAPIVersion":"g/v2","objects":[]}}x`,
+		`{"apiVersion":"apiextensions.k8s.io/v1","request":{"desiredAPIVersion":"g/v2","objects":[]}}`,
 		`{"apiVersion":"apiextensions.k8s.io/v1","request":{"uid":"u1","desiredAPIVersion":"g/v2"}}`,
 		`{"apiVersion":"apiextensions.k8s.io/v1","request":{"uid":"u1","desiredAPIVersion":"g/v2","objects":[{"kind":"W","apiVersion":"g/v1"}]}}`,
 		`{"apiVersion":"apiextensions.k8s.io/v1","request":{"uid":"u1","desiredAPIVersion":"g/v2","objects":[{"apiVersion":"g/v1"},]}}`,
