@@ -8,12 +8,12 @@ import (
 	"github.com/crdserver/crdserver/internal/registry"
 )
 
-// unchangedChecker is a Schema that can tell from an encoded object that
-// pruning and defaulting leave it as it is, that it is in Marshal's form,
-// and where its metadata is, handing its members to member as it reads
-// them (schema.Schema.UnchangedSpan).
+// unchangedChecker is a Schema that can tell from an encoded object, read
+// where it is in an answer, that pruning and defaulting leave it as it is,
+// that it is in Marshal's form, and where its metadata is, handing its
+// members to member as it reads them (schema.Schema.UnchangedAt).
 type unchangedChecker interface {
-	UnchangedSpan(encoded []byte, member func(name, value []byte) bool) (start, end int, ok bool)
+	UnchangedAt(t *codec.Tokens, member func(name, value []byte) bool) (start, end int, ok bool)
 }
 
 // rawResult is quickResult without decoding: when the webhook's answer
@@ -27,11 +27,20 @@ func rawResult(orig Object, converted []byte, to string, s registry.Schema) (_ [
 	if orig.Key == "" || !ok {
 		return nil, false
 	}
-	// The answer's metadata members are checked as they are read: when
-	// they are the original's byte for byte (sameMetadata), check keeps
-	// them. One it would not keep sends the answer the long way.
-	start, end, ok := uc.UnchangedSpan(converted, keptMember)
-	if !ok || start == end || converted[start] != '{' {
+	t := codec.MakeTokens(converted)
+	start, end, ok := uc.UnchangedAt(&t, keptMember)
+	if !ok || !t.End() {
+		return nil, false
+	}
+	return rawResultAt(orig, converted, to, start, end)
+}
+
+// rawResultAt is rawResult for an answer the target schema's walk
+// accepted (UnchangedAt, with keptMember: when the answer's metadata
+// members are the original's byte for byte, as sameMetadata finds, check
+// keeps them), its metadata at converted[start:end].
+func rawResultAt(orig Object, converted []byte, to string, start, end int) (_ []byte, ok bool) {
+	if orig.Key == "" || start == end || converted[start] != '{' {
 		return nil, false
 	}
 	if sameMetadata(orig, converted, to, start, end) {
@@ -120,14 +129,28 @@ func eachMember(t *codec.Tokens, fn func(name, v []byte) (done, ok bool)) bool {
 	return true
 }
 
+// rawObject is one converted object of an answer as quickReview read it:
+// its encoding and, when unchanged, where its metadata is in it
+// (json[metaStart:metaEnd]; both 0: none), the target schema's walk
+// having accepted it.
+type rawObject struct {
+	json               []byte
+	unchanged          bool
+	metaStart, metaEnd int
+}
+
 // quickReview returns the n encoded converted objects of a compact,
 // successful ConversionReview answering uid, read in one pass: ok is
 // false for any other answer (an error, whitespace inside, a field
-// repeated or escaped), which convertedObjects must read.
-func (w *Webhook) quickReview(uid string, data []byte, n int) (objs [][]byte, ok bool) {
+// repeated or escaped), which convertedObjects must read. With uc, each
+// object is read by its walk (UnchangedAt, with keptMember), and read
+// again plainly only when the walk declines it: an answer's objects are
+// read once.
+func (w *Webhook) quickReview(uid string, data []byte, n int, uc unchangedChecker) (objs []rawObject, ok bool) {
 	// Encoders end their output with a newline (json.Encoder does).
-	t := codec.MakeTokens(bytes.TrimSpace(data))
-	objs = make([][]byte, 0, n)
+	data = bytes.TrimSpace(data)
+	t := codec.MakeTokens(data)
+	objs = make([]rawObject, 0, n)
 	readObjects := func(int) bool {
 		if !t.Consume('[') {
 			return false
@@ -136,11 +159,27 @@ func (w *Webhook) quickReview(uid string, data []byte, n int) (objs [][]byte, ok
 			if !first && !t.Consume(',') {
 				return false
 			}
-			v, ok := t.Value()
-			if !ok || len(objs) == n {
+			if len(objs) == n {
 				return false
 			}
-			objs = append(objs, v)
+			start, ro := t.Offset(), rawObject{}
+			if uc != nil {
+				at := t
+				if ro.metaStart, ro.metaEnd, ro.unchanged = uc.UnchangedAt(&t, keptMember); ro.unchanged {
+					if ro.metaEnd > 0 {
+						ro.metaStart, ro.metaEnd = ro.metaStart-start, ro.metaEnd-start
+					}
+				} else {
+					t, ro.metaStart, ro.metaEnd = at, 0, 0
+				}
+			}
+			if !ro.unchanged {
+				if _, ok := t.Value(); !ok {
+					return false
+				}
+			}
+			ro.json = data[start:t.Offset():t.Offset()]
+			objs = append(objs, ro)
 		}
 		return true
 	}

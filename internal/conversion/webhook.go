@@ -274,7 +274,8 @@ func (w *Webhook) send(ctx context.Context, to string, objs []Object, idx []int)
 	}
 	toGV, _ := schema.ParseGroupVersion(to)
 	s := targetSchema(w.def, to)
-	if raws, ok := w.quickReview(uid, data, len(idx)); ok {
+	uc, _ := s.(unchangedChecker)
+	if raws, ok := w.quickReview(uid, data, len(idx), uc); ok {
 		if out, ok, err := w.resultsFromRaw(raws, to, objs, idx, toGV, s, in, single); ok {
 			return out, err
 		}
@@ -302,16 +303,19 @@ func (w *Webhook) send(ctx context.Context, to string, objs []Object, idx []int)
 
 // resultsFromRaw is the rest of send for an answer whose converted
 // objects quickReview found, encoded: each is taken as it is
-// (rawResult), or decoded alone and checked. ok is false when one needs
-// the whole answer decoded (it is not an object, or does not decode), for
-// the errors to be worded as ever.
-func (w *Webhook) resultsFromRaw(raws [][]byte, to string, objs []Object, idx []int, toGV schema.GroupVersion, s registry.Schema, in schema.GroupVersionKind, single bool) (_ [][]byte, ok bool, _ error) {
+// (rawResultAt, for those the target schema's walk accepted), or decoded
+// alone and checked. ok is false when one needs the whole answer decoded
+// (it is not an object, or does not decode), for the errors to be worded
+// as ever.
+func (w *Webhook) resultsFromRaw(raws []rawObject, to string, objs []Object, idx []int, toGV schema.GroupVersion, s registry.Schema, in schema.GroupVersionKind, single bool) (_ [][]byte, ok bool, _ error) {
 	out := make([][]byte, len(idx))
 	var scratch []byte
-	for j, raw := range raws {
-		orig := objs[idx[j]]
-		if out[j], ok = rawResult(orig, raw, to, s); ok {
-			continue
+	for j, ro := range raws {
+		orig, raw := objs[idx[j]], ro.json
+		if ro.unchanged {
+			if out[j], ok = rawResultAt(orig, raw, to, ro.metaStart, ro.metaEnd); ok {
+				continue
+			}
 		}
 		if raw[0] != '{' {
 			return nil, false, nil

@@ -29,12 +29,22 @@ func (s *Schema) Unchanged(encoded []byte) bool {
 // or not ASCII), makes ok false. Metadata is still neither pruned nor
 // defaulted here.
 func (s *Schema) UnchangedSpan(encoded []byte, member func(name, value []byte) bool) (start, end int, ok bool) {
+	t := codec.MakeTokens(encoded)
+	start, end, ok = s.UnchangedAt(&t, member)
+	return start, end, ok && t.End()
+}
+
+// UnchangedAt is UnchangedSpan for the value at t, in a longer document
+// (a webhook's answer, say): when ok, t has read the object, and start
+// and end are where its metadata is in t's input (both 0: none). When
+// not, t has read up to an unknown point; a caller reading on must go
+// back to where it was (t is a value: copy it first).
+func (s *Schema) UnchangedAt(t *codec.Tokens, member func(name, value []byte) bool) (start, end int, ok bool) {
 	if s.keepUnknown {
 		return 0, 0, false
 	}
-	t := codec.MakeTokens(encoded)
-	w := unchangedWalker{t: &t, member: member}
-	if t.Peek() != '{' || !w.object(s.pruneRoot, pruning, s.root, true) || !t.End() {
+	w := unchangedWalker{t: t, member: member}
+	if t.Peek() != '{' || !w.object(s.pruneRoot, pruning, s.root, true) {
 		return 0, 0, false
 	}
 	return w.metaStart, w.metaEnd, true
@@ -52,8 +62,14 @@ const (
 	untouched
 )
 
+// maxUnchangedDepth bounds the nesting Unchanged reads, as decoding bounds
+// it: an answer read in place, before anything else checked it, cannot
+// make the walk recurse without end.
+const maxUnchangedDepth = codec.DefaultMaxDepth
+
 type unchangedWalker struct {
-	t *codec.Tokens
+	t     *codec.Tokens
+	depth int // objects and arrays open
 	// member, when set, is given the members of the root's metadata.
 	member func(name, value []byte) bool
 	// metaStart and metaEnd delimit the root's metadata value, once read.
@@ -88,10 +104,19 @@ func (w *unchangedWalker) metadata() bool {
 // pm, and dn, the node Default reads it with (nil: none).
 func (w *unchangedWalker) value(pn *node, pm pruneMode, dn *node) bool {
 	switch w.t.Peek() {
-	case '{':
-		return w.object(pn, pm, dn, false)
-	case '[':
-		return w.array(pn, pm, dn)
+	case '{', '[':
+		if w.depth >= maxUnchangedDepth {
+			return false
+		}
+		w.depth++
+		var ok bool
+		if w.t.Peek() == '{' {
+			ok = w.object(pn, pm, dn, false)
+		} else {
+			ok = w.array(pn, pm, dn)
+		}
+		w.depth--
+		return ok
 	case '"':
 		text, plain, ok := w.t.String()
 		return ok && plain && codec.MarshalPlain(text)

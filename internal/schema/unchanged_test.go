@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/crdserver/crdserver/internal/codec"
@@ -218,5 +219,43 @@ func BenchmarkUnchanged(b *testing.B) {
 		if !s.Unchanged(in) {
 			b.Fatal("changed")
 		}
+	}
+}
+
+// TestUnchangedAt walks the objects of an array one after another, as a
+// webhook's answer is read, metadata found where it is in the answer.
+func TestUnchangedAt(t *testing.T) {
+	s := mustCompile(t, unchangedSchema)
+	in := []byte(`[{"metadata":{"name":"a"},"spec":{"size":"s"}},{"spec":{"size":"s"}},{"spec":{"num":1}}]`)
+	tk := codec.MakeTokens(in)
+	tk.Consume('[')
+	start, end, ok := s.UnchangedAt(&tk, nil)
+	if !ok || string(in[start:end]) != `{"name":"a"}` || !tk.Consume(',') {
+		t.Fatalf("first: %d, %d, %v", start, end, ok)
+	}
+	if start, end, ok := s.UnchangedAt(&tk, nil); !ok || start != 0 || end != 0 || !tk.Consume(',') {
+		t.Fatalf("second: %d, %d, %v", start, end, ok)
+	}
+	at := tk
+	if _, _, ok := s.UnchangedAt(&tk, nil); ok {
+		t.Fatal("third, which defaulting changes, accepted")
+	}
+	if v, ok := at.Value(); !ok || string(v) != `{"spec":{"num":1}}` || !at.Consume(']') || !at.End() {
+		t.Errorf("read again from a copy: %s, %v", v, ok)
+	}
+}
+
+// TestUnchangedDeep: nesting past the decoders' bound is refused, not
+// recursed into (an answer is walked before anything else reads it).
+func TestUnchangedDeep(t *testing.T) {
+	s := mustCompile(t, unchangedSchema)
+	deep := func(n int) []byte {
+		return []byte(`{"spec":{"free":{"x":` + strings.Repeat("[", n) + strings.Repeat("]", n) + `},"size":"s"}}`)
+	}
+	if !s.Unchanged(deep(100)) {
+		t.Error("nesting of 100 refused")
+	}
+	if s.Unchanged(deep(codec.DefaultMaxDepth + 1)) {
+		t.Error("nesting past the bound accepted")
 	}
 }
