@@ -247,3 +247,12 @@ func conversionNote(name string, lists, size int, reviews, objects int64, cpu ti
 	return fmt.Sprintf("%s: %d lists of %d objects at v2 took %d conversion reviews of %d objects in all, %.1f reviews of %.0f objects per list; the load generator (its webhook and client) used %v CPU per list",
 		name, lists, size, reviews, objects, per(reviews), per(objects), perOp(cpu, lists))
 }
+
+// webhookNote words the webhook's share of a cold list: this process's
+// CPU per cold list less its CPU per warm list, whose client reads an
+// answer of the same size and whose webhook has nothing to do. On a
+// machine of few cores, it is CPU the server did not get.
+func webhookNote(cold, warm time.Duration) string {
+	return fmt.Sprintf("list-v2-cold: the webhook used about %v CPU (the load generator's %v per cold list less %v per warm list)",
+		max(cold-warm, 0), cold, warm)
+}

@@ -117,3 +117,14 @@ func TestConversionNote(t *testing.T) {
 		t.Errorf("warm lists: %s", got)
 	}
 }
+
+func TestWebhookNote(t *testing.T) {
+	got := webhookNote(377*time.Millisecond, 75*time.Millisecond)
+	want := "list-v2-cold: the webhook used about 302ms CPU (the load generator's 377ms per cold list less 75ms per warm list)"
+	if got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	if got := webhookNote(50*time.Millisecond, 75*time.Millisecond); !strings.Contains(got, "about 0s CPU") {
+		t.Errorf("a warm list dearer than the cold one: %s", got)
+	}
+}
