@@ -32,33 +32,34 @@ func rawResult(orig Object, converted []byte, to string, s registry.Schema) (_ [
 	if !ok || !t.End() {
 		return nil, false
 	}
-	return rawResultAt(orig, converted, to, start, end)
+	out, _, ok := rawResultAt(orig, converted, to, start, end)
+	return out, ok
 }
 
 // rawResultAt is rawResult for an answer the target schema's walk
 // accepted (UnchangedAt, with keptMember: when the answer's metadata
 // members are the original's byte for byte, as sameMetadata finds, check
-// keeps them), its metadata at converted[start:end].
-func rawResultAt(orig Object, converted []byte, to string, start, end int) (_ []byte, ok bool) {
+// keeps them), its metadata at converted[start:end]. part says the result
+// is converted itself (not copied; capped, so that appending to it
+// cannot write past it), else it is new.
+func rawResultAt(orig Object, converted []byte, to string, start, end int) (_ []byte, part, ok bool) {
 	if orig.Key == "" || start == end || converted[start] != '{' {
-		return nil, false
+		return nil, false, false
 	}
 	if sameMetadata(orig, converted, to, start, end) {
-		// The answer itself, which keeps the rest of its review alive
-		// while it is cached: no more than the copies would take.
-		return converted[:len(converted):len(converted)], true
+		return converted[:len(converted):len(converted)], true, true
 	}
 	var id, cid identity
 	if !id.scan(orig.JSON, true) || !cid.scan(converted, false) || !isString(cid.apiVersion, to) ||
 		cid.kind == nil || !bytes.Equal(cid.kind, id.kind) ||
 		!bytes.Equal(cid.name, id.name) || !bytes.Equal(cid.namespace, id.namespace) || !bytes.Equal(cid.uid, id.uid) ||
 		!sameField(cid.labels, id.labels) || !sameField(cid.annotations, id.annotations) {
-		return nil, false
+		return nil, false, false
 	}
 	out := make([]byte, 0, len(converted)-(end-start)+len(id.metadata))
 	out = append(out, converted[:start]...)
 	out = append(out, id.metadata...)
-	return append(out, converted[end:]...), true
+	return append(out, converted[end:]...), false, true
 }
 
 // sameMetadata reports whether the result for the answer most webhooks

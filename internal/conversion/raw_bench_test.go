@@ -115,9 +115,9 @@ func BenchmarkWidgetReview(b *testing.B) {
 		if !ok {
 			b.Fatal("quickReview declined")
 		}
-		out, ok, err := w.resultsFromRaw(raws, to, objs, idx, toGV, s, toGV.WithKind("WidgetList"), false)
-		if !ok || err != nil || len(out) != len(idx) {
-			b.Fatal(ok, err)
+		out, shared, ok, err := w.resultsFromRaw(raws, to, objs, idx, toGV, s, toGV.WithKind("WidgetList"), false)
+		if !ok || !shared || err != nil || len(out) != len(idx) {
+			b.Fatal(ok, shared, err)
 		}
 	}
 }

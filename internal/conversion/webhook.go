@@ -1,6 +1,7 @@
 package conversion
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -110,6 +111,7 @@ type inflight struct {
 type flight struct {
 	done chan struct{}
 	res  [][]byte
+	ans  *answer // the answer res are parts of, if they are
 	err  error
 	// abandoned: the review failed because the caller that sent it went
 	// away (its request ended), which says nothing about the webhook.
@@ -174,7 +176,7 @@ func (w *Webhook) Convert(ctx context.Context, to string, objs []Object) ([][]by
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			b.f.res, b.f.err = w.send(ctx, to, objs, b.idx)
+			b.f.res, b.f.ans, b.f.err = w.send(ctx, to, objs, b.idx)
 			b.f.abandoned = b.f.err != nil && ctx.Err() != nil
 			w.mu.Lock()
 			for j, i := range b.idx {
@@ -183,7 +185,7 @@ func (w *Webhook) Convert(ctx context.Context, to string, objs []Object) ([][]by
 					continue
 				}
 				if b.f.err == nil {
-					w.cache.put(k, objs[i].Revision, b.f.res[j])
+					w.cache.put(k, objs[i].Revision, b.f.res[j], b.f.ans)
 				}
 				if in, ok := w.inflight[k]; ok && in.f == b.f {
 					delete(w.inflight, k)
@@ -248,18 +250,20 @@ func reviewParts(review, uid, to string, objs []Object, idx []int) [][]byte {
 }
 
 // send converts objs[idx] with one review and checks the answer.
-func (w *Webhook) send(ctx context.Context, to string, objs []Object, idx []int) (_ [][]byte, err error) {
+// The results are either all parts of the webhook's answer (ans, which
+// they keep alive: a cache must count it) or all of their own (ans nil).
+func (w *Webhook) send(ctx context.Context, to string, objs []Object, idx []int) (_ [][]byte, ans *answer, err error) {
 	from, kind, err := apiVersionAndKind(objs[idx[0]].JSON)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	single := len(objs) == 1
 	in := w.inputKind(from, kind, single)
 	if w.err != nil {
-		return nil, fmt.Errorf("conversion webhook for %v failed: %v", in, w.err)
+		return nil, nil, fmt.Errorf("conversion webhook for %v failed: %v", in, w.err)
 	}
 	if w.review == "" {
-		return nil, errors.New("no supported conversion review versions")
+		return nil, nil, errors.New("no supported conversion review versions")
 	}
 	uid := string(uuid.NewUUID())
 	w.reviews.Add(1)
@@ -270,22 +274,28 @@ func (w *Webhook) send(ctx context.Context, to string, objs []Object, idx []int)
 	}
 	data, err := w.client.PostParts(ctx, reviewParts(w.review, uid, to, objs, idx), w.Timeout)
 	if err != nil {
-		return nil, fmt.Errorf("conversion webhook for %v failed: %v", in, err)
+		return nil, nil, fmt.Errorf("conversion webhook for %v failed: %v", in, err)
 	}
 	toGV, _ := schema.ParseGroupVersion(to)
 	s := targetSchema(w.def, to)
 	uc, _ := s.(unchangedChecker)
 	if raws, ok := w.quickReview(uid, data, len(idx), uc); ok {
-		if out, ok, err := w.resultsFromRaw(raws, to, objs, idx, toGV, s, in, single); ok {
-			return out, err
+		if out, shared, ok, err := w.resultsFromRaw(raws, to, objs, idx, toGV, s, in, single); ok {
+			if err != nil {
+				return nil, nil, err
+			}
+			if shared {
+				ans = &answer{size: cap(data)} // what the parts keep alive
+			}
+			return out, ans, nil
 		}
 	}
 	converted, err := w.convertedObjects(uid, data)
 	if err != nil {
-		return nil, fmt.Errorf("conversion webhook for %v failed: %v", in, err)
+		return nil, nil, fmt.Errorf("conversion webhook for %v failed: %v", in, err)
 	}
 	if len(converted) != len(idx) {
-		return nil, fmt.Errorf("conversion webhook for %v returned %d objects, expected %d", in, len(converted), len(idx))
+		return nil, nil, fmt.Errorf("conversion webhook for %v returned %d objects, expected %d", in, len(converted), len(idx))
 	}
 	out := make([][]byte, len(idx))
 	var scratch []byte
@@ -295,10 +305,10 @@ func (w *Webhook) send(ctx context.Context, to string, objs []Object, idx []int)
 			continue
 		}
 		if out[j], err = w.result(objs[idx[j]], c, toGV, s, in, j, single); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	return out, nil
+	return out, nil, nil
 }
 
 // resultsFromRaw is the rest of send for an answer whose converted
@@ -307,31 +317,49 @@ func (w *Webhook) send(ctx context.Context, to string, objs []Object, idx []int)
 // alone and checked. ok is false when one needs the whole answer decoded
 // (it is not an object, or does not decode), for the errors to be worded
 // as ever.
-func (w *Webhook) resultsFromRaw(raws []rawObject, to string, objs []Object, idx []int, toGV schema.GroupVersion, s registry.Schema, in schema.GroupVersionKind, single bool) (_ [][]byte, ok bool, _ error) {
+//
+// The results are the answer's objects themselves when each is its
+// original's but for apiVersion and what follows metadata (shared): then
+// they keep the whole answer alive. Otherwise each is of its own (those
+// taken as they came are copied): a cache of results then counts each,
+// and keeps no answer for a few of its objects.
+func (w *Webhook) resultsFromRaw(raws []rawObject, to string, objs []Object, idx []int, toGV schema.GroupVersion, s registry.Schema, in schema.GroupVersionKind, single bool) (_ [][]byte, shared, ok bool, _ error) {
 	out := make([][]byte, len(idx))
 	var scratch []byte
+	parts := 0 // results that are parts of the answer
 	for j, ro := range raws {
 		orig, raw := objs[idx[j]], ro.json
 		if ro.unchanged {
-			if out[j], ok = rawResultAt(orig, raw, to, ro.metaStart, ro.metaEnd); ok {
+			var part bool
+			if out[j], part, ok = rawResultAt(orig, raw, to, ro.metaStart, ro.metaEnd); ok {
+				if part {
+					parts++
+				}
 				continue
 			}
 		}
 		if raw[0] != '{' {
-			return nil, false, nil
+			return nil, false, false, nil
 		}
 		c, err := Decode(raw)
 		if err != nil {
-			return nil, false, nil
+			return nil, false, false, nil
 		}
 		if out[j], scratch, ok = quickResult(orig, c, to, s, scratch); ok {
 			continue
 		}
 		if out[j], err = w.result(orig, c, toGV, s, in, j, single); err != nil {
-			return nil, true, err
+			return nil, false, true, err
 		}
 	}
-	return out, true, nil
+	if parts > 0 && parts < len(out) {
+		for j, ro := range raws {
+			if len(out[j]) > 0 && len(ro.json) > 0 && &out[j][0] == &ro.json[0] {
+				out[j] = bytes.Clone(out[j])
+			}
+		}
+	}
+	return out, parts == len(out), true, nil
 }
 
 // result checks converted, the webhook's answer for orig at index j, as
@@ -536,7 +564,10 @@ func deepCopyMap(m map[string]any) map[string]any {
 
 // resultCache keeps converted objects by storage key and target version,
 // with the revision they were converted at, up to max bytes; past it,
-// arbitrary entries go.
+// arbitrary entries go. An entry that is part of a webhook's answer keeps
+// the whole answer alive: the answer counts, once, while any of its
+// entries is kept, and when one of them goes to make room, all of them go
+// (keeping some would free nothing).
 type resultCache struct {
 	max, size int
 	m         map[cacheKey]cached
@@ -545,6 +576,15 @@ type resultCache struct {
 type cached struct {
 	rev  int64
 	json []byte
+	ans  *answer // the answer json is part of; nil: json is its own
+}
+
+// answer is a webhook's answer whose converted objects are cached as they
+// are, parts of it.
+type answer struct {
+	size int        // its length
+	refs int        // its entries in the cache
+	keys []cacheKey // where they are (or were: some may have been replaced)
 }
 
 func (c *resultCache) get(k cacheKey, rev int64) ([]byte, bool) {
@@ -555,21 +595,52 @@ func (c *resultCache) get(k cacheKey, rev int64) ([]byte, bool) {
 	return e.json, true
 }
 
-func (c *resultCache) put(k cacheKey, rev int64, b []byte) {
+// put keeps b, converted at rev, for k, unless a later revision's is
+// kept; ans is the answer b is part of (nil: none).
+func (c *resultCache) put(k cacheKey, rev int64, b []byte, ans *answer) {
 	if e, ok := c.m[k]; ok {
 		if e.rev > rev {
 			return
 		}
-		c.size -= len(e.json)
+		c.release(e)
 	}
-	c.m[k] = cached{rev: rev, json: b}
-	c.size += len(b)
+	c.m[k] = cached{rev: rev, json: b, ans: ans}
+	if ans == nil {
+		c.size += len(b)
+	} else {
+		if ans.refs == 0 {
+			c.size += ans.size
+		}
+		ans.refs++
+		ans.keys = append(ans.keys, k)
+	}
 	for key, e := range c.m {
 		if c.size <= c.max {
 			break
 		}
-		delete(c.m, key)
+		if e.ans == nil {
+			delete(c.m, key)
+			c.release(e)
+			continue
+		}
+		for _, ak := range e.ans.keys {
+			if ae, ok := c.m[ak]; ok && ae.ans == e.ans {
+				delete(c.m, ak)
+				c.release(ae)
+			}
+		}
+	}
+}
+
+// release uncounts an entry that left the cache.
+func (c *resultCache) release(e cached) {
+	if e.ans == nil {
 		c.size -= len(e.json)
+		return
+	}
+	if e.ans.refs--; e.ans.refs == 0 {
+		c.size -= e.ans.size
+		e.ans.keys = nil
 	}
 }
 
