@@ -21,7 +21,9 @@ type unchangedChecker interface {
 // defaulting, at apiVersion to, with its original's kind, name,
 // namespace, uid, labels and annotations byte for byte, the result is the
 // answer with the original's encoded metadata in place of its own —
-// exactly what result would encode. ok is false otherwise.
+// exactly what result would encode. ok is false otherwise. It is the
+// steps send takes for each object of an answer (quickReview's walk, then
+// rawResultAt), for one object alone.
 func rawResult(orig Object, converted []byte, to string, s registry.Schema) (_ []byte, ok bool) {
 	uc, ok := s.(unchangedChecker)
 	if orig.Key == "" || !ok {
