@@ -1,9 +1,11 @@
 package conversion_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"runtime"
 	"slices"
@@ -480,5 +482,48 @@ func TestWebhookUpdatedObjectsReconverted(t *testing.T) {
 	convert()
 	if got := h.calls.Load() - before; got > 1 {
 		t.Errorf("%d reviews for two lists after the writes stopped, want at most 1", got)
+	}
+}
+
+// TestWebhookReviewBody: the review a webhook reads, byte for byte, its
+// length declared: the objects as stored, in order, comma-separated.
+func TestWebhookReviewBody(t *testing.T) {
+	type seen struct {
+		length int64
+		body   []byte
+	}
+	got := make(chan seen, 1)
+	inner := webhooktest.Conversion(pizza, nil)
+	srv := webhooktest.Start(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		got <- seen{r.ContentLength, b}
+		r.Body = io.NopCloser(bytes.NewReader(b))
+		inner.ServeHTTP(w, r)
+	}))
+	def := pizzaDef(&registry.Conversion{URL: srv.URL + "/convert", CABundle: srv.CABundle, ReviewVersions: []string{"v1"}})
+	conv := conversion.New(def, &webhook.Manager{})
+	objs := []conversion.Object{
+		{JSON: margherita("a", 1), Key: "/a", Revision: 1},
+		{JSON: margherita("b", 2), Key: "/b", Revision: 2},
+	}
+	if _, err := conv.Convert(context.Background(), group+"/v1beta1", objs); err != nil {
+		t.Fatal(err)
+	}
+	s := <-got
+	var review struct {
+		Request struct {
+			UID string `json:"uid"`
+		} `json:"request"`
+	}
+	if err := json.Unmarshal(s.body, &review); err != nil {
+		t.Fatal(err)
+	}
+	want := `{"kind":"ConversionReview","apiVersion":"apiextensions.k8s.io/v1","request":{"uid":"` + review.Request.UID +
+		`","desiredAPIVersion":"` + group + `/v1beta1","objects":[` + string(objs[0].JSON) + `,` + string(objs[1].JSON) + `]}}`
+	if string(s.body) != want || s.length != int64(len(want)) {
+		t.Errorf("the webhook read (length %d)\n%s\nwant (length %d)\n%s", s.length, s.body, len(want), want)
+	}
+	if review.Request.UID == "" {
+		t.Error("no uid")
 	}
 }

@@ -8,11 +8,12 @@ import (
 	"github.com/crdserver/crdserver/internal/registry"
 )
 
-// unchangedChecker is a Schema that can tell from an encoded object that
-// pruning and defaulting leave it as it is, and that it is in Marshal's
-// form (schema.Schema.Unchanged).
+// unchangedChecker is a Schema that can tell from an encoded object, read
+// where it is in an answer, that pruning and defaulting leave it as it is,
+// that it is in Marshal's form, and where its metadata is, handing its
+// members to member as it reads them (schema.Schema.UnchangedAt).
 type unchangedChecker interface {
-	Unchanged(encoded []byte) bool
+	UnchangedAt(t *codec.Tokens, member func(name, value []byte) bool) (start, end int, ok bool)
 }
 
 // rawResult is quickResult without decoding: when the webhook's answer
@@ -20,97 +21,88 @@ type unchangedChecker interface {
 // defaulting, at apiVersion to, with its original's kind, name,
 // namespace, uid, labels and annotations byte for byte, the result is the
 // answer with the original's encoded metadata in place of its own —
-// exactly what result would encode. ok is false otherwise.
+// exactly what result would encode. ok is false otherwise. It is the
+// steps send takes for each object of an answer (quickReview's walk, then
+// rawResultAt), for one object alone.
 func rawResult(orig Object, converted []byte, to string, s registry.Schema) (_ []byte, ok bool) {
 	uc, ok := s.(unchangedChecker)
-	if orig.Key == "" || !ok || !uc.Unchanged(converted) {
+	if orig.Key == "" || !ok {
 		return nil, false
 	}
-	if out, ok := sameMetadata(orig, converted, to); ok {
-		return out, true
+	t := codec.MakeTokens(converted)
+	start, end, ok := uc.UnchangedAt(&t, keptMember)
+	if !ok || !t.End() {
+		return nil, false
+	}
+	out, _, ok := rawResultAt(orig, converted, to, start, end)
+	return out, ok
+}
+
+// rawResultAt is rawResult for an answer the target schema's walk
+// accepted (UnchangedAt, with keptMember: when the answer's metadata
+// members are the original's byte for byte, as sameMetadata finds, check
+// keeps them), its metadata at converted[start:end]. part says the result
+// is converted itself (not copied; capped, so that appending to it
+// cannot write past it), else it is new.
+func rawResultAt(orig Object, converted []byte, to string, start, end int) (_ []byte, part, ok bool) {
+	if orig.Key == "" || start == end || converted[start] != '{' {
+		return nil, false, false
+	}
+	if sameMetadata(orig, converted, to, start, end) {
+		return converted[:len(converted):len(converted)], true, true
 	}
 	var id, cid identity
 	if !id.scan(orig.JSON, true) || !cid.scan(converted, false) || !isString(cid.apiVersion, to) ||
 		cid.kind == nil || !bytes.Equal(cid.kind, id.kind) ||
 		!bytes.Equal(cid.name, id.name) || !bytes.Equal(cid.namespace, id.namespace) || !bytes.Equal(cid.uid, id.uid) ||
 		!sameField(cid.labels, id.labels) || !sameField(cid.annotations, id.annotations) {
-		return nil, false
-	}
-	start, end, ok := codec.MetadataSpan(converted)
-	if !ok {
-		return nil, false
+		return nil, false, false
 	}
 	out := make([]byte, 0, len(converted)-(end-start)+len(id.metadata))
 	out = append(out, converted[:start]...)
 	out = append(out, id.metadata...)
-	return append(out, converted[end:]...), true
+	return append(out, converted[end:]...), false, true
 }
 
-// sameMetadata is rawResult for the answer most webhooks give: the
-// original's encoded members, metadata included, byte for byte from kind
-// to the end of metadata, under apiVersion to. Then kind, name,
-// namespace, uid, labels and annotations are the original's, and the
-// result — the answer with the original's metadata — is the answer
-// itself. The answer is read once, up to its metadata's end, and the
-// original only compared with it: Unchanged accepted the answer, so its
-// top-level names are sorted, each once, and the original is stored, in
-// Marshal's form. ok is false for any other answer (apiVersion not
-// first, say), which rawResult reads in full.
-func sameMetadata(orig Object, converted []byte, to string) (_ []byte, ok bool) {
+// sameMetadata reports whether the result for the answer most webhooks
+// give is the answer itself: the original's encoded members, metadata
+// included, byte for byte from kind to the end of metadata
+// (converted[metaStart:metaEnd], which UnchangedSpan found, its labels
+// and annotations objects), under apiVersion to. Then kind, name,
+// namespace, uid, labels and annotations are the original's, and so is
+// the metadata result gives the answer. The bytes are compared, not read
+// again: UnchangedSpan accepted the answer, so it is compact, its
+// top-level names sorted, each once, and the original is stored, in
+// Marshal's form, so equal bytes are equal members. false for any other
+// answer (apiVersion not first, say), which rawResult reads in full.
+func sameMetadata(orig Object, converted []byte, to string, metaStart, metaEnd int) bool {
 	// The original's apiVersion, as APIVersion reads it (without making
 	// it a string), and what follows it.
 	if !bytes.HasPrefix(orig.JSON, []byte(avPrefix)) {
-		return nil, false
+		return false
 	}
 	origRest := orig.JSON[len(avPrefix):]
 	end := bytes.IndexByte(origRest, '"')
 	if end < 0 || bytes.IndexByte(origRest[:end], '\\') >= 0 {
-		return nil, false
+		return false
 	}
 	origRest = origRest[end+1:]
 	head := len(avPrefix) + len(to) + 1 // {"apiVersion":"to"
-	if len(converted) <= head || string(converted[:len(avPrefix)]) != avPrefix ||
+	if metaStart <= head || string(converted[:len(avPrefix)]) != avPrefix ||
 		string(converted[len(avPrefix):head-1]) != to || converted[head-1] != '"' {
-		return nil, false
+		return false
 	}
-	t := codec.MakeTokens(converted[head:])
-	var kind []byte
-	for metadata := false; !metadata; {
-		if !t.Consume(',') {
-			return nil, false // the end, or malformed: no metadata
-		}
-		name, plain, ok := t.Key()
-		if !ok || !plain {
-			return nil, false
-		}
-		switch string(name) {
-		case "kind":
-			kind, ok = t.Value()
-		case "metadata":
-			metadata = true
-			ok = t.Peek() == '{' && keptMetadata(&t)
-		default:
-			_, ok = t.Value()
-		}
-		if !ok {
-			return nil, false
-		}
-	}
-	if kind == nil || !bytes.HasPrefix(origRest, converted[head:head+t.Offset()]) {
-		return nil, false
-	}
-	return bytes.Clone(converted), true
+	// Kind is the member after apiVersion, as Marshal sorts them; the
+	// members up to metadata's end are the original's.
+	return bytes.HasPrefix(converted[head:], []byte(`,"kind":`)) &&
+		bytes.HasPrefix(origRest, converted[head:metaEnd])
 }
 
-// keptMetadata reads the metadata object at t and reports whether check
-// would keep it as it is, given it is a stored original's: labels and
-// annotations absent or objects (a stored object's hold strings), not
-// null, which check drops.
-func keptMetadata(t *codec.Tokens) bool {
-	return eachMember(t, func(name, v []byte) (bool, bool) {
-		kept := (string(name) != "labels" && string(name) != "annotations") || v[0] == '{'
-		return false, kept
-	})
+// keptMember reports whether check would keep a member of a stored
+// original's metadata as it is: labels and annotations must be objects (a
+// stored object's hold strings), not null, which check drops.
+func keptMember(name, v []byte) bool {
+	return (string(name) != "labels" && string(name) != "annotations") || v[0] == '{'
 }
 
 // eachMember reads the object at t, calling fn with each member's name
@@ -140,14 +132,28 @@ func eachMember(t *codec.Tokens, fn func(name, v []byte) (done, ok bool)) bool {
 	return true
 }
 
+// rawObject is one converted object of an answer as quickReview read it:
+// its encoding and, when unchanged, where its metadata is in it
+// (json[metaStart:metaEnd]; both 0: none), the target schema's walk
+// having accepted it.
+type rawObject struct {
+	json               []byte
+	unchanged          bool
+	metaStart, metaEnd int
+}
+
 // quickReview returns the n encoded converted objects of a compact,
 // successful ConversionReview answering uid, read in one pass: ok is
 // false for any other answer (an error, whitespace inside, a field
-// repeated or escaped), which convertedObjects must read.
-func (w *Webhook) quickReview(uid string, data []byte, n int) (objs [][]byte, ok bool) {
+// repeated or escaped), which convertedObjects must read. With uc, each
+// object is read by its walk (UnchangedAt, with keptMember), and read
+// again plainly only when the walk declines it: an answer's objects are
+// read once.
+func (w *Webhook) quickReview(uid string, data []byte, n int, uc unchangedChecker) (objs []rawObject, ok bool) {
 	// Encoders end their output with a newline (json.Encoder does).
-	t := codec.MakeTokens(bytes.TrimSpace(data))
-	objs = make([][]byte, 0, n)
+	data = bytes.TrimSpace(data)
+	t := codec.MakeTokens(data)
+	objs = make([]rawObject, 0, n)
 	readObjects := func(int) bool {
 		if !t.Consume('[') {
 			return false
@@ -156,11 +162,27 @@ func (w *Webhook) quickReview(uid string, data []byte, n int) (objs [][]byte, ok
 			if !first && !t.Consume(',') {
 				return false
 			}
-			v, ok := t.Value()
-			if !ok || len(objs) == n {
+			if len(objs) == n {
 				return false
 			}
-			objs = append(objs, v)
+			start, ro := t.Offset(), rawObject{}
+			if uc != nil {
+				at := t
+				if ro.metaStart, ro.metaEnd, ro.unchanged = uc.UnchangedAt(&t, keptMember); ro.unchanged {
+					if ro.metaEnd > 0 {
+						ro.metaStart, ro.metaEnd = ro.metaStart-start, ro.metaEnd-start
+					}
+				} else {
+					t, ro.metaStart, ro.metaEnd = at, 0, 0
+				}
+			}
+			if !ro.unchanged {
+				if _, ok := t.Value(); !ok {
+					return false
+				}
+			}
+			ro.json = data[start:t.Offset():t.Offset()]
+			objs = append(objs, ro)
 		}
 		return true
 	}

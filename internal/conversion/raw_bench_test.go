@@ -7,8 +7,10 @@ import (
 	"testing"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/crdserver/crdserver/internal/codec"
+	"github.com/crdserver/crdserver/internal/registry"
 	crschema "github.com/crdserver/crdserver/internal/schema"
 )
 
@@ -75,6 +77,47 @@ func BenchmarkRawResultWidget(b *testing.B) {
 	for b.Loop() {
 		if _, ok := rawResult(orig, conv, "bench.crdserver.io/v2", s); !ok {
 			b.Fatal("rawResult declined")
+		}
+	}
+}
+
+// widgetReview is a webhook's answer converting 500 stored Widgets by
+// rewriting their apiVersion, with the originals, as a list's review has.
+func widgetReview(tb testing.TB) ([]Object, []int, []byte) {
+	objs := make([]Object, 500)
+	idx := make([]int, len(objs))
+	answer := []byte(`{"apiVersion":"apiextensions.k8s.io/v1","kind":"ConversionReview","response":{"uid":"u1","result":{"status":"Success"},"convertedObjects":[`)
+	for i := range objs {
+		var conv []byte
+		objs[i], conv = widget(tb, i)
+		idx[i] = i
+		if i > 0 {
+			answer = append(answer, ',')
+		}
+		answer = append(answer, conv...)
+	}
+	return objs, idx, append(answer, "]}}"...)
+}
+
+// BenchmarkWidgetReview is the server's work on one review's answer of
+// 500 Widgets once it has arrived: reading the review, checking each
+// object and taking it as it came.
+func BenchmarkWidgetReview(b *testing.B) {
+	s := compileWidgetSchema(b)
+	objs, idx, answer := widgetReview(b)
+	w := &Webhook{review: "v1", def: &registry.Definition{Group: "bench.crdserver.io", Kind: "Widget", ListKind: "WidgetList"}}
+	to := "bench.crdserver.io/v2"
+	toGV := schema.GroupVersion{Group: "bench.crdserver.io", Version: "v2"}
+	b.SetBytes(int64(len(answer)))
+	b.ReportAllocs()
+	for b.Loop() {
+		raws, ok := w.quickReview("u1", answer, len(idx), s)
+		if !ok {
+			b.Fatal("quickReview declined")
+		}
+		out, shared, ok, err := w.resultsFromRaw(raws, to, objs, idx, toGV, s, toGV.WithKind("WidgetList"), false)
+		if !ok || !shared || err != nil || len(out) != len(idx) {
+			b.Fatal(ok, shared, err)
 		}
 	}
 }

@@ -95,5 +95,5 @@ func (c *Cache) get(k cacheKey, rev int64) ([]byte, bool) {
 func (c *Cache) put(k cacheKey, rev int64, b []byte) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.c.put(k, rev, b)
+	c.c.put(k, rev, b, nil)
 }

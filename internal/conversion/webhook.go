@@ -111,6 +111,7 @@ type inflight struct {
 type flight struct {
 	done chan struct{}
 	res  [][]byte
+	ans  *answer // the answer res are parts of, if they are
 	err  error
 	// abandoned: the review failed because the caller that sent it went
 	// away (its request ended), which says nothing about the webhook.
@@ -175,7 +176,7 @@ func (w *Webhook) Convert(ctx context.Context, to string, objs []Object) ([][]by
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			b.f.res, b.f.err = w.send(ctx, to, objs, b.idx)
+			b.f.res, b.f.ans, b.f.err = w.send(ctx, to, objs, b.idx)
 			b.f.abandoned = b.f.err != nil && ctx.Err() != nil
 			w.mu.Lock()
 			for j, i := range b.idx {
@@ -184,7 +185,7 @@ func (w *Webhook) Convert(ctx context.Context, to string, objs []Object) ([][]by
 					continue
 				}
 				if b.f.err == nil {
-					w.cache.put(k, objs[i].Revision, b.f.res[j])
+					w.cache.put(k, objs[i].Revision, b.f.res[j], b.f.ans)
 				}
 				if in, ok := w.inflight[k]; ok && in.f == b.f {
 					delete(w.inflight, k)
@@ -227,44 +228,42 @@ func (w *Webhook) Convert(ctx context.Context, to string, objs []Object) ([][]by
 	return out, nil
 }
 
-// reviewBody is a ConversionReview's request, the same in v1 and v1beta1.
-func reviewBody(review, uid, to string, objs []Object, idx []int) []byte {
-	size := 200
-	for _, i := range idx {
-		size += len(objs[i].JSON) + 1
-	}
-	b := bytes.NewBuffer(make([]byte, 0, size))
-	b.WriteString(`{"kind":"ConversionReview","apiVersion":"apiextensions.k8s.io/`)
-	b.WriteString(review)
-	b.WriteString(`","request":{"uid":"`)
-	b.WriteString(uid)
-	b.WriteString(`","desiredAPIVersion":`)
+// comma separates the objects of a review's body.
+var comma = []byte{','}
+
+// reviewParts is a ConversionReview's request, the same in v1 and
+// v1beta1, in parts to send one after another: the objects are not copied
+// into one body (a list's review carries megabytes of them).
+func reviewParts(review, uid, to string, objs []Object, idx []int) [][]byte {
 	av, _ := json.Marshal(to)
-	b.Write(av)
-	b.WriteString(`,"objects":[`)
+	head := `{"kind":"ConversionReview","apiVersion":"apiextensions.k8s.io/` + review +
+		`","request":{"uid":"` + uid + `","desiredAPIVersion":` + string(av) + `,"objects":[`
+	parts := make([][]byte, 0, 2*len(idx)+1)
+	parts = append(parts, []byte(head))
 	for j, i := range idx {
 		if j > 0 {
-			b.WriteByte(',')
+			parts = append(parts, comma)
 		}
-		b.Write(objs[i].JSON)
+		parts = append(parts, objs[i].JSON)
 	}
-	b.WriteString("]}}")
-	return b.Bytes()
+	return append(parts, []byte("]}}"))
 }
 
 // send converts objs[idx] with one review and checks the answer.
-func (w *Webhook) send(ctx context.Context, to string, objs []Object, idx []int) (_ [][]byte, err error) {
+// The results are either all parts of the webhook's answer (ans, which
+// they keep alive: a cache must count it) or all of their own (ans nil).
+func (w *Webhook) send(ctx context.Context, to string, objs []Object, idx []int) (_ [][]byte, ans *answer, err error) {
 	from, kind, err := apiVersionAndKind(objs[idx[0]].JSON)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	single := len(objs) == 1
 	in := w.inputKind(from, kind, single)
 	if w.err != nil {
-		return nil, fmt.Errorf("conversion webhook for %v failed: %v", in, w.err)
+		return nil, nil, fmt.Errorf("conversion webhook for %v failed: %v", in, w.err)
 	}
 	if w.review == "" {
-		return nil, errors.New("no supported conversion review versions")
+		return nil, nil, errors.New("no supported conversion review versions")
 	}
 	uid := string(uuid.NewUUID())
 	w.reviews.Add(1)
@@ -273,23 +272,30 @@ func (w *Webhook) send(ctx context.Context, to string, objs []Object, idx []int)
 			w.Metrics.ConversionWebhook(w.def.GroupResource().String(), version(from), version(to), err == nil, time.Since(start))
 		}(time.Now())
 	}
-	data, err := w.client.Post(ctx, reviewBody(w.review, uid, to, objs, idx), w.Timeout)
+	data, err := w.client.PostParts(ctx, reviewParts(w.review, uid, to, objs, idx), w.Timeout)
 	if err != nil {
-		return nil, fmt.Errorf("conversion webhook for %v failed: %v", in, err)
+		return nil, nil, fmt.Errorf("conversion webhook for %v failed: %v", in, err)
 	}
 	toGV, _ := schema.ParseGroupVersion(to)
 	s := targetSchema(w.def, to)
-	if raws, ok := w.quickReview(uid, data, len(idx)); ok {
-		if out, ok, err := w.resultsFromRaw(raws, to, objs, idx, toGV, s, in, single); ok {
-			return out, err
+	uc, _ := s.(unchangedChecker)
+	if raws, ok := w.quickReview(uid, data, len(idx), uc); ok {
+		if out, shared, ok, err := w.resultsFromRaw(raws, to, objs, idx, toGV, s, in, single); ok {
+			if err != nil {
+				return nil, nil, err
+			}
+			if shared {
+				ans = &answer{size: cap(data)} // what the parts keep alive
+			}
+			return out, ans, nil
 		}
 	}
 	converted, err := w.convertedObjects(uid, data)
 	if err != nil {
-		return nil, fmt.Errorf("conversion webhook for %v failed: %v", in, err)
+		return nil, nil, fmt.Errorf("conversion webhook for %v failed: %v", in, err)
 	}
 	if len(converted) != len(idx) {
-		return nil, fmt.Errorf("conversion webhook for %v returned %d objects, expected %d", in, len(converted), len(idx))
+		return nil, nil, fmt.Errorf("conversion webhook for %v returned %d objects, expected %d", in, len(converted), len(idx))
 	}
 	out := make([][]byte, len(idx))
 	var scratch []byte
@@ -299,40 +305,61 @@ func (w *Webhook) send(ctx context.Context, to string, objs []Object, idx []int)
 			continue
 		}
 		if out[j], err = w.result(objs[idx[j]], c, toGV, s, in, j, single); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	return out, nil
+	return out, nil, nil
 }
 
 // resultsFromRaw is the rest of send for an answer whose converted
 // objects quickReview found, encoded: each is taken as it is
-// (rawResult), or decoded alone and checked. ok is false when one needs
-// the whole answer decoded (it is not an object, or does not decode), for
-// the errors to be worded as ever.
-func (w *Webhook) resultsFromRaw(raws [][]byte, to string, objs []Object, idx []int, toGV schema.GroupVersion, s registry.Schema, in schema.GroupVersionKind, single bool) (_ [][]byte, ok bool, _ error) {
+// (rawResultAt, for those the target schema's walk accepted), or decoded
+// alone and checked. ok is false when one needs the whole answer decoded
+// (it is not an object, or does not decode), for the errors to be worded
+// as ever.
+//
+// The results are the answer's objects themselves when each is its
+// original's but for apiVersion and what follows metadata (shared): then
+// they keep the whole answer alive. Otherwise each is of its own (those
+// taken as they came are copied): a cache of results then counts each,
+// and keeps no answer for a few of its objects.
+func (w *Webhook) resultsFromRaw(raws []rawObject, to string, objs []Object, idx []int, toGV schema.GroupVersion, s registry.Schema, in schema.GroupVersionKind, single bool) (_ [][]byte, shared, ok bool, _ error) {
 	out := make([][]byte, len(idx))
 	var scratch []byte
-	for j, raw := range raws {
-		orig := objs[idx[j]]
-		if out[j], ok = rawResult(orig, raw, to, s); ok {
-			continue
+	parts := 0 // results that are parts of the answer
+	for j, ro := range raws {
+		orig, raw := objs[idx[j]], ro.json
+		if ro.unchanged {
+			var part bool
+			if out[j], part, ok = rawResultAt(orig, raw, to, ro.metaStart, ro.metaEnd); ok {
+				if part {
+					parts++
+				}
+				continue
+			}
 		}
 		if raw[0] != '{' {
-			return nil, false, nil
+			return nil, false, false, nil
 		}
 		c, err := Decode(raw)
 		if err != nil {
-			return nil, false, nil
+			return nil, false, false, nil
 		}
 		if out[j], scratch, ok = quickResult(orig, c, to, s, scratch); ok {
 			continue
 		}
 		if out[j], err = w.result(orig, c, toGV, s, in, j, single); err != nil {
-			return nil, true, err
+			return nil, false, true, err
 		}
 	}
-	return out, true, nil
+	if parts > 0 && parts < len(out) {
+		for j, ro := range raws {
+			if len(out[j]) > 0 && len(ro.json) > 0 && &out[j][0] == &ro.json[0] {
+				out[j] = bytes.Clone(out[j])
+			}
+		}
+	}
+	return out, parts == len(out), true, nil
 }
 
 // result checks converted, the webhook's answer for orig at index j, as
@@ -537,7 +564,10 @@ func deepCopyMap(m map[string]any) map[string]any {
 
 // resultCache keeps converted objects by storage key and target version,
 // with the revision they were converted at, up to max bytes; past it,
-// arbitrary entries go.
+// arbitrary entries go. An entry that is part of a webhook's answer keeps
+// the whole answer alive: the answer counts, once, while any of its
+// entries is kept, and when one of them goes to make room, all of them go
+// (keeping some would free nothing).
 type resultCache struct {
 	max, size int
 	m         map[cacheKey]cached
@@ -546,6 +576,15 @@ type resultCache struct {
 type cached struct {
 	rev  int64
 	json []byte
+	ans  *answer // the answer json is part of; nil: json is its own
+}
+
+// answer is a webhook's answer whose converted objects are cached as they
+// are, parts of it.
+type answer struct {
+	size int        // its length
+	refs int        // its entries in the cache
+	keys []cacheKey // where they are (or were: some may have been replaced)
 }
 
 func (c *resultCache) get(k cacheKey, rev int64) ([]byte, bool) {
@@ -556,21 +595,52 @@ func (c *resultCache) get(k cacheKey, rev int64) ([]byte, bool) {
 	return e.json, true
 }
 
-func (c *resultCache) put(k cacheKey, rev int64, b []byte) {
+// put keeps b, converted at rev, for k, unless a later revision's is
+// kept; ans is the answer b is part of (nil: none).
+func (c *resultCache) put(k cacheKey, rev int64, b []byte, ans *answer) {
 	if e, ok := c.m[k]; ok {
 		if e.rev > rev {
 			return
 		}
-		c.size -= len(e.json)
+		c.release(e)
 	}
-	c.m[k] = cached{rev: rev, json: b}
-	c.size += len(b)
+	c.m[k] = cached{rev: rev, json: b, ans: ans}
+	if ans == nil {
+		c.size += len(b)
+	} else {
+		if ans.refs == 0 {
+			c.size += ans.size
+		}
+		ans.refs++
+		ans.keys = append(ans.keys, k)
+	}
 	for key, e := range c.m {
 		if c.size <= c.max {
 			break
 		}
-		delete(c.m, key)
+		if e.ans == nil {
+			delete(c.m, key)
+			c.release(e)
+			continue
+		}
+		for _, ak := range e.ans.keys {
+			if ae, ok := c.m[ak]; ok && ae.ans == e.ans {
+				delete(c.m, ak)
+				c.release(ae)
+			}
+		}
+	}
+}
+
+// release uncounts an entry that left the cache.
+func (c *resultCache) release(e cached) {
+	if e.ans == nil {
 		c.size -= len(e.json)
+		return
+	}
+	if e.ans.refs--; e.ans.refs == 0 {
+		c.size -= e.ans.size
+		e.ans.keys = nil
 	}
 }
 

@@ -284,7 +284,8 @@ func (b *bench) run(ctx context.Context, report *Report) error {
 			// next ones find the conversions kept (warm). Each is
 			// reported on its own, with the reviews it took and this
 			// process's CPU, which is mostly the webhook's.
-			for _, run := range []struct {
+			var perList [2]time.Duration // this process's CPU per cold list, per warm list
+			for k, run := range []struct {
 				name string
 				r    Runner
 			}{{"list-v2-cold", Runner{Concurrency: 1, Count: 1}}, {w, b.runner()}} {
@@ -302,6 +303,10 @@ func (b *bench) run(ctx context.Context, report *Report) error {
 				if b.hook != nil {
 					report.Notes = append(report.Notes, conversionNote(run.name, r.Ops, b.pop.len(), b.hook.reviews.Load()-reviews, b.hook.objects.Load()-objects, cpu))
 				}
+				perList[k] = perOp(cpu, r.Ops)
+			}
+			if b.hook != nil && perList[1] > 0 {
+				report.Notes = append(report.Notes, webhookNote(perList[0], perList[1]))
 			}
 		case "list-paged":
 			add(b.runner().Run(ctx, w, b.listPaged))

@@ -87,7 +87,16 @@ func TestConvertReview(t *testing.T) {
 	if err != nil || n != 2 || string(ans) != want {
 		t.Errorf("convertReview = %s, %d, %v\nwant %s", ans, n, err, want)
 	}
+	// Members in another order, and others beside them.
+	reordered := `{"request":{"objects":[{"apiVersion":"g/v1","kind":"W","metadata":{"name":"a"}}],"x":{"uid":"no"},"desiredAPIVersion":"g/v2","uid":"u1"},"apiVersion":"apiextensions.k8s.io/v1"}`
+	want = `{"apiVersion":"apiextensions.k8s.io/v1","kind":"ConversionReview","response":{"uid":"u1","result":{"status":"Success"},"convertedObjects":[` +
+		`{"apiVersion":"g/v2","kind":"W","metadata":{"name":"a"}}]}}`
+	if ans, n, err := convertReview([]byte(reordered)); err != nil || n != 1 || string(ans) != want {
+		t.Errorf("convertReview = %s, %d, %v\nwant %s", ans, n, err, want)
+	}
 	for _, bad := range []string{
+		`{"apiVersion":"apiextensions.k8s.io/v1","request":{"uid":"u1","desiredAPIVersion":"g/v2","objects":[]}}x`,
+		`{"apiVersion":"apiextensions.k8s.io/v1","request":{"desiredAPIVersion":"g/v2","objects":[]}}`,
 		`{"apiVersion":"apiextensions.k8s.io/v1","request":{"uid":"u1","desiredAPIVersion":"g/v2"}}`,
 		`{"apiVersion":"apiextensions.k8s.io/v1","request":{"uid":"u1","desiredAPIVersion":"g/v2","objects":[{"kind":"W","apiVersion":"g/v1"}]}}`,
 		`{"apiVersion":"apiextensions.k8s.io/v1","request":{"uid":"u1","desiredAPIVersion":"g/v2","objects":[{"apiVersion":"g/v1"},]}}`,
@@ -106,5 +115,16 @@ func TestConversionNote(t *testing.T) {
 	}
 	if got := conversionNote("list-v2", 3, 10000, 0, 0, 0); !strings.Contains(got, "0.0 reviews of 0 objects per list") {
 		t.Errorf("warm lists: %s", got)
+	}
+}
+
+func TestWebhookNote(t *testing.T) {
+	got := webhookNote(377*time.Millisecond, 75*time.Millisecond)
+	want := "list-v2-cold: the webhook used about 302ms CPU (the load generator's 377ms per cold list less 75ms per warm list)"
+	if got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	if got := webhookNote(50*time.Millisecond, 75*time.Millisecond); !strings.Contains(got, "about 0s CPU") {
+		t.Errorf("a warm list dearer than the cold one: %s", got)
 	}
 }

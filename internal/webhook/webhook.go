@@ -230,15 +230,36 @@ func (c *Client) URL() string { return c.url.String() }
 // an error worded as client-go words it, with the webhook's own message
 // when the answer is a Status.
 func (c *Client) Post(ctx context.Context, body []byte, timeout time.Duration) ([]byte, error) {
+	return c.PostParts(ctx, [][]byte{body}, timeout)
+}
+
+// PostParts is Post with a body in parts, sent one after another as one
+// body without being joined first: a list's conversion review is
+// megabytes of encoded objects that are in memory already. The parts must
+// not change until PostParts returns.
+func (c *Client) PostParts(ctx context.Context, parts [][]byte, timeout time.Duration) ([]byte, error) {
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.urlWith(timeout), bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.urlWith(timeout), nil)
 	if err != nil {
 		return nil, err
 	}
+	// As NewRequest sets them for a bytes.Reader: the length is declared,
+	// and a request that must be sent again (on a connection that went
+	// away) reads its body again from the start.
+	for _, p := range parts {
+		req.ContentLength += int64(len(p))
+	}
+	req.GetBody = func() (io.ReadCloser, error) {
+		if req.ContentLength == 0 {
+			return http.NoBody, nil
+		}
+		return &partsReader{parts: parts}, nil
+	}
+	req.Body, _ = req.GetBody()
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, */*")
 	resp, err := c.http.Do(req)
@@ -262,6 +283,31 @@ func (c *Client) Post(ctx context.Context, body []byte, timeout time.Duration) (
 	}
 	return data, nil
 }
+
+// partsReader reads parts one after another, leaving them as they are
+// (a request sent again reads them again).
+type partsReader struct {
+	parts [][]byte
+	i     int // the part being read
+	off   int // how much of it was read
+}
+
+func (r *partsReader) Read(b []byte) (int, error) {
+	n := 0
+	for n < len(b) && r.i < len(r.parts) {
+		m := copy(b[n:], r.parts[r.i][r.off:])
+		n += m
+		if r.off += m; r.off == len(r.parts[r.i]) {
+			r.i, r.off = r.i+1, 0
+		}
+	}
+	if n == 0 && len(b) > 0 {
+		return 0, io.EOF
+	}
+	return n, nil
+}
+
+func (r *partsReader) Close() error { return nil }
 
 // urlWith is the URL of a call with timeout.
 func (c *Client) urlWith(timeout time.Duration) string {

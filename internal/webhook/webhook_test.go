@@ -1,6 +1,7 @@
 package webhook_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -333,3 +334,45 @@ func TestServiceThroughEndpointsAndExternalName(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestPostParts checks that a body in parts arrives as one body, its
+// length declared, over HTTP/2 and HTTP/1.1, and empty parts anywhere.
+func TestPostParts(t *testing.T) {
+	type seen struct {
+		length int64
+		body   string
+	}
+	got := make(chan seen, 1)
+	srv := webhooktest.Start(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		got <- seen{r.ContentLength, string(b)}
+		w.Write([]byte(`{}`))
+	}))
+	big := strings.Repeat("x", 100<<10) // longer than a frame and a write buffer
+	for _, http1 := range []bool{false, true} {
+		c, err := (&webhook.Manager{HTTP1: http1}).Client(webhook.ClientConfig{URL: srv.URL, CABundle: srv.CABundle})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, parts := range [][]string{
+			{`{"a":[`, big, `,`, `2`, `]}`},
+			{``, `{}`, ``},
+			{},
+		} {
+			bs := make([][]byte, len(parts))
+			for i, p := range parts {
+				bs[i] = []byte(p)
+			}
+			if _, err := c.PostParts(context.Background(), bs, 5*time.Second); err != nil {
+				t.Fatal(err)
+			}
+			want := strings.Join(parts, "")
+			if s := <-got; s.body != want || s.length != int64(len(want)) {
+				t.Errorf("HTTP1 %v: the webhook read %d bytes of declared length %d, want %d", http1, len(s.body), s.length, len(want))
+			}
+			if strings.Join(parts, "") != string(bytes.Join(bs, nil)) {
+				t.Errorf("HTTP1 %v: the parts changed", http1)
+			}
+		}
+	}
+}
