@@ -1,6 +1,7 @@
 package admission
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -542,10 +543,11 @@ func TestReviewBody(t *testing.T) {
 	at := widgetAttributes(Update)
 	at.OldObject = at.Object
 	inv := &invocation{kind: at.Kind, resource: at.Resource}
-	body, err := reviewBody("v1", newRequest("u-1", inv, at), &versioned{object: at.Object, old: at.OldObject})
+	parts, err := reviewParts("v1", newRequest("u-1", inv, at), &versioned{object: at.Object, old: at.OldObject})
 	if err != nil {
 		t.Fatal(err)
 	}
+	body := bytes.Join(parts, nil)
 	if n := strings.Count(string(body), `"object":`); n != 1 {
 		t.Errorf("%d objects in %s", n, body)
 	}

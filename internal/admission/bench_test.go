@@ -112,7 +112,7 @@ func BenchmarkReviewBody(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if _, err := reviewBody("v1", newRequest("uid", inv, at), vo); err != nil {
+				if _, err := reviewParts("v1", newRequest("uid", inv, at), vo); err != nil {
 					b.Fatal(err)
 				}
 			}
