@@ -70,6 +70,9 @@ func Decode(body []byte, contentType string, opts DecodeOptions) (obj map[string
 	}
 	data := body
 	if mt == MediaYAML {
+		if obj, ok := jsonAsYAML(body, maxDepth); ok {
+			return obj, nil, nil
+		}
 		data, problems, err = yamlToJSON(body)
 		if err != nil {
 			return nil, nil, &DecodeError{Err: err, summary: summarize(body)}
