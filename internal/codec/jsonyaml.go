@@ -1,5 +1,10 @@
 package codec
 
+import (
+	"math"
+	"strconv"
+)
+
 // YAML bodies are nearly always JSON: kubectl, client-go and
 // controller-runtime send server-side apply configurations as JSON under
 // the apply-patch+yaml media type. Converting them through a YAML parser
@@ -10,10 +15,10 @@ package codec
 // does not print, tabs before a token, and keys more than 1024 characters
 // before their colon or on another line than it; and it turns 1.0 or 1e3
 // into integers. So a body is decoded as JSON only when it has none of
-// these — printable ASCII and line breaks, escapes both read alike,
-// integers only, short keys on their colon's line, no duplicate keys, no
-// deep nesting — which is when both ways give the same object; anything
-// else takes the YAML way. FuzzJSONAsYAML checks the two agree.
+// these — printable ASCII and line breaks, escapes both read alike, no
+// number the YAML way turns into an integer, short keys on their colon's
+// line, no duplicate keys, no deep nesting — which is when both ways give
+// the same object; anything else takes the YAML way. FuzzJSONAsYAML checks the two agree.
 
 // jsonAsYAMLMaxDepth bounds the nesting of the fast path, far below the
 // YAML parser's limit of 10000, so that the two never disagree on depth.
@@ -61,16 +66,8 @@ func yamlSafeJSON(b []byte) bool {
 			}
 			i = end
 		case c == '-' || ('0' <= c && c <= '9'):
-			start := i
-			if c == '-' {
-				i++
-			}
-			for i < len(b) && '0' <= b[i] && b[i] <= '9' {
-				i++
-			}
-			// A fraction or an exponent follows, or too many digits for
-			// both to read the same integer: the YAML way decides.
-			if i-start > 18 || (i < len(b) && (b[i] == '.' || b[i] == 'e' || b[i] == 'E')) {
+			var ok bool
+			if i, ok = safeNumber(b, i); !ok {
 				return false
 			}
 		case c == '\n' || c == '\r' || (0x20 <= c && c < 0x7f):
@@ -80,6 +77,35 @@ func yamlSafeJSON(b []byte) bool {
 		}
 	}
 	return true
+}
+
+// safeNumber checks the number starting at b[i] and returns the offset
+// after it. An integer reads alike both ways when it has at most 18
+// digits (more may not fit an int64, which the two ways treat apart). A
+// number with a fraction or an exponent is a float64 both ways, but the
+// YAML way writes it out again, and one with an integral value that fits
+// an int64 (1.0, 1e3, -0.0) then reads as an integer: such numbers take
+// the YAML way.
+func safeNumber(b []byte, i int) (end int, ok bool) {
+	start := i
+	if b[i] == '-' {
+		i++
+	}
+	for i < len(b) && '0' <= b[i] && b[i] <= '9' {
+		i++
+	}
+	if i == len(b) || (b[i] != '.' && b[i] != 'e' && b[i] != 'E') {
+		return i, i-start <= 18
+	}
+	for i < len(b) && (('0' <= b[i] && b[i] <= '9') || b[i] == '.' || b[i] == 'e' || b[i] == 'E' || b[i] == '+' || b[i] == '-') {
+		i++
+	}
+	f, err := strconv.ParseFloat(string(b[start:i]), 64)
+	if err != nil {
+		return i, false // malformed, or out of range: left to the YAML way
+	}
+	integral := f == math.Trunc(f) && f >= -(1<<63) && f < 1<<63
+	return i, !integral
 }
 
 // safeString checks the string starting at the quote b[start] and returns

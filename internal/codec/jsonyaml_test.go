@@ -43,9 +43,11 @@ func TestJSONAsYAML(t *testing.T) {
 		{line(), `{}`, true},
 
 		// What the YAML parser reads otherwise, or refuses.
-		{line(), `{"f":1.0}`, false},   // becomes the integer 1
-		{line(), `{"f":1e3}`, false},   // becomes the integer 1000
-		{line(), `{"f":-2E-2}`, false}, // a float either way; left to the parser
+		{line(), `{"f":1.0}`, false},                                      // becomes the integer 1
+		{line(), `{"f":1e3}`, false},                                      // becomes the integer 1000
+		{line(), `{"f":-2E-2,"g":1.5,"h":1e-7,"i":1e300,"j":1e19}`, true}, // floats either way
+		{line(), `{"f":-0.0}`, false},                                     // becomes the integer 0
+		{line(), `{"f":1e400}`, false},                                    // out of range
 		{line(), `{"n":1234567890123456789}`, false},
 		{line(), `{"s":"a\/b"}`, false},                            // unknown escape to the parser
 		{line(), `{"s":"\ud83d\ude00"}`, false},                    // surrogates refused by the parser
@@ -94,6 +96,7 @@ func FuzzJSONAsYAML(f *testing.F) {
 		`{"":""}`,
 		"{\"a\":\"b\"\r\n,\"c\":{}}",
 		`{"a":[[],{},[{}]]}`,
+		`{"f":1.5,"g":-2E-2,"h":1e19,"i":0.1}`,
 	} {
 		f.Add([]byte(s))
 	}
