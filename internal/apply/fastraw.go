@@ -215,15 +215,17 @@ func encodedKeyPaths(paths []keyPath) []encodedKeyPath {
 	return out
 }
 
-// encodedMember returns the value of the member named key (as written)
-// of the encoded object f.
-func encodedMember(f []byte, key []byte) (v []byte, found bool) {
+// encodedMember returns the value of the member of the encoded object f
+// named key as written, dec as decoded. Members are sorted by their
+// decoded names: the walk stops at one whose name (as written, without
+// escapes, so as decoded too) sorts after dec.
+func encodedMember(f, key []byte, dec string) (v []byte, found bool) {
 	codec.EachRawMember(f, func(name, value []byte) bool {
 		if bytes.Equal(name, key) {
 			v, found = value, true
 			return false
 		}
-		return true
+		return bytes.IndexByte(name, '\\') >= 0 || string(name) < dec
 	})
 	return v, found
 }
@@ -231,17 +233,17 @@ func encodedMember(f []byte, key []byte) (v []byte, found bool) {
 var dotKey = []byte(".")
 
 // hasEncodedMember is hasMember on encoded FieldsV1.
-func hasEncodedMember(f []byte, keys [][]byte) bool {
-	for i, k := range keys {
-		child, ok := encodedMember(f, k)
+func hasEncodedMember(f []byte, p encodedKeyPath) bool {
+	for i, k := range p.enc {
+		child, ok := encodedMember(f, k, p.keys[i])
 		if !ok || len(child) == 0 || child[0] != '{' {
 			return false
 		}
-		if i == len(keys)-1 {
+		if i == len(p.enc)-1 {
 			if string(child) == "{}" {
 				return true
 			}
-			_, self := encodedMember(child, dotKey)
+			_, self := encodedMember(child, dotKey, ".")
 			return self
 		}
 		f = child
@@ -251,7 +253,7 @@ func hasEncodedMember(f []byte, keys [][]byte) bool {
 
 func ownsAnyEncoded(f []byte, paths []encodedKeyPath) bool {
 	for _, p := range paths {
-		if hasEncodedMember(f, p.enc) {
+		if hasEncodedMember(f, p) {
 			return true
 		}
 	}
@@ -261,7 +263,7 @@ func ownsAnyEncoded(f []byte, paths []encodedKeyPath) bool {
 // ownsExactlyEncoded is ownsExactly on encoded FieldsV1.
 func ownsExactlyEncoded(f []byte, paths []encodedKeyPath, cur *fieldpath.Set) bool {
 	for _, p := range paths {
-		if hasEncodedMember(f, p.enc) != cur.Has(p.path) {
+		if hasEncodedMember(f, p) != cur.Has(p.path) {
 			return false
 		}
 	}
