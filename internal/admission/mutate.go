@@ -23,6 +23,9 @@ func (a *Admission) Mutate(ctx context.Context, at *Attributes) error {
 	if exempt(at) {
 		return nil
 	}
+	if err := a.decodeManagedFields(ctx, at, true); err != nil {
+		return err
+	}
 	hooks, err := a.hooks(ctx, &a.mutating)
 	if err != nil {
 		return apierrors.NewInternalError(err)

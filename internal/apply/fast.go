@@ -230,26 +230,32 @@ func sortedEntries(rs []rawEntry) []any {
 		s[i] = sortable{op: r.op, manager: id.Manager, apiVersion: av, sub: id.Subresource, secs: unixSeconds(r.time), e: r.e}
 	}
 	slices.SortFunc(s, func(a, b sortable) int {
-		if c := strings.Compare(a.op, b.op); c != 0 {
-			return c
-		}
-		if a.secs != b.secs {
-			if a.secs < b.secs {
-				return -1
-			}
-			return 1
-		}
-		if c := strings.Compare(a.manager, b.manager); c != 0 {
-			return c
-		}
-		if c := strings.Compare(a.apiVersion, b.apiVersion); c != 0 {
-			return c
-		}
-		return strings.Compare(a.sub, b.sub)
+		return compareEntries(a.op, b.op, a.secs, b.secs, a.manager, b.manager, a.apiVersion, b.apiVersion, a.sub, b.sub)
 	})
 	out := make([]any, len(s))
 	for i := range s {
 		out[i] = s[i].e
 	}
 	return out
+}
+
+// compareEntries orders two entries as upstream sorts them: by operation,
+// time (in seconds), manager, apiVersion and subresource.
+func compareEntries(opA, opB string, secsA, secsB int64, managerA, managerB, versionA, versionB, subA, subB string) int {
+	if c := strings.Compare(opA, opB); c != 0 {
+		return c
+	}
+	if secsA != secsB {
+		if secsA < secsB {
+			return -1
+		}
+		return 1
+	}
+	if c := strings.Compare(managerA, managerB); c != 0 {
+		return c
+	}
+	if c := strings.Compare(versionA, versionB); c != 0 {
+		return c
+	}
+	return strings.Compare(subA, subB)
 }

@@ -13,6 +13,8 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/merge"
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
 	"sigs.k8s.io/structured-merge-diff/v6/value"
+
+	"github.com/crdserver/crdserver/internal/codec"
 )
 
 // MaxUpdateManagers is how many Update entries an object keeps; older
@@ -65,6 +67,11 @@ func (m *Manager) Update(live, obj map[string]any, manager string) {
 }
 
 func (m *Manager) update(live, obj map[string]any, manager string) error {
+	if raw, ok := rawManagedFields(live); ok {
+		if done, err := m.updateRaw(live, obj, raw, manager); done || err != nil {
+			return err
+		}
+	}
 	list, fromLive := m.startingEntries(live, obj)
 	setManagedFields(obj, nil)
 	if live != nil && len(list) == 0 {
@@ -469,9 +476,18 @@ func metadata(obj map[string]any) map[string]any {
 	return md
 }
 
+// managedFieldsOf returns obj's managedFields entries, decoded when they
+// are kept encoded (see fastraw.go).
 func managedFieldsOf(obj map[string]any) []any {
-	l, _ := metadata(obj)["managedFields"].([]any)
-	return l
+	switch v := metadata(obj)["managedFields"].(type) {
+	case []any:
+		return v
+	case codec.Raw:
+		d, _ := codec.DecodeRaw(v) // Raws hold what Marshal wrote
+		l, _ := d.([]any)
+		return l
+	}
+	return nil
 }
 
 func setManagedFields(obj map[string]any, list []any) {

@@ -40,6 +40,11 @@ var acceptedInput = []string{MediaJSON, MediaYAML, "application/vnd.kubernetes.p
 type DecodeOptions struct {
 	MaxBytes int64 // default DefaultMaxBodyBytes
 	MaxDepth int   // default DefaultMaxDepth
+	// RawManagedFields keeps a JSON object's metadata.managedFields as a
+	// Raw (a slice of the body, which must then not change) when it is
+	// a non-empty array written exactly as Marshal writes it; see
+	// rawfields.go. Whatever else it holds is decoded as usual.
+	RawManagedFields bool
 }
 
 // Decode decodes a JSON or YAML body holding one object.
@@ -70,12 +75,16 @@ func Decode(body []byte, contentType string, opts DecodeOptions) (obj map[string
 	}
 	data := body
 	if mt == MediaYAML {
+		if obj, ok := jsonAsYAML(body, maxDepth); ok {
+			return obj, nil, nil
+		}
 		data, problems, err = yamlToJSON(body)
 		if err != nil {
 			return nil, nil, &DecodeError{Err: err, summary: summarize(body)}
 		}
 	}
-	v, dups, err := decodeJSON(data, maxDepth)
+	v, dups, err := decodeJSONWith(parser{data: data, src: string(data), maxDepth: maxDepth,
+		rawManagedFields: opts.RawManagedFields && mt == MediaJSON})
 	if err != nil {
 		return nil, nil, &DecodeError{Err: fmt.Errorf("couldn't get version/kind; json parse error: %w", err), summary: summarize(body)}
 	}

@@ -55,11 +55,18 @@ type parser struct {
 	stack    []pathElem
 	problems []string
 	buf      []byte // scratch for strings with escapes
+
+	// rawManagedFields keeps metadata.managedFields of the top-level
+	// object as a Raw when it is in Marshal's form (see rawfields.go).
+	rawManagedFields bool
 }
 
 // decodeJSON parses one JSON value (and nothing but whitespace after it).
 func decodeJSON(data []byte, maxDepth int) (v any, problems []string, err error) {
-	p := parser{data: data, src: string(data), maxDepth: maxDepth}
+	return decodeJSONWith(parser{data: data, src: string(data), maxDepth: maxDepth})
+}
+
+func decodeJSONWith(p parser) (v any, problems []string, err error) {
 	v, err = p.value()
 	if err != nil {
 		return nil, nil, err
@@ -180,8 +187,15 @@ func (p *parser) object() (any, error) {
 			return nil, p.syntax(c, "after object key")
 		}
 		p.pos++
+		atManagedFields := p.rawManagedFields && p.depth == 2 && key == "managedFields" &&
+			len(p.stack) == 1 && p.stack[0].key == "metadata" && p.stack[0].idx < 0
 		p.stack = append(p.stack, pathElem{key: key, idx: -1})
-		v, err := p.value()
+		var v any
+		if atManagedFields {
+			v, err = p.managedFields()
+		} else {
+			v, err = p.value()
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -503,4 +517,16 @@ func smallInt(lit []byte) (int64, bool) {
 		n = -n
 	}
 	return n, true
+}
+
+// managedFields parses metadata.managedFields, kept as a Raw when it is
+// in Marshal's form and decoded like any value otherwise (which also
+// reports malformed input as it always does).
+func (p *parser) managedFields() (any, error) {
+	p.ws()
+	if raw, end, ok := rawManagedFields(p.data, p.pos, p.maxDepth-p.depth-1); ok {
+		p.pos = end
+		return raw, nil
+	}
+	return p.value()
 }

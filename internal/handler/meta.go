@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/crdserver/crdserver/internal/codec"
 	"github.com/crdserver/crdserver/internal/registry"
 )
 
@@ -39,6 +40,9 @@ var metaFields = map[string]func(any) bool{
 // isManagedFields is typedAs[[]metav1.ManagedFieldsEntry] without the
 // reflective conversion: every write checks the entries it recorded.
 func isManagedFields(v any) bool {
+	if raw, ok := v.(codec.Raw); ok {
+		return isEncodedManagedFields(raw)
+	}
 	list, ok := v.([]any)
 	if !ok {
 		return false
@@ -61,6 +65,32 @@ func isManagedFields(v any) bool {
 		}
 	}
 	return true
+}
+
+// isEncodedManagedFields is isManagedFields on entries kept encoded.
+func isEncodedManagedFields(raw codec.Raw) bool {
+	valid := true
+	codec.EachRawElement(raw, func(e []byte) bool {
+		if len(e) == 0 || e[0] != '{' {
+			valid = false
+			return false
+		}
+		codec.EachRawMember(e, func(k, f []byte) bool {
+			if string(f) == "null" {
+				return true
+			}
+			switch string(k) {
+			case "manager", "operation", "apiVersion", "fieldsType", "subresource":
+				valid = len(f) > 0 && f[0] == '"'
+			case "time":
+				s, ok := codec.RawString(f)
+				valid = ok && isTimeOrNull(s)
+			}
+			return valid
+		})
+		return valid
+	})
+	return valid
 }
 
 // normalizeMetadata drops unknown and malformed metadata fields in place.

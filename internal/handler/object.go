@@ -3,6 +3,7 @@ package handler
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"math"
 	"strconv"
 	"strings"
@@ -34,6 +35,22 @@ func EncodeStored(obj map[string]any) ([]byte, error) { return encodeStored(obj)
 // of the time; every update decodes the current object.
 func decodeStored(value []byte) (map[string]any, error) {
 	obj, _, err := codec.Decode(value, "", codec.DecodeOptions{MaxBytes: math.MaxInt64})
+	if err != nil {
+		return nil, fmt.Errorf("decoding stored object: %w", err)
+	}
+	if obj == nil {
+		return nil, fmt.Errorf("decoding stored object: not an object")
+	}
+	return obj, nil
+}
+
+// decodeStoredFieldsRaw is decodeStored keeping the object's
+// managedFields encoded (a codec.Raw) when they are in Marshal's form:
+// for an update that only records its own fields, decoding them costs
+// more than the recording. Only code that knows the Raw may read the
+// object (see doWrite); value must not change while it is in use.
+func decodeStoredFieldsRaw(value []byte) (map[string]any, error) {
+	obj, _, err := codec.Decode(value, "", codec.DecodeOptions{MaxBytes: math.MaxInt64, RawManagedFields: true})
 	if err != nil {
 		return nil, fmt.Errorf("decoding stored object: %w", err)
 	}
@@ -117,6 +134,9 @@ func metaOf(obj map[string]any) metav1.Object {
 type fastMeta struct{ *unstructured.Unstructured }
 
 func (m fastMeta) GetManagedFields() []metav1.ManagedFieldsEntry {
+	if raw, ok := metadata(m.Object)["managedFields"].(codec.Raw); ok {
+		return encodedManagedFields(raw)
+	}
 	list, _ := metadata(m.Object)["managedFields"].([]any)
 	if list == nil {
 		return nil
@@ -133,6 +153,35 @@ func (m fastMeta) GetManagedFields() []metav1.ManagedFieldsEntry {
 		me.Subresource, _ = e["subresource"].(string)
 		out = append(out, me)
 	}
+	return out
+}
+
+// encodedManagedFields is GetManagedFields on entries kept encoded.
+func encodedManagedFields(raw codec.Raw) []metav1.ManagedFieldsEntry {
+	var out []metav1.ManagedFieldsEntry
+	codec.EachRawElement(raw, func(e []byte) bool {
+		var me metav1.ManagedFieldsEntry
+		// An element that is not an object reads as an empty entry, as
+		// in GetManagedFields.
+		codec.EachRawMember(e, func(k, v []byte) bool {
+			switch string(k) {
+			case "manager":
+				me.Manager, _ = codec.RawString(v)
+			case "operation":
+				op, _ := codec.RawString(v)
+				me.Operation = metav1.ManagedFieldsOperationType(op)
+			case "apiVersion":
+				me.APIVersion, _ = codec.RawString(v)
+			case "fieldsType":
+				me.FieldsType, _ = codec.RawString(v)
+			case "subresource":
+				me.Subresource, _ = codec.RawString(v)
+			}
+			return true
+		})
+		out = append(out, me)
+		return true
+	})
 	return out
 }
 
@@ -292,6 +341,17 @@ func withRV(encoded []byte, rev int64) ([]byte, error) {
 func deepCopy(obj map[string]any) map[string]any {
 	if obj == nil {
 		return nil
+	}
+	md, _ := obj["metadata"].(map[string]any)
+	if raw, ok := md["managedFields"].(codec.Raw); ok {
+		// A Raw is never changed in place: the copy shares it.
+		out := maps.Clone(obj)
+		omd := maps.Clone(md)
+		delete(omd, "managedFields")
+		out["metadata"] = omd
+		out = (&unstructured.Unstructured{Object: out}).DeepCopy().Object
+		metadata(out)["managedFields"] = raw
+		return out
 	}
 	return (&unstructured.Unstructured{Object: obj}).DeepCopy().Object
 }

@@ -139,6 +139,17 @@ func (h *Handler) doWrite(c *call, sub, wantRV string, mutate mutation, copyOld 
 	// A dry run reads storage, as upstream's does: it writes nothing that
 	// would catch a stale copy.
 	useCache := c.store.Cache != nil && !dry
+	// A replacement of a custom resource at its storage version, answered
+	// in JSON, reads the current object's managedFields only to record
+	// its own: they stay encoded (see decodeStoredFieldsRaw), and the
+	// recorded ones are encoded too unless they must be worked out anew.
+	// Everything after reads a codec.Raw as the entries it holds; a write
+	// through any other path decodes them.
+	decodeOld := decodeStored
+	if !copyOld && sub == "" && c.def.Custom() && !dry && c.media.As == "" && c.present == nil &&
+		c.def.StorageAPIVersion() == c.apiVersion() {
+		decodeOld = decodeStoredFieldsRaw
+	}
 	for attempt := 0; ; attempt++ {
 		cur, err := h.current(ctx, c, key, useCache)
 		if err != nil {
@@ -166,7 +177,7 @@ func (h *Handler) doWrite(c *call, sub, wantRV string, mutate mutation, copyOld 
 			}
 			curJSON = conv[0]
 		}
-		old, err := decodeStored(curJSON)
+		old, err := decodeOld(curJSON)
 		if err != nil {
 			return apierrors.NewInternalError(err)
 		}

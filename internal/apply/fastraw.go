@@ -1,0 +1,364 @@
+package apply
+
+import (
+	"bytes"
+	"slices"
+
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+	"sigs.k8s.io/structured-merge-diff/v6/typed"
+
+	"github.com/crdserver/crdserver/internal/codec"
+)
+
+// The fast path of Update on encoded entries. The handler decodes the
+// object an update starts from with its managedFields kept encoded (a
+// codec.Raw, in Marshal's form): decoding ~90 small maps and encoding them
+// again cost an update more than working out its fields did. Here the
+// entries are read in that form — each one's identity and time, and its
+// FieldsV1 searched for the changed fields without decoding it — and
+// written back as they are, but for the writer's new time; an entry that
+// owns a changed field other than the writer's is decoded and goes the
+// way updateFast takes it. The result is updateFast's, encoded.
+
+// encodedEntry is a managedFields entry kept encoded.
+type encodedEntry struct {
+	key     string
+	op      string
+	manager string
+	version string // apiVersion
+	sub     string
+	time    string
+	hasTime bool
+	enc     []byte // the entry, in Marshal's form
+	fields  []byte // its fieldsV1
+	// timeAt and timeEnd are where the time member's value is in enc,
+	// when it has one.
+	timeAt, timeEnd int
+	timeFound       bool
+}
+
+// rawManagedFields returns obj's managedFields when they are kept
+// encoded.
+func rawManagedFields(obj map[string]any) (codec.Raw, bool) {
+	r, ok := metadata(obj)["managedFields"].(codec.Raw)
+	return r, ok
+}
+
+// updateRaw is update for a live object whose managedFields are the
+// encoded raw; it reports false, having changed nothing, when the fast
+// path does not apply, for update to decode them and go its way.
+func (m *Manager) updateRaw(live, obj map[string]any, raw codec.Raw, manager string) (bool, error) {
+	if m.slow {
+		return false, nil
+	}
+	if m.Subresource == "" {
+		// As startingEntries: the client's entries, unless it sent none.
+		sent, present := metadata(obj)["managedFields"]
+		sentList, _ := sent.([]any)
+		if len(sentList) > 0 || (present && isReset(sentList)) {
+			return false, nil
+		}
+	}
+	if manager == "" {
+		manager = "unknown"
+	}
+	id := managerID{Manager: manager, Operation: opUpdate, APIVersion: m.apiVersion(), Subresource: m.Subresource}.String()
+	pt, err := m.Types.Version(m.GroupVersion.Version)
+	if err != nil {
+		return false, err
+	}
+	c, err := m.compare(pt, shallowWithoutManagedFields(live), shallowWithoutManagedFields(obj))
+	if err != nil {
+		return false, err
+	}
+	if m.Reset != nil {
+		c = c.FilterFields(fieldpath.NewExcludeFilterSetMap(m.Reset)[fieldpath.APIVersion(m.apiVersion())])
+	}
+	out, ok := updateFastRaw(raw, c, m.apiVersion(), id)
+	if !ok {
+		return false, nil
+	}
+	if out == nil {
+		setManagedFields(obj, nil)
+	} else {
+		metadata(obj)["managedFields"] = out
+	}
+	return true, nil
+}
+
+// updateFastRaw is updateFast on encoded entries: it returns them after
+// the write by self that made the changes c, encoded (nil when there are
+// none left), or false where updateFast would, or for an entry it cannot
+// read or splice.
+func updateFastRaw(raw codec.Raw, c *typed.Comparison, apiVersion, self string) (codec.Raw, bool) {
+	var entries []encodedEntry
+	updaters := 0
+	read := true
+	codec.EachRawElement(raw, func(enc []byte) bool {
+		e, ok := readEntry(enc)
+		if !ok || e.version != apiVersion {
+			read = false
+			return false
+		}
+		if e.op == opUpdate {
+			updaters++
+		}
+		entries = append(entries, e)
+		return true
+	})
+	if !read || len(entries) == 0 {
+		return nil, false
+	}
+
+	changed := c.Modified.Union(c.Added).Union(c.Removed)
+	cur := c.Modified.Union(c.Added).Difference(strippedFields)
+	paths := encodedKeyPaths(keyPaths(changed))
+
+	out := entries[:0]
+	var prev *encodedEntry
+	for i := range entries {
+		r := entries[i]
+		if r.key == self && !cur.Empty() {
+			prev = &r // a copy: out reuses entries' array
+			continue
+		}
+		if !ownsAnyEncoded(r.fields, paths) {
+			out = append(out, r)
+			continue
+		}
+		s, err := decodeEncodedFields(r.fields)
+		if err != nil {
+			return nil, false
+		}
+		if s = s.Difference(changed); s.Empty() {
+			continue
+		}
+		r, ok := withEncodedFields(r, s)
+		if !ok {
+			return nil, false
+		}
+		out = append(out, r)
+	}
+	if !cur.Empty() {
+		r, ok := mergeSelfEncoded(prev, self, apiVersion, changed, cur, paths)
+		if !ok {
+			return nil, false
+		}
+		if prev == nil {
+			updaters++
+		}
+		out = append(out, r)
+	}
+	if updaters > MaxUpdateManagers {
+		return nil, false
+	}
+	return joinSorted(out), true
+}
+
+// readEntry reads an encoded entry's identity, time and fields; ok is
+// false where updateFast gives up on the decoded entry: an operation
+// other than Apply or Update, a fieldsType other than FieldsV1, or
+// fieldsV1 missing or not an object.
+func readEntry(enc []byte) (e encodedEntry, ok bool) {
+	e.enc = enc
+	if len(enc) == 0 || enc[0] != '{' {
+		return e, false
+	}
+	var fieldsType string
+	codec.EachRawMember(enc, func(name, value []byte) bool {
+		// A member of another type reads as absent, as in updateFast.
+		switch string(name) {
+		case "fieldsV1":
+			e.fields = value
+		case "manager":
+			e.manager, _ = codec.RawString(value)
+		case "operation":
+			e.op, _ = codec.RawString(value)
+		case "apiVersion":
+			e.version, _ = codec.RawString(value)
+		case "subresource":
+			e.sub, _ = codec.RawString(value)
+		case "fieldsType":
+			fieldsType, _ = codec.RawString(value)
+		case "time":
+			e.time, e.hasTime = codec.RawString(value)
+			// value is a slice of enc: its offset is what cap says.
+			e.timeAt = cap(enc) - cap(value)
+			e.timeEnd, e.timeFound = e.timeAt+len(value), true
+		}
+		return true
+	})
+	if (e.op != opApply && e.op != opUpdate) || fieldsType != "FieldsV1" || len(e.fields) == 0 || e.fields[0] != '{' {
+		return e, false
+	}
+	e.key = managerID{Manager: e.manager, Operation: e.op, APIVersion: e.version, Subresource: e.sub}.String()
+	return e, true
+}
+
+// encodedKeyPath is a keyPath with its keys as Marshal writes them
+// (without their quotes), as they appear in encoded FieldsV1.
+type encodedKeyPath struct {
+	keyPath
+	enc [][]byte
+}
+
+func encodedKeyPaths(paths []keyPath) []encodedKeyPath {
+	out := make([]encodedKeyPath, len(paths))
+	for i, p := range paths {
+		out[i].keyPath = p
+		out[i].enc = make([][]byte, len(p.keys))
+		for j, k := range p.keys {
+			q := codec.AppendString(nil, k)
+			out[i].enc[j] = q[1 : len(q)-1]
+		}
+	}
+	return out
+}
+
+// encodedMember returns the value of the member of the encoded object f
+// named key as written, dec as decoded. Members are sorted by their
+// decoded names: the walk stops at one whose name (as written, without
+// escapes, so as decoded too) sorts after dec.
+func encodedMember(f, key []byte, dec string) (v []byte, found bool) {
+	codec.EachRawMember(f, func(name, value []byte) bool {
+		if bytes.Equal(name, key) {
+			v, found = value, true
+			return false
+		}
+		return bytes.IndexByte(name, '\\') >= 0 || string(name) < dec
+	})
+	return v, found
+}
+
+var dotKey = []byte(".")
+
+// hasEncodedMember is hasMember on encoded FieldsV1.
+func hasEncodedMember(f []byte, p encodedKeyPath) bool {
+	for i, k := range p.enc {
+		child, ok := encodedMember(f, k, p.keys[i])
+		if !ok || len(child) == 0 || child[0] != '{' {
+			return false
+		}
+		if i == len(p.enc)-1 {
+			if string(child) == "{}" {
+				return true
+			}
+			_, self := encodedMember(child, dotKey, ".")
+			return self
+		}
+		f = child
+	}
+	return false
+}
+
+func ownsAnyEncoded(f []byte, paths []encodedKeyPath) bool {
+	for _, p := range paths {
+		if hasEncodedMember(f, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// ownsExactlyEncoded is ownsExactly on encoded FieldsV1.
+func ownsExactlyEncoded(f []byte, paths []encodedKeyPath, cur *fieldpath.Set) bool {
+	for _, p := range paths {
+		if hasEncodedMember(f, p) != cur.Has(p.path) {
+			return false
+		}
+	}
+	return true
+}
+
+func decodeEncodedFields(f []byte) (*fieldpath.Set, error) {
+	v, err := codec.DecodeRaw(f)
+	if err != nil {
+		return nil, err
+	}
+	return decodeFields(v)
+}
+
+// withEncodedFields is r with its fieldsV1 replaced by s.
+func withEncodedFields(r encodedEntry, s *fieldpath.Set) (encodedEntry, bool) {
+	v, err := codec.DecodeRaw(r.enc)
+	e, _ := v.(map[string]any)
+	if err != nil || e == nil {
+		return r, false
+	}
+	f, err := encodeFields(s)
+	if err != nil {
+		return r, false
+	}
+	e["fieldsV1"] = f
+	return reencoded(r, e)
+}
+
+// reencoded is r encoded anew from its decoded form e.
+func reencoded(r encodedEntry, e map[string]any) (encodedEntry, bool) {
+	enc, err := codec.Marshal(e)
+	if err != nil {
+		return r, false
+	}
+	r.enc = enc
+	r.fields = nil // no longer read
+	return r, true
+}
+
+// mergeSelfEncoded is mergeSelf on an encoded entry.
+func mergeSelfEncoded(prev *encodedEntry, self, apiVersion string, changed, cur *fieldpath.Set, paths []encodedKeyPath) (encodedEntry, bool) {
+	t := now()
+	if prev != nil && ownsExactlyEncoded(prev.fields, paths, cur) {
+		// The usual update: the writer owned what it changed already.
+		r := *prev
+		if r.time != t || !r.hasTime {
+			if !r.timeFound {
+				return r, false
+			}
+			enc := make([]byte, 0, len(r.enc)+len(t)+2-(r.timeEnd-r.timeAt))
+			enc = append(enc, r.enc[:r.timeAt]...)
+			enc = codec.AppendString(enc, t)
+			enc = append(enc, r.enc[r.timeEnd:]...)
+			r.enc, r.time, r.hasTime = enc, t, true
+		}
+		return r, true
+	}
+	s := cur
+	if prev != nil {
+		p, err := decodeEncodedFields(prev.fields)
+		if err != nil {
+			return encodedEntry{}, false
+		}
+		s = p.Difference(changed).Union(cur)
+	}
+	f, err := encodeFields(s)
+	if err != nil {
+		return encodedEntry{}, false
+	}
+	id := parseManagerID(self)
+	r := encodedEntry{key: self, op: opUpdate, manager: id.Manager, version: apiVersion, sub: id.Subresource, time: t, hasTime: true}
+	return reencoded(r, newEntry(self, apiVersion, t, f))
+}
+
+// joinSorted encodes the entries as a list in upstream's order (see
+// sortedEntries); nil when there are none.
+func joinSorted(rs []encodedEntry) codec.Raw {
+	if len(rs) == 0 {
+		return nil
+	}
+	slices.SortFunc(rs, func(a, b encodedEntry) int {
+		return compareEntries(a.op, b.op, unixSeconds(a.time), unixSeconds(b.time), a.manager, b.manager, a.version, b.version, a.sub, b.sub)
+	})
+	n := 2
+	for _, r := range rs {
+		n += len(r.enc) + 1
+	}
+	out := make([]byte, 0, n)
+	out = append(out, '[')
+	for i, r := range rs {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, r.enc...)
+	}
+	return codec.Raw(append(out, ']'))
+}

@@ -1,0 +1,143 @@
+package apply
+
+import (
+	"fmt"
+	"math/rand"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/crdserver/crdserver/internal/codec"
+)
+
+// redecode encodes o and decodes it again as the handler decodes the
+// object an update starts from: with managedFields kept encoded when raw.
+func redecode(t *testing.T, o map[string]any, raw bool) map[string]any {
+	t.Helper()
+	b, err := codec.Marshal(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := codec.Decode(b, "", codec.DecodeOptions{RawManagedFields: raw})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestUpdateRawMatchesDecoded runs random sequences of updates by a few
+// managers from objects whose managedFields are kept encoded and from the
+// same objects decoded, and wants the same entries, encoded alike when
+// recorded in the same second.
+func TestUpdateRawMatchesDecoded(t *testing.T) {
+	rng := rand.New(rand.NewSource(2))
+	managers := []string{"a", "b", "c"}
+	mutations := []func(o map[string]any, n int){
+		func(o map[string]any, n int) { o["spec"].(map[string]any)["color"] = fmt.Sprint("c", n) },
+		func(o map[string]any, n int) { o["spec"].(map[string]any)["replicas"] = int64(n) },
+		func(o map[string]any, n int) {
+			if l, ok := o["metadata"].(map[string]any)["labels"].(map[string]any); ok {
+				l["a"] = fmt.Sprint("v", n%3)
+			}
+		},
+		func(o map[string]any, _ int) { delete(o["spec"].(map[string]any), "color") },
+		func(o map[string]any, n int) {
+			o["spec"].(map[string]any)["tags"] = []any{"x", fmt.Sprint("t", n%3)}
+		},
+		func(o map[string]any, n int) {
+			o["spec"].(map[string]any)["ports"] = []any{map[string]any{"name": "http", "port": int64(n)}, map[string]any{"name": fmt.Sprint("p<&>\"", n%2)}}
+		},
+		func(o map[string]any, n int) {
+			o["metadata"].(map[string]any)["labels"] = map[string]any{"a": "b", fmt.Sprint("l", n%4): "x"}
+		},
+		func(o map[string]any, n int) { o["status"] = map[string]any{"phase": fmt.Sprint(n)} },
+		func(o map[string]any, _ int) { o["spec"].(map[string]any)["tags"] = []any{} },
+	}
+	rawOut, steps := 0, 0
+	for seq := range 30 {
+		m := manager(t, "v1", "")
+		l := redecode(t, obj(t, w1), false)
+		m.Update(nil, l, "creator")
+		for step := range 12 {
+			mut := mutations[rng.Intn(len(mutations))]
+			who := managers[rng.Intn(len(managers))]
+			n := rng.Intn(100)
+			liveRaw, liveDec := redecode(t, l, true), redecode(t, l, false)
+			if _, ok := rawManagedFields(liveRaw); !ok {
+				t.Fatalf("sequence %d step %d: managedFields not kept encoded: %#v", seq, step, metadata(liveRaw)["managedFields"])
+			}
+			objRaw, objDec := redecode(t, l, false), redecode(t, l, false)
+			if step%3 != 2 {
+				// As clients that leave them out send objects; the others
+				// send back the entries they read.
+				delete(metadata(objRaw), "managedFields")
+				delete(metadata(objDec), "managedFields")
+			}
+			mut(objRaw, n)
+			mut(objDec, n)
+			m.Update(liveRaw, objRaw, who)
+			m.Update(liveDec, objDec, who)
+			steps++
+			if _, ok := rawManagedFields(objRaw); ok {
+				rawOut++
+			}
+			r, d := summary(objRaw), summary(objDec)
+			slices.Sort(r)
+			slices.Sort(d)
+			if !reflect.DeepEqual(r, d) {
+				t.Fatalf("sequence %d step %d (%s): encoded\n  %s\ndecoded\n  %s", seq, step, who, strings.Join(r, "\n  "), strings.Join(d, "\n  "))
+			}
+			rb, _ := codec.Marshal(metadata(objRaw)["managedFields"])
+			db, _ := codec.Marshal(metadata(objDec)["managedFields"])
+			if string(rb) != string(db) && !strings.Contains(string(rb)+string(db), now()[:18]) {
+				// Not a second boundary between the two: they must match.
+				t.Fatalf("sequence %d step %d: encoded %s\ndecoded %s", seq, step, rb, db)
+			}
+			l = objDec
+		}
+	}
+	if rawOut < steps/2 {
+		t.Errorf("the encoded path recorded %d of %d updates; want most", rawOut, steps)
+	}
+}
+
+// TestUpdateRawFallsBack: entries the fast path cannot take (more Update
+// managers than the cap, an entry at another version) are decoded and
+// recorded as from decoded entries.
+func TestUpdateRawFallsBack(t *testing.T) {
+	m := manager(t, "v1", "")
+	l := redecode(t, obj(t, w1), false)
+	m.Update(nil, l, "creator")
+	step := func(change func(o map[string]any), who string) {
+		t.Helper()
+		liveRaw, liveDec := redecode(t, l, true), redecode(t, l, false)
+		objRaw, objDec := redecode(t, l, false), redecode(t, l, false)
+		for _, o := range []map[string]any{objRaw, objDec} {
+			delete(metadata(o), "managedFields")
+			change(o)
+		}
+		m.Update(liveRaw, objRaw, who)
+		m.Update(liveDec, objDec, who)
+		r, d := summary(objRaw), summary(objDec)
+		slices.Sort(r)
+		slices.Sort(d)
+		if !reflect.DeepEqual(r, d) {
+			t.Fatalf("%s: encoded\n  %s\ndecoded\n  %s", who, strings.Join(r, "\n  "), strings.Join(d, "\n  "))
+		}
+		l = objDec
+	}
+	for i := range MaxUpdateManagers + 2 {
+		step(func(o map[string]any) { metadata(o)["labels"].(map[string]any)[fmt.Sprint("l", i)] = "x" }, fmt.Sprint("m", i))
+	}
+	if n := len(managedFieldsOf(l)); n != MaxUpdateManagers {
+		t.Errorf("%d entries after %d managers, want %d (capped, with ancient-changes)", n, MaxUpdateManagers+3, MaxUpdateManagers)
+	}
+	// An entry recorded at another version.
+	for _, x := range managedFieldsOf(l) {
+		if e := x.(map[string]any); e["manager"] == "m3" {
+			e["apiVersion"] = "example.com/v0"
+		}
+	}
+	step(func(o map[string]any) { metadata(o)["labels"].(map[string]any)["l3"] = "y" }, "other")
+}

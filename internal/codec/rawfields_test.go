@@ -1,0 +1,222 @@
+package codec
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// decodeBoth decodes body without and with RawManagedFields.
+func decodeBoth(body []byte) (plain, raw map[string]any, plainProblems, rawProblems []string, plainErr, rawErr error) {
+	plain, plainProblems, plainErr = Decode(body, "", DecodeOptions{})
+	raw, rawProblems, rawErr = Decode(body, "", DecodeOptions{RawManagedFields: true})
+	return
+}
+
+// materialized returns obj with a Raw managedFields decoded.
+func materialized(t testing.TB, obj map[string]any) map[string]any {
+	md, _ := obj["metadata"].(map[string]any)
+	r, ok := md["managedFields"].(Raw)
+	if !ok {
+		return obj
+	}
+	v, err := DecodeRaw(r)
+	if err != nil {
+		t.Fatalf("decoding the Raw %s: %v", r, err)
+	}
+	out := map[string]any{}
+	for k, x := range obj {
+		out[k] = x
+	}
+	md2 := map[string]any{}
+	for k, x := range md {
+		md2[k] = x
+	}
+	md2["managedFields"] = v
+	out["metadata"] = md2
+	return out
+}
+
+func TestRawManagedFields(t *testing.T) {
+	stored, err := os.ReadFile("testdata/managedfields-widget.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		line int
+		body string
+		raw  bool // whether managedFields stays a Raw
+	}{
+		{line(), string(stored), true},
+		{line(), `{"metadata":{"managedFields":[{"a":1,"b":[true,false,null,-2,1.5,"x"]}],"name":"n"}}`, true},
+		{line(), `{"metadata":{"managedFields":[{"k:{\"name\":\"a\"}":{},"v:\"\u003c\"":{}}]}}`, true},
+		{line(), `{"metadata":{"managedFields":[{"\u00e9":1}]}}`, false}, // Marshal writes é as it is
+		{line(), "{\"metadata\":{\"managedFields\":[{\"é\":1}]}}", true},
+		{line(), `{"metadata":{"managedFields":[{"b":1,"a":2}]}}`, false}, // unsorted
+		{line(), `{"metadata":{"managedFields":[{"a":1,"a":2}]}}`, false}, // duplicate
+		{line(), `{"metadata":{"managedFields":[{"a":1.0}]}}`, false},     // 1.0 is written 1
+		{line(), `{"metadata":{"managedFields":[{"a":"<"}]}}`, false},     // written \u003c
+		{line(), `{"metadata":{"managedFields":[{"a":"\/"}]}}`, false},    // written /
+		{line(), `{"metadata":{"managedFields":[ {"a":1}]}}`, false},      // not compact
+		{line(), `{"metadata":{"managedFields":[]}}`, false},              // empty: a reset
+		{line(), `{"metadata":{"managedFields":{}}}`, false},              // not a list
+		{line(), `{"metadata":{"managedFields":null}}`, false},
+		{line(), `{"metadata":{"x":{"managedFields":[{"a":1}]}}}`, false}, // not metadata's own
+		{line(), `{"spec":{"metadata":{"managedFields":[{"a":1}]}}}`, false},
+		{line(), `{"metadata":{"managedFields":[{"a":1}],"managedFields":[{"b":1}]}}`, true}, // duplicate field: reported alike
+		{line(), `{"metadata":{"managedFields":[{"a":1}`, false},                             // malformed: the same error
+		{line(), `{"metadata":{"managedFields":[{"a":01}]}}`, false},
+		{line(), `{"metadata":{"managedFields":[` + strings.Repeat("[", 100) + strings.Repeat("]", 100) + `]}}`, false}, // too deep to keep
+	}
+	for _, tc := range cases {
+		body := []byte(tc.body)
+		plain, raw, pp, rp, pe, re := decodeBoth(body)
+		if (pe == nil) != (re == nil) || (pe != nil && pe.Error() != re.Error()) {
+			t.Errorf("line %d: errors %v and %v", tc.line, pe, re)
+			continue
+		}
+		if !reflect.DeepEqual(pp, rp) {
+			t.Errorf("line %d: problems %q and %q", tc.line, pp, rp)
+		}
+		if pe != nil {
+			continue
+		}
+		md, _ := raw["metadata"].(map[string]any)
+		_, isRaw := md["managedFields"].(Raw)
+		if isRaw != tc.raw {
+			t.Errorf("line %d: managedFields kept raw %v, want %v", tc.line, isRaw, tc.raw)
+		}
+		if !reflect.DeepEqual(materialized(t, raw), plain) {
+			t.Errorf("line %d: decoded %#v, want %#v", tc.line, materialized(t, raw), plain)
+		}
+		a, err1 := Marshal(plain)
+		b, err2 := Marshal(raw)
+		if err1 != nil || err2 != nil || !bytes.Equal(a, b) {
+			t.Errorf("line %d: Marshal gives\n%s (%v) decoded, and\n%s (%v) with the Raw", tc.line, a, err1, b, err2)
+		}
+		c, err := json.Marshal(raw)
+		if err != nil || !bytes.Equal(a, c) {
+			t.Errorf("line %d: encoding/json gives %s (%v), want %s", tc.line, c, err, a)
+		}
+		if r, ok := md["managedFields"].(Raw); ok {
+			checkRawWalks(t, r)
+		}
+	}
+}
+
+// FuzzRawManagedFields: keeping managedFields raw changes nothing anyone
+// can see: the same errors and problems, the same values once decoded,
+// the same bytes once encoded.
+func FuzzRawManagedFields(f *testing.F) {
+	stored, err := os.ReadFile("testdata/managedfields-widget.json")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(stored)
+	for _, s := range []string{
+		`{"metadata":{"managedFields":[{"apiVersion":"v1","fieldsType":"FieldsV1","fieldsV1":{"f:spec":{".":{},"f:x":{}}},"manager":"m","operation":"Update","time":"2026-01-01T00:00:00Z"}]}}`,
+		`{"metadata":{"managedFields":[{"k:{\"name\":\"a\"}":{},"v:\"\u003c\"":{}}]}}`,
+		`{"metadata":{"managedFields":[{"a":1,"b":[true,false,null,-2,1.5,"x","\u0000\n\u2028é"]}]}}`,
+		`{"metadata":{"managedFields":[{"a":1,"a":2}],"managedFields":[]}}`,
+		`{"metadata":{"managedFields":[1e3,-0,0.1,1E-7]}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		plain, raw, pp, rp, pe, re := decodeBoth(body)
+		if (pe == nil) != (re == nil) || (pe != nil && pe.Error() != re.Error()) {
+			t.Fatalf("errors %v and %v", pe, re)
+		}
+		if pe != nil {
+			return
+		}
+		if !reflect.DeepEqual(pp, rp) {
+			t.Fatalf("problems %q and %q", pp, rp)
+		}
+		if !reflect.DeepEqual(materialized(t, raw), plain) {
+			t.Fatalf("decoded %#v, want %#v", materialized(t, raw), plain)
+		}
+		a, err1 := Marshal(plain)
+		b, err2 := Marshal(raw)
+		if (err1 == nil) != (err2 == nil) || !bytes.Equal(a, b) {
+			t.Fatalf("Marshal gives\n%s (%v) decoded, and\n%s (%v) with the Raw", a, err1, b, err2)
+		}
+		md, _ := raw["metadata"].(map[string]any)
+		if r, ok := md["managedFields"].(Raw); ok {
+			checkRawWalks(t, r)
+		}
+	})
+}
+
+// checkRawWalks wants the walks that trust a Raw to see what the checking
+// ones see, in every value it holds.
+func checkRawWalks(t *testing.T, v []byte) {
+	t.Helper()
+	switch v[0] {
+	case '[':
+		var want, got [][]byte
+		EachElement(v, func(e []byte) bool { want = append(want, e); return true })
+		EachRawElement(v, func(e []byte) bool { got = append(got, e); return true })
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("elements of %s: %q, want %q", v, got, want)
+		}
+		for _, e := range got {
+			checkRawWalks(t, e)
+		}
+	case '{':
+		type member struct {
+			name  string
+			value []byte
+		}
+		var want, got []member
+		EachMember(v, func(n string, e []byte) bool { want = append(want, member{n, e}); return true })
+		EachRawMember(v, func(n, e []byte) bool {
+			name, ok := RawString(append(append([]byte{'"'}, n...), '"'))
+			if !ok {
+				t.Fatalf("member name %q of %s", n, v)
+			}
+			got = append(got, member{name, e})
+			return true
+		})
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("members of %s: %q, want %q", v, got, want)
+		}
+		for _, m := range got {
+			checkRawWalks(t, m.value)
+		}
+	case '"':
+		got, ok1 := RawString(v)
+		want, ok2 := StringValue(v)
+		if got != want || ok1 != ok2 {
+			t.Fatalf("string %s: %q %v, want %q %v", v, got, ok1, want, ok2)
+		}
+	}
+}
+
+func BenchmarkDecodeStoredManagedFields(b *testing.B) {
+	stored, err := os.ReadFile("testdata/managedfields-widget.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, raw := range []bool{false, true} {
+		name := "decoded"
+		if raw {
+			name = "raw"
+		}
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				obj, _, err := Decode(stored, "", DecodeOptions{RawManagedFields: raw})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := Marshal(obj); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
