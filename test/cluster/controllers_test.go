@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -33,38 +32,12 @@ var (
 func testControllersActOnce(t *testing.T, c *Cluster) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	var dyn []dynamic.Interface
-	for _, r := range c.Replicas {
-		cfg, err := r.Config()
-		must(t, err)
-		dyn = append(dyn, dynamic.NewForConfigOrDie(cfg))
-	}
-	via := func(i int) dynamic.Interface { return dyn[i%len(dyn)] }
+	via := replicaClients(t, c)
 
 	cli, err := c.EtcdClient()
 	must(t, err)
 	defer cli.Close()
-	resp, err := cli.Get(ctx, "/registry/namespaces/ctl-", clientv3.WithPrefix(), clientv3.WithCountOnly())
-	must(t, err)
-	wctx, stopWatch := context.WithCancel(ctx)
-	defer stopWatch()
-	history := cli.Watch(wctx, "/registry/", clientv3.WithPrefix(), clientv3.WithRev(resp.Header.Revision+1))
-	creates, deletes := map[string]int{}, map[string]int{}
-	watched := make(chan struct{})
-	go func() {
-		defer close(watched)
-		for wr := range history {
-			for _, ev := range wr.Events {
-				k := string(ev.Kv.Key)
-				switch {
-				case ev.Type == clientv3.EventTypeDelete:
-					deletes[k]++
-				case ev.IsCreate():
-					creates[k]++
-				}
-			}
-		}
-	}()
+	history := watchKeys(ctx, t, cli, "/registry/")
 
 	obj := func(kind, name string, extra map[string]any) *unstructured.Unstructured {
 		md := map[string]any{"name": name}
@@ -125,10 +98,8 @@ func testControllersActOnce(t *testing.T, c *Cluster) {
 	}
 	finalized := time.Since(start)
 
-	// The history on loopback lags by milliseconds; then judge it.
-	time.Sleep(time.Second)
-	stopWatch()
-	<-watched
+	history.stop()
+	creates, deletes := history.creates, history.deletes
 	var objects, doubles int
 	for k, n := range creates {
 		if !strings.Contains(k, "/ctl-") {
@@ -148,6 +119,19 @@ func testControllersActOnce(t *testing.T, c *Cluster) {
 	}
 	t.Logf("controllers on %d replicas: %d objects in %d namespaces, each created and deleted once (%d not); namespaces finalized %v after their deletion",
 		len(c.Replicas), objects, controllerNamespaces, doubles, finalized.Round(time.Millisecond))
+}
+
+// replicaClients returns a client of each replica, by index modulo
+// their number.
+func replicaClients(t *testing.T, c *Cluster) func(i int) dynamic.Interface {
+	t.Helper()
+	var dyn []dynamic.Interface
+	for _, r := range c.Replicas {
+		cfg, err := r.Config()
+		must(t, err)
+		dyn = append(dyn, dynamic.NewForConfigOrDie(cfg))
+	}
+	return func(i int) dynamic.Interface { return dyn[i%len(dyn)] }
 }
 
 // waitFor polls cond until it holds or ctx ends.

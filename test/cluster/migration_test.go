@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/dynamic"
 )
 
 // migrationObjects is how many custom objects testMigrationActsOnce
@@ -67,13 +66,7 @@ func watchKeys(ctx context.Context, t *testing.T, cli *clientv3.Client, prefix s
 func testMigrationActsOnce(t *testing.T, c *Cluster) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	var dyn []dynamic.Interface
-	for _, r := range c.Replicas {
-		cfg, err := r.Config()
-		must(t, err)
-		dyn = append(dyn, dynamic.NewForConfigOrDie(cfg))
-	}
-	via := func(i int) dynamic.Interface { return dyn[i%len(dyn)] }
+	via := replicaClients(t, c)
 	cli, err := c.EtcdClient()
 	must(t, err)
 	defer cli.Close()
