@@ -38,6 +38,14 @@ func encodedManagedFields(obj map[string]any) bool {
 	return ok
 }
 
+// Idle reports whether no webhook or policy of either phase is
+// registered, so that admission will not read the objects of a write.
+// The handler keeps managedFields encoded only then: decoding them here
+// for a webhook costs more than their being kept encoded saved.
+func (a *Admission) Idle(ctx context.Context) bool {
+	return a.idle(ctx, true) && a.idle(ctx, false)
+}
+
 // idle reports whether no policy or webhook of the phase is registered
 // (false when that cannot be told: the phase then reports the error).
 func (a *Admission) idle(ctx context.Context, mutating bool) bool {

@@ -72,3 +72,31 @@ func TestEncodedManagedFieldsDecodedForWebhooks(t *testing.T) {
 		}
 	}
 }
+
+// TestIdle: admission is idle, and the handler keeps managedFields
+// encoded, only while no webhook or policy of either phase is registered.
+func TestIdle(t *testing.T) {
+	ctx := context.Background()
+	if !New(Config{}).Idle(ctx) {
+		t.Error("nothing registered: not idle")
+	}
+	if !New(Config{Source: &source{}, Policies: &policySource{}}).Idle(ctx) {
+		t.Error("empty sources: not idle")
+	}
+	hook := startHook(t)
+	for name, src := range map[string]*source{
+		"mutating":   {mutating: []Stored{stored("c", true, webhookAt("w.example.com", hook.on("/m", allowed), hook.CABundle, admissionregistrationv1.Fail))}},
+		"validating": {validating: []Stored{stored("c", false, webhookAt("w.example.com", hook.on("/v", allowed), hook.CABundle, admissionregistrationv1.Fail))}},
+	} {
+		if New(Config{Source: src}).Idle(ctx) {
+			t.Errorf("a %s webhook registered: idle", name)
+		}
+	}
+	policies := &policySource{
+		policies: []Stored{storedYAML(t, "metadata: {name: p}\nspec: {validations: [{expression: 'true'}]}", &admissionregistrationv1.ValidatingAdmissionPolicy{})},
+		bindings: []Stored{storedYAML(t, "metadata: {name: b}\nspec: {policyName: p, validationActions: [Deny]}", &admissionregistrationv1.ValidatingAdmissionPolicyBinding{})},
+	}
+	if New(Config{Policies: policies}).Idle(ctx) {
+		t.Error("a policy binding registered: idle")
+	}
+}

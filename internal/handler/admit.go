@@ -25,6 +25,9 @@ import (
 type Admitter interface {
 	Mutate(ctx context.Context, at *admission.Attributes) error
 	Validate(ctx context.Context, at *admission.Attributes) error
+	// Idle reports whether no webhook or policy is registered: admission
+	// then reads no object.
+	Idle(ctx context.Context) bool
 }
 
 var _ Admitter = (*admission.Admission)(nil)
@@ -113,6 +116,12 @@ func (h *Handler) deleteAdmission(c *call, namespace, name string, opts *metav1.
 		}
 		return h.admit.Validate(ctx, at)
 	}
+}
+
+// admissionIdle reports whether admission will read no object of c's
+// write.
+func (h *Handler) admissionIdle(c *call) bool {
+	return h.admit == nil || h.admit.Idle(c.r.Context())
 }
 
 func isNamespaces(c *call) bool { return c.def.Group == "" && c.def.Resource == "namespaces" }

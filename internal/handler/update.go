@@ -144,10 +144,11 @@ func (h *Handler) doWrite(c *call, sub, wantRV string, mutate mutation, copyOld 
 	// its own: they stay encoded (see decodeStoredFieldsRaw), and the
 	// recorded ones are encoded too unless they must be worked out anew.
 	// Everything after reads a codec.Raw as the entries it holds; a write
-	// through any other path decodes them.
+	// through any other path decodes them, and so does one that admission
+	// webhooks or policies may see, which would decode them anyway.
 	decodeOld := decodeStored
 	if !copyOld && sub == "" && c.def.Custom() && !dry && c.media.As == "" && c.present == nil &&
-		c.def.StorageAPIVersion() == c.apiVersion() {
+		c.def.StorageAPIVersion() == c.apiVersion() && h.admissionIdle(c) {
 		decodeOld = decodeStoredFieldsRaw
 	}
 	for attempt := 0; ; attempt++ {
