@@ -74,14 +74,17 @@ func BenchmarkUpdate(b *testing.B) {
 // it owns already, so only its entry's time may change.
 func BenchmarkUpdateOwn(b *testing.B) {
 	m, live := benchWidgets(b)
-	change := func(o map[string]any, n int64) map[string]any {
-		next := runtime.DeepCopyJSON(o)
-		delete(next["metadata"].(map[string]any), "managedFields")
-		next["metadata"].(map[string]any)["annotations"].(map[string]any)["bench.crdserver.io/seq"] = fmt.Sprint(n)
-		next["spec"].(map[string]any)["replicas"] = n
-		return next
-	}
-	updateInBatches(b, m, live, change, "creator")
+	updateInBatches(b, m, live, changeOwn, "creator")
+}
+
+// changeOwn is the load generator's update of o, the n-th: the seq
+// annotation and the replicas change, and managedFields are not sent.
+func changeOwn(o map[string]any, n int64) map[string]any {
+	next := runtime.DeepCopyJSON(o)
+	delete(next["metadata"].(map[string]any), "managedFields")
+	next["metadata"].(map[string]any)["annotations"].(map[string]any)["bench.crdserver.io/seq"] = fmt.Sprint(n)
+	next["spec"].(map[string]any)["replicas"] = n
+	return next
 }
 
 // BenchmarkApply applies the object as it is with a changed annotation.
@@ -101,6 +104,12 @@ func BenchmarkApply(b *testing.B) {
 // updateInBatches times m.Update of live by manager to change(live, n),
 // the copies made in batches outside the timer.
 func updateInBatches(b *testing.B, m *Manager, live map[string]any, change func(map[string]any, int64) map[string]any, manager string) {
+	inBatches(b, live, change, func(next map[string]any) { m.Update(live, next, manager) })
+}
+
+// inBatches times step on change(from, n) for each n, the changed copies
+// made in batches outside the timer.
+func inBatches(b *testing.B, from map[string]any, change func(map[string]any, int64) map[string]any, step func(next map[string]any)) {
 	batch := make([]map[string]any, 256)
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -108,11 +117,11 @@ func updateInBatches(b *testing.B, m *Manager, live map[string]any, change func(
 		if i%len(batch) == 0 {
 			b.StopTimer()
 			for j := range batch {
-				batch[j] = change(live, int64(j+2))
+				batch[j] = change(from, int64(j+2))
 			}
 			b.StartTimer()
 		}
-		m.Update(live, batch[i%len(batch)], manager)
+		step(batch[i%len(batch)])
 	}
 }
 
@@ -122,13 +131,7 @@ func BenchmarkUpdateOwnEncoded(b *testing.B) {
 	m, live := benchWidgets(b)
 	// The changes are made from the decoded object, the update from the
 	// encoded one.
-	change := func(_ map[string]any, n int64) map[string]any {
-		next := runtime.DeepCopyJSON(live)
-		delete(next["metadata"].(map[string]any), "managedFields")
-		next["metadata"].(map[string]any)["annotations"].(map[string]any)["bench.crdserver.io/seq"] = fmt.Sprint(n)
-		next["spec"].(map[string]any)["replicas"] = n
-		return next
-	}
+	change := func(_ map[string]any, n int64) map[string]any { return changeOwn(live, n) }
 	enc, err := codec.Marshal(live)
 	if err != nil {
 		b.Fatal(err)
