@@ -400,6 +400,19 @@ func (p *parser) slowStr(start, i int) (string, error) {
 	return "", p.eof()
 }
 
+// hexDigit is the value of hexadecimal digit c.
+func hexDigit(c byte) (byte, bool) {
+	switch {
+	case '0' <= c && c <= '9':
+		return c - '0', true
+	case 'a' <= c && c <= 'f':
+		return c - 'a' + 10, true
+	case 'A' <= c && c <= 'F':
+		return c - 'A' + 10, true
+	}
+	return 0, false
+}
+
 // hex4 reads the four hex digits of a \u escape at data[i:].
 func (p *parser) hex4(i int) (rune, error) {
 	var r rune
@@ -407,19 +420,12 @@ func (p *parser) hex4(i int) (rune, error) {
 		if j >= len(p.data) {
 			return 0, p.eof()
 		}
-		c := p.data[j]
-		switch {
-		case '0' <= c && c <= '9':
-			c -= '0'
-		case 'a' <= c && c <= 'f':
-			c = c - 'a' + 10
-		case 'A' <= c && c <= 'F':
-			c = c - 'A' + 10
-		default:
+		d, ok := hexDigit(p.data[j])
+		if !ok {
 			p.pos = j
-			return 0, p.syntax(c, `in \u hexadecimal character escape`)
+			return 0, p.syntax(p.data[j], `in \u hexadecimal character escape`)
 		}
-		r = r*16 + rune(c)
+		r = r*16 + rune(d)
 	}
 	return r, nil
 }

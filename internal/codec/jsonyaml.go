@@ -148,17 +148,11 @@ func hexRune(b []byte, i int) (rune, bool) {
 	}
 	var r rune
 	for _, c := range b[i : i+4] {
-		switch {
-		case '0' <= c && c <= '9':
-			c -= '0'
-		case 'a' <= c && c <= 'f':
-			c = c - 'a' + 10
-		case 'A' <= c && c <= 'F':
-			c = c - 'A' + 10
-		default:
+		d, ok := hexDigit(c)
+		if !ok {
 			return 0, false
 		}
-		r = r*16 + rune(c)
+		r = r*16 + rune(d)
 	}
 	return r, true
 }
