@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"sync"
 )
 
 // Marshal encodes an unstructured value — what Decode returns: maps,
@@ -20,10 +21,36 @@ func Marshal(v any) ([]byte, error) {
 
 // AppendMarshal is Marshal appending to dst.
 func AppendMarshal(dst []byte, v any) ([]byte, error) {
-	return appendValue(dst, v)
+	e := encoders.Get().(*encoder)
+	b, err := e.appendValue(dst, v)
+	e.release()
+	return b, err
 }
 
-func appendValue(b []byte, v any) ([]byte, error) {
+// encoder holds the sorted keys of the objects being written, one stretch
+// per level of nesting, in one slice. Keeping them there rather than in an
+// array on each appendObject frame keeps the frames small: objects with
+// managedFields nest a dozen levels deep, and encoding them at the bottom
+// of a request's goroutine grew its stack, copying every frame above, on
+// most admission reviews.
+type encoder struct {
+	keys []string
+}
+
+var encoders = sync.Pool{New: func() any { return &encoder{keys: make([]string, 0, 64)} }}
+
+// release returns e to the pool, dropping the keys it holds (they keep
+// their maps' memory alive) and the slice when one huge object grew it.
+func (e *encoder) release() {
+	if cap(e.keys) > 4096 {
+		return
+	}
+	clear(e.keys[:cap(e.keys)])
+	e.keys = e.keys[:0]
+	encoders.Put(e)
+}
+
+func (e *encoder) appendValue(b []byte, v any) ([]byte, error) {
 	switch v := v.(type) {
 	case nil:
 		return append(b, "null"...), nil
@@ -38,7 +65,7 @@ func appendValue(b []byte, v any) ([]byte, error) {
 	case float64:
 		return appendFloat(b, v)
 	case map[string]any:
-		return appendObject(b, v)
+		return e.appendObject(b, v)
 	case Raw:
 		return append(b, v...), nil
 	case []any:
@@ -46,12 +73,12 @@ func appendValue(b []byte, v any) ([]byte, error) {
 			return append(b, "null"...), nil
 		}
 		b = append(b, '[')
-		for i, e := range v {
+		for i, el := range v {
 			if i > 0 {
 				b = append(b, ',')
 			}
 			var err error
-			if b, err = appendValue(b, e); err != nil {
+			if b, err = e.appendValue(b, el); err != nil {
 				return nil, err
 			}
 		}
@@ -65,15 +92,17 @@ func appendValue(b []byte, v any) ([]byte, error) {
 	}
 }
 
-func appendObject(b []byte, m map[string]any) ([]byte, error) {
+func (e *encoder) appendObject(b []byte, m map[string]any) ([]byte, error) {
 	if m == nil {
 		return append(b, "null"...), nil
 	}
-	var small [32]string
-	keys := small[:0]
+	start := len(e.keys)
 	for k := range m {
-		keys = append(keys, k)
+		e.keys = append(e.keys, k)
 	}
+	// keys stays valid while the objects inside append theirs: a slice
+	// that grows moves, leaving these in the old array, unchanged.
+	keys := e.keys[start:]
 	slices.Sort(keys)
 	b = append(b, '{')
 	for i, k := range keys {
@@ -83,10 +112,11 @@ func appendObject(b []byte, m map[string]any) ([]byte, error) {
 		b = appendString(b, k)
 		b = append(b, ':')
 		var err error
-		if b, err = appendValue(b, m[k]); err != nil {
+		if b, err = e.appendValue(b, m[k]); err != nil {
 			return nil, err
 		}
 	}
+	e.keys = e.keys[:start]
 	return append(b, '}'), nil
 }
 
