@@ -71,6 +71,7 @@ func benchFlags(o *benchOptions) *flag.FlagSet {
 	fs.StringVar(&c.DataDir, "data-dir", ".crdserver", "the server's data directory, whose CA mints the certificates of --as-user and the fairness workload")
 	fs.Float64Var(&c.QuietRate, "quiet-rate", 20, "fairness workload: requests per second of the quiet user; the noisy one runs --concurrency at once")
 	fs.IntVar(&c.AdmissionRounds, "admission-rounds", 5, "admission workload: rounds of updates with one mutating webhook, with one validating webhook and with one ValidatingAdmissionPolicy, each run between two runs without admission")
+	fs.IntVar(&c.AdmissionCopies, "admission-copies", 1, "admission workload: webhooks or policies each variant registers at once (the notes also give the CPU added per one)")
 	fs.Float64Var(&c.NoisyRate, "noisy-rate", 0, "fairness workload: requests per second of the noisy user, spread over --concurrency workers; 0 sends as fast as it is answered")
 	fs.BoolVar(&o.JSON, "json", false, "print the report as JSON instead of a table")
 	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "write a CPU profile of the load generator to this file")

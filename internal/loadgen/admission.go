@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -34,6 +35,12 @@ import (
 // just collected its garbage (settleServer), so that whether a run pays
 // for a garbage collection the others started does not depend on where it
 // fell.
+//
+// With Config.AdmissionCopies N above 1, each variant registers N
+// webhooks or policies instead of one (each its own configuration, all
+// matching every update), and the notes also give the CPU added per one:
+// what a single policy adds is a few microseconds, far inside the spread
+// of runs, which N of them divide.
 
 // Admission variants of the "admission" workload.
 const (
@@ -119,12 +126,7 @@ func (b *bench) admission(ctx context.Context, add func(Result)) (notes []string
 	}
 	for _, v := range measured {
 		dLat, dCPU := added(runs, v)
-		note := fmt.Sprintf("admission %s: adds %s to the p50 latency of an update (median of %d runs, spread %s)",
-			v, median(dLat), len(dLat), spread(dLat))
-		if len(b.cfg.ServerPIDs) > 0 {
-			note += fmt.Sprintf(" and %s of server CPU per update (spread %s)", median(dCPU), spread(dCPU))
-		}
-		notes = append(notes, note)
+		notes = append(notes, admissionNote(v, b.cfg.AdmissionCopies, dLat, dCPU, len(b.cfg.ServerPIDs) > 0))
 	}
 	var base []time.Duration
 	for _, s := range runs {
@@ -136,6 +138,30 @@ func (b *bench) admission(ctx context.Context, add func(Result)) (notes []string
 		notes = append(notes, fmt.Sprintf("admission none: the server spends %s of CPU per update (median, spread %s)", median(base), spread(base)))
 	}
 	return notes, nil
+}
+
+// admissionNote words what variant v added, its copies registered at
+// once, per update and, with copies, per copy.
+func admissionNote(v string, copies int, dLat, dCPU []time.Duration, withCPU bool) string {
+	name := v
+	if copies > 1 {
+		name = fmt.Sprintf("%s ×%d", v, copies)
+	}
+	note := fmt.Sprintf("admission %s: adds %s to the p50 latency of an update (median of %d runs, spread %s)",
+		name, median(dLat), len(dLat), spread(dLat))
+	if withCPU {
+		note += fmt.Sprintf(" and %s of server CPU per update (spread %s)", median(dCPU), spread(dCPU))
+		if copies > 1 {
+			note += fmt.Sprintf(", %s per %s", median(dCPU)/time.Duration(copies), admissionUnit[v])
+		}
+	}
+	return note
+}
+
+var admissionUnit = map[string]string{
+	admissionMutating:   "webhook",
+	admissionValidating: "webhook",
+	admissionPolicy:     "policy",
 }
 
 // settleServer makes the server collect its garbage now, through
@@ -207,25 +233,26 @@ func spread(ds []time.Duration) string {
 // register makes variant v of admission apply to this run's widgets and
 // waits until it does; undo removes it and waits until it no longer does.
 func (b *bench) register(ctx context.Context, v string) (undo func(context.Context) error, err error) {
-	name := "crdserver-bench-" + b.runID
 	rules := []any{map[string]any{
 		"apiGroups": []any{b.widgetsGVR().Group}, "apiVersions": []any{"*"},
 		"operations": []any{"CREATE", "UPDATE"}, "resources": []any{b.widgetsGVR().Resource},
 	}}
 	runOnly := map[string]any{"matchLabels": map[string]any{LabelRun: b.runID}}
-	webhook := map[string]any{
+	newWebhook := func() map[string]any {
+		return map[string]any{
 		"name": "bench.crdserver.io", "rules": rules, "objectSelector": runOnly,
 		"clientConfig": map[string]any{
 			"url":      strings.TrimSuffix(b.hook.url, "/convert") + "/admit",
 			"caBundle": base64.StdEncoding.EncodeToString(b.hook.caBundle),
 		},
 		"sideEffects": "None", "admissionReviewVersions": []any{"v1"}, "failurePolicy": "Fail",
+		}
 	}
 	var objects []struct {
 		gvr schema.GroupVersionResource
 		obj map[string]any
 	}
-	object := func(gvr schema.GroupVersionResource, kind string, fields map[string]any) {
+	object := func(gvr schema.GroupVersionResource, kind, name string, fields map[string]any) {
 		obj := map[string]any{"apiVersion": "admissionregistration.k8s.io/v1", "kind": kind, "metadata": map[string]any{"name": name}}
 		for k, f := range fields {
 			obj[k] = f
@@ -235,40 +262,52 @@ func (b *bench) register(ctx context.Context, v string) (undo func(context.Conte
 			obj map[string]any
 		}{gvr, obj})
 	}
-	switch v {
-	case admissionNone:
+	if v == admissionNone {
 		return func(context.Context) error { return nil }, nil
-	case admissionMutating:
-		webhook["reinvocationPolicy"] = "Never"
-		object(mutatingWebhooksGVR, "MutatingWebhookConfiguration", map[string]any{"webhooks": []any{webhook}})
-	case admissionValidating:
-		object(validatingWebhooksGVR, "ValidatingWebhookConfiguration", map[string]any{"webhooks": []any{webhook}})
-	case admissionPolicy:
-		object(policiesGVR, "ValidatingAdmissionPolicy", map[string]any{"spec": map[string]any{
-			"failurePolicy":    "Fail",
-			"matchConstraints": map[string]any{"resourceRules": rules},
-			"validations": []any{
-				map[string]any{"expression": "object.spec.replicas >= 0"},
-				map[string]any{"expression": "!('" + admissionProbeLabel + "' in object.metadata.labels)", "message": "a probe"},
-			},
-		}})
-		object(policyBindingsGVR, "ValidatingAdmissionPolicyBinding", map[string]any{"spec": map[string]any{
-			"policyName": name, "validationActions": []any{"Deny"},
-			"matchResources": map[string]any{"objectSelector": runOnly},
-		}})
 	}
-	for _, o := range objects {
-		if _, err := b.client.Resource(o.gvr).Create(ctx, &unstructured.Unstructured{Object: o.obj}, metav1.CreateOptions{}); err != nil {
-			return nil, err
+	for i := range b.cfg.AdmissionCopies {
+		name := admissionName(b.runID, i)
+		webhook := newWebhook()
+		switch v {
+		case admissionMutating:
+			webhook["reinvocationPolicy"] = "Never"
+			object(mutatingWebhooksGVR, "MutatingWebhookConfiguration", name, map[string]any{"webhooks": []any{webhook}})
+		case admissionValidating:
+			object(validatingWebhooksGVR, "ValidatingWebhookConfiguration", name, map[string]any{"webhooks": []any{webhook}})
+		case admissionPolicy:
+			// Policy i refuses the probe labelled i, so that each
+			// one's coming into effect shows on its own; the bench's
+			// objects, unlabelled, stop at the label's absence as one
+			// policy's did.
+			probe := fmt.Sprintf("!('%s' in object.metadata.labels) || object.metadata.labels['%[1]s'] != '%d'", admissionProbeLabel, i)
+			object(policiesGVR, "ValidatingAdmissionPolicy", name, map[string]any{"spec": map[string]any{
+				"failurePolicy":    "Fail",
+				"matchConstraints": map[string]any{"resourceRules": rules},
+				"validations": []any{
+					map[string]any{"expression": "object.spec.replicas >= 0"},
+					map[string]any{"expression": probe, "message": "a probe"},
+				},
+			}})
+			object(policyBindingsGVR, "ValidatingAdmissionPolicyBinding", name, map[string]any{"spec": map[string]any{
+				"policyName": name, "validationActions": []any{"Deny"},
+				"matchResources": map[string]any{"objectSelector": runOnly},
+			}})
 		}
 	}
 	undo = func(ctx context.Context) error {
 		for _, o := range objects {
+			name, _ := o.obj["metadata"].(map[string]any)["name"].(string)
 			if err := b.client.Resource(o.gvr).Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 				return err
 			}
 		}
 		return b.waitAdmission(ctx, v, false)
+	}
+	for _, o := range objects {
+		if _, err := b.client.Resource(o.gvr).Create(ctx, &unstructured.Unstructured{Object: o.obj}, metav1.CreateOptions{}); err != nil {
+			undo(context.WithoutCancel(ctx))
+			return nil, err
+		}
 	}
 	if err := b.waitAdmission(ctx, v, true); err != nil {
 		undo(context.WithoutCancel(ctx))
@@ -277,29 +316,43 @@ func (b *bench) register(ctx context.Context, v string) (undo func(context.Conte
 	return undo, nil
 }
 
-// waitAdmission waits until variant v admits this run's writes (in) or no
-// longer does, by dry-run creates of a probe: the webhook sees them, the
-// policy refuses them.
+// waitAdmission waits until all copies of variant v admit this run's
+// writes (in) or none does, by dry-run creates of a probe: every webhook
+// sees it, and policy i refuses the probe labelled i.
 func (b *bench) waitAdmission(ctx context.Context, v string, in bool) error {
 	probe := b.template.DeepCopy()
 	probe.SetName(b.cfg.Prefix + "-admission-probe")
 	labels := probe.GetLabels()
-	labels[admissionProbeLabel] = "yes"
-	probe.SetLabels(labels)
 	return wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		before := b.hook.admissions.Load()
-		_, err := b.res.Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
-		var applies bool
-		switch {
-		case v == admissionPolicy && apierrors.IsInvalid(err):
-			applies = true
-		case err != nil:
-			return false, err
-		default:
-			applies = b.hook.admissions.Load() > before
+		if v == admissionPolicy {
+			for i := range b.cfg.AdmissionCopies {
+				labels[admissionProbeLabel] = strconv.Itoa(i)
+				probe.SetLabels(labels)
+				_, err := b.res.Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+				if err != nil && !apierrors.IsInvalid(err) {
+					return false, err
+				}
+				if refused := err != nil; refused != in {
+					return false, nil
+				}
+			}
+			return true, nil
 		}
-		return applies == in, nil
+		before := b.hook.admissions.Load()
+		if _, err := b.res.Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
+			return false, err
+		}
+		seen := b.hook.admissions.Load() - before
+		if in {
+			return seen == int64(b.cfg.AdmissionCopies), nil
+		}
+		return seen == 0, nil
 	})
+}
+
+// admissionName is the name of copy i of a variant's registrations.
+func admissionName(runID string, i int) string {
+	return "crdserver-bench-" + runID + "-" + strconv.Itoa(i)
 }
 
 // serveAdmission answers an AdmissionReview at once: allowed, unpatched.

@@ -151,6 +151,9 @@ type Config struct {
 	// AdmissionRounds is how many times the "admission" workload
 	// alternates its variants (admission.go); default 5.
 	AdmissionRounds int
+	// AdmissionCopies is how many webhooks or policies each variant of
+	// the "admission" workload registers at once; default 1.
+	AdmissionCopies int
 
 	// Logger receives progress; nil means slog.Default().
 	Logger *slog.Logger
@@ -210,6 +213,9 @@ func (c *Config) complete() error {
 	if c.AdmissionRounds == 0 {
 		c.AdmissionRounds = 5
 	}
+	if c.AdmissionCopies == 0 {
+		c.AdmissionCopies = 1
+	}
 	if c.PageSize == 0 {
 		c.PageSize = 500
 	}
@@ -237,6 +243,8 @@ func (c *Config) complete() error {
 		return errors.New("the load generator's users must not be in system:masters")
 	case c.Concurrency < 0 || c.Count < 0 || c.Duration < 0 || c.Objects < 0 || c.PageSize < 0 || c.Watchers < 0 || c.WatchTimeout < 0:
 		return errors.New("concurrency, count, duration, objects, page size, watchers and watch timeout must not be negative")
+	case c.AdmissionRounds < 0 || c.AdmissionCopies < 0:
+		return errors.New("admission rounds and copies must not be negative")
 	case c.ObjectSize < 0:
 		return errors.New("object size must not be negative")
 	}

@@ -298,6 +298,16 @@ func TestBenchFairness(t *testing.T) {
 	if strings.Contains(out, "without a garbage collection") {
 		t.Errorf("the server refused to collect its garbage before a run:\n%s", out)
 	}
+	// With copies, each variant registers that many webhooks or
+	// policies and waits until every one of them is in effect; the
+	// notes divide the CPU among them.
+	out = bench("--workloads", "admission", "--admission-rounds", "1", "--admission-copies", "3", "--objects", "10", "--count", "20",
+		"--concurrency", "2", "--prefix", "e2e-adm3", "--server-pid", strconv.Itoa(srv.cmd.Process.Pid))
+	for v, unit := range map[string]string{"mutating-webhook": "webhook", "validating-webhook": "webhook", "policy": "policy"} {
+		if !strings.Contains(out, "admission "+v+" ×3: adds ") || !strings.Contains(out, " per "+unit) {
+			t.Errorf("no admission note for 3 copies of %s with the CPU per %s:\n%s", v, unit, out)
+		}
+	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
