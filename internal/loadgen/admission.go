@@ -240,12 +240,12 @@ func (b *bench) register(ctx context.Context, v string) (undo func(context.Conte
 	runOnly := map[string]any{"matchLabels": map[string]any{LabelRun: b.runID}}
 	newWebhook := func() map[string]any {
 		return map[string]any{
-		"name": "bench.crdserver.io", "rules": rules, "objectSelector": runOnly,
-		"clientConfig": map[string]any{
-			"url":      strings.TrimSuffix(b.hook.url, "/convert") + "/admit",
-			"caBundle": base64.StdEncoding.EncodeToString(b.hook.caBundle),
-		},
-		"sideEffects": "None", "admissionReviewVersions": []any{"v1"}, "failurePolicy": "Fail",
+			"name": "bench.crdserver.io", "rules": rules, "objectSelector": runOnly,
+			"clientConfig": map[string]any{
+				"url":      strings.TrimSuffix(b.hook.url, "/convert") + "/admit",
+				"caBundle": base64.StdEncoding.EncodeToString(b.hook.caBundle),
+			},
+			"sideEffects": "None", "admissionReviewVersions": []any{"v1"}, "failurePolicy": "Fail",
 		}
 	}
 	var objects []struct {
