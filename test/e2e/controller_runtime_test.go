@@ -2,10 +2,11 @@ package e2e
 
 import (
 	"context"
-	"github.com/go-logr/logr"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/go-logr/logr"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"

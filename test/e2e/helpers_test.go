@@ -21,11 +21,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/crdserver/crdserver/test/kubectlbin"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/crdserver/crdserver/test/kubectlbin"
 )
 
 // Time limits. Generous enough for a loaded 2-core machine, short enough that
