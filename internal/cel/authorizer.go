@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/google/cel-go/cel"
-	"github.com/google/cel-go/common/types/ref"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
@@ -72,19 +71,14 @@ var authorizerVars = []cel.EnvOption{
 	cel.Variable(requestResourceVar, library.ResourceCheckType),
 }
 
-// bind adds the authorizer variables to vars; without an authorizer they
-// stay unbound, and an expression that uses them fails to evaluate.
-func (r *RequestAuthz) bind(vars map[string]any) {
-	if r == nil || r.Authorizer == nil {
-		return
-	}
-	// Built when an expression reads them.
-	vars[authorizerVar] = func() ref.Val {
-		return library.NewAuthorizerVal(upstreamUser(r.User), upstreamAuthorizer{r.Authorizer})
-	}
-	vars[requestResourceVar] = func() ref.Val {
-		return library.NewResourceAuthorizerVal(upstreamUser(r.User), upstreamAuthorizer{r.Authorizer}, requestResource{r})
-	}
+// authorizerVal is the authorizer variable's value.
+func (r *RequestAuthz) authorizerVal() any {
+	return library.NewAuthorizerVal(upstreamUser(r.User), upstreamAuthorizer{r.Authorizer})
+}
+
+// resourceVal is authorizer.requestResource's value.
+func (r *RequestAuthz) resourceVal() any {
+	return library.NewResourceAuthorizerVal(upstreamUser(r.User), upstreamAuthorizer{r.Authorizer}, requestResource{r})
 }
 
 // requestResource is the request's resource as the library reads it.

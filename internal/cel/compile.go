@@ -46,14 +46,14 @@ type compiled struct {
 	rule *apiextensionsv1.ValidationRule
 	// prog is nil for a blank rule (reported by the CRD checks) or one
 	// that failed to compile (err says why).
-	prog           cel.Program
+	prog           *program
 	err            *apiservercel.Error
 	usesOldSelf    bool
 	optionalOld    bool
 	maxCost        uint64
 	maxCardinality uint64
 
-	msgProg    cel.Program
+	msgProg    *program
 	msgErr     *apiservercel.Error
 	msgMaxCost uint64
 	// fieldPath is the rule's fieldPath normalized to a field path relative
@@ -153,7 +153,7 @@ func compileRule(s *node, r *apiextensionsv1.ValidationRule, set *environment.En
 			break
 		}
 	}
-	prog, err := env.Program(ast, cel.CostLimit(PerCallLimit), cel.CostTracking(est), cel.InterruptCheckFrequency(celconfig.CheckFrequency))
+	prog, err := newProgram(env, ast, cel.CostLimit(PerCallLimit), cel.CostTracking(est), cel.InterruptCheckFrequency(celconfig.CheckFrequency))
 	if err != nil {
 		c.err = invalid("program instantiation failed: " + err.Error())
 		return c
@@ -163,7 +163,7 @@ func compileRule(s *node, r *apiextensionsv1.ValidationRule, set *environment.En
 		c.err = &apiservercel.Error{Type: apiservercel.ErrorTypeInternal, Detail: "cost estimation failed: " + err.Error()}
 		return c
 	}
-	c.prog, c.maxCost, c.maxCardinality = prog, cost.Max, card
+	c.prog, c.maxCost, c.maxCardinality = &prog, cost.Max, card
 	if r.MessageExpression != "" {
 		c.compileMessage(set, stored, est)
 	}
@@ -187,7 +187,7 @@ func (c *compiled) compileMessage(set *environment.EnvSet, stored envFor, est *l
 		c.msgErr = invalid("messageExpression must evaluate to a string")
 		return
 	}
-	prog, err := env.Program(ast, cel.CostLimit(PerCallLimit), cel.CostTracking(est), cel.InterruptCheckFrequency(celconfig.CheckFrequency))
+	prog, err := newProgram(env, ast, cel.CostLimit(PerCallLimit), cel.CostTracking(est), cel.InterruptCheckFrequency(celconfig.CheckFrequency))
 	if err != nil {
 		c.msgErr = invalid("messageExpression instantiation failed: " + err.Error())
 		return
@@ -197,7 +197,7 @@ func (c *compiled) compileMessage(set *environment.EnvSet, stored envFor, est *l
 		c.msgErr = &apiservercel.Error{Type: apiservercel.ErrorTypeInternal, Detail: "cost estimation failed for messageExpression: " + err.Error()}
 		return
 	}
-	c.msgProg, c.msgMaxCost = prog, cost.Max
+	c.msgProg, c.msgMaxCost = &prog, cost.Max
 }
 
 func invalid(detail string) *apiservercel.Error {

@@ -49,7 +49,7 @@ var conditionEnv = func() *cel.Env {
 
 // Condition is one compiled match condition, safe for concurrent use.
 type Condition struct {
-	prog cel.Program
+	prog program
 }
 
 // CompileCondition compiles a match condition; the error words what is
@@ -62,7 +62,7 @@ func CompileCondition(expr string) (*Condition, error) {
 	if t := ast.OutputType(); t != cel.BoolType && t != cel.DynType {
 		return nil, fmt.Errorf("must evaluate to bool")
 	}
-	prog, err := conditionEnv.Program(ast, cel.CostLimit(PerCallLimit), cel.InterruptCheckFrequency(celconfig.CheckFrequency), cel.EvalOptions(cel.OptTrackCost))
+	prog, err := newProgram(conditionEnv, ast, cel.CostLimit(PerCallLimit), cel.InterruptCheckFrequency(celconfig.CheckFrequency), cel.EvalOptions(cel.OptTrackCost))
 	if err != nil {
 		return nil, fmt.Errorf("program instantiation failed: %v", err)
 	}
@@ -73,9 +73,7 @@ func CompileCondition(expr string) (*Condition, error) {
 // and so may authz (then the authorizer variables are unbound). cost is
 // what the evaluation spent, for the caller's budget.
 func (c *Condition) Eval(ctx context.Context, object, oldObject, request map[string]any, authz *RequestAuthz) (bool, uint64, error) {
-	vars := map[string]any{"object": nullable(object), "oldObject": nullable(oldObject), "request": request}
-	authz.bind(vars)
-	out, det, err := c.prog.ContextEval(ctx, vars)
+	out, det, err := c.prog.run(ctx, &policyActivation{object: object, oldObject: oldObject, request: request, authz: authz})
 	var cost uint64
 	if det != nil && det.ActualCost() != nil {
 		cost = *det.ActualCost()
@@ -139,7 +137,7 @@ var (
 
 // Expression is a compiled policy expression, safe for concurrent use.
 type Expression struct {
-	prog cel.Program
+	prog program
 	// mutation expressions return their CEL value, for JSONPatchOps and
 	// ApplyConfiguration to read.
 	mutation bool
@@ -179,7 +177,7 @@ func CompilePolicyExpression(expr string, result PolicyResult) (*Expression, err
 	case result == StringOrNullResult && t != cel.StringType && t != cel.NullType && t != cel.DynType:
 		return nil, fmt.Errorf("must evaluate to one of %v but got %v", []*cel.Type{cel.StringType, cel.NullType}, t)
 	}
-	prog, err := env.Program(ast, cel.CostLimit(PerCallLimit), cel.InterruptCheckFrequency(celconfig.CheckFrequency), cel.EvalOptions(cel.OptTrackCost))
+	prog, err := newProgram(env, ast, cel.CostLimit(PerCallLimit), cel.InterruptCheckFrequency(celconfig.CheckFrequency), cel.EvalOptions(cel.OptTrackCost))
 	if err != nil {
 		return nil, fmt.Errorf("program instantiation failed: %v", err)
 	}
@@ -199,29 +197,13 @@ type PolicyVars struct {
 	Authz *RequestAuthz
 }
 
-// lazy is a variable cel-go computes when an expression reads it.
-func lazy(f func() map[string]any) func() any {
-	return func() any {
-		if f == nil {
-			return types.NullValue
-		}
-		return nullable(f())
-	}
-}
-
 // Eval evaluates the expression and returns its value as Go (bool,
 // string, or what a variable holds) and the cost spent.
 func (e *Expression) Eval(ctx context.Context, v PolicyVars) (any, uint64, error) {
-	variables := v.Variables
-	if variables == nil {
-		variables = map[string]any{}
-	}
-	vars := make(map[string]any, 8)
-	vars["object"], vars["oldObject"], vars["params"] = nullable(v.Object), nullable(v.OldObject), nullable(v.Params)
-	vars["request"], vars["namespaceObject"] = lazy(v.Request), lazy(v.Namespace)
-	vars["variables"] = variables
-	v.Authz.bind(vars)
-	out, det, err := e.prog.ContextEval(ctx, vars)
+	out, det, err := e.prog.run(ctx, &policyActivation{
+		object: v.Object, oldObject: v.OldObject, params: v.Params, variables: v.Variables,
+		requestFunc: v.Request, namespaceFunc: v.Namespace, authz: v.Authz,
+	})
 	var cost uint64
 	if det != nil && det.ActualCost() != nil {
 		cost = *det.ActualCost()
@@ -284,7 +266,7 @@ func CompileMutation(expr string, apply bool) (*Expression, error) {
 	if !ast.OutputType().IsExactType(want) {
 		return nil, fmt.Errorf("must evaluate to %v but got %v", want, ast.OutputType())
 	}
-	prog, err := mutationEnv.Program(ast, cel.CostLimit(PerCallLimit), cel.InterruptCheckFrequency(celconfig.CheckFrequency), cel.EvalOptions(cel.OptTrackCost))
+	prog, err := newProgram(mutationEnv, ast, cel.CostLimit(PerCallLimit), cel.InterruptCheckFrequency(celconfig.CheckFrequency), cel.EvalOptions(cel.OptTrackCost))
 	if err != nil {
 		return nil, fmt.Errorf("program instantiation failed: %v", err)
 	}

@@ -366,7 +366,7 @@ func (n *vnode) expressions(st *state, p *field.Path, obj, old any, r ratchet) b
 		if c.optionalOld {
 			a = opt
 		}
-		out, details, err := c.prog.ContextEval(st.ctx, a)
+		out, details, err := c.prog.run(st.ctx, a)
 		if details == nil || details.ActualCost() == nil {
 			st.errs = append(st.errs, field.Invalid(p, n.typ, fmt.Sprintf("runtime cost could not be calculated for validation rule: %v, no further validation rules will be run", ruleString(c.rule))))
 			return false
@@ -463,7 +463,7 @@ var lineBreaks = regexp.MustCompile(`[\n]+`)
 // message; typed errors stop validation, as upstream.
 func (st *state) message(c *compiled, act *activation) (string, *apiservercel.Error) {
 	expr := c.rule.MessageExpression
-	out, details, err := c.msgProg.ContextEval(st.ctx, act)
+	out, details, err := c.msgProg.run(st.ctx, act)
 	if details == nil || details.ActualCost() == nil {
 		st.budget = -1
 		return "", &apiservercel.Error{Type: apiservercel.ErrorTypeInternal, Detail: fmt.Sprintf("runtime cost could not be calculated for messageExpression: %q", expr)}
