@@ -388,6 +388,23 @@ func TestMatching(t *testing.T) {
 		{"object selector, no match", func(w *admissionregistrationv1.MutatingWebhook, _ *Attributes) {
 			w.ObjectSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "b"}}
 		}, false, ""},
+		{"object selector, expressions", func(w *admissionregistrationv1.MutatingWebhook, _ *Attributes) {
+			w.ObjectSelector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+				{Key: "app", Operator: metav1.LabelSelectorOpIn, Values: []string{"a", "b"}},
+				{Key: "tier", Operator: metav1.LabelSelectorOpDoesNotExist},
+			}}
+		}, true, ""},
+		{"object selector, a label it must not have", func(w *admissionregistrationv1.MutatingWebhook, _ *Attributes) {
+			w.ObjectSelector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+				{Key: "app", Operator: metav1.LabelSelectorOpNotIn, Values: []string{"a"}},
+			}}
+		}, false, ""},
+		{"object selector, an object without labels", func(w *admissionregistrationv1.MutatingWebhook, at *Attributes) {
+			w.ObjectSelector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+				{Key: "app", Operator: metav1.LabelSelectorOpDoesNotExist},
+			}}
+			delete(at.Object["metadata"].(map[string]any), "labels")
+		}, true, ""},
 		{"match condition false", func(w *admissionregistrationv1.MutatingWebhook, _ *Attributes) {
 			w.MatchConditions = []admissionregistrationv1.MatchCondition{{Name: "a", Expression: "true"}, {Name: "b", Expression: "object.spec.size > 1"}}
 		}, false, ""},

@@ -186,9 +186,37 @@ func matchObject(h *hook, at *Attributes) (bool, error) {
 		return true, nil
 	}
 	matches := func(obj map[string]any) bool {
-		return obj != nil && h.objSel.Matches(labels.Set(objectLabels(obj)))
+		return obj != nil && h.objSel.Matches(labelsOf(obj))
 	}
 	return matches(at.Object) || matches(at.OldObject), nil
+}
+
+// labelsOf is obj's labels as a selector reads them, without copying
+// them: every write is matched against every webhook's and binding's
+// object selector.
+func labelsOf(obj map[string]any) labels.Labels {
+	md, _ := obj["metadata"].(map[string]any)
+	ls, _ := md["labels"].(map[string]any)
+	return objectLabelSet(ls)
+}
+
+// objectLabelSet is a decoded object's labels; a value that is not a
+// string (the schema allows none) is no label.
+type objectLabelSet map[string]any
+
+func (l objectLabelSet) Has(k string) bool {
+	_, ok := l.Lookup(k)
+	return ok
+}
+
+func (l objectLabelSet) Get(k string) string {
+	v, _ := l.Lookup(k)
+	return v
+}
+
+func (l objectLabelSet) Lookup(k string) (string, bool) {
+	v, ok := l[k].(string)
+	return v, ok
 }
 
 func objectLabels(obj map[string]any) map[string]string {
