@@ -614,9 +614,21 @@ func (c *resultCache) put(k cacheKey, rev int64, b []byte, ans *answer) {
 		ans.refs++
 		ans.keys = append(ans.keys, k)
 	}
+	// Room is made from other entries first: evicting the answer being
+	// put, part by part as it comes, would keep only its last parts.
+	c.evict(func(key cacheKey, e cached) bool { return key != k && (ans == nil || e.ans != ans) })
+	c.evict(func(cacheKey, cached) bool { return true })
+}
+
+// evict removes arbitrary entries that may go, each with all other parts
+// of its answer, until the cache fits.
+func (c *resultCache) evict(may func(cacheKey, cached) bool) {
 	for key, e := range c.m {
 		if c.size <= c.max {
-			break
+			return
+		}
+		if !may(key, e) {
+			continue
 		}
 		if e.ans == nil {
 			delete(c.m, key)
