@@ -5,7 +5,6 @@ import (
 	"slices"
 
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
-	"sigs.k8s.io/structured-merge-diff/v6/typed"
 
 	"github.com/crdserver/crdserver/internal/codec"
 )
@@ -67,14 +66,14 @@ func (m *Manager) updateRaw(live, obj map[string]any, raw codec.Raw, manager str
 	if err != nil {
 		return false, err
 	}
-	c, err := m.compare(pt, shallowWithoutManagedFields(live), shallowWithoutManagedFields(obj))
+	changes, err := m.changes(pt, shallowWithoutManagedFields(live), shallowWithoutManagedFields(obj))
 	if err != nil {
 		return false, err
 	}
 	if m.Reset != nil {
-		c = c.FilterFields(fieldpath.NewExcludeFilterSetMap(m.Reset)[fieldpath.APIVersion(m.apiVersion())])
+		changes = withoutReset(changes, m.Reset[fieldpath.APIVersion(m.apiVersion())])
 	}
-	out, ok := updateFastRaw(raw, c, m.apiVersion(), id)
+	out, ok := updateFastRaw(raw, changes, m.apiVersion(), id)
 	if !ok {
 		return false, nil
 	}
@@ -87,10 +86,16 @@ func (m *Manager) updateRaw(live, obj map[string]any, raw codec.Raw, manager str
 }
 
 // updateFastRaw is updateFast on encoded entries: it returns them after
-// the write by self that made the changes c, encoded (nil when there are
+// the write by self that made the changes, encoded (nil when there are
 // none left), or false where updateFast would, or for an entry it cannot
 // read or splice.
-func updateFastRaw(raw codec.Raw, c *typed.Comparison, apiVersion, self string) (codec.Raw, bool) {
+//
+// The changes are looked up in each entry's FieldsV1 as they are: field
+// sets are made only for an entry that loses some of them, or for the
+// writer's entry when it did not own exactly what the write changed. In
+// the usual update neither happens, and the writer's time is all that
+// changes.
+func updateFastRaw(raw codec.Raw, changes []fieldChange, apiVersion, self string) (codec.Raw, bool) {
 	var entries []encodedEntry
 	updaters := 0
 	read := true
@@ -110,19 +115,16 @@ func updateFastRaw(raw codec.Raw, c *typed.Comparison, apiVersion, self string) 
 		return nil, false
 	}
 
-	changed := c.Modified.Union(c.Added).Union(c.Removed)
-	cur := c.Modified.Union(c.Added).Difference(strippedFields)
-	paths := encodedKeyPaths(keyPaths(changed))
-
+	cs := newChangeSet(changes)
 	out := entries[:0]
 	var prev *encodedEntry
 	for i := range entries {
 		r := entries[i]
-		if r.key == self && !cur.Empty() {
+		if r.key == self && cs.anyCur {
 			prev = &r // a copy: out reuses entries' array
 			continue
 		}
-		if !ownsAnyEncoded(r.fields, paths) {
+		if !ownsAnyEncoded(r.fields, cs.paths) {
 			out = append(out, r)
 			continue
 		}
@@ -130,7 +132,7 @@ func updateFastRaw(raw codec.Raw, c *typed.Comparison, apiVersion, self string) 
 		if err != nil {
 			return nil, false
 		}
-		if s = s.Difference(changed); s.Empty() {
+		if s = s.Difference(cs.changed()); s.Empty() {
 			continue
 		}
 		r, ok := withEncodedFields(r, s)
@@ -139,8 +141,8 @@ func updateFastRaw(raw codec.Raw, c *typed.Comparison, apiVersion, self string) 
 		}
 		out = append(out, r)
 	}
-	if !cur.Empty() {
-		r, ok := mergeSelfEncoded(prev, self, apiVersion, changed, cur, paths)
+	if cs.anyCur {
+		r, ok := mergeSelfEncoded(prev, self, apiVersion, cs)
 		if !ok {
 			return nil, false
 		}
@@ -153,6 +155,71 @@ func updateFastRaw(raw codec.Raw, c *typed.Comparison, apiVersion, self string) 
 		return nil, false
 	}
 	return joinSorted(out), true
+}
+
+// changeSet is a write's changes as the fast path of encoded entries
+// reads them.
+type changeSet struct {
+	// paths are the fields changed, added or removed, each with cur set
+	// when the writer owns it after the write (changed or added, and
+	// ownable: not in strippedFields).
+	paths  []encodedKeyPath
+	anyCur bool
+	// unkeyed are the changes that cannot be written as FieldsV1 keys
+	// (none that a comparison reports): never looked up, but in the sets.
+	unkeyed []fieldChange
+	// all and cur are the field sets of paths and of those with cur,
+	// made on first use.
+	all, cur *fieldpath.Set
+}
+
+func newChangeSet(changes []fieldChange) *changeSet {
+	cs := &changeSet{paths: make([]encodedKeyPath, 0, len(changes))}
+	for _, ch := range changes {
+		p, ok := newEncodedKeyPath(ch.path)
+		cur := ch.kind != removed && !strippedFields.Has(ch.path)
+		cs.anyCur = cs.anyCur || cur
+		if !ok {
+			cs.unkeyed = append(cs.unkeyed, ch) // as keyPaths skips it
+			continue
+		}
+		p.cur = cur
+		cs.paths = append(cs.paths, p)
+	}
+	return cs
+}
+
+// changed is the set of every change, changedOnly's changed.
+func (cs *changeSet) changed() *fieldpath.Set {
+	if cs.all == nil {
+		cs.all, cs.cur = cs.sets()
+	}
+	return cs.all
+}
+
+// current is the set of the changes the writer owns after the write.
+func (cs *changeSet) current() *fieldpath.Set {
+	if cs.cur == nil {
+		cs.all, cs.cur = cs.sets()
+	}
+	return cs.cur
+}
+
+func (cs *changeSet) sets() (all, cur *fieldpath.Set) {
+	all, cur = &fieldpath.Set{}, &fieldpath.Set{}
+	for _, p := range cs.paths {
+		all.Insert(p.path)
+		if p.cur {
+			cur.Insert(p.path)
+		}
+	}
+	for _, ch := range cs.unkeyed {
+		all.Insert(ch.path)
+		if ch.kind != removed && !strippedFields.Has(ch.path) {
+			cur.Insert(ch.path)
+		}
+	}
+	return all, cur
 }
 
 // readEntry reads an encoded entry's identity, time and fields; ok is
@@ -200,19 +267,28 @@ func readEntry(enc []byte) (e encodedEntry, ok bool) {
 type encodedKeyPath struct {
 	keyPath
 	enc [][]byte
+	cur bool // see changeSet
 }
 
-func encodedKeyPaths(paths []keyPath) []encodedKeyPath {
-	out := make([]encodedKeyPath, len(paths))
-	for i, p := range paths {
-		out[i].keyPath = p
-		out[i].enc = make([][]byte, len(p.keys))
-		for j, k := range p.keys {
-			q := codec.AppendString(nil, k)
-			out[i].enc[j] = q[1 : len(q)-1]
-		}
+// newEncodedKeyPath is p's encodedKeyPath; false when an element of p
+// cannot be written as a key.
+func newEncodedKeyPath(p fieldpath.Path) (encodedKeyPath, bool) {
+	kp, ok := newKeyPath(p)
+	if !ok {
+		return encodedKeyPath{}, false
 	}
-	return out
+	out := encodedKeyPath{keyPath: kp, enc: make([][]byte, len(kp.keys))}
+	n := 0
+	for _, k := range kp.keys {
+		n += len(k) + 2
+	}
+	buf := make([]byte, 0, n) // room for every key unescaped, quoted
+	for j, k := range kp.keys {
+		start := len(buf)
+		buf = codec.AppendString(buf, k)
+		out.enc[j] = buf[start+1 : len(buf)-1 : len(buf)-1]
+	}
+	return out, true
 }
 
 // encodedMember returns the value of the member of the encoded object f
@@ -260,10 +336,11 @@ func ownsAnyEncoded(f []byte, paths []encodedKeyPath) bool {
 	return false
 }
 
-// ownsExactlyEncoded is ownsExactly on encoded FieldsV1.
-func ownsExactlyEncoded(f []byte, paths []encodedKeyPath, cur *fieldpath.Set) bool {
+// ownsExactlyEncoded is ownsExactly on encoded FieldsV1: f owns, among
+// paths, those with cur and no other.
+func ownsExactlyEncoded(f []byte, paths []encodedKeyPath) bool {
 	for _, p := range paths {
-		if hasEncodedMember(f, p) != cur.Has(p.path) {
+		if hasEncodedMember(f, p) != p.cur {
 			return false
 		}
 	}
@@ -305,9 +382,9 @@ func reencoded(r encodedEntry, e map[string]any) (encodedEntry, bool) {
 }
 
 // mergeSelfEncoded is mergeSelf on an encoded entry.
-func mergeSelfEncoded(prev *encodedEntry, self, apiVersion string, changed, cur *fieldpath.Set, paths []encodedKeyPath) (encodedEntry, bool) {
+func mergeSelfEncoded(prev *encodedEntry, self, apiVersion string, cs *changeSet) (encodedEntry, bool) {
 	t := now()
-	if prev != nil && ownsExactlyEncoded(prev.fields, paths, cur) {
+	if prev != nil && ownsExactlyEncoded(prev.fields, cs.paths) {
 		// The usual update: the writer owned what it changed already.
 		r := *prev
 		if r.time != t || !r.hasTime {
@@ -322,13 +399,13 @@ func mergeSelfEncoded(prev *encodedEntry, self, apiVersion string, changed, cur 
 		}
 		return r, true
 	}
-	s := cur
+	s := cs.current()
 	if prev != nil {
 		p, err := decodeEncodedFields(prev.fields)
 		if err != nil {
 			return encodedEntry{}, false
 		}
-		s = p.Difference(changed).Union(cur)
+		s = p.Difference(cs.changed()).Union(s)
 	}
 	f, err := encodeFields(s)
 	if err != nil {
