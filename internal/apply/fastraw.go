@@ -96,11 +96,17 @@ func (m *Manager) updateRaw(live, obj map[string]any, raw codec.Raw, manager str
 // the usual update neither happens, and the writer's time is all that
 // changes.
 func updateFastRaw(raw codec.Raw, changes []fieldChange, apiVersion, self string) (codec.Raw, bool) {
-	var entries []encodedEntry
+	var (
+		entries []encodedEntry
+		r       entryReader
+	)
 	updaters := 0
 	read := true
-	codec.EachRawElement(raw, func(enc []byte) bool {
-		e, ok := readEntry(enc)
+	codec.EachRawObjectMember(raw, func(name, value []byte) bool {
+		r.member(name, value)
+		return true
+	}, func(enc []byte) bool {
+		e, ok := r.entry(enc)
 		if !ok || e.version != apiVersion {
 			read = false
 			return false
@@ -222,40 +228,63 @@ func (cs *changeSet) sets() (all, cur *fieldpath.Set) {
 	return all, cur
 }
 
-// readEntry reads an encoded entry's identity, time and fields; ok is
-// false where updateFast gives up on the decoded entry: an operation
-// other than Apply or Update, a fieldsType other than FieldsV1, or
-// fieldsV1 missing or not an object.
-func readEntry(enc []byte) (e encodedEntry, ok bool) {
+// entryReader reads encoded entries' identity, time and fields, one
+// member at a time as codec.EachRawObjectMember walks them.
+type entryReader struct {
+	e          encodedEntry
+	fieldsType bool // FieldsV1
+	// timeCap is the capacity of the time member's value: the value is a
+	// slice of the entry, so their capacities say where it starts.
+	timeCap int
+}
+
+// member reads a member of the entry being read.
+func (r *entryReader) member(name, value []byte) {
+	// A member of another type reads as absent, as in updateFast.
+	e := &r.e
+	switch string(name) {
+	case "fieldsV1":
+		e.fields = value
+	case "manager":
+		e.manager, _ = codec.RawString(value)
+	case "operation":
+		switch string(value) {
+		case `"` + opApply + `"`:
+			e.op = opApply
+		case `"` + opUpdate + `"`:
+			e.op = opUpdate
+		default:
+			e.op = "" // neither: the entry is refused
+		}
+	case "apiVersion":
+		e.version, _ = codec.RawString(value)
+	case "subresource":
+		e.sub, _ = codec.RawString(value)
+	case "fieldsType":
+		r.fieldsType = string(value) == `"FieldsV1"`
+	case "time":
+		e.time, e.hasTime = codec.RawString(value)
+		r.timeCap, e.timeFound = cap(value), true
+		e.timeEnd = len(value) // made an offset by entry
+	}
+}
+
+// entry returns the entry whose members were read, enc, and starts the
+// next one; ok is false where updateFast gives up on the decoded entry:
+// an operation other than Apply or Update, a fieldsType other than
+// FieldsV1, or fieldsV1 missing or not an object.
+func (r *entryReader) entry(enc []byte) (e encodedEntry, ok bool) {
+	e, fieldsType, timeCap := r.e, r.fieldsType, r.timeCap
+	*r = entryReader{}
 	e.enc = enc
 	if len(enc) == 0 || enc[0] != '{' {
 		return e, false
 	}
-	var fieldsType string
-	codec.EachRawMember(enc, func(name, value []byte) bool {
-		// A member of another type reads as absent, as in updateFast.
-		switch string(name) {
-		case "fieldsV1":
-			e.fields = value
-		case "manager":
-			e.manager, _ = codec.RawString(value)
-		case "operation":
-			e.op, _ = codec.RawString(value)
-		case "apiVersion":
-			e.version, _ = codec.RawString(value)
-		case "subresource":
-			e.sub, _ = codec.RawString(value)
-		case "fieldsType":
-			fieldsType, _ = codec.RawString(value)
-		case "time":
-			e.time, e.hasTime = codec.RawString(value)
-			// value is a slice of enc: its offset is what cap says.
-			e.timeAt = cap(enc) - cap(value)
-			e.timeEnd, e.timeFound = e.timeAt+len(value), true
-		}
-		return true
-	})
-	if (e.op != opApply && e.op != opUpdate) || fieldsType != "FieldsV1" || len(e.fields) == 0 || e.fields[0] != '{' {
+	if e.timeFound {
+		e.timeAt = cap(enc) - timeCap
+		e.timeEnd += e.timeAt
+	}
+	if (e.op != opApply && e.op != opUpdate) || !fieldsType || len(e.fields) == 0 || e.fields[0] != '{' {
 		return e, false
 	}
 	e.key = managerID{Manager: e.manager, Operation: e.op, APIVersion: e.version, Subresource: e.sub}.String()

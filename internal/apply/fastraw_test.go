@@ -199,6 +199,13 @@ func TestUpdateRawMatchesSlow(t *testing.T) {
 			mut := mutations[rng.Intn(len(mutations))]
 			who := managers[rng.Intn(len(managers))]
 			n := rng.Intn(100)
+			if rng.Intn(2) == 0 {
+				// Entries recorded earlier: the writer's time changes,
+				// spliced into its encoded entry.
+				for i, x := range managedFieldsOf(l) {
+					x.(map[string]any)["time"] = fmt.Sprintf("2020-01-0%dT00:00:00Z", 1+(i+n)%3)
+				}
+			}
 			liveRaw, liveSlow := redecode(t, l, true), redecode(t, l, false)
 			objRaw, objSlow := redecode(t, l, false), redecode(t, l, false)
 			for _, o := range []map[string]any{objRaw, objSlow} {
