@@ -181,8 +181,25 @@ type changeSet struct {
 
 func newChangeSet(changes []fieldChange) *changeSet {
 	cs := &changeSet{paths: make([]encodedKeyPath, 0, len(changes))}
+	// Every key of every path is written into one buffer, with room for
+	// them all unescaped; an escaped one may grow it.
+	n, elems := 0, 0
 	for _, ch := range changes {
-		p, ok := newEncodedKeyPath(ch.path)
+		for _, pe := range ch.path {
+			n += len(`"f:"`) + 1 // and room for the quote moved out
+			if pe.FieldName != nil {
+				n += len(*pe.FieldName)
+			}
+		}
+		elems += len(ch.path)
+	}
+	buf := make([]byte, 0, n)
+	keys := make([][]byte, elems)
+	for _, ch := range changes {
+		var p encodedKeyPath
+		var ok bool
+		p, buf, ok = newEncodedKeyPath(ch.path, buf, keys[:len(ch.path):len(ch.path)])
+		keys = keys[len(ch.path):]
 		cur := ch.kind != removed && !strippedFields.Has(ch.path)
 		cs.anyCur = cs.anyCur || cur
 		if !ok {
@@ -291,46 +308,57 @@ func (r *entryReader) entry(enc []byte) (e encodedEntry, ok bool) {
 	return e, true
 }
 
-// encodedKeyPath is a keyPath with its keys as Marshal writes them
-// (without their quotes), as they appear in encoded FieldsV1.
+// encodedKeyPath is a field path as the keys of encoded FieldsV1: its
+// elements as keys, as Marshal writes them (without their quotes).
 type encodedKeyPath struct {
-	keyPath
-	enc [][]byte
-	cur bool // see changeSet
+	path fieldpath.Path
+	enc  [][]byte
+	// plain is set when no key needed escaping: each is then its decoded
+	// name too, which searches compare with the names they pass.
+	plain bool
+	cur   bool // see changeSet
 }
 
-// newEncodedKeyPath is p's encodedKeyPath; false when an element of p
-// cannot be written as a key.
-func newEncodedKeyPath(p fieldpath.Path) (encodedKeyPath, bool) {
-	kp, ok := newKeyPath(p)
-	if !ok {
-		return encodedKeyPath{}, false
-	}
-	out := encodedKeyPath{keyPath: kp, enc: make([][]byte, len(kp.keys))}
-	n := 0
-	for _, k := range kp.keys {
-		n += len(k) + 2
-	}
-	buf := make([]byte, 0, n) // room for every key unescaped, quoted
-	for j, k := range kp.keys {
+// newEncodedKeyPath is p's encodedKeyPath, its keys appended to buf and
+// enc holding them; false when an element of p cannot be written as a
+// key.
+func newEncodedKeyPath(p fieldpath.Path, buf []byte, enc [][]byte) (encodedKeyPath, []byte, bool) {
+	out := encodedKeyPath{path: p, enc: enc, plain: true}
+	for i, pe := range p {
 		start := len(buf)
-		buf = codec.AppendString(buf, k)
-		out.enc[j] = buf[start+1 : len(buf)-1 : len(buf)-1]
+		if pe.FieldName != nil {
+			// "f:" and the name, as SerializePathElement writes a field
+			// name: AppendString's opening quote is moved out.
+			buf = append(buf, `"f:`...)
+			at := len(buf)
+			buf = codec.AppendString(buf, *pe.FieldName)
+			buf = buf[:at+copy(buf[at:], buf[at+1:])]
+			// Escapes only lengthen what they write.
+			out.plain = out.plain && len(buf)-start == len(*pe.FieldName)+4
+		} else {
+			k, err := fieldpath.SerializePathElement(pe)
+			if err != nil {
+				return encodedKeyPath{}, buf, false
+			}
+			buf = codec.AppendString(buf, k)
+			out.plain = out.plain && len(buf)-start == len(k)+2
+		}
+		out.enc[i] = buf[start+1 : len(buf)-1 : len(buf)-1]
 	}
-	return out, true
+	return out, buf, true
 }
 
 // encodedMember returns the value of the member of the encoded object f
-// named key as written, dec as decoded. Members are sorted by their
-// decoded names: the walk stops at one whose name (as written, without
-// escapes, so as decoded too) sorts after dec.
-func encodedMember(f, key []byte, dec string) (v []byte, found bool) {
+// named key as written. Members are sorted by their decoded names: when
+// key is plain (its decoded name too), the walk stops at a member whose
+// name, plain too, sorts after it.
+func encodedMember(f, key []byte, plain bool) (v []byte, found bool) {
 	codec.EachRawMember(f, func(name, value []byte) bool {
 		if bytes.Equal(name, key) {
 			v, found = value, true
 			return false
 		}
-		return bytes.IndexByte(name, '\\') >= 0 || string(name) < dec
+		return !plain || bytes.IndexByte(name, '\\') >= 0 || bytes.Compare(name, key) < 0
 	})
 	return v, found
 }
@@ -340,7 +368,7 @@ var dotKey = []byte(".")
 // hasEncodedMember is hasMember on encoded FieldsV1.
 func hasEncodedMember(f []byte, p encodedKeyPath) bool {
 	for i, k := range p.enc {
-		child, ok := encodedMember(f, k, p.keys[i])
+		child, ok := encodedMember(f, k, p.plain)
 		if !ok || len(child) == 0 || child[0] != '{' {
 			return false
 		}
@@ -348,7 +376,7 @@ func hasEncodedMember(f []byte, p encodedKeyPath) bool {
 			if string(child) == "{}" {
 				return true
 			}
-			_, self := encodedMember(child, dotKey, ".")
+			_, self := encodedMember(child, dotKey, true)
 			return self
 		}
 		f = child

@@ -170,6 +170,16 @@ func TestUpdateRawMatchesSlow(t *testing.T) {
 			l[fmt.Sprint("l", n%3)] = fmt.Sprint("v", n%2)
 		},
 		func(o map[string]any, n int) {
+			// A name FieldsV1 writes escaped.
+			md := metadata(o)
+			l, _ := md["labels"].(map[string]any)
+			if l == nil {
+				l = map[string]any{}
+				md["labels"] = l
+			}
+			l[fmt.Sprint("l<&>\"", n%2)] = fmt.Sprint("v", n%3)
+		},
+		func(o map[string]any, n int) {
 			if l, ok := metadata(o)["labels"].(map[string]any); ok {
 				delete(l, fmt.Sprint("l", n%3))
 			}
