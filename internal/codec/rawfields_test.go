@@ -242,3 +242,21 @@ func BenchmarkDecodeStoredManagedFields(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkRawManagedFieldsCheck is the check that keeps a stored
+// object's managedFields encoded, which every update on the encoded path
+// makes of the object it starts from.
+func BenchmarkRawManagedFieldsCheck(b *testing.B) {
+	stored, err := os.ReadFile("testdata/managedfields-widget.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	i := bytes.Index(stored, []byte(`"managedFields":`)) + len(`"managedFields":`)
+	b.SetBytes(int64(bytes.Index(stored[i:], []byte(`}],`)) + 2))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, ok := rawManagedFields(stored, i, DefaultMaxDepth); !ok {
+			b.Fatal("not kept encoded")
+		}
+	}
+}
