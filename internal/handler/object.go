@@ -321,18 +321,29 @@ func servesStored(c *call, encoded []byte) bool {
 // plain object, obj encoded otherwise.
 func (h *Handler) writeStored(c *call, status int, key string, obj map[string]any, data []byte, rev int64) {
 	if c.media.As == "" && c.present == nil {
-		if b, ok := codec.SetResourceVersion(data, rvString(rev)); ok {
-			out, err := c.conv().FromStored(c.r.Context(), []conversion.Object{{JSON: b, Key: key, Revision: rev}})
-			if err != nil {
-				codec.WriteStatus(c.w, c.r, err)
-				return
-			}
-			writeRaw(c, status, out[0])
+		if splice, ok := codec.FindResourceVersion(data); ok {
+			h.writeSpliced(c, status, key, obj, splice, rev)
 			return
 		}
 	}
 	setRV(obj, rev)
 	h.writeObject(c, status, obj)
+}
+
+// writeSpliced is writeStored for data whose resourceVersion splice was
+// found already.
+func (h *Handler) writeSpliced(c *call, status int, key string, obj map[string]any, splice codec.RVSplice, rev int64) {
+	if c.media.As != "" || c.present != nil {
+		setRV(obj, rev)
+		h.writeObject(c, status, obj)
+		return
+	}
+	out, err := c.conv().FromStored(c.r.Context(), []conversion.Object{{JSON: splice.Set(rvString(rev)), Key: key, Revision: rev}})
+	if err != nil {
+		codec.WriteStatus(c.w, c.r, err)
+		return
+	}
+	writeRaw(c, status, out[0])
 }
 
 // withRV returns an encoded object (json.Marshal output, as stored) with
