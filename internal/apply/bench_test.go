@@ -145,3 +145,22 @@ func BenchmarkUpdateOwnEncoded(b *testing.B) {
 	}
 	updateInBatches(b, m, raw, change, "creator")
 }
+
+// BenchmarkScalarChanges is the walk that finds what the load generator's
+// update changed (the seq annotation and the replicas), which every update
+// on the fast paths makes.
+func BenchmarkScalarChanges(b *testing.B) {
+	m, live := benchWidgets(b)
+	live = withoutManagedFields(live)
+	next := changeOwn(live, 7)
+	pt, err := m.Types.Version("v1")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if changes, ok := scalarChangeList(pt.Schema, pt.TypeRef, live, next); !ok || len(changes) != 2 {
+			b.Fatalf("changes %v, %v; want the annotation and the replicas", changes, ok)
+		}
+	}
+}

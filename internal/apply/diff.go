@@ -1,8 +1,6 @@
 package apply
 
 import (
-	"slices"
-
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	smdschema "sigs.k8s.io/structured-merge-diff/v6/schema"
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
@@ -23,17 +21,100 @@ import (
 // a change, and one walk of both objects is all it takes: no pruned
 // copies of them, no typed comparison.
 func scalarChanges(s *smdschema.Schema, tr smdschema.TypeRef, a, b map[string]any) (*typed.Comparison, bool) {
-	d := scalarDiff{schema: s, modified: &fieldpath.Set{}, added: &fieldpath.Set{}, removed: &fieldpath.Set{}}
+	changes, ok := scalarChangeList(s, tr, a, b)
+	if !ok {
+		return nil, false
+	}
+	return comparisonOf(changes), true
+}
+
+// scalarChangeList is scalarChanges as a list of the changed fields, for
+// the fast path of updates, which looks at each of them once and needs
+// field sets only when another entry owns one of them.
+func scalarChangeList(s *smdschema.Schema, tr smdschema.TypeRef, a, b map[string]any) ([]fieldChange, bool) {
+	d := scalarDiff{schema: s}
 	m := d.separable(tr)
 	if m == nil || !d.walkMap(m, a, b) {
 		return nil, false
 	}
-	return &typed.Comparison{Modified: d.modified, Added: d.added, Removed: d.removed}, true
+	return d.changes, true
+}
+
+// changeKind says how a field changed: which of a comparison's sets
+// holds it.
+type changeKind uint8
+
+const (
+	modified changeKind = iota
+	added
+	removed
+)
+
+// fieldChange is one field an update modified, added or removed.
+type fieldChange struct {
+	path fieldpath.Path
+	kind changeKind
+}
+
+// comparisonOf is the comparison reporting changes.
+func comparisonOf(changes []fieldChange) *typed.Comparison {
+	c := &typed.Comparison{Modified: &fieldpath.Set{}, Added: &fieldpath.Set{}, Removed: &fieldpath.Set{}}
+	for _, ch := range changes {
+		switch ch.kind {
+		case modified:
+			c.Modified.Insert(ch.path)
+		case added:
+			c.Added.Insert(ch.path)
+		default:
+			c.Removed.Insert(ch.path)
+		}
+	}
+	return c
+}
+
+// changesOf lists what the comparison c reports.
+func changesOf(c *typed.Comparison) []fieldChange {
+	var out []fieldChange
+	for _, s := range []struct {
+		set  *fieldpath.Set
+		kind changeKind
+	}{{c.Modified, modified}, {c.Added, added}, {c.Removed, removed}} {
+		s.set.Iterate(func(p fieldpath.Path) {
+			out = append(out, fieldChange{path: p.Copy(), kind: s.kind})
+		})
+	}
+	return out
+}
+
+// withoutReset drops from changes the fields in reset or below one of
+// its fields, as filtering a comparison with fieldpath's exclude filter
+// of reset does. It reuses changes' array.
+func withoutReset(changes []fieldChange, reset *fieldpath.Set) []fieldChange {
+	if reset == nil {
+		return changes
+	}
+	out := changes[:0]
+	for _, ch := range changes {
+		if !hasPrefixIn(reset, ch.path) {
+			out = append(out, ch)
+		}
+	}
+	return out
+}
+
+// hasPrefixIn reports whether s has p or a path p starts with.
+func hasPrefixIn(s *fieldpath.Set, p fieldpath.Path) bool {
+	for i := 1; i <= len(p); i++ {
+		if s.Has(p[:i]) {
+			return true
+		}
+	}
+	return false
 }
 
 type scalarDiff struct {
-	schema                   *smdschema.Schema
-	modified, added, removed *fieldpath.Set
+	schema  *smdschema.Schema
+	changes []fieldChange
 	// keys are the field names down to the map being walked; a path is
 	// made of them only for a field that changed, so that the walk
 	// allocates nothing for the fields that did not.
@@ -46,7 +127,7 @@ func (d *scalarDiff) walkMap(m *smdschema.Map, a, b map[string]any) bool {
 	for k, av := range a {
 		bv, ok := b[k]
 		if !ok {
-			if !d.oneSided(m, k, av, d.removed) {
+			if !d.oneSided(m, k, av, removed) {
 				return false
 			}
 			continue
@@ -60,7 +141,7 @@ func (d *scalarDiff) walkMap(m *smdschema.Map, a, b map[string]any) bool {
 		return true
 	}
 	for k, bv := range b {
-		if _, ok := a[k]; !ok && !d.oneSided(m, k, bv, d.added) {
+		if _, ok := a[k]; !ok && !d.oneSided(m, k, bv, added) {
 			return false
 		}
 	}
@@ -127,40 +208,43 @@ func (d *scalarDiff) descend(m *smdschema.Map, k string, a, b map[string]any) bo
 // changed records the field k of a map of type m as modified; see
 // record.
 func (d *scalarDiff) changed(m *smdschema.Map, k string, kind smdschema.Scalar) bool {
-	return d.record(m, k, kind, d.modified)
+	return d.record(m, k, kind, modified)
 }
 
 // oneSided records the field k of a map of type m, present with the value
-// v in one of the objects only, in set (added or removed): the comparison
+// v in one of the objects only, as how (added or removed): the comparison
 // reports a scalar field so, and nothing below it. It reports false for
 // any other value.
-func (d *scalarDiff) oneSided(m *smdschema.Map, k string, v any, set *fieldpath.Set) bool {
+func (d *scalarDiff) oneSided(m *smdschema.Map, k string, v any, how changeKind) bool {
 	switch v.(type) {
 	case string:
-		return d.record(m, k, smdschema.String, set)
+		return d.record(m, k, smdschema.String, how)
 	case int64, float64:
-		return d.record(m, k, smdschema.Numeric, set)
+		return d.record(m, k, smdschema.Numeric, how)
 	case bool:
-		return d.record(m, k, smdschema.Boolean, set)
+		return d.record(m, k, smdschema.Boolean, how)
 	}
 	return false
 }
 
-// record inserts the field k of a map of type m, whose values are of the
-// scalar kind, in set; it reports false when the schema does not declare
-// the field a scalar of that kind (or untyped), as the comparison would
-// then report an error or look at the field otherwise.
-func (d *scalarDiff) record(m *smdschema.Map, k string, kind smdschema.Scalar, set *fieldpath.Set) bool {
+// record lists the field k of a map of type m, whose values are of the
+// scalar kind, as changed how; it reports false when the schema does not
+// declare the field a scalar of that kind (or untyped), as the comparison
+// would then report an error or look at the field otherwise.
+func (d *scalarDiff) record(m *smdschema.Map, k string, kind smdschema.Scalar, how changeKind) bool {
 	atom, ok := d.schema.Resolve(fieldType(m, k))
 	if !ok || atom.Scalar == nil || (*atom.Scalar != kind && *atom.Scalar != smdschema.Untyped) {
 		return false
 	}
-	names := append(slices.Clone(d.keys), k)
+	// The path's elements point into names: one allocation each.
+	names := make([]string, len(d.keys)+1)
+	copy(names, d.keys)
+	names[len(d.keys)] = k
 	path := make(fieldpath.Path, len(names))
 	for i := range names {
 		path[i] = fieldpath.PathElement{FieldName: &names[i]}
 	}
-	set.Insert(path)
+	d.changes = append(d.changes, fieldChange{path: path, kind: how})
 	return true
 }
 

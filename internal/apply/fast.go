@@ -155,17 +155,31 @@ type keyPath struct {
 func keyPaths(s *fieldpath.Set) []keyPath {
 	var out []keyPath
 	s.Iterate(func(p fieldpath.Path) {
-		kp := keyPath{path: p.Copy(), keys: make([]string, len(p))}
-		for i, pe := range p {
-			k, err := fieldpath.SerializePathElement(pe)
-			if err != nil {
-				return
-			}
-			kp.keys[i] = k
+		if kp, ok := newKeyPath(p.Copy()); ok {
+			out = append(out, kp)
 		}
-		out = append(out, kp)
 	})
 	return out
+}
+
+// newKeyPath is the keyPath of p, which it keeps; false when an element
+// of p cannot be written as a key.
+func newKeyPath(p fieldpath.Path) (keyPath, bool) {
+	kp := keyPath{path: p, keys: make([]string, len(p))}
+	for i, pe := range p {
+		if pe.FieldName != nil {
+			// As SerializePathElement writes a field name, without its
+			// pooled JSON stream.
+			kp.keys[i] = "f:" + *pe.FieldName
+			continue
+		}
+		k, err := fieldpath.SerializePathElement(pe)
+		if err != nil {
+			return keyPath{}, false
+		}
+		kp.keys[i] = k
+	}
+	return kp, true
 }
 
 // hasMember reports whether the FieldsV1 object f has the path as a member.

@@ -5,7 +5,6 @@ import (
 	"slices"
 
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
-	"sigs.k8s.io/structured-merge-diff/v6/typed"
 
 	"github.com/crdserver/crdserver/internal/codec"
 )
@@ -67,14 +66,14 @@ func (m *Manager) updateRaw(live, obj map[string]any, raw codec.Raw, manager str
 	if err != nil {
 		return false, err
 	}
-	c, err := m.compare(pt, shallowWithoutManagedFields(live), shallowWithoutManagedFields(obj))
+	changes, err := m.changes(pt, shallowWithoutManagedFields(live), shallowWithoutManagedFields(obj))
 	if err != nil {
 		return false, err
 	}
 	if m.Reset != nil {
-		c = c.FilterFields(fieldpath.NewExcludeFilterSetMap(m.Reset)[fieldpath.APIVersion(m.apiVersion())])
+		changes = withoutReset(changes, m.Reset[fieldpath.APIVersion(m.apiVersion())])
 	}
-	out, ok := updateFastRaw(raw, c, m.apiVersion(), id)
+	out, ok := updateFastRaw(raw, changes, m.apiVersion(), id)
 	if !ok {
 		return false, nil
 	}
@@ -87,15 +86,27 @@ func (m *Manager) updateRaw(live, obj map[string]any, raw codec.Raw, manager str
 }
 
 // updateFastRaw is updateFast on encoded entries: it returns them after
-// the write by self that made the changes c, encoded (nil when there are
+// the write by self that made the changes, encoded (nil when there are
 // none left), or false where updateFast would, or for an entry it cannot
 // read or splice.
-func updateFastRaw(raw codec.Raw, c *typed.Comparison, apiVersion, self string) (codec.Raw, bool) {
-	var entries []encodedEntry
+//
+// The changes are looked up in each entry's FieldsV1 as they are: field
+// sets are made only for an entry that loses some of them, or for the
+// writer's entry when it did not own exactly what the write changed. In
+// the usual update neither happens, and the writer's time is all that
+// changes.
+func updateFastRaw(raw codec.Raw, changes []fieldChange, apiVersion, self string) (codec.Raw, bool) {
+	var (
+		entries []encodedEntry
+		r       entryReader
+	)
 	updaters := 0
 	read := true
-	codec.EachRawElement(raw, func(enc []byte) bool {
-		e, ok := readEntry(enc)
+	codec.EachRawObjectMember(raw, func(name, value []byte) bool {
+		r.member(name, value)
+		return true
+	}, func(enc []byte) bool {
+		e, ok := r.entry(enc)
 		if !ok || e.version != apiVersion {
 			read = false
 			return false
@@ -110,19 +121,16 @@ func updateFastRaw(raw codec.Raw, c *typed.Comparison, apiVersion, self string) 
 		return nil, false
 	}
 
-	changed := c.Modified.Union(c.Added).Union(c.Removed)
-	cur := c.Modified.Union(c.Added).Difference(strippedFields)
-	paths := encodedKeyPaths(keyPaths(changed))
-
+	cs := newChangeSet(changes)
 	out := entries[:0]
 	var prev *encodedEntry
 	for i := range entries {
 		r := entries[i]
-		if r.key == self && !cur.Empty() {
+		if r.key == self && cs.anyCur {
 			prev = &r // a copy: out reuses entries' array
 			continue
 		}
-		if !ownsAnyEncoded(r.fields, paths) {
+		if !ownsAnyEncoded(r.fields, cs.paths) {
 			out = append(out, r)
 			continue
 		}
@@ -130,7 +138,7 @@ func updateFastRaw(raw codec.Raw, c *typed.Comparison, apiVersion, self string) 
 		if err != nil {
 			return nil, false
 		}
-		if s = s.Difference(changed); s.Empty() {
+		if s = s.Difference(cs.changed()); s.Empty() {
 			continue
 		}
 		r, ok := withEncodedFields(r, s)
@@ -139,8 +147,8 @@ func updateFastRaw(raw codec.Raw, c *typed.Comparison, apiVersion, self string) 
 		}
 		out = append(out, r)
 	}
-	if !cur.Empty() {
-		r, ok := mergeSelfEncoded(prev, self, apiVersion, changed, cur, paths)
+	if cs.anyCur {
+		r, ok := mergeSelfEncoded(prev, self, apiVersion, cs)
 		if !ok {
 			return nil, false
 		}
@@ -155,77 +163,202 @@ func updateFastRaw(raw codec.Raw, c *typed.Comparison, apiVersion, self string) 
 	return joinSorted(out), true
 }
 
-// readEntry reads an encoded entry's identity, time and fields; ok is
-// false where updateFast gives up on the decoded entry: an operation
-// other than Apply or Update, a fieldsType other than FieldsV1, or
-// fieldsV1 missing or not an object.
-func readEntry(enc []byte) (e encodedEntry, ok bool) {
+// changeSet is a write's changes as the fast path of encoded entries
+// reads them.
+type changeSet struct {
+	// paths are the fields changed, added or removed, each with cur set
+	// when the writer owns it after the write (changed or added, and
+	// ownable: not in strippedFields).
+	paths  []encodedKeyPath
+	anyCur bool
+	// unkeyed are the changes that cannot be written as FieldsV1 keys
+	// (none that a comparison reports): never looked up, but in the sets.
+	unkeyed []fieldChange
+	// all and cur are the field sets of paths and of those with cur,
+	// made on first use.
+	all, cur *fieldpath.Set
+}
+
+func newChangeSet(changes []fieldChange) *changeSet {
+	cs := &changeSet{paths: make([]encodedKeyPath, 0, len(changes))}
+	// Every key of every path is written into one buffer, with room for
+	// them all unescaped; an escaped one may grow it.
+	n, elems := 0, 0
+	for _, ch := range changes {
+		for _, pe := range ch.path {
+			n += len(`"f:"`) + 1 // and room for the quote moved out
+			if pe.FieldName != nil {
+				n += len(*pe.FieldName)
+			}
+		}
+		elems += len(ch.path)
+	}
+	buf := make([]byte, 0, n)
+	keys := make([][]byte, elems)
+	for _, ch := range changes {
+		var p encodedKeyPath
+		var ok bool
+		p, buf, ok = newEncodedKeyPath(ch.path, buf, keys[:len(ch.path):len(ch.path)])
+		keys = keys[len(ch.path):]
+		cur := ch.kind != removed && !strippedFields.Has(ch.path)
+		cs.anyCur = cs.anyCur || cur
+		if !ok {
+			cs.unkeyed = append(cs.unkeyed, ch) // as keyPaths skips it
+			continue
+		}
+		p.cur = cur
+		cs.paths = append(cs.paths, p)
+	}
+	return cs
+}
+
+// changed is the set of every change, changedOnly's changed.
+func (cs *changeSet) changed() *fieldpath.Set {
+	if cs.all == nil {
+		cs.all, cs.cur = cs.sets()
+	}
+	return cs.all
+}
+
+// current is the set of the changes the writer owns after the write.
+func (cs *changeSet) current() *fieldpath.Set {
+	if cs.cur == nil {
+		cs.all, cs.cur = cs.sets()
+	}
+	return cs.cur
+}
+
+func (cs *changeSet) sets() (all, cur *fieldpath.Set) {
+	all, cur = &fieldpath.Set{}, &fieldpath.Set{}
+	for _, p := range cs.paths {
+		all.Insert(p.path)
+		if p.cur {
+			cur.Insert(p.path)
+		}
+	}
+	for _, ch := range cs.unkeyed {
+		all.Insert(ch.path)
+		if ch.kind != removed && !strippedFields.Has(ch.path) {
+			cur.Insert(ch.path)
+		}
+	}
+	return all, cur
+}
+
+// entryReader reads encoded entries' identity, time and fields, one
+// member at a time as codec.EachRawObjectMember walks them.
+type entryReader struct {
+	e          encodedEntry
+	fieldsType bool // FieldsV1
+	// timeCap is the capacity of the time member's value: the value is a
+	// slice of the entry, so their capacities say where it starts.
+	timeCap int
+}
+
+// member reads a member of the entry being read.
+func (r *entryReader) member(name, value []byte) {
+	// A member of another type reads as absent, as in updateFast.
+	e := &r.e
+	switch string(name) {
+	case "fieldsV1":
+		e.fields = value
+	case "manager":
+		e.manager, _ = codec.RawString(value)
+	case "operation":
+		switch string(value) {
+		case `"` + opApply + `"`:
+			e.op = opApply
+		case `"` + opUpdate + `"`:
+			e.op = opUpdate
+		default:
+			e.op = "" // neither: the entry is refused
+		}
+	case "apiVersion":
+		e.version, _ = codec.RawString(value)
+	case "subresource":
+		e.sub, _ = codec.RawString(value)
+	case "fieldsType":
+		r.fieldsType = string(value) == `"FieldsV1"`
+	case "time":
+		e.time, e.hasTime = codec.RawString(value)
+		r.timeCap, e.timeFound = cap(value), true
+		e.timeEnd = len(value) // made an offset by entry
+	}
+}
+
+// entry returns the entry whose members were read, enc, and starts the
+// next one; ok is false where updateFast gives up on the decoded entry:
+// an operation other than Apply or Update, a fieldsType other than
+// FieldsV1, or fieldsV1 missing or not an object.
+func (r *entryReader) entry(enc []byte) (e encodedEntry, ok bool) {
+	e, fieldsType, timeCap := r.e, r.fieldsType, r.timeCap
+	*r = entryReader{}
 	e.enc = enc
 	if len(enc) == 0 || enc[0] != '{' {
 		return e, false
 	}
-	var fieldsType string
-	codec.EachRawMember(enc, func(name, value []byte) bool {
-		// A member of another type reads as absent, as in updateFast.
-		switch string(name) {
-		case "fieldsV1":
-			e.fields = value
-		case "manager":
-			e.manager, _ = codec.RawString(value)
-		case "operation":
-			e.op, _ = codec.RawString(value)
-		case "apiVersion":
-			e.version, _ = codec.RawString(value)
-		case "subresource":
-			e.sub, _ = codec.RawString(value)
-		case "fieldsType":
-			fieldsType, _ = codec.RawString(value)
-		case "time":
-			e.time, e.hasTime = codec.RawString(value)
-			// value is a slice of enc: its offset is what cap says.
-			e.timeAt = cap(enc) - cap(value)
-			e.timeEnd, e.timeFound = e.timeAt+len(value), true
-		}
-		return true
-	})
-	if (e.op != opApply && e.op != opUpdate) || fieldsType != "FieldsV1" || len(e.fields) == 0 || e.fields[0] != '{' {
+	if e.timeFound {
+		e.timeAt = cap(enc) - timeCap
+		e.timeEnd += e.timeAt
+	}
+	if (e.op != opApply && e.op != opUpdate) || !fieldsType || len(e.fields) == 0 || e.fields[0] != '{' {
 		return e, false
 	}
 	e.key = managerID{Manager: e.manager, Operation: e.op, APIVersion: e.version, Subresource: e.sub}.String()
 	return e, true
 }
 
-// encodedKeyPath is a keyPath with its keys as Marshal writes them
-// (without their quotes), as they appear in encoded FieldsV1.
+// encodedKeyPath is a field path as the keys of encoded FieldsV1: its
+// elements as keys, as Marshal writes them (without their quotes).
 type encodedKeyPath struct {
-	keyPath
-	enc [][]byte
+	path fieldpath.Path
+	enc  [][]byte
+	// plain is set when no key needed escaping: each is then its decoded
+	// name too, which searches compare with the names they pass.
+	plain bool
+	cur   bool // see changeSet
 }
 
-func encodedKeyPaths(paths []keyPath) []encodedKeyPath {
-	out := make([]encodedKeyPath, len(paths))
-	for i, p := range paths {
-		out[i].keyPath = p
-		out[i].enc = make([][]byte, len(p.keys))
-		for j, k := range p.keys {
-			q := codec.AppendString(nil, k)
-			out[i].enc[j] = q[1 : len(q)-1]
+// newEncodedKeyPath is p's encodedKeyPath, its keys appended to buf and
+// enc holding them; false when an element of p cannot be written as a
+// key.
+func newEncodedKeyPath(p fieldpath.Path, buf []byte, enc [][]byte) (encodedKeyPath, []byte, bool) {
+	out := encodedKeyPath{path: p, enc: enc, plain: true}
+	for i, pe := range p {
+		start := len(buf)
+		if pe.FieldName != nil {
+			// "f:" and the name, as SerializePathElement writes a field
+			// name: AppendString's opening quote is moved out.
+			buf = append(buf, `"f:`...)
+			at := len(buf)
+			buf = codec.AppendString(buf, *pe.FieldName)
+			buf = buf[:at+copy(buf[at:], buf[at+1:])]
+			// Escapes only lengthen what they write.
+			out.plain = out.plain && len(buf)-start == len(*pe.FieldName)+4
+		} else {
+			k, err := fieldpath.SerializePathElement(pe)
+			if err != nil {
+				return encodedKeyPath{}, buf, false
+			}
+			buf = codec.AppendString(buf, k)
+			out.plain = out.plain && len(buf)-start == len(k)+2
 		}
+		out.enc[i] = buf[start+1 : len(buf)-1 : len(buf)-1]
 	}
-	return out
+	return out, buf, true
 }
 
 // encodedMember returns the value of the member of the encoded object f
-// named key as written, dec as decoded. Members are sorted by their
-// decoded names: the walk stops at one whose name (as written, without
-// escapes, so as decoded too) sorts after dec.
-func encodedMember(f, key []byte, dec string) (v []byte, found bool) {
+// named key as written. Members are sorted by their decoded names: when
+// key is plain (its decoded name too), the walk stops at a member whose
+// name, plain too, sorts after it.
+func encodedMember(f, key []byte, plain bool) (v []byte, found bool) {
 	codec.EachRawMember(f, func(name, value []byte) bool {
 		if bytes.Equal(name, key) {
 			v, found = value, true
 			return false
 		}
-		return bytes.IndexByte(name, '\\') >= 0 || string(name) < dec
+		return !plain || bytes.IndexByte(name, '\\') >= 0 || bytes.Compare(name, key) < 0
 	})
 	return v, found
 }
@@ -235,7 +368,7 @@ var dotKey = []byte(".")
 // hasEncodedMember is hasMember on encoded FieldsV1.
 func hasEncodedMember(f []byte, p encodedKeyPath) bool {
 	for i, k := range p.enc {
-		child, ok := encodedMember(f, k, p.keys[i])
+		child, ok := encodedMember(f, k, p.plain)
 		if !ok || len(child) == 0 || child[0] != '{' {
 			return false
 		}
@@ -243,7 +376,7 @@ func hasEncodedMember(f []byte, p encodedKeyPath) bool {
 			if string(child) == "{}" {
 				return true
 			}
-			_, self := encodedMember(child, dotKey, ".")
+			_, self := encodedMember(child, dotKey, true)
 			return self
 		}
 		f = child
@@ -260,10 +393,11 @@ func ownsAnyEncoded(f []byte, paths []encodedKeyPath) bool {
 	return false
 }
 
-// ownsExactlyEncoded is ownsExactly on encoded FieldsV1.
-func ownsExactlyEncoded(f []byte, paths []encodedKeyPath, cur *fieldpath.Set) bool {
+// ownsExactlyEncoded is ownsExactly on encoded FieldsV1: f owns, among
+// paths, those with cur and no other.
+func ownsExactlyEncoded(f []byte, paths []encodedKeyPath) bool {
 	for _, p := range paths {
-		if hasEncodedMember(f, p) != cur.Has(p.path) {
+		if hasEncodedMember(f, p) != p.cur {
 			return false
 		}
 	}
@@ -305,9 +439,9 @@ func reencoded(r encodedEntry, e map[string]any) (encodedEntry, bool) {
 }
 
 // mergeSelfEncoded is mergeSelf on an encoded entry.
-func mergeSelfEncoded(prev *encodedEntry, self, apiVersion string, changed, cur *fieldpath.Set, paths []encodedKeyPath) (encodedEntry, bool) {
+func mergeSelfEncoded(prev *encodedEntry, self, apiVersion string, cs *changeSet) (encodedEntry, bool) {
 	t := now()
-	if prev != nil && ownsExactlyEncoded(prev.fields, paths, cur) {
+	if prev != nil && ownsExactlyEncoded(prev.fields, cs.paths) {
 		// The usual update: the writer owned what it changed already.
 		r := *prev
 		if r.time != t || !r.hasTime {
@@ -322,13 +456,13 @@ func mergeSelfEncoded(prev *encodedEntry, self, apiVersion string, changed, cur 
 		}
 		return r, true
 	}
-	s := cur
+	s := cs.current()
 	if prev != nil {
 		p, err := decodeEncodedFields(prev.fields)
 		if err != nil {
 			return encodedEntry{}, false
 		}
-		s = p.Difference(changed).Union(cur)
+		s = p.Difference(cs.changed()).Union(s)
 	}
 	f, err := encodeFields(s)
 	if err != nil {

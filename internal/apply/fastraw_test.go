@@ -141,3 +141,118 @@ func TestUpdateRawFallsBack(t *testing.T) {
 	}
 	step(func(o map[string]any) { metadata(o)["labels"].(map[string]any)["l3"] = "y" }, "other")
 }
+
+// TestUpdateRawMatchesSlow runs random sequences of writes by a few
+// managers, through the resource and its status, from objects whose
+// managedFields are kept encoded (the fast path of encoded entries) and
+// from the same objects through structured-merge-diff's updater, and
+// wants the same entries in the same order; byte for byte, times
+// included, when both were recorded within one second.
+func TestUpdateRawMatchesSlow(t *testing.T) {
+	rng := rand.New(rand.NewSource(3))
+	managers := []string{"a", "b", "creator"}
+	spec := func(o map[string]any) map[string]any { return o["spec"].(map[string]any) }
+	mutations := []func(o map[string]any, n int){
+		func(o map[string]any, n int) { spec(o)["color"] = fmt.Sprint("c", n%3) },
+		func(o map[string]any, n int) { spec(o)["replicas"] = int64(n % 4) },
+		func(o map[string]any, _ int) { delete(spec(o), "color") },
+		func(o map[string]any, _ int) { delete(spec(o), "replicas") },
+		func(o map[string]any, n int) {
+			spec(o)["color"], spec(o)["replicas"] = fmt.Sprint("c", n%2), int64(n%2)
+		},
+		func(o map[string]any, n int) {
+			md := metadata(o)
+			l, _ := md["labels"].(map[string]any)
+			if l == nil {
+				l = map[string]any{}
+				md["labels"] = l
+			}
+			l[fmt.Sprint("l", n%3)] = fmt.Sprint("v", n%2)
+		},
+		func(o map[string]any, n int) {
+			// A name FieldsV1 writes escaped.
+			md := metadata(o)
+			l, _ := md["labels"].(map[string]any)
+			if l == nil {
+				l = map[string]any{}
+				md["labels"] = l
+			}
+			l[fmt.Sprint("l<&>\"", n%2)] = fmt.Sprint("v", n%3)
+		},
+		func(o map[string]any, n int) {
+			if l, ok := metadata(o)["labels"].(map[string]any); ok {
+				delete(l, fmt.Sprint("l", n%3))
+			}
+		},
+		func(o map[string]any, n int) { metadata(o)["annotations"] = map[string]any{"seq": fmt.Sprint(n)} },
+		func(o map[string]any, n int) { spec(o)["tags"] = []any{"x", fmt.Sprint("t", n%3)} },
+		func(o map[string]any, n int) {
+			spec(o)["ports"] = []any{map[string]any{"name": "http", "port": int64(n % 3)}}
+		},
+		func(o map[string]any, n int) { spec(o)["selector"] = map[string]any{"k": fmt.Sprint(n % 2)} },
+		func(o map[string]any, n int) { o["status"] = map[string]any{"phase": fmt.Sprint(n % 3)} },
+		func(o map[string]any, _ int) { o["status"] = map[string]any{} },
+		func(o map[string]any, _ int) {}, // nothing changes
+	}
+	fastRaw, steps := 0, 0
+	for seq := range 40 {
+		l := obj(t, w1)
+		manager(t, "v1", "").Update(nil, l, "creator")
+		l = redecode(t, l, false)
+		for step := range 15 {
+			sub := ""
+			if rng.Intn(4) == 0 {
+				sub = "status"
+			}
+			fast, slow := manager(t, "v1", sub), manager(t, "v1", sub)
+			slow.slow = true
+			mut := mutations[rng.Intn(len(mutations))]
+			who := managers[rng.Intn(len(managers))]
+			n := rng.Intn(100)
+			if rng.Intn(2) == 0 {
+				// Entries recorded earlier: the writer's time changes,
+				// spliced into its encoded entry.
+				for i, x := range managedFieldsOf(l) {
+					x.(map[string]any)["time"] = fmt.Sprintf("2020-01-0%dT00:00:00Z", 1+(i+n)%3)
+				}
+			}
+			liveRaw, liveSlow := redecode(t, l, true), redecode(t, l, false)
+			objRaw, objSlow := redecode(t, l, false), redecode(t, l, false)
+			for _, o := range []map[string]any{objRaw, objSlow} {
+				delete(metadata(o), "managedFields")
+				mut(o, n)
+			}
+			before := now()
+			fast.Update(liveRaw, objRaw, who)
+			slow.Update(liveSlow, objSlow, who)
+			after := now()
+			steps++
+			if _, ok := rawManagedFields(objRaw); ok {
+				fastRaw++
+			}
+			rb, err := codec.Marshal(metadata(objRaw)["managedFields"])
+			if err != nil {
+				t.Fatal(err)
+			}
+			sb, err := codec.Marshal(metadata(objSlow)["managedFields"])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if before == after && string(rb) != string(sb) {
+				t.Fatalf("sequence %d step %d (%s through %q): encoded entries\n  %s\nupdater\n  %s", seq, step, who, sub, rb, sb)
+			}
+			r, s := summary(objRaw), summary(objSlow)
+			if before != after {
+				slices.Sort(r)
+				slices.Sort(s)
+			}
+			if !reflect.DeepEqual(r, s) {
+				t.Fatalf("sequence %d step %d (%s through %q): encoded entries\n  %s\nupdater\n  %s", seq, step, who, sub, strings.Join(r, "\n  "), strings.Join(s, "\n  "))
+			}
+			l = objSlow
+		}
+	}
+	if fastRaw < steps/2 {
+		t.Errorf("the encoded path recorded %d of %d writes; want most", fastRaw, steps)
+	}
+}

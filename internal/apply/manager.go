@@ -148,6 +148,20 @@ func (m *Manager) compare(pt *typed.ParseableType, live, obj map[string]any) (*t
 	return typedValue(pt, a).Compare(typedValue(pt, b))
 }
 
+// changes is compare as the list of the fields changed, added and
+// removed.
+func (m *Manager) changes(pt *typed.ParseableType, live, obj map[string]any) ([]fieldChange, error) {
+	if changes, ok := scalarChangeList(pt.Schema, pt.TypeRef, live, obj); ok {
+		return changes, nil
+	}
+	a, b := changedOnly(pt.Schema, pt.TypeRef, live, obj)
+	c, err := typedValue(pt, a).Compare(typedValue(pt, b))
+	if err != nil {
+		return nil, err
+	}
+	return changesOf(c), nil
+}
+
 // startingEntries returns the managedFields entries an update starts
 // from: those the client sent, when it sent valid ones to the resource
 // itself (a client may rewrite them, or clear them with an empty list),

@@ -26,9 +26,34 @@ import (
 // not modified. Other parts of stored are copied as they are; given stored
 // as json.Marshal writes it, the result is byte-identical to the slow path.
 func SetResourceVersion(stored []byte, rv string) ([]byte, bool) {
+	sp, ok := FindResourceVersion(stored)
+	if !ok {
+		return nil, false
+	}
+	return sp.Set(rv), true
+}
+
+// RVSplice is where SetResourceVersion sets metadata.resourceVersion in
+// one stored object, found by one scan of it: an update sets two
+// revisions in the object it writes (the one it compares the cached copy
+// with, and the written one it answers with), and the scan, which checks
+// every token of metadata (managedFields among them), costs far more
+// than the copies.
+type RVSplice struct {
+	stored []byte
+	// The member replaces stored[at:to], preceded (comma<0) or followed
+	// (comma>0) by a comma, or neither.
+	at, to, comma int
+}
+
+// FindResourceVersion scans stored as SetResourceVersion does, and
+// returns where it sets the resourceVersion; ok is false when
+// SetResourceVersion's is. stored must not change while the RVSplice is
+// in use.
+func FindResourceVersion(stored []byte) (RVSplice, bool) {
 	s := scanner{b: stored}
 	if !s.consume('{') {
-		return nil, false
+		return RVSplice{}, false
 	}
 	// The metadata object's splice: bytes [at, to) are replaced by the
 	// resourceVersion member; comma says where a separating comma goes.
@@ -36,38 +61,62 @@ func SetResourceVersion(stored []byte, rv string) ([]byte, bool) {
 	var prev key
 	for first := true; !s.consume('}'); first = false {
 		if !first && !s.consume(',') {
-			return nil, false
+			return RVSplice{}, false
 		}
 		k, ok := s.key()
 		if !ok || (!first && !less(stored, prev, k)) {
-			return nil, false
+			return RVSplice{}, false
 		}
 		prev = k
 		if !k.is(stored, "metadata") {
 			if !s.value(0) {
-				return nil, false
+				return RVSplice{}, false
 			}
 			continue
 		}
 		if at, to, comma, ok = s.metadataRV(); !ok {
-			return nil, false
+			return RVSplice{}, false
 		}
 	}
 	if at < 0 || s.i != len(stored) {
-		return nil, false
+		return RVSplice{}, false
 	}
+	return RVSplice{stored: stored, at: at, to: to, comma: comma}, true
+}
+
+// Set returns what SetResourceVersion(stored, rv) returns, in a new
+// buffer.
+func (sp RVSplice) Set(rv string) []byte {
 	// Room for the member (name, quoted rv) and a comma; an rv that needs
 	// escaping grows the buffer once more.
-	out := make([]byte, 0, len(stored)-(to-at)+len(rvName)+len(rv)+3)
-	out = append(out, stored[:at]...)
-	if comma < 0 {
+	out := make([]byte, 0, len(sp.stored)-(sp.to-sp.at)+len(rvName)+len(rv)+3)
+	out = append(out, sp.stored[:sp.at]...)
+	if sp.comma < 0 {
 		out = append(out, ',')
 	}
 	out = appendRV(out, rv)
-	if comma > 0 {
+	if sp.comma > 0 {
 		out = append(out, ',')
 	}
-	return append(out, stored[to:]...), true
+	return append(out, sp.stored[sp.to:]...)
+}
+
+// Equal reports whether b is what Set(rv) returns, without making it.
+func (sp RVSplice) Equal(rv string, b []byte) bool {
+	var buf [64]byte
+	member := buf[:0]
+	if sp.comma < 0 {
+		member = append(member, ',')
+	}
+	member = appendRV(member, rv)
+	if sp.comma > 0 {
+		member = append(member, ',')
+	}
+	head, tail := sp.stored[:sp.at], sp.stored[sp.to:]
+	return len(b) == len(head)+len(member)+len(tail) &&
+		bytes.Equal(b[:len(head)], head) &&
+		bytes.Equal(b[len(head):len(head)+len(member)], member) &&
+		bytes.Equal(b[len(head)+len(member):], tail)
 }
 
 // metadataRV scans the metadata object at s.i and returns where the

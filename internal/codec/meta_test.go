@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -291,8 +292,41 @@ func FuzzSetResourceVersion(f *testing.F) {
 			if ok != wok || !bytes.Equal(got, want) {
 				t.Fatalf("SetResourceVersion(%q, %q)\n got  %q %v\n want %q %v", stored, rv, got, ok, want, wok)
 			}
+			checkRVSplice(t, stored, rv, want, wok)
 		}
 	})
+}
+
+// checkRVSplice wants FindResourceVersion to set rv in stored as
+// SetResourceVersion does (want, when ok), more than once, and Equal to
+// tell want from any other bytes.
+func checkRVSplice(t *testing.T, stored []byte, rv string, want []byte, ok bool) {
+	t.Helper()
+	sp, found := FindResourceVersion(stored)
+	if found != ok {
+		t.Fatalf("FindResourceVersion(%q) found %v, SetResourceVersion %v", stored, found, ok)
+	}
+	if !found {
+		return
+	}
+	for range 2 {
+		if got := sp.Set(rv); !bytes.Equal(got, want) {
+			t.Fatalf("Set(%q) in %q\n got  %q\n want %q", rv, stored, got, want)
+		}
+	}
+	if !sp.Equal(rv, want) {
+		t.Fatalf("Equal(%q, %q) in %q is false", rv, want, stored)
+	}
+	if sp.Equal(rv+"1", want) || sp.Equal(rv, want[:len(want)-1]) || sp.Equal(rv, append(slices.Clone(want), ' ')) {
+		t.Fatalf("Equal in %q holds for bytes other than %q", stored, want)
+	}
+	for i := range want {
+		other := slices.Clone(want)
+		other[i] ^= 0x20
+		if sp.Equal(rv, other) {
+			t.Fatalf("Equal(%q, %q) in %q is true", rv, other, stored)
+		}
+	}
 }
 
 // FuzzScanMeta checks ScanMeta against decoding and the unstructured

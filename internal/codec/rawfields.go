@@ -280,6 +280,50 @@ func EachRawMember(o []byte, fn func(name, value []byte) bool) {
 	}
 }
 
+// EachRawObjectMember is EachRawElement over an array of objects (a
+// Raw's managedFields entries) reading each element's members in the
+// same pass, rather than finding the element's end first and its members
+// then: member is called with each member of an element, as EachRawMember
+// calls fn, and then element with the whole element; an element that is
+// not an object goes to element alone. The walk stops when either returns
+// false.
+func EachRawObjectMember(a []byte, member func(name, value []byte) bool, element func(value []byte) bool) {
+	if len(a) < 2 || a[0] != '[' {
+		return
+	}
+	for i := 1; i < len(a) && a[i] != ']'; {
+		end := len(a)
+		if a[i] == '{' {
+			j := i + 1
+			for j < len(a) && a[j] != '}' {
+				nameEnd := skipRaw(a, j) // the name and its quotes
+				start := nameEnd + 1     // after the colon
+				if start >= len(a) {
+					return
+				}
+				valueEnd := skipRaw(a, start)
+				if !member(a[j+1:nameEnd-1], a[start:valueEnd]) {
+					return
+				}
+				j = valueEnd
+				if j < len(a) && a[j] == ',' {
+					j++
+				}
+			}
+			end = min(j+1, len(a)) // after the closing brace
+		} else {
+			end = skipRaw(a, i)
+		}
+		if !element(a[i:end]) || end >= len(a) {
+			return
+		}
+		i = end
+		if a[i] == ',' {
+			i++
+		}
+	}
+}
+
 // RawString returns the text of the encoded string s (a value in a Raw);
 // ok is false when s is not a string.
 func RawString(s []byte) (string, bool) {

@@ -163,6 +163,28 @@ func checkRawWalks(t *testing.T, v []byte) {
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("elements of %s: %q, want %q", v, got, want)
 		}
+		// The one-pass walk sees the same elements, and each object's
+		// members as EachRawMember does.
+		var (
+			elems   [][]byte
+			members [][2][]byte
+		)
+		EachRawObjectMember(v, func(n, e []byte) bool {
+			members = append(members, [2][]byte{n, e})
+			return true
+		}, func(e []byte) bool {
+			elems = append(elems, e)
+			var want [][2][]byte
+			EachRawMember(e, func(n, m []byte) bool { want = append(want, [2][]byte{n, m}); return true })
+			if (len(members) > 0 || len(want) > 0) && !reflect.DeepEqual(members, want) {
+				t.Fatalf("members of %s in one pass: %q, want %q", e, members, want)
+			}
+			members = members[:0]
+			return true
+		})
+		if !reflect.DeepEqual(elems, want) {
+			t.Fatalf("elements of %s in one pass: %q, want %q", v, elems, want)
+		}
 		for _, e := range got {
 			checkRawWalks(t, e)
 		}
@@ -218,5 +240,23 @@ func BenchmarkDecodeStoredManagedFields(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkRawManagedFieldsCheck is the check that keeps a stored
+// object's managedFields encoded, which every update on the encoded path
+// makes of the object it starts from.
+func BenchmarkRawManagedFieldsCheck(b *testing.B) {
+	stored, err := os.ReadFile("testdata/managedfields-widget.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	i := bytes.Index(stored, []byte(`"managedFields":`)) + len(`"managedFields":`)
+	b.SetBytes(int64(bytes.Index(stored[i:], []byte(`}],`)) + 2))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, ok := rawManagedFields(stored, i, DefaultMaxDepth); !ok {
+			b.Fatal("not kept encoded")
+		}
 	}
 }

@@ -70,24 +70,20 @@ func isManagedFields(v any) bool {
 // isEncodedManagedFields is isManagedFields on entries kept encoded.
 func isEncodedManagedFields(raw codec.Raw) bool {
 	valid := true
-	codec.EachRawElement(raw, func(e []byte) bool {
-		if len(e) == 0 || e[0] != '{' {
-			valid = false
-			return false
+	codec.EachRawObjectMember(raw, func(k, f []byte) bool {
+		if string(f) == "null" {
+			return true
 		}
-		codec.EachRawMember(e, func(k, f []byte) bool {
-			if string(f) == "null" {
-				return true
-			}
-			switch string(k) {
-			case "manager", "operation", "apiVersion", "fieldsType", "subresource":
-				valid = len(f) > 0 && f[0] == '"'
-			case "time":
-				s, ok := codec.RawString(f)
-				valid = ok && isTimeOrNull(s)
-			}
-			return valid
-		})
+		switch string(k) {
+		case "manager", "operation", "apiVersion", "fieldsType", "subresource":
+			valid = len(f) > 0 && f[0] == '"'
+		case "time":
+			s, ok := codec.RawString(f)
+			valid = ok && isTimeOrNull(s)
+		}
+		return valid
+	}, func(e []byte) bool {
+		valid = len(e) > 0 && e[0] == '{'
 		return valid
 	})
 	return valid
@@ -352,8 +348,11 @@ func jsonEqual(a, b any) bool {
 
 // validateUpdate checks metadata transitions and the resource's own rules.
 func validateUpdate(c *call, obj, old map[string]any, sub string) field.ErrorList {
-	errs := apivalidation.ValidateObjectMetaAccessor(metaOf(obj), c.def.Namespaced(), nameValidator(c.def), field.NewPath("metadata"))
-	errs = append(errs, apivalidation.ValidateObjectMetaAccessorUpdate(metaOf(obj), metaOf(old), field.NewPath("metadata"))...)
+	// Both validations read obj's managedFields: one metaOf reads them
+	// once.
+	objMeta := metaOf(obj)
+	errs := apivalidation.ValidateObjectMetaAccessor(objMeta, c.def.Namespaced(), nameValidator(c.def), field.NewPath("metadata"))
+	errs = append(errs, apivalidation.ValidateObjectMetaAccessorUpdate(objMeta, metaOf(old), field.NewPath("metadata"))...)
 	if sv, ok := c.def.Hooks.(registry.StatusValidator); ok && sub == "status" {
 		return append(errs, sv.ValidateStatusUpdate(obj, old)...)
 	}

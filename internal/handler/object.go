@@ -127,17 +127,32 @@ func accessor(obj map[string]any) *unstructured.Unstructured {
 // managedFields without the reflective conversion unstructured uses,
 // which would cost an update more than recording them does; validation
 // looks at each entry's manager, operation, fieldsType and subresource.
+// The entries are read once, on first use: the metadata must not change
+// meanwhile.
 func metaOf(obj map[string]any) metav1.Object {
-	return fastMeta{accessor(obj)}
+	return &fastMeta{Unstructured: accessor(obj)}
 }
 
-type fastMeta struct{ *unstructured.Unstructured }
+type fastMeta struct {
+	*unstructured.Unstructured
+	entries []metav1.ManagedFieldsEntry
+	read    bool
+}
 
-func (m fastMeta) GetManagedFields() []metav1.ManagedFieldsEntry {
-	if raw, ok := metadata(m.Object)["managedFields"].(codec.Raw); ok {
+// GetManagedFields returns the entries' identities; validation does not
+// change them.
+func (m *fastMeta) GetManagedFields() []metav1.ManagedFieldsEntry {
+	if !m.read {
+		m.entries, m.read = managedFieldsEntries(m.Object), true
+	}
+	return m.entries
+}
+
+func managedFieldsEntries(obj map[string]any) []metav1.ManagedFieldsEntry {
+	if raw, ok := metadata(obj)["managedFields"].(codec.Raw); ok {
 		return encodedManagedFields(raw)
 	}
-	list, _ := metadata(m.Object)["managedFields"].([]any)
+	list, _ := metadata(obj)["managedFields"].([]any)
 	if list == nil {
 		return nil
 	}
@@ -158,28 +173,30 @@ func (m fastMeta) GetManagedFields() []metav1.ManagedFieldsEntry {
 
 // encodedManagedFields is GetManagedFields on entries kept encoded.
 func encodedManagedFields(raw codec.Raw) []metav1.ManagedFieldsEntry {
-	var out []metav1.ManagedFieldsEntry
-	codec.EachRawElement(raw, func(e []byte) bool {
-		var me metav1.ManagedFieldsEntry
+	var (
+		out []metav1.ManagedFieldsEntry
+		me  metav1.ManagedFieldsEntry
+	)
+	codec.EachRawObjectMember(raw, func(k, v []byte) bool {
+		switch string(k) {
+		case "manager":
+			me.Manager, _ = codec.RawString(v)
+		case "operation":
+			op, _ := codec.RawString(v)
+			me.Operation = metav1.ManagedFieldsOperationType(op)
+		case "apiVersion":
+			me.APIVersion, _ = codec.RawString(v)
+		case "fieldsType":
+			me.FieldsType, _ = codec.RawString(v)
+		case "subresource":
+			me.Subresource, _ = codec.RawString(v)
+		}
+		return true
+	}, func([]byte) bool {
 		// An element that is not an object reads as an empty entry, as
 		// in GetManagedFields.
-		codec.EachRawMember(e, func(k, v []byte) bool {
-			switch string(k) {
-			case "manager":
-				me.Manager, _ = codec.RawString(v)
-			case "operation":
-				op, _ := codec.RawString(v)
-				me.Operation = metav1.ManagedFieldsOperationType(op)
-			case "apiVersion":
-				me.APIVersion, _ = codec.RawString(v)
-			case "fieldsType":
-				me.FieldsType, _ = codec.RawString(v)
-			case "subresource":
-				me.Subresource, _ = codec.RawString(v)
-			}
-			return true
-		})
 		out = append(out, me)
+		me = metav1.ManagedFieldsEntry{}
 		return true
 	})
 	return out
@@ -304,18 +321,29 @@ func servesStored(c *call, encoded []byte) bool {
 // plain object, obj encoded otherwise.
 func (h *Handler) writeStored(c *call, status int, key string, obj map[string]any, data []byte, rev int64) {
 	if c.media.As == "" && c.present == nil {
-		if b, ok := codec.SetResourceVersion(data, rvString(rev)); ok {
-			out, err := c.conv().FromStored(c.r.Context(), []conversion.Object{{JSON: b, Key: key, Revision: rev}})
-			if err != nil {
-				codec.WriteStatus(c.w, c.r, err)
-				return
-			}
-			writeRaw(c, status, out[0])
+		if splice, ok := codec.FindResourceVersion(data); ok {
+			h.writeSpliced(c, status, key, obj, splice, rev)
 			return
 		}
 	}
 	setRV(obj, rev)
 	h.writeObject(c, status, obj)
+}
+
+// writeSpliced is writeStored for data whose resourceVersion splice was
+// found already.
+func (h *Handler) writeSpliced(c *call, status int, key string, obj map[string]any, splice codec.RVSplice, rev int64) {
+	if c.media.As != "" || c.present != nil {
+		setRV(obj, rev)
+		h.writeObject(c, status, obj)
+		return
+	}
+	out, err := c.conv().FromStored(c.r.Context(), []conversion.Object{{JSON: splice.Set(rvString(rev)), Key: key, Revision: rev}})
+	if err != nil {
+		codec.WriteStatus(c.w, c.r, err)
+		return
+	}
+	writeRaw(c, status, out[0])
 }
 
 // withRV returns an encoded object (json.Marshal output, as stored) with

@@ -25,6 +25,8 @@ func TestEncodedManagedFieldsReadAlike(t *testing.T) {
 		{caseLine(), `[{"time":"yesterday"}]`}, // not a time: malformed
 		{caseLine(), `[{"time":3}]`},           // not a time: malformed
 		{caseLine(), `[1,"x"]`},                // entries that are not objects
+		{caseLine(), `[{"manager":"a","operation":"Apply"},{},1,{"subresource":"s"},[{"manager":"b"}]]`}, // nothing carried from one entry to the next
+		{caseLine(), `[{"manager":"a"},{"manager":"b","time":"x"}]`},                                     // a malformed second entry
 		{caseLine(), `[{"manager":"\u003cm\u003e","x":[1,2.5,true]}]`},
 	}
 	for _, tc := range cases {

@@ -280,11 +280,15 @@ func (h *Handler) doWrite(c *call, sub, wantRV string, mutate mutation, copyOld 
 			h.writeStored(c, http.StatusOK, key, obj, data, cur.rev)
 			return nil
 		}
+		// Where data's resourceVersion goes, when found: the answer sets
+		// it too.
+		var splice codec.RVSplice
+		found := false
 		if cur.cached {
 			// A cached copy does not hold storage's exact bytes: when the
 			// object seems unchanged, only storage's copy can tell.
-			same, ok := codec.SetResourceVersion(data, rvString(cur.rev))
-			if !ok || bytes.Equal(same, cur.json) {
+			splice, found = codec.FindResourceVersion(data)
+			if !found || splice.Equal(rvString(cur.rev), cur.json) {
 				useCache = false
 				continue
 			}
@@ -301,6 +305,10 @@ func (h *Handler) doWrite(c *call, sub, wantRV string, mutate mutation, copyOld 
 			continue
 		default:
 			return storageError(err, c.gr(), c.info.Name, "update")
+		}
+		if found {
+			h.writeSpliced(c, http.StatusOK, key, obj, splice, rev)
+			return nil
 		}
 		h.writeStored(c, http.StatusOK, key, obj, data, rev)
 		return nil
