@@ -271,18 +271,23 @@ func (c *conn) onSettings(f *http2.SettingsFrame) error {
 // onWindowUpdate opens a send window, waking the calls waiting for one.
 func (c *conn) onWindowUpdate(f *http2.WindowUpdateFrame) error {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	incr := int64(f.Increment)
+	var closeNow bool
 	if f.StreamID == 0 {
 		if c.sendWindow += incr; c.sendWindow > maxStreamID {
+			c.mu.Unlock()
 			return http2.ConnectionError(http2.ErrCodeFlowControl)
 		}
 	} else if st := c.streams[f.StreamID]; st != nil {
 		if st.sendWindow += incr; st.sendWindow > maxStreamID {
-			c.finishLocked(st, http2.StreamError{StreamID: f.StreamID, Code: http2.ErrCodeFlowControl})
+			closeNow = c.finishLocked(st, http2.StreamError{StreamID: f.StreamID, Code: http2.ErrCodeFlowControl})
 		}
 	}
 	c.wakeLocked()
+	c.mu.Unlock()
+	if closeNow {
+		c.tc.Close()
+	}
 	return nil
 }
 
@@ -316,12 +321,14 @@ func (c *conn) onGoAway(f *http2.GoAwayFrame) {
 	c.mu.Lock()
 	c.goAway = true
 	c.lastStreamID = f.LastStreamID
+	closeNow := c.closeIfDoneLocked()
 	for id, st := range c.streams {
 		if id > f.LastStreamID {
-			c.finishLocked(st, retryable{fmt.Errorf("h2: the server sent GOAWAY (%v) before stream %d", f.ErrCode, id)})
+			// The last of these to end closes the connection, if no
+			// stream below the GOAWAY's remains.
+			closeNow = c.finishLocked(st, retryable{fmt.Errorf("h2: the server sent GOAWAY (%v) before stream %d", f.ErrCode, id)}) || closeNow
 		}
 	}
-	closeNow := c.closeIfDoneLocked()
 	c.mu.Unlock()
 	if closeNow {
 		c.tc.Close()
