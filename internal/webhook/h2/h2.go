@@ -30,6 +30,11 @@ var ErrNotH2 = errors.New("h2: the server did not negotiate HTTP/2")
 // Transport.MaxResponse.
 var ErrTooLarge = errors.New("h2: the answer is larger than allowed")
 
+// errNoStreams is the error of a call to a server whose new connection
+// allows no streams (SETTINGS_MAX_CONCURRENT_STREAMS 0): dialing more would
+// not help.
+var errNoStreams = errors.New("h2: the server allows no streams")
+
 // DefaultIdleTimeout is how long a connection without streams stays open
 // when Transport.IdleTimeout is zero, as net/http's transports of
 // webhooks keep theirs.
@@ -153,6 +158,12 @@ func (t *Transport) conn(ctx context.Context) (*conn, error) {
 		t.mu.Unlock()
 
 		c, err := t.dial(ctx)
+		// The call that dialed takes the first stream of the new
+		// connection; those that waited for the dial look for room again.
+		if err == nil && !c.reserve() {
+			c.fail(errNoStreams)
+			err = errNoStreams
+		}
 		t.mu.Lock()
 		t.dialing = nil
 		if err == nil {
@@ -161,11 +172,7 @@ func (t *Transport) conn(ctx context.Context) (*conn, error) {
 		d.err = err
 		close(d.done)
 		t.mu.Unlock()
-		if err != nil {
-			return nil, err
-		}
-		// The new connection's room goes to whoever reserves first, this
-		// call or those that waited for the dial.
+		return c, err
 	}
 }
 

@@ -470,3 +470,21 @@ func FuzzAnswer(f *testing.F) {
 		tr.CloseIdleConnections()
 	})
 }
+
+// TestNoStreamsAllowed checks that a server that allows no streams fails
+// the call at once, rather than having it dial connection after
+// connection.
+func TestNoStreamsAllowed(t *testing.T) {
+	tr, accepted := startFake(t, func(n int, f *fakeConn) {
+		if !f.preface(http2.Setting{ID: http2.SettingMaxConcurrentStreams, Val: 0}) {
+			return
+		}
+		f.read(false)
+	})
+	if _, err := post(context.Background(), tr, "/"); err == nil || !strings.Contains(err.Error(), "allows no streams") {
+		t.Errorf("error %v, want the server allows no streams", err)
+	}
+	if n := accepted.Load(); n != 1 {
+		t.Errorf("%d connections, want 1", n)
+	}
+}
