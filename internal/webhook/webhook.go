@@ -86,6 +86,11 @@ const tlsHandshakeTimeout = 10 * time.Second
 // maxResponse bounds what a webhook may answer.
 const maxResponse = 64 << 20
 
+// maxPrealloc bounds the buffer made for an answer's declared length
+// before it arrives: a webhook declaring 64 MiB and sending nothing must
+// not make the server hold 64 MiB per call.
+const maxPrealloc = 4 << 20
+
 // Manager hands out clients, one per distinct ClientConfig, so that calls
 // to one webhook share a connection pool (HTTP/2 when the webhook offers
 // it, through package h2; HTTP/1.1 through net/http when it does not).
@@ -362,8 +367,9 @@ func (c *Client) postHTTP1(ctx context.Context, u string, parts [][]byte) ([]byt
 	}
 	defer resp.Body.Close()
 	// A declared length is read into one buffer of that size, not a
-	// series of growing ones (a list's review answers a megabyte).
-	buf := bytes.NewBuffer(make([]byte, 0, min(max(resp.ContentLength, 0), maxResponse)+bytes.MinRead))
+	// series of growing ones (a list's review answers a megabyte), up to
+	// maxPrealloc.
+	buf := bytes.NewBuffer(make([]byte, 0, min(max(resp.ContentLength, 0), maxPrealloc)+bytes.MinRead))
 	_, err = buf.ReadFrom(io.LimitReader(resp.Body, maxResponse+1))
 	data := buf.Bytes()
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"net"
 	"strconv"
 	"sync"
 	"time"
@@ -57,20 +58,25 @@ const (
 // us (idle, or after a GOAWAY) before they opened a stream.
 var errClosed = errors.New("h2: connection closed")
 
-// conn is one HTTP/2 connection. Calls write from their own goroutines
-// under wmu; one reader goroutine (readLoop) reads every frame.
+// conn is one HTTP/2 connection. Calls write from their own goroutines,
+// one at a time (wsem); one reader goroutine (readLoop) reads every frame.
+// The frames no call waits for (acknowledgements, WINDOW_UPDATE,
+// RST_STREAM) are queued and written by whoever writes next, so that
+// neither the reader nor a call giving up ever waits behind another
+// call's write to a server that stopped reading.
 type conn struct {
 	t     *Transport
 	tc    *tls.Conn
-	fr    *http2.Framer // written under wmu, read by the reader only
+	fr    *http2.Framer // written under wsem, read by the reader only
 	ready chan struct{} // closed at the server's first SETTINGS
 	gone  chan struct{} // closed when the connection failed or closed
 	idle  *time.Timer
 
-	// wmu serialises writes and guards what they share: wb, the header
-	// encoder and the next stream ID (IDs must reach the server in
-	// order). It is taken before mu, never after.
-	wmu    sync.Mutex
+	// wsem, of one slot, serialises writes and guards what they share:
+	// wb, the header encoder and the next stream ID (IDs must reach the
+	// server in order). A call waits for it only as long as its context
+	// lets it. It is taken before mu, never after.
+	wsem   chan struct{}
 	wb     buffer // what the next write sends; the Framer writes here
 	hbuf   bytes.Buffer
 	henc   *hpack.Encoder
@@ -98,6 +104,15 @@ type conn struct {
 	// calls waiting for one; nil while none waits.
 	windowed chan struct{}
 	settings bool // the server's first SETTINGS arrived
+
+	// pmu guards the control frames queued for the next write (encoded
+	// by cfr into pending) and a header table size to apply before the
+	// next header block. It is taken after wsem and mu, never before.
+	pmu       sync.Mutex
+	pending   buffer
+	cfr       *http2.Framer
+	tableSize uint32
+	newTable  bool
 
 	// The reader's alone.
 	dec         *hpack.Decoder
@@ -131,6 +146,7 @@ type stream struct {
 	// The answer, the reader's until done is closed.
 	answered    bool // the final (non-1xx) HEADERS arrived
 	status      int
+	length      int64 // declared by the answer; -1 for none
 	data        []byte
 	recvAvail   int64
 	recvUnacked int64
@@ -142,6 +158,7 @@ func newConn(t *Transport, tc *tls.Conn) (*conn, error) {
 		t:                t,
 		tc:               tc,
 		ready:            make(chan struct{}),
+		wsem:             make(chan struct{}, 1),
 		gone:             make(chan struct{}),
 		nextID:           1,
 		streams:          map[uint32]*stream{},
@@ -153,6 +170,7 @@ func newConn(t *Transport, tc *tls.Conn) (*conn, error) {
 		recvAvail:        connWindow,
 	}
 	c.fr = http2.NewFramer(&c.wb, bufio.NewReaderSize(tc, 16<<10))
+	c.cfr = http2.NewFramer(&c.pending, nil)
 	c.fr.SetReuseFrames()
 	c.fr.SetMaxReadFrameSize(defaultMaxFrame)
 	c.henc = hpack.NewEncoder(&c.hbuf)
@@ -188,6 +206,21 @@ func (c *conn) reserve() bool {
 	return true
 }
 
+// allowsNoStreams reports whether the server's SETTINGS allow no
+// concurrent streams at all.
+func (c *conn) allowsNoStreams() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.maxStreams == 0 && !c.closed && !c.goAway
+}
+
+// usable reports whether the connection may still take streams.
+func (c *conn) usable() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return !c.closed && !c.goAway
+}
+
 // roundTrip makes the call on the stream reserved for it.
 func (c *conn) roundTrip(ctx context.Context, req *Request) (Response, error) {
 	st := &stream{done: make(chan struct{}), parts: req.Body}
@@ -219,8 +252,17 @@ func (c *conn) roundTrip(ctx context.Context, req *Request) (Response, error) {
 func (c *conn) open(ctx context.Context, st *stream, req *Request) error {
 	length := st.left
 	deadline := writeDeadline(ctx)
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
+	if err := c.lockWrite(ctx); err != nil {
+		c.mu.Lock()
+		c.reserved--
+		closeNow := c.closeIfDoneLocked()
+		c.mu.Unlock()
+		if closeNow {
+			c.tc.Close()
+		}
+		return err
+	}
+	defer c.unlockWrite()
 
 	c.mu.Lock()
 	c.reserved--
@@ -266,8 +308,9 @@ func (c *conn) open(ctx context.Context, st *stream, req *Request) error {
 	maxFrame := c.maxFrame
 	c.mu.Unlock()
 
-	block := c.encodeHeaders(req, length)
 	c.wb.b = c.wb.b[:0]
+	c.takePending()
+	block := c.encodeHeaders(req, length)
 	first, rest := block, []byte(nil)
 	if len(first) > int(maxFrame) {
 		first, rest = block[:maxFrame], block[maxFrame:]
@@ -285,6 +328,13 @@ func (c *conn) open(ctx context.Context, st *stream, req *Request) error {
 	}
 	c.appendData(st, n, maxFrame)
 	if err := c.flush(deadline); err != nil {
+		if errors.Is(err, net.ErrClosed) && ctx.Err() == nil {
+			// The reader closed the connection (the server closed its
+			// end) before this call's frames went out whole: a server
+			// that closed does not process a request it did not read
+			// to the end.
+			return retryable{err}
+		}
 		return writeError(ctx, err)
 	}
 	return nil
@@ -385,11 +435,16 @@ func (c *conn) sendBody(ctx context.Context, st *stream) error {
 			continue
 		}
 		deadline := writeDeadline(ctx)
-		c.wmu.Lock()
+		if err := c.lockWrite(ctx); err != nil {
+			// The window taken is lost with the stream.
+			c.cancel(st)
+			return err
+		}
 		c.wb.b = c.wb.b[:0]
+		c.takePending()
 		c.appendData(st, n, maxFrame)
 		err := c.flush(deadline)
-		c.wmu.Unlock()
+		c.unlockWrite()
 		if err != nil {
 			return writeError(ctx, err)
 		}
@@ -521,7 +576,7 @@ func (c *conn) failure() error {
 	return c.err
 }
 
-// flush writes wb; wmu must be held. A write that fails leaves the
+// flush writes wb; wsem must be held. A write that fails leaves the
 // connection unusable (a TLS record may be half written): it fails.
 func (c *conn) flush(deadline time.Time) error {
 	c.tc.SetWriteDeadline(deadline)
@@ -537,18 +592,91 @@ func (c *conn) flush(deadline time.Time) error {
 	return err
 }
 
-// writeControl writes the frames write appends, for no call in
-// particular.
-func (c *conn) writeControl(write func()) error {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	c.wb.b = c.wb.b[:0]
-	write()
-	return c.flush(time.Now().Add(controlTimeout))
+// lockWrite takes wsem, waiting at most until ctx is done or the
+// connection failed.
+func (c *conn) lockWrite(ctx context.Context) error {
+	select {
+	case c.wsem <- struct{}{}:
+		return nil
+	default:
+	}
+	select {
+	case c.wsem <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-c.gone:
+		return c.failure()
+	}
+}
+
+// unlockWrite releases wsem, having written the control frames queued
+// meanwhile. Frames queued after that, while no write was in progress,
+// are written by taking wsem again if it is free; else its new holder
+// writes them.
+func (c *conn) unlockWrite() {
+	for {
+		if c.hasPending() {
+			c.wb.b = c.wb.b[:0]
+			c.takePending()
+			c.flush(time.Now().Add(controlTimeout))
+		}
+		<-c.wsem
+		if !c.hasPending() {
+			return
+		}
+		select {
+		case c.wsem <- struct{}{}:
+		default:
+			return
+		}
+	}
+}
+
+// queueControl queues the frames write encodes (with cfr) for the next
+// write, and writes them now if no write is in progress. It never waits
+// for a write.
+func (c *conn) queueControl(write func(fr *http2.Framer)) {
+	c.pmu.Lock()
+	write(c.cfr)
+	c.pmu.Unlock()
+	select {
+	case c.wsem <- struct{}{}:
+		c.unlockWrite()
+	default:
+	}
+}
+
+// setTableSize makes the header encoder use at most size bytes of
+// table from the next header block on (the server's
+// SETTINGS_HEADER_TABLE_SIZE).
+func (c *conn) setTableSize(size uint32) {
+	c.pmu.Lock()
+	c.tableSize, c.newTable = size, true
+	c.pmu.Unlock()
+}
+
+func (c *conn) hasPending() bool {
+	c.pmu.Lock()
+	defer c.pmu.Unlock()
+	return len(c.pending.b) > 0 || c.newTable
+}
+
+// takePending moves the queued control frames into wb and applies a new
+// header table size; wsem must be held.
+func (c *conn) takePending() {
+	c.pmu.Lock()
+	defer c.pmu.Unlock()
+	c.wb.b = append(c.wb.b, c.pending.b...)
+	c.pending.b = c.pending.b[:0]
+	if c.newTable {
+		c.henc.SetMaxDynamicTableSizeLimit(c.tableSize)
+		c.newTable = false
+	}
 }
 
 func (c *conn) writeReset(id uint32, code http2.ErrCode) {
-	c.writeControl(func() { c.fr.WriteRSTStream(id, code) })
+	c.queueControl(func(fr *http2.Framer) { fr.WriteRSTStream(id, code) })
 }
 
 // writeDeadline is the deadline of a call's writes.

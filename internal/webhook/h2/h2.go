@@ -102,13 +102,18 @@ type Response struct {
 func (t *Transport) Post(ctx context.Context, req *Request) (Response, error) {
 	for attempt := 1; ; attempt++ {
 		c, err := t.conn(ctx)
-		if err != nil {
-			return Response{}, err
+		var resp Response
+		if err == nil {
+			resp, err = c.roundTrip(ctx, req)
 		}
-		resp, err := c.roundTrip(ctx, req)
+		if err != nil && ctx.Err() != nil {
+			// Whatever failed last (a write cut short, a connection
+			// given up), the call ended because its time was up.
+			return Response{}, ctx.Err()
+		}
 		var again retryable
 		if errors.As(err, &again) {
-			if attempt < maxAttempts && ctx.Err() == nil {
+			if attempt < maxAttempts {
 				continue
 			}
 			err = again.err
@@ -161,12 +166,20 @@ func (t *Transport) conn(ctx context.Context) (*conn, error) {
 		// The call that dialed takes the first stream of the new
 		// connection; those that waited for the dial look for room again.
 		if err == nil && !c.reserve() {
-			c.fail(errNoStreams)
-			err = errNoStreams
+			if c.allowsNoStreams() {
+				c.fail(errNoStreams)
+				err = errNoStreams
+			} else {
+				// It went away already (GOAWAY, or closed): the call
+				// never reached it, and may try another, a few times.
+				err = retryable{c.failure()}
+			}
 		}
 		t.mu.Lock()
 		t.dialing = nil
-		if err == nil {
+		// A connection whose reader ended already (and so removed it
+		// from conns before it was there) is not added.
+		if err == nil && c.usable() {
 			t.conns = append(t.conns, c)
 		}
 		d.err = err

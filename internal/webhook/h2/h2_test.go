@@ -317,6 +317,12 @@ func TestCallEnds(t *testing.T) {
 		}
 		echo(w, r)
 	}), nil)
+	// The connection is made first: a TLS handshake under -race on a busy
+	// machine may take the first case's 100 ms alone, and the hangs must
+	// reach the server.
+	if _, err := post(context.Background(), p.tr, "/", []byte("{}")); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name string
 		ctx  func() (context.Context, context.CancelFunc)

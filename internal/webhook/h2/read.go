@@ -15,8 +15,9 @@ type headerBlock struct {
 	stream    uint32
 	endStream bool
 	status    int
-	length    int64 // -1: none declared
-	size      uint64
+	length    int64  // -1: none declared
+	size      uint64 // of the fields decoded, as the limit counts them
+	bytes     int    // of the fragments read
 }
 
 // readLoop reads the connection's frames until it fails or closes.
@@ -34,11 +35,10 @@ func (c *conn) readFrames() error {
 	for {
 		f, err := c.fr.ReadFrame()
 		if err != nil {
-			var se http2.StreamError
-			if errors.As(err, &se) {
-				c.failStream(se.StreamID, se, true)
-				continue
-			}
+			// Stream errors of the Framer (bad padding, a HEADERS frame
+			// depending on itself) end the connection too: a header
+			// block left undecoded would put the header table out of
+			// step with the server's.
 			return err
 		}
 		switch f := f.(type) {
@@ -56,7 +56,7 @@ func (c *conn) readFrames() error {
 		case *http2.PingFrame:
 			if !f.IsAck() {
 				data := f.Data
-				err = c.writeControl(func() { c.fr.WritePing(true, data) })
+				c.queueControl(func(fr *http2.Framer) { fr.WritePing(true, data) })
 			}
 		case *http2.RSTStreamFrame:
 			c.onReset(f)
@@ -110,8 +110,16 @@ func (c *conn) emit(f hpack.HeaderField) {
 // streams that ended, to keep the decoder's table in step with the
 // server's encoder.
 func (c *conn) onHeaderFragment(frag []byte, end bool) error {
+	// A block is bounded as it arrives, not only at its end: a server
+	// may send CONTINUATION frames without end.
+	if c.hdr.bytes += len(frag); c.hdr.bytes > maxHeaderList {
+		return fmt.Errorf("h2: the server sent a header block of more than %d bytes", maxHeaderList)
+	}
 	if _, err := c.dec.Write(frag); err != nil {
 		return http2.ConnectionError(http2.ErrCodeCompression)
+	}
+	if c.hdr.size > maxHeaderList {
+		return fmt.Errorf("h2: the server sent a header list of %d bytes", c.hdr.size)
 	}
 	if !end {
 		return nil
@@ -146,18 +154,35 @@ func (c *conn) onHeaderFragment(frag []byte, end bool) error {
 	default:
 		st.answered = true
 		st.status = h.status
+		st.length = h.length
 		if h.length >= 0 {
 			if limit := c.t.MaxResponse; limit > 0 && h.length > int64(limit) {
 				c.failStream(h.stream, ErrTooLarge, !h.endStream)
 				return nil
 			}
-			// A declared length is read into one buffer of that size,
-			// not a series of growing ones.
-			st.data = make([]byte, 0, h.length)
+			// A declared length is read into a buffer of that size, not
+			// a series of growing ones; but it is made at most
+			// maxPrealloc at first and grown as the body arrives
+			// (onData), so that a server holds only as much of our
+			// memory as it sent.
+			st.data = make([]byte, 0, min(h.length, maxPrealloc))
 		}
 	}
 	if h.endStream {
-		c.finish(st, nil)
+		c.finish(st, st.lengthError())
+	}
+	return nil
+}
+
+// maxPrealloc bounds the buffer made for an answer's declared length
+// before any of it arrived.
+const maxPrealloc = 1 << 20
+
+// lengthError is the error of an answer that ended with a body other
+// than its declared content-length, as net/http words it.
+func (st *stream) lengthError() error {
+	if st.length >= 0 && int64(len(st.data)) != st.length && st.status != 204 && st.status != 304 {
+		return io.ErrUnexpectedEOF
 	}
 	return nil
 }
@@ -181,10 +206,19 @@ func (c *conn) onData(f *http2.DataFrame) error {
 			c.failStream(f.StreamID, http2.StreamError{StreamID: f.StreamID, Code: http2.ErrCodeFlowControl}, true)
 		case c.t.MaxResponse > 0 && len(st.data)+len(data) > c.t.MaxResponse:
 			c.failStream(f.StreamID, ErrTooLarge, !f.StreamEnded())
+		case st.length >= 0 && int64(len(st.data)+len(data)) > st.length:
+			c.failStream(f.StreamID, errors.New("h2: the server sent more than its declared content-length"), !f.StreamEnded())
 		default:
+			if need := len(st.data) + len(data); need > cap(st.data) && st.length >= 0 {
+				// Towards the declared length, doubling: at most twice
+				// what arrived is held, and the last buffer is exact.
+				grown := make([]byte, len(st.data), min(st.length, max(int64(need), 2*int64(cap(st.data)))))
+				copy(grown, st.data)
+				st.data = grown
+			}
 			st.data = append(st.data, data...)
 			if f.StreamEnded() {
-				c.finish(st, nil)
+				c.finish(st, st.lengthError())
 				break
 			}
 			if st.recvUnacked += n; st.recvUnacked >= streamUpdateAt {
@@ -204,14 +238,15 @@ func (c *conn) onData(f *http2.DataFrame) error {
 		return nil
 	}
 	id := f.StreamID
-	return c.writeControl(func() {
+	c.queueControl(func(fr *http2.Framer) {
 		if streamUpdate > 0 {
-			c.fr.WriteWindowUpdate(id, streamUpdate)
+			fr.WriteWindowUpdate(id, streamUpdate)
 		}
 		if connUpdate > 0 {
-			c.fr.WriteWindowUpdate(0, connUpdate)
+			fr.WriteWindowUpdate(0, connUpdate)
 		}
 	})
+	return nil
 }
 
 // onSettings applies the server's settings and acknowledges them.
@@ -256,16 +291,14 @@ func (c *conn) onSettings(f *http2.SettingsFrame) error {
 	if err != nil {
 		return err
 	}
-	err = c.writeControl(func() {
-		if haveTableSize {
-			c.henc.SetMaxDynamicTableSizeLimit(tableSize)
-		}
-		c.fr.WriteSettingsAck()
-	})
+	if haveTableSize {
+		c.setTableSize(tableSize)
+	}
+	c.queueControl(func(fr *http2.Framer) { fr.WriteSettingsAck() })
 	if first {
 		close(c.ready)
 	}
-	return err
+	return nil
 }
 
 // onWindowUpdate opens a send window, waking the calls waiting for one.
