@@ -24,6 +24,10 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"golang.org/x/net/http2/hpack"
+
+	"github.com/crdserver/crdserver/internal/webhook/h2"
 )
 
 // ClientConfig says where a webhook is: exactly one of URL and Service.
@@ -75,24 +79,33 @@ const maxClients = 1000
 // writeBuffer is the write buffer of an HTTP/1.1 connection.
 const writeBuffer = 32 << 10
 
+// tlsHandshakeTimeout bounds a new connection's TLS handshake, as
+// net/http's transport does.
+const tlsHandshakeTimeout = 10 * time.Second
+
 // maxResponse bounds what a webhook may answer.
 const maxResponse = 64 << 20
 
+// maxPrealloc bounds the buffer made for an answer's declared length
+// before it arrives: a webhook declaring 64 MiB and sending nothing must
+// not make the server hold 64 MiB per call.
+const maxPrealloc = 4 << 20
+
 // Manager hands out clients, one per distinct ClientConfig, so that calls
 // to one webhook share a connection pool (HTTP/2 when the webhook offers
-// it). It is safe for concurrent use.
+// it, through package h2; HTTP/1.1 through net/http when it does not).
+// It is safe for concurrent use.
 type Manager struct {
 	// Resolver resolves Service references; nil refuses them.
 	Resolver Resolver
-	// HTTP1 calls webhooks over HTTP/1.1 only. Go's HTTP/2 client keeps
-	// an idle connection open after the webhook server's GOAWAY, so a
-	// webhook server that shuts down gracefully waits its one-second
-	// GOAWAY timeout for it; an idle HTTP/1.1 connection is closed at once.
-	// For servers whose webhooks stop often, as crdtest's do with every
-	// test. It is not the default: upstream negotiates HTTP/2, and
-	// HTTP/1.1 measured no clearly lower CPU per call (its transport's
-	// goroutines about a tenth less in profiles, within the load
-	// generator's noise).
+	// HTTP1 calls webhooks over HTTP/1.1 only, through net/http. It was
+	// made for servers whose webhooks stop often, as crdtest's do with
+	// every test: Go's HTTP/2 client kept an idle connection open after
+	// the webhook server's GOAWAY, so a webhook server that shut down
+	// gracefully waited its one-second GOAWAY timeout for it. Package h2
+	// closes a connection as soon as its last stream ends after a GOAWAY,
+	// so HTTP/2 no longer makes such servers wait. It is not the default:
+	// upstream negotiates HTTP/2.
 	HTTP1 bool
 
 	mu      sync.Mutex
@@ -101,7 +114,12 @@ type Manager struct {
 
 // Client calls one webhook.
 type Client struct {
-	url        *url.URL // with the Service's host name for service configs
+	url *url.URL // with the Service's host name for service configs
+	// h2 calls the webhook over HTTP/2; nil for HTTP1 managers. Once a
+	// connection negotiated HTTP/1.1 instead, http1 is set and every call
+	// goes through http, net/http's client.
+	h2         *h2.Transport
+	http1      atomic.Bool
 	http       *http.Client
 	serverName string
 	// timed is the URL of the last call's timeout: the calls to one
@@ -114,6 +132,7 @@ type Client struct {
 type timedURL struct {
 	timeout time.Duration
 	url     string
+	path    string // with the query, as HTTP/2's :path
 }
 
 // Client returns the client of cfg, creating it on first use. The config
@@ -141,7 +160,7 @@ func (m *Manager) Client(cfg ClientConfig) (*Client, error) {
 		if len(m.clients) < maxClients {
 			break
 		}
-		old.http.CloseIdleConnections()
+		old.closeIdleConnections()
 		delete(m.clients, k)
 	}
 	m.clients[key] = c
@@ -218,7 +237,48 @@ func (m *Manager) newClient(cfg ClientConfig) (*Client, error) {
 	default:
 		return nil, errors.New("webhook client config names neither a URL nor a service")
 	}
+	if !m.HTTP1 {
+		c.h2 = &h2.Transport{Dial: c.dialTLS(tlsCfg, tr.DialContext), MaxResponse: maxResponse}
+	}
 	return c, nil
+}
+
+// dialTLS returns the dial of the client's HTTP/2 connections: through
+// dial (the Resolver's for service configs), then a TLS handshake that
+// offers h2 and HTTP/1.1, as net/http's transport does.
+func (c *Client) dialTLS(base *tls.Config, dial func(ctx context.Context, network, addr string) (net.Conn, error)) func(context.Context) (*tls.Conn, error) {
+	cfg := base.Clone()
+	cfg.NextProtos = []string{"h2", "http/1.1"}
+	if cfg.ServerName == "" {
+		cfg.ServerName = c.url.Hostname()
+	}
+	addr := c.url.Host
+	if c.url.Port() == "" {
+		addr = net.JoinHostPort(c.url.Hostname(), "443")
+	}
+	return func(ctx context.Context) (*tls.Conn, error) {
+		raw, err := dial(ctx, "tcp", addr)
+		if err != nil {
+			return nil, err
+		}
+		tc := tls.Client(raw, cfg)
+		hctx, cancel := context.WithTimeout(ctx, tlsHandshakeTimeout)
+		defer cancel()
+		if err := tc.HandshakeContext(hctx); err != nil {
+			raw.Close()
+			return nil, err
+		}
+		return tc, nil
+	}
+}
+
+// closeIdleConnections closes the client's idle connections; busy ones
+// finish their calls.
+func (c *Client) closeIdleConnections() {
+	if c.h2 != nil {
+		c.h2.CloseIdleConnections()
+	}
+	c.http.CloseIdleConnections()
 }
 
 // URL is where the client posts.
@@ -243,7 +303,46 @@ func (c *Client) PostParts(ctx context.Context, parts [][]byte, timeout time.Dur
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.urlWith(timeout), nil)
+	u := c.urlWith(timeout)
+	if c.h2 != nil && !c.http1.Load() {
+		resp, err := c.h2.Post(ctx, &h2.Request{Authority: c.url.Host, Path: u.path, Header: h2Header, Body: parts})
+		switch {
+		case err == nil:
+			return answer(resp.Status, resp.Body, c.url.Path)
+		case errors.Is(err, h2.ErrTooLarge):
+			return nil, errTooLarge
+		case !errors.Is(err, h2.ErrNotH2):
+			return nil, &url.Error{Op: "Post", URL: u.url, Err: err}
+		}
+		// The webhook speaks HTTP/1.1 only: from now on net/http calls it.
+		c.http1.Store(true)
+	}
+	return c.postHTTP1(ctx, u.url, parts)
+}
+
+// h2Header holds the fields of a call besides the pseudo-header fields and
+// content-length: those net/http sends (but accept-encoding), so that
+// webhooks see the same requests over either client.
+var h2Header = []hpack.HeaderField{
+	{Name: "content-type", Value: "application/json"},
+	{Name: "accept", Value: "application/json, */*"},
+	{Name: "user-agent", Value: "Go-http-client/2.0"},
+}
+
+var errTooLarge = fmt.Errorf("the webhook's answer is larger than %d bytes", maxResponse)
+
+// answer is the result of a call answered with code and body.
+func answer(code int, body []byte, path string) ([]byte, error) {
+	if code < 200 || code > 299 {
+		return nil, &StatusError{Code: code, Message: answerMessage(code, body, path)}
+	}
+	return body, nil
+}
+
+// postHTTP1 is PostParts through net/http, which speaks HTTP/1.1 to the
+// webhooks that do not negotiate HTTP/2.
+func (c *Client) postHTTP1(ctx context.Context, u string, parts [][]byte) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -268,20 +367,18 @@ func (c *Client) PostParts(ctx context.Context, parts [][]byte, timeout time.Dur
 	}
 	defer resp.Body.Close()
 	// A declared length is read into one buffer of that size, not a
-	// series of growing ones (a list's review answers a megabyte).
-	buf := bytes.NewBuffer(make([]byte, 0, min(max(resp.ContentLength, 0), maxResponse)+bytes.MinRead))
+	// series of growing ones (a list's review answers a megabyte), up to
+	// maxPrealloc.
+	buf := bytes.NewBuffer(make([]byte, 0, min(max(resp.ContentLength, 0), maxPrealloc)+bytes.MinRead))
 	_, err = buf.ReadFrom(io.LimitReader(resp.Body, maxResponse+1))
 	data := buf.Bytes()
 	if err != nil {
 		return nil, fmt.Errorf("reading the webhook's answer: %w", err)
 	}
 	if len(data) > maxResponse {
-		return nil, fmt.Errorf("the webhook's answer is larger than %d bytes", maxResponse)
+		return nil, errTooLarge
 	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return nil, &StatusError{Code: resp.StatusCode, Message: answerMessage(resp.StatusCode, data, c.url.Path)}
-	}
-	return data, nil
+	return answer(resp.StatusCode, data, c.url.Path)
 }
 
 // partsReader reads parts one after another, leaving them as they are
@@ -310,17 +407,17 @@ func (r *partsReader) Read(b []byte) (int, error) {
 func (r *partsReader) Close() error { return nil }
 
 // urlWith is the URL of a call with timeout.
-func (c *Client) urlWith(timeout time.Duration) string {
+func (c *Client) urlWith(timeout time.Duration) *timedURL {
 	if t := c.timed.Load(); t != nil && t.timeout == timeout {
-		return t.url
+		return t
 	}
 	u := *c.url
 	q := u.Query()
 	q.Set("timeout", timeout.String())
 	u.RawQuery = q.Encode()
-	t := &timedURL{timeout: timeout, url: u.String()}
+	t := &timedURL{timeout: timeout, url: u.String(), path: u.RequestURI()}
 	c.timed.Store(t)
-	return t.url
+	return t
 }
 
 // StatusError is a webhook's answer with a status code other than 2xx.

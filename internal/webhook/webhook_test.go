@@ -376,3 +376,81 @@ func TestPostParts(t *testing.T) {
 		}
 	}
 }
+
+// TestHTTP1OnlyWebhook checks that a webhook that does not offer HTTP/2 is
+// called over HTTP/1.1, its connection reused.
+func TestHTTP1OnlyWebhook(t *testing.T) {
+	cert, ca, err := webhooktest.Certificate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var proto atomic.Value
+	var accepted atomic.Int64
+	srv := httptest.NewUnstartedServer(echo(&proto))
+	srv.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			accepted.Add(1)
+		}
+	}
+	srv.StartTLS() // without EnableHTTP2
+	defer srv.Close()
+	c, err := (&webhook.Manager{}).Client(webhook.ClientConfig{URL: srv.URL + "/x", CABundle: ca})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		got, err := c.Post(context.Background(), []byte(`{"a":1}`), 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := `{"path":"/x","timeout":"5s","body":{"a":1}}`; string(got) != want {
+			t.Errorf("answer %s, want %s", got, want)
+		}
+	}
+	if p := proto.Load(); p != "HTTP/1.1" {
+		t.Errorf("protocol %v, want HTTP/1.1", p)
+	}
+	// The h2 attempt's connection, then one HTTP/1.1 connection.
+	if n := accepted.Load(); n != 2 {
+		t.Errorf("%d connections, want 2", n)
+	}
+}
+
+// TestWebhookShutdown checks that a webhook server called over HTTP/2
+// shuts down without waiting for the client's idle connection, which Go's
+// HTTP/2 client made it do for a second.
+func TestWebhookShutdown(t *testing.T) {
+	var proto atomic.Value
+	srv := webhooktest.Start(t, echo(&proto))
+	c, err := (&webhook.Manager{}).Client(webhook.ClientConfig{URL: srv.URL, CABundle: srv.CABundle})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Post(context.Background(), []byte(`{}`), 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if p := proto.Load(); p != "HTTP/2.0" {
+		t.Errorf("protocol %v, want HTTP/2.0", p)
+	}
+	start := time.Now()
+	if err := srv.Config.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 500*time.Millisecond {
+		t.Errorf("Shutdown took %v", d)
+	}
+}
+
+// TestTimeoutMessage checks the words of a call past its timeout, which
+// admission's errors quote.
+func TestTimeoutMessage(t *testing.T) {
+	srv := webhooktest.Start(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-r.Context().Done()
+	}))
+	c, _ := (&webhook.Manager{}).Client(webhook.ClientConfig{URL: srv.URL + "/slow", CABundle: srv.CABundle})
+	_, err := c.Post(context.Background(), []byte(`{}`), 100*time.Millisecond)
+	if want := `Post "` + srv.URL + `/slow?timeout=100ms": context deadline exceeded`; err == nil || err.Error() != want {
+		t.Errorf("error %v, want %s", err, want)
+	}
+}

@@ -26,7 +26,8 @@ var layer = map[string]int{
 	"internal/authn/oidc":          1,
 	"internal/storage/etcdlog":     0,
 	"internal/schema/structural":   0,
-	"internal/webhook":             0,
+	"internal/webhook/h2":          0,
+	"internal/webhook":             1,
 	"internal/webhook/webhooktest": 1,
 	"internal/webhook/webhookcert": 0,
 	"internal/fairness":            0,
@@ -55,7 +56,7 @@ var layer = map[string]int{
 	"internal/rbac/bootstrap": 3,
 	"internal/discovery":      1,
 	"internal/openapi":        1,
-	"internal/conversion":     1,
+	"internal/conversion":     2,
 	// Server-side apply: managedFields, typed from the OpenAPI models.
 	"internal/apply": 2,
 	// Admission: mutating and validating webhooks.

@@ -1,0 +1,697 @@
+package h2
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/tls"
+	"errors"
+	"net"
+	"strconv"
+	"sync"
+	"time"
+
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
+)
+
+const (
+	// streamWindow and connWindow are the receive windows announced:
+	// large, as a conversion review answers megabytes, and bounded anyway
+	// by Transport.MaxResponse per stream.
+	streamWindow = 4 << 20
+	connWindow   = 1 << 30
+	// A window is replenished once this much of it was received, in one
+	// WINDOW_UPDATE rather than one per DATA frame.
+	streamUpdateAt = 1 << 20
+	connUpdateAt   = 64 << 20
+	// initialWindow and defaultMaxFrame are the protocol's defaults,
+	// until the server's SETTINGS say otherwise.
+	initialWindow   = 65535
+	defaultMaxFrame = 16 << 10
+	// maxHeaderList bounds the header list of an answer (as net/http's
+	// client does).
+	maxHeaderList = 10 << 20
+	// noStreamLimit stands for a server that sets no limit of concurrent
+	// streams.
+	noStreamLimit = 1000
+	// maxStreamID is the last stream ID a client may use.
+	maxStreamID = 1<<31 - 1
+	// writeChunk bounds one write of a body, so that a body of megabytes
+	// is neither copied whole into a buffer nor holds the connection
+	// from other calls' small writes.
+	writeChunk = 128 << 10
+	// writeGrace is how much longer than its context a call's write may
+	// block (on a server that stopped reading) before the connection is
+	// given up: a write timing out leaves a TLS connection unusable, so
+	// a deadline that passes just as a healthy write starts must not
+	// end the connection.
+	writeGrace = time.Second
+	// controlTimeout bounds the writes no call waits for (SETTINGS and
+	// PING acknowledgements, WINDOW_UPDATE, RST_STREAM).
+	controlTimeout = 10 * time.Second
+	// settingsTimeout bounds the wait for a new connection's SETTINGS.
+	settingsTimeout = 10 * time.Second
+)
+
+// errClosed is the error of calls that find their connection closed by
+// us (idle, or after a GOAWAY) before they opened a stream.
+var errClosed = errors.New("h2: connection closed")
+
+// conn is one HTTP/2 connection. Calls write from their own goroutines,
+// one at a time (wsem); one reader goroutine (readLoop) reads every frame.
+// The frames no call waits for (acknowledgements, WINDOW_UPDATE,
+// RST_STREAM) are queued and written by whoever writes next, so that
+// neither the reader nor a call giving up ever waits behind another
+// call's write to a server that stopped reading.
+type conn struct {
+	t     *Transport
+	tc    *tls.Conn
+	fr    *http2.Framer // written under wsem, read by the reader only
+	ready chan struct{} // closed at the server's first SETTINGS
+	gone  chan struct{} // closed when the connection failed or closed
+	idle  *time.Timer
+
+	// wsem, of one slot, serialises writes and guards what they share:
+	// wb, the header encoder and the next stream ID (IDs must reach the
+	// server in order). A call waits for it only as long as its context
+	// lets it. It is taken before mu, never after.
+	wsem   chan struct{}
+	wb     buffer // what the next write sends; the Framer writes here
+	hbuf   bytes.Buffer
+	henc   *hpack.Encoder
+	nextID uint32
+
+	// mu guards the connection's state, shared by calls and the reader.
+	mu      sync.Mutex
+	streams map[uint32]*stream
+	// reserved counts calls that chose this connection and have not yet
+	// opened their stream: they count against maxStreams.
+	reserved         int
+	maxStreams       uint32
+	sendWindow       int64 // the connection's, towards the server
+	streamSendWindow int64 // the server's initial window of a new stream
+	maxFrame         uint32
+	maxHeaderList    uint32 // the server's; 0 is no limit
+	// goAway is set by the server's GOAWAY (or when stream IDs run out):
+	// no new streams; the connection closes when its last stream ends.
+	goAway       bool
+	lastStreamID uint32
+	closed       bool
+	err          error     // why the connection failed, once it has
+	idleSince    time.Time // when the last stream ended
+	// windowed is closed and cleared when a send window grows, waking
+	// calls waiting for one; nil while none waits.
+	windowed chan struct{}
+	settings bool // the server's first SETTINGS arrived
+
+	// pmu guards the control frames queued for the next write (encoded
+	// by cfr into pending) and a header table size to apply before the
+	// next header block. It is taken after wsem and mu, never before.
+	pmu       sync.Mutex
+	pending   buffer
+	cfr       *http2.Framer
+	tableSize uint32
+	newTable  bool
+
+	// The reader's alone.
+	dec         *hpack.Decoder
+	hdr         headerBlock
+	recvAvail   int64 // of the connection's receive window
+	recvUnacked int64 // received since the last connection WINDOW_UPDATE
+}
+
+// buffer collects frames for one write.
+type buffer struct{ b []byte }
+
+func (w *buffer) Write(p []byte) (int, error) {
+	w.b = append(w.b, p...)
+	return len(p), nil
+}
+
+// stream is one call on a connection. The reader fills in the answer and
+// then closes done; the caller reads it only after that.
+type stream struct {
+	id   uint32
+	done chan struct{}
+	err  error // why the call failed, set before done is closed
+
+	// The body still to send, the caller's alone.
+	parts [][]byte
+	off   int   // into parts[0]
+	left  int64 // bytes
+
+	sendWindow int64 // under conn.mu
+
+	// The answer, the reader's until done is closed.
+	answered    bool // the final (non-1xx) HEADERS arrived
+	status      int
+	length      int64 // declared by the answer; -1 for none
+	data        []byte
+	recvAvail   int64
+	recvUnacked int64
+	reset       bool // the server reset the stream
+}
+
+func newConn(t *Transport, tc *tls.Conn) (*conn, error) {
+	c := &conn{
+		t:                t,
+		tc:               tc,
+		ready:            make(chan struct{}),
+		wsem:             make(chan struct{}, 1),
+		gone:             make(chan struct{}),
+		nextID:           1,
+		streams:          map[uint32]*stream{},
+		maxStreams:       noStreamLimit,
+		sendWindow:       initialWindow,
+		streamSendWindow: initialWindow,
+		maxFrame:         defaultMaxFrame,
+		idleSince:        time.Now(),
+		recvAvail:        connWindow,
+	}
+	c.fr = http2.NewFramer(&c.wb, bufio.NewReaderSize(tc, 16<<10))
+	c.cfr = http2.NewFramer(&c.pending, nil)
+	c.fr.SetReuseFrames()
+	c.fr.SetMaxReadFrameSize(defaultMaxFrame)
+	c.henc = hpack.NewEncoder(&c.hbuf)
+	c.dec = hpack.NewDecoder(4096, c.emit)
+	c.dec.SetMaxStringLength(maxHeaderList)
+
+	// The preface, our SETTINGS and the connection's receive window, in
+	// one write.
+	c.wb.b = append(c.wb.b, http2.ClientPreface...)
+	c.fr.WriteSettings(
+		http2.Setting{ID: http2.SettingEnablePush, Val: 0},
+		http2.Setting{ID: http2.SettingInitialWindowSize, Val: streamWindow},
+		http2.Setting{ID: http2.SettingMaxHeaderListSize, Val: maxHeaderList},
+	)
+	c.fr.WriteWindowUpdate(0, connWindow-initialWindow)
+	if err := c.flush(time.Now().Add(controlTimeout)); err != nil {
+		return nil, err
+	}
+	c.idle = time.AfterFunc(t.idleTimeout(), c.idleCheck)
+	go c.readLoop()
+	return c, nil
+}
+
+// reserve reserves a stream for a call, reporting whether the connection
+// has room for one more.
+func (c *conn) reserve() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed || c.goAway || uint32(len(c.streams)+c.reserved) >= c.maxStreams {
+		return false
+	}
+	c.reserved++
+	return true
+}
+
+// allowsNoStreams reports whether the server's SETTINGS allow no
+// concurrent streams at all.
+func (c *conn) allowsNoStreams() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.maxStreams == 0 && !c.closed && !c.goAway
+}
+
+// usable reports whether the connection may still take streams.
+func (c *conn) usable() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return !c.closed && !c.goAway
+}
+
+// roundTrip makes the call on the stream reserved for it.
+func (c *conn) roundTrip(ctx context.Context, req *Request) (Response, error) {
+	st := &stream{done: make(chan struct{}), parts: req.Body}
+	for _, p := range req.Body {
+		st.left += int64(len(p))
+	}
+	if err := c.open(ctx, st, req); err != nil {
+		return Response{}, err
+	}
+	if st.left > 0 {
+		if err := c.sendBody(ctx, st); err != nil {
+			return Response{}, err
+		}
+	}
+	select {
+	case <-st.done:
+	case <-ctx.Done():
+		c.cancel(st)
+		return Response{}, ctx.Err()
+	}
+	if st.err != nil {
+		return Response{}, st.err
+	}
+	return Response{Status: st.status, Body: st.data}, nil
+}
+
+// open opens st's stream: its HEADERS and as much of its body as the
+// windows allow, in one write.
+func (c *conn) open(ctx context.Context, st *stream, req *Request) error {
+	length := st.left
+	deadline := writeDeadline(ctx)
+	if err := c.lockWrite(ctx); err != nil {
+		c.mu.Lock()
+		c.reserved--
+		closeNow := c.closeIfDoneLocked()
+		c.mu.Unlock()
+		if closeNow {
+			c.tc.Close()
+		}
+		return err
+	}
+	defer c.unlockWrite()
+
+	c.mu.Lock()
+	c.reserved--
+	if c.closed || c.goAway {
+		// The server never sees this stream.
+		err := c.err
+		if err == nil {
+			err = errClosed
+		}
+		closeNow := c.closeIfDoneLocked()
+		c.mu.Unlock()
+		if closeNow {
+			c.tc.Close()
+		}
+		return retryable{err}
+	}
+	if err := ctx.Err(); err != nil {
+		// Nothing was written yet: neither the stream nor the header
+		// encoder's state changed.
+		closeNow := c.closeIfDoneLocked()
+		c.mu.Unlock()
+		if closeNow {
+			c.tc.Close()
+		}
+		return err
+	}
+	if limit := c.maxHeaderList; limit > 0 && headerListSize(req, length) > uint64(limit) {
+		c.mu.Unlock()
+		return errors.New("h2: request header list larger than the server allows")
+	}
+	st.id = c.nextID
+	c.nextID += 2
+	if c.nextID > maxStreamID {
+		c.goAway, c.lastStreamID = true, st.id
+	}
+	c.streams[st.id] = st
+	st.sendWindow = c.streamSendWindow
+	st.recvAvail = streamWindow
+	n := min(length, c.sendWindow, st.sendWindow, writeChunk)
+	n = max(n, 0)
+	c.sendWindow -= n
+	st.sendWindow -= n
+	maxFrame := c.maxFrame
+	c.mu.Unlock()
+
+	c.wb.b = c.wb.b[:0]
+	c.takePending()
+	block := c.encodeHeaders(req, length)
+	first, rest := block, []byte(nil)
+	if len(first) > int(maxFrame) {
+		first, rest = block[:maxFrame], block[maxFrame:]
+	}
+	c.fr.WriteHeaders(http2.HeadersFrameParam{
+		StreamID:      st.id,
+		BlockFragment: first,
+		EndStream:     length == 0,
+		EndHeaders:    len(rest) == 0,
+	})
+	for len(rest) > 0 {
+		frag := rest[:min(len(rest), int(maxFrame))]
+		rest = rest[len(frag):]
+		c.fr.WriteContinuation(st.id, len(rest) == 0, frag)
+	}
+	c.appendData(st, n, maxFrame)
+	if err := c.flush(deadline); err != nil {
+		if errors.Is(err, net.ErrClosed) && ctx.Err() == nil {
+			// The reader closed the connection (the server closed its
+			// end) before this call's frames went out whole: a server
+			// that closed does not process a request it did not read
+			// to the end.
+			return retryable{err}
+		}
+		return writeError(ctx, err)
+	}
+	return nil
+}
+
+// encodeHeaders encodes the request's header block into hbuf. The header
+// fields are those net/http's HTTP/2 client sends for such a request,
+// less accept-encoding: webhooks see the same request.
+func (c *conn) encodeHeaders(req *Request, length int64) []byte {
+	c.hbuf.Reset()
+	c.henc.WriteField(hpack.HeaderField{Name: ":authority", Value: req.Authority})
+	c.henc.WriteField(hpack.HeaderField{Name: ":method", Value: "POST"})
+	c.henc.WriteField(hpack.HeaderField{Name: ":path", Value: req.Path})
+	c.henc.WriteField(hpack.HeaderField{Name: ":scheme", Value: "https"})
+	for _, f := range req.Header {
+		c.henc.WriteField(f)
+	}
+	// Never indexed: a length of every call would push the fields that
+	// repeat (the path, the content type) out of the dynamic table.
+	c.henc.WriteField(hpack.HeaderField{Name: "content-length", Value: strconv.FormatInt(length, 10), Sensitive: true})
+	return c.hbuf.Bytes()
+}
+
+func headerListSize(req *Request, length int64) uint64 {
+	// RFC 9113 section 6.5.2: name and value lengths plus 32 per field.
+	n := uint64(len(":authority")+len(req.Authority)+len(":method")+len("POST")+len(":path")+len(req.Path)+
+		len(":scheme")+len("https")+len("content-length")+len(strconv.FormatInt(length, 10))) + 6*32
+	for _, f := range req.Header {
+		n += uint64(f.Size())
+	}
+	return n
+}
+
+// appendData appends DATA frames carrying the next n bytes of st's body
+// to wb, ending the stream with the last byte. The frames are written by
+// hand, not by the Framer, whose WriteData would copy a body of
+// megabytes once more.
+func (c *conn) appendData(st *stream, n int64, maxFrame uint32) {
+	for n > 0 {
+		size := min(n, int64(maxFrame))
+		n -= size
+		st.left -= size
+		var flags byte
+		if st.left == 0 {
+			flags = byte(http2.FlagDataEndStream)
+		}
+		c.wb.b = append(c.wb.b, byte(size>>16), byte(size>>8), byte(size), byte(http2.FrameData), flags,
+			byte(st.id>>24), byte(st.id>>16), byte(st.id>>8), byte(st.id))
+		for size > 0 {
+			p := st.parts[0][st.off:]
+			k := min(int64(len(p)), size)
+			c.wb.b = append(c.wb.b, p[:k]...)
+			size -= k
+			if st.off += int(k); st.off == len(st.parts[0]) {
+				st.parts, st.off = st.parts[1:], 0
+			}
+		}
+	}
+	for len(st.parts) > 0 && st.off == len(st.parts[0]) { // trailing empty parts
+		st.parts, st.off = st.parts[1:], 0
+	}
+}
+
+// sendBody sends the rest of st's body as the server's windows open.
+func (c *conn) sendBody(ctx context.Context, st *stream) error {
+	for st.left > 0 {
+		c.mu.Lock()
+		if c.streams[st.id] != st {
+			// Answered, reset or failed before the whole body went out.
+			c.mu.Unlock()
+			if st.err == nil && !st.reset {
+				// The server answered early; the stream stays open on its
+				// side until we end it.
+				c.writeReset(st.id, http2.ErrCodeCancel)
+			}
+			return nil
+		}
+		n := max(min(st.left, c.sendWindow, st.sendWindow, writeChunk), 0)
+		var wait chan struct{}
+		if n == 0 {
+			if c.windowed == nil {
+				c.windowed = make(chan struct{})
+			}
+			wait = c.windowed
+		}
+		c.sendWindow -= n
+		st.sendWindow -= n
+		maxFrame := c.maxFrame
+		c.mu.Unlock()
+		if wait != nil {
+			select {
+			case <-wait:
+			case <-st.done:
+			case <-ctx.Done():
+				c.cancel(st)
+				return ctx.Err()
+			}
+			continue
+		}
+		deadline := writeDeadline(ctx)
+		if err := c.lockWrite(ctx); err != nil {
+			// The window taken is lost with the stream.
+			c.cancel(st)
+			return err
+		}
+		c.wb.b = c.wb.b[:0]
+		c.takePending()
+		c.appendData(st, n, maxFrame)
+		err := c.flush(deadline)
+		c.unlockWrite()
+		if err != nil {
+			return writeError(ctx, err)
+		}
+	}
+	return nil
+}
+
+// cancel ends st for a call that no longer waits, telling the server.
+func (c *conn) cancel(st *stream) {
+	c.mu.Lock()
+	live := c.streams[st.id] == st
+	var closeNow bool
+	if live {
+		closeNow = c.finishLocked(st, context.Canceled)
+	}
+	c.mu.Unlock()
+	if live {
+		c.writeReset(st.id, http2.ErrCodeCancel)
+	}
+	if closeNow {
+		c.tc.Close()
+	}
+}
+
+// finish ends st with err (nil: answered).
+func (c *conn) finish(st *stream, err error) {
+	c.mu.Lock()
+	closeNow := c.finishLocked(st, err)
+	c.mu.Unlock()
+	if closeNow {
+		c.tc.Close()
+	}
+}
+
+// finishLocked ends st with err unless it has ended, and reports whether
+// the connection must now be closed (its caller closes it after
+// unlocking mu).
+func (c *conn) finishLocked(st *stream, err error) bool {
+	if c.streams[st.id] != st {
+		return false
+	}
+	delete(c.streams, st.id)
+	st.err = err
+	close(st.done)
+	if len(c.streams) == 0 {
+		c.idleSince = time.Now()
+	}
+	return c.closeIfDoneLocked()
+}
+
+// closeIfDoneLocked marks a connection that is going away closed once its
+// last stream ended, reporting whether it did.
+func (c *conn) closeIfDoneLocked() bool {
+	if !c.goAway || c.closed || len(c.streams) > 0 || c.reserved > 0 {
+		return false
+	}
+	c.closed = true
+	return true
+}
+
+// closeIfIdle closes the connection if it has no streams.
+func (c *conn) closeIfIdle() {
+	c.mu.Lock()
+	idle := !c.closed && len(c.streams) == 0 && c.reserved == 0
+	if idle {
+		c.closed = true
+	}
+	c.mu.Unlock()
+	if idle {
+		c.tc.Close()
+	}
+}
+
+// idleCheck closes the connection once it has been idle for the idle
+// timeout. It runs from a timer that is armed again rather than reset by
+// every call.
+func (c *conn) idleCheck() {
+	timeout := c.t.idleTimeout()
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return
+	}
+	if len(c.streams) > 0 || c.reserved > 0 {
+		c.idle.Reset(timeout)
+		c.mu.Unlock()
+		return
+	}
+	if left := timeout - time.Since(c.idleSince); left > 0 {
+		c.idle.Reset(left)
+		c.mu.Unlock()
+		return
+	}
+	c.closed = true
+	c.mu.Unlock()
+	c.tc.Close()
+}
+
+// fail ends the connection and every stream on it with err.
+func (c *conn) fail(err error) {
+	c.mu.Lock()
+	if c.err == nil {
+		c.err = err
+	}
+	c.closed = true
+	for _, st := range c.streams {
+		c.finishLocked(st, c.err)
+	}
+	if c.windowed != nil {
+		close(c.windowed)
+		c.windowed = nil
+	}
+	select {
+	case <-c.gone:
+	default:
+		close(c.gone)
+	}
+	c.mu.Unlock()
+	c.tc.Close()
+}
+
+// failure is why the connection failed.
+func (c *conn) failure() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err == nil {
+		return errClosed
+	}
+	return c.err
+}
+
+// flush writes wb; wsem must be held. A write that fails leaves the
+// connection unusable (a TLS record may be half written): it fails.
+func (c *conn) flush(deadline time.Time) error {
+	c.tc.SetWriteDeadline(deadline)
+	_, err := c.tc.Write(c.wb.b)
+	if cap(c.wb.b) > 2*writeChunk {
+		c.wb.b = nil // after a header block of megabytes
+	} else {
+		c.wb.b = c.wb.b[:0]
+	}
+	if err != nil {
+		c.fail(err)
+	}
+	return err
+}
+
+// lockWrite takes wsem, waiting at most until ctx is done or the
+// connection failed.
+func (c *conn) lockWrite(ctx context.Context) error {
+	select {
+	case c.wsem <- struct{}{}:
+		return nil
+	default:
+	}
+	select {
+	case c.wsem <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-c.gone:
+		return c.failure()
+	}
+}
+
+// unlockWrite releases wsem, having written the control frames queued
+// meanwhile. Frames queued after that, while no write was in progress,
+// are written by taking wsem again if it is free; else its new holder
+// writes them.
+func (c *conn) unlockWrite() {
+	for {
+		if c.hasPending() {
+			c.wb.b = c.wb.b[:0]
+			c.takePending()
+			c.flush(time.Now().Add(controlTimeout))
+		}
+		<-c.wsem
+		if !c.hasPending() {
+			return
+		}
+		select {
+		case c.wsem <- struct{}{}:
+		default:
+			return
+		}
+	}
+}
+
+// queueControl queues the frames write encodes (with cfr) for the next
+// write, and writes them now if no write is in progress. It never waits
+// for a write.
+func (c *conn) queueControl(write func(fr *http2.Framer)) {
+	c.pmu.Lock()
+	write(c.cfr)
+	c.pmu.Unlock()
+	select {
+	case c.wsem <- struct{}{}:
+		c.unlockWrite()
+	default:
+	}
+}
+
+// setTableSize makes the header encoder use at most size bytes of
+// table from the next header block on (the server's
+// SETTINGS_HEADER_TABLE_SIZE).
+func (c *conn) setTableSize(size uint32) {
+	c.pmu.Lock()
+	c.tableSize, c.newTable = size, true
+	c.pmu.Unlock()
+}
+
+func (c *conn) hasPending() bool {
+	c.pmu.Lock()
+	defer c.pmu.Unlock()
+	return len(c.pending.b) > 0 || c.newTable
+}
+
+// takePending moves the queued control frames into wb and applies a new
+// header table size; wsem must be held.
+func (c *conn) takePending() {
+	c.pmu.Lock()
+	defer c.pmu.Unlock()
+	c.wb.b = append(c.wb.b, c.pending.b...)
+	c.pending.b = c.pending.b[:0]
+	if c.newTable {
+		c.henc.SetMaxDynamicTableSizeLimit(c.tableSize)
+		c.newTable = false
+	}
+}
+
+func (c *conn) writeReset(id uint32, code http2.ErrCode) {
+	c.queueControl(func(fr *http2.Framer) { fr.WriteRSTStream(id, code) })
+}
+
+// writeDeadline is the deadline of a call's writes.
+func writeDeadline(ctx context.Context) time.Time {
+	if d, ok := ctx.Deadline(); ok {
+		return d.Add(writeGrace)
+	}
+	return time.Now().Add(controlTimeout)
+}
+
+// writeError is the error of a call whose write failed: its context's
+// when the context is done, as the write then timed out for it.
+func writeError(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return err
+}

@@ -1,0 +1,175 @@
+package h2_test
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/net/http2"
+
+	"github.com/crdserver/crdserver/internal/webhook/h2"
+)
+
+// Servers that misbehave: each must cost a call no more than its own
+// timeout, and the client no more memory or connections than it was sent.
+
+// TestStalledWriteHoldsNoOtherCall: a server that stops reading while a
+// call writes a large body. The calls beside it, one opened before and
+// one started during that write, return at their own timeouts, not at
+// the writer's.
+func TestStalledWriteHoldsNoOtherCall(t *testing.T) {
+	hold := make(chan struct{})
+	tr, _ := startFake(t, func(n int, f *fakeConn) {
+		if !f.preface(http2.Setting{ID: http2.SettingInitialWindowSize, Val: 1<<31 - 1}) {
+			return
+		}
+		f.fr.WriteWindowUpdate(0, 1<<31-1-65535)
+		<-hold // reads nothing more
+	})
+	defer close(hold)
+	call := func(path string, body []byte, timeout time.Duration, took chan<- time.Duration) {
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		start := time.Now()
+		_, err := post(ctx, tr, path, body)
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("%s: %v, want the context's deadline", path, err)
+		}
+		took <- time.Since(start)
+	}
+	before, long, during := make(chan time.Duration, 1), make(chan time.Duration, 1), make(chan time.Duration, 1)
+	go call("/before", []byte("{}"), 1500*time.Millisecond, before)
+	time.Sleep(300 * time.Millisecond)
+	go call("/long", make([]byte, 64<<20), 3*time.Second, long)
+	time.Sleep(500 * time.Millisecond) // the long call now blocks in its write
+	call("/during", []byte("{}"), 200*time.Millisecond, during)
+	for _, c := range []struct {
+		name string
+		took chan time.Duration
+		max  time.Duration
+	}{{"a call started during the write (200ms)", during, time.Second}, {"a call opened before (1.5s)", before, 2500 * time.Millisecond}, {"the writer (3s)", long, 4500 * time.Millisecond}} {
+		if d := <-c.took; d > c.max {
+			t.Errorf("%s returned after %v", c.name, d)
+		}
+	}
+}
+
+// TestContentLengthMismatch: an answer shorter or longer than its
+// declared content-length is an error, as net/http makes it.
+func TestContentLengthMismatch(t *testing.T) {
+	for _, tc := range []struct{ declared, body string }{{"10", "abc"}, {"2", "abcdef"}} {
+		tr, _ := startFake(t, func(n int, f *fakeConn) {
+			if !f.preface() {
+				return
+			}
+			req, err := f.read(false)
+			if err != nil {
+				return
+			}
+			f.headers(req.id, false, ":status", "200", "content-length", tc.declared)
+			f.fr.WriteData(req.id, true, []byte(tc.body))
+			f.read(false)
+		})
+		if resp, err := post(context.Background(), tr, "/"); err == nil {
+			t.Errorf("content-length %s with %q: answered %d %q, want an error", tc.declared, tc.body, resp.Status, resp.Body)
+		}
+	}
+}
+
+// TestDeadConnectionsDropped: a server that says GOAWAY as soon as it
+// has sent its SETTINGS leaves no connection behind, and the call fails
+// after a few attempts.
+func TestDeadConnectionsDropped(t *testing.T) {
+	tr, accepted := startFake(t, func(n int, f *fakeConn) {
+		if !f.preface() {
+			return
+		}
+		f.fr.WriteGoAway(0, http2.ErrCodeNo, nil)
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if _, err := post(ctx, tr, "/"); err == nil {
+		t.Fatal("a call to a server that only says GOAWAY succeeded")
+	}
+	time.Sleep(200 * time.Millisecond)
+	if n := h2.ConnCount(tr); n > 0 {
+		t.Errorf("%d dead connections kept", n)
+	}
+	if n := accepted.Load(); n > 5 {
+		t.Errorf("one call dialed %d connections", n)
+	}
+}
+
+// TestEndlessHeaderBlock: CONTINUATION frames without end fail the
+// connection once the block passes the header list limit, rather than
+// being read for as long as the server sends them.
+func TestEndlessHeaderBlock(t *testing.T) {
+	sent := make(chan int, 1)
+	tr, _ := startFake(t, func(n int, f *fakeConn) {
+		if !f.preface() {
+			return
+		}
+		req, err := f.read(false)
+		if err != nil {
+			return
+		}
+		f.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: req.id, BlockFragment: []byte{0x88}})
+		frag := make([]byte, 16<<10)
+		for i := range frag {
+			frag[i] = 0x88 // ":status: 200" again and again
+		}
+		count := 0
+		for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); count++ {
+			if err := f.fr.WriteContinuation(req.id, false, frag); err != nil {
+				break
+			}
+		}
+		sent <- count
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := post(ctx, tr, "/"); err == nil {
+		t.Error("an endless header block answered the call")
+	}
+	if n := <-sent; n > 1000 {
+		t.Errorf("the client read %d CONTINUATION frames of 16 KiB", n)
+	}
+}
+
+// TestDeclaredLengthNotHeld: an answer that declares 64 MiB and sends
+// nothing does not make the client hold 64 MiB.
+func TestDeclaredLengthNotHeld(t *testing.T) {
+	hold := make(chan struct{})
+	tr, _ := startFake(t, func(n int, f *fakeConn) {
+		if !f.preface() {
+			return
+		}
+		for range 4 {
+			req, err := f.read(false)
+			if err != nil {
+				return
+			}
+			f.headers(req.id, false, ":status", "200", "content-length", "67108864")
+		}
+		<-hold
+	})
+	defer close(hold)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	defer cancel()
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() { post(ctx, tr, "/") })
+	}
+	time.Sleep(time.Second)
+	runtime.ReadMemStats(&after)
+	if grew := int64(after.HeapAlloc) - int64(before.HeapAlloc); grew > 32<<20 {
+		t.Errorf("4 answers declaring 64 MiB each and sending nothing grew the heap by %d MiB", grew>>20)
+	}
+	wg.Wait()
+}

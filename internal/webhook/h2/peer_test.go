@@ -1,0 +1,490 @@
+package h2_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"errors"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
+
+	"github.com/crdserver/crdserver/internal/webhook/h2"
+	"github.com/crdserver/crdserver/internal/webhook/webhookcert"
+)
+
+// The tests here script the server's side frame by frame, for what
+// net/http's server does not do on demand: GOAWAY before a stream, refused
+// streams, 1xx answers, trailers, padding, tiny windows.
+
+var certificate = sync.OnceValues(func() (*certs, error) {
+	cert, ca, err := webhookcert.Certificate()
+	return &certs{cert, ca}, err
+})
+
+type certs struct {
+	cert tls.Certificate
+	ca   []byte
+}
+
+// fakeConn is the server's side of one connection.
+type fakeConn struct {
+	t    testing.TB
+	c    net.Conn
+	fr   *http2.Framer
+	enc  *hpack.Encoder
+	ebuf bytes.Buffer
+}
+
+// errorf fails the test, if the connection serves one (fuzzing's do
+// not: a fuzz target may not fail from another goroutine).
+func (f *fakeConn) errorf(format string, args ...any) {
+	if f.t != nil {
+		f.t.Errorf(format, args...)
+	}
+}
+
+// request is a request as the fake server read it.
+type request struct {
+	id     uint32
+	header map[string]string
+	body   []byte
+}
+
+// startFake serves each accepted connection with serve (n counts them
+// from 1) and returns a transport that dials the server.
+func startFake(t testing.TB, serve func(n int, f *fakeConn)) (*h2.Transport, *atomic.Int64) {
+	t.Helper()
+	cs, err := certificate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var accepted atomic.Int64
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			n := int(accepted.Add(1))
+			wg.Go(func() {
+				defer c.Close()
+				tc := tls.Server(c, &tls.Config{Certificates: []tls.Certificate{cs.cert}, NextProtos: []string{"h2"}})
+				tc.SetDeadline(time.Now().Add(10 * time.Second))
+				if tc.Handshake() != nil {
+					return
+				}
+				f := &fakeConn{t: t, c: tc, fr: http2.NewFramer(tc, tc)}
+				f.enc = hpack.NewEncoder(&f.ebuf)
+				f.fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
+				serve(n, f)
+			})
+		}
+	})
+	tr := transport(l.Addr().String(), cs.ca, []string{"h2"})
+	t.Cleanup(func() {
+		tr.CloseIdleConnections()
+		l.Close()
+		wg.Wait()
+	})
+	return tr, &accepted
+}
+
+// preface reads the client's preface and SETTINGS and sends the server's,
+// with settings.
+func (f *fakeConn) preface(settings ...http2.Setting) bool {
+	buf := make([]byte, len(http2.ClientPreface))
+	if _, err := io.ReadFull(f.c, buf); err != nil || string(buf) != http2.ClientPreface {
+		f.errorf("preface %q, %v", buf, err)
+		return false
+	}
+	return f.fr.WriteSettings(settings...) == nil
+}
+
+// read reads a request, answering SETTINGS and, when windows, granting
+// back every DATA frame's length at once.
+func (f *fakeConn) read(windows bool) (*request, error) {
+	var req *request
+	for {
+		fr, err := f.fr.ReadFrame()
+		if err != nil {
+			return nil, err
+		}
+		switch fr := fr.(type) {
+		case *http2.SettingsFrame:
+			if !fr.IsAck() {
+				f.fr.WriteSettingsAck()
+			}
+		case *http2.MetaHeadersFrame:
+			req = &request{id: fr.StreamID, header: map[string]string{}}
+			for _, h := range fr.Fields {
+				req.header[h.Name] = h.Value
+			}
+			if fr.StreamEnded() {
+				return req, nil
+			}
+		case *http2.DataFrame:
+			if req == nil || fr.StreamID != req.id {
+				f.errorf("DATA of stream %d", fr.StreamID)
+				continue
+			}
+			req.body = append(req.body, fr.Data()...)
+			if windows && fr.Length > 0 && !fr.StreamEnded() {
+				f.fr.WriteWindowUpdate(0, fr.Length)
+				f.fr.WriteWindowUpdate(fr.StreamID, fr.Length)
+			}
+			if fr.StreamEnded() {
+				return req, nil
+			}
+		}
+	}
+}
+
+// headers writes a header block of fields on stream id, split into
+// HEADERS and CONTINUATION frames of at most 16 KiB.
+func (f *fakeConn) headers(id uint32, end bool, fields ...string) {
+	f.ebuf.Reset()
+	for i := 0; i < len(fields); i += 2 {
+		f.enc.WriteField(hpack.HeaderField{Name: fields[i], Value: fields[i+1]})
+	}
+	block := f.ebuf.Bytes()
+	first := block[:min(len(block), 16<<10)]
+	rest := block[len(first):]
+	f.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: first, EndStream: end, EndHeaders: len(rest) == 0})
+	for len(rest) > 0 {
+		frag := rest[:min(len(rest), 16<<10)]
+		rest = rest[len(frag):]
+		f.fr.WriteContinuation(id, len(rest) == 0, frag)
+	}
+}
+
+// answer answers stream id with status 200 and body.
+func (f *fakeConn) answer(id uint32, body string) {
+	f.headers(id, false, ":status", "200")
+	f.fr.WriteData(id, true, []byte(body))
+}
+
+// TestGoAwayBeforeStream checks that a call whose stream the server
+// excluded by its GOAWAY is made again on a new connection, and that the
+// connection it went away from is closed.
+func TestGoAwayBeforeStream(t *testing.T) {
+	closed := make(chan error, 1)
+	tr, accepted := startFake(t, func(n int, f *fakeConn) {
+		if !f.preface() {
+			return
+		}
+		req, err := f.read(false)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		if n == 1 {
+			f.fr.WriteGoAway(0, http2.ErrCodeNo, nil)
+			// The client closes the connection: its last stream ended.
+			_, err := f.read(false)
+			closed <- err
+			return
+		}
+		f.answer(req.id, "second")
+		f.read(false)
+	})
+	resp, err := post(context.Background(), tr, "/")
+	if err != nil || string(resp.Body) != "second" {
+		t.Fatalf("answer %q, %v", resp.Body, err)
+	}
+	if n := accepted.Load(); n != 2 {
+		t.Errorf("%d connections, want 2", n)
+	}
+	select {
+	case err := <-closed:
+		if err == nil {
+			t.Error("the connection after GOAWAY carried another request")
+		}
+	case <-time.After(2 * time.Second):
+		t.Error("the connection stayed open after GOAWAY")
+	}
+}
+
+// TestRefusedStream checks that a refused stream is made again.
+func TestRefusedStream(t *testing.T) {
+	tr, accepted := startFake(t, func(n int, f *fakeConn) {
+		if !f.preface() {
+			return
+		}
+		req, err := f.read(false)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		f.fr.WriteRSTStream(req.id, http2.ErrCodeRefusedStream)
+		if req, err = f.read(false); err != nil {
+			t.Error(err)
+			return
+		}
+		f.answer(req.id, "again")
+		f.read(false)
+	})
+	resp, err := post(context.Background(), tr, "/", []byte("{}"))
+	if err != nil || string(resp.Body) != "again" {
+		t.Fatalf("answer %q, %v", resp.Body, err)
+	}
+	if n := accepted.Load(); n != 1 {
+		t.Errorf("%d connections, want 1", n)
+	}
+}
+
+// TestAnswerFrames checks answers in every shape a server may send: after
+// a 1xx answer, with header blocks continued over several frames, padded
+// DATA, empty DATA, trailers, a PING on the way.
+func TestAnswerFrames(t *testing.T) {
+	big := strings.Repeat("v", 40<<10)
+	tr, _ := startFake(t, func(n int, f *fakeConn) {
+		if !f.preface(http2.Setting{ID: http2.SettingHeaderTableSize, Val: 0}) {
+			return
+		}
+		req, err := f.read(false)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		if req.header["x-big"] != big {
+			t.Errorf("a header field of %d bytes arrived with %d", len(big), len(req.header["x-big"]))
+		}
+		f.fr.WritePing(false, [8]byte{1, 2, 3})
+		f.headers(req.id, false, ":status", "100")
+		f.headers(req.id, false, ":status", "201", "x-large", big, "content-length", "9")
+		f.fr.WriteDataPadded(req.id, false, []byte("abc"), make([]byte, 10))
+		f.fr.WriteData(req.id, false, nil)
+		f.fr.WriteData(req.id, false, []byte("defghi"))
+		f.headers(req.id, true, "x-trailer", "t")
+		for {
+			fr, err := f.fr.ReadFrame()
+			if err != nil {
+				t.Errorf("no PING acknowledgement: %v", err)
+				return
+			}
+			if p, ok := fr.(*http2.PingFrame); ok {
+				if !p.IsAck() || p.Data != [8]byte{1, 2, 3} {
+					t.Errorf("PING answered with %v", p)
+				}
+				break
+			}
+		}
+		f.read(false)
+	})
+	resp, err := tr.Post(context.Background(), &h2.Request{Authority: "a", Path: "/", Header: []hpack.HeaderField{{Name: "x-big", Value: big}}})
+	if err != nil || resp.Status != 201 || string(resp.Body) != "abcdefghi" {
+		t.Fatalf("answer %d %q, %v", resp.Status, resp.Body, err)
+	}
+}
+
+// TestSendWindows checks that a body is sent only as the server's windows
+// allow: the server announces a stream window of 1000 bytes and grants
+// back each DATA frame as it reads it; it counts what it has granted.
+func TestSendWindows(t *testing.T) {
+	const window = 1000
+	body := bytes.Repeat([]byte("0123456789"), 30000)
+	tr, _ := startFake(t, func(n int, f *fakeConn) {
+		if !f.preface(http2.Setting{ID: http2.SettingInitialWindowSize, Val: window}) {
+			return
+		}
+		// Read by hand, checking every frame against the window.
+		avail := int64(window)
+		var got []byte
+		var id uint32
+		for {
+			fr, err := f.fr.ReadFrame()
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			switch fr := fr.(type) {
+			case *http2.SettingsFrame:
+				if !fr.IsAck() {
+					f.fr.WriteSettingsAck()
+				}
+			case *http2.MetaHeadersFrame:
+				id = fr.StreamID
+			case *http2.DataFrame:
+				if avail -= int64(fr.Length); avail < 0 {
+					t.Errorf("DATA past the stream window by %d bytes", -avail)
+					return
+				}
+				got = append(got, fr.Data()...)
+				if fr.StreamEnded() {
+					if !bytes.Equal(got, body) {
+						t.Errorf("read %d bytes, want %d", len(got), len(body))
+					}
+					f.answer(id, "ok")
+					f.read(false)
+					return
+				}
+				// Grant back what was read, in two steps.
+				half := fr.Length / 2
+				for _, g := range []uint32{half, fr.Length - half} {
+					if g > 0 {
+						f.fr.WriteWindowUpdate(id, g)
+						f.fr.WriteWindowUpdate(0, g)
+						avail += int64(g)
+					}
+				}
+			}
+		}
+	})
+	resp, err := post(context.Background(), tr, "/", body[:12345], body[12345:])
+	if err != nil || string(resp.Body) != "ok" {
+		t.Fatalf("answer %q, %v", resp.Body, err)
+	}
+}
+
+// TestWindowWaitEnds checks that a call waiting for a window the server
+// never opens returns at its deadline.
+func TestWindowWaitEnds(t *testing.T) {
+	tr, _ := startFake(t, func(n int, f *fakeConn) {
+		if !f.preface(http2.Setting{ID: http2.SettingInitialWindowSize, Val: 10}) {
+			return
+		}
+		for {
+			fr, err := f.fr.ReadFrame()
+			if err != nil {
+				return
+			}
+			if rst, ok := fr.(*http2.RSTStreamFrame); ok && rst.ErrCode != http2.ErrCodeCancel {
+				t.Errorf("RST_STREAM %v, want CANCEL", rst.ErrCode)
+			}
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if _, err := post(ctx, tr, "/", make([]byte, 100)); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("error %v, want a deadline exceeded", err)
+	}
+}
+
+// TestConnectionErrors checks that what breaks a connection fails its
+// calls, and that the next call dials anew.
+func TestConnectionErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		serve func(f *fakeConn, id uint32)
+		keep  bool // the connection serves the next call
+		want  string
+	}{
+		{"closed", func(f *fakeConn, id uint32) {}, false, "unexpected EOF"},
+		{"GOAWAY with an error", func(f *fakeConn, id uint32) {
+			f.fr.WriteGoAway(id, http2.ErrCodeInternal, []byte("bye"))
+		}, false, "unexpected EOF"},
+		{"push", func(f *fakeConn, id uint32) {
+			f.fr.WritePushPromise(http2.PushPromiseParam{StreamID: id, PromiseID: 2, EndHeaders: true})
+			f.read(false)
+		}, false, "PROTOCOL_ERROR"},
+		{"reset", func(f *fakeConn, id uint32) {
+			f.fr.WriteRSTStream(id, http2.ErrCodeInternal)
+		}, true, "stream error: stream ID 1; INTERNAL_ERROR"},
+		{"no status", func(f *fakeConn, id uint32) {
+			f.headers(id, true, "x", "y")
+		}, true, "no valid :status"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tr, accepted := startFake(t, func(n int, f *fakeConn) {
+				if !f.preface() {
+					return
+				}
+				for i := 0; ; i++ {
+					req, err := f.read(false)
+					if err != nil {
+						return
+					}
+					if n == 1 && i == 0 {
+						if tc.serve(f, req.id); !tc.keep {
+							return
+						}
+						continue
+					}
+					f.answer(req.id, "ok")
+				}
+			})
+			if _, err := post(context.Background(), tr, "/"); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want %q", err, tc.want)
+			}
+			if resp, err := post(context.Background(), tr, "/"); err != nil || string(resp.Body) != "ok" {
+				t.Errorf("the next call: %q, %v", resp.Body, err)
+			}
+			if n := accepted.Load(); n > 2 {
+				t.Errorf("%d connections", n)
+			}
+		})
+	}
+}
+
+// FuzzAnswer feeds a call's connection whatever bytes the fuzzer makes
+// after a valid preface: the call must return, answered or failed,
+// without a panic, a hang or a race.
+func FuzzAnswer(f *testing.F) {
+	frame := func(typ http2.FrameType, flags http2.Flags, id uint32, payload ...byte) []byte {
+		n := len(payload)
+		return append([]byte{byte(n >> 16), byte(n >> 8), byte(n), byte(typ), byte(flags), byte(id >> 24), byte(id >> 16), byte(id >> 8), byte(id)}, payload...)
+	}
+	status200 := []byte{0x88} // :status 200, indexed
+	f.Add(append(frame(http2.FrameHeaders, http2.FlagHeadersEndHeaders, 1, status200...), frame(http2.FrameData, http2.FlagDataEndStream, 1, 'o', 'k')...))
+	f.Add(frame(http2.FrameHeaders, http2.FlagHeadersEndHeaders|http2.FlagHeadersEndStream, 1, status200...))
+	f.Add(append(frame(http2.FrameHeaders, 0, 1, status200...), frame(http2.FrameContinuation, http2.FlagContinuationEndHeaders, 1)...))
+	f.Add(frame(http2.FrameGoAway, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+	f.Add(frame(http2.FrameWindowUpdate, 0, 0, 0x7f, 0xff, 0xff, 0xff))
+	f.Add(frame(http2.FrameSettings, 0, 0, 0, 4, 0xff, 0xff, 0xff, 0xff))
+	f.Add(frame(http2.FrameRSTStream, 0, 1, 0, 0, 0, 7))
+	f.Add([]byte("HTTP/1.1 200 OK\r\n\r\n"))
+	var script atomic.Value
+	tr, _ := startFake(f, func(n int, fc *fakeConn) {
+		fc.t = nil
+		if !fc.preface() {
+			return
+		}
+		if _, err := fc.read(false); err != nil {
+			return
+		}
+		fc.c.Write(script.Load().([]byte))
+		time.Sleep(10 * time.Millisecond)
+	})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		script.Store(data)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		start := time.Now()
+		post(ctx, tr, "/", []byte("{}"))
+		if d := time.Since(start); d > 5*time.Second {
+			t.Errorf("the call returned after %v", d)
+		}
+		tr.CloseIdleConnections()
+	})
+}
+
+// TestNoStreamsAllowed checks that a server that allows no streams fails
+// the call at once, rather than having it dial connection after
+// connection.
+func TestNoStreamsAllowed(t *testing.T) {
+	tr, accepted := startFake(t, func(n int, f *fakeConn) {
+		if !f.preface(http2.Setting{ID: http2.SettingMaxConcurrentStreams, Val: 0}) {
+			return
+		}
+		f.read(false)
+	})
+	if _, err := post(context.Background(), tr, "/"); err == nil || !strings.Contains(err.Error(), "allows no streams") {
+		t.Errorf("error %v, want the server allows no streams", err)
+	}
+	if n := accepted.Load(); n != 1 {
+		t.Errorf("%d connections, want 1", n)
+	}
+}

@@ -1,0 +1,369 @@
+package h2
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
+)
+
+// headerBlock is what the reader decoded of the header block it reads.
+type headerBlock struct {
+	stream    uint32
+	endStream bool
+	status    int
+	length    int64  // -1: none declared
+	size      uint64 // of the fields decoded, as the limit counts them
+	bytes     int    // of the fragments read
+}
+
+// readLoop reads the connection's frames until it fails or closes.
+func (c *conn) readLoop() {
+	err := c.readFrames()
+	if errors.Is(err, io.EOF) {
+		err = io.ErrUnexpectedEOF // as net/http says of a connection lost mid-call
+	}
+	c.fail(err)
+	c.idle.Stop()
+	c.t.remove(c)
+}
+
+func (c *conn) readFrames() error {
+	for {
+		f, err := c.fr.ReadFrame()
+		if err != nil {
+			// Stream errors of the Framer (bad padding, a HEADERS frame
+			// depending on itself) end the connection too: a header
+			// block left undecoded would put the header table out of
+			// step with the server's.
+			return err
+		}
+		switch f := f.(type) {
+		case *http2.DataFrame:
+			err = c.onData(f)
+		case *http2.HeadersFrame:
+			c.hdr = headerBlock{stream: f.StreamID, endStream: f.StreamEnded(), length: -1}
+			err = c.onHeaderFragment(f.HeaderBlockFragment(), f.HeadersEnded())
+		case *http2.ContinuationFrame:
+			err = c.onHeaderFragment(f.HeaderBlockFragment(), f.HeadersEnded())
+		case *http2.SettingsFrame:
+			err = c.onSettings(f)
+		case *http2.WindowUpdateFrame:
+			err = c.onWindowUpdate(f)
+		case *http2.PingFrame:
+			if !f.IsAck() {
+				data := f.Data
+				c.queueControl(func(fr *http2.Framer) { fr.WritePing(true, data) })
+			}
+		case *http2.RSTStreamFrame:
+			c.onReset(f)
+		case *http2.GoAwayFrame:
+			c.onGoAway(f)
+		case *http2.PushPromiseFrame:
+			// We announced SETTINGS_ENABLE_PUSH 0.
+			err = http2.ConnectionError(http2.ErrCodeProtocol)
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// lookup is the open stream of id, nil when there is none (never opened,
+// or ended: answered, cancelled, reset).
+func (c *conn) lookup(id uint32) *stream {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.streams[id]
+}
+
+// failStream ends the stream of id with err, resetting it when asked.
+func (c *conn) failStream(id uint32, err error, reset bool) {
+	if st := c.lookup(id); st != nil {
+		c.finish(st, err)
+	}
+	if reset {
+		c.writeReset(id, http2.ErrCodeCancel)
+	}
+}
+
+// emit takes one decoded header field of the block being read.
+func (c *conn) emit(f hpack.HeaderField) {
+	c.hdr.size += uint64(f.Size())
+	switch f.Name {
+	case ":status":
+		if n, err := strconv.Atoi(f.Value); err == nil && len(f.Value) == 3 {
+			c.hdr.status = n
+		}
+	case "content-length":
+		if n, err := strconv.ParseInt(f.Value, 10, 64); err == nil && n >= 0 {
+			c.hdr.length = n
+		}
+	}
+}
+
+// onHeaderFragment decodes one fragment of a header block; at its end it
+// applies the block to its stream. Every block is decoded, also those of
+// streams that ended, to keep the decoder's table in step with the
+// server's encoder.
+func (c *conn) onHeaderFragment(frag []byte, end bool) error {
+	// A block is bounded as it arrives, not only at its end: a server
+	// may send CONTINUATION frames without end.
+	if c.hdr.bytes += len(frag); c.hdr.bytes > maxHeaderList {
+		return fmt.Errorf("h2: the server sent a header block of more than %d bytes", maxHeaderList)
+	}
+	if _, err := c.dec.Write(frag); err != nil {
+		return http2.ConnectionError(http2.ErrCodeCompression)
+	}
+	if c.hdr.size > maxHeaderList {
+		return fmt.Errorf("h2: the server sent a header list of %d bytes", c.hdr.size)
+	}
+	if !end {
+		return nil
+	}
+	if err := c.dec.Close(); err != nil {
+		return http2.ConnectionError(http2.ErrCodeCompression)
+	}
+	if c.hdr.size > maxHeaderList {
+		return fmt.Errorf("h2: the server sent a header list of %d bytes", c.hdr.size)
+	}
+	h := c.hdr
+	st := c.lookup(h.stream)
+	if st == nil {
+		return nil
+	}
+	switch {
+	case st.answered:
+		// Trailers: only their end of the stream matters.
+		if !h.endStream {
+			c.failStream(h.stream, errors.New("h2: trailers do not end the stream"), true)
+			return nil
+		}
+	case h.status == 0:
+		c.failStream(h.stream, errors.New("h2: the answer has no valid :status"), true)
+		return nil
+	case h.status < 200:
+		// 1xx: the final answer follows.
+		if h.endStream {
+			c.failStream(h.stream, fmt.Errorf("h2: the answer ends with status %d", h.status), false)
+		}
+		return nil
+	default:
+		st.answered = true
+		st.status = h.status
+		st.length = h.length
+		if h.length >= 0 {
+			if limit := c.t.MaxResponse; limit > 0 && h.length > int64(limit) {
+				c.failStream(h.stream, ErrTooLarge, !h.endStream)
+				return nil
+			}
+			// A declared length is read into a buffer of that size, not
+			// a series of growing ones; but it is made at most
+			// maxPrealloc at first and grown as the body arrives
+			// (onData), so that a server holds only as much of our
+			// memory as it sent.
+			st.data = make([]byte, 0, min(h.length, maxPrealloc))
+		}
+	}
+	if h.endStream {
+		c.finish(st, st.lengthError())
+	}
+	return nil
+}
+
+// maxPrealloc bounds the buffer made for an answer's declared length
+// before any of it arrived.
+const maxPrealloc = 1 << 20
+
+// lengthError is the error of an answer that ended with a body other
+// than its declared content-length, as net/http words it.
+func (st *stream) lengthError() error {
+	if st.length >= 0 && int64(len(st.data)) != st.length && st.status != 204 && st.status != 304 {
+		return io.ErrUnexpectedEOF
+	}
+	return nil
+}
+
+// onData appends a DATA frame to its stream and replenishes the receive
+// windows.
+func (c *conn) onData(f *http2.DataFrame) error {
+	n := int64(f.Length) // padding counts against the windows too
+	if c.recvAvail -= n; c.recvAvail < 0 {
+		return http2.ConnectionError(http2.ErrCodeFlowControl)
+	}
+	c.recvUnacked += n
+	var streamUpdate uint32
+	if st := c.lookup(f.StreamID); st != nil {
+		data := f.Data()
+		st.recvAvail -= n
+		switch {
+		case !st.answered:
+			c.failStream(f.StreamID, errors.New("h2: DATA before the answer's HEADERS"), true)
+		case st.recvAvail < 0:
+			c.failStream(f.StreamID, http2.StreamError{StreamID: f.StreamID, Code: http2.ErrCodeFlowControl}, true)
+		case c.t.MaxResponse > 0 && len(st.data)+len(data) > c.t.MaxResponse:
+			c.failStream(f.StreamID, ErrTooLarge, !f.StreamEnded())
+		case st.length >= 0 && int64(len(st.data)+len(data)) > st.length:
+			c.failStream(f.StreamID, errors.New("h2: the server sent more than its declared content-length"), !f.StreamEnded())
+		default:
+			if need := len(st.data) + len(data); need > cap(st.data) && st.length >= 0 {
+				// Towards the declared length, doubling: at most twice
+				// what arrived is held, and the last buffer is exact.
+				grown := make([]byte, len(st.data), min(st.length, max(int64(need), 2*int64(cap(st.data)))))
+				copy(grown, st.data)
+				st.data = grown
+			}
+			st.data = append(st.data, data...)
+			if f.StreamEnded() {
+				c.finish(st, st.lengthError())
+				break
+			}
+			if st.recvUnacked += n; st.recvUnacked >= streamUpdateAt {
+				streamUpdate = uint32(st.recvUnacked)
+				st.recvAvail += st.recvUnacked
+				st.recvUnacked = 0
+			}
+		}
+	}
+	var connUpdate uint32
+	if c.recvUnacked >= connUpdateAt {
+		connUpdate = uint32(c.recvUnacked)
+		c.recvAvail += c.recvUnacked
+		c.recvUnacked = 0
+	}
+	if streamUpdate == 0 && connUpdate == 0 {
+		return nil
+	}
+	id := f.StreamID
+	c.queueControl(func(fr *http2.Framer) {
+		if streamUpdate > 0 {
+			fr.WriteWindowUpdate(id, streamUpdate)
+		}
+		if connUpdate > 0 {
+			fr.WriteWindowUpdate(0, connUpdate)
+		}
+	})
+	return nil
+}
+
+// onSettings applies the server's settings and acknowledges them.
+func (c *conn) onSettings(f *http2.SettingsFrame) error {
+	if f.IsAck() {
+		return nil
+	}
+	var tableSize uint32
+	var haveTableSize bool
+	c.mu.Lock()
+	err := f.ForeachSetting(func(s http2.Setting) error {
+		switch s.ID {
+		case http2.SettingHeaderTableSize:
+			tableSize, haveTableSize = s.Val, true
+		case http2.SettingMaxConcurrentStreams:
+			c.maxStreams = s.Val
+		case http2.SettingInitialWindowSize:
+			if s.Val > maxStreamID {
+				return http2.ConnectionError(http2.ErrCodeFlowControl)
+			}
+			// A change applies to the streams open, and may leave their
+			// windows negative.
+			delta := int64(s.Val) - c.streamSendWindow
+			c.streamSendWindow = int64(s.Val)
+			for _, st := range c.streams {
+				st.sendWindow += delta
+			}
+		case http2.SettingMaxFrameSize:
+			if s.Val < defaultMaxFrame || s.Val > 1<<24-1 {
+				return http2.ConnectionError(http2.ErrCodeProtocol)
+			}
+			c.maxFrame = s.Val
+		case http2.SettingMaxHeaderListSize:
+			c.maxHeaderList = s.Val
+		}
+		return nil
+	})
+	first := !c.settings
+	c.settings = true
+	c.wakeLocked()
+	c.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	if haveTableSize {
+		c.setTableSize(tableSize)
+	}
+	c.queueControl(func(fr *http2.Framer) { fr.WriteSettingsAck() })
+	if first {
+		close(c.ready)
+	}
+	return nil
+}
+
+// onWindowUpdate opens a send window, waking the calls waiting for one.
+func (c *conn) onWindowUpdate(f *http2.WindowUpdateFrame) error {
+	c.mu.Lock()
+	incr := int64(f.Increment)
+	var closeNow bool
+	if f.StreamID == 0 {
+		if c.sendWindow += incr; c.sendWindow > maxStreamID {
+			c.mu.Unlock()
+			return http2.ConnectionError(http2.ErrCodeFlowControl)
+		}
+	} else if st := c.streams[f.StreamID]; st != nil {
+		if st.sendWindow += incr; st.sendWindow > maxStreamID {
+			closeNow = c.finishLocked(st, http2.StreamError{StreamID: f.StreamID, Code: http2.ErrCodeFlowControl})
+		}
+	}
+	c.wakeLocked()
+	c.mu.Unlock()
+	if closeNow {
+		c.tc.Close()
+	}
+	return nil
+}
+
+// wakeLocked wakes the calls waiting for a send window.
+func (c *conn) wakeLocked() {
+	if c.windowed != nil {
+		close(c.windowed)
+		c.windowed = nil
+	}
+}
+
+// onReset ends a stream the server reset. A refused stream was never
+// processed, so its call is made again elsewhere.
+func (c *conn) onReset(f *http2.RSTStreamFrame) {
+	st := c.lookup(f.StreamID)
+	if st == nil {
+		return
+	}
+	st.reset = true
+	var err error = http2.StreamError{StreamID: f.StreamID, Code: f.ErrCode}
+	if f.ErrCode == http2.ErrCodeRefusedStream {
+		err = retryable{err}
+	}
+	c.finish(st, err)
+}
+
+// onGoAway takes no more streams on the connection. The streams above the
+// last one the server processes are made again on another connection;
+// the connection closes when its last stream ends.
+func (c *conn) onGoAway(f *http2.GoAwayFrame) {
+	c.mu.Lock()
+	c.goAway = true
+	c.lastStreamID = f.LastStreamID
+	closeNow := c.closeIfDoneLocked()
+	for id, st := range c.streams {
+		if id > f.LastStreamID {
+			// The last of these to end closes the connection, if no
+			// stream below the GOAWAY's remains.
+			closeNow = c.finishLocked(st, retryable{fmt.Errorf("h2: the server sent GOAWAY (%v) before stream %d", f.ErrCode, id)}) || closeNow
+		}
+	}
+	c.mu.Unlock()
+	if closeNow {
+		c.tc.Close()
+	}
+}
