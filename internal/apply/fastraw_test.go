@@ -160,25 +160,9 @@ func TestUpdateRawMatchesSlow(t *testing.T) {
 		func(o map[string]any, n int) {
 			spec(o)["color"], spec(o)["replicas"] = fmt.Sprint("c", n%2), int64(n%2)
 		},
-		func(o map[string]any, n int) {
-			md := metadata(o)
-			l, _ := md["labels"].(map[string]any)
-			if l == nil {
-				l = map[string]any{}
-				md["labels"] = l
-			}
-			l[fmt.Sprint("l", n%3)] = fmt.Sprint("v", n%2)
-		},
-		func(o map[string]any, n int) {
-			// A name FieldsV1 writes escaped.
-			md := metadata(o)
-			l, _ := md["labels"].(map[string]any)
-			if l == nil {
-				l = map[string]any{}
-				md["labels"] = l
-			}
-			l[fmt.Sprint("l<&>\"", n%2)] = fmt.Sprint("v", n%3)
-		},
+		func(o map[string]any, n int) { labelsOf(o)[fmt.Sprint("l", n%3)] = fmt.Sprint("v", n%2) },
+		// A name FieldsV1 writes escaped.
+		func(o map[string]any, n int) { labelsOf(o)[fmt.Sprint("l<&>\"", n%2)] = fmt.Sprint("v", n%3) },
 		func(o map[string]any, n int) {
 			if l, ok := metadata(o)["labels"].(map[string]any); ok {
 				delete(l, fmt.Sprint("l", n%3))
@@ -255,4 +239,15 @@ func TestUpdateRawMatchesSlow(t *testing.T) {
 	if fastRaw < steps/2 {
 		t.Errorf("the encoded path recorded %d of %d writes; want most", fastRaw, steps)
 	}
+}
+
+// labelsOf is o's labels, made when it has none.
+func labelsOf(o map[string]any) map[string]any {
+	md := metadata(o)
+	l, _ := md["labels"].(map[string]any)
+	if l == nil {
+		l = map[string]any{}
+		md["labels"] = l
+	}
+	return l
 }

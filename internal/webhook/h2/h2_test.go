@@ -274,12 +274,7 @@ func TestGoAwayThenNewConnection(t *testing.T) {
 	if p.closed.Load() != 1 {
 		t.Fatal("the connection stayed open 700ms after the server's idle timeout of 100ms")
 	}
-	if resp, err := post(context.Background(), p.tr, "/"); err != nil || resp.Status != 200 {
-		t.Fatalf("the call after the GOAWAY: %d, %v", resp.Status, err)
-	}
-	if n := p.accepted.Load(); n != 2 {
-		t.Errorf("%d connections, want 2", n)
-	}
+	nextCall(t, p, "the call after the GOAWAY", 2)
 }
 
 // TestServerClosesMidCall checks that a connection the server drops fails
@@ -297,12 +292,7 @@ func TestServerClosesMidCall(t *testing.T) {
 	if _, err := post(context.Background(), p.tr, "/drop"); err == nil {
 		t.Fatal("a call on a dropped connection succeeded")
 	}
-	if resp, err := post(context.Background(), p.tr, "/"); err != nil || resp.Status != 200 {
-		t.Fatalf("the call after: %d, %v", resp.Status, err)
-	}
-	if n := p.accepted.Load(); n != 2 {
-		t.Errorf("%d connections, want 2", n)
-	}
+	nextCall(t, p, "the call after", 2)
 }
 
 // TestCallEnds checks calls that end before their answer: at their
@@ -420,12 +410,7 @@ func TestIdleTimeout(t *testing.T) {
 	if p.closed.Load() != 1 {
 		t.Fatal("an idle connection stayed open past the idle timeout")
 	}
-	if _, err := post(context.Background(), p.tr, "/"); err != nil {
-		t.Fatal(err)
-	}
-	if n := p.accepted.Load(); n != 2 {
-		t.Errorf("%d connections, want 2", n)
-	}
+	nextCall(t, p, "the next call", 2)
 }
 
 func TestCloseIdleConnections(t *testing.T) {
@@ -485,5 +470,17 @@ func TestDialErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want %q", tc.name, err, tc.want)
 		}
+	}
+}
+
+// nextCall checks that a call now succeeds and that the peer has accepted
+// conns connections in all.
+func nextCall(t *testing.T, p *peer, what string, conns int64) {
+	t.Helper()
+	if resp, err := post(context.Background(), p.tr, "/"); err != nil || resp.Status != 200 {
+		t.Fatalf("%s: %d, %v", what, resp.Status, err)
+	}
+	if n := p.accepted.Load(); n != conns {
+		t.Errorf("%d connections, want %d", n, conns)
 	}
 }
