@@ -107,7 +107,7 @@ type conn struct {
 
 	// pmu guards the control frames queued for the next write (encoded
 	// by cfr into pending) and a header table size to apply before the
-	// next header block. It is taken after wsem and mu, never before.
+	// next header block. No other lock is taken while it is held.
 	pmu       sync.Mutex
 	pending   buffer
 	cfr       *http2.Framer
