@@ -98,6 +98,10 @@ func (v *versions) get(ctx context.Context, kind schema.GroupVersionKind) (*vers
 	if vo, ok := v.m[kind]; ok {
 		return vo, nil
 	}
+	// A conversion reads the objects as values.
+	if err := materialize(at); err != nil {
+		return nil, err
+	}
 	av := kind.GroupVersion().String()
 	vo := &versioned{}
 	var err error

@@ -156,6 +156,11 @@ func (a *Admission) mutateOne(ctx context.Context, inv *invocation, at *Attribut
 	if resp.patchType != admissionv1.PatchTypeJSONPatch {
 		return false, &callError{name: h.Name, reason: fmt.Errorf("unsupported patch type %q", resp.patchType)}
 	}
+	// The patch applies to the object as values, and what it changed is
+	// told by comparing values.
+	if err := materialize(at); err != nil {
+		return false, apierrors.NewInternalError(err)
+	}
 	patched, err := applyPatch(vo.object, ops)
 	if err != nil {
 		return false, apierrors.NewInternalError(err)

@@ -2,6 +2,7 @@ package admission
 
 import (
 	"context"
+	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
@@ -10,23 +11,32 @@ import (
 
 // The handler may hand admission objects whose metadata.managedFields are
 // kept encoded (a codec.Raw: see codec.DecodeOptions.RawManagedFields).
-// Policies, webhooks and everything they run read objects as decoded
-// values, so such objects are decoded before any of them sees them; when
-// there is none to run, nothing reads them and they stay as they are.
+// A webhook receives the objects encoded, and a Raw encodes as it is, so
+// calling one reads nothing in them but labels. What reads them as
+// values decodes them first, in place, object and old object alike:
+// policies (before any runs), a webhook's matchConditions, a conversion
+// to the version a webhook matched, and a webhook's patch.
 
 // decodeManagedFields decodes the encoded managedFields of at's objects
-// when a policy or webhook of the phase (mutating or validating) may
-// run.
+// when a policy of the phase (mutating or validating) may run.
 func (a *Admission) decodeManagedFields(ctx context.Context, at *Attributes, mutating bool) error {
 	if !encodedManagedFields(at.Object) && !encodedManagedFields(at.OldObject) {
 		return nil
 	}
-	if a.idle(ctx, mutating) {
+	if a.policiesIdle(ctx, mutating) {
 		return nil
 	}
+	if err := materialize(at); err != nil {
+		return apierrors.NewInternalError(err)
+	}
+	return nil
+}
+
+// materialize decodes the encoded managedFields of at's objects, if any.
+func materialize(at *Attributes) error {
 	for _, obj := range []map[string]any{at.Object, at.OldObject} {
 		if err := codec.MaterializeManagedFields(obj); err != nil {
-			return apierrors.NewInternalError(err)
+			return fmt.Errorf("decoding managedFields: %w", err)
 		}
 	}
 	return nil
@@ -38,24 +48,18 @@ func encodedManagedFields(obj map[string]any) bool {
 	return ok
 }
 
-// Idle reports whether no webhook or policy of either phase is
-// registered, so that admission will not read the objects of a write.
-// The handler keeps managedFields encoded only then: decoding them here
-// for a webhook costs more than their being kept encoded saved.
-func (a *Admission) Idle(ctx context.Context) bool {
-	return a.idle(ctx, true) && a.idle(ctx, false)
+// KeepsEncoded reports whether objects with encoded managedFields stay
+// so through admission unless a webhook needs them decoded: no policy of
+// either phase is registered. The handler keeps managedFields encoded
+// only then: a policy reads every object decoded, and decoding them here
+// costs more than their being kept encoded saved.
+func (a *Admission) KeepsEncoded(ctx context.Context) bool {
+	return a.policiesIdle(ctx, true) && a.policiesIdle(ctx, false)
 }
 
-// idle reports whether no policy or webhook of the phase is registered
+// policiesIdle reports whether no policy of the phase is registered
 // (false when that cannot be told: the phase then reports the error).
-func (a *Admission) idle(ctx context.Context, mutating bool) bool {
-	set := &a.validating
-	if mutating {
-		set = &a.mutating
-	}
-	if hooks, err := a.hooks(ctx, set); err != nil || len(hooks) > 0 {
-		return false
-	}
+func (a *Admission) policiesIdle(ctx context.Context, mutating bool) bool {
 	if mutating {
 		policies, err := a.mutatingPolicies(ctx)
 		return err == nil && len(policies) == 0

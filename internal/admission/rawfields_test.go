@@ -2,6 +2,7 @@ package admission
 
 import (
 	"context"
+	"encoding/json"
 	"reflect"
 	"testing"
 
@@ -30,73 +31,154 @@ func withEncodedManagedFields(t *testing.T, obj map[string]any) map[string]any {
 	return out
 }
 
-// TestEncodedManagedFieldsDecodedForWebhooks: what a webhook or policy
-// may read is decoded; with nothing registered, nothing is.
-func TestEncodedManagedFieldsDecodedForWebhooks(t *testing.T) {
+// TestEncodedManagedFieldsDecodedWhereRead: webhooks receive encoded
+// managedFields as they are, and the objects stay encoded through a call;
+// what reads them as values (matchConditions, a patch, a policy) decodes
+// them, object and old object alike. With nothing registered, nothing is
+// decoded.
+func TestEncodedManagedFieldsDecodedWhereRead(t *testing.T) {
 	want := []any{map[string]any{"apiVersion": "example.com/v1", "fieldsType": "FieldsV1", "fieldsV1": map[string]any{"f:spec": map[string]any{}}, "manager": "m", "operation": "Update"}}
-	idle := New(Config{})
-	at := widgetAttributes(Update)
-	at.Object = withEncodedManagedFields(t, at.Object)
-	at.OldObject = withEncodedManagedFields(t, widgetAttributes(Update).Object)
-	if err := idle.Mutate(context.Background(), at); err != nil {
-		t.Fatal(err)
-	}
-	if err := idle.Validate(context.Background(), at); err != nil {
-		t.Fatal(err)
-	}
-	if !encodedManagedFields(at.Object) || !encodedManagedFields(at.OldObject) {
-		t.Errorf("with nothing registered, managedFields were decoded")
-	}
-
 	hook := startHook(t)
-	for _, mutating := range []bool{true, false} {
-		src := &source{validating: []Stored{stored("c", false, webhookAt("w.example.com", hook.on("/v", allowed), hook.CABundle, admissionregistrationv1.Fail))}}
-		if mutating {
-			src = &source{mutating: []Stored{stored("c", true, webhookAt("w.example.com", hook.on("/m", allowed), hook.CABundle, admissionregistrationv1.Fail))}}
-		}
-		a := New(Config{Source: src})
+	conditional := func(w admissionregistrationv1.MutatingWebhook) admissionregistrationv1.MutatingWebhook {
+		w.MatchConditions = []admissionregistrationv1.MatchCondition{{Name: "a", Expression: "object.spec.size > 0"}}
+		return w
+	}
+	policies := &policySource{
+		policies: []Stored{storedYAML(t, `
+metadata: {name: p}
+spec:
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [example.com], apiVersions: [v1], operations: [UPDATE], resources: [widgets]}
+  validations: [{expression: 'true'}]
+`, &admissionregistrationv1.ValidatingAdmissionPolicy{})},
+		bindings: []Stored{storedYAML(t, "metadata: {name: b}\nspec: {policyName: p, validationActions: [Deny]}", &admissionregistrationv1.ValidatingAdmissionPolicyBinding{})},
+	}
+	// other matches only the widgets' other version, v2.
+	other := webhookAt("w.example.com", hook.on("/o", allowed), hook.CABundle, admissionregistrationv1.Fail)
+	other.Rules[0].APIVersions = []string{"v2"}
+	other.MatchPolicy = ptr(admissionregistrationv1.Equivalent)
+	for _, tc := range []struct {
+		name     string
+		cfg      Config
+		mutating bool
+		decoded  bool
+	}{
+		{name: "nothing registered", cfg: Config{}},
+		{name: "mutating webhook", mutating: true,
+			cfg: Config{Source: &source{mutating: []Stored{stored("c", true, webhookAt("w.example.com", hook.on("/m", allowed), hook.CABundle, admissionregistrationv1.Fail))}}}},
+		{name: "validating webhook",
+			cfg: Config{Source: &source{validating: []Stored{stored("c", false, webhookAt("w.example.com", hook.on("/v", allowed), hook.CABundle, admissionregistrationv1.Fail))}}}},
+		{name: "mutating webhook with matchConditions", mutating: true, decoded: true,
+			cfg: Config{Source: &source{mutating: []Stored{stored("c", true, conditional(webhookAt("w.example.com", hook.on("/m", allowed), hook.CABundle, admissionregistrationv1.Fail)))}}}},
+		{name: "validating webhook with matchConditions", decoded: true,
+			cfg: Config{Source: &source{validating: []Stored{stored("c", false, conditional(webhookAt("w.example.com", hook.on("/v", allowed), hook.CABundle, admissionregistrationv1.Fail)))}}}},
+		{name: "patching webhook", mutating: true, decoded: true,
+			cfg: Config{Source: &source{mutating: []Stored{stored("c", true, webhookAt("w.example.com", hook.on("/p", patch(`[{"op":"add","path":"/spec/color","value":"red"}]`)), hook.CABundle, admissionregistrationv1.Fail))}}}},
+		{name: "webhook of another version", decoded: true,
+			cfg: Config{Source: &source{validating: []Stored{stored("c", false, other)}}}},
+		{name: "validating policy", decoded: true, cfg: Config{Policies: policies}},
+		{name: "mutating policy", mutating: true, decoded: true, cfg: Config{MutatingPolicies: mutatingPolicies(t)}},
+	} {
+		a := New(tc.cfg)
 		at := widgetAttributes(Update)
 		at.Object = withEncodedManagedFields(t, at.Object)
 		at.OldObject = withEncodedManagedFields(t, widgetAttributes(Update).Object)
+		oldJSON, err := codec.Marshal(at.OldObject)
+		if err != nil {
+			t.Fatal(err)
+		}
+		at.OldObjectJSON = oldJSON
+		at.Versions = []string{"v1", "v2"}
+		at.Convert = func(_ context.Context, obj map[string]any, av string) (map[string]any, error) {
+			obj["apiVersion"] = av
+			return obj, nil
+		}
 		run := a.Validate
-		if mutating {
+		if tc.mutating {
 			run = a.Mutate
 		}
 		if err := run(context.Background(), at); err != nil {
-			t.Fatal(err)
+			t.Fatalf("%s: %v", tc.name, err)
 		}
 		for what, obj := range map[string]map[string]any{"object": at.Object, "oldObject": at.OldObject} {
-			if got := obj["metadata"].(map[string]any)["managedFields"]; !reflect.DeepEqual(got, want) {
-				t.Errorf("mutating %v: %s managedFields %#v, want %#v", mutating, what, got, want)
+			got := obj["metadata"].(map[string]any)["managedFields"]
+			if !tc.decoded {
+				if !encodedManagedFields(obj) {
+					t.Errorf("%s: %s managedFields decoded: %#v", tc.name, what, got)
+				}
+				continue
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("%s: %s managedFields %#v, want %#v", tc.name, what, got, want)
+			}
+		}
+	}
+	// Webhooks received the entries as they are.
+	for _, path := range []string{"/m", "/v", "/p", "/o"} {
+		for _, r := range hook.reviews(path) {
+			for what, raw := range map[string][]byte{"object": r.Request.Object.Raw, "oldObject": r.Request.OldObject.Raw} {
+				var obj struct {
+					Metadata struct {
+						ManagedFields []any `json:"managedFields"`
+					} `json:"metadata"`
+				}
+				if err := json.Unmarshal(raw, &obj); err != nil {
+					t.Fatalf("%s: %s: %v", path, what, err)
+				}
+				if !reflect.DeepEqual(obj.Metadata.ManagedFields, want) {
+					t.Errorf("%s: the webhook received %s managedFields %#v, want %#v", path, what, obj.Metadata.ManagedFields, want)
+				}
 			}
 		}
 	}
 }
 
-// TestIdle: admission is idle, and the handler keeps managedFields
-// encoded, only while no webhook or policy of either phase is registered.
-func TestIdle(t *testing.T) {
+// TestKeepsEncoded: the handler keeps managedFields encoded while no
+// policy of either phase is registered; webhooks leave it so.
+func TestKeepsEncoded(t *testing.T) {
 	ctx := context.Background()
-	if !New(Config{}).Idle(ctx) {
-		t.Error("nothing registered: not idle")
+	if !New(Config{}).KeepsEncoded(ctx) {
+		t.Error("nothing registered: not kept encoded")
 	}
-	if !New(Config{Source: &source{}, Policies: &policySource{}}).Idle(ctx) {
-		t.Error("empty sources: not idle")
+	if !New(Config{Source: &source{}, Policies: &policySource{}}).KeepsEncoded(ctx) {
+		t.Error("empty sources: not kept encoded")
 	}
 	hook := startHook(t)
 	for name, src := range map[string]*source{
 		"mutating":   {mutating: []Stored{stored("c", true, webhookAt("w.example.com", hook.on("/m", allowed), hook.CABundle, admissionregistrationv1.Fail))}},
 		"validating": {validating: []Stored{stored("c", false, webhookAt("w.example.com", hook.on("/v", allowed), hook.CABundle, admissionregistrationv1.Fail))}},
 	} {
-		if New(Config{Source: src}).Idle(ctx) {
-			t.Errorf("a %s webhook registered: idle", name)
+		if !New(Config{Source: src}).KeepsEncoded(ctx) {
+			t.Errorf("a %s webhook registered: not kept encoded", name)
 		}
 	}
 	policies := &policySource{
 		policies: []Stored{storedYAML(t, "metadata: {name: p}\nspec: {validations: [{expression: 'true'}]}", &admissionregistrationv1.ValidatingAdmissionPolicy{})},
 		bindings: []Stored{storedYAML(t, "metadata: {name: b}\nspec: {policyName: p, validationActions: [Deny]}", &admissionregistrationv1.ValidatingAdmissionPolicyBinding{})},
 	}
-	if New(Config{Policies: policies}).Idle(ctx) {
-		t.Error("a policy binding registered: idle")
+	if New(Config{Policies: policies}).KeepsEncoded(ctx) {
+		t.Error("a policy binding registered: kept encoded")
+	}
+	if New(Config{MutatingPolicies: mutatingPolicies(t)}).KeepsEncoded(ctx) {
+		t.Error("a mutating policy registered: kept encoded")
+	}
+}
+
+// mutatingPolicies holds one MutatingAdmissionPolicy, bound, that labels
+// updates of widgets.
+func mutatingPolicies(t *testing.T) *mutatingSource {
+	return &mutatingSource{
+		policies: []Stored{storedYAML(t, `
+metadata: {name: p}
+spec:
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [example.com], apiVersions: [v1], operations: [UPDATE], resources: [widgets]}
+  mutations:
+  - patchType: JSONPatch
+    jsonPatch: {expression: "[JSONPatch{op: 'add', path: '/metadata/labels', value: {'a': 'b'}}]"}
+`, &admissionregistrationv1.MutatingAdmissionPolicy{})},
+		bindings: []Stored{storedYAML(t, "metadata: {name: b}\nspec: {policyName: p}", &admissionregistrationv1.MutatingAdmissionPolicyBinding{})},
 	}
 }

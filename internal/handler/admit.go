@@ -25,9 +25,10 @@ import (
 type Admitter interface {
 	Mutate(ctx context.Context, at *admission.Attributes) error
 	Validate(ctx context.Context, at *admission.Attributes) error
-	// Idle reports whether no webhook or policy is registered: admission
-	// then reads no object.
-	Idle(ctx context.Context) bool
+	// KeepsEncoded reports whether objects whose managedFields are kept
+	// encoded stay so unless a webhook needs them decoded: no policy is
+	// registered.
+	KeepsEncoded(ctx context.Context) bool
 }
 
 var _ Admitter = (*admission.Admission)(nil)
@@ -118,10 +119,10 @@ func (h *Handler) deleteAdmission(c *call, namespace, name string, opts *metav1.
 	}
 }
 
-// admissionIdle reports whether admission will read no object of c's
-// write.
-func (h *Handler) admissionIdle(c *call) bool {
-	return h.admit == nil || h.admit.Idle(c.r.Context())
+// admissionKeepsEncoded reports whether admission reads the objects of
+// c's write as values only where it must (see admission.KeepsEncoded).
+func (h *Handler) admissionKeepsEncoded(c *call) bool {
+	return h.admit == nil || h.admit.KeepsEncoded(c.r.Context())
 }
 
 func isNamespaces(c *call) bool { return c.def.Group == "" && c.def.Resource == "namespaces" }

@@ -393,6 +393,70 @@ func TestAdmissionWebhooks(t *testing.T) {
 		}
 	})
 
+	t.Run("an update's managedFields", func(t *testing.T) {
+		// Webhooks see an update's managedFields as recorded for it, and
+		// what is stored is the same whether a webhook patched the
+		// object or not: the request's manager owns what it changed, the
+		// creator keeps the rest, and a webhook's change is not
+		// recorded (as upstream records fields before admission).
+		hook.handle("/mf-pass", allow)
+		hook.handle("/mf-patch", func(_ *http.Request, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+			if req.Operation != admissionv1.Update {
+				return allow(nil, req)
+			}
+			return jsonPatch(`[{"op":"add","path":"/spec/size","value":"L"}]`)
+		})
+		registerWebhooks(t, srv, cfg(mutating, "mf-pass.example.com", "/mf-pass", widgetRules+"  objectSelector: {matchLabels: {mf: \"pass\"}}\n")+
+			cfg(mutating, "mf-patch.example.com", "/mf-patch", widgetRules+"  objectSelector: {matchLabels: {mf: \"patch\"}}\n"))
+		defer unregisterWebhooks(t, srv, "mutatingwebhookconfiguration/mf-pass.example.com", "mutatingwebhookconfiguration/mf-patch.example.com")
+		ctx := testContext(t, startTimeout)
+		widgets := srv.Dynamic.Resource(widgetsV1).Namespace("w")
+		for _, kind := range []string{"pass", "patch"} {
+			name := "mf-" + kind
+			if out, err := create(t, name, "mf="+kind); err != nil {
+				t.Fatalf("create: %s", out)
+			}
+			cur, err := widgets.Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := unstructured.SetNestedField(cur.Object, "blue", "spec", "color"); err != nil {
+				t.Fatal(err)
+			}
+			updated, err := widgets.Update(ctx, cur, metav1.UpdateOptions{FieldManager: "e2e-updater"})
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			if size, _, _ := unstructured.NestedString(updated.Object, "spec", "size"); (kind == "patch") != (size == "L") {
+				t.Errorf("%s: spec.size %q after the update", name, size)
+			}
+			owners := map[string]string{}
+			for _, e := range updated.GetManagedFields() {
+				owners[e.Manager+"/"+string(e.Operation)] = string(e.FieldsV1.Raw)
+			}
+			want := map[string]string{
+				"kubectl-create/Update": `{"f:metadata":{"f:labels":{".":{},"f:mf":{}}},"f:spec":{".":{},"f:replicas":{}}}`,
+				"e2e-updater/Update":    `{"f:spec":{"f:color":{}}}`,
+			}
+			if !reflect.DeepEqual(owners, want) {
+				t.Errorf("%s: managedFields %v, want %v", name, owners, want)
+			}
+			var seen []metav1.ManagedFieldsEntry
+			for _, r := range hook.received("/" + name) {
+				if r.Operation == admissionv1.Update && r.Name == name {
+					var obj unstructured.Unstructured
+					if err := obj.UnmarshalJSON(r.Object.Raw); err != nil {
+						t.Fatal(err)
+					}
+					seen = obj.GetManagedFields()
+				}
+			}
+			if !reflect.DeepEqual(seen, updated.GetManagedFields()) {
+				t.Errorf("%s: the webhook saw managedFields %+v, then %+v were stored", name, seen, updated.GetManagedFields())
+			}
+		}
+	})
+
 	t.Run("subresources and delete", func(t *testing.T) {
 		if out, err := create(t, "sub"); err != nil {
 			t.Fatalf("create: %s", out)
