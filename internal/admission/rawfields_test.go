@@ -43,17 +43,6 @@ func TestEncodedManagedFieldsDecodedWhereRead(t *testing.T) {
 		w.MatchConditions = []admissionregistrationv1.MatchCondition{{Name: "a", Expression: "object.spec.size > 0"}}
 		return w
 	}
-	policies := &policySource{
-		policies: []Stored{storedYAML(t, `
-metadata: {name: p}
-spec:
-  matchConstraints:
-    resourceRules:
-    - {apiGroups: [example.com], apiVersions: [v1], operations: [UPDATE], resources: [widgets]}
-  validations: [{expression: 'true'}]
-`, &admissionregistrationv1.ValidatingAdmissionPolicy{})},
-		bindings: []Stored{storedYAML(t, "metadata: {name: b}\nspec: {policyName: p, validationActions: [Deny]}", &admissionregistrationv1.ValidatingAdmissionPolicyBinding{})},
-	}
 	// other matches only the widgets' other version, v2.
 	other := webhookAt("w.example.com", hook.on("/o", allowed), hook.CABundle, admissionregistrationv1.Fail)
 	other.Rules[0].APIVersions = []string{"v2"}
@@ -77,7 +66,7 @@ spec:
 			cfg: Config{Source: &source{mutating: []Stored{stored("c", true, webhookAt("w.example.com", hook.on("/p", patch(`[{"op":"add","path":"/spec/color","value":"red"}]`)), hook.CABundle, admissionregistrationv1.Fail))}}}},
 		{name: "webhook of another version", decoded: true,
 			cfg: Config{Source: &source{validating: []Stored{stored("c", false, other)}}}},
-		{name: "validating policy", decoded: true, cfg: Config{Policies: policies}},
+		{name: "validating policy", decoded: true, cfg: Config{Policies: validatingPolicies(t)}},
 		{name: "mutating policy", mutating: true, decoded: true, cfg: Config{MutatingPolicies: mutatingPolicies(t)}},
 	} {
 		a := New(tc.cfg)
@@ -153,15 +142,30 @@ func TestKeepsEncoded(t *testing.T) {
 			t.Errorf("a %s webhook registered: not kept encoded", name)
 		}
 	}
-	policies := &policySource{
-		policies: []Stored{storedYAML(t, "metadata: {name: p}\nspec: {validations: [{expression: 'true'}]}", &admissionregistrationv1.ValidatingAdmissionPolicy{})},
-		bindings: []Stored{storedYAML(t, "metadata: {name: b}\nspec: {policyName: p, validationActions: [Deny]}", &admissionregistrationv1.ValidatingAdmissionPolicyBinding{})},
-	}
-	if New(Config{Policies: policies}).KeepsEncoded(ctx) {
+	if New(Config{Policies: validatingPolicies(t)}).KeepsEncoded(ctx) {
 		t.Error("a policy binding registered: kept encoded")
 	}
 	if New(Config{MutatingPolicies: mutatingPolicies(t)}).KeepsEncoded(ctx) {
 		t.Error("a mutating policy registered: kept encoded")
+	}
+}
+
+// widgetUpdates is a policy's spec matching updates of widgets.
+const widgetUpdates = `spec:
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [example.com], apiVersions: [v1], operations: [UPDATE], resources: [widgets]}
+`
+
+// validatingPolicies holds one ValidatingAdmissionPolicy, bound, that
+// admits updates of widgets.
+func validatingPolicies(t *testing.T) *policySource {
+	return &policySource{
+		policies: []Stored{storedYAML(t, `
+metadata: {name: p}
+`+widgetUpdates+`  validations: [{expression: 'true'}]
+`, &admissionregistrationv1.ValidatingAdmissionPolicy{})},
+		bindings: []Stored{storedYAML(t, "metadata: {name: b}\nspec: {policyName: p, validationActions: [Deny]}", &admissionregistrationv1.ValidatingAdmissionPolicyBinding{})},
 	}
 }
 
@@ -171,11 +175,7 @@ func mutatingPolicies(t *testing.T) *mutatingSource {
 	return &mutatingSource{
 		policies: []Stored{storedYAML(t, `
 metadata: {name: p}
-spec:
-  matchConstraints:
-    resourceRules:
-    - {apiGroups: [example.com], apiVersions: [v1], operations: [UPDATE], resources: [widgets]}
-  mutations:
+`+widgetUpdates+`  mutations:
   - patchType: JSONPatch
     jsonPatch: {expression: "[JSONPatch{op: 'add', path: '/metadata/labels', value: {'a': 'b'}}]"}
 `, &admissionregistrationv1.MutatingAdmissionPolicy{})},
