@@ -124,7 +124,8 @@ type Stored struct {
 }
 
 // Source lists the stored webhook configurations of one kind. Admission
-// compiles them again only when the list changes.
+// compiles them again only when the list changes. A source's lists stay
+// its own: admission reads them and changes nothing in them.
 type Source interface {
 	WebhookConfigurations(ctx context.Context, mutating bool) ([]Stored, error)
 }

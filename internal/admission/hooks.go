@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -85,15 +86,14 @@ func (a *Admission) hooks(ctx context.Context, set *compiledSet) ([]*hook, error
 	if err != nil {
 		return nil, err
 	}
-	slices.SortFunc(stored, func(x, y Stored) int {
-		switch {
-		case x.Name < y.Name:
-			return -1
-		case x.Name > y.Name:
-			return 1
-		}
-		return 0
-	})
+	// Webhooks run in name order. A source's list is its own (it may
+	// hand the same one to every call): it is sorted in a copy, when it
+	// is not in name order already, as a watch cache's is.
+	byName := func(x, y Stored) int { return strings.Compare(x.Name, y.Name) }
+	if !slices.IsSortedFunc(stored, byName) {
+		stored = slices.Clone(stored)
+		slices.SortFunc(stored, byName)
+	}
 	revs := make([]revision, len(stored))
 	for i, s := range stored {
 		revs[i] = revision{s.Name, s.Revision}

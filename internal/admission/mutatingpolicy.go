@@ -28,7 +28,8 @@ import (
 // Errors under failurePolicy Fail are collected and the first refuses the
 // request once every policy ran, as upstream's dispatcher does.
 
-// MutatingPolicySource lists the stored mutating policies and bindings.
+// MutatingPolicySource lists the stored mutating policies and bindings
+// (lists admission only reads, as Source's).
 type MutatingPolicySource interface {
 	MutatingAdmissionPolicies(ctx context.Context) ([]Stored, error)
 	MutatingAdmissionPolicyBindings(ctx context.Context) ([]Stored, error)

@@ -32,7 +32,8 @@ type Params interface {
 	Params(ctx context.Context, apiVersion, kind, namespace, name string, selector labels.Selector) ([]map[string]any, error)
 }
 
-// PolicySource lists the stored policies and bindings.
+// PolicySource lists the stored policies and bindings (lists admission
+// only reads, as Source's).
 type PolicySource interface {
 	ValidatingAdmissionPolicies(ctx context.Context) ([]Stored, error)
 	ValidatingAdmissionPolicyBindings(ctx context.Context) ([]Stored, error)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
@@ -13,6 +14,7 @@ import (
 	"github.com/crdserver/crdserver/internal/admission"
 	"github.com/crdserver/crdserver/internal/builtin"
 	"github.com/crdserver/crdserver/internal/conversion"
+	"github.com/crdserver/crdserver/internal/handler"
 	"github.com/crdserver/crdserver/internal/registry"
 	"github.com/crdserver/crdserver/internal/storage"
 	"github.com/crdserver/crdserver/internal/watchcache"
@@ -30,13 +32,32 @@ var (
 
 // storedAdmission reads webhook configurations and namespace labels from
 // the watch caches, for the admission step.
-type storedAdmission struct{ stores *stores }
+type storedAdmission struct {
+	stores *stores
+	// listed keeps the last list of each resource read (admission lists
+	// its registrations a dozen times per write, and they rarely change).
+	listed map[schema.GroupResource]*atomic.Pointer[listedAdmission]
+}
+
+// listedAdmission is a resource's objects as its cache held them at rev.
+type listedAdmission struct {
+	store *handler.Store
+	rev   int64
+	items []admission.Stored
+}
+
+func newStoredAdmission(s *stores) storedAdmission {
+	sa := storedAdmission{stores: s, listed: map[schema.GroupResource]*atomic.Pointer[listedAdmission]{}}
+	for _, gr := range []schema.GroupResource{mutatingWebhooksGR, validatingWebhooksGR, policiesGR, policyBindingsGR, mutatingPoliciesGR, mutatingBindingsGR} {
+		sa.listed[gr] = new(atomic.Pointer[listedAdmission])
+	}
+	return sa
+}
 
 var (
-	_ admission.Source       = storedAdmission{}
-	_ admission.Namespaces   = storedAdmission{}
-	_ admission.PolicySource = storedAdmission{}
-
+	_ admission.Source               = storedAdmission{}
+	_ admission.Namespaces           = storedAdmission{}
+	_ admission.PolicySource         = storedAdmission{}
 	_ admission.MutatingPolicySource = storedAdmission{}
 )
 
@@ -63,11 +84,19 @@ func (s storedAdmission) MutatingAdmissionPolicyBindings(ctx context.Context) ([
 	return s.list(ctx, mutatingBindingsGR)
 }
 
-// list reads every object of a resource from its watch cache.
+// list reads every object of a resource from its watch cache. A cache
+// still at the revision of the last list holds what that list returned,
+// which is returned again: callers do not change it.
 func (s storedAdmission) list(ctx context.Context, gr schema.GroupResource) ([]admission.Stored, error) {
 	st, ok := s.stores.Store(gr)
 	if !ok {
 		return nil, fmt.Errorf("%s are not served", gr)
+	}
+	last := s.listed[gr]
+	if last != nil {
+		if l := last.Load(); l != nil && l.store == st && l.rev == st.Cache.Revision() {
+			return l.items, nil
+		}
 	}
 	res, err := st.Cache.List(ctx, watchcache.ListOptions{ResourceVersion: "0"})
 	if err != nil {
@@ -76,6 +105,10 @@ func (s storedAdmission) list(ctx context.Context, gr schema.GroupResource) ([]a
 	out := make([]admission.Stored, len(res.Items))
 	for i, it := range res.Items {
 		out[i] = admission.Stored{Name: it.Name, Revision: it.Revision, JSON: it.JSON}
+	}
+	// A cache not yet filled lists storage, at revision 0 to the cache.
+	if last != nil && res.ResourceVersion > 0 {
+		last.Store(&listedAdmission{store: st, rev: res.ResourceVersion, items: out})
 	}
 	return out, nil
 }

@@ -214,12 +214,13 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if err := s.createInitialNamespaces(ctx); err != nil {
 		return nil, err
 	}
+	registrations := newStoredAdmission(s.stores)
 	adm := admission.New(admission.Config{
 		Clients:          s.webhooks,
-		Source:           storedAdmission{s.stores},
-		Namespaces:       storedAdmission{s.stores},
-		Policies:         storedAdmission{s.stores},
-		MutatingPolicies: storedAdmission{s.stores},
+		Source:           registrations,
+		Namespaces:       registrations,
+		Policies:         registrations,
+		MutatingPolicies: registrations,
 		Params:           storedParams{stores: s.stores, reg: reg},
 		Authorizer:       s.authz,
 		Logger:           s.log,
