@@ -125,7 +125,9 @@ type Stored struct {
 
 // Source lists the stored webhook configurations of one kind. Admission
 // compiles them again only when the list changes. A source's lists stay
-// its own: admission reads them and changes nothing in them.
+// its own: admission reads them and changes nothing in them. A source
+// hands a new list when anything in it changed; the same list again (the
+// same array) says nothing did.
 type Source interface {
 	WebhookConfigurations(ctx context.Context, mutating bool) ([]Stored, error)
 }

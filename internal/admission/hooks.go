@@ -68,12 +68,30 @@ type compiledSet struct {
 
 	mu    sync.Mutex
 	from  []revision
+	lists [][]Stored // what from was read from (see sameLists)
 	hooks []*hook
 }
 
 type revision struct {
 	name string
 	rev  int64
+}
+
+// sameLists reports whether a and b are the very same lists (the same
+// arrays, or both empty). A source that hands the lists it handed before
+// (the server's do while nothing changed) has nothing new, which is told
+// without comparing each revision. A compiled set keeps the lists it was
+// made from, so that their arrays are not reused for others.
+func sameLists(a, b [][]Stored) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if len(a[i]) != len(b[i]) || (len(a[i]) > 0 && &a[i][0] != &b[i][0]) {
+			return false
+		}
+	}
+	return true
 }
 
 // hooks returns the current webhooks of one kind, in the order they run:
@@ -94,12 +112,16 @@ func (a *Admission) hooks(ctx context.Context, set *compiledSet) ([]*hook, error
 		stored = slices.Clone(stored)
 		slices.SortFunc(stored, byName)
 	}
+	set.mu.Lock()
+	defer set.mu.Unlock()
+	if sameLists(set.lists, [][]Stored{stored}) {
+		return set.hooks, nil
+	}
 	revs := make([]revision, len(stored))
 	for i, s := range stored {
 		revs[i] = revision{s.Name, s.Revision}
 	}
-	set.mu.Lock()
-	defer set.mu.Unlock()
+	set.lists = [][]Stored{stored}
 	if slices.Equal(revs, set.from) && set.from != nil {
 		return set.hooks, nil
 	}

@@ -55,6 +55,7 @@ type compiledMutation struct {
 type compiledMutatingPolicies struct {
 	mu       sync.Mutex
 	from     []revision
+	lists    [][]Stored // what from was read from (see sameLists)
 	policies []*mutatingPolicy // in name order, each with its bindings
 }
 
@@ -70,6 +71,12 @@ func (a *Admission) mutatingPolicies(ctx context.Context) ([]*mutatingPolicy, er
 	if err != nil {
 		return nil, err
 	}
+	c := &a.compiledMutating
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if sameLists(c.lists, [][]Stored{ps, bs}) {
+		return c.policies, nil
+	}
 	revs := []revision{}
 	for _, s := range ps {
 		revs = append(revs, revision{"p/" + s.Name, s.Revision})
@@ -77,9 +84,7 @@ func (a *Admission) mutatingPolicies(ctx context.Context) ([]*mutatingPolicy, er
 	for _, s := range bs {
 		revs = append(revs, revision{"b/" + s.Name, s.Revision})
 	}
-	c := &a.compiledMutating
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.lists = [][]Stored{ps, bs}
 	if c.from != nil && slices.Equal(c.from, revs) {
 		return c.policies, nil
 	}

@@ -82,6 +82,7 @@ type binding struct {
 type compiledPolicies struct {
 	mu       sync.Mutex
 	from     []revision
+	lists    [][]Stored // what from was read from (see sameLists)
 	policies map[string]*policy
 	bindings []*binding
 }
@@ -98,6 +99,12 @@ func (a *Admission) policies(ctx context.Context) (map[string]*policy, []*bindin
 	if err != nil {
 		return nil, nil, err
 	}
+	c := &a.compiledPolicies
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if sameLists(c.lists, [][]Stored{ps, bs}) {
+		return c.policies, c.bindings, nil
+	}
 	var revs []revision
 	for _, s := range ps {
 		revs = append(revs, revision{"p/" + s.Name, s.Revision})
@@ -108,9 +115,7 @@ func (a *Admission) policies(ctx context.Context) (map[string]*policy, []*bindin
 	if revs == nil {
 		revs = []revision{}
 	}
-	c := &a.compiledPolicies
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.lists = [][]Stored{ps, bs}
 	if c.from != nil && slices.Equal(c.from, revs) {
 		return c.policies, c.bindings, nil
 	}
