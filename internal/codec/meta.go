@@ -51,6 +51,22 @@ type RVSplice struct {
 // SetResourceVersion's is. stored must not change while the RVSplice is
 // in use.
 func FindResourceVersion(stored []byte) (RVSplice, bool) {
+	return findRV(stored, nil)
+}
+
+// metaSpans are where findRV saw the members ScanMeta reads and the
+// metadata object: stored[x.start:x.end] is the encoded value, empty when
+// the member is absent.
+type metaSpans struct {
+	apiVersion, name, namespace, labels, metadata span
+}
+
+type span struct{ start, end int }
+
+// findRV is FindResourceVersion, noting in spans, when it is not nil,
+// where the members ScanMeta reads are. Keys are checked to be strictly
+// sorted, so each member is seen at most once.
+func findRV(stored []byte, spans *metaSpans) (RVSplice, bool) {
 	s := scanner{b: stored}
 	if !s.consume('{') {
 		return RVSplice{}, false
@@ -68,20 +84,79 @@ func FindResourceVersion(stored []byte) (RVSplice, bool) {
 			return RVSplice{}, false
 		}
 		prev = k
+		start := s.i
 		if !k.is(stored, "metadata") {
 			if !s.value(0) {
 				return RVSplice{}, false
 			}
+			if spans != nil && k.is(stored, "apiVersion") {
+				spans.apiVersion = span{start, s.i}
+			}
 			continue
 		}
-		if at, to, comma, ok = s.metadataRV(); !ok {
+		if at, to, comma, ok = s.metadataRV(spans); !ok {
 			return RVSplice{}, false
+		}
+		if spans != nil {
+			spans.metadata = span{start, s.i}
 		}
 	}
 	if at < 0 || s.i != len(stored) {
 		return RVSplice{}, false
 	}
 	return RVSplice{stored: stored, at: at, to: to, comma: comma}, true
+}
+
+// Indexed is a stored object with its revision set, and what the watch
+// cache indexes it by.
+type Indexed struct {
+	JSON []byte
+	Meta Meta
+	// JSON[MetaStart:MetaEnd] is the metadata object.
+	MetaStart, MetaEnd int
+}
+
+// IndexStored returns in one scan of stored what three scans return:
+// SetResourceVersion(stored, rv), then ScanMeta and MetadataSpan of that.
+// ok is false when SetResourceVersion's is; when it is true, so are the
+// other two's. Every event of the watch cache takes this path, and each
+// scan checks every byte of the object (its managedFields among them).
+func IndexStored(stored []byte, rv string) (Indexed, bool) {
+	var spans metaSpans
+	sp, ok := findRV(stored, &spans)
+	if !ok {
+		return Indexed{}, false
+	}
+	// stored is valid where findRV scanned it, and the splice changes
+	// only the resourceVersion member: ScanMeta of the result reads these
+	// same members, which reading again from their spans cannot fail.
+	var m Meta
+	m.APIVersion = spans.apiVersion.stringOrEmpty(stored)
+	m.Name = spans.name.stringOrEmpty(stored)
+	m.Namespace = spans.namespace.stringOrEmpty(stored)
+	if spans.labels.end > 0 {
+		sc := scanner{b: stored[:spans.labels.end], i: spans.labels.start}
+		m.Labels, _ = sc.labels()
+	}
+	out := sp.Set(rv)
+	// The splice is inside metadata: its end moves by what it added.
+	return Indexed{
+		JSON:      out,
+		Meta:      m,
+		MetaStart: spans.metadata.start,
+		MetaEnd:   spans.metadata.end + len(out) - len(stored),
+	}, true
+}
+
+// stringOrEmpty reads the value at x as scanner.stringOrEmpty does; ""
+// when x is empty.
+func (x span) stringOrEmpty(b []byte) string {
+	if x.end == 0 {
+		return ""
+	}
+	sc := scanner{b: b[:x.end], i: x.start}
+	v, _ := sc.stringOrEmpty()
+	return v
 }
 
 // Set returns what SetResourceVersion(stored, rv) returns, in a new
@@ -123,7 +198,10 @@ func (sp RVSplice) Equal(rv string, b []byte) bool {
 // resourceVersion member goes: replace stored[at:to] with it, preceded
 // (comma<0) or followed (comma>0) by a comma, or neither (empty metadata or
 // replacing an existing member).
-func (s *scanner) metadataRV() (at, to, comma int, ok bool) {
+//
+// With spans not nil, it notes where the name, namespace and labels
+// values are.
+func (s *scanner) metadataRV(spans *metaSpans) (at, to, comma int, ok bool) {
 	if !s.consume('{') {
 		return 0, 0, 0, false
 	}
@@ -161,8 +239,19 @@ func (s *scanner) metadataRV() (at, to, comma int, ok bool) {
 				at, to, comma = start, start, 1
 			}
 		}
+		vstart := s.i
 		if !s.value(0) {
 			return 0, 0, 0, false
+		}
+		if spans != nil {
+			switch {
+			case k.is(s.b, "name"):
+				spans.name = span{vstart, s.i}
+			case k.is(s.b, "namespace"):
+				spans.namespace = span{vstart, s.i}
+			case k.is(s.b, "labels"):
+				spans.labels = span{vstart, s.i}
+			}
 		}
 	}
 }
