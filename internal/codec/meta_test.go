@@ -594,3 +594,92 @@ func BenchmarkIndexStored(b *testing.B) {
 		})
 	}
 }
+
+// checkFindMarshaled wants FindResourceVersionMarshaled to find what
+// FindResourceVersion finds in valid JSON.
+func checkFindMarshaled(t *testing.T, valid []byte) {
+	t.Helper()
+	got, gok := FindResourceVersionMarshaled(valid)
+	want, wok := FindResourceVersion(valid)
+	if gok != wok || !reflect.DeepEqual(got, want) {
+		t.Fatalf("FindResourceVersionMarshaled(%q) = %+v, %v; FindResourceVersion finds %+v, %v", valid, got, gok, want, wok)
+	}
+}
+
+func TestFindResourceVersionMarshaled(t *testing.T) {
+	mf, err := os.ReadFile("testdata/managedfields-widget.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	deep := func(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
+	for _, in := range []string{
+		`{"metadata":{}}`,
+		`{"apiVersion":"v1","kind":"K","metadata":{"name":"a"}}`,
+		`{"metadata":{"a":1,"uid":"u","z":[]}}`,
+		`{"metadata":{"resourceVersion":"3"}}`,
+		`{"metadata":{"name":"a","resourceVersion":{"x":[1,"}"]},"uid":"u"}}`,
+		`{"a":"\"}]","metadata":{"b":"\\","c":"\\\"","d":"x\u0022y","resourceVersion":"1"},"z":["]",{"}":"{"}]}`,
+		`{"a":-1.5e3,"b":true,"c":null,"metadata":{"m":[1,2,{"n":false}],"x":0},"s":{"t":[[],{}]}}`,
+		`{"metadata":{"z":1,"a":2}}`,
+		`{"spec":{},"metadata":{}}`,
+		`{"metadata":{},"metadata":{}}`,
+		`{"kind":"K"}`,
+		`{"metadata":null}`,
+		`{"metadata":{"a":"` + strings.Repeat("x", 37) + `\"` + strings.Repeat("y", 9) + `"}}`,
+		`{"metadata":{"a":` + deep(maxScanDepth) + `}}`,
+		`{"metadata":{"a":` + deep(maxScanDepth-1) + `}}`,
+		`{"metadata":{},"spec":` + deep(maxScanDepth+1) + `}`,
+		`{"metadata":{},"spec":` + deep(maxScanDepth) + `}`,
+		string(sample2K),
+		string(mf),
+	} {
+		// Every case is valid JSON (encoding/json refuses the deepest).
+		checkFindMarshaled(t, []byte(in))
+		if stored, ok := canonicalStored([]byte(in), true); ok {
+			checkFindMarshaled(t, stored)
+		}
+	}
+}
+
+// FuzzFindResourceVersionMarshaled holds FindResourceVersionMarshaled to
+// FindResourceVersion on valid JSON: the input when it is valid, and its
+// stored form.
+func FuzzFindResourceVersionMarshaled(f *testing.F) {
+	metaSeeds(f)
+	f.Fuzz(func(t *testing.T, data []byte, _ string) {
+		if json.Valid(data) {
+			checkFindMarshaled(t, data)
+		}
+		if stored, ok := canonicalStored(data, true); ok {
+			checkFindMarshaled(t, stored)
+		}
+	})
+}
+
+// BenchmarkFindResourceVersion is the scan an update makes of the object
+// it writes, shaped as the load generator's: checked (old) and skipping
+// what Marshal wrote (new).
+func BenchmarkFindResourceVersion(b *testing.B) {
+	mf, err := os.ReadFile("testdata/managedfields-widget.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	stored, ok := canonicalStored(mf, true)
+	if !ok {
+		b.Fatal("sample does not decode")
+	}
+	for _, bc := range []struct {
+		name string
+		find func([]byte) (RVSplice, bool)
+	}{{"old", FindResourceVersion}, {"new", FindResourceVersionMarshaled}} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(stored)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, ok := bc.find(stored); !ok {
+					b.Fatal("not ok")
+				}
+			}
+		})
+	}
+}

@@ -93,8 +93,12 @@ func encodeStoredAndAdmitted(obj map[string]any) (stored []byte, admitted func()
 		}
 	case string:
 		return stored, func() []byte {
-			admitted, _ := codec.SetResourceVersion(stored, rv)
-			return admitted
+			// stored is what encodeStored wrote: valid JSON.
+			sp, ok := codec.FindResourceVersionMarshaled(stored)
+			if !ok {
+				return nil
+			}
+			return sp.Set(rv)
 		}, nil
 	}
 	return stored, nil, nil
@@ -332,7 +336,8 @@ func servesStored(c *call, encoded []byte) bool {
 // plain object, obj encoded otherwise.
 func (h *Handler) writeStored(c *call, status int, key string, obj map[string]any, data []byte, rev int64) {
 	if c.media.As == "" && c.present == nil {
-		if splice, ok := codec.FindResourceVersion(data); ok {
+		// data is what encodeStored wrote: valid JSON.
+		if splice, ok := codec.FindResourceVersionMarshaled(data); ok {
 			h.writeSpliced(c, status, key, obj, splice, rev)
 			return
 		}
