@@ -33,6 +33,62 @@ func EachMember(encoded []byte, fn func(name string, value []byte) bool) (ok boo
 	return s.i == len(encoded)
 }
 
+// EachMemberAt calls fn as EachMember(value, fn) does for the value at
+// path in a compact JSON object (as FindPath finds it), in one scan: that
+// checks each byte once, where finding the value and then reading its
+// members checks the value's bytes twice. found is false when there is no
+// value at path; ok is false when the value is not one compact JSON object
+// or encoded is malformed before it (fn may have been called for members
+// before the fault). When fn returns true throughout, ok is true exactly
+// when FindPath finds the value and EachMember reads all of it.
+func EachMemberAt(encoded []byte, path []string, fn func(name string, value []byte) bool) (found, ok bool) {
+	s := scanner{b: encoded}
+	for _, name := range path {
+		if !s.consume('{') {
+			return false, s.value(0)
+		}
+		for first := true; ; first = false {
+			if s.consume('}') {
+				return false, true
+			}
+			if !first && !s.consume(',') {
+				return false, false
+			}
+			k, ok := s.key()
+			if !ok {
+				return false, false
+			}
+			if k.is(encoded, name) {
+				break
+			}
+			if !s.value(0) {
+				return false, false
+			}
+		}
+	}
+	if !s.consume('{') {
+		return true, false
+	}
+	for first := true; !s.consume('}'); first = false {
+		if !first && !s.consume(',') {
+			return true, false
+		}
+		k, ok := s.key()
+		if !ok {
+			return true, false
+		}
+		start := s.i
+		// The value at path counts as depth 0, as FindPath scans it.
+		if !s.value(1) {
+			return true, false
+		}
+		if !fn(k.string(encoded), encoded[start:s.i]) {
+			return true, true
+		}
+	}
+	return true, true
+}
+
 // EachElement calls fn with each encoded element of the compact JSON
 // array encoded, in order, until fn returns false. ok is as EachMember's.
 func EachElement(encoded []byte, fn func(value []byte) bool) (ok bool) {

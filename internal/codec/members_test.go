@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -191,4 +192,98 @@ func TestTokensOffset(t *testing.T) {
 	if got := string(in[:tk.Offset()]); got != `{"a":{"b":"c"}` {
 		t.Errorf("read %s", got)
 	}
+}
+
+// findThenEach is what EachMemberAt replaces: FindPath, then EachMember
+// of what it found.
+func findThenEach(encoded []byte, path []string, fn func(string, []byte) bool) (found, ok bool) {
+	v, found, ok := FindPath(encoded, path)
+	if !ok || !found {
+		return found, ok
+	}
+	return true, EachMember(v, fn)
+}
+
+// checkEachMemberAt wants EachMemberAt to read what FindPath and
+// EachMember read, and to fail where they fail.
+func checkEachMemberAt(t *testing.T, in []byte, path []string) {
+	t.Helper()
+	read := func(each func([]byte, []string, func(string, []byte) bool) (bool, bool)) string {
+		var b bytes.Buffer
+		found, ok := each(in, path, func(name string, v []byte) bool {
+			b.WriteString(name + "=" + string(v) + ";")
+			return true
+		})
+		if !ok {
+			return "!" // what was read before a fault is not used
+		}
+		if !found {
+			return "-"
+		}
+		return b.String()
+	}
+	if got, want := read(EachMemberAt), read(findThenEach); got != want {
+		t.Fatalf("EachMemberAt(%q, %q) = %s, want %s", in, path, got, want)
+	}
+}
+
+func TestEachMemberAt(t *testing.T) {
+	for _, tc := range []struct {
+		line int
+		in   string
+		path string
+		want string // name=value;… ; "!" when not ok, "-" when not found
+	}{
+		{line(), `{"metadata":{"name":"a","labels":{"x":"y"}},"spec":{}}`, "metadata", `name="a";labels={"x":"y"};`},
+		{line(), `{"apiVersion":"v1","metadata":{},"spec":[1,`, "metadata", ``},
+		{line(), `{"a":{"b":{"c":1,"c":[2]}}}`, "a.b", `c=1;c=[2];`},
+		{line(), `{"a":{"b":{"c":1}}}`, "a", `b={"c":1};`},
+		{line(), `{"spec":{}}`, "metadata", `-`},
+		{line(), `{"metadata":null}`, "metadata", `!`},
+		{line(), `{"metadata":"x"}`, "metadata", `!`},
+		{line(), `{"metadata":[1]}`, "metadata", `!`},
+		{line(), `{"metadata":{"a":1,}}`, "metadata", `!`},
+		{line(), `{"metadata":{"a": 1}}`, "metadata", `!`},
+		{line(), `{"metadata":{"a":01}}`, "metadata", `!`},
+		{line(), `{"x":tru,"metadata":{}}`, "metadata", `!`},
+		{line(), `{"a":"s"}`, "a.b", `-`},
+		{line(), `{"a":"s`, "a.b", `!`},
+		{line(), `[1]`, "metadata", `-`},
+		{line(), `{"metadata":{"a":` + strings.Repeat("[", maxScanDepth) + strings.Repeat("]", maxScanDepth) + `}}`, "metadata", `!`},
+		{line(), `{"metadata":{"a":` + strings.Repeat("[", maxScanDepth-1) + strings.Repeat("]", maxScanDepth-1) + `}}`, "metadata", `a=` + strings.Repeat("[", maxScanDepth-1) + strings.Repeat("]", maxScanDepth-1) + `;`},
+	} {
+		path := strings.Split(tc.path, ".")
+		var got bytes.Buffer
+		found, ok := EachMemberAt([]byte(tc.in), path, func(name string, v []byte) bool {
+			got.WriteString(name + "=" + string(v) + ";")
+			return true
+		})
+		switch {
+		case !ok:
+			got.Reset()
+			got.WriteString("!")
+		case !found:
+			got.WriteString("-")
+		}
+		if tc.want != "" && got.String() != tc.want {
+			t.Errorf("line %d: EachMemberAt(%.40s, %s) = %s, want %s", tc.line, tc.in, tc.path, got.String(), tc.want)
+		}
+		checkEachMemberAt(t, []byte(tc.in), path)
+	}
+	n := 0
+	if found, ok := EachMemberAt([]byte(`{"m":{"a":1,"b":2,"c":3}}`), []string{"m"}, func(string, []byte) bool { n++; return n < 2 }); !found || !ok || n != 2 {
+		t.Errorf("stopping: %d members read, found %v, ok %v; want 2, true, true", n, found, ok)
+	}
+}
+
+// FuzzEachMemberAt holds EachMemberAt to FindPath and EachMember.
+func FuzzEachMemberAt(f *testing.F) {
+	for _, s := range []string{`{"metadata":{"name":"a","labels":{"x":"y"}},"spec":{}}`, `{"a":{"b":{"c":1}}}`, `{"metadata":null}`, `{"metadata":{"a": 1}}`, `{"x":tru,"metadata":{}}`} {
+		f.Add([]byte(s), "metadata")
+		f.Add([]byte(s), "a.b")
+	}
+	f.Add(sample2K, "metadata")
+	f.Fuzz(func(t *testing.T, in []byte, path string) {
+		checkEachMemberAt(t, in, strings.Split(path, "."))
+	})
 }

@@ -51,7 +51,36 @@ type RVSplice struct {
 // SetResourceVersion's is. stored must not change while the RVSplice is
 // in use.
 func FindResourceVersion(stored []byte) (RVSplice, bool) {
-	s := scanner{b: stored}
+	return findRV(stored, nil, false)
+}
+
+// FindResourceVersionMarshaled is FindResourceVersion for bytes known to
+// be valid JSON, such as what Marshal just wrote: it checks the order of
+// the top-level and metadata keys as FindResourceVersion does, but skips
+// the values between them without checking them token by token (on an
+// update, that check of the object being written, managedFields and all,
+// cost more than the rest of the splice). On valid JSON it returns what
+// FindResourceVersion returns; on anything else, what it returns is
+// unspecified.
+func FindResourceVersionMarshaled(valid []byte) (RVSplice, bool) {
+	return findRV(valid, nil, true)
+}
+
+// metaSpans are where findRV saw the members ScanMeta reads and the
+// metadata object: stored[x.start:x.end] is the encoded value, empty when
+// the member is absent.
+type metaSpans struct {
+	apiVersion, name, namespace, labels, metadata span
+}
+
+type span struct{ start, end int }
+
+// findRV is FindResourceVersion, noting in spans, when it is not nil,
+// where the members ScanMeta reads are. Keys are checked to be strictly
+// sorted, so each member is seen at most once. valid says stored is valid
+// JSON: values are then skipped without being checked.
+func findRV(stored []byte, spans *metaSpans, valid bool) (RVSplice, bool) {
+	s := scanner{b: stored, valid: valid}
 	if !s.consume('{') {
 		return RVSplice{}, false
 	}
@@ -68,20 +97,79 @@ func FindResourceVersion(stored []byte) (RVSplice, bool) {
 			return RVSplice{}, false
 		}
 		prev = k
+		start := s.i
 		if !k.is(stored, "metadata") {
-			if !s.value(0) {
+			if !s.skip() {
 				return RVSplice{}, false
+			}
+			if spans != nil && k.is(stored, "apiVersion") {
+				spans.apiVersion = span{start, s.i}
 			}
 			continue
 		}
-		if at, to, comma, ok = s.metadataRV(); !ok {
+		if at, to, comma, ok = s.metadataRV(spans); !ok {
 			return RVSplice{}, false
+		}
+		if spans != nil {
+			spans.metadata = span{start, s.i}
 		}
 	}
 	if at < 0 || s.i != len(stored) {
 		return RVSplice{}, false
 	}
 	return RVSplice{stored: stored, at: at, to: to, comma: comma}, true
+}
+
+// Indexed is a stored object with its revision set, and what the watch
+// cache indexes it by.
+type Indexed struct {
+	JSON []byte
+	Meta Meta
+	// JSON[MetaStart:MetaEnd] is the metadata object.
+	MetaStart, MetaEnd int
+}
+
+// IndexStored returns in one scan of stored what three scans return:
+// SetResourceVersion(stored, rv), then ScanMeta and MetadataSpan of that.
+// ok is false when SetResourceVersion's is; when it is true, so are the
+// other two's. Every event of the watch cache takes this path, and each
+// scan checks every byte of the object (its managedFields among them).
+func IndexStored(stored []byte, rv string) (Indexed, bool) {
+	var spans metaSpans
+	sp, ok := findRV(stored, &spans, false)
+	if !ok {
+		return Indexed{}, false
+	}
+	// stored is valid where findRV scanned it, and the splice changes
+	// only the resourceVersion member: ScanMeta of the result reads these
+	// same members, which reading again from their spans cannot fail.
+	var m Meta
+	m.APIVersion = spans.apiVersion.stringOrEmpty(stored)
+	m.Name = spans.name.stringOrEmpty(stored)
+	m.Namespace = spans.namespace.stringOrEmpty(stored)
+	if spans.labels.end > 0 {
+		sc := scanner{b: stored[:spans.labels.end], i: spans.labels.start}
+		m.Labels, _ = sc.labels()
+	}
+	out := sp.Set(rv)
+	// The splice is inside metadata: its end moves by what it added.
+	return Indexed{
+		JSON:      out,
+		Meta:      m,
+		MetaStart: spans.metadata.start,
+		MetaEnd:   spans.metadata.end + len(out) - len(stored),
+	}, true
+}
+
+// stringOrEmpty reads the value at x as scanner.stringOrEmpty does; ""
+// when x is empty.
+func (x span) stringOrEmpty(b []byte) string {
+	if x.end == 0 {
+		return ""
+	}
+	sc := scanner{b: b[:x.end], i: x.start}
+	v, _ := sc.stringOrEmpty()
+	return v
 }
 
 // Set returns what SetResourceVersion(stored, rv) returns, in a new
@@ -123,7 +211,10 @@ func (sp RVSplice) Equal(rv string, b []byte) bool {
 // resourceVersion member goes: replace stored[at:to] with it, preceded
 // (comma<0) or followed (comma>0) by a comma, or neither (empty metadata or
 // replacing an existing member).
-func (s *scanner) metadataRV() (at, to, comma int, ok bool) {
+//
+// With spans not nil, it notes where the name, namespace and labels
+// values are.
+func (s *scanner) metadataRV(spans *metaSpans) (at, to, comma int, ok bool) {
 	if !s.consume('{') {
 		return 0, 0, 0, false
 	}
@@ -152,7 +243,7 @@ func (s *scanner) metadataRV() (at, to, comma int, ok bool) {
 		if at < 0 {
 			switch c := k.compare(s.b, "resourceVersion"); {
 			case c == 0:
-				if !s.value(0) {
+				if !s.skip() {
 					return 0, 0, 0, false
 				}
 				at, to = start, s.i
@@ -161,8 +252,19 @@ func (s *scanner) metadataRV() (at, to, comma int, ok bool) {
 				at, to, comma = start, start, 1
 			}
 		}
-		if !s.value(0) {
+		vstart := s.i
+		if !s.skip() {
 			return 0, 0, 0, false
+		}
+		if spans != nil {
+			switch {
+			case k.is(s.b, "name"):
+				spans.name = span{vstart, s.i}
+			case k.is(s.b, "namespace"):
+				spans.namespace = span{vstart, s.i}
+			case k.is(s.b, "labels"):
+				spans.labels = span{vstart, s.i}
+			}
 		}
 	}
 }
@@ -399,6 +501,91 @@ const maxScanDepth = 10000
 type scanner struct {
 	b []byte
 	i int
+	// valid says b is known to be valid JSON: skip need not check it.
+	valid bool
+}
+
+// skip skips the value at s.i as value(0) does; when b is known to be
+// valid, without checking it.
+func (s *scanner) skip() bool {
+	if !s.valid {
+		return s.value(0)
+	}
+	return s.skipValid(0)
+}
+
+// skipValid skips the valid JSON value at s.i, finding its end from the
+// quotes, escapes and brackets alone. Like value(depth), it fails on
+// nesting that reaches maxScanDepth, so that on valid JSON the two agree.
+func (s *scanner) skipValid(depth int) bool {
+	b, i := s.b, s.i
+	if i >= len(b) {
+		return false
+	}
+	switch b[i] {
+	case '"':
+		if i = endOfString(b, i); i > len(b) {
+			return false
+		}
+		s.i = i
+		return true
+	case '{', '[':
+	default: // a number or a literal, which cannot hold these bytes
+		for i < len(b) && b[i] != ',' && b[i] != '}' && b[i] != ']' {
+			i++
+		}
+		s.i = i
+		return true
+	}
+	open := 0 // containers open
+	for ; i < len(b); i++ {
+		switch b[i] {
+		case '"':
+			i = endOfString(b, i) - 1
+		case '{', '[':
+			if depth+open >= maxScanDepth {
+				return false
+			}
+			open++
+		case '}', ']':
+			open--
+			if open == 0 {
+				s.i = i + 1
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// endOfString returns the offset after the valid JSON string at b[i]
+// (len(b)+1 when it does not end).
+func endOfString(b []byte, i int) int {
+	for i++; ; {
+		// Eight bytes at a time while none is a quote or a backslash.
+		for i+8 <= len(b) && !quoteOrBackslash8(binary.LittleEndian.Uint64(b[i:])) {
+			i += 8
+		}
+		for i < len(b) && b[i] != '"' && b[i] != '\\' {
+			i++
+		}
+		switch {
+		case i >= len(b):
+			return len(b) + 1
+		case b[i] == '"':
+			return i + 1
+		}
+		i += 2 // an escape; \uXXXX's digits are no quote or backslash
+	}
+}
+
+// quoteOrBackslash8 reports whether one of the eight bytes of x is a
+// quote or a backslash (exactly, as special8).
+func quoteOrBackslash8(x uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	q := x ^ ones*'"'
+	bs := x ^ ones*'\\'
+	return ((q-ones)&^q|(bs-ones)&^bs)&highs != 0
 }
 
 // key is a string's contents, b[start:end] without the quotes; plain when

@@ -3,9 +3,11 @@ package codec
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"reflect"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -471,5 +473,213 @@ func TestFindPath(t *testing.T) {
 	}
 	if _, _, ok := FindPath([]byte(`{"a":{"b":}`), []string{"a", "c"}); ok {
 		t.Error("malformed input read as well formed")
+	}
+}
+
+// threeScans is what IndexStored replaces: SetResourceVersion, then
+// ScanMeta and MetadataSpan of its result.
+func threeScans(stored []byte, rv string) (Indexed, bool) {
+	out, ok := SetResourceVersion(stored, rv)
+	if !ok {
+		return Indexed{}, false
+	}
+	m, mok := ScanMeta(out)
+	start, end, sok := MetadataSpan(out)
+	if !mok || !sok {
+		// IndexStored promises both succeed after SetResourceVersion.
+		return Indexed{JSON: out, MetaStart: -1}, true
+	}
+	return Indexed{JSON: out, Meta: m, MetaStart: start, MetaEnd: end}, true
+}
+
+// checkIndexStored wants IndexStored to return exactly what the three
+// scans it replaces return.
+func checkIndexStored(t *testing.T, stored []byte, rv string) {
+	t.Helper()
+	got, ok := IndexStored(stored, rv)
+	want, wok := threeScans(stored, rv)
+	if ok != wok || !bytes.Equal(got.JSON, want.JSON) || !reflect.DeepEqual(got.Meta, want.Meta) ||
+		got.MetaStart != want.MetaStart || got.MetaEnd != want.MetaEnd {
+		t.Fatalf("IndexStored(%q, %q)\n got  %+v %v\n want %+v %v", stored, rv, got, ok, want, wok)
+	}
+}
+
+func TestIndexStored(t *testing.T) {
+	mf, err := os.ReadFile("testdata/managedfields-widget.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		line int
+		in   string
+	}{
+		{line(), `{"metadata":{}}`},
+		{line(), `{"apiVersion":"v1","kind":"K","metadata":{"name":"a"}}`},
+		{line(), `{"apiVersion":"g/v1","kind":"K","metadata":{"labels":{"a":"b","c":"d"},"name":"n","namespace":"ns","uid":"u"},"spec":{"x":[1,2]}}`},
+		{line(), `{"apiVersion":"g/v1","metadata":{"labels":{"a":"b"},"name":"n","namespace":"ns","resourceVersion":"3","uid":"u"}}`},
+		{line(), `{"metadata":{"labels":{"a":"b","a":1},"name":"n"}}`},
+		{line(), `{"metadata":{"labels":{"a":1,"b":"c"}}}`},
+		{line(), `{"metadata":{"labels":{}}}`},
+		{line(), `{"metadata":{"labels":null,"name":null,"namespace":7}}`},
+		{line(), `{"apiVersion":["v1"],"metadata":{"name":{"a":"b"}}}`},
+		{line(), `{"apiVersion":"v\u0031","metadata":{"l\u0061bels":{"\u00e9":"\n"},"n\u0061me":"\u00e9"}}`},
+		{line(), `{"a":[1,-2.5e3,true,null,{"b":"\"\\\u00e9"}],"metadata":{"labels":{"x":"y"},"name":"n\n","namespace":"ns"},"z":{}}`},
+		{line(), `{"metadata":{"managedFields":[{"fieldsV1":{"f:metadata":{"f:labels":{".":{}}}},"manager":"m"}],"name":"a"},"spec":{}}`},
+		{line(), `{"metadata":{"name":"a","zz":{"name":"b","labels":{"c":"d"}}},"name":"x"}`},
+		// Not in the stored form: none is indexed.
+		{line(), `{"metadata":{"name":"a"},"apiVersion":"v1"}`},
+		{line(), `{"metadata":{"name":"a","labels":{}}}`},
+		{line(), `{"metadata":{"labels":{"a":"b"},"name":"a","name":"b"}}`},
+		{line(), `{"metadata":{"labels":{"a":tru},"name":"a"}}`},
+		{line(), `{"metadata":null}`},
+		{line(), `{"metadata":{"name":"a"}} `},
+		{line(), `{"apiVersion":"v1"}`},
+		{line(), string(sample2K)},
+		{line(), string(mf)},
+	} {
+		for _, rv := range []string{"1", "123456789", `a"<`} {
+			t.Run(strconv.Itoa(tc.line), func(t *testing.T) { checkIndexStored(t, []byte(tc.in), rv) })
+		}
+	}
+	// The stored forms of the samples are indexed, and name the fields.
+	for _, in := range [][]byte{sample2K, mf} {
+		stored, ok := canonicalStored(in, true)
+		if !ok {
+			t.Fatal("sample does not decode")
+		}
+		checkIndexStored(t, stored, "42")
+		got, ok := IndexStored(stored, "42")
+		if !ok || got.Meta.Name == "" || len(got.Meta.Labels) == 0 || got.JSON[got.MetaStart] != '{' || got.JSON[got.MetaEnd-1] != '}' {
+			t.Errorf("IndexStored(%.60q...) = %+v, %v; want the sample's name, labels and metadata", stored, got.Meta, ok)
+		}
+	}
+}
+
+// FuzzIndexStored checks that IndexStored returns what the three scans it
+// replaces return, on any input and on its stored form.
+func FuzzIndexStored(f *testing.F) {
+	metaSeeds(f)
+	f.Fuzz(func(t *testing.T, data []byte, rv string) {
+		checkIndexStored(t, data, rv)
+		if stored, ok := canonicalStored(data, true); ok {
+			checkIndexStored(t, stored, rv)
+		}
+	})
+}
+
+// BenchmarkIndexStored is what the watch cache does per event with an
+// object shaped as the load generator's (managedFields a third of it):
+// one scan (new) against the three it replaces (old).
+func BenchmarkIndexStored(b *testing.B) {
+	mf, err := os.ReadFile("testdata/managedfields-widget.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	stored, ok := canonicalStored(mf, true)
+	if !ok {
+		b.Fatal("sample does not decode")
+	}
+	for _, bc := range []struct {
+		name  string
+		index func([]byte, string) (Indexed, bool)
+	}{{"old", threeScans}, {"new", IndexStored}} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(stored)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, ok := bc.index(stored, "123456789"); !ok {
+					b.Fatal("not ok")
+				}
+			}
+		})
+	}
+}
+
+// checkFindMarshaled wants FindResourceVersionMarshaled to find what
+// FindResourceVersion finds in valid JSON.
+func checkFindMarshaled(t *testing.T, valid []byte) {
+	t.Helper()
+	got, gok := FindResourceVersionMarshaled(valid)
+	want, wok := FindResourceVersion(valid)
+	if gok != wok || !reflect.DeepEqual(got, want) {
+		t.Fatalf("FindResourceVersionMarshaled(%q) = %+v, %v; FindResourceVersion finds %+v, %v", valid, got, gok, want, wok)
+	}
+}
+
+func TestFindResourceVersionMarshaled(t *testing.T) {
+	mf, err := os.ReadFile("testdata/managedfields-widget.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	deep := func(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
+	for _, in := range []string{
+		`{"metadata":{}}`,
+		`{"apiVersion":"v1","kind":"K","metadata":{"name":"a"}}`,
+		`{"metadata":{"a":1,"uid":"u","z":[]}}`,
+		`{"metadata":{"resourceVersion":"3"}}`,
+		`{"metadata":{"name":"a","resourceVersion":{"x":[1,"}"]},"uid":"u"}}`,
+		`{"a":"\"}]","metadata":{"b":"\\","c":"\\\"","d":"x\u0022y","resourceVersion":"1"},"z":["]",{"}":"{"}]}`,
+		`{"a":-1.5e3,"b":true,"c":null,"metadata":{"m":[1,2,{"n":false}],"x":0},"s":{"t":[[],{}]}}`,
+		`{"metadata":{"z":1,"a":2}}`,
+		`{"spec":{},"metadata":{}}`,
+		`{"metadata":{},"metadata":{}}`,
+		`{"kind":"K"}`,
+		`{"metadata":null}`,
+		`{"metadata":{"a":"` + strings.Repeat("x", 37) + `\"` + strings.Repeat("y", 9) + `"}}`,
+		`{"metadata":{"a":` + deep(maxScanDepth) + `}}`,
+		`{"metadata":{"a":` + deep(maxScanDepth-1) + `}}`,
+		`{"metadata":{},"spec":` + deep(maxScanDepth+1) + `}`,
+		`{"metadata":{},"spec":` + deep(maxScanDepth) + `}`,
+		string(sample2K),
+		string(mf),
+	} {
+		// Every case is valid JSON (encoding/json refuses the deepest).
+		checkFindMarshaled(t, []byte(in))
+		if stored, ok := canonicalStored([]byte(in), true); ok {
+			checkFindMarshaled(t, stored)
+		}
+	}
+}
+
+// FuzzFindResourceVersionMarshaled holds FindResourceVersionMarshaled to
+// FindResourceVersion on valid JSON: the input when it is valid, and its
+// stored form.
+func FuzzFindResourceVersionMarshaled(f *testing.F) {
+	metaSeeds(f)
+	f.Fuzz(func(t *testing.T, data []byte, _ string) {
+		if json.Valid(data) {
+			checkFindMarshaled(t, data)
+		}
+		if stored, ok := canonicalStored(data, true); ok {
+			checkFindMarshaled(t, stored)
+		}
+	})
+}
+
+// BenchmarkFindResourceVersion is the scan an update makes of the object
+// it writes, shaped as the load generator's: checked (old) and skipping
+// what Marshal wrote (new).
+func BenchmarkFindResourceVersion(b *testing.B) {
+	mf, err := os.ReadFile("testdata/managedfields-widget.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	stored, ok := canonicalStored(mf, true)
+	if !ok {
+		b.Fatal("sample does not decode")
+	}
+	for _, bc := range []struct {
+		name string
+		find func([]byte) (RVSplice, bool)
+	}{{"old", FindResourceVersion}, {"new", FindResourceVersionMarshaled}} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(stored)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, ok := bc.find(stored); !ok {
+					b.Fatal("not ok")
+				}
+			}
+		})
 	}
 }

@@ -298,14 +298,16 @@ func decodeGCNode(r schema.GroupResource, data []byte) (*gcNode, error) {
 	// of metadata the graph needs, and skip the rest unread (decoding the
 	// whole object cost a sixth of an update's CPU, and decoding metadata
 	// with encoding/json still a twentieth, mostly in managedFields).
-	raw, _, ok := codec.FindPath(data, []string{"metadata"})
-	if ok {
-		if n, ok := scanGCNode(r, raw); ok {
-			return n, nil
-		}
+	if n, ok := scanGCNode(r, data); ok {
+		return n, nil
 	}
 	// Not compact JSON, or of unexpected types: decoding says what is
 	// wrong, or reads what the scan did not.
+	return unmarshalGCNode(r, data)
+}
+
+// unmarshalGCNode is decodeGCNode with encoding/json: the reference.
+func unmarshalGCNode(r schema.GroupResource, data []byte) (*gcNode, error) {
 	var obj struct {
 		Metadata json.RawMessage `json:"metadata"`
 	}
@@ -329,10 +331,12 @@ func decodeGCNode(r schema.GroupResource, data []byte) (*gcNode, error) {
 	return newGCNode(r, md.Namespace, md.Name, md.UID, md.ResourceVersion, md.OwnerReferences, md.Finalizers, md.DeletionTimestamp != nil), nil
 }
 
-// scanGCNode reads a node from compact metadata JSON, decoding only the
-// members it needs; ok is false when metadata is not a compact object or
-// one of them is not of its type.
-func scanGCNode(r schema.GroupResource, metadata []byte) (n *gcNode, ok bool) {
+// scanGCNode reads a node from the metadata of a compact JSON object,
+// decoding only the members it needs, in one scan (managedFields, a third
+// of a typical object, are checked once); ok is false when there is no
+// metadata, it is not a compact object, or one of the members is not of
+// its type.
+func scanGCNode(r schema.GroupResource, data []byte) (n *gcNode, ok bool) {
 	var (
 		namespace, name, rv, uid string
 		owners                   []metav1.OwnerReference
@@ -349,7 +353,7 @@ func scanGCNode(r schema.GroupResource, metadata []byte) (n *gcNode, ok bool) {
 		return ok
 	}
 	valid := true
-	ok = codec.EachMember(metadata, func(key string, v []byte) bool {
+	found, ok := codec.EachMemberAt(data, []string{"metadata"}, func(key string, v []byte) bool {
 		switch key {
 		case "namespace":
 			valid = str(v, &namespace)
@@ -372,7 +376,7 @@ func scanGCNode(r schema.GroupResource, metadata []byte) (n *gcNode, ok bool) {
 		}
 		return valid
 	})
-	if !ok || !valid {
+	if !found || !ok || !valid {
 		return nil, false
 	}
 	return newGCNode(r, namespace, name, types.UID(uid), rv, owners, finalizers, deleting), true

@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"encoding/json"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -79,6 +80,35 @@ func TestDecodeGCNode(t *testing.T) {
 		}
 		if err == nil && (n.Name != tc.name || n.Deleting != tc.deleting || n.Orphan != tc.orphan) {
 			t.Errorf("%s: decoded %+v", tc.data, n)
+		}
+	}
+}
+
+// TestScanGCNode wants the one-scan reading of compact objects to read
+// what encoding/json reads, and to give way to it on anything else.
+func TestScanGCNode(t *testing.T) {
+	r := schema.GroupResource{Group: "example.com", Resource: "widgets"}
+	for _, tc := range []struct {
+		data    string
+		scanned bool // read by the scan, not left to encoding/json
+	}{
+		{string(benchObject), true},
+		{`{"apiVersion":"v1","metadata":{"finalizers":["orphan"],"managedFields":[{"fieldsV1":{"f:metadata":{}},"manager":"m"}],"name":"a","namespace":"n","resourceVersion":"3","uid":"u"},"spec":{"x":[1,{"y":null}]}}`, true},
+		{`{"metadata":{"name":"a","name":"b","deletionTimestamp":"2020-01-01T00:00:00Z"},"spec":"s"}`, true},
+		{`{"metadata":{"name":null,"ownerReferences":[{"apiVersion":"v1","kind":"K","name":"o","uid":"u0","controller":true}]}}`, true},
+		{`{"kind":"X"}`, false},
+		{`{"metadata":null}`, false},
+		{`{"metadata":{"name":"a","managedFields":[{"manager": "m"}]}}`, false},
+		{`{"metadata":{"name":5}}`, false},
+		{`{"spec":{},"metadata":{"name":"a"},"status":{}}`, true},
+	} {
+		want, werr := unmarshalGCNode(r, []byte(tc.data))
+		got, ok := scanGCNode(r, []byte(tc.data))
+		if ok != tc.scanned {
+			t.Errorf("%.80s: scanned %v, want %v", tc.data, ok, tc.scanned)
+		}
+		if ok && (werr != nil || !reflect.DeepEqual(got, want)) {
+			t.Errorf("%.80s: scanned %+v; encoding/json reads %+v, %v", tc.data, got, want, werr)
 		}
 	}
 }

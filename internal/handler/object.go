@@ -93,8 +93,12 @@ func encodeStoredAndAdmitted(obj map[string]any) (stored []byte, admitted func()
 		}
 	case string:
 		return stored, func() []byte {
-			admitted, _ := codec.SetResourceVersion(stored, rv)
-			return admitted
+			// stored is what encodeStored wrote: valid JSON.
+			sp, ok := codec.FindResourceVersionMarshaled(stored)
+			if !ok {
+				return nil
+			}
+			return sp.Set(rv)
 		}, nil
 	}
 	return stored, nil, nil
@@ -220,10 +224,8 @@ func ItemDecoder(def func() *registry.Definition) watchcache.Decoder {
 			}
 			return it, err
 		}
-		if b, ok := codec.SetResourceVersion(value, rvString(rev)); ok {
-			if m, ok := codec.ScanMeta(b); ok {
-				return newItem(key, rev, b, m), nil
-			}
+		if x, ok := codec.IndexStored(value, rvString(rev)); ok {
+			return indexedItem(key, rev, x), nil
 		}
 		return decodeItem(key, value, rev)
 	}
@@ -276,6 +278,24 @@ func normalized(value []byte, rev int64, s registry.Schema) (map[string]any, []b
 // newItem builds a watch cache item from an encoded object with its
 // resourceVersion and the metadata read from it.
 func newItem(key string, rev int64, encoded []byte, m codec.Meta) *watchcache.Item {
+	it := metaItem(key, rev, encoded, m)
+	if start, end, ok := codec.MetadataSpan(encoded); ok {
+		it.MetaStart, it.MetaEnd = int32(start), int32(end)
+	}
+	return it
+}
+
+// indexedItem is newItem for an object indexed in one scan.
+func indexedItem(key string, rev int64, x codec.Indexed) *watchcache.Item {
+	it := metaItem(key, rev, x.JSON, x.Meta)
+	it.MetaStart, it.MetaEnd = int32(x.MetaStart), int32(x.MetaEnd)
+	return it
+}
+
+// metaItem is newItem without where metadata is. Field selectors read
+// metadata.name and metadata.namespace from the item itself: Fields holds
+// the selectable fields only.
+func metaItem(key string, rev int64, encoded []byte, m codec.Meta) *watchcache.Item {
 	it := &watchcache.Item{
 		Key:       key,
 		Revision:  rev,
@@ -284,11 +304,6 @@ func newItem(key string, rev int64, encoded []byte, m codec.Meta) *watchcache.It
 		JSON:      encoded,
 	}
 	it.Labels = watchcache.NewLabels(m.Labels)
-	// Field selectors read metadata.name and metadata.namespace from the
-	// item itself: Fields holds the selectable fields only.
-	if start, end, ok := codec.MetadataSpan(encoded); ok {
-		it.MetaStart, it.MetaEnd = int32(start), int32(end)
-	}
 	return it
 }
 
@@ -321,7 +336,8 @@ func servesStored(c *call, encoded []byte) bool {
 // plain object, obj encoded otherwise.
 func (h *Handler) writeStored(c *call, status int, key string, obj map[string]any, data []byte, rev int64) {
 	if c.media.As == "" && c.present == nil {
-		if splice, ok := codec.FindResourceVersion(data); ok {
+		// data is what encodeStored wrote: valid JSON.
+		if splice, ok := codec.FindResourceVersionMarshaled(data); ok {
 			h.writeSpliced(c, status, key, obj, splice, rev)
 			return
 		}

@@ -34,6 +34,7 @@ func TestItemDecoder(t *testing.T) {
 		canonical(`{"metadata":{"labels":{"a":1,"b":"c"},"name":"n"}}`),
 		canonical(`{"metadata":{"resourceVersion":"3","name":"n"}}`),
 		canonical(`{"metadata":{"name":1,"namespace":null}}`),
+		canonical(`{"apiVersion":"g/v1","kind":"K","metadata":{"managedFields":[{"apiVersion":"g/v1","fieldsType":"FieldsV1","fieldsV1":{"f:metadata":{"f:labels":{".":{},"f:x":{}}},"f:spec":{"f:a":{}}},"manager":"m","operation":"Update","time":"2026-01-02T03:04:05Z"}],"name":"a","namespace":"ns","labels":{"x":"y"}},"spec":{"a":1}}`),
 		// Not as json.Marshal writes them: decoded and encoded again.
 		[]byte(`{"kind":"K", "metadata": {"name":"a","labels":{"x":"y"}}}`),
 		[]byte(`{"metadata":{"uid":"u","name":"a"}}`),

@@ -287,8 +287,9 @@ func (h *Handler) doWrite(c *call, sub, wantRV string, mutate mutation, copyOld 
 		found := false
 		if cur.cached {
 			// A cached copy does not hold storage's exact bytes: when the
-			// object seems unchanged, only storage's copy can tell.
-			splice, found = codec.FindResourceVersion(data)
+			// object seems unchanged, only storage's copy can tell. data
+			// is what encodeStored wrote: valid JSON.
+			splice, found = codec.FindResourceVersionMarshaled(data)
 			if !found || splice.Equal(rvString(cur.rev), cur.json) {
 				useCache = false
 				continue
