@@ -3,6 +3,7 @@ package h2_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"runtime"
 	"sync"
 	"testing"
@@ -172,4 +173,145 @@ func TestDeclaredLengthNotHeld(t *testing.T) {
 		t.Errorf("4 answers declaring 64 MiB each and sending nothing grew the heap by %d MiB", grew>>20)
 	}
 	wg.Wait()
+}
+
+// TestServerResets: a stream the server resets fails its call with an
+// error that names the code, as net/http's client words it; only a
+// refused stream is made again. The connection serves the call beside it
+// and the next one, and the client does not reset the stream in turn.
+func TestServerResets(t *testing.T) {
+	for _, code := range []http2.ErrCode{
+		http2.ErrCodeNo, http2.ErrCodeProtocol, http2.ErrCodeInternal, http2.ErrCodeFlowControl,
+		http2.ErrCodeStreamClosed, http2.ErrCodeCancel, http2.ErrCodeEnhanceYourCalm,
+		http2.ErrCodeHTTP11Required, 0x99,
+	} {
+		t.Run(code.String(), func(t *testing.T) {
+			resetID := make(chan uint32, 1)
+			resets := make(chan []*http2.RSTStreamFrame, 1)
+			tr, accepted := startFake(t, func(n int, f *fakeConn) {
+				defer func() { resets <- f.resets }()
+				if !f.preface() {
+					return
+				}
+				// Two calls at once: reset one, then answer the other.
+				var other uint32
+				for range 2 {
+					req, err := f.read(false)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					if req.header[":path"] == "/reset" {
+						f.fr.WriteRSTStream(req.id, code)
+						resetID <- req.id
+					} else {
+						other = req.id
+					}
+				}
+				f.answer(other, "beside")
+				req, err := f.read(false)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				f.answer(req.id, "next")
+				f.read(false) // until the client closes
+			})
+			var wg sync.WaitGroup
+			wg.Go(func() {
+				if resp, err := post(context.Background(), tr, "/beside"); err != nil || string(resp.Body) != "beside" {
+					t.Errorf("the call beside: %q, %v", resp.Body, err)
+				}
+			})
+			_, err := post(context.Background(), tr, "/reset")
+			id := <-resetID
+			want := fmt.Sprintf("stream error: stream ID %d; %v; received from peer", id, code)
+			if err == nil || err.Error() != want {
+				t.Errorf("error %v, want %q", err, want)
+			}
+			wg.Wait()
+			if resp, err := post(context.Background(), tr, "/next"); err != nil || string(resp.Body) != "next" {
+				t.Errorf("the next call: %q, %v", resp.Body, err)
+			}
+			tr.CloseIdleConnections()
+			for _, rst := range <-resets {
+				t.Errorf("the client reset stream %d (%v)", rst.StreamID, rst.ErrCode)
+			}
+			if n := accepted.Load(); n != 1 {
+				t.Errorf("%d connections, want 1", n)
+			}
+		})
+	}
+}
+
+// TestClientResets: a stream the server breaks the protocol on is reset
+// with the code that says how (RFC 9113 section 5.4.2), and one whose
+// answer is too large with CANCEL; the call fails and the connection
+// serves the next one.
+func TestClientResets(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		serve func(f *fakeConn, id uint32)
+		want  http2.ErrCode
+	}{
+		{"DATA before HEADERS", func(f *fakeConn, id uint32) {
+			f.fr.WriteData(id, false, []byte("x"))
+		}, http2.ErrCodeProtocol},
+		{"no status", func(f *fakeConn, id uint32) {
+			f.headers(id, false, "x", "y")
+		}, http2.ErrCodeProtocol},
+		{"trailers without end", func(f *fakeConn, id uint32) {
+			f.headers(id, false, ":status", "200")
+			f.headers(id, false, "x-trailer", "t")
+		}, http2.ErrCodeProtocol},
+		{"more than content-length", func(f *fakeConn, id uint32) {
+			f.headers(id, false, ":status", "200", "content-length", "1")
+			f.fr.WriteData(id, false, []byte("ab"))
+		}, http2.ErrCodeProtocol},
+		{"stream window overflow", func(f *fakeConn, id uint32) {
+			f.fr.WriteWindowUpdate(id, 1<<31-1)
+		}, http2.ErrCodeFlowControl},
+		{"too large", func(f *fakeConn, id uint32) {
+			f.headers(id, false, ":status", "200", "content-length", "1000000000")
+		}, http2.ErrCodeCancel},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resets := make(chan []*http2.RSTStreamFrame, 1)
+			tr, accepted := startFake(t, func(n int, f *fakeConn) {
+				if !f.preface() {
+					return
+				}
+				req, err := f.read(false)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				tc.serve(f, req.id)
+				if req, err = f.read(false); err != nil {
+					t.Error(err)
+					return
+				}
+				resets <- f.resets
+				f.answer(req.id, "next")
+				f.read(false)
+			})
+			if resp, err := post(context.Background(), tr, "/"); err == nil {
+				t.Errorf("answered %d %q, want an error", resp.Status, resp.Body)
+			}
+			if resp, err := post(context.Background(), tr, "/"); err != nil || string(resp.Body) != "next" {
+				t.Errorf("the next call: %q, %v", resp.Body, err)
+			}
+			got := <-resets
+			if len(got) != 1 || got[0].StreamID != 1 || got[0].ErrCode != tc.want {
+				var desc []string
+				for _, r := range got {
+					desc = append(desc, fmt.Sprintf("stream %d %v", r.StreamID, r.ErrCode))
+				}
+				t.Errorf("the client reset %v, want stream 1 %v", desc, tc.want)
+			}
+			if n := accepted.Load(); n != 1 {
+				t.Errorf("%d connections, want 1", n)
+			}
+		})
+	}
 }

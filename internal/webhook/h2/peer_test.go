@@ -41,6 +41,8 @@ type fakeConn struct {
 	fr   *http2.Framer
 	enc  *hpack.Encoder
 	ebuf bytes.Buffer
+	// resets are the RST_STREAM frames read has read.
+	resets []*http2.RSTStreamFrame
 }
 
 // errorf fails the test, if the connection serves one (fuzzing's do
@@ -148,6 +150,8 @@ func (f *fakeConn) read(windows bool) (*request, error) {
 			if fr.StreamEnded() {
 				return req, nil
 			}
+		case *http2.RSTStreamFrame:
+			f.resets = append(f.resets, &http2.RSTStreamFrame{FrameHeader: fr.FrameHeader, ErrCode: fr.ErrCode})
 		}
 	}
 }

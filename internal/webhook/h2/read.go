@@ -80,14 +80,26 @@ func (c *conn) lookup(id uint32) *stream {
 	return c.streams[id]
 }
 
-// failStream ends the stream of id with err, resetting it when asked.
-func (c *conn) failStream(id uint32, err error, reset bool) {
+// failStream ends the stream of id with err and, unless code is
+// NO_ERROR (the server ended the stream already), resets it with code:
+// PROTOCOL_ERROR or FLOW_CONTROL_ERROR for a server that broke the
+// protocol, CANCEL for an answer we no longer want.
+func (c *conn) failStream(id uint32, err error, code http2.ErrCode) {
 	if st := c.lookup(id); st != nil {
 		c.finish(st, err)
 	}
-	if reset {
-		c.writeReset(id, http2.ErrCodeCancel)
+	if code != http2.ErrCodeNo {
+		c.writeReset(id, code)
 	}
+}
+
+// resetCode is code for a stream the server has not ended yet, and
+// NO_ERROR (no reset) for one it has.
+func resetCode(ended bool, code http2.ErrCode) http2.ErrCode {
+	if ended {
+		return http2.ErrCodeNo
+	}
+	return code
 }
 
 // emit takes one decoded header field of the block being read.
@@ -139,16 +151,16 @@ func (c *conn) onHeaderFragment(frag []byte, end bool) error {
 	case st.answered:
 		// Trailers: only their end of the stream matters.
 		if !h.endStream {
-			c.failStream(h.stream, errors.New("h2: trailers do not end the stream"), true)
+			c.failStream(h.stream, errors.New("h2: trailers do not end the stream"), http2.ErrCodeProtocol)
 			return nil
 		}
 	case h.status == 0:
-		c.failStream(h.stream, errors.New("h2: the answer has no valid :status"), true)
+		c.failStream(h.stream, errors.New("h2: the answer has no valid :status"), resetCode(h.endStream, http2.ErrCodeProtocol))
 		return nil
 	case h.status < 200:
 		// 1xx: the final answer follows.
 		if h.endStream {
-			c.failStream(h.stream, fmt.Errorf("h2: the answer ends with status %d", h.status), false)
+			c.failStream(h.stream, fmt.Errorf("h2: the answer ends with status %d", h.status), http2.ErrCodeNo)
 		}
 		return nil
 	default:
@@ -157,7 +169,7 @@ func (c *conn) onHeaderFragment(frag []byte, end bool) error {
 		st.length = h.length
 		if h.length >= 0 {
 			if limit := c.t.MaxResponse; limit > 0 && h.length > int64(limit) {
-				c.failStream(h.stream, ErrTooLarge, !h.endStream)
+				c.failStream(h.stream, ErrTooLarge, resetCode(h.endStream, http2.ErrCodeCancel))
 				return nil
 			}
 			// A declared length is read into a buffer of that size, not
@@ -201,13 +213,13 @@ func (c *conn) onData(f *http2.DataFrame) error {
 		st.recvAvail -= n
 		switch {
 		case !st.answered:
-			c.failStream(f.StreamID, errors.New("h2: DATA before the answer's HEADERS"), true)
+			c.failStream(f.StreamID, errors.New("h2: DATA before the answer's HEADERS"), http2.ErrCodeProtocol)
 		case st.recvAvail < 0:
-			c.failStream(f.StreamID, http2.StreamError{StreamID: f.StreamID, Code: http2.ErrCodeFlowControl}, true)
+			c.failStream(f.StreamID, http2.StreamError{StreamID: f.StreamID, Code: http2.ErrCodeFlowControl}, http2.ErrCodeFlowControl)
 		case c.t.MaxResponse > 0 && len(st.data)+len(data) > c.t.MaxResponse:
-			c.failStream(f.StreamID, ErrTooLarge, !f.StreamEnded())
+			c.failStream(f.StreamID, ErrTooLarge, resetCode(f.StreamEnded(), http2.ErrCodeCancel))
 		case st.length >= 0 && int64(len(st.data)+len(data)) > st.length:
-			c.failStream(f.StreamID, errors.New("h2: the server sent more than its declared content-length"), !f.StreamEnded())
+			c.failStream(f.StreamID, errors.New("h2: the server sent more than its declared content-length"), resetCode(f.StreamEnded(), http2.ErrCodeProtocol))
 		default:
 			if need := len(st.data) + len(data); need > cap(st.data) && st.length >= 0 {
 				// Towards the declared length, doubling: at most twice
@@ -305,7 +317,7 @@ func (c *conn) onSettings(f *http2.SettingsFrame) error {
 func (c *conn) onWindowUpdate(f *http2.WindowUpdateFrame) error {
 	c.mu.Lock()
 	incr := int64(f.Increment)
-	var closeNow bool
+	var closeNow, overflow bool
 	if f.StreamID == 0 {
 		if c.sendWindow += incr; c.sendWindow > maxStreamID {
 			c.mu.Unlock()
@@ -314,10 +326,15 @@ func (c *conn) onWindowUpdate(f *http2.WindowUpdateFrame) error {
 	} else if st := c.streams[f.StreamID]; st != nil {
 		if st.sendWindow += incr; st.sendWindow > maxStreamID {
 			closeNow = c.finishLocked(st, http2.StreamError{StreamID: f.StreamID, Code: http2.ErrCodeFlowControl})
+			overflow = true
 		}
 	}
 	c.wakeLocked()
 	c.mu.Unlock()
+	if overflow {
+		// A stream error: the server must learn that the stream ended.
+		c.writeReset(f.StreamID, http2.ErrCodeFlowControl)
+	}
 	if closeNow {
 		c.tc.Close()
 	}
@@ -332,19 +349,32 @@ func (c *conn) wakeLocked() {
 	}
 }
 
-// onReset ends a stream the server reset. A refused stream was never
-// processed, so its call is made again elsewhere.
+// errFromPeer is the cause of the errors of streams the server reset:
+// the words net/http's client uses, which webhook errors had before this
+// client and which tell a reset by the server from one of ours.
+var errFromPeer = errors.New("received from peer")
+
+// onReset ends a stream the server reset, whatever the code, and only
+// that stream. A refused stream was never processed, so its call is made
+// again elsewhere.
 func (c *conn) onReset(f *http2.RSTStreamFrame) {
-	st := c.lookup(f.StreamID)
-	if st == nil {
-		return
-	}
-	st.reset = true
-	var err error = http2.StreamError{StreamID: f.StreamID, Code: f.ErrCode}
+	var err error = http2.StreamError{StreamID: f.StreamID, Code: f.ErrCode, Cause: errFromPeer}
 	if f.ErrCode == http2.ErrCodeRefusedStream {
 		err = retryable{err}
 	}
-	c.finish(st, err)
+	c.mu.Lock()
+	st := c.streams[f.StreamID]
+	var closeNow bool
+	if st != nil {
+		// Under mu: a call that finds its stream gone reads reset to
+		// know that it must not reset the stream in turn.
+		st.reset = true
+		closeNow = c.finishLocked(st, err)
+	}
+	c.mu.Unlock()
+	if closeNow {
+		c.tc.Close()
+	}
 }
 
 // onGoAway takes no more streams on the connection. The streams above the
