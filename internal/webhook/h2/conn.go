@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"net"
 	"strconv"
 	"sync"
@@ -97,6 +98,13 @@ type conn struct {
 	// no new streams; the connection closes when its last stream ends.
 	goAway       bool
 	lastStreamID uint32
+	// serverGoAway is set by the server's GOAWAY (not by our running out
+	// of stream IDs); goAwayCode and goAwayDebug are what it said, for
+	// the errors of the calls it ends: its first error code other than
+	// NO_ERROR, and its first debug data, bounded.
+	serverGoAway bool
+	goAwayCode   http2.ErrCode
+	goAwayDebug  string
 	closed       bool
 	err          error     // why the connection failed, once it has
 	idleSince    time.Time // when the last stream ended
@@ -268,10 +276,7 @@ func (c *conn) open(ctx context.Context, st *stream, req *Request) error {
 	c.reserved--
 	if c.closed || c.goAway {
 		// The server never sees this stream.
-		err := c.err
-		if err == nil {
-			err = errClosed
-		}
+		err := c.failureLocked()
 		closeNow := c.closeIfDoneLocked()
 		c.mu.Unlock()
 		if closeNow {
@@ -566,14 +571,34 @@ func (c *conn) fail(err error) {
 	c.tc.Close()
 }
 
-// failure is why the connection failed.
+// failure is why the connection failed, or takes no more streams.
 func (c *conn) failure() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.err == nil {
-		return errClosed
+	return c.failureLocked()
+}
+
+func (c *conn) failureLocked() error {
+	switch {
+	case c.err != nil:
+		return c.err
+	case c.serverGoAway:
+		return fmt.Errorf("h2: the server sent %s", c.goAwayLocked())
 	}
-	return c.err
+	return errClosed
+}
+
+// maxGoAwayDebug bounds the debug data of a GOAWAY kept for errors.
+const maxGoAwayDebug = 256
+
+// goAwayLocked describes the server's GOAWAY for an error: its code and
+// its debug data quoted, so that the server's bytes cannot garble a log
+// line.
+func (c *conn) goAwayLocked() string {
+	if c.goAwayDebug == "" {
+		return fmt.Sprintf("GOAWAY (%v)", c.goAwayCode)
+	}
+	return fmt.Sprintf("GOAWAY (%v, debug data %q)", c.goAwayCode, c.goAwayDebug)
 }
 
 // flush writes wb; wsem must be held. A write that fails leaves the

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -311,6 +313,57 @@ func TestClientResets(t *testing.T) {
 			}
 			if n := accepted.Load(); n != 1 {
 				t.Errorf("%d connections, want 1", n)
+			}
+		})
+	}
+}
+
+// TestGoAwayErrors: the calls a GOAWAY ends say what the server said in
+// it, its error code and (the first 256 bytes of) its debug data, quoted.
+func TestGoAwayErrors(t *testing.T) {
+	long := strings.Repeat("overloaded\x00\n", 100) // 1200 bytes, some not printable
+	for _, tc := range []struct {
+		name string
+		// last is the GOAWAY's last stream ID: 0 leaves out the call,
+		// which is made again (on every connection the same).
+		last  uint32
+		code  http2.ErrCode
+		debug string
+		want  string
+		conns int64
+	}{
+		{"then closed", 1, http2.ErrCodeInternal, "bye",
+			`h2: the server sent GOAWAY (INTERNAL_ERROR, debug data "bye") and closed the connection: unexpected EOF`, 1},
+		{"no error, then closed", 1, http2.ErrCodeNo, "",
+			`h2: the server sent GOAWAY (NO_ERROR) and closed the connection: unexpected EOF`, 1},
+		{"long debug data", 1, http2.ErrCodeEnhanceYourCalm, long,
+			fmt.Sprintf(`h2: the server sent GOAWAY (ENHANCE_YOUR_CALM, debug data %q) and closed the connection: unexpected EOF`, long[:256]), 1},
+		{"before the stream", 0, http2.ErrCodeEnhanceYourCalm, "slow down",
+			`h2: the server sent GOAWAY (ENHANCE_YOUR_CALM, debug data "slow down") before stream 1`, 5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tr, accepted := startFake(t, func(n int, f *fakeConn) {
+				if !f.preface() {
+					return
+				}
+				if _, err := f.read(false); err != nil {
+					t.Error(err)
+					return
+				}
+				f.fr.WriteGoAway(tc.last, tc.code, []byte(tc.debug))
+				if tc.last == 0 {
+					f.read(false) // until the client closes
+				}
+			})
+			_, err := post(context.Background(), tr, "/")
+			if err == nil || err.Error() != tc.want {
+				t.Errorf("error %v\nwant %s", err, tc.want)
+			}
+			if tc.last > 0 && !errors.Is(err, io.ErrUnexpectedEOF) {
+				t.Errorf("error %v, want it to wrap io.ErrUnexpectedEOF", err)
+			}
+			if n := accepted.Load(); n != tc.conns {
+				t.Errorf("%d connections, want %d", n, tc.conns)
 			}
 		})
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"strconv"
 
 	"golang.org/x/net/http2"
@@ -23,8 +24,19 @@ type headerBlock struct {
 // readLoop reads the connection's frames until it fails or closes.
 func (c *conn) readLoop() {
 	err := c.readFrames()
-	if errors.Is(err, io.EOF) {
+	lost := errors.Is(err, io.EOF)
+	if lost {
 		err = io.ErrUnexpectedEOF // as net/http says of a connection lost mid-call
+	}
+	var op *net.OpError
+	if lost || errors.As(err, &op) && op.Op == "read" {
+		c.mu.Lock()
+		if c.serverGoAway {
+			// The calls the connection takes down learn what the server
+			// said as it went.
+			err = fmt.Errorf("h2: the server sent %s and closed the connection: %w", c.goAwayLocked(), err)
+		}
+		c.mu.Unlock()
 	}
 	c.fail(err)
 	c.idle.Stop()
@@ -384,12 +396,20 @@ func (c *conn) onGoAway(f *http2.GoAwayFrame) {
 	c.mu.Lock()
 	c.goAway = true
 	c.lastStreamID = f.LastStreamID
+	c.serverGoAway = true
+	if c.goAwayCode == http2.ErrCodeNo {
+		c.goAwayCode = f.ErrCode
+	}
+	if c.goAwayDebug == "" {
+		debug := f.DebugData() // the Framer's, until the next frame
+		c.goAwayDebug = string(debug[:min(len(debug), maxGoAwayDebug)])
+	}
 	closeNow := c.closeIfDoneLocked()
 	for id, st := range c.streams {
 		if id > f.LastStreamID {
 			// The last of these to end closes the connection, if no
 			// stream below the GOAWAY's remains.
-			closeNow = c.finishLocked(st, retryable{fmt.Errorf("h2: the server sent GOAWAY (%v) before stream %d", f.ErrCode, id)}) || closeNow
+			closeNow = c.finishLocked(st, retryable{fmt.Errorf("h2: the server sent %s before stream %d", c.goAwayLocked(), id)}) || closeNow
 		}
 	}
 	c.mu.Unlock()
