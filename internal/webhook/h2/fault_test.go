@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -364,6 +365,94 @@ func TestGoAwayErrors(t *testing.T) {
 			}
 			if n := accepted.Load(); n != tc.conns {
 				t.Errorf("%d connections, want %d", n, tc.conns)
+			}
+		})
+	}
+}
+
+// refuseAll serves connections that refuse every stream, counting the
+// streams refused and signalling each on refused.
+func refuseAll(t *testing.T, refused chan<- struct{}) (*h2.Transport, *atomic.Int64, *atomic.Int64) {
+	var streams atomic.Int64
+	tr, accepted := startFake(t, func(n int, f *fakeConn) {
+		if !f.preface() {
+			return
+		}
+		for {
+			req, err := f.read(false)
+			if err != nil {
+				return
+			}
+			f.fr.WriteRSTStream(req.id, http2.ErrCodeRefusedStream)
+			streams.Add(1)
+			select {
+			case refused <- struct{}{}:
+			default:
+			}
+		}
+	})
+	return tr, accepted, &streams
+}
+
+// TestRefusedEveryStream: a server that refuses every stream sees each
+// call the allowed five times, no sooner than the back-off allows (5, 10,
+// 20 and 40 ms), and the call then fails saying that it was refused.
+func TestRefusedEveryStream(t *testing.T) {
+	tr, accepted, streams := refuseAll(t, nil)
+	start := time.Now()
+	_, err := post(context.Background(), tr, "/", []byte("{}"))
+	took := time.Since(start)
+	if want := "stream error: stream ID 9; REFUSED_STREAM; received from peer"; err == nil || err.Error() != want {
+		t.Errorf("error %v, want %q", err, want)
+	}
+	if n := streams.Load(); n != 5 {
+		t.Errorf("the server refused %d streams of one call, want 5", n)
+	}
+	if n := accepted.Load(); n != 1 {
+		t.Errorf("%d connections, want 1", n)
+	}
+	if min := 75 * time.Millisecond; took < min {
+		t.Errorf("five attempts took %v, less than the back-off of %v", took, min)
+	}
+}
+
+// TestRefusedBackOffEndsWithContext: a call whose context ends while it
+// waits to be made again returns the context's error then, not after
+// the wait.
+func TestRefusedBackOffEndsWithContext(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		ctx  func(refused <-chan struct{}) (context.Context, context.CancelFunc)
+		want error
+	}{
+		{"deadline", func(<-chan struct{}) (context.Context, context.CancelFunc) {
+			return context.WithTimeout(context.Background(), 300*time.Millisecond)
+		}, context.DeadlineExceeded},
+		{"cancelled", func(refused <-chan struct{}) (context.Context, context.CancelFunc) {
+			ctx, cancel := context.WithCancel(context.Background())
+			go func() {
+				<-refused
+				cancel()
+			}()
+			return ctx, cancel
+		}, context.Canceled},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			refused := make(chan struct{}, 1)
+			tr, _, streams := refuseAll(t, refused)
+			h2.SetRefusedDelay(tr, time.Minute)
+			ctx, cancel := tc.ctx(refused)
+			defer cancel()
+			start := time.Now()
+			_, err := post(ctx, tr, "/", []byte("{}"))
+			if !errors.Is(err, tc.want) {
+				t.Errorf("error %v, want %v", err, tc.want)
+			}
+			if d := time.Since(start); d > 10*time.Second {
+				t.Errorf("the call returned after %v", d)
+			}
+			if n := streams.Load(); n != 1 {
+				t.Errorf("the server refused %d streams, want 1 before the wait", n)
 			}
 		})
 	}

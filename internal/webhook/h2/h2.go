@@ -12,12 +12,15 @@
 package h2
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
+	"math/rand/v2"
 	"sync"
 	"time"
 
+	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
 )
 
@@ -46,6 +49,15 @@ const DefaultIdleTimeout = 90 * time.Second
 // wrote).
 const maxAttempts = 5
 
+// refusedDelay is the wait before the second attempt of a call whose
+// stream the server refused (it is busy): it doubles with each attempt, to
+// at most maxRefusedDelay, and a quarter at most is added at random so
+// that calls refused together do not come back together.
+const (
+	refusedDelay    = 5 * time.Millisecond
+	maxRefusedDelay = 50 * time.Millisecond
+)
+
 // Transport keeps HTTP/2 connections to one server and posts requests
 // over them, opening a connection when none has room for another stream.
 // Its exported fields may be changed until the first call; it is safe for
@@ -61,6 +73,10 @@ type Transport struct {
 	// MaxResponse bounds an answer's body; a longer one fails the call
 	// with ErrTooLarge. Zero means no bound.
 	MaxResponse int
+
+	// refusedDelay replaces the constant of that name, for tests; the
+	// bound grows with it.
+	refusedDelay time.Duration
 
 	// mu guards conns and dialing. It is taken before a conn's mu, never
 	// after.
@@ -114,11 +130,36 @@ func (t *Transport) Post(ctx context.Context, req *Request) (Response, error) {
 		var again retryable
 		if errors.As(err, &again) {
 			if attempt < maxAttempts {
+				if err := t.backOff(ctx, attempt, again.err); err != nil {
+					return Response{}, err
+				}
 				continue
 			}
 			err = again.err
 		}
 		return resp, err
+	}
+}
+
+// backOff waits before attempt+1 of a call after a refused stream, but
+// not beyond the call's context: it returns the context's error if that
+// ends first. Other retries (a GOAWAY, a connection gone) go to another
+// connection at once.
+func (t *Transport) backOff(ctx context.Context, attempt int, err error) error {
+	var se http2.StreamError
+	if !errors.As(err, &se) || se.Code != http2.ErrCodeRefusedStream {
+		return nil
+	}
+	base := cmp.Or(t.refusedDelay, refusedDelay)
+	d := min(base<<(attempt-1), base*(maxRefusedDelay/refusedDelay))
+	d += rand.N(d/4 + 1)
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 
