@@ -7,7 +7,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"net"
 	"strconv"
 	"sync"
 	"time"
@@ -194,7 +193,7 @@ func newConn(t *Transport, tc *tls.Conn) (*conn, error) {
 		http2.Setting{ID: http2.SettingMaxHeaderListSize, Val: maxHeaderList},
 	)
 	c.fr.WriteWindowUpdate(0, connWindow-initialWindow)
-	if err := c.flush(time.Now().Add(controlTimeout)); err != nil {
+	if _, err := c.flush(time.Now().Add(controlTimeout)); err != nil {
 		return nil, err
 	}
 	c.idle = time.AfterFunc(t.idleTimeout(), c.idleCheck)
@@ -268,7 +267,9 @@ func (c *conn) open(ctx context.Context, st *stream, req *Request) error {
 		if closeNow {
 			c.tc.Close()
 		}
-		return err
+		// Nothing of the call was written: if the connection went away
+		// (rather than the context ending), another may take it.
+		return retryable{err}
 	}
 	defer c.unlockWrite()
 
@@ -315,6 +316,7 @@ func (c *conn) open(ctx context.Context, st *stream, req *Request) error {
 
 	c.wb.b = c.wb.b[:0]
 	c.takePending()
+	start := len(c.wb.b) // where this stream's frames begin
 	block := c.encodeHeaders(req, length)
 	first, rest := block, []byte(nil)
 	if len(first) > int(maxFrame) {
@@ -332,12 +334,12 @@ func (c *conn) open(ctx context.Context, st *stream, req *Request) error {
 		c.fr.WriteContinuation(st.id, len(rest) == 0, frag)
 	}
 	c.appendData(st, n, maxFrame)
-	if err := c.flush(deadline); err != nil {
-		if errors.Is(err, net.ErrClosed) && ctx.Err() == nil {
-			// The reader closed the connection (the server closed its
-			// end) before this call's frames went out whole: a server
-			// that closed does not process a request it did not read
-			// to the end.
+	if written, err := c.flush(deadline); err != nil {
+		if written <= start && ctx.Err() == nil {
+			// No byte of this stream went out (a TLS record written in
+			// part cannot be read): the server cannot have seen the
+			// call. Once any may have, the call is not made again, as
+			// the webhook may have acted on it.
 			return retryable{err}
 		}
 		return writeError(ctx, err)
@@ -448,7 +450,7 @@ func (c *conn) sendBody(ctx context.Context, st *stream) error {
 		c.wb.b = c.wb.b[:0]
 		c.takePending()
 		c.appendData(st, n, maxFrame)
-		err := c.flush(deadline)
+		_, err := c.flush(deadline)
 		c.unlockWrite()
 		if err != nil {
 			return writeError(ctx, err)
@@ -602,10 +604,12 @@ func (c *conn) goAwayLocked() string {
 }
 
 // flush writes wb; wsem must be held. A write that fails leaves the
-// connection unusable (a TLS record may be half written): it fails.
-func (c *conn) flush(deadline time.Time) error {
+// connection unusable (a TLS record may be half written): it fails. It
+// returns how many bytes of wb went out in whole TLS records, as
+// tls.Conn's Write counts them.
+func (c *conn) flush(deadline time.Time) (int, error) {
 	c.tc.SetWriteDeadline(deadline)
-	_, err := c.tc.Write(c.wb.b)
+	n, err := c.tc.Write(c.wb.b)
 	if cap(c.wb.b) > 2*writeChunk {
 		c.wb.b = nil // after a header block of megabytes
 	} else {
@@ -614,7 +618,7 @@ func (c *conn) flush(deadline time.Time) error {
 	if err != nil {
 		c.fail(err)
 	}
-	return err
+	return n, err
 }
 
 // lockWrite takes wsem, waiting at most until ctx is done or the

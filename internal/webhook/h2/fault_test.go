@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"runtime"
 	"strings"
 	"sync"
@@ -294,9 +295,9 @@ func TestClientResets(t *testing.T) {
 					t.Error(err)
 					return
 				}
-				resets <- f.resets
 				f.answer(req.id, "next")
-				f.read(false)
+				f.read(false) // until the client closes
+				resets <- f.resets
 			})
 			if resp, err := post(context.Background(), tr, "/"); err == nil {
 				t.Errorf("answered %d %q, want an error", resp.Status, resp.Body)
@@ -304,6 +305,7 @@ func TestClientResets(t *testing.T) {
 			if resp, err := post(context.Background(), tr, "/"); err != nil || string(resp.Body) != "next" {
 				t.Errorf("the next call: %q, %v", resp.Body, err)
 			}
+			tr.CloseIdleConnections()
 			got := <-resets
 			if len(got) != 1 || got[0].StreamID != 1 || got[0].ErrCode != tc.want {
 				var desc []string
@@ -383,8 +385,8 @@ func refuseAll(t *testing.T, refused chan<- struct{}) (*h2.Transport, *atomic.In
 			if err != nil {
 				return
 			}
-			f.fr.WriteRSTStream(req.id, http2.ErrCodeRefusedStream)
 			streams.Add(1)
+			f.fr.WriteRSTStream(req.id, http2.ErrCodeRefusedStream)
 			select {
 			case refused <- struct{}{}:
 			default:
@@ -455,5 +457,121 @@ func TestRefusedBackOffEndsWithContext(t *testing.T) {
 				t.Errorf("the server refused %d streams, want 1 before the wait", n)
 			}
 		})
+	}
+}
+
+// TestConnectionGoneBeforeWrite: calls whose connection goes away before
+// any byte of them was written, one blocked in its write and one waiting
+// for its turn to write, are made again on a new connection: the server
+// cannot have seen them.
+func TestConnectionGoneBeforeWrite(t *testing.T) {
+	wrap, conns := stallConns()
+	first := make(chan net.Conn, 1)
+	tr, accepted := startFakeWrapped(t, wrap, func(n int, f *fakeConn) {
+		if n == 1 {
+			first <- f.c
+		}
+		if !f.preface() {
+			return
+		}
+		for {
+			req, err := f.read(false)
+			if err != nil {
+				return
+			}
+			if n == 1 && req.header[":path"] != "/warm" {
+				t.Errorf("the first connection's server saw %s", req.header[":path"])
+			}
+			f.answer(req.id, req.header[":path"])
+		}
+	})
+	if _, err := post(context.Background(), tr, "/warm"); err != nil {
+		t.Fatal(err)
+	}
+	conns()[0].stall(0)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	results := make(chan string, 2)
+	for _, path := range []string{"/blocked", "/waiting"} {
+		go func() {
+			resp, err := post(ctx, tr, path, []byte("{}"))
+			if err != nil || string(resp.Body) != path {
+				results <- fmt.Sprintf("%s: answered %q, %v", path, resp.Body, err)
+				return
+			}
+			results <- ""
+		}()
+		if path == "/blocked" {
+			<-conns()[0].blocked
+		} else {
+			waitForStack(t, "h2.(*conn).lockWrite")
+		}
+	}
+	(<-first).Close()
+	for range 2 {
+		if r := <-results; r != "" {
+			t.Error(r)
+		}
+	}
+	if n := accepted.Load(); n != 2 {
+		t.Errorf("%d connections, want 2", n)
+	}
+}
+
+// TestConnectionGoneDuringWrite: a call whose HEADERS reached the server
+// before its connection went away fails, and is not made again: the
+// webhook may have acted on it.
+func TestConnectionGoneDuringWrite(t *testing.T) {
+	wrap, conns := stallConns()
+	first := make(chan net.Conn, 1)
+	saw := make(chan string, 1)
+	tr, accepted := startFakeWrapped(t, wrap, func(n int, f *fakeConn) {
+		if n == 1 {
+			first <- f.c
+		}
+		if !f.preface() {
+			return
+		}
+		if n > 1 {
+			t.Errorf("the call was made again on connection %d", n)
+			return
+		}
+		req, err := f.read(false)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		f.answer(req.id, "warm")
+		for {
+			fr, err := f.fr.ReadFrame()
+			if err != nil {
+				return
+			}
+			if h, ok := fr.(*http2.MetaHeadersFrame); ok {
+				saw <- h.PseudoValue("path")
+			}
+		}
+	})
+	if _, err := post(context.Background(), tr, "/warm"); err != nil {
+		t.Fatal(err)
+	}
+	conns()[0].stall(1) // the first TLS record, with the HEADERS, goes out
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	result := make(chan error, 1)
+	go func() {
+		_, err := post(ctx, tr, "/partial", make([]byte, 100<<10))
+		result <- err
+	}()
+	<-conns()[0].blocked
+	if path := <-saw; path != "/partial" {
+		t.Errorf("the server saw %s", path)
+	}
+	(<-first).Close()
+	if err := <-result; err == nil || ctx.Err() != nil {
+		t.Errorf("error %v, want the connection's", err)
+	}
+	if n := accepted.Load(); n != 1 {
+		t.Errorf("%d connections, want 1", n)
 	}
 }
