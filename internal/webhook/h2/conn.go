@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/net/http2"
@@ -71,6 +72,13 @@ type conn struct {
 	ready chan struct{} // closed at the server's first SETTINGS
 	gone  chan struct{} // closed when the connection failed or closed
 	idle  *time.Timer
+	// health runs healthCheck; set under mu.
+	health *time.Timer
+	// lastRead is when the reader last read a frame, as time since born:
+	// one clock read and one atomic store per frame, so that no timer is
+	// reset per frame.
+	born     time.Time
+	lastRead atomic.Int64
 
 	// wsem, of one slot, serialises writes and guards what they share:
 	// wb, the header encoder and the next stream ID (IDs must reach the
@@ -111,6 +119,10 @@ type conn struct {
 	// calls waiting for one; nil while none waits.
 	windowed chan struct{}
 	settings bool // the server's first SETTINGS arrived
+	// pinging is set while a health check's PING, of data ping, waits
+	// for its acknowledgement.
+	pinging bool
+	ping    [8]byte
 
 	// pmu guards the control frames queued for the next write (encoded
 	// by cfr into pending) and a header table size to apply before the
@@ -197,6 +209,10 @@ func newConn(t *Transport, tc *tls.Conn) (*conn, error) {
 		return nil, err
 	}
 	c.idle = time.AfterFunc(t.idleTimeout(), c.idleCheck)
+	c.born = time.Now()
+	c.mu.Lock()
+	c.health = time.AfterFunc(t.readIdleTimeout(), c.healthCheck)
+	c.mu.Unlock()
 	go c.readLoop()
 	return c, nil
 }
@@ -548,6 +564,52 @@ func (c *conn) idleCheck() {
 	c.closed = true
 	c.mu.Unlock()
 	c.tc.Close()
+}
+
+// healthCheck runs from the health timer. On a connection with streams
+// that has read no frame for the read-idle timeout it sends a PING; if
+// the PING's acknowledgement (onPingAck) has not come when it runs next,
+// a ping timeout later, it fails the connection. Connections without
+// streams are left to their idle timeout.
+func (c *conn) healthCheck() {
+	idle := c.t.readIdleTimeout()
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return
+	}
+	if c.pinging {
+		c.mu.Unlock()
+		c.fail(fmt.Errorf("h2: connection lost: no frame from the server for %v and no answer to a PING within %v", idle, c.t.pingTimeout()))
+		return
+	}
+	silent := time.Since(c.born) - time.Duration(c.lastRead.Load())
+	if len(c.streams) == 0 || silent < idle {
+		next := idle - silent
+		if next <= 0 { // long silent, but without streams
+			next = idle
+		}
+		c.health.Reset(next)
+		c.mu.Unlock()
+		return
+	}
+	c.pinging = true
+	c.ping[0]++ // each PING's own data
+	ping := c.ping
+	c.health.Reset(c.t.pingTimeout())
+	c.mu.Unlock()
+	c.queueControl(func(fr *http2.Framer) { fr.WritePing(false, ping) })
+}
+
+// onPingAck takes the acknowledgement of a PING: the health check's ends
+// its wait.
+func (c *conn) onPingAck(data [8]byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.pinging && data == c.ping && !c.closed {
+		c.pinging = false
+		c.health.Reset(c.t.readIdleTimeout())
+	}
 }
 
 // fail ends the connection and every stream on it with err.

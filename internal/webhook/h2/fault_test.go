@@ -575,3 +575,96 @@ func TestConnectionGoneDuringWrite(t *testing.T) {
 		t.Errorf("%d connections, want 1", n)
 	}
 }
+
+// TestPingTimeout: a server that goes silent mid-call, answering not even
+// a PING, fails the call once the health check gives up, long before the
+// call's own deadline, and the next call dials a new connection.
+func TestPingTimeout(t *testing.T) {
+	tr, accepted := startFake(t, func(n int, f *fakeConn) {
+		if !f.preface() {
+			return
+		}
+		req, err := f.read(false)
+		if err != nil {
+			return
+		}
+		if n == 1 {
+			f.read(false) // reads, and ignores, everything until the client closes
+			return
+		}
+		f.answer(req.id, "second")
+		f.read(false)
+	})
+	tr.ReadIdleTimeout, tr.PingTimeout = 50*time.Millisecond, 100*time.Millisecond
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	start := time.Now()
+	_, err := post(ctx, tr, "/", []byte("{}"))
+	if want := "h2: connection lost: no frame from the server for 50ms and no answer to a PING within 100ms"; err == nil || err.Error() != want {
+		t.Errorf("error %v, want %q", err, want)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("the call returned after %v", d)
+	}
+	if resp, err := post(ctx, tr, "/"); err != nil || string(resp.Body) != "second" {
+		t.Errorf("the next call: %q, %v", resp.Body, err)
+	}
+	if n := accepted.Load(); n != 2 {
+		t.Errorf("%d connections, want 2", n)
+	}
+}
+
+// TestPingKeepsSlowCallAlive: a server that answers the health check's
+// PINGs keeps a slow call going; this one answers after the third. A
+// connection without calls is not pinged.
+func TestPingKeepsSlowCallAlive(t *testing.T) {
+	idlePings := make(chan int, 1)
+	tr, accepted := startFake(t, func(n int, f *fakeConn) {
+		idle := 0
+		defer func() { idlePings <- idle }()
+		if !f.preface() {
+			return
+		}
+		req, err := f.read(false)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		for pings := 0; pings < 3; {
+			fr, err := f.fr.ReadFrame()
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if p, ok := fr.(*http2.PingFrame); ok && !p.IsAck() {
+				f.fr.WritePing(true, p.Data)
+				pings++
+			}
+		}
+		f.answer(req.id, "slow")
+		// Without calls: count the PINGs over ten read-idle timeouts. One
+		// may have been sent as the answer arrived.
+		f.c.SetReadDeadline(time.Now().Add(time.Second))
+		for {
+			fr, err := f.fr.ReadFrame()
+			if err != nil {
+				return
+			}
+			if _, ok := fr.(*http2.PingFrame); ok {
+				idle++
+			}
+		}
+	})
+	tr.ReadIdleTimeout, tr.PingTimeout = 100*time.Millisecond, 5*time.Second
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if resp, err := post(ctx, tr, "/", []byte("{}")); err != nil || string(resp.Body) != "slow" {
+		t.Errorf("answer %q, %v", resp.Body, err)
+	}
+	if n := <-idlePings; n > 1 {
+		t.Errorf("%d PINGs on a connection without calls", n)
+	}
+	if n := accepted.Load(); n != 1 {
+		t.Errorf("%d connections, want 1", n)
+	}
+}

@@ -43,6 +43,15 @@ var errNoStreams = errors.New("h2: the server allows no streams")
 // webhooks keep theirs.
 const DefaultIdleTimeout = 90 * time.Second
 
+// DefaultReadIdleTimeout and DefaultPingTimeout are the health check of a
+// connection with calls in flight when Transport.ReadIdleTimeout and
+// PingTimeout are zero: after 30 s without a frame from the server it is
+// sent a PING, and if 15 s pass without its acknowledgement it is closed.
+const (
+	DefaultReadIdleTimeout = 30 * time.Second
+	DefaultPingTimeout     = 15 * time.Second
+)
+
 // maxAttempts bounds how often a call is started again on another
 // connection because the webhook never saw it (a GOAWAY that excluded its
 // stream, a refused stream, a connection that closed before the call
@@ -73,6 +82,14 @@ type Transport struct {
 	// MaxResponse bounds an answer's body; a longer one fails the call
 	// with ErrTooLarge. Zero means no bound.
 	MaxResponse int
+	// ReadIdleTimeout is how long a connection with calls in flight may
+	// go without a frame from the server before it is sent a PING, and
+	// PingTimeout how long it then waits for the acknowledgement before
+	// it closes, failing its calls (a server or network gone silent would
+	// otherwise hold them to their own timeouts, and the connection would
+	// take new calls). Zero means DefaultReadIdleTimeout and
+	// DefaultPingTimeout. Connections without calls are not pinged.
+	ReadIdleTimeout, PingTimeout time.Duration
 
 	// refusedDelay replaces the constant of that name, for tests; the
 	// bound grows with it.
@@ -271,6 +288,14 @@ func (t *Transport) remove(c *conn) {
 			return
 		}
 	}
+}
+
+func (t *Transport) readIdleTimeout() time.Duration {
+	return cmp.Or(t.ReadIdleTimeout, DefaultReadIdleTimeout)
+}
+
+func (t *Transport) pingTimeout() time.Duration {
+	return cmp.Or(t.PingTimeout, DefaultPingTimeout)
 }
 
 func (t *Transport) idleTimeout() time.Duration {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"strconv"
+	"time"
 
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
@@ -40,6 +41,9 @@ func (c *conn) readLoop() {
 	}
 	c.fail(err)
 	c.idle.Stop()
+	c.mu.Lock()
+	c.health.Stop()
+	c.mu.Unlock()
 	c.t.remove(c)
 }
 
@@ -53,6 +57,7 @@ func (c *conn) readFrames() error {
 			// step with the server's.
 			return err
 		}
+		c.lastRead.Store(int64(time.Since(c.born)))
 		switch f := f.(type) {
 		case *http2.DataFrame:
 			err = c.onData(f)
@@ -66,7 +71,9 @@ func (c *conn) readFrames() error {
 		case *http2.WindowUpdateFrame:
 			err = c.onWindowUpdate(f)
 		case *http2.PingFrame:
-			if !f.IsAck() {
+			if f.IsAck() {
+				c.onPingAck(f.Data)
+			} else {
 				data := f.Data
 				c.queueControl(func(fr *http2.Framer) { fr.WritePing(true, data) })
 			}
