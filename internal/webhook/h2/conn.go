@@ -169,7 +169,12 @@ type stream struct {
 	data        []byte
 	recvAvail   int64
 	recvUnacked int64
-	reset       bool // the server reset the stream
+	// reset (the server reset the stream) and resetSent (we did, for an
+	// answer that broke the protocol or that we do not want) are set
+	// under conn.mu as the stream ends: a call that stops sending its
+	// body early resets the stream only if neither side did.
+	reset     bool
+	resetSent bool
 }
 
 func newConn(t *Transport, tc *tls.Conn) (*conn, error) {
@@ -427,10 +432,13 @@ func (c *conn) sendBody(ctx context.Context, st *stream) error {
 		c.mu.Lock()
 		if c.streams[st.id] != st {
 			// Answered, reset or failed before the whole body went out.
+			// Unless a reset ended it, or the connection did, the stream
+			// stays half-closed on the server's side (counting against
+			// its concurrent streams) until we end it: the server's
+			// END_STREAM, with an answer good or broken, does not.
+			end := !st.reset && !st.resetSent && !c.closed
 			c.mu.Unlock()
-			if st.err == nil && !st.reset {
-				// The server answered early; the stream stays open on its
-				// side until we end it.
+			if end {
 				c.writeReset(st.id, http2.ErrCodeCancel)
 			}
 			return nil

@@ -668,3 +668,98 @@ func TestPingKeepsSlowCallAlive(t *testing.T) {
 		t.Errorf("%d connections, want 1", n)
 	}
 }
+
+// TestResetAfterServerEnds: a server that ends a stream with a broken or
+// unwanted answer while the call's body is still being sent (the body is
+// larger than the first window) has the stream reset with CANCEL, so
+// that it does not stay half-closed on the server's side and count
+// against its limit of concurrent streams (RFC 9113 section 5.1 allows
+// RST_STREAM after the peer's END_STREAM). The connection serves the next
+// call.
+func TestResetAfterServerEnds(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		serve func(f *fakeConn, id uint32)
+	}{
+		{"no status", func(f *fakeConn, id uint32) {
+			f.headers(id, true, "x", "y")
+		}},
+		{"more than content-length", func(f *fakeConn, id uint32) {
+			f.headers(id, false, ":status", "200", "content-length", "1")
+			f.fr.WriteData(id, true, []byte("ab"))
+		}},
+		{"declared too large", func(f *fakeConn, id uint32) {
+			f.headers(id, true, ":status", "200", "content-length", "1000000000")
+		}},
+		{"too large", func(f *fakeConn, id uint32) {
+			f.headers(id, false, ":status", "200")
+			for i := range 3 { // 48 KiB, past MaxResponse
+				f.fr.WriteData(id, i == 2, make([]byte, 16<<10))
+			}
+		}},
+		{"shorter than content-length", func(f *fakeConn, id uint32) {
+			f.headers(id, false, ":status", "200", "content-length", "10")
+			f.fr.WriteData(id, true, []byte("ab"))
+		}},
+		{"answered early", func(f *fakeConn, id uint32) {
+			f.answer(id, "early")
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			reset := make(chan *http2.RSTStreamFrame, 1)
+			tr, accepted := startFake(t, func(n int, f *fakeConn) {
+				if n > 1 {
+					return // counted below
+				}
+				defer close(reset)
+				if !f.preface() {
+					return
+				}
+				var id uint32
+				for id == 0 {
+					fr, err := f.fr.ReadFrame()
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					if h, ok := fr.(*http2.MetaHeadersFrame); ok {
+						id = h.StreamID
+					}
+				}
+				tc.serve(f, id)
+				// The reset must come before the next call's HEADERS.
+				for {
+					fr, err := f.fr.ReadFrame()
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					switch fr := fr.(type) {
+					case *http2.RSTStreamFrame:
+						if fr.StreamID == id {
+							reset <- &http2.RSTStreamFrame{FrameHeader: fr.FrameHeader, ErrCode: fr.ErrCode}
+						}
+					case *http2.MetaHeadersFrame:
+						f.answer(fr.StreamID, "next")
+						f.read(false) // until the client closes
+						return
+					}
+				}
+			})
+			tr.MaxResponse = 32 << 10
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			post(ctx, tr, "/", make([]byte, 200<<10))
+			if resp, err := post(ctx, tr, "/"); err != nil || string(resp.Body) != "next" {
+				t.Errorf("the next call: %q, %v", resp.Body, err)
+			}
+			tr.CloseIdleConnections()
+			if rst := <-reset; rst == nil || rst.ErrCode != http2.ErrCodeCancel {
+				t.Errorf("the server's stream was reset with %v, want RST_STREAM CANCEL", rst)
+			}
+			if n := accepted.Load(); n != 1 {
+				t.Errorf("%d connections, want 1", n)
+			}
+		})
+	}
+}

@@ -104,11 +104,20 @@ func (c *conn) lookup(id uint32) *stream {
 // PROTOCOL_ERROR or FLOW_CONTROL_ERROR for a server that broke the
 // protocol, CANCEL for an answer we no longer want.
 func (c *conn) failStream(id uint32, err error, code http2.ErrCode) {
-	if st := c.lookup(id); st != nil {
-		c.finish(st, err)
+	c.mu.Lock()
+	var closeNow bool
+	if st := c.streams[id]; st != nil {
+		// Under mu: a call still sending its body reads resetSent to
+		// know whether it must end the stream itself.
+		st.resetSent = code != http2.ErrCodeNo
+		closeNow = c.finishLocked(st, err)
 	}
+	c.mu.Unlock()
 	if code != http2.ErrCodeNo {
 		c.writeReset(id, code)
+	}
+	if closeNow {
+		c.tc.Close()
 	}
 }
 
@@ -344,6 +353,7 @@ func (c *conn) onWindowUpdate(f *http2.WindowUpdateFrame) error {
 		}
 	} else if st := c.streams[f.StreamID]; st != nil {
 		if st.sendWindow += incr; st.sendWindow > maxStreamID {
+			st.resetSent = true
 			closeNow = c.finishLocked(st, http2.StreamError{StreamID: f.StreamID, Code: http2.ErrCodeFlowControl})
 			overflow = true
 		}
