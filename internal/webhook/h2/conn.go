@@ -467,7 +467,14 @@ func (c *conn) sendBody(ctx context.Context, st *stream) error {
 		}
 		deadline := writeDeadline(ctx)
 		if err := c.lockWrite(ctx); err != nil {
-			// The window taken is lost with the stream.
+			// None of the n bytes went out: the window taken for them is
+			// given back, or the connection's would shrink for good and
+			// in time starve every upload on it.
+			c.mu.Lock()
+			c.sendWindow += n
+			st.sendWindow += n
+			c.wakeLocked()
+			c.mu.Unlock()
 			c.cancel(st)
 			return err
 		}

@@ -12,3 +12,25 @@ func ConnCount(t *Transport) int {
 // SetRefusedDelay makes t wait d (doubling) before it makes a refused
 // call again.
 func SetRefusedDelay(t *Transport, d time.Duration) { t.refusedDelay = d }
+
+// SendWindow is the send window of t's first connection.
+func SendWindow(t *Transport) int64 {
+	c := firstConn(t)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.sendWindow
+}
+
+// HoldWrite takes the write slot of t's first connection, as a call
+// blocked in its write holds it, until release is called.
+func HoldWrite(t *Transport) (release func()) {
+	c := firstConn(t)
+	c.wsem <- struct{}{}
+	return c.unlockWrite
+}
+
+func firstConn(t *Transport) *conn {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.conns[0]
+}

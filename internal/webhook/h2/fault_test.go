@@ -763,3 +763,75 @@ func TestResetAfterServerEnds(t *testing.T) {
 		})
 	}
 }
+
+// TestSendWindowKeptWhenWriteWaitEnds: a call whose context ends while it
+// waits for its turn to write a part of its body gives back the window
+// it took for that part, so that the uploads after it are not starved.
+func TestSendWindowKeptWhenWriteWaitEnds(t *testing.T) {
+	const window = 65535 // the default, of the stream and the connection
+	read, grant := make(chan struct{}), make(chan struct{})
+	tr, _ := startFake(t, func(n int, f *fakeConn) {
+		if !f.preface() {
+			return
+		}
+		req, err := f.read(false)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		f.answer(req.id, "warm")
+		// The call that times out: read its first window, then open
+		// the windows once the test holds the write slot.
+		var id uint32
+		for got := 0; got < window; {
+			fr, err := f.fr.ReadFrame()
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			switch fr := fr.(type) {
+			case *http2.MetaHeadersFrame:
+				id = fr.StreamID
+			case *http2.DataFrame:
+				got += len(fr.Data())
+			}
+		}
+		read <- struct{}{}
+		<-grant
+		f.fr.WriteWindowUpdate(0, window)
+		f.fr.WriteWindowUpdate(id, window)
+		for {
+			req, err := f.read(true)
+			if err != nil {
+				return
+			}
+			f.answer(req.id, fmt.Sprint(len(req.body)))
+		}
+	})
+	if _, err := post(context.Background(), tr, "/warm"); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	result := make(chan error, 1)
+	go func() {
+		_, err := post(ctx, tr, "/", make([]byte, 200<<10))
+		result <- err
+	}()
+	<-read
+	release := h2.HoldWrite(tr)
+	close(grant)
+	waitForStack(t, "h2.(*conn).lockWrite") // the call took the window and waits to write
+	if err := <-result; !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("error %v, want the context's deadline", err)
+	}
+	if w := h2.SendWindow(tr); w != window {
+		t.Errorf("the connection's send window is %d, want %d", w, window)
+	}
+	release()
+	ctx, cancel = context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if resp, err := post(ctx, tr, "/", make([]byte, 200<<10)); err != nil || string(resp.Body) != fmt.Sprint(200<<10) {
+		t.Errorf("the next upload: %q, %v", resp.Body, err)
+	}
+}
