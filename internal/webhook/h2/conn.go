@@ -123,6 +123,12 @@ type conn struct {
 	// for its acknowledgement.
 	pinging bool
 	ping    [8]byte
+	// stale is set by the health check on a connection without streams
+	// that has been silent for the read-idle timeout: it may have died
+	// unseen (a NAT or load balancer dropping it), so the first call
+	// opened on it has it pinged at once rather than after another
+	// read-idle timeout.
+	stale bool
 
 	// pmu guards the control frames queued for the next write (encoded
 	// by cfr into pending) and a header table size to apply before the
@@ -326,6 +332,11 @@ func (c *conn) open(ctx context.Context, st *stream, req *Request) error {
 		c.goAway, c.lastStreamID = true, st.id
 	}
 	c.streams[st.id] = st
+	if c.stale {
+		// healthCheck, run now, finds this stream and pings.
+		c.stale = false
+		c.health.Reset(0)
+	}
 	st.sendWindow = c.streamSendWindow
 	st.recvAvail = streamWindow
 	n := min(length, c.sendWindow, st.sendWindow, writeChunk)
@@ -584,8 +595,10 @@ func (c *conn) idleCheck() {
 // healthCheck runs from the health timer. On a connection with streams
 // that has read no frame for the read-idle timeout it sends a PING; if
 // the PING's acknowledgement (onPingAck) has not come when it runs next,
-// a ping timeout later, it fails the connection. Connections without
-// streams are left to their idle timeout.
+// a ping timeout later, it fails the connection. A connection without
+// streams is not pinged but marked stale, and pinged when a call opens a
+// stream on it (open): a call pays for the check only on a connection
+// that may be dead.
 func (c *conn) healthCheck() {
 	idle := c.t.readIdleTimeout()
 	c.mu.Lock()
@@ -602,6 +615,7 @@ func (c *conn) healthCheck() {
 	if len(c.streams) == 0 || silent < idle {
 		next := idle - silent
 		if next <= 0 { // long silent, but without streams
+			c.stale = true
 			next = idle
 		}
 		c.health.Reset(next)

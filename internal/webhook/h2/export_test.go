@@ -34,3 +34,12 @@ func firstConn(t *Transport) *conn {
 	defer t.mu.Unlock()
 	return t.conns[0]
 }
+
+// Stale reports whether t's first connection was found silent without
+// calls by its health check.
+func Stale(t *Transport) bool {
+	c := firstConn(t)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.stale
+}

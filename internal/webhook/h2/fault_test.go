@@ -835,3 +835,53 @@ func TestSendWindowKeptWhenWriteWaitEnds(t *testing.T) {
 		t.Errorf("the next upload: %q, %v", resp.Body, err)
 	}
 }
+
+// TestStaleIdleConnection: a connection that went silent while it had no
+// calls (a NAT or load balancer dropped it) is pinged as soon as a call
+// lands on it, so that the call fails within about the ping timeout, not
+// the read-idle timeout more, and the next call dials anew.
+func TestStaleIdleConnection(t *testing.T) {
+	tr, accepted := startFake(t, func(n int, f *fakeConn) {
+		f.answerPings = n > 1
+		if !f.preface() {
+			return
+		}
+		req, err := f.read(false)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		f.answer(req.id, fmt.Sprint(n))
+		for { // reads, and on the first connection ignores, all until the client closes
+			if _, err := f.read(false); err != nil {
+				return
+			}
+		}
+	})
+	const readIdle, ping = 2 * time.Second, 100 * time.Millisecond
+	tr.ReadIdleTimeout, tr.PingTimeout = readIdle, ping
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if _, err := post(ctx, tr, "/"); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); !h2.Stale(tr); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the silent connection was not found stale")
+		}
+	}
+	start := time.Now()
+	_, err := post(ctx, tr, "/")
+	if want := "h2: connection lost: no frame from the server for 2s and no answer to a PING within 100ms"; err == nil || err.Error() != want {
+		t.Errorf("error %v, want %q", err, want)
+	}
+	if d := time.Since(start); d >= readIdle {
+		t.Errorf("the call onto the stale connection failed after %v, want about %v", d, ping)
+	}
+	if resp, err := post(ctx, tr, "/"); err != nil || string(resp.Body) != "2" {
+		t.Errorf("the next call: %q, %v", resp.Body, err)
+	}
+	if n := accepted.Load(); n != 2 {
+		t.Errorf("%d connections, want 2", n)
+	}
+}

@@ -44,6 +44,8 @@ type fakeConn struct {
 	ebuf bytes.Buffer
 	// resets are the RST_STREAM frames read has read.
 	resets []*http2.RSTStreamFrame
+	// answerPings makes read acknowledge the PINGs it reads.
+	answerPings bool
 }
 
 // errorf fails the test, if the connection serves one (fuzzing's do
@@ -160,6 +162,10 @@ func (f *fakeConn) read(windows bool) (*request, error) {
 			}
 		case *http2.RSTStreamFrame:
 			f.resets = append(f.resets, &http2.RSTStreamFrame{FrameHeader: fr.FrameHeader, ErrCode: fr.ErrCode})
+		case *http2.PingFrame:
+			if f.answerPings && !fr.IsAck() {
+				f.fr.WritePing(true, fr.Data)
+			}
 		}
 	}
 }
