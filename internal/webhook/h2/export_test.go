@@ -43,3 +43,8 @@ func Stale(t *Transport) bool {
 	defer c.mu.Unlock()
 	return c.stale
 }
+
+// Timeouts are the idle, read-idle and ping timeouts t applies.
+func Timeouts(t *Transport) (idle, readIdle, ping time.Duration) {
+	return t.idleTimeout(), t.readIdleTimeout(), t.pingTimeout()
+}

@@ -885,3 +885,22 @@ func TestStaleIdleConnection(t *testing.T) {
 		t.Errorf("%d connections, want 2", n)
 	}
 }
+
+// TestTimeoutDefaults: a timeout of zero or less is its default; a
+// negative one would have the health check's timer fire without end.
+func TestTimeoutDefaults(t *testing.T) {
+	for _, tc := range []struct {
+		set, want [3]time.Duration // idle, read-idle, ping
+	}{
+		{[3]time.Duration{}, [3]time.Duration{h2.DefaultIdleTimeout, h2.DefaultReadIdleTimeout, h2.DefaultPingTimeout}},
+		{[3]time.Duration{-1, -time.Second, -time.Hour}, [3]time.Duration{h2.DefaultIdleTimeout, h2.DefaultReadIdleTimeout, h2.DefaultPingTimeout}},
+		{[3]time.Duration{1, 2, 3}, [3]time.Duration{1, 2, 3}},
+		{[3]time.Duration{time.Minute, 5 * time.Second, time.Second}, [3]time.Duration{time.Minute, 5 * time.Second, time.Second}},
+	} {
+		tr := &h2.Transport{IdleTimeout: tc.set[0], ReadIdleTimeout: tc.set[1], PingTimeout: tc.set[2]}
+		idle, readIdle, ping := h2.Timeouts(tr)
+		if got := [3]time.Duration{idle, readIdle, ping}; got != tc.want {
+			t.Errorf("set %v: applied %v, want %v", tc.set, got, tc.want)
+		}
+	}
+}

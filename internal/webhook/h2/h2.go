@@ -45,7 +45,7 @@ const DefaultIdleTimeout = 90 * time.Second
 
 // DefaultReadIdleTimeout and DefaultPingTimeout are the health check of a
 // connection with calls in flight when Transport.ReadIdleTimeout and
-// PingTimeout are zero: after 30 s without a frame from the server it is
+// PingTimeout are zero or less: after 30 s without a frame from the server it is
 // sent a PING, and if 15 s pass without its acknowledgement it is closed.
 const (
 	DefaultReadIdleTimeout = 30 * time.Second
@@ -77,7 +77,7 @@ type Transport struct {
 	// and the call fails with ErrNotH2.
 	Dial func(ctx context.Context) (*tls.Conn, error)
 	// IdleTimeout closes a connection without streams after this long;
-	// zero means DefaultIdleTimeout.
+	// zero or less means DefaultIdleTimeout.
 	IdleTimeout time.Duration
 	// MaxResponse bounds an answer's body; a longer one fails the call
 	// with ErrTooLarge. Zero means no bound.
@@ -87,8 +87,10 @@ type Transport struct {
 	// PingTimeout how long it then waits for the acknowledgement before
 	// it closes, failing its calls (a server or network gone silent would
 	// otherwise hold them to their own timeouts, and the connection would
-	// take new calls). Zero means DefaultReadIdleTimeout and
-	// DefaultPingTimeout. Connections without calls are not pinged.
+	// take new calls). Zero or less means DefaultReadIdleTimeout and
+	// DefaultPingTimeout. A connection without calls is not pinged; one
+	// found silent for ReadIdleTimeout meanwhile is pinged as the next
+	// call opens a stream on it.
 	ReadIdleTimeout, PingTimeout time.Duration
 
 	// refusedDelay replaces the constant of that name, for tests; the
@@ -291,11 +293,17 @@ func (t *Transport) remove(c *conn) {
 }
 
 func (t *Transport) readIdleTimeout() time.Duration {
-	return cmp.Or(t.ReadIdleTimeout, DefaultReadIdleTimeout)
+	if t.ReadIdleTimeout > 0 {
+		return t.ReadIdleTimeout
+	}
+	return DefaultReadIdleTimeout
 }
 
 func (t *Transport) pingTimeout() time.Duration {
-	return cmp.Or(t.PingTimeout, DefaultPingTimeout)
+	if t.PingTimeout > 0 {
+		return t.PingTimeout
+	}
+	return DefaultPingTimeout
 }
 
 func (t *Transport) idleTimeout() time.Duration {
