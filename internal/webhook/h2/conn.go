@@ -676,7 +676,7 @@ func (c *conn) failureLocked() error {
 	case c.err != nil:
 		return c.err
 	case c.serverGoAway:
-		return fmt.Errorf("h2: the server sent %s", c.goAwayLocked())
+		return goAwayError{c.goAwayCode, "h2: the server sent " + c.goAwayLocked()}
 	}
 	return errClosed
 }

@@ -334,15 +334,22 @@ func TestGoAwayErrors(t *testing.T) {
 		debug string
 		want  string
 		conns int64
+		// wait is the least the call takes: the back-off between its
+		// attempts (with a base of 20ms) when the server said other
+		// than NO_ERROR.
+		wait time.Duration
 	}{
 		{"then closed", 1, http2.ErrCodeInternal, "bye",
-			`h2: the server sent GOAWAY (INTERNAL_ERROR, debug data "bye") and closed the connection: unexpected EOF`, 1},
+			`h2: the server sent GOAWAY (INTERNAL_ERROR, debug data "bye") and closed the connection: unexpected EOF`, 1, 0},
 		{"no error, then closed", 1, http2.ErrCodeNo, "",
-			`h2: the server sent GOAWAY (NO_ERROR) and closed the connection: unexpected EOF`, 1},
+			`h2: the server sent GOAWAY (NO_ERROR) and closed the connection: unexpected EOF`, 1, 0},
 		{"long debug data", 1, http2.ErrCodeEnhanceYourCalm, long,
-			fmt.Sprintf(`h2: the server sent GOAWAY (ENHANCE_YOUR_CALM, debug data %q) and closed the connection: unexpected EOF`, long[:256]), 1},
+			fmt.Sprintf(`h2: the server sent GOAWAY (ENHANCE_YOUR_CALM, debug data %q) and closed the connection: unexpected EOF`, long[:256]), 1, 0},
 		{"before the stream", 0, http2.ErrCodeEnhanceYourCalm, "slow down",
-			`h2: the server sent GOAWAY (ENHANCE_YOUR_CALM, debug data "slow down") before stream 1`, 5},
+			`h2: the server sent GOAWAY (ENHANCE_YOUR_CALM, debug data "slow down") before stream 1`, 5,
+			(20 + 40 + 80 + 160) * time.Millisecond},
+		{"no error, before the stream", 0, http2.ErrCodeNo, "",
+			`h2: the server sent GOAWAY (NO_ERROR) before stream 1`, 5, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tr, accepted := startFake(t, func(n int, f *fakeConn) {
@@ -358,9 +365,14 @@ func TestGoAwayErrors(t *testing.T) {
 					f.read(false) // until the client closes
 				}
 			})
+			h2.SetRefusedDelay(tr, 20*time.Millisecond)
+			start := time.Now()
 			_, err := post(context.Background(), tr, "/")
 			if err == nil || err.Error() != tc.want {
 				t.Errorf("error %v\nwant %s", err, tc.want)
+			}
+			if d := time.Since(start); d < tc.wait {
+				t.Errorf("%d attempts took %v, less than the back-off of %v", tc.conns, d, tc.wait)
 			}
 			if tc.last > 0 && !errors.Is(err, io.ErrUnexpectedEOF) {
 				t.Errorf("error %v, want it to wrap io.ErrUnexpectedEOF", err)

@@ -160,13 +160,18 @@ func (t *Transport) Post(ctx context.Context, req *Request) (Response, error) {
 	}
 }
 
-// backOff waits before attempt+1 of a call after a refused stream, but
-// not beyond the call's context: it returns the context's error if that
-// ends first. Other retries (a GOAWAY, a connection gone) go to another
-// connection at once.
+// backOff waits before attempt+1 of a call after a refused stream or a
+// GOAWAY with an error code (ENHANCE_YOUR_CALM, say: the server is
+// overloaded too), but not beyond the call's context: it returns the
+// context's error if that ends first. Other retries (a GOAWAY with
+// NO_ERROR, a connection gone) go to another connection at once.
 func (t *Transport) backOff(ctx context.Context, attempt int, err error) error {
 	var se http2.StreamError
-	if !errors.As(err, &se) || se.Code != http2.ErrCodeRefusedStream {
+	var ga goAwayError
+	switch {
+	case errors.As(err, &se) && se.Code == http2.ErrCodeRefusedStream:
+	case errors.As(err, &ga) && ga.code != http2.ErrCodeNo:
+	default:
 		return nil
 	}
 	base := cmp.Or(t.refusedDelay, refusedDelay)

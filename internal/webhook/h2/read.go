@@ -407,8 +407,9 @@ func (c *conn) onReset(f *http2.RSTStreamFrame) {
 }
 
 // onGoAway takes no more streams on the connection. The streams above the
-// last one the server processes are made again on another connection;
-// the connection closes when its last stream ends.
+// last one the server processes are made again on another connection
+// (after a back-off, if the server said other than NO_ERROR); the
+// connection closes when its last stream ends.
 func (c *conn) onGoAway(f *http2.GoAwayFrame) {
 	c.mu.Lock()
 	c.goAway = true
@@ -426,7 +427,8 @@ func (c *conn) onGoAway(f *http2.GoAwayFrame) {
 		if id > f.LastStreamID {
 			// The last of these to end closes the connection, if no
 			// stream below the GOAWAY's remains.
-			closeNow = c.finishLocked(st, retryable{fmt.Errorf("h2: the server sent %s before stream %d", c.goAwayLocked(), id)}) || closeNow
+			err := goAwayError{c.goAwayCode, fmt.Sprintf("h2: the server sent %s before stream %d", c.goAwayLocked(), id)}
+			closeNow = c.finishLocked(st, retryable{err}) || closeNow
 		}
 	}
 	c.mu.Unlock()
@@ -434,3 +436,13 @@ func (c *conn) onGoAway(f *http2.GoAwayFrame) {
 		c.tc.Close()
 	}
 }
+
+// goAwayError is the error of a call that a server's GOAWAY kept from
+// being processed; code, the GOAWAY's, tells Post whether to back off
+// before the call's next attempt.
+type goAwayError struct {
+	code http2.ErrCode
+	msg  string
+}
+
+func (e goAwayError) Error() string { return e.msg }
