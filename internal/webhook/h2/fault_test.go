@@ -440,7 +440,9 @@ func TestRefusedBackOffEndsWithContext(t *testing.T) {
 		want error
 	}{
 		{"deadline", func(<-chan struct{}) (context.Context, context.CancelFunc) {
-			return context.WithTimeout(context.Background(), 300*time.Millisecond)
+			// Long enough for the dial and the TLS handshake on a busy
+			// machine: the call must be refused once before it ends.
+			return context.WithTimeout(context.Background(), 2*time.Second)
 		}, context.DeadlineExceeded},
 		{"cancelled", func(refused <-chan struct{}) (context.Context, context.CancelFunc) {
 			ctx, cancel := context.WithCancel(context.Background())
@@ -590,9 +592,13 @@ func TestConnectionGoneDuringWrite(t *testing.T) {
 
 // TestPingTimeout: a server that goes silent mid-call, answering not even
 // a PING, fails the call once the health check gives up, long before the
-// call's own deadline, and the next call dials a new connection.
+// call's own deadline, and the next call dials a new connection. That
+// one's server answers PINGs, and the ping timeout is a second, so that a
+// slow machine (more than the read-idle timeout between dial and answer)
+// does not fail it too.
 func TestPingTimeout(t *testing.T) {
 	tr, accepted := startFake(t, func(n int, f *fakeConn) {
+		f.answerPings = n > 1
 		if !f.preface() {
 			return
 		}
@@ -607,12 +613,12 @@ func TestPingTimeout(t *testing.T) {
 		f.answer(req.id, "second")
 		f.read(false)
 	})
-	tr.ReadIdleTimeout, tr.PingTimeout = 50*time.Millisecond, 100*time.Millisecond
+	tr.ReadIdleTimeout, tr.PingTimeout = 100*time.Millisecond, time.Second
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	start := time.Now()
 	_, err := post(ctx, tr, "/", []byte("{}"))
-	if want := "h2: connection lost: no frame from the server for 50ms and no answer to a PING within 100ms"; err == nil || err.Error() != want {
+	if want := "h2: connection lost: no frame from the server for 100ms and no answer to a PING within 1s"; err == nil || err.Error() != want {
 		t.Errorf("error %v, want %q", err, want)
 	}
 	if d := time.Since(start); d > 10*time.Second {
