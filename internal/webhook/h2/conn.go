@@ -115,6 +115,10 @@ type conn struct {
 	closed       bool
 	err          error     // why the connection failed, once it has
 	idleSince    time.Time // when the last stream ended
+	// setup is set from newConn until the dialer's call reserves its
+	// stream: the idle clock does not run while the server's SETTINGS
+	// are awaited, however long they take.
+	setup bool
 	// windowed is closed and cleared when a send window grows, waking
 	// calls waiting for one; nil while none waits.
 	windowed chan struct{}
@@ -196,7 +200,7 @@ func newConn(t *Transport, tc *tls.Conn) (*conn, error) {
 		sendWindow:       initialWindow,
 		streamSendWindow: initialWindow,
 		maxFrame:         defaultMaxFrame,
-		idleSince:        time.Now(),
+		setup:            true,
 		recvAvail:        connWindow,
 	}
 	c.fr = http2.NewFramer(&c.wb, bufio.NewReaderSize(tc, 16<<10))
@@ -233,6 +237,12 @@ func newConn(t *Transport, tc *tls.Conn) (*conn, error) {
 func (c *conn) reserve() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.setup {
+		// The dialer's call, the first: the connection is set up, and
+		// idle if the call goes without opening its stream.
+		c.setup = false
+		c.idleSince = time.Now()
+	}
 	if c.closed || c.goAway || uint32(len(c.streams)+c.reserved) >= c.maxStreams {
 		return false
 	}
@@ -554,10 +564,11 @@ func (c *conn) closeIfDoneLocked() bool {
 	return true
 }
 
-// closeIfIdle closes the connection if it has no streams.
+// closeIfIdle closes the connection if it has no streams and is not
+// being set up.
 func (c *conn) closeIfIdle() {
 	c.mu.Lock()
-	idle := !c.closed && len(c.streams) == 0 && c.reserved == 0
+	idle := !c.closed && !c.setup && len(c.streams) == 0 && c.reserved == 0
 	if idle {
 		c.closed = true
 	}
@@ -577,7 +588,7 @@ func (c *conn) idleCheck() {
 		c.mu.Unlock()
 		return
 	}
-	if len(c.streams) > 0 || c.reserved > 0 {
+	if c.setup || len(c.streams) > 0 || c.reserved > 0 {
 		c.idle.Reset(timeout)
 		c.mu.Unlock()
 		return

@@ -928,3 +928,31 @@ func TestTimeoutDefaults(t *testing.T) {
 		}
 	}
 }
+
+// TestIdleTimeoutWaitsForSetup: a server slower to send its SETTINGS
+// than the idle timeout does not have the connection closed while it is
+// being set up: the idle clock starts once the connection took its first
+// call.
+func TestIdleTimeoutWaitsForSetup(t *testing.T) {
+	tr, accepted := startFake(t, func(n int, f *fakeConn) {
+		time.Sleep(300 * time.Millisecond) // a slow server, fifteen idle timeouts
+		if !f.preface() {
+			return
+		}
+		req, err := f.read(false)
+		if err != nil {
+			return
+		}
+		f.answer(req.id, "slow")
+		f.read(false)
+	})
+	tr.IdleTimeout = 20 * time.Millisecond
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if resp, err := post(ctx, tr, "/"); err != nil || string(resp.Body) != "slow" {
+		t.Errorf("answer %q, %v", resp.Body, err)
+	}
+	if n := accepted.Load(); n != 1 {
+		t.Errorf("%d connections, want 1", n)
+	}
+}
