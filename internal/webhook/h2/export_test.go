@@ -11,7 +11,7 @@ func ConnCount(t *Transport) int {
 
 // SetRefusedDelay makes t wait d (doubling) before it makes a refused
 // call again.
-func SetRefusedDelay(t *Transport, d time.Duration) { t.refusedDelay = d }
+func SetRefusedDelay(t *Transport, d time.Duration) { t.refusedBase = d }
 
 // SendWindow is the send window of t's first connection.
 func SendWindow(t *Transport) int64 {

@@ -45,8 +45,9 @@ const DefaultIdleTimeout = 90 * time.Second
 
 // DefaultReadIdleTimeout and DefaultPingTimeout are the health check of a
 // connection with calls in flight when Transport.ReadIdleTimeout and
-// PingTimeout are zero or less: after 30 s without a frame from the server it is
-// sent a PING, and if 15 s pass without its acknowledgement it is closed.
+// PingTimeout are zero or less: after 30 s without a frame from the
+// server it is sent a PING, and if 15 s pass without its acknowledgement
+// it is closed.
 const (
 	DefaultReadIdleTimeout = 30 * time.Second
 	DefaultPingTimeout     = 15 * time.Second
@@ -59,13 +60,11 @@ const (
 const maxAttempts = 5
 
 // refusedDelay is the wait before the second attempt of a call whose
-// stream the server refused (it is busy): it doubles with each attempt, to
-// at most maxRefusedDelay, and a quarter at most is added at random so
-// that calls refused together do not come back together.
-const (
-	refusedDelay    = 5 * time.Millisecond
-	maxRefusedDelay = 50 * time.Millisecond
-)
+// stream the server refused, or a GOAWAY with an error code excluded (it
+// is busy): it doubles with each attempt, to at most ten times itself,
+// and a quarter at most is added at random so that calls refused
+// together do not come back together.
+const refusedDelay = 5 * time.Millisecond
 
 // Transport keeps HTTP/2 connections to one server and posts requests
 // over them, opening a connection when none has room for another stream.
@@ -93,9 +92,9 @@ type Transport struct {
 	// call opens a stream on it.
 	ReadIdleTimeout, PingTimeout time.Duration
 
-	// refusedDelay replaces the constant of that name, for tests; the
-	// bound grows with it.
-	refusedDelay time.Duration
+	// refusedBase replaces refusedDelay, for tests; the bound grows
+	// with it.
+	refusedBase time.Duration
 
 	// mu guards conns and dialing. It is taken before a conn's mu, never
 	// after.
@@ -174,8 +173,8 @@ func (t *Transport) backOff(ctx context.Context, attempt int, err error) error {
 	default:
 		return nil
 	}
-	base := cmp.Or(t.refusedDelay, refusedDelay)
-	d := min(base<<(attempt-1), base*(maxRefusedDelay/refusedDelay))
+	base := cmp.Or(t.refusedBase, refusedDelay)
+	d := min(base<<(attempt-1), 10*base)
 	d += rand.N(d/4 + 1)
 	timer := time.NewTimer(d)
 	defer timer.Stop()
