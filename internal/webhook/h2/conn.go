@@ -71,9 +71,11 @@ type conn struct {
 	fr    *http2.Framer // written under wsem, read by the reader only
 	ready chan struct{} // closed at the server's first SETTINGS
 	gone  chan struct{} // closed when the connection failed or closed
-	idle  *time.Timer
-	// health runs healthCheck; set under mu.
-	health *time.Timer
+	// idle runs idleCheck and health runs healthCheck. Both are set in
+	// newConn under mu, because a timer of a few milliseconds may fire
+	// before AfterFunc returns, and its function, which takes mu, must
+	// then find the field set. Stop needs no lock.
+	idle, health *time.Timer
 	// lastRead is when the reader last read a frame, as time since born:
 	// one clock read and one atomic store per frame, so that no timer is
 	// reset per frame.
@@ -103,8 +105,7 @@ type conn struct {
 	maxHeaderList    uint32 // the server's; 0 is no limit
 	// goAway is set by the server's GOAWAY (or when stream IDs run out):
 	// no new streams; the connection closes when its last stream ends.
-	goAway       bool
-	lastStreamID uint32
+	goAway bool
 	// serverGoAway is set by the server's GOAWAY (not by our running out
 	// of stream IDs); goAwayCode and goAwayDebug are what it said, for
 	// the errors of the calls it ends: its first error code other than
@@ -223,9 +224,9 @@ func newConn(t *Transport, tc *tls.Conn) (*conn, error) {
 	if _, err := c.flush(time.Now().Add(controlTimeout)); err != nil {
 		return nil, err
 	}
-	c.idle = time.AfterFunc(t.idleTimeout(), c.idleCheck)
 	c.born = time.Now()
 	c.mu.Lock()
+	c.idle = time.AfterFunc(t.idleTimeout(), c.idleCheck)
 	c.health = time.AfterFunc(t.readIdleTimeout(), c.healthCheck)
 	c.mu.Unlock()
 	go c.readLoop()
@@ -339,7 +340,7 @@ func (c *conn) open(ctx context.Context, st *stream, req *Request) error {
 	st.id = c.nextID
 	c.nextID += 2
 	if c.nextID > maxStreamID {
-		c.goAway, c.lastStreamID = true, st.id
+		c.goAway = true
 	}
 	c.streams[st.id] = st
 	if c.stale {

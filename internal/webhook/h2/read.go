@@ -41,9 +41,7 @@ func (c *conn) readLoop() {
 	}
 	c.fail(err)
 	c.idle.Stop()
-	c.mu.Lock()
 	c.health.Stop()
-	c.mu.Unlock()
 	c.t.remove(c)
 }
 
@@ -385,7 +383,8 @@ var errFromPeer = errors.New("received from peer")
 
 // onReset ends a stream the server reset, whatever the code, and only
 // that stream. A refused stream was never processed, so its call is made
-// again elsewhere.
+// again, after a back-off: on whichever connection has room, most often
+// this same one.
 func (c *conn) onReset(f *http2.RSTStreamFrame) {
 	var err error = http2.StreamError{StreamID: f.StreamID, Code: f.ErrCode, Cause: errFromPeer}
 	if f.ErrCode == http2.ErrCodeRefusedStream {
@@ -413,7 +412,6 @@ func (c *conn) onReset(f *http2.RSTStreamFrame) {
 func (c *conn) onGoAway(f *http2.GoAwayFrame) {
 	c.mu.Lock()
 	c.goAway = true
-	c.lastStreamID = f.LastStreamID
 	c.serverGoAway = true
 	if c.goAwayCode == http2.ErrCodeNo {
 		c.goAwayCode = f.ErrCode
