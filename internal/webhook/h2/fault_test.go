@@ -956,3 +956,56 @@ func TestIdleTimeoutWaitsForSetup(t *testing.T) {
 		t.Errorf("%d connections, want 1", n)
 	}
 }
+
+// TestPingAckOtherData: an acknowledgement of a PING with other data than
+// the health check's is not taken for its answer: the call fails once
+// the ping timeout passes.
+func TestPingAckOtherData(t *testing.T) {
+	tr, _ := startFake(t, func(n int, f *fakeConn) {
+		if !f.preface() {
+			return
+		}
+		if _, err := f.read(false); err != nil {
+			return
+		}
+		for {
+			fr, err := f.fr.ReadFrame()
+			if err != nil {
+				return
+			}
+			if p, ok := fr.(*http2.PingFrame); ok && !p.IsAck() {
+				data := p.Data
+				data[7] ^= 0xff
+				f.fr.WritePing(true, data)
+			}
+		}
+	})
+	tr.ReadIdleTimeout, tr.PingTimeout = 100*time.Millisecond, 500*time.Millisecond
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	_, err := post(ctx, tr, "/", []byte("{}"))
+	if want := "h2: connection lost: no frame from the server for 100ms and no answer to a PING within 500ms"; err == nil || err.Error() != want {
+		t.Errorf("error %v, want %q", err, want)
+	}
+}
+
+// TestGoAwayKeepsFirstCode: of several GOAWAY frames, the calls' errors
+// say the first error code other than NO_ERROR and the first debug data.
+func TestGoAwayKeepsFirstCode(t *testing.T) {
+	tr, _ := startFake(t, func(n int, f *fakeConn) {
+		if !f.preface() {
+			return
+		}
+		req, err := f.read(false)
+		if err != nil {
+			return
+		}
+		f.fr.WriteGoAway(req.id, http2.ErrCodeNo, nil)
+		f.fr.WriteGoAway(req.id, http2.ErrCodeEnhanceYourCalm, []byte("calm"))
+		f.fr.WriteGoAway(req.id, http2.ErrCodeInternal, []byte("internal"))
+	})
+	_, err := post(context.Background(), tr, "/")
+	if want := `h2: the server sent GOAWAY (ENHANCE_YOUR_CALM, debug data "calm") and closed the connection: unexpected EOF`; err == nil || err.Error() != want {
+		t.Errorf("error %v\nwant %s", err, want)
+	}
+}
