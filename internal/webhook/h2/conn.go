@@ -76,11 +76,14 @@ type conn struct {
 	// before AfterFunc returns, and its function, which takes mu, must
 	// then find the field set. Stop needs no lock.
 	idle, health *time.Timer
-	// lastRead is when the reader last read a frame, as time since born:
-	// one clock read and one atomic store per frame, so that no timer is
-	// reset per frame.
-	born     time.Time
-	lastRead atomic.Int64
+	// heard is set by the reader at each frame and cleared by each
+	// health check: a load per frame (and a store only for the first
+	// since the check), so that neither a timer is reset nor the clock
+	// read per frame, nor a cache line written that calls read. Silence
+	// is thus seen at a granularity of one read-idle timeout: a
+	// connection is pinged after between one and two of them without a
+	// frame.
+	heard atomic.Bool
 
 	// wsem, of one slot, serialises writes and guards what they share:
 	// wb, the header encoder and the next stream ID (IDs must reach the
@@ -224,7 +227,6 @@ func newConn(t *Transport, tc *tls.Conn) (*conn, error) {
 	if _, err := c.flush(time.Now().Add(controlTimeout)); err != nil {
 		return nil, err
 	}
-	c.born = time.Now()
 	c.mu.Lock()
 	c.idle = time.AfterFunc(t.idleTimeout(), c.idleCheck)
 	c.health = time.AfterFunc(t.readIdleTimeout(), c.healthCheck)
@@ -604,13 +606,13 @@ func (c *conn) idleCheck() {
 	c.tc.Close()
 }
 
-// healthCheck runs from the health timer. On a connection with streams
-// that has read no frame for the read-idle timeout it sends a PING; if
-// the PING's acknowledgement (onPingAck) has not come when it runs next,
-// a ping timeout later, it fails the connection. A connection without
-// streams is not pinged but marked stale, and pinged when a call opens a
-// stream on it (open): a call pays for the check only on a connection
-// that may be dead.
+// healthCheck runs from the health timer, every read-idle timeout. On a
+// connection with streams that has read no frame since it last ran it
+// sends a PING; if the PING's acknowledgement (onPingAck) has not come
+// when it runs next, a ping timeout later, it fails the connection. A
+// connection without streams that read no frame either is not pinged
+// but marked stale, and pinged when a call opens a stream on it (open):
+// a call pays for the check only on a connection that may be dead.
 func (c *conn) healthCheck() {
 	idle := c.t.readIdleTimeout()
 	c.mu.Lock()
@@ -623,14 +625,12 @@ func (c *conn) healthCheck() {
 		c.fail(fmt.Errorf("h2: connection lost: no frame from the server for %v and no answer to a PING within %v", idle, c.t.pingTimeout()))
 		return
 	}
-	silent := time.Since(c.born) - time.Duration(c.lastRead.Load())
-	if len(c.streams) == 0 || silent < idle {
-		next := idle - silent
-		if next <= 0 { // long silent, but without streams
-			c.stale = true
-			next = idle
+	heard := c.heard.Swap(false)
+	if heard || len(c.streams) == 0 {
+		if !heard {
+			c.stale = true // silent a whole period, but without streams
 		}
-		c.health.Reset(next)
+		c.health.Reset(idle)
 		c.mu.Unlock()
 		return
 	}

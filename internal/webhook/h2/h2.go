@@ -45,9 +45,9 @@ const DefaultIdleTimeout = 90 * time.Second
 
 // DefaultReadIdleTimeout and DefaultPingTimeout are the health check of a
 // connection with calls in flight when Transport.ReadIdleTimeout and
-// PingTimeout are zero or less: after 30 s without a frame from the
-// server it is sent a PING, and if 15 s pass without its acknowledgement
-// it is closed.
+// PingTimeout are zero or less: after 30 s (checked every 30 s, so up to
+// 60 s) without a frame from the server it is sent a PING, and if 15 s
+// pass without its acknowledgement it is closed.
 const (
 	DefaultReadIdleTimeout = 30 * time.Second
 	DefaultPingTimeout     = 15 * time.Second
@@ -82,7 +82,9 @@ type Transport struct {
 	// with ErrTooLarge. Zero means no bound.
 	MaxResponse int
 	// ReadIdleTimeout is how long a connection with calls in flight may
-	// go without a frame from the server before it is sent a PING, and
+	// go without a frame from the server before it is sent a PING (it is
+	// checked once per ReadIdleTimeout, so the PING goes out after
+	// between one and two of them), and
 	// PingTimeout how long it then waits for the acknowledgement before
 	// it closes, failing its calls (a server or network gone silent would
 	// otherwise hold them to their own timeouts, and the connection would

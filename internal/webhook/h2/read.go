@@ -6,7 +6,6 @@ import (
 	"io"
 	"net"
 	"strconv"
-	"time"
 
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
@@ -55,7 +54,9 @@ func (c *conn) readFrames() error {
 			// step with the server's.
 			return err
 		}
-		c.lastRead.Store(int64(time.Since(c.born)))
+		if !c.heard.Load() {
+			c.heard.Store(true)
+		}
 		switch f := f.(type) {
 		case *http2.DataFrame:
 			err = c.onData(f)
