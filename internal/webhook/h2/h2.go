@@ -84,11 +84,10 @@ type Transport struct {
 	// ReadIdleTimeout is how long a connection with calls in flight may
 	// go without a frame from the server before it is sent a PING (it is
 	// checked once per ReadIdleTimeout, so the PING goes out after
-	// between one and two of them), and
-	// PingTimeout how long it then waits for the acknowledgement before
-	// it closes, failing its calls (a server or network gone silent would
-	// otherwise hold them to their own timeouts, and the connection would
-	// take new calls). Zero or less means DefaultReadIdleTimeout and
+	// between one and two of them), and PingTimeout how long it then
+	// waits for the acknowledgement before it closes, failing its calls
+	// (a server or network gone silent would otherwise hold them to
+	// their own timeouts, and the connection would take new calls). Zero or less means DefaultReadIdleTimeout and
 	// DefaultPingTimeout. A connection without calls is not pinged; one
 	// found silent for ReadIdleTimeout meanwhile is pinged as the next
 	// call opens a stream on it.
