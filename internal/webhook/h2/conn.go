@@ -6,9 +6,10 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
-	"net"
+	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/net/http2"
@@ -70,7 +71,19 @@ type conn struct {
 	fr    *http2.Framer // written under wsem, read by the reader only
 	ready chan struct{} // closed at the server's first SETTINGS
 	gone  chan struct{} // closed when the connection failed or closed
-	idle  *time.Timer
+	// idle runs idleCheck and health runs healthCheck. Both are set in
+	// newConn under mu, because a timer of a few milliseconds may fire
+	// before AfterFunc returns, and its function, which takes mu, must
+	// then find the field set. Stop needs no lock.
+	idle, health *time.Timer
+	// heard is set by the reader at each frame and cleared by each
+	// health check: a load per frame (and a store only for the first
+	// since the check), so that neither a timer is reset nor the clock
+	// read per frame, nor a cache line written that calls read. Silence
+	// is thus seen at a granularity of one read-idle timeout: a
+	// connection is pinged after between one and two of them without a
+	// frame.
+	heard atomic.Bool
 
 	// wsem, of one slot, serialises writes and guards what they share:
 	// wb, the header encoder and the next stream ID (IDs must reach the
@@ -95,15 +108,35 @@ type conn struct {
 	maxHeaderList    uint32 // the server's; 0 is no limit
 	// goAway is set by the server's GOAWAY (or when stream IDs run out):
 	// no new streams; the connection closes when its last stream ends.
-	goAway       bool
-	lastStreamID uint32
+	goAway bool
+	// serverGoAway is set by the server's GOAWAY (not by our running out
+	// of stream IDs); goAwayCode and goAwayDebug are what it said, for
+	// the errors of the calls it ends: its first error code other than
+	// NO_ERROR, and its first debug data, bounded.
+	serverGoAway bool
+	goAwayCode   http2.ErrCode
+	goAwayDebug  string
 	closed       bool
 	err          error     // why the connection failed, once it has
 	idleSince    time.Time // when the last stream ended
+	// setup is set from newConn until the dialer's call reserves its
+	// stream: the idle clock does not run while the server's SETTINGS
+	// are awaited, however long they take.
+	setup bool
 	// windowed is closed and cleared when a send window grows, waking
 	// calls waiting for one; nil while none waits.
 	windowed chan struct{}
 	settings bool // the server's first SETTINGS arrived
+	// pinging is set while a health check's PING, of data ping, waits
+	// for its acknowledgement.
+	pinging bool
+	ping    [8]byte
+	// stale is set by the health check on a connection without streams
+	// that has been silent for the read-idle timeout: it may have died
+	// unseen (a NAT or load balancer dropping it), so the first call
+	// opened on it has it pinged at once rather than after another
+	// read-idle timeout.
+	stale bool
 
 	// pmu guards the control frames queued for the next write (encoded
 	// by cfr into pending) and a header table size to apply before the
@@ -150,7 +183,12 @@ type stream struct {
 	data        []byte
 	recvAvail   int64
 	recvUnacked int64
-	reset       bool // the server reset the stream
+	// reset (the server reset the stream) and resetSent (we did, for an
+	// answer that broke the protocol or that we do not want) are set
+	// under conn.mu as the stream ends: a call that stops sending its
+	// body early resets the stream only if neither side did.
+	reset     bool
+	resetSent bool
 }
 
 func newConn(t *Transport, tc *tls.Conn) (*conn, error) {
@@ -166,7 +204,7 @@ func newConn(t *Transport, tc *tls.Conn) (*conn, error) {
 		sendWindow:       initialWindow,
 		streamSendWindow: initialWindow,
 		maxFrame:         defaultMaxFrame,
-		idleSince:        time.Now(),
+		setup:            true,
 		recvAvail:        connWindow,
 	}
 	c.fr = http2.NewFramer(&c.wb, bufio.NewReaderSize(tc, 16<<10))
@@ -186,10 +224,13 @@ func newConn(t *Transport, tc *tls.Conn) (*conn, error) {
 		http2.Setting{ID: http2.SettingMaxHeaderListSize, Val: maxHeaderList},
 	)
 	c.fr.WriteWindowUpdate(0, connWindow-initialWindow)
-	if err := c.flush(time.Now().Add(controlTimeout)); err != nil {
+	if _, err := c.flush(time.Now().Add(controlTimeout)); err != nil {
 		return nil, err
 	}
+	c.mu.Lock()
 	c.idle = time.AfterFunc(t.idleTimeout(), c.idleCheck)
+	c.health = time.AfterFunc(t.readIdleTimeout(), c.healthCheck)
+	c.mu.Unlock()
 	go c.readLoop()
 	return c, nil
 }
@@ -199,6 +240,12 @@ func newConn(t *Transport, tc *tls.Conn) (*conn, error) {
 func (c *conn) reserve() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.setup {
+		// The dialer's call, the first: the connection is set up, and
+		// idle if the call goes without opening its stream.
+		c.setup = false
+		c.idleSince = time.Now()
+	}
 	if c.closed || c.goAway || uint32(len(c.streams)+c.reserved) >= c.maxStreams {
 		return false
 	}
@@ -260,7 +307,9 @@ func (c *conn) open(ctx context.Context, st *stream, req *Request) error {
 		if closeNow {
 			c.tc.Close()
 		}
-		return err
+		// Nothing of the call was written: if the connection went away
+		// (rather than the context ending), another may take it.
+		return retryable{err}
 	}
 	defer c.unlockWrite()
 
@@ -268,10 +317,7 @@ func (c *conn) open(ctx context.Context, st *stream, req *Request) error {
 	c.reserved--
 	if c.closed || c.goAway {
 		// The server never sees this stream.
-		err := c.err
-		if err == nil {
-			err = errClosed
-		}
+		err := c.failureLocked()
 		closeNow := c.closeIfDoneLocked()
 		c.mu.Unlock()
 		if closeNow {
@@ -296,9 +342,14 @@ func (c *conn) open(ctx context.Context, st *stream, req *Request) error {
 	st.id = c.nextID
 	c.nextID += 2
 	if c.nextID > maxStreamID {
-		c.goAway, c.lastStreamID = true, st.id
+		c.goAway = true
 	}
 	c.streams[st.id] = st
+	if c.stale {
+		// healthCheck, run now, finds this stream and pings.
+		c.stale = false
+		c.health.Reset(0)
+	}
 	st.sendWindow = c.streamSendWindow
 	st.recvAvail = streamWindow
 	n := min(length, c.sendWindow, st.sendWindow, writeChunk)
@@ -310,6 +361,7 @@ func (c *conn) open(ctx context.Context, st *stream, req *Request) error {
 
 	c.wb.b = c.wb.b[:0]
 	c.takePending()
+	start := len(c.wb.b) // where this stream's frames begin
 	block := c.encodeHeaders(req, length)
 	first, rest := block, []byte(nil)
 	if len(first) > int(maxFrame) {
@@ -327,12 +379,12 @@ func (c *conn) open(ctx context.Context, st *stream, req *Request) error {
 		c.fr.WriteContinuation(st.id, len(rest) == 0, frag)
 	}
 	c.appendData(st, n, maxFrame)
-	if err := c.flush(deadline); err != nil {
-		if errors.Is(err, net.ErrClosed) && ctx.Err() == nil {
-			// The reader closed the connection (the server closed its
-			// end) before this call's frames went out whole: a server
-			// that closed does not process a request it did not read
-			// to the end.
+	if written, err := c.flush(deadline); err != nil {
+		if written <= start && ctx.Err() == nil {
+			// No byte of this stream went out (a TLS record written in
+			// part cannot be read): the server cannot have seen the
+			// call. Once any may have, the call is not made again, as
+			// the webhook may have acted on it.
 			return retryable{err}
 		}
 		return writeError(ctx, err)
@@ -404,10 +456,13 @@ func (c *conn) sendBody(ctx context.Context, st *stream) error {
 		c.mu.Lock()
 		if c.streams[st.id] != st {
 			// Answered, reset or failed before the whole body went out.
+			// Unless a reset ended it, or the connection did, the stream
+			// stays half-closed on the server's side (counting against
+			// its concurrent streams) until we end it: the server's
+			// END_STREAM, with an answer good or broken, does not.
+			end := !st.reset && !st.resetSent && !c.closed
 			c.mu.Unlock()
-			if st.err == nil && !st.reset {
-				// The server answered early; the stream stays open on its
-				// side until we end it.
+			if end {
 				c.writeReset(st.id, http2.ErrCodeCancel)
 			}
 			return nil
@@ -436,14 +491,21 @@ func (c *conn) sendBody(ctx context.Context, st *stream) error {
 		}
 		deadline := writeDeadline(ctx)
 		if err := c.lockWrite(ctx); err != nil {
-			// The window taken is lost with the stream.
+			// None of the n bytes went out: the window taken for them is
+			// given back, or the connection's would shrink for good and
+			// in time starve every upload on it.
+			c.mu.Lock()
+			c.sendWindow += n
+			st.sendWindow += n
+			c.wakeLocked()
+			c.mu.Unlock()
 			c.cancel(st)
 			return err
 		}
 		c.wb.b = c.wb.b[:0]
 		c.takePending()
 		c.appendData(st, n, maxFrame)
-		err := c.flush(deadline)
+		_, err := c.flush(deadline)
 		c.unlockWrite()
 		if err != nil {
 			return writeError(ctx, err)
@@ -505,10 +567,11 @@ func (c *conn) closeIfDoneLocked() bool {
 	return true
 }
 
-// closeIfIdle closes the connection if it has no streams.
+// closeIfIdle closes the connection if it has no streams and is not
+// being set up.
 func (c *conn) closeIfIdle() {
 	c.mu.Lock()
-	idle := !c.closed && len(c.streams) == 0 && c.reserved == 0
+	idle := !c.closed && !c.setup && len(c.streams) == 0 && c.reserved == 0
 	if idle {
 		c.closed = true
 	}
@@ -528,7 +591,7 @@ func (c *conn) idleCheck() {
 		c.mu.Unlock()
 		return
 	}
-	if len(c.streams) > 0 || c.reserved > 0 {
+	if c.setup || len(c.streams) > 0 || c.reserved > 0 {
 		c.idle.Reset(timeout)
 		c.mu.Unlock()
 		return
@@ -541,6 +604,53 @@ func (c *conn) idleCheck() {
 	c.closed = true
 	c.mu.Unlock()
 	c.tc.Close()
+}
+
+// healthCheck runs from the health timer, every read-idle timeout. On a
+// connection with streams that has read no frame since it last ran it
+// sends a PING; if the PING's acknowledgement (onPingAck) has not come
+// when it runs next, a ping timeout later, it fails the connection. A
+// connection without streams that read no frame either is not pinged
+// but marked stale, and pinged when a call opens a stream on it (open):
+// a call pays for the check only on a connection that may be dead.
+func (c *conn) healthCheck() {
+	idle := c.t.readIdleTimeout()
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return
+	}
+	if c.pinging {
+		c.mu.Unlock()
+		c.fail(fmt.Errorf("h2: connection lost: no frame from the server for %v and no answer to a PING within %v", idle, c.t.pingTimeout()))
+		return
+	}
+	heard := c.heard.Swap(false)
+	if heard || len(c.streams) == 0 {
+		if !heard {
+			c.stale = true // silent a whole period, but without streams
+		}
+		c.health.Reset(idle)
+		c.mu.Unlock()
+		return
+	}
+	c.pinging = true
+	c.ping[0]++ // each PING's own data
+	ping := c.ping
+	c.health.Reset(c.t.pingTimeout())
+	c.mu.Unlock()
+	c.queueControl(func(fr *http2.Framer) { fr.WritePing(false, ping) })
+}
+
+// onPingAck takes the acknowledgement of a PING: the health check's ends
+// its wait.
+func (c *conn) onPingAck(data [8]byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.pinging && data == c.ping && !c.closed {
+		c.pinging = false
+		c.health.Reset(c.t.readIdleTimeout())
+	}
 }
 
 // fail ends the connection and every stream on it with err.
@@ -566,21 +676,43 @@ func (c *conn) fail(err error) {
 	c.tc.Close()
 }
 
-// failure is why the connection failed.
+// failure is why the connection failed, or takes no more streams.
 func (c *conn) failure() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.err == nil {
-		return errClosed
+	return c.failureLocked()
+}
+
+func (c *conn) failureLocked() error {
+	switch {
+	case c.err != nil:
+		return c.err
+	case c.serverGoAway:
+		return goAwayError{c.goAwayCode, "h2: the server sent " + c.goAwayLocked()}
 	}
-	return c.err
+	return errClosed
+}
+
+// maxGoAwayDebug bounds the debug data of a GOAWAY kept for errors.
+const maxGoAwayDebug = 256
+
+// goAwayLocked describes the server's GOAWAY for an error: its code and
+// its debug data quoted, so that the server's bytes cannot garble a log
+// line.
+func (c *conn) goAwayLocked() string {
+	if c.goAwayDebug == "" {
+		return fmt.Sprintf("GOAWAY (%v)", c.goAwayCode)
+	}
+	return fmt.Sprintf("GOAWAY (%v, debug data %q)", c.goAwayCode, c.goAwayDebug)
 }
 
 // flush writes wb; wsem must be held. A write that fails leaves the
-// connection unusable (a TLS record may be half written): it fails.
-func (c *conn) flush(deadline time.Time) error {
+// connection unusable (a TLS record may be half written): it fails. It
+// returns how many bytes of wb went out in whole TLS records, as
+// tls.Conn's Write counts them.
+func (c *conn) flush(deadline time.Time) (int, error) {
 	c.tc.SetWriteDeadline(deadline)
-	_, err := c.tc.Write(c.wb.b)
+	n, err := c.tc.Write(c.wb.b)
 	if cap(c.wb.b) > 2*writeChunk {
 		c.wb.b = nil // after a header block of megabytes
 	} else {
@@ -589,7 +721,7 @@ func (c *conn) flush(deadline time.Time) error {
 	if err != nil {
 		c.fail(err)
 	}
-	return err
+	return n, err
 }
 
 // lockWrite takes wsem, waiting at most until ctx is done or the

@@ -12,12 +12,15 @@
 package h2
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
+	"math/rand/v2"
 	"sync"
 	"time"
 
+	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
 )
 
@@ -40,11 +43,28 @@ var errNoStreams = errors.New("h2: the server allows no streams")
 // webhooks keep theirs.
 const DefaultIdleTimeout = 90 * time.Second
 
+// DefaultReadIdleTimeout and DefaultPingTimeout are the health check of a
+// connection with calls in flight when Transport.ReadIdleTimeout and
+// PingTimeout are zero or less: after 30 s (checked every 30 s, so up to
+// 60 s) without a frame from the server it is sent a PING, and if 15 s
+// pass without its acknowledgement it is closed.
+const (
+	DefaultReadIdleTimeout = 30 * time.Second
+	DefaultPingTimeout     = 15 * time.Second
+)
+
 // maxAttempts bounds how often a call is started again on another
 // connection because the webhook never saw it (a GOAWAY that excluded its
 // stream, a refused stream, a connection that closed before the call
 // wrote).
 const maxAttempts = 5
+
+// refusedDelay is the wait before the second attempt of a call whose
+// stream the server refused, or a GOAWAY with an error code excluded (it
+// is busy): it doubles with each attempt, to at most ten times itself,
+// and a quarter at most is added at random so that calls refused
+// together do not come back together.
+const refusedDelay = 5 * time.Millisecond
 
 // Transport keeps HTTP/2 connections to one server and posts requests
 // over them, opening a connection when none has room for another stream.
@@ -56,11 +76,26 @@ type Transport struct {
 	// and the call fails with ErrNotH2.
 	Dial func(ctx context.Context) (*tls.Conn, error)
 	// IdleTimeout closes a connection without streams after this long;
-	// zero means DefaultIdleTimeout.
+	// zero or less means DefaultIdleTimeout.
 	IdleTimeout time.Duration
 	// MaxResponse bounds an answer's body; a longer one fails the call
 	// with ErrTooLarge. Zero means no bound.
 	MaxResponse int
+	// ReadIdleTimeout is how long a connection with calls in flight may
+	// go without a frame from the server before it is sent a PING (it is
+	// checked once per ReadIdleTimeout, so the PING goes out after
+	// between one and two of them), and PingTimeout how long it then
+	// waits for the acknowledgement before it closes, failing its calls
+	// (a server or network gone silent would otherwise hold them to
+	// their own timeouts, and the connection would take new calls). Zero or less means DefaultReadIdleTimeout and
+	// DefaultPingTimeout. A connection without calls is not pinged; one
+	// found silent for ReadIdleTimeout meanwhile is pinged as the next
+	// call opens a stream on it.
+	ReadIdleTimeout, PingTimeout time.Duration
+
+	// refusedBase replaces refusedDelay, for tests; the bound grows
+	// with it.
+	refusedBase time.Duration
 
 	// mu guards conns and dialing. It is taken before a conn's mu, never
 	// after.
@@ -114,11 +149,41 @@ func (t *Transport) Post(ctx context.Context, req *Request) (Response, error) {
 		var again retryable
 		if errors.As(err, &again) {
 			if attempt < maxAttempts {
+				if err := t.backOff(ctx, attempt, again.err); err != nil {
+					return Response{}, err
+				}
 				continue
 			}
 			err = again.err
 		}
 		return resp, err
+	}
+}
+
+// backOff waits before attempt+1 of a call after a refused stream or a
+// GOAWAY with an error code (ENHANCE_YOUR_CALM, say: the server is
+// overloaded too), but not beyond the call's context: it returns the
+// context's error if that ends first. Other retries (a GOAWAY with
+// NO_ERROR, a connection gone) go to another connection at once.
+func (t *Transport) backOff(ctx context.Context, attempt int, err error) error {
+	var se http2.StreamError
+	var ga goAwayError
+	switch {
+	case errors.As(err, &se) && se.Code == http2.ErrCodeRefusedStream:
+	case errors.As(err, &ga) && ga.code != http2.ErrCodeNo:
+	default:
+		return nil
+	}
+	base := cmp.Or(t.refusedBase, refusedDelay)
+	d := min(base<<(attempt-1), 10*base)
+	d += rand.N(d/4 + 1)
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 
@@ -230,6 +295,20 @@ func (t *Transport) remove(c *conn) {
 			return
 		}
 	}
+}
+
+func (t *Transport) readIdleTimeout() time.Duration {
+	if t.ReadIdleTimeout > 0 {
+		return t.ReadIdleTimeout
+	}
+	return DefaultReadIdleTimeout
+}
+
+func (t *Transport) pingTimeout() time.Duration {
+	if t.PingTimeout > 0 {
+		return t.PingTimeout
+	}
+	return DefaultPingTimeout
 }
 
 func (t *Transport) idleTimeout() time.Duration {

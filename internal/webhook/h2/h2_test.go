@@ -63,6 +63,12 @@ func start(t *testing.T, h http.Handler, configure func(*http.Server)) *peer {
 
 // transport dials addr, trusting the CA of caPEM, offering protos.
 func transport(addr string, caPEM []byte, protos []string) *h2.Transport {
+	return transportWrapped(addr, caPEM, protos, nil)
+}
+
+// transportWrapped is transport with its connections wrapped by wrap
+// (below TLS), when it is not nil.
+func transportWrapped(addr string, caPEM []byte, protos []string, wrap func(net.Conn) net.Conn) *h2.Transport {
 	roots := x509.NewCertPool()
 	roots.AppendCertsFromPEM(caPEM)
 	cfg := &tls.Config{RootCAs: roots, ServerName: "127.0.0.1", NextProtos: protos}
@@ -72,6 +78,9 @@ func transport(addr string, caPEM []byte, protos []string) *h2.Transport {
 			raw, err := (&net.Dialer{}).DialContext(ctx, "tcp", addr)
 			if err != nil {
 				return nil, err
+			}
+			if wrap != nil {
+				raw = wrap(raw)
 			}
 			tc := tls.Client(raw, cfg)
 			if err := tc.HandshakeContext(ctx); err != nil {

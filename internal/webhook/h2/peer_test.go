@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -41,6 +42,10 @@ type fakeConn struct {
 	fr   *http2.Framer
 	enc  *hpack.Encoder
 	ebuf bytes.Buffer
+	// resets are the RST_STREAM frames read has read.
+	resets []*http2.RSTStreamFrame
+	// answerPings makes read acknowledge the PINGs it reads.
+	answerPings bool
 }
 
 // errorf fails the test, if the connection serves one (fuzzing's do
@@ -61,6 +66,13 @@ type request struct {
 // startFake serves each accepted connection with serve (n counts them
 // from 1) and returns a transport that dials the server.
 func startFake(t testing.TB, serve func(n int, f *fakeConn)) (*h2.Transport, *atomic.Int64) {
+	t.Helper()
+	return startFakeWrapped(t, nil, serve)
+}
+
+// startFakeWrapped is startFake with the transport's connections wrapped
+// by wrap (below TLS), when it is not nil.
+func startFakeWrapped(t testing.TB, wrap func(net.Conn) net.Conn, serve func(n int, f *fakeConn)) (*h2.Transport, *atomic.Int64) {
 	t.Helper()
 	cs, err := certificate()
 	if err != nil {
@@ -93,7 +105,7 @@ func startFake(t testing.TB, serve func(n int, f *fakeConn)) (*h2.Transport, *at
 			})
 		}
 	})
-	tr := transport(l.Addr().String(), cs.ca, []string{"h2"})
+	tr := transportWrapped(l.Addr().String(), cs.ca, []string{"h2"}, wrap)
 	t.Cleanup(func() {
 		tr.CloseIdleConnections()
 		l.Close()
@@ -147,6 +159,12 @@ func (f *fakeConn) read(windows bool) (*request, error) {
 			}
 			if fr.StreamEnded() {
 				return req, nil
+			}
+		case *http2.RSTStreamFrame:
+			f.resets = append(f.resets, &http2.RSTStreamFrame{FrameHeader: fr.FrameHeader, ErrCode: fr.ErrCode})
+		case *http2.PingFrame:
+			if f.answerPings && !fr.IsAck() {
+				f.fr.WritePing(true, fr.Data)
 			}
 		}
 	}
@@ -487,4 +505,81 @@ func TestNoStreamsAllowed(t *testing.T) {
 	if n := accepted.Load(); n != 1 {
 		t.Errorf("%d connections, want 1", n)
 	}
+}
+
+// stallConn is the client's side of a connection whose writes can be
+// made to stall, as writes to a server that stopped reading do: once
+// stall is called, the writes after the next pass ones block until the
+// connection is closed, and then fail as such a write fails.
+type stallConn struct {
+	net.Conn
+	mu      sync.Mutex
+	stalled bool
+	pass    int
+	blocked chan struct{} // signalled when a write blocks
+	closed  chan struct{}
+	once    sync.Once
+}
+
+// stallConns returns a wrap for startFakeWrapped and the connections it
+// wrapped, in the order they were dialed.
+func stallConns() (func(net.Conn) net.Conn, func() []*stallConn) {
+	var mu sync.Mutex
+	var conns []*stallConn
+	wrap := func(c net.Conn) net.Conn {
+		sc := &stallConn{Conn: c, blocked: make(chan struct{}, 1), closed: make(chan struct{})}
+		mu.Lock()
+		conns = append(conns, sc)
+		mu.Unlock()
+		return sc
+	}
+	return wrap, func() []*stallConn {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]*stallConn(nil), conns...)
+	}
+}
+
+// stall lets pass more writes through (a TLS record each) and blocks the
+// next.
+func (c *stallConn) stall(pass int) {
+	c.mu.Lock()
+	c.stalled, c.pass = true, pass
+	c.mu.Unlock()
+}
+
+func (c *stallConn) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	block := c.stalled && c.pass == 0
+	if c.stalled && c.pass > 0 {
+		c.pass--
+	}
+	c.mu.Unlock()
+	if !block {
+		return c.Conn.Write(p)
+	}
+	select {
+	case c.blocked <- struct{}{}:
+	default:
+	}
+	<-c.closed
+	return 0, &net.OpError{Op: "write", Net: "tcp", Err: net.ErrClosed}
+}
+
+func (c *stallConn) Close() error {
+	c.once.Do(func() { close(c.closed) })
+	return c.Conn.Close()
+}
+
+// waitForStack waits until some goroutine's stack shows fn: a call
+// blocked there.
+func waitForStack(t *testing.T, fn string) {
+	t.Helper()
+	buf := make([]byte, 1<<20)
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		if bytes.Contains(buf[:runtime.Stack(buf, true)], []byte(fn)) {
+			return
+		}
+	}
+	t.Fatalf("no goroutine reached %s", fn)
 }

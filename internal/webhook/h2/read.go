@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"strconv"
 
 	"golang.org/x/net/http2"
@@ -23,11 +24,23 @@ type headerBlock struct {
 // readLoop reads the connection's frames until it fails or closes.
 func (c *conn) readLoop() {
 	err := c.readFrames()
-	if errors.Is(err, io.EOF) {
+	lost := errors.Is(err, io.EOF)
+	if lost {
 		err = io.ErrUnexpectedEOF // as net/http says of a connection lost mid-call
+	}
+	var op *net.OpError
+	if lost || errors.As(err, &op) && op.Op == "read" {
+		c.mu.Lock()
+		if c.serverGoAway {
+			// The calls the connection takes down learn what the server
+			// said as it went.
+			err = fmt.Errorf("h2: the server sent %s and closed the connection: %w", c.goAwayLocked(), err)
+		}
+		c.mu.Unlock()
 	}
 	c.fail(err)
 	c.idle.Stop()
+	c.health.Stop()
 	c.t.remove(c)
 }
 
@@ -40,6 +53,9 @@ func (c *conn) readFrames() error {
 			// block left undecoded would put the header table out of
 			// step with the server's.
 			return err
+		}
+		if !c.heard.Load() {
+			c.heard.Store(true)
 		}
 		switch f := f.(type) {
 		case *http2.DataFrame:
@@ -54,7 +70,9 @@ func (c *conn) readFrames() error {
 		case *http2.WindowUpdateFrame:
 			err = c.onWindowUpdate(f)
 		case *http2.PingFrame:
-			if !f.IsAck() {
+			if f.IsAck() {
+				c.onPingAck(f.Data)
+			} else {
 				data := f.Data
 				c.queueControl(func(fr *http2.Framer) { fr.WritePing(true, data) })
 			}
@@ -80,14 +98,35 @@ func (c *conn) lookup(id uint32) *stream {
 	return c.streams[id]
 }
 
-// failStream ends the stream of id with err, resetting it when asked.
-func (c *conn) failStream(id uint32, err error, reset bool) {
-	if st := c.lookup(id); st != nil {
-		c.finish(st, err)
+// failStream ends the stream of id with err and, unless code is
+// NO_ERROR (the server ended the stream already), resets it with code:
+// PROTOCOL_ERROR or FLOW_CONTROL_ERROR for a server that broke the
+// protocol, CANCEL for an answer we no longer want.
+func (c *conn) failStream(id uint32, err error, code http2.ErrCode) {
+	c.mu.Lock()
+	var closeNow bool
+	if st := c.streams[id]; st != nil {
+		// Under mu: a call still sending its body reads resetSent to
+		// know whether it must end the stream itself.
+		st.resetSent = code != http2.ErrCodeNo
+		closeNow = c.finishLocked(st, err)
 	}
-	if reset {
-		c.writeReset(id, http2.ErrCodeCancel)
+	c.mu.Unlock()
+	if code != http2.ErrCodeNo {
+		c.writeReset(id, code)
 	}
+	if closeNow {
+		c.tc.Close()
+	}
+}
+
+// resetCode is code for a stream the server has not ended yet, and
+// NO_ERROR (no reset) for one it has.
+func resetCode(ended bool, code http2.ErrCode) http2.ErrCode {
+	if ended {
+		return http2.ErrCodeNo
+	}
+	return code
 }
 
 // emit takes one decoded header field of the block being read.
@@ -139,16 +178,16 @@ func (c *conn) onHeaderFragment(frag []byte, end bool) error {
 	case st.answered:
 		// Trailers: only their end of the stream matters.
 		if !h.endStream {
-			c.failStream(h.stream, errors.New("h2: trailers do not end the stream"), true)
+			c.failStream(h.stream, errors.New("h2: trailers do not end the stream"), http2.ErrCodeProtocol)
 			return nil
 		}
 	case h.status == 0:
-		c.failStream(h.stream, errors.New("h2: the answer has no valid :status"), true)
+		c.failStream(h.stream, errors.New("h2: the answer has no valid :status"), resetCode(h.endStream, http2.ErrCodeProtocol))
 		return nil
 	case h.status < 200:
 		// 1xx: the final answer follows.
 		if h.endStream {
-			c.failStream(h.stream, fmt.Errorf("h2: the answer ends with status %d", h.status), false)
+			c.failStream(h.stream, fmt.Errorf("h2: the answer ends with status %d", h.status), http2.ErrCodeNo)
 		}
 		return nil
 	default:
@@ -157,7 +196,7 @@ func (c *conn) onHeaderFragment(frag []byte, end bool) error {
 		st.length = h.length
 		if h.length >= 0 {
 			if limit := c.t.MaxResponse; limit > 0 && h.length > int64(limit) {
-				c.failStream(h.stream, ErrTooLarge, !h.endStream)
+				c.failStream(h.stream, ErrTooLarge, resetCode(h.endStream, http2.ErrCodeCancel))
 				return nil
 			}
 			// A declared length is read into a buffer of that size, not
@@ -201,13 +240,13 @@ func (c *conn) onData(f *http2.DataFrame) error {
 		st.recvAvail -= n
 		switch {
 		case !st.answered:
-			c.failStream(f.StreamID, errors.New("h2: DATA before the answer's HEADERS"), true)
+			c.failStream(f.StreamID, errors.New("h2: DATA before the answer's HEADERS"), http2.ErrCodeProtocol)
 		case st.recvAvail < 0:
-			c.failStream(f.StreamID, http2.StreamError{StreamID: f.StreamID, Code: http2.ErrCodeFlowControl}, true)
+			c.failStream(f.StreamID, http2.StreamError{StreamID: f.StreamID, Code: http2.ErrCodeFlowControl}, http2.ErrCodeFlowControl)
 		case c.t.MaxResponse > 0 && len(st.data)+len(data) > c.t.MaxResponse:
-			c.failStream(f.StreamID, ErrTooLarge, !f.StreamEnded())
+			c.failStream(f.StreamID, ErrTooLarge, resetCode(f.StreamEnded(), http2.ErrCodeCancel))
 		case st.length >= 0 && int64(len(st.data)+len(data)) > st.length:
-			c.failStream(f.StreamID, errors.New("h2: the server sent more than its declared content-length"), !f.StreamEnded())
+			c.failStream(f.StreamID, errors.New("h2: the server sent more than its declared content-length"), resetCode(f.StreamEnded(), http2.ErrCodeProtocol))
 		default:
 			if need := len(st.data) + len(data); need > cap(st.data) && st.length >= 0 {
 				// Towards the declared length, doubling: at most twice
@@ -305,7 +344,7 @@ func (c *conn) onSettings(f *http2.SettingsFrame) error {
 func (c *conn) onWindowUpdate(f *http2.WindowUpdateFrame) error {
 	c.mu.Lock()
 	incr := int64(f.Increment)
-	var closeNow bool
+	var closeNow, overflow bool
 	if f.StreamID == 0 {
 		if c.sendWindow += incr; c.sendWindow > maxStreamID {
 			c.mu.Unlock()
@@ -313,11 +352,17 @@ func (c *conn) onWindowUpdate(f *http2.WindowUpdateFrame) error {
 		}
 	} else if st := c.streams[f.StreamID]; st != nil {
 		if st.sendWindow += incr; st.sendWindow > maxStreamID {
+			st.resetSent = true
 			closeNow = c.finishLocked(st, http2.StreamError{StreamID: f.StreamID, Code: http2.ErrCodeFlowControl})
+			overflow = true
 		}
 	}
 	c.wakeLocked()
 	c.mu.Unlock()
+	if overflow {
+		// A stream error: the server must learn that the stream ended.
+		c.writeReset(f.StreamID, http2.ErrCodeFlowControl)
+	}
 	if closeNow {
 		c.tc.Close()
 	}
@@ -332,34 +377,57 @@ func (c *conn) wakeLocked() {
 	}
 }
 
-// onReset ends a stream the server reset. A refused stream was never
-// processed, so its call is made again elsewhere.
+// errFromPeer is the cause of the errors of streams the server reset:
+// the words net/http's client uses, which webhook errors had before this
+// client and which tell a reset by the server from one of ours.
+var errFromPeer = errors.New("received from peer")
+
+// onReset ends a stream the server reset, whatever the code, and only
+// that stream. A refused stream was never processed, so its call is made
+// again, after a back-off: on whichever connection has room, most often
+// this same one.
 func (c *conn) onReset(f *http2.RSTStreamFrame) {
-	st := c.lookup(f.StreamID)
-	if st == nil {
-		return
-	}
-	st.reset = true
-	var err error = http2.StreamError{StreamID: f.StreamID, Code: f.ErrCode}
+	var err error = http2.StreamError{StreamID: f.StreamID, Code: f.ErrCode, Cause: errFromPeer}
 	if f.ErrCode == http2.ErrCodeRefusedStream {
 		err = retryable{err}
 	}
-	c.finish(st, err)
+	c.mu.Lock()
+	st := c.streams[f.StreamID]
+	var closeNow bool
+	if st != nil {
+		// Under mu: a call that finds its stream gone reads reset to
+		// know that it must not reset the stream in turn.
+		st.reset = true
+		closeNow = c.finishLocked(st, err)
+	}
+	c.mu.Unlock()
+	if closeNow {
+		c.tc.Close()
+	}
 }
 
 // onGoAway takes no more streams on the connection. The streams above the
-// last one the server processes are made again on another connection;
-// the connection closes when its last stream ends.
+// last one the server processes are made again on another connection
+// (after a back-off, if the server said other than NO_ERROR); the
+// connection closes when its last stream ends.
 func (c *conn) onGoAway(f *http2.GoAwayFrame) {
 	c.mu.Lock()
 	c.goAway = true
-	c.lastStreamID = f.LastStreamID
+	c.serverGoAway = true
+	if c.goAwayCode == http2.ErrCodeNo {
+		c.goAwayCode = f.ErrCode
+	}
+	if c.goAwayDebug == "" {
+		debug := f.DebugData() // the Framer's, until the next frame
+		c.goAwayDebug = string(debug[:min(len(debug), maxGoAwayDebug)])
+	}
 	closeNow := c.closeIfDoneLocked()
 	for id, st := range c.streams {
 		if id > f.LastStreamID {
 			// The last of these to end closes the connection, if no
 			// stream below the GOAWAY's remains.
-			closeNow = c.finishLocked(st, retryable{fmt.Errorf("h2: the server sent GOAWAY (%v) before stream %d", f.ErrCode, id)}) || closeNow
+			err := goAwayError{c.goAwayCode, fmt.Sprintf("h2: the server sent %s before stream %d", c.goAwayLocked(), id)}
+			closeNow = c.finishLocked(st, retryable{err}) || closeNow
 		}
 	}
 	c.mu.Unlock()
@@ -367,3 +435,13 @@ func (c *conn) onGoAway(f *http2.GoAwayFrame) {
 		c.tc.Close()
 	}
 }
+
+// goAwayError is the error of a call that a server's GOAWAY kept from
+// being processed; code, the GOAWAY's, tells Post whether to back off
+// before the call's next attempt.
+type goAwayError struct {
+	code http2.ErrCode
+	msg  string
+}
+
+func (e goAwayError) Error() string { return e.msg }
