@@ -567,10 +567,9 @@ func FuzzIndexStored(f *testing.F) {
 	})
 }
 
-// BenchmarkIndexStored is what the watch cache does per event with an
-// object shaped as the load generator's (managedFields a third of it):
-// one scan (new) against the three it replaces (old).
-func BenchmarkIndexStored(b *testing.B) {
+// widgetSample is an object as the load generator's are stored
+// (managedFields a third of it).
+func widgetSample(b *testing.B) []byte {
 	mf, err := os.ReadFile("testdata/managedfields-widget.json")
 	if err != nil {
 		b.Fatal(err)
@@ -579,6 +578,14 @@ func BenchmarkIndexStored(b *testing.B) {
 	if !ok {
 		b.Fatal("sample does not decode")
 	}
+	return stored
+}
+
+// BenchmarkIndexStored is what the watch cache does per event with an
+// object shaped as the load generator's (managedFields a third of it):
+// one scan (new) against the three it replaces (old).
+func BenchmarkIndexStored(b *testing.B) {
+	stored := widgetSample(b)
 	for _, bc := range []struct {
 		name  string
 		index func([]byte, string) (Indexed, bool)
@@ -660,14 +667,7 @@ func FuzzFindResourceVersionMarshaled(f *testing.F) {
 // it writes, shaped as the load generator's: checked (old) and skipping
 // what Marshal wrote (new).
 func BenchmarkFindResourceVersion(b *testing.B) {
-	mf, err := os.ReadFile("testdata/managedfields-widget.json")
-	if err != nil {
-		b.Fatal(err)
-	}
-	stored, ok := canonicalStored(mf, true)
-	if !ok {
-		b.Fatal("sample does not decode")
-	}
+	stored := widgetSample(b)
 	for _, bc := range []struct {
 		name string
 		find func([]byte) (RVSplice, bool)

@@ -241,9 +241,7 @@ func TestServerResets(t *testing.T) {
 			for _, rst := range <-resets {
 				t.Errorf("the client reset stream %d (%v)", rst.StreamID, rst.ErrCode)
 			}
-			if n := accepted.Load(); n != 1 {
-				t.Errorf("%d connections, want 1", n)
-			}
+			wantConns(t, accepted, 1)
 		})
 	}
 }
@@ -314,9 +312,7 @@ func TestClientResets(t *testing.T) {
 				}
 				t.Errorf("the client reset %v, want stream 1 %v", desc, tc.want)
 			}
-			if n := accepted.Load(); n != 1 {
-				t.Errorf("%d connections, want 1", n)
-			}
+			wantConns(t, accepted, 1)
 		})
 	}
 }
@@ -422,9 +418,7 @@ func TestRefusedEveryStream(t *testing.T) {
 	if n := streams.Load(); n != 5 {
 		t.Errorf("the server refused %d streams of one call, want 5", n)
 	}
-	if n := accepted.Load(); n != 1 {
-		t.Errorf("%d connections, want 1", n)
-	}
+	wantConns(t, accepted, 1)
 	if min := 75 * time.Millisecond; took < min {
 		t.Errorf("five attempts took %v, less than the back-off of %v", took, min)
 	}
@@ -527,9 +521,7 @@ func TestConnectionGoneBeforeWrite(t *testing.T) {
 			t.Error(r)
 		}
 	}
-	if n := accepted.Load(); n != 2 {
-		t.Errorf("%d connections, want 2", n)
-	}
+	wantConns(t, accepted, 2)
 }
 
 // TestConnectionGoneDuringWrite: a call whose HEADERS reached the server
@@ -585,9 +577,7 @@ func TestConnectionGoneDuringWrite(t *testing.T) {
 	if err := <-result; err == nil || ctx.Err() != nil {
 		t.Errorf("error %v, want the connection's", err)
 	}
-	if n := accepted.Load(); n != 1 {
-		t.Errorf("%d connections, want 1", n)
-	}
+	wantConns(t, accepted, 1)
 }
 
 // TestPingTimeout: a server that goes silent mid-call, answering not even
@@ -627,9 +617,7 @@ func TestPingTimeout(t *testing.T) {
 	if resp, err := post(ctx, tr, "/"); err != nil || string(resp.Body) != "second" {
 		t.Errorf("the next call: %q, %v", resp.Body, err)
 	}
-	if n := accepted.Load(); n != 2 {
-		t.Errorf("%d connections, want 2", n)
-	}
+	wantConns(t, accepted, 2)
 }
 
 // TestPingKeepsSlowCallAlive: a server that answers the health check's
@@ -688,9 +676,7 @@ func TestPingKeepsSlowCallAlive(t *testing.T) {
 	if n := <-idlePings; n > 0 {
 		t.Errorf("%d PINGs on a connection without calls", n)
 	}
-	if n := accepted.Load(); n != 1 {
-		t.Errorf("%d connections, want 1", n)
-	}
+	wantConns(t, accepted, 1)
 }
 
 // TestResetAfterServerEnds: a server that ends a stream with a broken or
@@ -774,16 +760,12 @@ func TestResetAfterServerEnds(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			post(ctx, tr, "/", make([]byte, 200<<10))
-			if resp, err := post(ctx, tr, "/"); err != nil || string(resp.Body) != "next" {
-				t.Errorf("the next call: %q, %v", resp.Body, err)
-			}
+			answersNext(t, ctx, tr, "/")
 			tr.CloseIdleConnections()
 			if rst := <-reset; rst == nil || rst.ErrCode != http2.ErrCodeCancel {
 				t.Errorf("the server's stream was reset with %v, want RST_STREAM CANCEL", rst)
 			}
-			if n := accepted.Load(); n != 1 {
-				t.Errorf("%d connections, want 1", n)
-			}
+			wantConns(t, accepted, 1)
 		})
 	}
 }
@@ -905,9 +887,7 @@ func TestStaleIdleConnection(t *testing.T) {
 	if resp, err := post(ctx, tr, "/"); err != nil || string(resp.Body) != "2" {
 		t.Errorf("the next call: %q, %v", resp.Body, err)
 	}
-	if n := accepted.Load(); n != 2 {
-		t.Errorf("%d connections, want 2", n)
-	}
+	wantConns(t, accepted, 2)
 }
 
 // TestTimeoutDefaults: a timeout of zero or less is its default; a
@@ -952,9 +932,7 @@ func TestIdleTimeoutWaitsForSetup(t *testing.T) {
 	if resp, err := post(ctx, tr, "/"); err != nil || string(resp.Body) != "slow" {
 		t.Errorf("answer %q, %v", resp.Body, err)
 	}
-	if n := accepted.Load(); n != 1 {
-		t.Errorf("%d connections, want 1", n)
-	}
+	wantConns(t, accepted, 1)
 }
 
 // TestPingAckOtherData: an acknowledgement of a PING with other data than
@@ -1062,14 +1040,10 @@ func TestServerResetWhileSending(t *testing.T) {
 	if want := "stream error: stream ID 1; INTERNAL_ERROR; received from peer"; err == nil || err.Error() != want {
 		t.Errorf("error %v, want %q", err, want)
 	}
-	if resp, err := post(ctx, tr, "/"); err != nil || string(resp.Body) != "next" {
-		t.Errorf("the next call: %q, %v", resp.Body, err)
-	}
+	answersNext(t, ctx, tr, "/")
 	tr.CloseIdleConnections()
 	for _, rst := range <-resets {
 		t.Errorf("the client reset stream %d (%v) in turn", rst.StreamID, rst.ErrCode)
 	}
-	if n := accepted.Load(); n != 1 {
-		t.Errorf("%d connections, want 1", n)
-	}
+	wantConns(t, accepted, 1)
 }

@@ -222,9 +222,7 @@ func TestGoAwayBeforeStream(t *testing.T) {
 	if err != nil || string(resp.Body) != "second" {
 		t.Fatalf("answer %q, %v", resp.Body, err)
 	}
-	if n := accepted.Load(); n != 2 {
-		t.Errorf("%d connections, want 2", n)
-	}
+	wantConns(t, accepted, 2)
 	select {
 	case err := <-closed:
 		if err == nil {
@@ -258,9 +256,7 @@ func TestRefusedStream(t *testing.T) {
 	if err != nil || string(resp.Body) != "again" {
 		t.Fatalf("answer %q, %v", resp.Body, err)
 	}
-	if n := accepted.Load(); n != 1 {
-		t.Errorf("%d connections, want 1", n)
-	}
+	wantConns(t, accepted, 1)
 }
 
 // TestAnswerFrames checks answers in every shape a server may send: after
@@ -502,9 +498,7 @@ func TestNoStreamsAllowed(t *testing.T) {
 	if _, err := post(context.Background(), tr, "/"); err == nil || !strings.Contains(err.Error(), "allows no streams") {
 		t.Errorf("error %v, want the server allows no streams", err)
 	}
-	if n := accepted.Load(); n != 1 {
-		t.Errorf("%d connections, want 1", n)
-	}
+	wantConns(t, accepted, 1)
 }
 
 // stallConn is the client's side of a connection whose writes can be
@@ -582,4 +576,20 @@ func waitForStack(t *testing.T, fn string) {
 		}
 	}
 	t.Fatalf("no goroutine reached %s", fn)
+}
+
+// wantConns checks how many connections the fake server accepted.
+func wantConns(t *testing.T, accepted *atomic.Int64, want int64) {
+	t.Helper()
+	if n := accepted.Load(); n != want {
+		t.Errorf("%d connections, want %d", n, want)
+	}
+}
+
+// answersNext checks that the next call, to path, is answered "next".
+func answersNext(t *testing.T, ctx context.Context, tr *h2.Transport, path string) {
+	t.Helper()
+	if resp, err := post(ctx, tr, path); err != nil || string(resp.Body) != "next" {
+		t.Errorf("the next call: %q, %v", resp.Body, err)
+	}
 }
