@@ -280,16 +280,13 @@ func TestClientResets(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			resets := make(chan []*http2.RSTStreamFrame, 1)
 			tr, accepted := startFake(t, func(n int, f *fakeConn) {
-				if !f.preface() {
-					return
-				}
-				req, err := f.read(false)
-				if err != nil {
-					t.Error(err)
+				req, ok := f.firstRequest(t)
+				if !ok {
 					return
 				}
 				tc.serve(f, req.id)
-				if req, err = f.read(false); err != nil {
+				req, err := f.read(false)
+				if err != nil {
 					t.Error(err)
 					return
 				}
@@ -628,12 +625,8 @@ func TestPingKeepsSlowCallAlive(t *testing.T) {
 	tr, accepted := startFake(t, func(n int, f *fakeConn) {
 		idle := 0
 		defer func() { idlePings <- idle }()
-		if !f.preface() {
-			return
-		}
-		req, err := f.read(false)
-		if err != nil {
-			t.Error(err)
+		req, ok := f.firstRequest(t)
+		if !ok {
 			return
 		}
 		for pings := 0; pings < 3; {
@@ -722,19 +715,9 @@ func TestResetAfterServerEnds(t *testing.T) {
 					return // counted below
 				}
 				defer close(reset)
-				if !f.preface() {
+				id, ok := f.firstHeaders(t)
+				if !ok {
 					return
-				}
-				var id uint32
-				for id == 0 {
-					fr, err := f.fr.ReadFrame()
-					if err != nil {
-						t.Error(err)
-						return
-					}
-					if h, ok := fr.(*http2.MetaHeadersFrame); ok {
-						id = h.StreamID
-					}
 				}
 				tc.serve(f, id)
 				// The reset must come before the next call's HEADERS.
@@ -777,12 +760,8 @@ func TestSendWindowKeptWhenWriteWaitEnds(t *testing.T) {
 	const window = 65535 // the default, of the stream and the connection
 	read, grant := make(chan struct{}), make(chan struct{})
 	tr, _ := startFake(t, func(n int, f *fakeConn) {
-		if !f.preface() {
-			return
-		}
-		req, err := f.read(false)
-		if err != nil {
-			t.Error(err)
+		req, ok := f.firstRequest(t)
+		if !ok {
 			return
 		}
 		f.answer(req.id, "warm")
@@ -849,12 +828,8 @@ func TestSendWindowKeptWhenWriteWaitEnds(t *testing.T) {
 func TestStaleIdleConnection(t *testing.T) {
 	tr, accepted := startFake(t, func(n int, f *fakeConn) {
 		f.answerPings = n > 1
-		if !f.preface() {
-			return
-		}
-		req, err := f.read(false)
-		if err != nil {
-			t.Error(err)
+		req, ok := f.firstRequest(t)
+		if !ok {
 			return
 		}
 		f.answer(req.id, fmt.Sprint(n))
@@ -1003,19 +978,9 @@ func TestServerResetWhileSending(t *testing.T) {
 		}
 		var got []*http2.RSTStreamFrame
 		defer func() { resets <- got }()
-		if !f.preface() {
+		id, ok := f.firstHeaders(t)
+		if !ok {
 			return
-		}
-		var id uint32
-		for id == 0 {
-			fr, err := f.fr.ReadFrame()
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			if h, ok := fr.(*http2.MetaHeadersFrame); ok {
-				id = h.StreamID
-			}
 		}
 		f.fr.WriteRSTStream(id, http2.ErrCodeInternal)
 		for {

@@ -200,12 +200,8 @@ func (f *fakeConn) answer(id uint32, body string) {
 func TestGoAwayBeforeStream(t *testing.T) {
 	closed := make(chan error, 1)
 	tr, accepted := startFake(t, func(n int, f *fakeConn) {
-		if !f.preface() {
-			return
-		}
-		req, err := f.read(false)
-		if err != nil {
-			t.Error(err)
+		req, ok := f.firstRequest(t)
+		if !ok {
 			return
 		}
 		if n == 1 {
@@ -236,16 +232,13 @@ func TestGoAwayBeforeStream(t *testing.T) {
 // TestRefusedStream checks that a refused stream is made again.
 func TestRefusedStream(t *testing.T) {
 	tr, accepted := startFake(t, func(n int, f *fakeConn) {
-		if !f.preface() {
-			return
-		}
-		req, err := f.read(false)
-		if err != nil {
-			t.Error(err)
+		req, ok := f.firstRequest(t)
+		if !ok {
 			return
 		}
 		f.fr.WriteRSTStream(req.id, http2.ErrCodeRefusedStream)
-		if req, err = f.read(false); err != nil {
+		req, err := f.read(false)
+		if err != nil {
 			t.Error(err)
 			return
 		}
@@ -576,6 +569,39 @@ func waitForStack(t *testing.T, fn string) {
 		}
 	}
 	t.Fatalf("no goroutine reached %s", fn)
+}
+
+// firstRequest reads the client's preface and its first request (the
+// test fails if that request does not arrive whole).
+func (f *fakeConn) firstRequest(t *testing.T) (*request, bool) {
+	if !f.preface() {
+		return nil, false
+	}
+	req, err := f.read(false)
+	if err != nil {
+		t.Error(err)
+		return nil, false
+	}
+	return req, true
+}
+
+// firstHeaders reads the client's preface and frames up to its first
+// HEADERS, and returns that stream's id (the rest of the request is left
+// unread).
+func (f *fakeConn) firstHeaders(t *testing.T) (uint32, bool) {
+	if !f.preface() {
+		return 0, false
+	}
+	for {
+		fr, err := f.fr.ReadFrame()
+		if err != nil {
+			t.Error(err)
+			return 0, false
+		}
+		if h, ok := fr.(*http2.MetaHeadersFrame); ok {
+			return h.StreamID, true
+		}
+	}
 }
 
 // wantConns checks how many connections the fake server accepted.
