@@ -55,7 +55,7 @@ type compiledMutation struct {
 type compiledMutatingPolicies struct {
 	mu       sync.Mutex
 	from     []revision
-	lists    [][]Stored // what from was read from (see sameLists)
+	lists    [][]Stored        // what from was read from (see sameLists)
 	policies []*mutatingPolicy // in name order, each with its bindings
 }
 

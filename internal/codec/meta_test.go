@@ -352,8 +352,11 @@ func FuzzScanMeta(f *testing.F) {
 }
 
 // storedSample is sample2K as the server stores it.
-func storedSample(b *testing.B) []byte {
-	stored, ok := canonicalStored(sample2K, true)
+func storedSample(b *testing.B) []byte { return mustStored(b, sample2K) }
+
+// mustStored is data as the server stores it.
+func mustStored(b *testing.B, data []byte) []byte {
+	stored, ok := canonicalStored(data, true)
 	if !ok {
 		b.Fatal("sample does not decode")
 	}
@@ -574,11 +577,7 @@ func widgetSample(b *testing.B) []byte {
 	if err != nil {
 		b.Fatal(err)
 	}
-	stored, ok := canonicalStored(mf, true)
-	if !ok {
-		b.Fatal("sample does not decode")
-	}
-	return stored
+	return mustStored(b, mf)
 }
 
 // BenchmarkIndexStored is what the watch cache does per event with an

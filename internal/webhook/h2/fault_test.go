@@ -213,13 +213,7 @@ func TestServerResets(t *testing.T) {
 					}
 				}
 				f.answer(other, "beside")
-				req, err := f.read(false)
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				f.answer(req.id, "next")
-				f.read(false) // until the client closes
+				f.answerNext(t)
 			})
 			var wg sync.WaitGroup
 			wg.Go(func() {
@@ -285,13 +279,7 @@ func TestClientResets(t *testing.T) {
 					return
 				}
 				tc.serve(f, req.id)
-				req, err := f.read(false)
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				f.answer(req.id, "next")
-				f.read(false) // until the client closes
+				f.answerNext(t)
 				resets <- f.resets
 			})
 			if resp, err := post(context.Background(), tr, "/"); err == nil {
@@ -382,21 +370,14 @@ func TestGoAwayErrors(t *testing.T) {
 func refuseAll(t *testing.T, refused chan<- struct{}) (*h2.Transport, *atomic.Int64, *atomic.Int64) {
 	var streams atomic.Int64
 	tr, accepted := startFake(t, func(n int, f *fakeConn) {
-		if !f.preface() {
-			return
-		}
-		for {
-			req, err := f.read(false)
-			if err != nil {
-				return
-			}
+		f.eachRequest(func(req *request) {
 			streams.Add(1)
 			f.fr.WriteRSTStream(req.id, http2.ErrCodeRefusedStream)
 			select {
 			case refused <- struct{}{}:
 			default:
 			}
-		}
+		})
 	})
 	return tr, accepted, &streams
 }
@@ -476,19 +457,12 @@ func TestConnectionGoneBeforeWrite(t *testing.T) {
 		if n == 1 {
 			first <- f.c
 		}
-		if !f.preface() {
-			return
-		}
-		for {
-			req, err := f.read(false)
-			if err != nil {
-				return
-			}
+		f.eachRequest(func(req *request) {
 			if n == 1 && req.header[":path"] != "/warm" {
 				t.Errorf("the first connection's server saw %s", req.header[":path"])
 			}
 			f.answer(req.id, req.header[":path"])
-		}
+		})
 	})
 	if _, err := post(context.Background(), tr, "/warm"); err != nil {
 		t.Fatal(err)
@@ -721,21 +695,9 @@ func TestResetAfterServerEnds(t *testing.T) {
 				}
 				tc.serve(f, id)
 				// The reset must come before the next call's HEADERS.
-				for {
-					fr, err := f.fr.ReadFrame()
-					if err != nil {
-						t.Error(err)
-						return
-					}
-					switch fr := fr.(type) {
-					case *http2.RSTStreamFrame:
-						if fr.StreamID == id {
-							reset <- &http2.RSTStreamFrame{FrameHeader: fr.FrameHeader, ErrCode: fr.ErrCode}
-						}
-					case *http2.MetaHeadersFrame:
-						f.answer(fr.StreamID, "next")
-						f.read(false) // until the client closes
-						return
+				for _, rst := range f.resetsBeforeNext(t) {
+					if rst.StreamID == id {
+						reset <- rst
 					}
 				}
 			})
@@ -983,21 +945,7 @@ func TestServerResetWhileSending(t *testing.T) {
 			return
 		}
 		f.fr.WriteRSTStream(id, http2.ErrCodeInternal)
-		for {
-			fr, err := f.fr.ReadFrame()
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			switch fr := fr.(type) {
-			case *http2.RSTStreamFrame:
-				got = append(got, &http2.RSTStreamFrame{FrameHeader: fr.FrameHeader, ErrCode: fr.ErrCode})
-			case *http2.MetaHeadersFrame:
-				f.answer(fr.StreamID, "next")
-				f.read(false) // until the client closes
-				return
-			}
-		}
+		got = f.resetsBeforeNext(t)
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

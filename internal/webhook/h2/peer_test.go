@@ -604,6 +604,55 @@ func (f *fakeConn) firstHeaders(t *testing.T) (uint32, bool) {
 	}
 }
 
+// resetsBeforeNext reads frames until the HEADERS of the client's next
+// call, which it answers "next", then until the client closes; it returns
+// the RST_STREAM frames read before those HEADERS.
+func (f *fakeConn) resetsBeforeNext(t *testing.T) []*http2.RSTStreamFrame {
+	var resets []*http2.RSTStreamFrame
+	for {
+		fr, err := f.fr.ReadFrame()
+		if err != nil {
+			t.Error(err)
+			return resets
+		}
+		switch fr := fr.(type) {
+		case *http2.RSTStreamFrame:
+			resets = append(resets, &http2.RSTStreamFrame{FrameHeader: fr.FrameHeader, ErrCode: fr.ErrCode})
+		case *http2.MetaHeadersFrame:
+			f.answer(fr.StreamID, "next")
+			f.read(false) // until the client closes
+			return resets
+		}
+	}
+}
+
+// answerNext reads the client's next request, answers it "next", and
+// reads on until the client closes.
+func (f *fakeConn) answerNext(t *testing.T) {
+	req, err := f.read(false)
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	f.answer(req.id, "next")
+	f.read(false)
+}
+
+// eachRequest reads the client's preface, then calls serve with each
+// request it makes until the connection ends.
+func (f *fakeConn) eachRequest(serve func(req *request)) {
+	if !f.preface() {
+		return
+	}
+	for {
+		req, err := f.read(false)
+		if err != nil {
+			return
+		}
+		serve(req)
+	}
+}
+
 // wantConns checks how many connections the fake server accepted.
 func wantConns(t *testing.T, accepted *atomic.Int64, want int64) {
 	t.Helper()
