@@ -128,8 +128,9 @@ func TestReplicasShareEtcd(t *testing.T) {
 	}
 }
 
-// waitServed polls a list of r until the replica serves the resource: a
-// route that is not there yet answers 404.
+// waitServed polls a list of r until the server (a replica's name, or
+// "" for the only one) serves the resource: a route that is not there
+// yet answers 404.
 func waitServed(ctx context.Context, t testing.TB, replica string, r dynamic.ResourceInterface) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
@@ -139,8 +140,18 @@ func waitServed(ctx context.Context, t testing.TB, replica string, r dynamic.Res
 			return
 		}
 		if !apierrors.IsNotFound(err) || time.Now().After(deadline) {
-			t.Fatalf("waiting for replica %s to serve the resource: %v", replica, err)
+			t.Fatalf("waiting for replica %q to serve the resource: %v", replica, err)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// createCRD creates crd through client and waits until its resource,
+// r, is served.
+func createCRD(ctx context.Context, t testing.TB, client dynamic.Interface, crd *unstructured.Unstructured, r dynamic.ResourceInterface) {
+	t.Helper()
+	if _, err := client.Resource(crdGVR).Create(ctx, crd, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("creating the CRD: %v", err)
+	}
+	waitServed(ctx, t, "", r)
 }

@@ -37,10 +37,8 @@ func TestSelectableFields(t *testing.T) {
 			}},
 		}},
 	})
-	if _, err := client.Resource(crdGVR).Create(ctx, crd, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("creating the CRD: %v", err)
-	}
 	shirts := client.Resource(gvr).Namespace("default")
+	createCRD(ctx, t, client, crd, shirts)
 	mk := func(name, color string, size int64) {
 		t.Helper()
 		obj := &unstructured.Unstructured{Object: map[string]any{
@@ -48,14 +46,8 @@ func TestSelectableFields(t *testing.T) {
 			"metadata": map[string]any{"name": name},
 			"spec":     map[string]any{"color": color, "size": size},
 		}}
-		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-			_, err := shirts.Create(ctx, obj, metav1.CreateOptions{})
-			if err == nil {
-				return
-			}
-			if !apierrors.IsNotFound(err) || time.Now().After(deadline) {
-				t.Fatalf("creating %s: %v", name, err)
-			}
+		if _, err := shirts.Create(ctx, obj, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("creating %s: %v", name, err)
 		}
 	}
 	mk("red-s", "red", 1)

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -36,24 +35,15 @@ func TestReplaceAnswersWhatIsStored(t *testing.T) {
 			}},
 		}},
 	})
-	if _, err := client.Resource(crdGVR).Create(ctx, crd, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("creating the CRD: %v", err)
-	}
 	dials := client.Resource(gvr).Namespace("default")
-	obj := &unstructured.Unstructured{Object: map[string]any{
+	createCRD(ctx, t, client, crd, dials)
+	cur, err := dials.Create(ctx, &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "replace.example.com/v1", "kind": "Dial",
 		"metadata": map[string]any{"name": "d"},
 		"spec":     map[string]any{"value": int64(1)},
-	}}
-	var cur *unstructured.Unstructured
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		var err error
-		if cur, err = dials.Create(ctx, obj, metav1.CreateOptions{}); err == nil {
-			break
-		}
-		if !apierrors.IsNotFound(err) || time.Now().After(deadline) {
-			t.Fatalf("creating the dial: %v", err)
-		}
+	}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("creating the dial: %v", err)
 	}
 	for i, value := range []int64{1, 2, 2, 3} {
 		next := cur.DeepCopy()
