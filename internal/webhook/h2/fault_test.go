@@ -67,11 +67,8 @@ func TestStalledWriteHoldsNoOtherCall(t *testing.T) {
 func TestContentLengthMismatch(t *testing.T) {
 	for _, tc := range []struct{ declared, body string }{{"10", "abc"}, {"2", "abcdef"}} {
 		tr, _ := startFake(t, func(n int, f *fakeConn) {
-			if !f.preface() {
-				return
-			}
-			req, err := f.read(false)
-			if err != nil {
+			req, ok := f.firstRequest(nil)
+			if !ok {
 				return
 			}
 			f.headers(req.id, false, ":status", "200", "content-length", tc.declared)
@@ -114,11 +111,8 @@ func TestDeadConnectionsDropped(t *testing.T) {
 func TestEndlessHeaderBlock(t *testing.T) {
 	sent := make(chan int, 1)
 	tr, _ := startFake(t, func(n int, f *fakeConn) {
-		if !f.preface() {
-			return
-		}
-		req, err := f.read(false)
-		if err != nil {
+		req, ok := f.firstRequest(nil)
+		if !ok {
 			return
 		}
 		f.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: req.id, BlockFragment: []byte{0x88}})
@@ -560,11 +554,8 @@ func TestConnectionGoneDuringWrite(t *testing.T) {
 func TestPingTimeout(t *testing.T) {
 	tr, accepted := startFake(t, func(n int, f *fakeConn) {
 		f.answerPings = n > 1
-		if !f.preface() {
-			return
-		}
-		req, err := f.read(false)
-		if err != nil {
+		req, ok := f.firstRequest(nil)
+		if !ok {
 			return
 		}
 		if n == 1 {
@@ -853,11 +844,8 @@ func TestTimeoutDefaults(t *testing.T) {
 func TestIdleTimeoutWaitsForSetup(t *testing.T) {
 	tr, accepted := startFake(t, func(n int, f *fakeConn) {
 		time.Sleep(300 * time.Millisecond) // a slow server, fifteen idle timeouts
-		if !f.preface() {
-			return
-		}
-		req, err := f.read(false)
-		if err != nil {
+		req, ok := f.firstRequest(nil)
+		if !ok {
 			return
 		}
 		f.answer(req.id, "slow")
@@ -908,11 +896,8 @@ func TestPingAckOtherData(t *testing.T) {
 // say the first error code other than NO_ERROR and the first debug data.
 func TestGoAwayKeepsFirstCode(t *testing.T) {
 	tr, _ := startFake(t, func(n int, f *fakeConn) {
-		if !f.preface() {
-			return
-		}
-		req, err := f.read(false)
-		if err != nil {
+		req, ok := f.firstRequest(nil)
+		if !ok {
 			return
 		}
 		f.fr.WriteGoAway(req.id, http2.ErrCodeNo, nil)

@@ -276,13 +276,7 @@ func TestGoAwayThenNewConnection(t *testing.T) {
 	}
 	// The server sends its GOAWAY after 100ms; it closes its end at once
 	// when we close ours, a second later otherwise.
-	deadline := time.Now().Add(700 * time.Millisecond)
-	for p.closed.Load() == 0 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	if p.closed.Load() != 1 {
-		t.Fatal("the connection stayed open 700ms after the server's idle timeout of 100ms")
-	}
+	waitClosed(t, p, 700*time.Millisecond, "the connection stayed open 700ms after the server's idle timeout of 100ms")
 	nextCall(t, p, "the call after the GOAWAY", 2)
 }
 
@@ -412,14 +406,21 @@ func TestIdleTimeout(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	deadline := time.Now().Add(2 * time.Second)
+	waitClosed(t, p, 2*time.Second, "an idle connection stayed open past the idle timeout")
+	nextCall(t, p, "the next call", 2)
+}
+
+// waitClosed waits up to within for the server's one connection to close,
+// and fails with stayedOpen if it does not.
+func waitClosed(t *testing.T, p *peer, within time.Duration, stayedOpen string) {
+	t.Helper()
+	deadline := time.Now().Add(within)
 	for p.closed.Load() == 0 && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	if p.closed.Load() != 1 {
-		t.Fatal("an idle connection stayed open past the idle timeout")
+		t.Fatal(stayedOpen)
 	}
-	nextCall(t, p, "the next call", 2)
 }
 
 func TestCloseIdleConnections(t *testing.T) {
