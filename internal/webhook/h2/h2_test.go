@@ -234,15 +234,7 @@ func TestMaxConcurrentStreams(t *testing.T) {
 // a second.
 func TestGracefulShutdown(t *testing.T) {
 	release := make(chan struct{})
-	p := start(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/hold" {
-			<-release
-		}
-		echo(w, r)
-	}), nil)
-	if _, err := post(context.Background(), p.tr, "/"); err != nil {
-		t.Fatal(err)
-	}
+	p := startHolding(t, release)
 	// A call in flight as the shutdown starts is answered.
 	answered := make(chan error, 1)
 	go func() {
@@ -423,8 +415,9 @@ func waitClosed(t *testing.T, p *peer, within time.Duration, stayedOpen string) 
 	}
 }
 
-func TestCloseIdleConnections(t *testing.T) {
-	release := make(chan struct{})
+// startHolding starts a peer that echoes, holding calls to /hold until
+// release closes, and makes one call to it.
+func startHolding(t *testing.T, release <-chan struct{}) *peer {
 	p := start(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/hold" {
 			<-release
@@ -434,6 +427,12 @@ func TestCloseIdleConnections(t *testing.T) {
 	if _, err := post(context.Background(), p.tr, "/"); err != nil {
 		t.Fatal(err)
 	}
+	return p
+}
+
+func TestCloseIdleConnections(t *testing.T) {
+	release := make(chan struct{})
+	p := startHolding(t, release)
 	p.tr.CloseIdleConnections()
 	answered := make(chan error, 1)
 	go func() {
