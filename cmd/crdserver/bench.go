@@ -43,6 +43,7 @@ func benchFlags(o *benchOptions) *flag.FlagSet {
 	fs.IntVar(&c.Concurrency, "concurrency", 10, "operations in flight")
 	fs.IntVar(&c.Count, "count", 0, "operations per workload (default 1000 when --duration is not set)")
 	fs.DurationVar(&c.Duration, "duration", 0, "time per workload")
+	fs.Float64Var(&c.Rate, "rate", 0, "operations per second each workload starts, at most --concurrency in flight (default: as fast as they are answered); latency counts from when each was due")
 	fs.IntVar(&c.Objects, "objects", 1000, "objects to create first when the create workload is not run")
 	fs.Int64Var(&c.PageSize, "page-size", 500, "page size of the list-paged, list-raw-paged and table-paged workloads")
 	fs.Func("server-pid", "process id of the server on this machine: report its CPU time and RSS per workload (from /proc); comma-separated or repeated for several replicas: their sums", func(v string) error {

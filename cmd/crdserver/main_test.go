@@ -209,7 +209,7 @@ func TestParseBenchFlags(t *testing.T) {
 			args: []string{
 				"--kubeconfig=kc", "--resource=namespaces", "--install-crd=false", "--namespace=ns", "--prefix=p",
 				"--object-size=4096", "--workloads=create,get", "--workloads=watch", "--concurrency=64", "--count=5000",
-				"--duration=30s", "--objects=200", "--page-size=100", "--watchers=50", "--watch-timeout=1m",
+				"--duration=30s", "--rate=250", "--objects=200", "--page-size=100", "--watchers=50", "--watch-timeout=1m",
 				"--cleanup=false", "--etcd-endpoints=https://127.0.0.1:2379", "--etcd-cert=c", "--etcd-key=k",
 				"--etcd-ca=ca", "--json", "--as-user=u", "--as-group=g1,g2", "--data-dir=d",
 				"--quiet-rate=30", "--noisy-rate=300", "--admission-rounds=7", "--admission-copies=3",
@@ -218,7 +218,7 @@ func TestParseBenchFlags(t *testing.T) {
 				want := loadgen.Config{
 					Kubeconfig: "kc", Resource: "namespaces", SkipInstallCRD: true, Namespace: "ns", Prefix: "p",
 					ObjectSize: 4096, Workloads: []string{"create", "get", "watch"}, Concurrency: 64, Count: 5000,
-					Duration: 30 * time.Second, Objects: 200, PageSize: 100, Watchers: 50, WatchTimeout: time.Minute,
+					Duration: 30 * time.Second, Rate: 250, Objects: 200, PageSize: 100, Watchers: 50, WatchTimeout: time.Minute,
 					SkipCleanup: true, EtcdEndpoints: []string{"https://127.0.0.1:2379"}, EtcdCertFile: "c",
 					EtcdKeyFile: "k", EtcdCAFile: "ca", AsUser: "u", AsGroups: []string{"g1", "g2"}, DataDir: "d",
 					QuietRate: 30, NoisyRate: 300, AdmissionRounds: 7, AdmissionCopies: 3,

@@ -174,7 +174,7 @@ func (b *bench) widgetsGVR() schema.GroupVersionResource {
 }
 
 func (b *bench) runner() Runner {
-	return Runner{Concurrency: b.cfg.Concurrency, Count: b.cfg.Count, Duration: b.cfg.Duration}
+	return Runner{Concurrency: b.cfg.Concurrency, Count: b.cfg.Count, Duration: b.cfg.Duration, Rate: b.cfg.Rate}
 }
 
 func (b *bench) selected(w string) bool { return slices.Contains(b.cfg.Workloads, w) }

@@ -79,6 +79,10 @@ type Config struct {
 	// time. With neither set, Count is 1000.
 	Count    int
 	Duration time.Duration
+	// Rate, when positive, starts each workload's operations at this many
+	// per second, at most Concurrency in flight, instead of as fast as
+	// they are answered (see Runner.Rate).
+	Rate float64
 	// Objects are created (unmeasured) before the other workloads when
 	// "create" is not among them; default 1000.
 	Objects int
@@ -167,6 +171,7 @@ type Report struct {
 	Concurrency int
 	Count       int
 	Duration    time.Duration
+	Rate        float64
 	Watchers    int
 	ClientGo    bool
 	HTTP1       bool
@@ -241,8 +246,8 @@ func (c *Config) complete() error {
 		// Its members bypass the fair queues and authorization: a run
 		// in it would measure neither.
 		return errors.New("the load generator's users must not be in system:masters")
-	case c.Concurrency < 0 || c.Count < 0 || c.Duration < 0 || c.Objects < 0 || c.PageSize < 0 || c.Watchers < 0 || c.WatchTimeout < 0:
-		return errors.New("concurrency, count, duration, objects, page size, watchers and watch timeout must not be negative")
+	case c.Concurrency < 0 || c.Count < 0 || c.Duration < 0 || c.Objects < 0 || c.PageSize < 0 || c.Watchers < 0 || c.WatchTimeout < 0 || c.Rate < 0:
+		return errors.New("concurrency, count, duration, rate, objects, page size, watchers and watch timeout must not be negative")
 	case c.AdmissionRounds < 0 || c.AdmissionCopies < 0:
 		return errors.New("admission rounds and copies must not be negative")
 	case c.ObjectSize < 0:
@@ -317,12 +322,13 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		Concurrency: cfg.Concurrency,
 		Count:       cfg.Count,
 		Duration:    cfg.Duration,
+		Rate:        cfg.Rate,
 		Watchers:    cfg.Watchers,
 		ClientGo:    cfg.ClientGo,
 		HTTP1:       cfg.HTTP1,
 	}
 	cfg.Logger.Info("bench starting", "server", restCfg.Host, "resource", cfg.Resource, "run", b.runID,
-		"concurrency", cfg.Concurrency, "count", cfg.Count, "duration", cfg.Duration, "objectSize", cfg.ObjectSize)
+		"concurrency", cfg.Concurrency, "count", cfg.Count, "duration", cfg.Duration, "rate", cfg.Rate, "objectSize", cfg.ObjectSize)
 
 	defer func() {
 		if b.hook != nil {

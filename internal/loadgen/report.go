@@ -17,6 +17,9 @@ func WriteTable(w io.Writer, r *Report) error {
 			limit = fmt.Sprintf("count=%d duration=%v", r.Count, r.Duration)
 		}
 	}
+	if r.Rate > 0 {
+		limit += fmt.Sprintf(" rate=%g/s", r.Rate)
+	}
 	client := "raw"
 	switch {
 	case r.ClientGo:
@@ -83,6 +86,7 @@ type jsonReport struct {
 	Concurrency     int          `json:"concurrency"`
 	Count           int          `json:"count,omitempty"`
 	DurationSeconds float64      `json:"durationSeconds,omitempty"`
+	Rate            float64      `json:"rate,omitempty"`
 	Watchers        int          `json:"watchers"`
 	ClientGo        bool         `json:"clientGo,omitempty"`
 	HTTP1           bool         `json:"http1,omitempty"`
@@ -117,6 +121,7 @@ func WriteJSON(w io.Writer, r *Report) error {
 		Concurrency:     r.Concurrency,
 		Count:           r.Count,
 		DurationSeconds: r.Duration.Seconds(),
+		Rate:            r.Rate,
 		Watchers:        r.Watchers,
 		ClientGo:        r.ClientGo,
 		HTTP1:           r.HTTP1,

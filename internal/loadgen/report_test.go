@@ -51,3 +51,22 @@ func TestWriteJSON(t *testing.T) {
 		t.Errorf("watch result = %+v", got.Results[1])
 	}
 }
+
+func TestReportRate(t *testing.T) {
+	r := *sampleReport
+	r.Rate = 250
+	var table, js bytes.Buffer
+	if err := WriteTable(&table, &r); err != nil {
+		t.Fatal(err)
+	}
+	if want := "count=1000 rate=250/s watchers=10"; !bytes.Contains(table.Bytes(), []byte(want)) {
+		t.Errorf("table header lacks %q:\n%s", want, table.String())
+	}
+	if err := WriteJSON(&js, &r); err != nil {
+		t.Fatal(err)
+	}
+	var got jsonReport
+	if err := json.Unmarshal(js.Bytes(), &got); err != nil || got.Rate != 250 {
+		t.Errorf("JSON rate = %v (err %v), want 250", got.Rate, err)
+	}
+}

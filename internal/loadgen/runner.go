@@ -29,8 +29,21 @@ type Runner struct {
 	Concurrency int // at least 1
 	Count       int
 	Duration    time.Duration
+	// Rate, when positive, starts operation i when i/Rate seconds have
+	// passed instead of as soon as a worker is free, with Concurrency
+	// still bounding those in flight. Comparing variants at one rate
+	// compares their costs at the same load: a variant that slows the
+	// server does not get to run at a lower rate, where every operation
+	// costs more because less of its work is shared (etcd batches, fewer
+	// wake-ups). An operation that starts late, every worker busy, counts
+	// its latency from when it was due, so a server that falls behind
+	// shows as latency rather than as a quietly lower rate.
+	Rate float64
 	// Now is the clock; nil means time.Now. Tests inject a fake one.
 	Now func() time.Time
+	// Sleep waits d or until ctx ends; nil uses a timer. Tests inject one
+	// that moves their clock.
+	Sleep func(ctx context.Context, d time.Duration)
 }
 
 // Result is the outcome of one workload.
@@ -60,6 +73,10 @@ func (r Runner) Run(ctx context.Context, name string, op Op) Result {
 	if now == nil {
 		now = time.Now
 	}
+	sleep := r.Sleep
+	if sleep == nil {
+		sleep = sleepCtx
+	}
 	workers := max(r.Concurrency, 1)
 
 	var (
@@ -81,6 +98,15 @@ func (r Runner) Run(ctx context.Context, name string, op Op) Result {
 					return
 				}
 				t := now()
+				if r.Rate > 0 {
+					due := start.Add(time.Duration(float64(i) * float64(time.Second) / r.Rate))
+					if wait := due.Sub(t); wait > 0 {
+						sleep(ctx, wait)
+						t = now()
+					} else {
+						t = due
+					}
+				}
 				if !deadline.IsZero() && !t.Before(deadline) {
 					stopped.Store(true)
 					return
@@ -103,4 +129,14 @@ func (r Runner) Run(ctx context.Context, name string, op Op) Result {
 	}
 	wg.Wait()
 	return Result{Name: name, Summary: rec.Summary(), Elapsed: now().Sub(start)}
+}
+
+// sleepCtx waits d or until ctx ends.
+func sleepCtx(ctx context.Context, d time.Duration) {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+	case <-ctx.Done():
+	}
 }

@@ -163,3 +163,85 @@ func TestOpsPerSecond(t *testing.T) {
 		t.Errorf("zero Result OpsPerSecond = %v", got)
 	}
 }
+
+// sleep moves the clock on by d, as waiting would.
+func (c *stepClock) sleep(_ context.Context, d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+func TestRunnerRate(t *testing.T) {
+	// One worker: the fake clock is shared, so one worker's sleep would
+	// move every other's time too.
+	tests := []struct {
+		name string
+		// opTime is how long each operation takes on the clock.
+		opTime time.Duration
+		// wantStartGap bounds from below the gap between consecutive
+		// starts; wantP50 bounds the median latency from below and
+		// wantP50Under from above.
+		wantStartGap, wantP50, wantP50Under time.Duration
+	}{
+		// 100 per second with quick operations: each starts 10 ms after
+		// the one before (the clock's own steps aside), and its latency is
+		// its own.
+		{name: "keeping up", opTime: 0, wantStartGap: 9 * time.Millisecond, wantP50: 0, wantP50Under: 5 * time.Millisecond},
+		// Operations that take 25 ms cannot start one every
+		// 10 ms: they start back to back, and their latency counts from
+		// when each was due, growing by 15 ms per operation.
+		{name: "falling behind", opTime: 25 * time.Millisecond, wantStartGap: 25 * time.Millisecond, wantP50: 25*time.Millisecond + 20*15*time.Millisecond, wantP50Under: time.Hour},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			clock := newStepClock()
+			var (
+				mu     sync.Mutex
+				starts = map[int]time.Time{}
+			)
+			res := Runner{Concurrency: 1, Count: 40, Rate: 100, Now: clock.Now, Sleep: clock.sleep}.Run(context.Background(), "r", func(ctx context.Context, i int) error {
+				mu.Lock()
+				starts[i] = clock.Now()
+				mu.Unlock()
+				clock.sleep(ctx, tt.opTime)
+				return nil
+			})
+			if res.Ops != 40 {
+				t.Fatalf("ops = %d, want 40", res.Ops)
+			}
+			for i := 1; i < 40; i++ {
+				if gap := starts[i].Sub(starts[i-1]); gap < tt.wantStartGap {
+					t.Errorf("operation %d started %v after %d, want at least %v", i, gap, i-1, tt.wantStartGap)
+				}
+			}
+			if res.P50 < tt.wantP50 || res.P50 >= tt.wantP50Under {
+				t.Errorf("p50 = %v, want in [%v, %v)", res.P50, tt.wantP50, tt.wantP50Under)
+			}
+		})
+	}
+}
+
+func TestRunnerRateStopsOnCancel(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var calls atomic.Int64
+	done := make(chan Result)
+	go func() {
+		// One operation per hour: the second waits until cancelled.
+		done <- Runner{Concurrency: 2, Count: 10, Rate: 1.0 / 3600}.Run(ctx, "slow", func(context.Context, int) error {
+			calls.Add(1)
+			return nil
+		})
+	}()
+	for calls.Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	select {
+	case res := <-done:
+		if res.Ops != 1 {
+			t.Errorf("ops = %d, want 1 (the one due at once)", res.Ops)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a rate-limited run did not end when its context did")
+	}
+}
