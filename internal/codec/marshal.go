@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 )
 
@@ -27,26 +28,32 @@ func AppendMarshal(dst []byte, v any) ([]byte, error) {
 	return b, err
 }
 
-// encoder holds the sorted keys of the objects being written, one stretch
-// per level of nesting, in one slice. Keeping them there rather than in an
+// encoder holds the members of the objects being written, sorted by key,
+// one stretch per level of nesting, in one slice; with their values, so
+// that writing them needs no second lookup in the map. Keeping them there rather than in an
 // array on each appendObject frame keeps the frames small: objects with
 // managedFields nest a dozen levels deep, and encoding them at the bottom
 // of a request's goroutine grew its stack, copying every frame above, on
 // most admission reviews.
 type encoder struct {
-	keys []string
+	members []member
 }
 
-var encoders = sync.Pool{New: func() any { return &encoder{keys: make([]string, 0, 64)} }}
+type member struct {
+	key   string
+	value any
+}
 
-// release returns e to the pool, dropping the keys it holds (they keep
+var encoders = sync.Pool{New: func() any { return &encoder{members: make([]member, 0, 64)} }}
+
+// release returns e to the pool, dropping the members it holds (they keep
 // their maps' memory alive) and the slice when one huge object grew it.
 func (e *encoder) release() {
-	if cap(e.keys) > 4096 {
+	if cap(e.members) > 4096 {
 		return
 	}
-	clear(e.keys[:cap(e.keys)])
-	e.keys = e.keys[:0]
+	clear(e.members[:cap(e.members)])
+	e.members = e.members[:0]
 	encoders.Put(e)
 }
 
@@ -96,28 +103,42 @@ func (e *encoder) appendObject(b []byte, m map[string]any) ([]byte, error) {
 	if m == nil {
 		return append(b, "null"...), nil
 	}
-	start := len(e.keys)
-	for k := range m {
-		e.keys = append(e.keys, k)
+	start := len(e.members)
+	for k, v := range m {
+		e.members = append(e.members, member{k, v})
 	}
-	// keys stays valid while the objects inside append theirs: a slice
+	// members stays valid while the objects inside append theirs: a slice
 	// that grows moves, leaving these in the old array, unchanged.
-	keys := e.keys[start:]
-	slices.Sort(keys)
+	members := e.members[start:]
+	sortMembers(members)
 	b = append(b, '{')
-	for i, k := range keys {
+	for i, mb := range members {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendString(b, k)
+		b = appendString(b, mb.key)
 		b = append(b, ':')
 		var err error
-		if b, err = e.appendValue(b, m[k]); err != nil {
+		if b, err = e.appendValue(b, mb.value); err != nil {
 			return nil, err
 		}
 	}
-	e.keys = e.keys[:start]
+	e.members = e.members[:start]
 	return append(b, '}'), nil
+}
+
+// sortMembers sorts by key: by insertion for the few members most objects
+// have, where it beats the general sort's set-up.
+func sortMembers(ms []member) {
+	if len(ms) > 12 {
+		slices.SortFunc(ms, func(a, b member) int { return strings.Compare(a.key, b.key) })
+		return
+	}
+	for i := 1; i < len(ms); i++ {
+		for j := i; j > 0 && ms[j].key < ms[j-1].key; j-- {
+			ms[j], ms[j-1] = ms[j-1], ms[j]
+		}
+	}
 }
 
 // AppendString appends s quoted as encoding/json.Marshal quotes it.
@@ -129,7 +150,7 @@ func AppendString(b []byte, s string) []byte { return appendString(b, s) }
 // encoding/json so the escaping stays exactly its own.
 func appendString(b []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+		if !plain[s[i]] {
 			enc, _ := json.Marshal(s) // a string always encodes
 			return append(b, enc...)
 		}
@@ -138,6 +159,14 @@ func appendString(b []byte, s string) []byte {
 	b = append(b, s...)
 	return append(b, '"')
 }
+
+// plain are the bytes a string encodes as they are.
+var plain = func() (t [256]bool) {
+	for c := 0x20; c < 0x7f; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()
 
 // appendFloat writes f in encoding/json's form: plain decimals between
 // 1e-6 and 1e21, exponents (without a leading zero) outside.

@@ -19,6 +19,7 @@ func TestMarshalMatchesEncodingJSON(t *testing.T) {
 		"deep":        map[string]any{"a": map[string]any{"b": map[string]any{"c": []any{map[string]any{"d": "e"}}}}},
 		"many":        manyKeys(100),
 		"nested many": map[string]any{"x": manyKeys(3), "a": map[string]any{"m": manyKeys(100), "n": manyKeys(70)}, "z": manyKeys(5000)},
+		"sort bound":  map[string]any{"twelve": manyKeys(12), "thirteen": manyKeys(13)},
 		"key <&>":     map[string]any{"<k>": "&"},
 		"unicode k":   map[string]any{"ключ": int64(1), "a": int64(2), "Z": int64(3)},
 	} {
