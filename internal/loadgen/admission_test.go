@@ -1,9 +1,12 @@
 package loadgen
 
 import (
+	"encoding/json"
 	"slices"
 	"testing"
 	"time"
+
+	admissionv1 "k8s.io/api/admission/v1"
 )
 
 // TestAdmissionAdded: a variant's cost is measured against the runs on
@@ -59,5 +62,48 @@ func TestAdmissionNote(t *testing.T) {
 		if got := admissionNote(c.v, c.copies, lat, cpu, c.withCPU); got != c.want {
 			t.Errorf("%s ×%d:\n got %s\nwant %s", c.v, c.copies, got, c.want)
 		}
+	}
+}
+
+func TestAllowReview(t *testing.T) {
+	tests := []struct {
+		name, review string
+		wantUID      string // "" when the review must be refused
+	}{
+		{
+			name: "update",
+			// The objects' own uids come first and must not be taken for
+			// the request's.
+			review:  `{"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1","request":{"object":{"metadata":{"uid":"obj"}},"oldObject":{"metadata":{"uid":"old"}},"uid":"req-1","operation":"UPDATE"}}`,
+			wantUID: "req-1",
+		},
+		{name: "uid first", review: `{"request":{"uid":"a\"b","object":null}}`, wantUID: `a"b`},
+		{name: "no request", review: `{"kind":"AdmissionReview","uid":"top"}`},
+		{name: "no uid", review: `{"request":{"object":{"metadata":{"uid":"obj"}}}}`},
+		{name: "truncated", review: `{"request":{"uid":"req-1"`},
+		{name: "trailing bytes", review: `{"request":{"uid":"req-1"}}x`},
+		{name: "not an object", review: `[]`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ans, err := allowReview([]byte(tt.review))
+			if tt.wantUID == "" {
+				if err == nil {
+					t.Fatalf("answered %s, want an error", ans)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got admissionv1.AdmissionReview
+			if err := json.Unmarshal(ans, &got); err != nil {
+				t.Fatalf("answer %s: %v", ans, err)
+			}
+			if got.APIVersion != "admission.k8s.io/v1" || got.Kind != "AdmissionReview" || got.Response == nil ||
+				string(got.Response.UID) != tt.wantUID || !got.Response.Allowed {
+				t.Errorf("answer %s, want the request's uid %q allowed", ans, tt.wantUID)
+			}
+		})
 	}
 }
