@@ -15,7 +15,7 @@ func TestCompiledOnce(t *testing.T) {
 	ctx := context.Background()
 	hook := startHook(t)
 	src := &source{validating: []Stored{stored("c", false, webhookAt("w.example.com", hook.on("/v", allowed), hook.CABundle, admissionregistrationv1.Fail))}}
-	policies := validatingPolicies(t)
+	policies := validatingPolicies(t, "true")
 	a := New(Config{Source: src, Policies: policies})
 	first, err := a.hooks(ctx, &a.validating)
 	if err != nil || len(first) != 1 {

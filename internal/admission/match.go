@@ -246,10 +246,6 @@ func (a *Admission) matchConditions(ctx context.Context, inv *invocation, at *At
 	if h.condErr != nil {
 		return fail(h.condErr)
 	}
-	// The conditions read the objects as values.
-	if err := materialize(at); err != nil {
-		return false, apierrors.NewInternalError(err)
-	}
 	vo, err := objects.get(ctx, inv.kind)
 	if err != nil {
 		return false, apierrors.NewInternalError(err)

@@ -23,7 +23,7 @@ func (a *Admission) Mutate(ctx context.Context, at *Attributes) error {
 	if exempt(at) {
 		return nil
 	}
-	if err := a.decodeManagedFields(ctx, at, true); err != nil {
+	if err := a.decodeForMutatingPolicies(ctx, at); err != nil {
 		return err
 	}
 	hooks, err := a.hooks(ctx, &a.mutating)

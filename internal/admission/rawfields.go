@@ -12,18 +12,21 @@ import (
 // The handler may hand admission objects whose metadata.managedFields are
 // kept encoded (a codec.Raw: see codec.DecodeOptions.RawManagedFields).
 // A webhook receives the objects encoded, and a Raw encodes as it is, so
-// calling one reads nothing in them but labels. What reads them as
-// values decodes them first, in place, object and old object alike:
-// policies (before any runs), a webhook's matchConditions, a conversion
-// to the version a webhook matched, and a webhook's patch.
+// calling one reads nothing in them but labels. CEL expressions (validating
+// policies, every policy's conditions and variables, webhooks'
+// matchConditions) decode a Raw only if they reach it (package cel). What
+// changes or converts the objects decodes them first, in place, object and
+// old object alike: mutating policies (before any runs), a conversion to
+// the version a webhook or policy matched, and a webhook's patch.
 
-// decodeManagedFields decodes the encoded managedFields of at's objects
-// when a policy of the phase (mutating or validating) may run.
-func (a *Admission) decodeManagedFields(ctx context.Context, at *Attributes, mutating bool) error {
+// decodeForMutatingPolicies decodes the encoded managedFields of at's
+// objects when a mutating policy may run: its mutations apply to the
+// objects as values.
+func (a *Admission) decodeForMutatingPolicies(ctx context.Context, at *Attributes) error {
 	if !encodedManagedFields(at.Object) && !encodedManagedFields(at.OldObject) {
 		return nil
 	}
-	if a.policiesIdle(ctx, mutating) {
+	if a.mutatingPoliciesIdle(ctx) {
 		return nil
 	}
 	if err := materialize(at); err != nil {
@@ -49,21 +52,17 @@ func encodedManagedFields(obj map[string]any) bool {
 }
 
 // KeepsEncoded reports whether objects with encoded managedFields stay
-// so through admission unless a webhook needs them decoded: no policy of
-// either phase is registered. The handler keeps managedFields encoded
-// only then: a policy reads every object decoded, and decoding them here
-// costs more than their being kept encoded saved.
+// so through admission unless a webhook or policy needs them decoded: no
+// mutating policy is registered. The handler keeps managedFields encoded
+// only then: a mutating policy decodes every object, and decoding them
+// here costs more than their being kept encoded saved.
 func (a *Admission) KeepsEncoded(ctx context.Context) bool {
-	return a.policiesIdle(ctx, true) && a.policiesIdle(ctx, false)
+	return a.mutatingPoliciesIdle(ctx)
 }
 
-// policiesIdle reports whether no policy of the phase is registered
+// mutatingPoliciesIdle reports whether no mutating policy is registered
 // (false when that cannot be told: the phase then reports the error).
-func (a *Admission) policiesIdle(ctx context.Context, mutating bool) bool {
-	if mutating {
-		policies, err := a.mutatingPolicies(ctx)
-		return err == nil && len(policies) == 0
-	}
-	_, bindings, err := a.policies(ctx)
-	return err == nil && len(bindings) == 0
+func (a *Admission) mutatingPoliciesIdle(ctx context.Context) bool {
+	policies, err := a.mutatingPolicies(ctx)
+	return err == nil && len(policies) == 0
 }

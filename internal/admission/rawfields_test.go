@@ -32,15 +32,17 @@ func withEncodedManagedFields(t *testing.T, obj map[string]any) map[string]any {
 }
 
 // TestEncodedManagedFieldsDecodedWhereRead: webhooks receive encoded
-// managedFields as they are, and the objects stay encoded through a call;
-// what reads them as values (matchConditions, a patch, a policy) decodes
-// them, object and old object alike. With nothing registered, nothing is
-// decoded.
+// managedFields as they are, and the objects stay encoded through a call
+// and through CEL expressions that read them (matchConditions, validating
+// policies); what changes or converts the objects (a patch, a mutating
+// policy, another version) decodes them, object and old object alike.
+// With nothing registered, nothing is decoded.
 func TestEncodedManagedFieldsDecodedWhereRead(t *testing.T) {
 	want := []any{map[string]any{"apiVersion": "example.com/v1", "fieldsType": "FieldsV1", "fieldsV1": map[string]any{"f:spec": map[string]any{}}, "manager": "m", "operation": "Update"}}
 	hook := startHook(t)
 	conditional := func(w admissionregistrationv1.MutatingWebhook) admissionregistrationv1.MutatingWebhook {
-		w.MatchConditions = []admissionregistrationv1.MatchCondition{{Name: "a", Expression: "object.spec.size > 0"}}
+		// It holds only if the entries read as the values they encode.
+		w.MatchConditions = []admissionregistrationv1.MatchCondition{{Name: "a", Expression: "object.spec.size > 0 && object.metadata.managedFields[0].manager == 'm' && oldObject.metadata.managedFields == object.metadata.managedFields"}}
 		return w
 	}
 	// other matches only the widgets' other version, v2.
@@ -52,21 +54,26 @@ func TestEncodedManagedFieldsDecodedWhereRead(t *testing.T) {
 		cfg      Config
 		mutating bool
 		decoded  bool
+		// called is the webhook that must have been called once;
+		// refused, that admission refuses the request.
+		called  string
+		refused bool
 	}{
 		{name: "nothing registered", cfg: Config{}},
 		{name: "mutating webhook", mutating: true,
 			cfg: Config{Source: &source{mutating: []Stored{stored("c", true, webhookAt("w.example.com", hook.on("/m", allowed), hook.CABundle, admissionregistrationv1.Fail))}}}},
 		{name: "validating webhook",
 			cfg: Config{Source: &source{validating: []Stored{stored("c", false, webhookAt("w.example.com", hook.on("/v", allowed), hook.CABundle, admissionregistrationv1.Fail))}}}},
-		{name: "mutating webhook with matchConditions", mutating: true, decoded: true,
-			cfg: Config{Source: &source{mutating: []Stored{stored("c", true, conditional(webhookAt("w.example.com", hook.on("/m", allowed), hook.CABundle, admissionregistrationv1.Fail)))}}}},
-		{name: "validating webhook with matchConditions", decoded: true,
-			cfg: Config{Source: &source{validating: []Stored{stored("c", false, conditional(webhookAt("w.example.com", hook.on("/v", allowed), hook.CABundle, admissionregistrationv1.Fail)))}}}},
+		{name: "mutating webhook with matchConditions", mutating: true, called: "/mc",
+			cfg: Config{Source: &source{mutating: []Stored{stored("c", true, conditional(webhookAt("w.example.com", hook.on("/mc", allowed), hook.CABundle, admissionregistrationv1.Fail)))}}}},
+		{name: "validating webhook with matchConditions", called: "/vc",
+			cfg: Config{Source: &source{validating: []Stored{stored("c", false, conditional(webhookAt("w.example.com", hook.on("/vc", allowed), hook.CABundle, admissionregistrationv1.Fail)))}}}},
 		{name: "patching webhook", mutating: true, decoded: true,
 			cfg: Config{Source: &source{mutating: []Stored{stored("c", true, webhookAt("w.example.com", hook.on("/p", patch(`[{"op":"add","path":"/spec/color","value":"red"}]`)), hook.CABundle, admissionregistrationv1.Fail))}}}},
 		{name: "webhook of another version", decoded: true,
 			cfg: Config{Source: &source{validating: []Stored{stored("c", false, other)}}}},
-		{name: "validating policy", decoded: true, cfg: Config{Policies: validatingPolicies(t)}},
+		{name: "validating policy", cfg: Config{Policies: validatingPolicies(t, "object.metadata.managedFields[0].operation == 'Update'")}},
+		{name: "validating policy refusing", cfg: Config{Policies: validatingPolicies(t, "object.metadata.managedFields[0].manager != 'm'")}, refused: true},
 		{name: "mutating policy", mutating: true, decoded: true, cfg: Config{MutatingPolicies: mutatingPolicies(t)}},
 	} {
 		a := New(tc.cfg)
@@ -87,8 +94,12 @@ func TestEncodedManagedFieldsDecodedWhereRead(t *testing.T) {
 		if tc.mutating {
 			run = a.Mutate
 		}
-		if err := run(context.Background(), at); err != nil {
-			t.Fatalf("%s: %v", tc.name, err)
+		before := len(hook.reviews(tc.called))
+		if err := run(context.Background(), at); (err != nil) != tc.refused {
+			t.Fatalf("%s: admission returned %v, want refused %v", tc.name, err, tc.refused)
+		}
+		if tc.called != "" && len(hook.reviews(tc.called)) != before+1 {
+			t.Errorf("%s: the webhook was not called", tc.name)
 		}
 		for what, obj := range map[string]map[string]any{"object": at.Object, "oldObject": at.OldObject} {
 			got := obj["metadata"].(map[string]any)["managedFields"]
@@ -104,7 +115,7 @@ func TestEncodedManagedFieldsDecodedWhereRead(t *testing.T) {
 		}
 	}
 	// Webhooks received the entries as they are.
-	for _, path := range []string{"/m", "/v", "/p", "/o"} {
+	for _, path := range []string{"/m", "/v", "/mc", "/vc", "/p", "/o"} {
 		for _, r := range hook.reviews(path) {
 			for what, raw := range map[string][]byte{"object": r.Request.Object.Raw, "oldObject": r.Request.OldObject.Raw} {
 				var obj struct {
@@ -124,7 +135,8 @@ func TestEncodedManagedFieldsDecodedWhereRead(t *testing.T) {
 }
 
 // TestKeepsEncoded: the handler keeps managedFields encoded while no
-// policy of either phase is registered; webhooks leave it so.
+// mutating policy is registered; webhooks and validating policies leave
+// it so.
 func TestKeepsEncoded(t *testing.T) {
 	ctx := context.Background()
 	if !New(Config{}).KeepsEncoded(ctx) {
@@ -142,8 +154,8 @@ func TestKeepsEncoded(t *testing.T) {
 			t.Errorf("a %s webhook registered: not kept encoded", name)
 		}
 	}
-	if New(Config{Policies: validatingPolicies(t)}).KeepsEncoded(ctx) {
-		t.Error("a policy binding registered: kept encoded")
+	if !New(Config{Policies: validatingPolicies(t, "true")}).KeepsEncoded(ctx) {
+		t.Error("a validating policy registered: not kept encoded")
 	}
 	if New(Config{MutatingPolicies: mutatingPolicies(t)}).KeepsEncoded(ctx) {
 		t.Error("a mutating policy registered: kept encoded")
@@ -157,13 +169,13 @@ const widgetUpdates = `spec:
     - {apiGroups: [example.com], apiVersions: [v1], operations: [UPDATE], resources: [widgets]}
 `
 
-// validatingPolicies holds one ValidatingAdmissionPolicy, bound, that
-// admits updates of widgets.
-func validatingPolicies(t *testing.T) *policySource {
+// validatingPolicies holds one ValidatingAdmissionPolicy, bound, whose one
+// validation of updates of widgets is expr.
+func validatingPolicies(t *testing.T, expr string) *policySource {
 	return &policySource{
 		policies: []Stored{storedYAML(t, `
 metadata: {name: p}
-`+widgetUpdates+`  validations: [{expression: 'true'}]
+`+widgetUpdates+`  validations: [{expression: "`+expr+`"}]
 `, &admissionregistrationv1.ValidatingAdmissionPolicy{})},
 		bindings: []Stored{storedYAML(t, "metadata: {name: b}\nspec: {policyName: p, validationActions: [Deny]}", &admissionregistrationv1.ValidatingAdmissionPolicyBinding{})},
 	}

@@ -16,9 +16,6 @@ func (a *Admission) Validate(ctx context.Context, at *Attributes) error {
 	if exempt(at) {
 		return nil
 	}
-	if err := a.decodeManagedFields(ctx, at, false); err != nil {
-		return err
-	}
 	objects := newVersions(at)
 	if err := a.validatePolicies(ctx, at, objects); err != nil {
 		return err

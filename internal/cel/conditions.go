@@ -44,7 +44,7 @@ var conditionEnv = func() *cel.Env {
 	if err != nil {
 		panic(fmt.Sprintf("cel: match condition environment: %v", err))
 	}
-	return set.StoredExpressionsEnv()
+	return decodingRaw(set.StoredExpressionsEnv())
 }()
 
 // Condition is one compiled match condition, safe for concurrent use.
@@ -131,8 +131,8 @@ var basePolicySet = func() *environment.EnvSet {
 }()
 
 var (
-	policyEnv  = basePolicySet.StoredExpressionsEnv()
-	messageEnv = messageSet.StoredExpressionsEnv()
+	policyEnv  = decodingRaw(basePolicySet.StoredExpressionsEnv())
+	messageEnv = decodingRaw(messageSet.StoredExpressionsEnv())
 )
 
 // Expression is a compiled policy expression, safe for concurrent use.

@@ -268,3 +268,60 @@ spec:
 		}
 	}
 }
+
+// managersPolicy refuses updates of CronTabs that an "intruder" field
+// manager makes, or that change what a "keeper" manages: both read
+// managedFields, which the server keeps encoded through admission.
+const managersPolicy = `apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata:
+  name: crontab-managers.example.com
+spec:
+  failurePolicy: Fail
+  matchConstraints:
+    resourceRules:
+    - apiGroups: [stable.example.com]
+      apiVersions: [v1]
+      operations: [UPDATE]
+      resources: [crontabs]
+  validations:
+  - expression: "!object.metadata.managedFields.exists(e, e.manager == 'intruder')"
+    message: "no intruders"
+  - expression: "!oldObject.metadata.managedFields.exists(e, e.manager == 'keeper' && 'f:image' in e.fieldsV1['f:spec']) || object.spec.image == oldObject.spec.image"
+    message: "the keeper's image stays"
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata:
+  name: crontab-managers
+spec:
+  policyName: crontab-managers.example.com
+  validationActions: [Deny]
+`
+
+// TestValidatingAdmissionPolicyReadsManagedFields: a policy sees the
+// objects' managedFields as stored and as recorded for the update.
+func TestValidatingAdmissionPolicyReadsManagedFields(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, t.TempDir())
+	applyCRD(t, srv, "crontab-crd.yaml", "crontabs.stable.example.com", "created")
+	kubectl(t, srv, "create", "-f", writeManifest(t, "policy.yaml", managersPolicy))
+	syncPolicies(t, srv)
+	kubectl(t, srv, "create", "--field-manager=keeper", "-f", writeManifest(t, "ct.yaml", cronTab("ct", "registry.example.com/cron", 1)))
+
+	if got := kubectlLine(t, srv, "patch", "crontab", "ct", "--field-manager=friend", "--type=merge", "-p", `{"spec":{"replicas":2}}`); got != "crontab.stable.example.com/ct patched" {
+		t.Errorf("a friend's patch: %q", got)
+	}
+	got := kubectlFails(t, srv, "patch", "crontab", "ct", "--field-manager=intruder", "--type=merge", "-p", `{"spec":{"replicas":3}}`)
+	if want := "denied request: no intruders"; !strings.Contains(got, want) {
+		t.Errorf("an intruder's patch:\n got %s\nwant %s", got, want)
+	}
+	got = kubectlFails(t, srv, "patch", "crontab", "ct", "--field-manager=friend", "--type=merge", "-p", `{"spec":{"image":"registry.example.com/other"}}`)
+	if want := "denied request: the keeper's image stays"; !strings.Contains(got, want) {
+		t.Errorf("changing the keeper's image:\n got %s\nwant %s", got, want)
+	}
+	// Entries of the same second are in managers' order.
+	if got := kubectlLine(t, srv, "get", "crontab", "ct", "-o", "jsonpath={.spec.replicas} {.spec.image} {.metadata.managedFields[*].manager}"); got != "2 registry.example.com/cron friend keeper" && got != "2 registry.example.com/cron keeper friend" {
+		t.Errorf("after the refusals: %q, want the friend's change alone", got)
+	}
+}
