@@ -18,11 +18,13 @@ import (
 // rawAdapter converts Go values to CEL values as the adapter it wraps
 // does, except a codec.Raw, which it decodes first. It converts maps and
 // lists itself, so that the values inside them are converted by it too.
+// It is used by pointer: a struct handed to the maps it makes would be
+// copied to the heap for each.
 type rawAdapter struct {
 	types.Adapter
 }
 
-func (a rawAdapter) NativeToValue(v any) ref.Val {
+func (a *rawAdapter) NativeToValue(v any) ref.Val {
 	switch v := v.(type) {
 	case map[string]any:
 		return types.NewStringInterfaceMap(a, v)
@@ -40,7 +42,7 @@ func (a rawAdapter) NativeToValue(v any) ref.Val {
 
 // decodingRaw returns env converting values through a rawAdapter.
 func decodingRaw(env *cel.Env) *cel.Env {
-	out, err := env.Extend(cel.CustomTypeAdapter(rawAdapter{env.CELTypeAdapter()}))
+	out, err := env.Extend(cel.CustomTypeAdapter(&rawAdapter{env.CELTypeAdapter()}))
 	if err != nil {
 		panic("cel: decoding encoded values: " + err.Error())
 	}
