@@ -62,10 +62,12 @@ func (m *Manager) updateRaw(live, obj map[string]any, raw codec.Raw, manager str
 		return false, nil, nil
 	}
 	if m.Subresource == "" {
-		// As startingEntries: the client's entries, unless it sent none.
+		// As startingEntries: the client's entries, unless it sent none
+		// or sent back live's as they are (as clients that update what
+		// they read do), compared without decoding live's.
 		sent, present := metadata(obj)["managedFields"]
 		sentList, _ := sent.([]any)
-		if len(sentList) > 0 || (present && isReset(sentList)) {
+		if (present && isReset(sentList)) || (len(sentList) > 0 && !codec.EqualRaw(sentList, raw)) {
 			return false, nil, nil
 		}
 	}

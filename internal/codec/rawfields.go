@@ -377,3 +377,63 @@ func skipRawString(b []byte, i int) int {
 	}
 	return len(b)
 }
+
+// EqualRaw reports whether v, a value as Decode gives them (maps, slices,
+// strings, int64 and float64 numbers, bools, nil), equals what the
+// encoded r (a Raw, or a value in one) decodes to: maps with the same
+// members, lists with the same elements, scalars of the same type and
+// value. It decodes nothing but numbers and escaped strings, so that a
+// client sending back the managedFields it read costs an update a walk
+// of them rather than decoding the stored ones to compare.
+func EqualRaw(v any, r []byte) bool {
+	if len(r) == 0 {
+		return false
+	}
+	switch r[0] {
+	case '{':
+		m, ok := v.(map[string]any)
+		if !ok {
+			return false
+		}
+		n, eq := 0, true
+		EachRawMember(r, func(name, value []byte) bool {
+			n++
+			var x any
+			if bytes.IndexByte(name, '\\') < 0 {
+				x, ok = m[string(name)]
+			} else {
+				// An escaped name: decoded from its quoted form.
+				s, _ := RawString(append(append([]byte{'"'}, name...), '"'))
+				x, ok = m[s]
+			}
+			eq = ok && EqualRaw(x, value)
+			return eq
+		})
+		return eq && n == len(m)
+	case '[':
+		l, ok := v.([]any)
+		if !ok {
+			return false
+		}
+		n, eq := 0, true
+		EachRawElement(r, func(e []byte) bool {
+			eq = n < len(l) && EqualRaw(l[n], e)
+			n++
+			return eq
+		})
+		return eq && n == len(l)
+	case '"':
+		s, ok := v.(string)
+		if !ok || len(r) < 2 {
+			return false
+		}
+		if bytes.IndexByte(r, '\\') < 0 {
+			return string(r[1:len(r)-1]) == s
+		}
+		rs, ok := RawString(r)
+		return ok && rs == s
+	default: // a number or a literal: scalars, compared as decoded
+		d, err := DecodeRaw(r)
+		return err == nil && d == v
+	}
+}
