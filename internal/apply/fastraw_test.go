@@ -295,8 +295,8 @@ func TestUpdateWritten(t *testing.T) {
 	}{
 		{line: caseLine(), stored: `[` + creator + `]`, who: "creator", change: replicas, written: true},
 		{line: caseLine(), stored: `[` + creator + `,` + other + `]`, who: "creator", change: replicas, written: true},
-		{line: caseLine(), stored: `[` + creator + `]`, who: "b", change: replicas, written: true},           // another manager takes replicas
-		{line: caseLine(), stored: `[` + creator + `,` + other + `]`, who: "b", change: tags, written: true}, // a field another manager owns changes
+		{line: caseLine(), stored: `[` + creator + `]`, who: "b", change: replicas, written: true},                                  // another manager takes replicas
+		{line: caseLine(), stored: `[` + creator + `,` + other + `]`, who: "b", change: tags, written: true},                        // a field another manager owns changes
 		{line: caseLine(), stored: `[` + creator + `]`, who: "creator", sent: `[` + creator + `]`, change: replicas, written: true}, // sent back as read
 		{line: caseLine(), stored: `[` + creator + `,` + other + `]`, who: "b", sent: `[` + creator + `,` + other + `]`, change: tags, written: true},
 		{line: caseLine(), stored: `[` + creator + `]`, who: "creator", sent: `[` + other + `]`, change: replicas},

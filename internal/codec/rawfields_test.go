@@ -342,10 +342,10 @@ func TestEqualRaw(t *testing.T) {
 		want bool
 	}{
 		{line(), `[` + entry + `]`, `[` + entry + `]`, true},
-		{line(), `[` + entry + `]`, `[` + entry + `,` + entry + `]`, false},          // one entry more
-		{line(), `[` + entry + `,` + entry + `]`, `[` + entry + `]`, false},          // one entry less
+		{line(), `[` + entry + `]`, `[` + entry + `,` + entry + `]`, false},            // one entry more
+		{line(), `[` + entry + `,` + entry + `]`, `[` + entry + `]`, false},            // one entry less
 		{line(), `[{"manager":"m"}]`, `[{"manager":"m","operation":"Update"}]`, false}, // a member more
-		{line(), `[{"manager":"m","x":1}]`, `[{"manager":"m"}]`, false},              // a member less
+		{line(), `[{"manager":"m","x":1}]`, `[{"manager":"m"}]`, false},                // a member less
 		{line(), `[{"manager":"m"}]`, `[{"manager":"n"}]`, false},
 		{line(), `[{"k:{\"a\"}":{}}]`, `[{"k:{\"a\"}":{}}]`, true}, // escaped names
 		{line(), `[{"a":"\u003c\n"}]`, `[{"a":"\u003c\n"}]`, true},
