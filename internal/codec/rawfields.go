@@ -382,58 +382,100 @@ func skipRawString(b []byte, i int) int {
 // strings, int64 and float64 numbers, bools, nil), equals what the
 // encoded r (a Raw, or a value in one) decodes to: maps with the same
 // members, lists with the same elements, scalars of the same type and
-// value. It decodes nothing but numbers and escaped strings, so that a
-// client sending back the managedFields it read costs an update a walk
-// of them rather than decoding the stored ones to compare.
+// value. It decodes nothing but numbers and escaped strings, and reads
+// each byte of r once, so that a client sending back the managedFields it
+// read costs an update a walk of them rather than decoding the stored
+// ones to compare.
 func EqualRaw(v any, r []byte) bool {
-	if len(r) == 0 {
-		return false
+	end, eq := equalRaw(v, r, 0)
+	return eq && end == len(r)
+}
+
+// equalRaw compares v with the value at r[i] as EqualRaw does; when
+// equal, end is the offset after that value.
+func equalRaw(v any, r []byte, i int) (end int, eq bool) {
+	if i >= len(r) {
+		return 0, false
 	}
-	switch r[0] {
+	switch r[i] {
 	case '{':
 		m, ok := v.(map[string]any)
 		if !ok {
-			return false
+			return 0, false
 		}
-		n, eq := 0, true
-		EachRawMember(r, func(name, value []byte) bool {
-			n++
+		n := 0
+		for i++; i < len(r) && r[i] != '}'; n++ {
+			if n > 0 {
+				if r[i] != ',' {
+					return 0, false
+				}
+				i++
+			}
+			if i >= len(r) || r[i] != '"' {
+				return 0, false
+			}
+			nameEnd := skipRawString(r, i)
+			name := r[i+1 : nameEnd-1]
 			var x any
 			if bytes.IndexByte(name, '\\') < 0 {
 				x, ok = m[string(name)]
 			} else {
-				// An escaped name: decoded from its quoted form.
-				s, _ := RawString(append(append([]byte{'"'}, name...), '"'))
+				s, _ := RawString(r[i:nameEnd])
 				x, ok = m[s]
 			}
-			eq = ok && EqualRaw(x, value)
-			return eq
-		})
-		return eq && n == len(m)
+			if !ok || nameEnd >= len(r) || r[nameEnd] != ':' {
+				return 0, false
+			}
+			if i, eq = equalRaw(x, r, nameEnd+1); !eq {
+				return 0, false
+			}
+		}
+		if i >= len(r) || n != len(m) {
+			return 0, false
+		}
+		return i + 1, true
 	case '[':
 		l, ok := v.([]any)
 		if !ok {
-			return false
+			return 0, false
 		}
-		n, eq := 0, true
-		EachRawElement(r, func(e []byte) bool {
-			eq = n < len(l) && EqualRaw(l[n], e)
-			n++
-			return eq
-		})
-		return eq && n == len(l)
+		n := 0
+		for i++; i < len(r) && r[i] != ']'; n++ {
+			if n > 0 {
+				if r[i] != ',' {
+					return 0, false
+				}
+				i++
+			}
+			if n >= len(l) {
+				return 0, false
+			}
+			if i, eq = equalRaw(l[n], r, i); !eq {
+				return 0, false
+			}
+		}
+		if i >= len(r) || n != len(l) {
+			return 0, false
+		}
+		return i + 1, true
 	case '"':
 		s, ok := v.(string)
-		if !ok || len(r) < 2 {
-			return false
+		if !ok {
+			return 0, false
 		}
-		if bytes.IndexByte(r, '\\') < 0 {
-			return string(r[1:len(r)-1]) == s
+		end = skipRawString(r, i)
+		text := r[i+1 : max(i+1, end-1)]
+		if bytes.IndexByte(text, '\\') < 0 {
+			return end, end > i+1 && string(text) == s
 		}
-		rs, ok := RawString(r)
-		return ok && rs == s
+		rs, ok := RawString(r[i:end])
+		return end, ok && rs == s
 	default: // a number or a literal: scalars, compared as decoded
-		d, err := DecodeRaw(r)
-		return err == nil && d == v
+		end = i
+		for end < len(r) && r[end] != ',' && r[end] != '}' && r[end] != ']' {
+			end++
+		}
+		d, err := DecodeRaw(r[i:end])
+		return end, err == nil && d == v
 	}
 }

@@ -403,3 +403,28 @@ func FuzzEqualRaw(f *testing.F) {
 		equalRawAgrees(t, v, v)
 	})
 }
+
+// BenchmarkEqualRaw is the comparison of the managedFields a client sends
+// back (decoded) with the stored ones (encoded) that an update makes.
+func BenchmarkEqualRaw(b *testing.B) {
+	stored, err := os.ReadFile("testdata/managedfields-widget.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	i := bytes.Index(stored, []byte(`"managedFields":`)) + len(`"managedFields":`)
+	raw, _, ok := rawManagedFields(stored, i, DefaultMaxDepth)
+	if !ok {
+		b.Fatal("not kept encoded")
+	}
+	sent, err := DecodeRaw(raw)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(raw)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if !EqualRaw(sent, raw) {
+			b.Fatal("not equal")
+		}
+	}
+}
