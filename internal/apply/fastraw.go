@@ -3,7 +3,9 @@ package apply
 import (
 	"bytes"
 	"slices"
+	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/crdserver/crdserver/internal/codec"
@@ -34,6 +36,14 @@ type encodedEntry struct {
 	// when it has one.
 	timeAt, timeEnd int
 	timeFound       bool
+	// pos is the entry's place among the entries read (-1 for one made
+	// anew); edited is set once enc is no longer the entry as read.
+	pos    int
+	edited bool
+	// newTime, when set, is the time that replaces the one at
+	// enc[timeAt:timeEnd] as the entry is written (see joinSorted): the
+	// writer's entry, when the time is all that changes, is written once.
+	newTime string
 }
 
 // rawManagedFields returns obj's managedFields when they are kept
@@ -45,17 +55,20 @@ func rawManagedFields(obj map[string]any) (codec.Raw, bool) {
 
 // updateRaw is update for a live object whose managedFields are the
 // encoded raw; it reports false, having changed nothing, when the fast
-// path does not apply, for update to decode them and go its way.
-func (m *Manager) updateRaw(live, obj map[string]any, raw codec.Raw, manager string) (bool, error) {
+// path does not apply, for update to decode them and go its way. When
+// it leaves obj with entries, it describes them.
+func (m *Manager) updateRaw(live, obj map[string]any, raw codec.Raw, manager string) (bool, *Written, error) {
 	if m.slow {
-		return false, nil
+		return false, nil, nil
 	}
 	if m.Subresource == "" {
-		// As startingEntries: the client's entries, unless it sent none.
+		// As startingEntries: the client's entries, unless it sent none
+		// or sent back live's as they are (as clients that update what
+		// they read do), compared without decoding live's.
 		sent, present := metadata(obj)["managedFields"]
 		sentList, _ := sent.([]any)
-		if len(sentList) > 0 || (present && isReset(sentList)) {
-			return false, nil
+		if (present && isReset(sentList)) || (len(sentList) > 0 && !codec.EqualRaw(sentList, raw)) {
+			return false, nil, nil
 		}
 	}
 	if manager == "" {
@@ -64,38 +77,60 @@ func (m *Manager) updateRaw(live, obj map[string]any, raw codec.Raw, manager str
 	id := managerID{Manager: manager, Operation: opUpdate, APIVersion: m.apiVersion(), Subresource: m.Subresource}.String()
 	pt, err := m.Types.Version(m.GroupVersion.Version)
 	if err != nil {
-		return false, err
+		return false, nil, err
 	}
 	changes, err := m.changes(pt, shallowWithoutManagedFields(live), shallowWithoutManagedFields(obj))
 	if err != nil {
-		return false, err
+		return false, nil, err
 	}
 	if m.Reset != nil {
 		changes = withoutReset(changes, m.Reset[fieldpath.APIVersion(m.apiVersion())])
 	}
-	out, ok := updateFastRaw(raw, changes, m.apiVersion(), id)
+	out, ids, ok := updateFastRaw(raw, changes, m.apiVersion(), id)
 	if !ok {
-		return false, nil
+		return false, nil, nil
 	}
 	if out == nil {
 		setManagedFields(obj, nil)
-	} else {
-		metadata(obj)["managedFields"] = out
+		return true, nil, nil
 	}
-	return true, nil
+	metadata(obj)["managedFields"] = out
+	return true, &Written{Raw: out, Entries: ids}, nil
+}
+
+// Written describes the managedFields entries an update left encoded (a
+// codec.Raw): each is an object whose members are of the types a
+// ManagedFieldsEntry has (manager, operation, apiVersion, fieldsType and
+// subresource strings, time an RFC 3339 time), and Entries are their
+// identities, in order, as metadata validation reads them (without time
+// and fields). The handler checks and validates the entries from these
+// rather than walking the encoded ones again, for as long as the object
+// holds Raw itself.
+type Written struct {
+	Raw     codec.Raw
+	Entries []metav1.ManagedFieldsEntry
+}
+
+// Holds reports whether v, an object's managedFields, is w's Raw itself
+// (not a copy, nor entries decoded or encoded anew).
+func (w *Written) Holds(v any) bool {
+	r, ok := v.(codec.Raw)
+	return ok && w != nil && len(r) == len(w.Raw) && len(r) > 0 && &r[0] == &w.Raw[0]
 }
 
 // updateFastRaw is updateFast on encoded entries: it returns them after
 // the write by self that made the changes, encoded (nil when there are
-// none left), or false where updateFast would, or for an entry it cannot
-// read or splice.
+// none left), with their identities in the same order, or false where
+// updateFast would, or for an entry it cannot read or splice, or one
+// whose members are not of the types a ManagedFieldsEntry has (see
+// entryReader).
 //
 // The changes are looked up in each entry's FieldsV1 as they are: field
 // sets are made only for an entry that loses some of them, or for the
 // writer's entry when it did not own exactly what the write changed. In
 // the usual update neither happens, and the writer's time is all that
 // changes.
-func updateFastRaw(raw codec.Raw, changes []fieldChange, apiVersion, self string) (codec.Raw, bool) {
+func updateFastRaw(raw codec.Raw, changes []fieldChange, apiVersion, self string) (codec.Raw, []metav1.ManagedFieldsEntry, bool) {
 	var (
 		entries []encodedEntry
 		r       entryReader
@@ -114,11 +149,12 @@ func updateFastRaw(raw codec.Raw, changes []fieldChange, apiVersion, self string
 		if e.op == opUpdate {
 			updaters++
 		}
+		e.pos = len(entries)
 		entries = append(entries, e)
 		return true
 	})
 	if !read || len(entries) == 0 {
-		return nil, false
+		return nil, nil, false
 	}
 
 	cs := newChangeSet(changes)
@@ -136,21 +172,21 @@ func updateFastRaw(raw codec.Raw, changes []fieldChange, apiVersion, self string
 		}
 		s, err := decodeEncodedFields(r.fields)
 		if err != nil {
-			return nil, false
+			return nil, nil, false
 		}
 		if s = s.Difference(cs.changed()); s.Empty() {
 			continue
 		}
 		r, ok := withEncodedFields(r, s)
 		if !ok {
-			return nil, false
+			return nil, nil, false
 		}
 		out = append(out, r)
 	}
 	if cs.anyCur {
 		r, ok := mergeSelfEncoded(prev, self, apiVersion, cs)
 		if !ok {
-			return nil, false
+			return nil, nil, false
 		}
 		if prev == nil {
 			updaters++
@@ -158,9 +194,10 @@ func updateFastRaw(raw codec.Raw, changes []fieldChange, apiVersion, self string
 		out = append(out, r)
 	}
 	if updaters > MaxUpdateManagers {
-		return nil, false
+		return nil, nil, false
 	}
-	return joinSorted(out), true
+	enc, ids := joinSorted(raw, out, len(entries))
+	return enc, ids, true
 }
 
 // changeSet is a write's changes as the fast path of encoded entries
@@ -253,6 +290,12 @@ type entryReader struct {
 	// timeCap is the capacity of the time member's value: the value is a
 	// slice of the entry, so their capacities say where it starts.
 	timeCap int
+	// untyped is set by a member of another type than a
+	// ManagedFieldsEntry's (a manager that is no string, a time that is
+	// no RFC 3339 time): the handler would drop all managedFields (as
+	// decoding them into ObjectMeta fails upstream), which the decoded
+	// path settles.
+	untyped bool
 }
 
 // member reads a member of the entry being read.
@@ -263,7 +306,9 @@ func (r *entryReader) member(name, value []byte) {
 	case "fieldsV1":
 		e.fields = value
 	case "manager":
-		e.manager, _ = codec.RawString(value)
+		var ok bool
+		e.manager, ok = codec.RawString(value)
+		r.untyped = r.untyped || !ok
 	case "operation":
 		switch string(value) {
 		case `"` + opApply + `"`:
@@ -274,13 +319,20 @@ func (r *entryReader) member(name, value []byte) {
 			e.op = "" // neither: the entry is refused
 		}
 	case "apiVersion":
-		e.version, _ = codec.RawString(value)
+		var ok bool
+		e.version, ok = codec.RawString(value)
+		r.untyped = r.untyped || !ok
 	case "subresource":
-		e.sub, _ = codec.RawString(value)
+		var ok bool
+		e.sub, ok = codec.RawString(value)
+		r.untyped = r.untyped || !ok
 	case "fieldsType":
 		r.fieldsType = string(value) == `"FieldsV1"`
 	case "time":
 		e.time, e.hasTime = codec.RawString(value)
+		if _, err := time.Parse(time.RFC3339, e.time); !e.hasTime || err != nil {
+			r.untyped = true
+		}
 		r.timeCap, e.timeFound = cap(value), true
 		e.timeEnd = len(value) // made an offset by entry
 	}
@@ -289,12 +341,13 @@ func (r *entryReader) member(name, value []byte) {
 // entry returns the entry whose members were read, enc, and starts the
 // next one; ok is false where updateFast gives up on the decoded entry:
 // an operation other than Apply or Update, a fieldsType other than
-// FieldsV1, or fieldsV1 missing or not an object.
+// FieldsV1, or fieldsV1 missing or not an object; and for a member of
+// another type than a ManagedFieldsEntry's.
 func (r *entryReader) entry(enc []byte) (e encodedEntry, ok bool) {
-	e, fieldsType, timeCap := r.e, r.fieldsType, r.timeCap
+	e, fieldsType, timeCap, untyped := r.e, r.fieldsType, r.timeCap, r.untyped
 	*r = entryReader{}
 	e.enc = enc
-	if len(enc) == 0 || enc[0] != '{' {
+	if len(enc) == 0 || enc[0] != '{' || untyped {
 		return e, false
 	}
 	if e.timeFound {
@@ -435,6 +488,7 @@ func reencoded(r encodedEntry, e map[string]any) (encodedEntry, bool) {
 	}
 	r.enc = enc
 	r.fields = nil // no longer read
+	r.edited = true
 	return r, true
 }
 
@@ -448,11 +502,8 @@ func mergeSelfEncoded(prev *encodedEntry, self, apiVersion string, cs *changeSet
 			if !r.timeFound {
 				return r, false
 			}
-			enc := make([]byte, 0, len(r.enc)+len(t)+2-(r.timeEnd-r.timeAt))
-			enc = append(enc, r.enc[:r.timeAt]...)
-			enc = codec.AppendString(enc, t)
-			enc = append(enc, r.enc[r.timeEnd:]...)
-			r.enc, r.time, r.hasTime = enc, t, true
+			// Spliced in as joinSorted writes the entry.
+			r.newTime, r.time, r.hasTime = t, t, true
 		}
 		return r, true
 	}
@@ -469,30 +520,47 @@ func mergeSelfEncoded(prev *encodedEntry, self, apiVersion string, cs *changeSet
 		return encodedEntry{}, false
 	}
 	id := parseManagerID(self)
-	r := encodedEntry{key: self, op: opUpdate, manager: id.Manager, version: apiVersion, sub: id.Subresource, time: t, hasTime: true}
+	r := encodedEntry{key: self, op: opUpdate, manager: id.Manager, version: apiVersion, sub: id.Subresource, time: t, hasTime: true, pos: -1}
 	return reencoded(r, newEntry(self, apiVersion, t, f))
 }
 
-// joinSorted encodes the entries as a list in upstream's order (see
-// sortedEntries); nil when there are none.
-func joinSorted(rs []encodedEntry) codec.Raw {
+// joinSorted encodes the entries rs as a list in upstream's order (see
+// sortedEntries), with their identities in that order; nil when there
+// are none. raw holds the n entries rs were read from: when rs are all
+// of them, unchanged and in the order they were read, raw is the list.
+func joinSorted(raw codec.Raw, rs []encodedEntry, n int) (codec.Raw, []metav1.ManagedFieldsEntry) {
 	if len(rs) == 0 {
-		return nil
+		return nil, nil
 	}
 	slices.SortFunc(rs, func(a, b encodedEntry) int {
 		return compareEntries(a.op, b.op, unixSeconds(a.time), unixSeconds(b.time), a.manager, b.manager, a.version, b.version, a.sub, b.sub)
 	})
-	n := 2
-	for _, r := range rs {
-		n += len(r.enc) + 1
+	ids := make([]metav1.ManagedFieldsEntry, len(rs))
+	size, same := 2, len(rs) == n
+	for i, r := range rs {
+		ids[i] = metav1.ManagedFieldsEntry{Manager: r.manager, Operation: metav1.ManagedFieldsOperationType(r.op), APIVersion: r.version, FieldsType: "FieldsV1", Subresource: r.sub}
+		size += len(r.enc) + 1
+		if r.newTime != "" {
+			size += len(r.newTime) + 2 - (r.timeEnd - r.timeAt)
+		}
+		same = same && r.pos == i && !r.edited && r.newTime == ""
 	}
-	out := make([]byte, 0, n)
+	if same {
+		return raw, ids
+	}
+	out := make([]byte, 0, size)
 	out = append(out, '[')
 	for i, r := range rs {
 		if i > 0 {
 			out = append(out, ',')
 		}
-		out = append(out, r.enc...)
+		if r.newTime == "" {
+			out = append(out, r.enc...)
+			continue
+		}
+		out = append(out, r.enc[:r.timeAt]...)
+		out = codec.AppendString(out, r.newTime)
+		out = append(out, r.enc[r.timeEnd:]...)
 	}
-	return codec.Raw(append(out, ']'))
+	return codec.Raw(append(out, ']')), ids
 }

@@ -1,12 +1,16 @@
 package apply
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/rand"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/crdserver/crdserver/internal/codec"
 )
@@ -249,5 +253,134 @@ func labelsOf(o map[string]any) map[string]any {
 		l = map[string]any{}
 		md["labels"] = l
 	}
+	return l
+}
+
+// identities are the entries' identities as metadata validation reads
+// them from decoded entries.
+func identities(list []any) []metav1.ManagedFieldsEntry {
+	var out []metav1.ManagedFieldsEntry
+	for _, x := range list {
+		e, _ := x.(map[string]any)
+		var me metav1.ManagedFieldsEntry
+		me.Manager, _ = e["manager"].(string)
+		op, _ := e["operation"].(string)
+		me.Operation = metav1.ManagedFieldsOperationType(op)
+		me.APIVersion, _ = e["apiVersion"].(string)
+		me.FieldsType, _ = e["fieldsType"].(string)
+		me.Subresource, _ = e["subresource"].(string)
+		out = append(out, me)
+	}
+	return out
+}
+
+// TestUpdateWritten: what Update reports of the entries it recorded
+// encoded is what they hold, and entries of other types than a
+// ManagedFieldsEntry's (which the handler drops whole) are left to the
+// decoded path, with the result the updater gives.
+func TestUpdateWritten(t *testing.T) {
+	const creator = `{"apiVersion":"example.com/v1","fieldsType":"FieldsV1","fieldsV1":{"f:metadata":{"f:labels":{".":{},"f:a":{}}},"f:spec":{".":{},"f:color":{},"f:replicas":{}}},"manager":"creator","operation":"Update","time":"2020-01-01T00:00:00Z"}`
+	const other = `{"apiVersion":"example.com/v1","fieldsType":"FieldsV1","fieldsV1":{"f:spec":{"f:tags":{}}},"manager":"other","operation":"Apply","time":"2020-01-02T00:00:00Z"}`
+	replicas := func(o map[string]any) { o["spec"].(map[string]any)["replicas"] = int64(7) }
+	tags := func(o map[string]any) { o["spec"].(map[string]any)["tags"] = []any{"y"} }
+	status := func(o map[string]any) { o["status"] = map[string]any{"phase": "up"} }
+	cases := []struct {
+		line    int
+		stored  string // the live object's managedFields
+		sub     string
+		who     string
+		sent    string // the managedFields the client sends; "" for none
+		change  func(map[string]any)
+		written bool // recorded encoded, described
+	}{
+		{line: caseLine(), stored: `[` + creator + `]`, who: "creator", change: replicas, written: true},
+		{line: caseLine(), stored: `[` + creator + `,` + other + `]`, who: "creator", change: replicas, written: true},
+		{line: caseLine(), stored: `[` + creator + `]`, who: "b", change: replicas, written: true},                                  // another manager takes replicas
+		{line: caseLine(), stored: `[` + creator + `,` + other + `]`, who: "b", change: tags, written: true},                        // a field another manager owns changes
+		{line: caseLine(), stored: `[` + creator + `]`, who: "creator", sent: `[` + creator + `]`, change: replicas, written: true}, // sent back as read
+		{line: caseLine(), stored: `[` + creator + `,` + other + `]`, who: "b", sent: `[` + creator + `,` + other + `]`, change: tags, written: true},
+		{line: caseLine(), stored: `[` + creator + `]`, who: "creator", sent: `[` + other + `]`, change: replicas},
+		{line: caseLine(), stored: `[` + creator + `]`, who: "creator", sent: `[]`, change: replicas}, // a reset
+		{line: caseLine(), stored: `[` + creator + `]`, sub: "status", who: "s", change: status, written: true},
+		// Members of other types: the decoded path decides.
+		{line: caseLine(), stored: `[{"apiVersion":"example.com/v1","fieldsType":"FieldsV1","fieldsV1":{"f:spec":{"f:color":{}}},"manager":1,"operation":"Update"}]`, who: "creator", change: replicas},
+		{line: caseLine(), stored: `[{"apiVersion":"example.com/v1","fieldsType":"FieldsV1","fieldsV1":{"f:spec":{"f:color":{}}},"manager":"m","operation":"Update","time":"yesterday"}]`, who: "creator", change: replicas},
+		{line: caseLine(), stored: `[{"apiVersion":"example.com/v1","fieldsType":"FieldsV1","fieldsV1":{"f:spec":{"f:color":{}}},"manager":"m","operation":"Update","time":null}]`, who: "creator", change: replicas},
+		{line: caseLine(), stored: `[{"apiVersion":"example.com/v1","fieldsType":"FieldsV1","fieldsV1":{"f:spec":{"f:color":{}}},"manager":"m","operation":"Update","subresource":2}]`, who: "creator", change: replicas},
+	}
+	for _, tc := range cases {
+		l := obj(t, w1)
+		var mf any
+		if err := json.Unmarshal([]byte(tc.stored), &mf); err != nil {
+			t.Fatalf("line %d: %v", tc.line, err)
+		}
+		metadata(l)["managedFields"] = mf
+		liveRaw, liveSlow := redecode(t, l, true), redecode(t, l, false)
+		if _, ok := rawManagedFields(liveRaw); !ok {
+			t.Fatalf("line %d: managedFields not kept encoded", tc.line)
+		}
+		objRaw, objSlow := redecode(t, l, false), redecode(t, l, false)
+		for _, o := range []map[string]any{objRaw, objSlow} {
+			delete(metadata(o), "managedFields")
+			if tc.sent != "" {
+				var sent any
+				if err := json.Unmarshal([]byte(tc.sent), &sent); err != nil {
+					t.Fatal(err)
+				}
+				metadata(o)["managedFields"] = sent
+			}
+			tc.change(o)
+		}
+		fast, slow := manager(t, "v1", tc.sub), manager(t, "v1", tc.sub)
+		slow.slow = true
+		before := now()
+		w := fast.Update(liveRaw, objRaw, tc.who)
+		slow.Update(liveSlow, objSlow, tc.who)
+		got, want := metadata(objRaw)["managedFields"], metadata(objSlow)["managedFields"]
+		gb, _ := codec.Marshal(got)
+		wb, _ := codec.Marshal(want)
+		if before == now() && string(gb) != string(wb) {
+			t.Errorf("line %d: entries\n  %s\nwant (the updater's)\n  %s", tc.line, gb, wb)
+		}
+		if (w != nil) != tc.written {
+			t.Fatalf("line %d: described %v, want %v", tc.line, w != nil, tc.written)
+		}
+		if w == nil {
+			continue
+		}
+		if !w.Holds(got) {
+			t.Errorf("line %d: the description is not of the entries the object holds", tc.line)
+		}
+		if ids := identities(managedFieldsOf(objRaw)); !reflect.DeepEqual(w.Entries, ids) {
+			t.Errorf("line %d: described entries %+v, want %+v", tc.line, w.Entries, ids)
+		}
+		if w.Holds(slices.Clone(got.(codec.Raw))) || w.Holds(want) {
+			t.Errorf("line %d: a copy of the entries is described as them", tc.line)
+		}
+	}
+}
+
+// TestUpdateRawKeepsUnchanged: an update that leaves the entries as they
+// were (the writer's time did not move, or the write changed nothing it
+// records) keeps the stored encoding itself rather than a copy of it.
+func TestUpdateRawKeepsUnchanged(t *testing.T) {
+	l := obj(t, w1)
+	m := manager(t, "v1", "")
+	m.Update(nil, l, "creator")
+	liveRaw := redecode(t, l, true)
+	raw, _ := rawManagedFields(liveRaw)
+	next := redecode(t, l, false)
+	delete(metadata(next), "managedFields")
+	next["status"] = map[string]any{"phase": "x"} // reset through the resource: recorded by nobody
+	w := m.Update(liveRaw, next, "creator")
+	got, ok := rawManagedFields(next)
+	if !ok || w == nil || string(got) != string(raw) || &got[0] != &raw[0] {
+		t.Fatalf("entries %s (described %v), want the stored ones %s, not copied", got, w != nil, raw)
+	}
+}
+
+// caseLine returns the caller's line, so that a failing case names itself.
+func caseLine() int {
+	_, _, l, _ := runtime.Caller(1)
 	return l
 }

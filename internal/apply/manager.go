@@ -59,19 +59,28 @@ func (m *Manager) apiVersion() string { return m.GroupVersion.String() }
 // Update records what a create, update or patch by manager changed from
 // live to obj, and sets obj's metadata.managedFields accordingly. live is
 // nil for a create. As upstream's, it never fails a write: when the
-// fields cannot be worked out, obj keeps live's managedFields.
-func (m *Manager) Update(live, obj map[string]any, manager string) {
-	if err := m.update(live, obj, manager); err != nil {
+// fields cannot be worked out, obj keeps live's managedFields. When it
+// recorded them encoded, it returns what it knows of them (else nil).
+func (m *Manager) Update(live, obj map[string]any, manager string) *Written {
+	w, err := m.update(live, obj, manager)
+	if err != nil {
 		setManagedFields(obj, managedFieldsOf(live))
+		return nil
 	}
+	return w
 }
 
-func (m *Manager) update(live, obj map[string]any, manager string) error {
+func (m *Manager) update(live, obj map[string]any, manager string) (*Written, error) {
 	if raw, ok := rawManagedFields(live); ok {
-		if done, err := m.updateRaw(live, obj, raw, manager); done || err != nil {
-			return err
+		if done, w, err := m.updateRaw(live, obj, raw, manager); done || err != nil {
+			return w, err
 		}
 	}
+	return nil, m.updateDecoded(live, obj, manager)
+}
+
+// updateDecoded is update from live's managedFields decoded.
+func (m *Manager) updateDecoded(live, obj map[string]any, manager string) error {
 	list, fromLive := m.startingEntries(live, obj)
 	setManagedFields(obj, nil)
 	if live != nil && len(list) == 0 {
@@ -322,7 +331,7 @@ func (m *Manager) Apply(live, patch map[string]any, manager string, force bool) 
 // conflicts where it changes a value.
 func (m *Manager) beforeFirstApply(live map[string]any) (*managed, error) {
 	obj := withoutManagedFields(live) // update sets obj's managedFields
-	if err := m.update(nil, obj, "before-first-apply"); err != nil {
+	if _, err := m.update(nil, obj, "before-first-apply"); err != nil {
 		return nil, err
 	}
 	return decodeManaged(managedFieldsOf(obj))

@@ -377,3 +377,105 @@ func skipRawString(b []byte, i int) int {
 	}
 	return len(b)
 }
+
+// EqualRaw reports whether v, a value as Decode gives them (maps, slices,
+// strings, int64 and float64 numbers, bools, nil), equals what the
+// encoded r (a Raw, or a value in one) decodes to: maps with the same
+// members, lists with the same elements, scalars of the same type and
+// value. It decodes nothing but numbers and escaped strings, and reads
+// each byte of r once, so that a client sending back the managedFields it
+// read costs an update a walk of them rather than decoding the stored
+// ones to compare.
+func EqualRaw(v any, r []byte) bool {
+	end, eq := equalRaw(v, r, 0)
+	return eq && end == len(r)
+}
+
+// equalRaw compares v with the value at r[i] as EqualRaw does; when
+// equal, end is the offset after that value.
+func equalRaw(v any, r []byte, i int) (end int, eq bool) {
+	if i >= len(r) {
+		return 0, false
+	}
+	switch r[i] {
+	case '{':
+		m, ok := v.(map[string]any)
+		if !ok {
+			return 0, false
+		}
+		n := 0
+		for i++; i < len(r) && r[i] != '}'; n++ {
+			if n > 0 {
+				if r[i] != ',' {
+					return 0, false
+				}
+				i++
+			}
+			if i >= len(r) || r[i] != '"' {
+				return 0, false
+			}
+			nameEnd := skipRawString(r, i)
+			name := r[i+1 : nameEnd-1]
+			var x any
+			if bytes.IndexByte(name, '\\') < 0 {
+				x, ok = m[string(name)]
+			} else {
+				s, _ := RawString(r[i:nameEnd])
+				x, ok = m[s]
+			}
+			if !ok || nameEnd >= len(r) || r[nameEnd] != ':' {
+				return 0, false
+			}
+			if i, eq = equalRaw(x, r, nameEnd+1); !eq {
+				return 0, false
+			}
+		}
+		if i >= len(r) || n != len(m) {
+			return 0, false
+		}
+		return i + 1, true
+	case '[':
+		l, ok := v.([]any)
+		if !ok {
+			return 0, false
+		}
+		n := 0
+		for i++; i < len(r) && r[i] != ']'; n++ {
+			if n > 0 {
+				if r[i] != ',' {
+					return 0, false
+				}
+				i++
+			}
+			if n >= len(l) {
+				return 0, false
+			}
+			if i, eq = equalRaw(l[n], r, i); !eq {
+				return 0, false
+			}
+		}
+		if i >= len(r) || n != len(l) {
+			return 0, false
+		}
+		return i + 1, true
+	case '"':
+		s, ok := v.(string)
+		if !ok {
+			return 0, false
+		}
+		end = skipRawString(r, i)
+		text := r[i+1 : max(i+1, end-1)]
+		if bytes.IndexByte(text, '\\') < 0 {
+			return end, end > i+1 && string(text) == s
+		}
+		rs, ok := RawString(r[i:end])
+		return end, ok && rs == s
+	default: // a number or a literal: scalars, compared as decoded
+		end = i
+		for end < len(r) && r[end] != ',' && r[end] != '}' && r[end] != ']' {
+			end++
+		}
+		d, err := DecodeRaw(r[i:end])
+		return end, err == nil && d == v
+	}
+}

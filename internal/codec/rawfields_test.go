@@ -260,3 +260,171 @@ func BenchmarkRawManagedFieldsCheck(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkEachRawObjectMember is the walk over a stored object's
+// encoded managedFields that an update on the encoded path makes to read
+// each entry's identity and time (and metadata validation again).
+func BenchmarkEachRawObjectMember(b *testing.B) {
+	stored, err := os.ReadFile("testdata/managedfields-widget.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	i := bytes.Index(stored, []byte(`"managedFields":`)) + len(`"managedFields":`)
+	raw, _, ok := rawManagedFields(stored, i, DefaultMaxDepth)
+	if !ok {
+		b.Fatal("not kept encoded")
+	}
+	b.SetBytes(int64(len(raw)))
+	b.ReportAllocs()
+	for b.Loop() {
+		n := 0
+		EachRawObjectMember(raw, func(_, _ []byte) bool { n++; return true }, func([]byte) bool { return true })
+		if n == 0 {
+			b.Fatal("no members")
+		}
+	}
+}
+
+// decodedEqual is how the apply package compares decoded values: maps and
+// lists alike, scalars of the same type and value.
+func decodedEqual(a, b any) bool {
+	switch x := a.(type) {
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for k, v := range x {
+			w, ok := y[k]
+			if !ok || !decodedEqual(v, w) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !decodedEqual(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	default:
+		return a == b
+	}
+}
+
+// equalRawAgrees wants EqualRaw(v, Marshal(w)) to say what comparing v
+// with w decoded from that encoding says.
+func equalRawAgrees(t *testing.T, v, w any) {
+	t.Helper()
+	enc, err := Marshal(w)
+	if err != nil {
+		return
+	}
+	d, err := DecodeRaw(enc)
+	if err != nil {
+		t.Fatalf("decoding %s: %v", enc, err)
+	}
+	if got, want := EqualRaw(v, enc), decodedEqual(v, d); got != want {
+		t.Fatalf("EqualRaw(%#v, %s) = %v, want %v", v, enc, got, want)
+	}
+}
+
+func TestEqualRaw(t *testing.T) {
+	entry := `{"apiVersion":"g/v1","fieldsType":"FieldsV1","fieldsV1":{"f:spec":{".":{},"f:x":{}},"k:{\"name\":\"a\u003cb\"}":{}},"manager":"m","operation":"Update","time":"2026-01-01T00:00:00Z"}`
+	cases := []struct {
+		line int
+		v, r string // v decoded; r marshaled from its decoded form
+		want bool
+	}{
+		{line(), `[` + entry + `]`, `[` + entry + `]`, true},
+		{line(), `[` + entry + `]`, `[` + entry + `,` + entry + `]`, false},            // one entry more
+		{line(), `[` + entry + `,` + entry + `]`, `[` + entry + `]`, false},            // one entry less
+		{line(), `[{"manager":"m"}]`, `[{"manager":"m","operation":"Update"}]`, false}, // a member more
+		{line(), `[{"manager":"m","x":1}]`, `[{"manager":"m"}]`, false},                // a member less
+		{line(), `[{"manager":"m"}]`, `[{"manager":"n"}]`, false},
+		{line(), `[{"k:{\"a\"}":{}}]`, `[{"k:{\"a\"}":{}}]`, true}, // escaped names
+		{line(), `[{"a":"\u003c\n"}]`, `[{"a":"\u003c\n"}]`, true},
+		{line(), `[{"a":1}]`, `[{"a":1}]`, true},
+		{line(), `[{"a":1}]`, `[{"a":1.0}]`, true}, // both decode to the same int64
+		{line(), `[{"a":1.5}]`, `[{"a":1.5}]`, true},
+		{line(), `[{"a":1}]`, `[{"a":"1"}]`, false},
+		{line(), `[{"a":null}]`, `[{"a":null}]`, true},
+		{line(), `[{"a":null}]`, `[{"a":[]}]`, false},
+		{line(), `[{"a":{}}]`, `[{"a":[]}]`, false},
+		{line(), `[{"a":[]}]`, `[{"a":[]}]`, true},
+		{line(), `[{"a":[true,false]}]`, `[{"a":[true,true]}]`, false},
+		{line(), `["x"]`, `[{"x":{}}]`, false},
+	}
+	for _, tc := range cases {
+		v, _, err := decodeJSON([]byte(tc.v), DefaultMaxDepth)
+		if err != nil {
+			t.Fatalf("line %d: %v", tc.line, err)
+		}
+		w, _, err := decodeJSON([]byte(tc.r), DefaultMaxDepth)
+		if err != nil {
+			t.Fatalf("line %d: %v", tc.line, err)
+		}
+		enc, err := Marshal(w)
+		if err != nil {
+			t.Fatalf("line %d: %v", tc.line, err)
+		}
+		if got := EqualRaw(v, enc); got != tc.want {
+			t.Errorf("line %d: EqualRaw(%s, %s) = %v, want %v", tc.line, tc.v, enc, got, tc.want)
+		}
+		equalRawAgrees(t, v, w)
+	}
+}
+
+// FuzzEqualRaw: EqualRaw of a decoded value and an encoding says what
+// comparing the value with that encoding decoded says.
+func FuzzEqualRaw(f *testing.F) {
+	stored, err := os.ReadFile("testdata/managedfields-widget.json")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(stored, stored)
+	f.Add([]byte(`[{"a":1,"b":[true,null,"x\u003c"]}]`), []byte(`[{"a":1,"b":[true,null,"x<"]}]`))
+	f.Add([]byte(`{"k:{\"a\"}":{},"x":1.5}`), []byte(`{"k:{\"a\"}":{},"x":1.25}`))
+	f.Fuzz(func(t *testing.T, a, b []byte) {
+		v, _, err := decodeJSON(a, DefaultMaxDepth)
+		if err != nil {
+			return
+		}
+		w, _, err := decodeJSON(b, DefaultMaxDepth)
+		if err != nil {
+			return
+		}
+		equalRawAgrees(t, v, w)
+		equalRawAgrees(t, v, v)
+	})
+}
+
+// BenchmarkEqualRaw is the comparison of the managedFields a client sends
+// back (decoded) with the stored ones (encoded) that an update makes.
+func BenchmarkEqualRaw(b *testing.B) {
+	stored, err := os.ReadFile("testdata/managedfields-widget.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	i := bytes.Index(stored, []byte(`"managedFields":`)) + len(`"managedFields":`)
+	raw, _, ok := rawManagedFields(stored, i, DefaultMaxDepth)
+	if !ok {
+		b.Fatal("not kept encoded")
+	}
+	sent, err := DecodeRaw(raw)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(raw)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if !EqualRaw(sent, raw) {
+			b.Fatal("not equal")
+		}
+	}
+}

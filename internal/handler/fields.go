@@ -14,8 +14,11 @@ import (
 // recordFields sets obj's metadata.managedFields for a write by the
 // request's manager: what it changed from live (nil for a create) becomes
 // its own. Upstream records them before mutating admission, on the
-// decoded and defaulted object, and so does this.
+// decoded and defaulted object, and so does this. c.written describes
+// the entries when they were recorded encoded, so that checking and
+// validating obj's metadata need not walk them again.
 func recordFields(c *call, live, obj map[string]any, sub string) {
+	c.written = nil
 	manager := apply.ManagerName(c.r.URL.Query().Get("fieldManager"), c.r.UserAgent())
 	if sub == "scale" {
 		sc := c.version.Subresources.Scale
@@ -23,7 +26,7 @@ func recordFields(c *call, live, obj map[string]any, sub string) {
 		apply.ScaleUpdate(obj, replicasPaths(c), c.apiVersion(), manager, changed)
 		return
 	}
-	fieldManager(c, sub).Update(live, obj, manager)
+	c.written = fieldManager(c, sub).Update(live, obj, manager)
 }
 
 // fieldManager is the field manager of the request's version and

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/version"
 
+	"github.com/crdserver/crdserver/internal/apply"
 	"github.com/crdserver/crdserver/internal/codec"
 	"github.com/crdserver/crdserver/internal/conversion"
 	"github.com/crdserver/crdserver/internal/metrics"
@@ -138,6 +139,10 @@ type call struct {
 	// applied is set once a server-side apply merged the request's
 	// object: the merge recorded its managedFields.
 	applied bool
+	// written describes the managedFields entries recordFields last
+	// recorded encoded (nil when it did not): metadata checks take them
+	// from it while the object still holds them.
+	written *apply.Written
 	// createMissing, when set, creates the object a write found missing
 	// (server-side apply creates what it applies to).
 	createMissing func() error

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/crdserver/crdserver/internal/apply"
 	"github.com/crdserver/crdserver/internal/codec"
 	"github.com/crdserver/crdserver/internal/registry"
 )
@@ -90,9 +91,14 @@ func isEncodedManagedFields(raw codec.Raw) bool {
 }
 
 // normalizeMetadata drops unknown and malformed metadata fields in place.
-func normalizeMetadata(obj map[string]any) {
+// Entries w describes, which the object holds as recorded, are well-typed
+// already (see apply.Written).
+func normalizeMetadata(obj map[string]any, w *apply.Written) {
 	md := metadata(obj)
 	for k, v := range md {
+		if k == "managedFields" && w.Holds(v) {
+			continue
+		}
 		ok, known := metaFields[k]
 		if !known || v == nil || !ok(v) {
 			delete(md, k)
@@ -154,7 +160,7 @@ func nameValidator(def *registry.Definition) apivalidation.ValidateNameFunc {
 // prepareCreate fills the system fields of a new object: name from
 // generateName, namespace, uid, creationTimestamp, generation.
 func (h *Handler) prepareCreate(c *call, obj map[string]any) {
-	normalizeMetadata(obj)
+	normalizeMetadata(obj, nil)
 	md := metadata(obj)
 	if c.def.Namespaced() {
 		if _, ok := md["namespace"]; !ok {
@@ -230,7 +236,7 @@ func (h *Handler) prepareUpdate(c *call, obj, old map[string]any, sub string) ma
 		}
 		return next
 	}
-	normalizeMetadata(obj)
+	normalizeMetadata(obj, c.written)
 	md, omd := metadata(obj), metadata(old)
 	if sub == "" {
 		if c.version.Subresources.Status {
@@ -350,7 +356,7 @@ func jsonEqual(a, b any) bool {
 func validateUpdate(c *call, obj, old map[string]any, sub string) field.ErrorList {
 	// Both validations read obj's managedFields: one metaOf reads them
 	// once.
-	objMeta := metaOf(obj)
+	objMeta := metaOfWritten(obj, c.written)
 	errs := apivalidation.ValidateObjectMetaAccessor(objMeta, c.def.Namespaced(), nameValidator(c.def), field.NewPath("metadata"))
 	errs = append(errs, apivalidation.ValidateObjectMetaAccessorUpdate(objMeta, metaOf(old), field.NewPath("metadata"))...)
 	if sv, ok := c.def.Hooks.(registry.StatusValidator); ok && sub == "status" {

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 
+	"github.com/crdserver/crdserver/internal/apply"
 	"github.com/crdserver/crdserver/internal/codec"
 	"github.com/crdserver/crdserver/internal/conversion"
 	"github.com/crdserver/crdserver/internal/registry"
@@ -135,6 +136,16 @@ func accessor(obj map[string]any) *unstructured.Unstructured {
 // meanwhile.
 func metaOf(obj map[string]any) metav1.Object {
 	return &fastMeta{Unstructured: accessor(obj)}
+}
+
+// metaOfWritten is metaOf for an object whose managedFields entries may
+// be the ones w describes: then they are read from w.
+func metaOfWritten(obj map[string]any, w *apply.Written) metav1.Object {
+	m := &fastMeta{Unstructured: accessor(obj)}
+	if w.Holds(metadata(obj)["managedFields"]) {
+		m.entries, m.read = w.Entries, true
+	}
+	return m
 }
 
 type fastMeta struct {

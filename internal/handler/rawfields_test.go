@@ -6,6 +6,9 @@ import (
 	"runtime"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/crdserver/crdserver/internal/apply"
 	"github.com/crdserver/crdserver/internal/codec"
 )
 
@@ -58,7 +61,7 @@ func TestEncodedManagedFieldsReadAlike(t *testing.T) {
 // encodedAfter is obj's stored encoding after normalizeMetadata.
 func encodedAfter(t *testing.T, obj map[string]any) []byte {
 	t.Helper()
-	normalizeMetadata(obj)
+	normalizeMetadata(obj, nil)
 	b, err := encodeStored(obj)
 	if err != nil {
 		t.Fatal(err)
@@ -70,4 +73,32 @@ func encodedAfter(t *testing.T, obj map[string]any) []byte {
 func caseLine() int {
 	_, _, l, _ := runtime.Caller(1)
 	return l
+}
+
+// TestWrittenManagedFieldsReadAlike: entries recordFields describes
+// (apply.Written) read, in the metadata check and validation, as the
+// same entries walked; once the object no longer holds them (admission
+// replaced them), the object's own are read.
+func TestWrittenManagedFieldsReadAlike(t *testing.T) {
+	raw := codec.Raw(`[{"apiVersion":"g/v1","fieldsType":"FieldsV1","fieldsV1":{"f:spec":{"f:x":{}}},"manager":"m","operation":"Update","time":"2026-01-01T00:00:00Z"}]`)
+	w := &apply.Written{Raw: raw, Entries: []metav1.ManagedFieldsEntry{{Manager: "m", Operation: "Update", APIVersion: "g/v1", FieldsType: "FieldsV1"}}}
+	obj := map[string]any{"metadata": map[string]any{"name": "a", "managedFields": raw}}
+	if got, want := metaOfWritten(obj, w).GetManagedFields(), metaOf(obj).GetManagedFields(); !reflect.DeepEqual(got, want) {
+		t.Errorf("described entries %+v, want %+v", got, want)
+	}
+	normalizeMetadata(obj, w)
+	if !w.Holds(metadata(obj)["managedFields"]) {
+		t.Errorf("the metadata check dropped well-typed entries")
+	}
+	// Replaced by admission: a list, then another encoding.
+	replaced := []any{map[string]any{"manager": "webhook", "operation": "Update"}}
+	metadata(obj)["managedFields"] = replaced
+	if got := metaOfWritten(obj, w).GetManagedFields(); len(got) != 1 || got[0].Manager != "webhook" {
+		t.Errorf("entries %+v, want the webhook's", got)
+	}
+	metadata(obj)["managedFields"] = codec.Raw(append([]byte(nil), `[{"manager":1}]`...))
+	normalizeMetadata(obj, w)
+	if _, ok := metadata(obj)["managedFields"]; ok {
+		t.Errorf("malformed entries admission set were kept")
+	}
 }
