@@ -111,6 +111,28 @@ type Written struct {
 	Entries []metav1.ManagedFieldsEntry
 }
 
+// EntryIdentities are the identities of decoded managedFields entries
+// (without time and fields), as metadata validation reads them and as
+// Written gives them for encoded ones; nil for no list.
+func EntryIdentities(list []any) []metav1.ManagedFieldsEntry {
+	if list == nil {
+		return nil
+	}
+	out := make([]metav1.ManagedFieldsEntry, 0, len(list))
+	for _, x := range list {
+		e, _ := x.(map[string]any)
+		var me metav1.ManagedFieldsEntry
+		me.Manager, _ = e["manager"].(string)
+		op, _ := e["operation"].(string)
+		me.Operation = metav1.ManagedFieldsOperationType(op)
+		me.APIVersion, _ = e["apiVersion"].(string)
+		me.FieldsType, _ = e["fieldsType"].(string)
+		me.Subresource, _ = e["subresource"].(string)
+		out = append(out, me)
+	}
+	return out
+}
+
 // Holds reports whether v, an object's managedFields, is w's Raw itself
 // (not a copy, nor entries decoded or encoded anew).
 func (w *Written) Holds(v any) bool {

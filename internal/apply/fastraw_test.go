@@ -10,8 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"github.com/crdserver/crdserver/internal/codec"
 )
 
@@ -256,24 +254,6 @@ func labelsOf(o map[string]any) map[string]any {
 	return l
 }
 
-// identities are the entries' identities as metadata validation reads
-// them from decoded entries.
-func identities(list []any) []metav1.ManagedFieldsEntry {
-	var out []metav1.ManagedFieldsEntry
-	for _, x := range list {
-		e, _ := x.(map[string]any)
-		var me metav1.ManagedFieldsEntry
-		me.Manager, _ = e["manager"].(string)
-		op, _ := e["operation"].(string)
-		me.Operation = metav1.ManagedFieldsOperationType(op)
-		me.APIVersion, _ = e["apiVersion"].(string)
-		me.FieldsType, _ = e["fieldsType"].(string)
-		me.Subresource, _ = e["subresource"].(string)
-		out = append(out, me)
-	}
-	return out
-}
-
 // TestUpdateWritten: what Update reports of the entries it recorded
 // encoded is what they hold, and entries of other types than a
 // ManagedFieldsEntry's (which the handler drops whole) are left to the
@@ -351,7 +331,7 @@ func TestUpdateWritten(t *testing.T) {
 		if !w.Holds(got) {
 			t.Errorf("line %d: the description is not of the entries the object holds", tc.line)
 		}
-		if ids := identities(managedFieldsOf(objRaw)); !reflect.DeepEqual(w.Entries, ids) {
+		if ids := EntryIdentities(managedFieldsOf(objRaw)); !reflect.DeepEqual(w.Entries, ids) {
 			t.Errorf("line %d: described entries %+v, want %+v", tc.line, w.Entries, ids)
 		}
 		if w.Holds(slices.Clone(got.(codec.Raw))) || w.Holds(want) {

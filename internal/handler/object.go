@@ -168,22 +168,7 @@ func managedFieldsEntries(obj map[string]any) []metav1.ManagedFieldsEntry {
 		return encodedManagedFields(raw)
 	}
 	list, _ := metadata(obj)["managedFields"].([]any)
-	if list == nil {
-		return nil
-	}
-	out := make([]metav1.ManagedFieldsEntry, 0, len(list))
-	for _, x := range list {
-		e, _ := x.(map[string]any)
-		var me metav1.ManagedFieldsEntry
-		me.Manager, _ = e["manager"].(string)
-		op, _ := e["operation"].(string)
-		me.Operation = metav1.ManagedFieldsOperationType(op)
-		me.APIVersion, _ = e["apiVersion"].(string)
-		me.FieldsType, _ = e["fieldsType"].(string)
-		me.Subresource, _ = e["subresource"].(string)
-		out = append(out, me)
-	}
-	return out
+	return apply.EntryIdentities(list)
 }
 
 // encodedManagedFields is GetManagedFields on entries kept encoded.
