@@ -60,23 +60,23 @@ type EventType int
 
 const (
 	EventPut      EventType = iota // created or modified; Event.Created tells which
-	EventDelete                    // deleted; Event.PrevValue holds the last value
+	EventDelete                    // deleted
 	EventProgress                  // no change: the watch has seen every revision up to Event.Revision
 	EventError                     // the watch ended; Event.Err says why (ErrCompacted, ...)
 )
 
 // Event is one change observed by a watch, in revision order.
 type Event struct {
-	Type  EventType
-	Key   string
-	Value []byte // the new value for EventPut
-	// PrevValue is the value before the change (EventDelete always;
-	// EventPut when modified), except when that value's revision has been
-	// compacted, as for a watch resumed at the compaction revision.
-	PrevValue []byte
-	Created   bool  // for EventPut: the key did not exist before this revision
-	Revision  int64 // the revision of this change (or of the progress notification)
-	Err       error // for EventError
+	Type EventType
+	Key  string
+	// Value is the new value for EventPut. Events carry no previous
+	// value: the watch cache, their one reader, holds each key's last
+	// state, and etcd would read the old revision back from its store and
+	// send it along for every event.
+	Value    []byte
+	Created  bool  // for EventPut: the key did not exist before this revision
+	Revision int64 // the revision of this change (or of the progress notification)
+	Err      error // for EventError
 }
 
 // Interface is the storage contract. All methods are safe for concurrent use.

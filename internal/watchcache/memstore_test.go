@@ -154,7 +154,7 @@ func (s *memStore) Update(ctx context.Context, key string, value []byte, expecte
 	}
 	s.rev++
 	s.cur[key] = storage.KeyValue{Key: key, Value: value, ModRevision: s.rev}
-	s.commitLocked(storage.Event{Type: storage.EventPut, Key: key, Value: value, PrevValue: old.Value, Revision: s.rev})
+	s.commitLocked(storage.Event{Type: storage.EventPut, Key: key, Value: value, Revision: s.rev})
 	return s.rev, nil
 }
 
@@ -170,7 +170,7 @@ func (s *memStore) Delete(ctx context.Context, key string, expectedRev int64) (s
 	}
 	s.rev++
 	delete(s.cur, key)
-	s.commitLocked(storage.Event{Type: storage.EventDelete, Key: key, PrevValue: old.Value, Revision: s.rev})
+	s.commitLocked(storage.Event{Type: storage.EventDelete, Key: key, Revision: s.rev})
 	return old, s.rev, nil
 }
 

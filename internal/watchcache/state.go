@@ -38,10 +38,6 @@ type change struct {
 	key  string
 	cur  *Item // nil for Deleted
 	prev *Item // the state before; nil for Added
-	// prevHeld says prev was in the state before the change (false for a
-	// delete of an object the cache could not decode when it was written):
-	// undoing the change puts prev back only then.
-	prevHeld bool
 	// size is what the window charges for holding this change (see
 	// changeBytes); snapshot adds to it once one is taken.
 	size int64
@@ -288,7 +284,7 @@ func (c *Cache) snapshotAt(rev int64) (*btree.BTree[*Item], bool) {
 	// copied before being changed, so this runs without the lock.
 	for k := len(undo) - 1; k >= 0; k-- {
 		ch := undo[k]
-		if ch.prev != nil && ch.prevHeld {
+		if ch.prev != nil {
 			from.ReplaceOrInsert(ch.prev)
 		} else {
 			from.Delete(&Item{Key: ch.key})
@@ -402,25 +398,16 @@ func (c *Cache) apply(ev storage.Event) {
 		c.tree.ReplaceOrInsert(cur)
 		ch.cur = cur
 		if had {
-			ch.typ, ch.prev, ch.prevHeld = Modified, prev, true
+			ch.typ, ch.prev = Modified, prev
 		} else {
 			ch.typ = Added
 		}
 	case had:
 		c.tree.Delete(prev)
-		ch.typ, ch.prev, ch.prevHeld = Deleted, prev, true
-	case ev.PrevValue != nil:
-		// Deleted, but we never held it (undecodable before): still tell
-		// watchers if its last state decodes.
-		it, err := c.decode(ev.Key, ev.PrevValue, ev.Revision)
-		if err != nil {
-			c.advanceLocked(ev.Revision)
-			c.mu.Unlock()
-			c.send(&change{kind: kindProgress, rev: ev.Revision})
-			return
-		}
-		ch.typ, ch.prev = Deleted, it
+		ch.typ, ch.prev = Deleted, prev
 	default:
+		// Neither held nor decodable now (a key we never held, because
+		// its value did not decode, was deleted): watchers never saw it.
 		c.advanceLocked(ev.Revision)
 		c.mu.Unlock()
 		c.send(&change{kind: kindProgress, rev: ev.Revision})

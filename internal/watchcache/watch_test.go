@@ -128,6 +128,35 @@ func testWatchDeletedCarriesDeleteRevision(t *testing.T, newStore func(testing.T
 	}
 }
 
+// A value the cache cannot decode is not held, so its watchers never see
+// it: neither when it is written nor when it is deleted, and the cache's
+// revision moves past both. Storage events carry no previous value to
+// decode at the delete.
+func TestWatchUndecodableNeverSeen(t *testing.T) { forEachBackend(t, testWatchUndecodableNeverSeen) }
+
+func testWatchUndecodableNeverSeen(t *testing.T, newStore func(testing.TB) storage.Interface) {
+	r := newRig(t, newStore(t), Options{})
+	r.waitRev(r.create("a", "x", "app", "x"))
+	w, err := r.cache.Watch(context.Background(), WatchOptions{ResourceVersion: strconv.FormatInt(r.cache.Revision(), 10)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	if _, err := r.store.Create(r.ctx, key("a", "bad"), []byte("{not json")); err != nil {
+		t.Fatal(err)
+	}
+	_, del, err := r.store.Delete(r.ctx, key("a", "bad"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.waitRev(del)
+	upd := r.update("a", "x", "app", "y")
+	if ev := next(t, w); ev.Type != Modified || itemName(ev.Item) != "a/x" || ev.Item.Revision != upd {
+		t.Fatalf("got %s, want only x's update", evString(ev))
+	}
+	noEvent(t, w)
+}
+
 func TestWatchLiveEvents(t *testing.T) {
 	r := newMemRig(t, Options{})
 	history(r)

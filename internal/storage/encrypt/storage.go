@@ -185,15 +185,13 @@ func (e *encrypted) Watch(ctx context.Context, prefix string, fromRev int64) <-c
 }
 
 func (e *encrypted) decryptEvent(ev *storage.Event) error {
-	for _, v := range []*[]byte{&ev.Value, &ev.PrevValue} {
-		if len(*v) == 0 {
-			continue
-		}
-		plain, _, err := e.fromStorage(ev.Key, *v)
-		if err != nil {
-			return err
-		}
-		*v = plain
+	if len(ev.Value) == 0 {
+		return nil
 	}
+	plain, _, err := e.fromStorage(ev.Key, ev.Value)
+	if err != nil {
+		return err
+	}
+	ev.Value = plain
 	return nil
 }

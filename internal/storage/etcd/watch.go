@@ -39,7 +39,6 @@ func (b *Backend) Watch(ctx context.Context, prefix string, fromRev int64) <-cha
 	wch := b.client.Watch(wctx, prefix,
 		clientv3.WithPrefix(),
 		clientv3.WithRev(fromRev+1),
-		clientv3.WithPrevKV(),
 		clientv3.WithProgressNotify())
 	go func() {
 		defer close(out)
@@ -112,9 +111,6 @@ func (w *watchStream) send(ev storage.Event) bool {
 
 func toEvent(ev *clientv3.Event) storage.Event {
 	out := storage.Event{Key: string(ev.Kv.Key), Revision: ev.Kv.ModRevision}
-	if ev.PrevKv != nil {
-		out.PrevValue = ev.PrevKv.Value
-	}
 	switch ev.Type {
 	case mvccpb.Event_DELETE:
 		out.Type = storage.EventDelete

@@ -63,7 +63,8 @@ type entry struct {
 // revisions need to undo it.
 type change struct {
 	ev      storage.Event
-	prevRev int64 // the mod revision of ev.PrevValue; 0 if the key was absent
+	prev    []byte // the key's value before ev
+	prevRev int64  // the mod revision of prev; 0 if the key was absent
 }
 
 var (
@@ -187,7 +188,7 @@ func (s *Store) rangeAtLocked(from, prefix string, rev int64) []storage.KeyValue
 		if c.ev.Key < from || !strings.HasPrefix(c.ev.Key, prefix) {
 			continue
 		}
-		undone[c.ev.Key] = past{kv: storage.KeyValue{Key: c.ev.Key, Value: c.ev.PrevValue, ModRevision: c.prevRev}, exists: c.prevRev != 0}
+		undone[c.ev.Key] = past{kv: storage.KeyValue{Key: c.ev.Key, Value: c.prev, ModRevision: c.prevRev}, exists: c.prevRev != 0}
 	}
 	var out []storage.KeyValue
 	i, _ := slices.BinarySearch(s.keys, from)
@@ -306,10 +307,7 @@ func (s *Store) putLocked(key string, value []byte) int64 {
 		s.keys = slices.Insert(s.keys, i, key)
 	}
 	ev := storage.Event{Type: storage.EventPut, Key: key, Value: v, Created: !existed, Revision: s.rev}
-	if existed {
-		ev.PrevValue = prev.value
-	}
-	s.log = append(s.log, change{ev: ev, prevRev: prev.modRev})
+	s.log = append(s.log, change{ev: ev, prev: prev.value, prevRev: prev.modRev})
 	s.stopExpiryLocked(key)
 	s.notifyLocked()
 	return s.rev
@@ -323,8 +321,8 @@ func (s *Store) deleteLocked(key string) int64 {
 	if i, ok := slices.BinarySearch(s.keys, key); ok {
 		s.keys = slices.Delete(s.keys, i, i+1)
 	}
-	ev := storage.Event{Type: storage.EventDelete, Key: key, PrevValue: prev.value, Revision: s.rev}
-	s.log = append(s.log, change{ev: ev, prevRev: prev.modRev})
+	ev := storage.Event{Type: storage.EventDelete, Key: key, Revision: s.rev}
+	s.log = append(s.log, change{ev: ev, prev: prev.value, prevRev: prev.modRev})
 	s.stopExpiryLocked(key)
 	s.notifyLocked()
 	return s.rev
@@ -376,7 +374,7 @@ func (s *Store) Compact(_ context.Context, rev int64) error {
 	// Copy rather than reslice, so the dropped changes' values can be freed.
 	s.log = slices.Clone(s.log[i:])
 	if len(s.log) > 0 && s.log[0].ev.Revision == rev {
-		s.log[0].ev.PrevValue, s.log[0].prevRev = nil, 0
+		s.log[0].prev, s.log[0].prevRev = nil, 0
 	}
 	return nil
 }

