@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"strings"
 	"time"
+	"unsafe"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
@@ -227,7 +228,7 @@ func (b *Backend) Create(ctx context.Context, key string, value []byte) (int64, 
 // create is Create of a key attached to lease (NoLease: none).
 func (b *Backend) create(ctx context.Context, key string, value []byte, lease clientv3.LeaseID) (int64, error) {
 	// Expecting mod revision 0 means expecting the key to be absent.
-	resp, err := b.client.Kubernetes.OptimisticPut(ctx, key, value, 0, kubernetes.PutOptions{LeaseID: lease})
+	resp, err := b.putAt(ctx, key, value, 0, lease, false)
 	if err != nil {
 		if rev, ok := b.settle(ctx, key, value, 0, err); ok {
 			return rev, nil
@@ -237,7 +238,7 @@ func (b *Backend) create(ctx context.Context, key string, value []byte, lease cl
 	if !resp.Succeeded {
 		return 0, fmt.Errorf("create %q: %w", key, storage.ErrExists)
 	}
-	return resp.Revision, nil
+	return resp.Header.Revision, nil
 }
 
 // Update implements storage.Interface.
@@ -256,7 +257,7 @@ func (b *Backend) update(ctx context.Context, key string, value []byte, expected
 		}
 		return 0, fmt.Errorf("update %q at revision %d: %w", key, expectedRev, storage.ErrConflict)
 	}
-	resp, err := b.client.Kubernetes.OptimisticPut(ctx, key, value, expectedRev, kubernetes.PutOptions{GetOnFailure: true, LeaseID: lease})
+	resp, err := b.putAt(ctx, key, value, expectedRev, lease, true)
 	if err != nil {
 		if rev, ok := b.settle(ctx, key, value, expectedRev, err); ok {
 			return rev, nil
@@ -264,12 +265,29 @@ func (b *Backend) update(ctx context.Context, key string, value []byte, expected
 		return 0, mapErr(ctx, "update", key, err)
 	}
 	if !resp.Succeeded {
-		if resp.KV == nil {
+		kvs := resp.Responses[0].GetResponseRange().GetKvs()
+		if len(kvs) == 0 {
 			return 0, fmt.Errorf("update %q: %w", key, storage.ErrNotFound)
 		}
-		return 0, fmt.Errorf("update %q at revision %d (now %d): %w", key, expectedRev, resp.KV.ModRevision, storage.ErrConflict)
+		return 0, fmt.Errorf("update %q at revision %d (now %d): %w", key, expectedRev, kvs[0].ModRevision, storage.ErrConflict)
 	}
-	return resp.Revision, nil
+	return resp.Header.Revision, nil
+}
+
+// putAt writes value to key if the key's mod revision is expectedRev (0:
+// the key is absent), and otherwise, when readOnFailure, reads the key
+// (the first response). It is etcd's kubernetes.Client.OptimisticPut
+// without its copy of the value into a string: the request copies value
+// into its message anyway, before Commit returns, and every write of an
+// object copies all of it.
+func (b *Backend) putAt(ctx context.Context, key string, value []byte, expectedRev int64, lease clientv3.LeaseID, readOnFailure bool) (*clientv3.TxnResponse, error) {
+	txn := b.client.Txn(ctx).
+		If(clientv3.Compare(clientv3.ModRevision(key), "=", expectedRev)).
+		Then(clientv3.OpPut(key, unsafe.String(unsafe.SliceData(value), len(value)), clientv3.WithLease(lease)))
+	if readOnFailure {
+		txn = txn.Else(clientv3.OpGet(key))
+	}
+	return txn.Commit()
 }
 
 // settleTimeout bounds settle's reads.
