@@ -13,6 +13,7 @@ import (
 
 	"github.com/crdserver/crdserver/internal/apply"
 	"github.com/crdserver/crdserver/internal/codec"
+	"github.com/crdserver/crdserver/internal/metacheck"
 	"github.com/crdserver/crdserver/internal/registry"
 )
 
@@ -154,7 +155,16 @@ func nameValidator(def *registry.Definition) apivalidation.ValidateNameFunc {
 	if nv, ok := def.Hooks.(registry.NameValidator); ok {
 		return nv.ValidateName
 	}
-	return apivalidation.NameIsDNSSubdomain
+	return nameIsDNSSubdomain
+}
+
+// nameIsDNSSubdomain is apivalidation.NameIsDNSSubdomain, which it asks
+// only about names metacheck finds invalid, for its messages.
+func nameIsDNSSubdomain(name string, prefix bool) []string {
+	if !prefix && metacheck.DNS1123Subdomain(name) {
+		return nil
+	}
+	return apivalidation.NameIsDNSSubdomain(name, prefix)
 }
 
 // prepareCreate fills the system fields of a new object: name from
@@ -207,7 +217,7 @@ func generateName(base string) string {
 
 // validateCreate checks metadata and the resource's own rules.
 func validateCreate(c *call, obj map[string]any) field.ErrorList {
-	errs := apivalidation.ValidateObjectMetaAccessor(metaOf(obj), c.def.Namespaced(), nameValidator(c.def), field.NewPath("metadata"))
+	errs := apivalidation.ValidateObjectMetaAccessor(metaToValidate(obj, nil), c.def.Namespaced(), nameValidator(c.def), field.NewPath("metadata"))
 	if v, ok := c.def.Hooks.(registry.VersionValidator); ok {
 		errs = append(errs, v.ValidateIn(c.version.Name, obj)...)
 	} else if v, ok := c.def.Hooks.(registry.Validator); ok {
@@ -356,7 +366,7 @@ func jsonEqual(a, b any) bool {
 func validateUpdate(c *call, obj, old map[string]any, sub string) field.ErrorList {
 	// Both validations read obj's managedFields: one metaOf reads them
 	// once.
-	objMeta := metaOfWritten(obj, c.written)
+	objMeta := metaToValidate(obj, c.written)
 	errs := apivalidation.ValidateObjectMetaAccessor(objMeta, c.def.Namespaced(), nameValidator(c.def), field.NewPath("metadata"))
 	errs = append(errs, apivalidation.ValidateObjectMetaAccessorUpdate(objMeta, metaOf(old), field.NewPath("metadata"))...)
 	if sv, ok := c.def.Hooks.(registry.StatusValidator); ok && sub == "status" {

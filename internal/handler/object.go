@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
@@ -16,6 +17,7 @@ import (
 	"github.com/crdserver/crdserver/internal/apply"
 	"github.com/crdserver/crdserver/internal/codec"
 	"github.com/crdserver/crdserver/internal/conversion"
+	"github.com/crdserver/crdserver/internal/metacheck"
 	"github.com/crdserver/crdserver/internal/registry"
 	"github.com/crdserver/crdserver/internal/watchcache"
 )
@@ -152,6 +154,60 @@ type fastMeta struct {
 	*unstructured.Unstructured
 	entries []metav1.ManagedFieldsEntry
 	read    bool
+	// checked says the labels and annotations were found valid (see
+	// checkLabelsAndAnnotations): validators are handed none.
+	checked bool
+}
+
+// metaToValidate is metaOfWritten for apimachinery's metadata validators,
+// which check obj's labels and annotations with a regexp each, and twice
+// on an update: when metacheck finds them all valid, validators are
+// handed none, since they would find nothing wrong with them either.
+// Anything else is left to the validators, which word what is wrong.
+func metaToValidate(obj map[string]any, w *apply.Written) metav1.Object {
+	m := metaOfWritten(obj, w).(*fastMeta)
+	m.checked = labelsAndAnnotationsValid(metadata(obj))
+	return m
+}
+
+// labelsAndAnnotationsValid reports whether md's labels and annotations
+// pass apimachinery's checks: valid keys and label values, and
+// annotations within their total size. Values that are not strings are
+// left to the validators.
+func labelsAndAnnotationsValid(md map[string]any) bool {
+	labels, _ := md["labels"].(map[string]any)
+	for k, v := range labels {
+		s, ok := v.(string)
+		if !ok || !metacheck.LabelKey(k) || !metacheck.LabelValue(s) {
+			return false
+		}
+	}
+	annotations, _ := md["annotations"].(map[string]any)
+	size := 0
+	for k, v := range annotations {
+		s, ok := v.(string)
+		if !ok || !metacheck.AnnotationKey(k) {
+			return false
+		}
+		size += len(k) + len(s)
+	}
+	return size <= apivalidation.TotalAnnotationSizeLimitB
+}
+
+// GetLabels returns none once they were checked (see metaToValidate).
+func (m *fastMeta) GetLabels() map[string]string {
+	if m.checked {
+		return nil
+	}
+	return m.Unstructured.GetLabels()
+}
+
+// GetAnnotations returns none once they were checked (see metaToValidate).
+func (m *fastMeta) GetAnnotations() map[string]string {
+	if m.checked {
+		return nil
+	}
+	return m.Unstructured.GetAnnotations()
 }
 
 // GetManagedFields returns the entries' identities; validation does not
