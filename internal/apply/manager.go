@@ -93,12 +93,19 @@ func (m *Manager) updateDecoded(live, obj map[string]any, manager string) error 
 		manager = "unknown"
 	}
 	id := managerID{Manager: manager, Operation: opUpdate, APIVersion: m.apiVersion(), Subresource: m.Subresource}.String()
-	if live == nil {
-		live = map[string]any{"apiVersion": m.apiVersion(), "kind": m.Kind}
-	}
 	pt, err := m.Types.Version(m.GroupVersion.Version)
 	if err != nil {
 		return err
+	}
+	if live == nil && len(list) == 0 && !m.slow {
+		// A create: see createdFields.
+		if f, ok := createdFields(pt.Schema, pt.TypeRef, obj, m.Reset[fieldpath.APIVersion(m.apiVersion())]); ok && len(f) > 0 {
+			setManagedFields(obj, []any{newEntry(id, m.apiVersion(), now(), f)})
+			return nil
+		}
+	}
+	if live == nil {
+		live = map[string]any{"apiVersion": m.apiVersion(), "kind": m.Kind}
 	}
 	if fromLive && !m.slow {
 		// Entries the server recorded itself can take the fast path.
