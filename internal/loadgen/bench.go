@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -267,6 +268,11 @@ func (b *bench) run(ctx context.Context, report *Report) error {
 				b.log.Warn("fewer objects than workers: updates of one object wait for each other", "objects", n)
 			}
 			add(b.runner().Run(ctx, w, func(ctx context.Context, i int) error { return b.update(ctx, i, nil) }))
+		case "status":
+			if !b.widgets() {
+				continue
+			}
+			add(b.runner().Run(ctx, w, b.status))
 		case "apply":
 			add(b.runner().Run(ctx, w, b.apply))
 		case "list":
@@ -525,6 +531,45 @@ func (b *bench) update(ctx context.Context, i int, started func(seq int64)) erro
 		return b.rawUpdate(ctx, s)
 	}
 	updated, err := b.res.Update(ctx, s.obj, metav1.UpdateOptions{})
+	if err != nil {
+		return err
+	}
+	s.obj = updated
+	return nil
+}
+
+// status replaces the status of object i mod n through the status
+// subresource, with readyReplicas set to the next update number (mod
+// 1000), as a controller reporting what it sees.
+func (b *bench) status(ctx context.Context, i int) error {
+	s := b.pop.at(i % b.pop.len())
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.deleted {
+		return fmt.Errorf("object %s was deleted", s.name)
+	}
+	if s.obj == nil { // created by the raw client
+		s.obj = b.template.DeepCopy()
+		s.obj.SetName(s.name)
+		s.obj.SetResourceVersion(s.rv)
+	}
+	seq := b.updateSeq.Add(1)
+	if err := unstructured.SetNestedField(s.obj.Object, seq%1000, "status", "readyReplicas"); err != nil {
+		return err
+	}
+	if b.bodies != nil {
+		body, err := json.Marshal(s.obj.Object)
+		if err != nil {
+			return fmt.Errorf("encoding %s: %w", s.name, err)
+		}
+		rv, err := b.write(ctx, http.MethodPut, b.collectionPath()+"/"+s.name+"/status", body, http.StatusOK)
+		if err != nil {
+			return err
+		}
+		s.obj.SetResourceVersion(rv)
+		return nil
+	}
+	updated, err := b.res.UpdateStatus(ctx, s.obj, metav1.UpdateOptions{})
 	if err != nil {
 		return err
 	}

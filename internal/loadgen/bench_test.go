@@ -41,6 +41,10 @@ func TestBenchWorkloadsOnFakeClient(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := []string{"create", "get", "update", "list", "list-paged", "watch-update", "watch", "delete"}
+			if resource == ResourceWidgets {
+				// Namespaces have no status to replace.
+				want = slices.Insert(want, 3, "status")
+			}
 			if len(report.Results) != len(want) {
 				t.Fatalf("got %d results, want %d: %+v", len(report.Results), len(want), report.Results)
 			}
@@ -85,7 +89,8 @@ func TestConfigComplete(t *testing.T) {
 		check   func(Config) bool
 	}{
 		{name: "zero value", check: func(c Config) bool {
-			return c.Resource == ResourceWidgets && c.Count == 1000 && c.Concurrency == 10 && c.ObjectSize == 2048 && len(c.Workloads) == len(Workloads)
+			return c.Resource == ResourceWidgets && c.Count == 1000 && c.Concurrency == 10 && c.ObjectSize == 2048 &&
+				len(c.Workloads) == len(Workloads)-1 && !slices.Contains(c.Workloads, "status")
 		}},
 		{name: "duration only keeps count unbounded", cfg: Config{Duration: time.Second}, check: func(c Config) bool { return c.Count == 0 }},
 		{name: "unknown resource", cfg: Config{Resource: "pods"}, wantErr: true},

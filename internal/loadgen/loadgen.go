@@ -36,7 +36,11 @@ import (
 // the updates as "watch-update" and the deliveries as "watch". "apply"
 // server-side applies each object as it is with a new update number, as
 // one manager, forcing conflicts (the objects were created by another).
-var Workloads = []string{"create", "get", "update", "apply", "list", "list-raw", "list-v2", "list-paged", "list-raw-paged", "table", "table-paged", "metadata", "watch", "delete"}
+var Workloads = []string{"create", "get", "update", "status", "apply", "list", "list-raw", "list-v2", "list-paged", "list-raw-paged", "table", "table-paged", "metadata", "watch", "delete"}
+
+// "status", run only when named, replaces objects' status through the
+// status subresource, as controllers report what they see: the update
+// workload's objects, with status.readyReplicas set to the update number.
 
 // "list-raw-paged", "table", "table-paged" and "metadata" list in pages,
 // as kubectl get does and as metadata informers do (views.go).
@@ -71,7 +75,8 @@ type Config struct {
 	// (approximately: names differ in length); default 2048.
 	ObjectSize int
 
-	// Workloads to run, from the Workloads list; default all of them.
+	// Workloads to run, from the Workloads list; default all of them but
+	// status.
 	Workloads []string
 	// Concurrency is the number of operations in flight; default 10.
 	Concurrency int
@@ -199,7 +204,7 @@ func (c *Config) complete() error {
 		c.ObjectSize = 2048
 	}
 	if len(c.Workloads) == 0 {
-		c.Workloads = Workloads
+		c.Workloads = slices.DeleteFunc(slices.Clone(Workloads), func(w string) bool { return w == "status" })
 	}
 	for _, w := range c.Workloads {
 		if !slices.Contains(Workloads, w) && w != "crds" && w != "openapi" && w != "fairness" && w != "admission" {
