@@ -68,3 +68,74 @@ func TestReplaceAnswersWhatIsStored(t *testing.T) {
 		cur = got
 	}
 }
+
+// Replacing a custom resource's status keeps the stored managedFields
+// encoded, as replacing the resource does: the answer is what a read then
+// returns, a status that changes nothing writes nothing, and the entries
+// are the creator's (untouched) and the status writer's (its status
+// fields, under the subresource).
+func TestReplaceStatusAnswersWhatIsStored(t *testing.T) {
+	srv := crdtest.Start(t, crdtest.Options{})
+	client := dynamic.NewForConfigOrDie(srv.Config)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	gvr := schema.GroupVersionResource{Group: "status.example.com", Version: "v1", Resource: "gauges"}
+	crd := crdObject("status.example.com", "gauges", "Gauge", map[string]any{
+		"name": "v1", "served": true, "storage": true,
+		"subresources": map[string]any{"status": map[string]any{}},
+		"schema": map[string]any{"openAPIV3Schema": map[string]any{
+			"type": "object",
+			"properties": map[string]any{
+				"spec":   map[string]any{"type": "object", "properties": map[string]any{"target": map[string]any{"type": "integer"}}},
+				"status": map[string]any{"type": "object", "properties": map[string]any{"value": map[string]any{"type": "integer"}}},
+			},
+		}},
+	})
+	gauges := client.Resource(gvr).Namespace("default")
+	createCRD(ctx, t, client, crd, gauges)
+	cur, err := gauges.Create(ctx, &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "status.example.com/v1", "kind": "Gauge",
+		"metadata": map[string]any{"name": "g"},
+		"spec":     map[string]any{"target": int64(5)},
+	}}, metav1.CreateOptions{FieldManager: "creator"})
+	if err != nil {
+		t.Fatalf("creating the gauge: %v", err)
+	}
+	for i, value := range []int64{1, 2, 2, 3} {
+		next := cur.DeepCopy()
+		if err := unstructured.SetNestedField(next.Object, value, "status", "value"); err != nil {
+			t.Fatal(err)
+		}
+		got, err := gauges.UpdateStatus(ctx, next, metav1.UpdateOptions{FieldManager: "meter"})
+		if err != nil {
+			t.Fatalf("status update %d: %v", i, err)
+		}
+		old, _, _ := unstructured.NestedInt64(cur.Object, "status", "value")
+		changed := i == 0 || value != old
+		if moved := got.GetResourceVersion() != cur.GetResourceVersion(); moved != changed {
+			t.Errorf("status update %d to %d: resourceVersion %s → %s; want it moved only when the value changed", i, value, cur.GetResourceVersion(), got.GetResourceVersion())
+		}
+		read, err := gauges.Get(ctx, "g", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got.Object, read.Object) {
+			t.Errorf("status update %d answered\n%v\nthen read\n%v", i, got.Object, read.Object)
+		}
+		cur = got
+	}
+	var entries []string
+	for _, e := range cur.GetManagedFields() {
+		entries = append(entries, e.Manager+"/"+string(e.Operation)+"/"+e.Subresource+": "+string(e.FieldsV1.Raw))
+	}
+	want := []string{
+		`creator/Update/: {"f:spec":{".":{},"f:target":{}}}`,
+		`meter/Update/status: {"f:status":{".":{},"f:value":{}}}`,
+	}
+	if !reflect.DeepEqual(entries, want) {
+		t.Errorf("managedFields\n%v\nwant\n%v", entries, want)
+	}
+	if v, _, _ := unstructured.NestedInt64(cur.Object, "spec", "target"); v != 5 {
+		t.Errorf("spec.target = %d after status updates, want 5", v)
+	}
+}
