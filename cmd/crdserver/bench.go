@@ -39,7 +39,7 @@ func benchFlags(o *benchOptions) *flag.FlagSet {
 	fs.StringVar(&c.Namespace, "namespace", "", "namespace for widgets; empty creates <prefix>-<run id>")
 	fs.StringVar(&c.Prefix, "prefix", "bench", "prefix of object names")
 	fs.IntVar(&c.ObjectSize, "object-size", 2048, "approximate JSON size of each object in bytes")
-	fs.Var((*listFlag)(&c.Workloads), "workloads", "comma-separated workloads, run in this order: "+strings.Join(loadgen.Workloads, ",")+" (default all of them but status, which runs only when named); also crds, openapi, fairness and admission, run only when named")
+	fs.Var((*listFlag)(&c.Workloads), "workloads", "comma-separated workloads, run in this order: "+strings.Join(loadgen.Workloads, ",")+" (default all of them but status and patch, which run only when named); also crds, openapi, fairness and admission, run only when named")
 	fs.IntVar(&c.Concurrency, "concurrency", 10, "operations in flight")
 	fs.IntVar(&c.Count, "count", 0, "operations per workload (default 1000 when --duration is not set)")
 	fs.DurationVar(&c.Duration, "duration", 0, "time per workload")

@@ -183,7 +183,7 @@ func (b *bench) settleServer(ctx context.Context) {
 		}
 		b.adminHTTP = c
 	}
-	_, release, err := b.doWith(ctx, b.adminHTTP, http.MethodGet, "/debug/pprof/heap?gc=1", nil, http.StatusOK, "*/*")
+	_, release, err := b.doWith(ctx, b.adminHTTP, http.MethodGet, "/debug/pprof/heap?gc=1", nil, http.StatusOK, "*/*", "")
 	if err != nil {
 		b.log.Warn("runs start without a garbage collection", "err", err)
 		b.unsettled = true

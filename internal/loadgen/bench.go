@@ -20,6 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
@@ -273,6 +274,8 @@ func (b *bench) run(ctx context.Context, report *Report) error {
 				continue
 			}
 			add(b.runner().Run(ctx, w, b.status))
+		case "patch":
+			add(b.runner().Run(ctx, w, b.patch))
 		case "apply":
 			add(b.runner().Run(ctx, w, b.apply))
 		case "list":
@@ -574,6 +577,48 @@ func (b *bench) status(ctx context.Context, i int) error {
 		return err
 	}
 	s.obj = updated
+	return nil
+}
+
+// patch changes object i mod n as update does, sent as a JSON merge patch
+// of the changed fields.
+func (b *bench) patch(ctx context.Context, i int) error {
+	s := b.pop.at(i % b.pop.len())
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.deleted {
+		return fmt.Errorf("object %s was deleted", s.name)
+	}
+	seq := b.updateSeq.Add(1)
+	p := map[string]any{"metadata": map[string]any{"annotations": map[string]any{annotationSeq: strconv.FormatInt(seq, 10)}}}
+	if b.widgets() {
+		p["spec"] = map[string]any{"replicas": seq % 1000}
+	}
+	body, err := json.Marshal(p)
+	if err != nil {
+		return err
+	}
+	if b.bodies == nil {
+		updated, err := b.res.Patch(ctx, s.name, types.MergePatchType, body, metav1.PatchOptions{})
+		if err != nil {
+			return err
+		}
+		s.obj = updated
+		return nil
+	}
+	data, release, err := b.doWith(ctx, b.http, http.MethodPatch, b.collectionPath()+"/"+s.name, body, http.StatusOK, "application/json", string(types.MergePatchType))
+	if err != nil {
+		return err
+	}
+	defer release()
+	rv, err := resourceVersionOf(data)
+	if err != nil {
+		return err
+	}
+	if s.obj != nil {
+		s.obj.SetResourceVersion(rv)
+	}
+	s.rv = rv
 	return nil
 }
 

@@ -40,7 +40,7 @@ func TestBenchWorkloadsOnFakeClient(t *testing.T) {
 			if err := b.run(ctx, &report); err != nil {
 				t.Fatal(err)
 			}
-			want := []string{"create", "get", "update", "list", "list-paged", "watch-update", "watch", "delete"}
+			want := []string{"create", "get", "update", "patch", "list", "list-paged", "watch-update", "watch", "delete"}
 			if resource == ResourceWidgets {
 				// Namespaces have no status to replace.
 				want = slices.Insert(want, 3, "status")
@@ -90,11 +90,11 @@ func TestConfigComplete(t *testing.T) {
 	}{
 		{name: "zero value", check: func(c Config) bool {
 			return c.Resource == ResourceWidgets && c.Count == 1000 && c.Concurrency == 10 && c.ObjectSize == 2048 &&
-				len(c.Workloads) == len(Workloads)-1 && !slices.Contains(c.Workloads, "status")
+				len(c.Workloads) == len(Workloads)-2 && !slices.Contains(c.Workloads, "status") && !slices.Contains(c.Workloads, "patch")
 		}},
 		{name: "duration only keeps count unbounded", cfg: Config{Duration: time.Second}, check: func(c Config) bool { return c.Count == 0 }},
 		{name: "unknown resource", cfg: Config{Resource: "pods"}, wantErr: true},
-		{name: "unknown workload", cfg: Config{Workloads: []string{"patch"}}, wantErr: true},
+		{name: "unknown workload", cfg: Config{Workloads: []string{"evict"}}, wantErr: true},
 		{name: "negative count", cfg: Config{Count: -1}, wantErr: true},
 	}
 	for _, tt := range tests {

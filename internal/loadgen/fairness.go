@@ -47,7 +47,7 @@ func (b *bench) fairness(ctx context.Context) (results []Result, note string, er
 	get := func(c *http.Client) Op {
 		return func(ctx context.Context, i int) error {
 			s := b.pop.at(i % b.pop.len())
-			_, release, err := b.doWith(ctx, c, http.MethodGet, b.collectionPath()+"/"+s.name, nil, http.StatusOK, "application/json")
+			_, release, err := b.doWith(ctx, c, http.MethodGet, b.collectionPath()+"/"+s.name, nil, http.StatusOK, "application/json", "")
 			if err != nil {
 				return err
 			}

@@ -36,11 +36,13 @@ import (
 // the updates as "watch-update" and the deliveries as "watch". "apply"
 // server-side applies each object as it is with a new update number, as
 // one manager, forcing conflicts (the objects were created by another).
-var Workloads = []string{"create", "get", "update", "status", "apply", "list", "list-raw", "list-v2", "list-paged", "list-raw-paged", "table", "table-paged", "metadata", "watch", "delete"}
+var Workloads = []string{"create", "get", "update", "status", "patch", "apply", "list", "list-raw", "list-v2", "list-paged", "list-raw-paged", "table", "table-paged", "metadata", "watch", "delete"}
 
 // "status", run only when named, replaces objects' status through the
 // status subresource, as controllers report what they see: the update
 // workload's objects, with status.readyReplicas set to the update number.
+// "patch", run only when named, sends the update workload's change as a
+// JSON merge patch, as kubectl patch and controller-runtime's client do.
 
 // "list-raw-paged", "table", "table-paged" and "metadata" list in pages,
 // as kubectl get does and as metadata informers do (views.go).
@@ -54,6 +56,10 @@ var Workloads = []string{"create", "get", "update", "status", "apply", "list", "
 // another and measures each one's time to Established. The "openapi"
 // workload, also run only when named, changes the schema of those CRDs
 // and measures how soon /openapi/v3 shows each change (openapi.go).
+
+// namedOnly reports whether workload w of the Workloads list runs only
+// when named.
+func namedOnly(w string) bool { return w == "status" || w == "patch" }
 
 // Config describes one benchmark run. The zero value of every field is a
 // working default.
@@ -76,7 +82,7 @@ type Config struct {
 	ObjectSize int
 
 	// Workloads to run, from the Workloads list; default all of them but
-	// status.
+	// status and patch.
 	Workloads []string
 	// Concurrency is the number of operations in flight; default 10.
 	Concurrency int
@@ -204,7 +210,7 @@ func (c *Config) complete() error {
 		c.ObjectSize = 2048
 	}
 	if len(c.Workloads) == 0 {
-		c.Workloads = slices.DeleteFunc(slices.Clone(Workloads), func(w string) bool { return w == "status" })
+		c.Workloads = slices.DeleteFunc(slices.Clone(Workloads), namedOnly)
 	}
 	for _, w := range c.Workloads {
 		if !slices.Contains(Workloads, w) && w != "crds" && w != "openapi" && w != "fairness" && w != "admission" {

@@ -69,13 +69,19 @@ func (b *bench) do(ctx context.Context, method, path string, body []byte, want i
 	return b.doAccept(ctx, method, path, body, want, "application/json")
 }
 
-// doAccept is do with the given Accept header.
+// doAccept is do with the given Accept header. A body is JSON, or an
+// apply patch for PATCH.
 func (b *bench) doAccept(ctx context.Context, method, path string, body []byte, want int, accept string) (data []byte, release func(), err error) {
-	return b.doWith(ctx, b.http, method, path, body, want, accept)
+	ct := "application/json"
+	if method == http.MethodPatch {
+		ct = "application/apply-patch+yaml"
+	}
+	return b.doWith(ctx, b.http, method, path, body, want, accept, ct)
 }
 
-// doWith is doAccept through client c (another user's, see fairness.go).
-func (b *bench) doWith(ctx context.Context, c *http.Client, method, path string, body []byte, want int, accept string) (data []byte, release func(), err error) {
+// doWith is doAccept through client c (another user's, see fairness.go),
+// with a body of type ct.
+func (b *bench) doWith(ctx context.Context, c *http.Client, method, path string, body []byte, want int, accept, ct string) (data []byte, release func(), err error) {
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
@@ -86,10 +92,6 @@ func (b *bench) doWith(ctx context.Context, c *http.Client, method, path string,
 	}
 	req.Header.Set("Accept", accept)
 	if body != nil {
-		ct := "application/json"
-		if method == http.MethodPatch {
-			ct = "application/apply-patch+yaml" // the only patch sent
-		}
 		req.Header.Set("Content-Type", ct)
 	}
 	resp, err := c.Do(req)

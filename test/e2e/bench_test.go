@@ -18,7 +18,7 @@ func TestBench(t *testing.T) {
 		t.Run(client, func(t *testing.T) {
 			args := []string{"bench", "--kubeconfig", srv.Kubeconfig, "--count", "30", "--concurrency", "4",
 				"--watchers", "3", "--object-size", "2048", "--prefix", "e2e-" + client,
-				"--workloads", "create,get,update,status,apply,list,list-raw,list-paged,watch,delete"}
+				"--workloads", "create,get,update,status,patch,apply,list,list-raw,list-paged,watch,delete"}
 			switch client {
 			case "client-go":
 				args = append(args, "--client-go")
@@ -35,7 +35,7 @@ func TestBench(t *testing.T) {
 			if !strings.Contains(table, "client="+client) {
 				t.Errorf("report does not name the %s client:\n%s", client, table)
 			}
-			for _, w := range []string{"create", "get", "update", "status", "apply", "list", "list-raw", "list-paged", "watch-update", "watch", "delete"} {
+			for _, w := range []string{"create", "get", "update", "status", "patch", "apply", "list", "list-raw", "list-paged", "watch-update", "watch", "delete"} {
 				found := false
 				for line := range strings.Lines(table) {
 					f := strings.Fields(line)
