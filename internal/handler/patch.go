@@ -57,18 +57,25 @@ func (h *Handler) patch(c *call, sub string) {
 		codec.WriteStatus(c.w, c.r, err)
 		return
 	}
-	h.write(c, sub, "", func(old map[string]any, _ []byte) (map[string]any, error) {
-		// doWrite hands over the current object in the request's version.
+	h.write(c, sub, "", func(old map[string]any, oldJSON []byte) (map[string]any, error) {
+		// doWrite hands over the current object in the request's version,
+		// a copy of its own.
 		cur := old
 		var obj map[string]any
-		var value string // what a 422 names as the invalid patch value
-		if ct == strategicPatchType {
+		// value is what a 422 names as the invalid patch value.
+		var value func() string
+		switch {
+		case ct == strategicPatchType:
 			patched, err := strategicpatch.StrategicMergeMapPatch(cur, deepCopy(p.smp), sm.PatchSchema())
 			if err != nil {
 				return nil, strategicPatchError(err)
 			}
-			obj, value = patched, fmt.Sprintf("%+v", p.smp)
-		} else {
+			obj = patched
+			value = func() string { return fmt.Sprintf("%+v", p.smp) }
+		case p.merge != nil:
+			obj = mergePatch(cur, p.merge)
+			value = func() string { return p.mergedJSON(oldJSON) }
+		default:
 			curJSON, err := json.Marshal(cur)
 			if err != nil {
 				return nil, apierrors.NewInternalError(err)
@@ -77,9 +84,9 @@ func (h *Handler) patch(c *call, sub string) {
 			if err != nil {
 				return nil, err
 			}
-			value = string(out)
+			value = func() string { return string(out) }
 			if obj, _, err = codec.Decode(out, codec.MediaJSON, codec.DecodeOptions{}); err != nil {
-				return nil, invalidPatch(value, err.Error())
+				return nil, invalidPatch(value(), err.Error())
 			}
 		}
 		// Decoding the result into the resource's type: wrongly typed
@@ -87,7 +94,7 @@ func (h *Handler) patch(c *call, sub string) {
 		problems := p.strict
 		if tc, ok := typedHooks(c).(registry.TypeChecker); ok {
 			if err := tc.CheckType(obj); err != nil {
-				return nil, invalidPatch(value, err.Error())
+				return nil, invalidPatch(value(), err.Error())
 			}
 		}
 		if uf, ok := typedHooks(c).(registry.UnknownFielder); ok && mode != "Ignore" {
@@ -128,6 +135,9 @@ type patchBody struct {
 	ops jsonpatch.Patch
 	// smp is a strategic merge patch's map (never modified).
 	smp map[string]any
+	// merge is a merge patch that is a JSON object, decoded (never
+	// modified): it is merged into the decoded object (see mergePatch).
+	merge map[string]any
 	// strict are the strict decoding errors found in the body (duplicate
 	// or unknown fields), reported per fieldValidation once it applied.
 	strict []string
@@ -191,6 +201,9 @@ func readPatch(ct string, body []byte, mode string) (*patchBody, error) {
 			}
 			p.strict = errorTexts(errs)
 		}
+		if m, _, err := codec.Decode(body, codec.MediaJSON, codec.DecodeOptions{}); err == nil && m != nil {
+			p.merge = m
+		}
 	case strategicPatchType:
 		var m map[string]any
 		if strict {
@@ -228,6 +241,95 @@ func (p *patchBody) apply(doc []byte) ([]byte, error) {
 	return out, nil
 }
 
+// mergePatch merges the merge patch patch into doc, which it changes and
+// returns, as jsonpatch.MergePatch merges their JSON (RFC 7386, with that
+// library's handling of nulls): a null deletes the member; an object
+// merges into an object member; anything else replaces the member, an
+// object or array without the null members of the objects in it, except
+// an array replacing an object, which is taken as it is. Merging the
+// decoded objects saves encoding the object and decoding the result, each
+// time (two thirds of a patch's work). patch is copied, never kept.
+func mergePatch(doc, patch map[string]any) map[string]any {
+	for k, pv := range patch {
+		if pv == nil {
+			delete(doc, k)
+			continue
+		}
+		cur, ok := doc[k]
+		curObj, curIsObj := cur.(map[string]any)
+		switch pObj, pIsObj := pv.(map[string]any); {
+		case !ok || cur == nil || !curIsObj:
+			doc[k] = withoutNulls(pv)
+		case !pIsObj:
+			doc[k] = copyJSON(pv)
+		default:
+			doc[k] = mergePatch(curObj, pObj)
+		}
+	}
+	return doc
+}
+
+// withoutNulls copies v without the null members of the objects in it, at
+// any depth; nulls in arrays stay (as the merge patch library prunes).
+func withoutNulls(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, y := range x {
+			if y != nil {
+				out[k] = withoutNulls(y)
+			}
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, y := range x {
+			out[i] = withoutNulls(y)
+		}
+		return out
+	}
+	return v
+}
+
+// copyJSON copies a decoded JSON value.
+func copyJSON(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, y := range x {
+			out[k] = copyJSON(y)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, y := range x {
+			out[i] = copyJSON(y)
+		}
+		return out
+	}
+	return v
+}
+
+// mergedJSON is the patched document as jsonpatch.MergePatch writes it,
+// which upstream quotes when the result is invalid: the patch applied to
+// the current object's encoding (curJSON, decoded and encoded again as
+// upstream's patcher encodes it).
+func (p *patchBody) mergedJSON(curJSON []byte) string {
+	cur, err := decodeStored(curJSON)
+	if err != nil {
+		return ""
+	}
+	doc, err := json.Marshal(cur)
+	if err != nil {
+		return ""
+	}
+	out, err := jsonpatch.MergePatch(doc, p.body)
+	if err != nil {
+		return ""
+	}
+	return string(out)
+}
+
 // strategicPatchError gives a strategic merge patch failure upstream's
 // code: malformed directives are 400, patches that cannot apply to this
 // object 422; anything else is the server's fault.
@@ -252,12 +354,12 @@ func invalidPatch(value, detail string) error {
 // patchFieldValidation applies fieldValidation to a patch's strict
 // decoding errors: warnings for Warn, a 422 on the patch for Strict (a PUT
 // body's are a 400; upstream words a patch's as the patch being invalid).
-func patchFieldValidation(c *call, mode, value string, problems []string) error {
+func patchFieldValidation(c *call, mode string, value func() string, problems []string) error {
 	if len(problems) == 0 || mode == "Ignore" {
 		return nil
 	}
 	if mode == "Strict" {
-		return invalidPatch(value, "strict decoding error: "+strings.Join(problems, ", "))
+		return invalidPatch(value(), "strict decoding error: "+strings.Join(problems, ", "))
 	}
 	return applyFieldValidation(c, mode, problems)
 }

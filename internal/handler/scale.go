@@ -190,7 +190,7 @@ func (h *Handler) patchScale(c *call, sc *registry.Scale) {
 		if err != nil {
 			return nil, invalidPatch(string(out), err.Error())
 		}
-		if err := patchFieldValidation(c, mode, string(out), append(p.strict, strict...)); err != nil {
+		if err := patchFieldValidation(c, mode, func() string { return string(out) }, append(p.strict, strict...)); err != nil {
 			return nil, err
 		}
 		if scale.Spec.Replicas == math.MinInt32 {
