@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/crdserver/crdserver/crdtest"
@@ -138,4 +139,102 @@ func TestReplaceStatusAnswersWhatIsStored(t *testing.T) {
 	if v, _, _ := unstructured.NestedInt64(cur.Object, "spec", "target"); v != 5 {
 		t.Errorf("spec.target = %d after status updates, want 5", v)
 	}
+}
+
+// A merge patch records the managedFields a replacement with the same
+// change records: the same steps, by the same managers, through PUT on
+// one object and through merge patches on another, leave the same
+// entries, a reset of managedFields and the status subresource included.
+func TestMergePatchRecordsAsReplace(t *testing.T) {
+	srv := crdtest.Start(t, crdtest.Options{})
+	client := dynamic.NewForConfigOrDie(srv.Config)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	gvr := schema.GroupVersionResource{Group: "merge.example.com", Version: "v1", Resource: "knobs"}
+	crd := crdObject("merge.example.com", "knobs", "Knob", map[string]any{
+		"name": "v1", "served": true, "storage": true,
+		"subresources": map[string]any{"status": map[string]any{}},
+		"schema": map[string]any{"openAPIV3Schema": map[string]any{
+			"type": "object",
+			"properties": map[string]any{
+				"spec": map[string]any{"type": "object", "properties": map[string]any{
+					"value": map[string]any{"type": "integer"}, "mode": map[string]any{"type": "string"}, "extra": map[string]any{"type": "string"},
+				}},
+				"status": map[string]any{"type": "object", "properties": map[string]any{"value": map[string]any{"type": "integer"}}},
+			},
+		}},
+	})
+	knobs := client.Resource(gvr).Namespace("default")
+	createCRD(ctx, t, client, crd, knobs)
+	for _, name := range []string{"put", "patch"} {
+		if _, err := knobs.Create(ctx, &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "merge.example.com/v1", "kind": "Knob",
+			"metadata": map[string]any{"name": name, "labels": map[string]any{"a": "1"}},
+			"spec":     map[string]any{"value": int64(1), "mode": "a"},
+		}}, metav1.CreateOptions{FieldManager: "creator"}); err != nil {
+			t.Fatalf("creating %s: %v", name, err)
+		}
+	}
+	steps := []struct {
+		manager, sub string
+		patch        string
+		edit         func(o map[string]any)
+	}{
+		{"patcher", "", `{"spec":{"value":2}}`, func(o map[string]any) { o["spec"].(map[string]any)["value"] = int64(2) }},
+		{"labeler", "", `{"metadata":{"labels":{"a":null,"b":"2"}}}`, func(o map[string]any) {
+			o["metadata"].(map[string]any)["labels"] = map[string]any{"b": "2"}
+		}},
+		{"patcher", "", `{"spec":{"extra":"x"}}`, func(o map[string]any) { o["spec"].(map[string]any)["extra"] = "x" }},
+		{"meter", "status", `{"status":{"value":5}}`, func(o map[string]any) { o["status"] = map[string]any{"value": int64(5)} }},
+		{"clearer", "", `{"metadata":{"managedFields":[]}}`, func(o map[string]any) { o["metadata"].(map[string]any)["managedFields"] = []any{} }},
+		{"patcher", "", `{"spec":{"mode":"b"}}`, func(o map[string]any) { o["spec"].(map[string]any)["mode"] = "b" }},
+		{"meter", "status", `{"status":{"value":6}}`, func(o map[string]any) { o["status"] = map[string]any{"value": int64(6)} }},
+	}
+	for i, s := range steps {
+		var subs []string
+		if s.sub != "" {
+			subs = []string{s.sub}
+		}
+		cur, err := knobs.Get(ctx, "put", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.edit(cur.Object)
+		var put *unstructured.Unstructured
+		if s.sub == "status" {
+			put, err = knobs.UpdateStatus(ctx, cur, metav1.UpdateOptions{FieldManager: s.manager})
+		} else {
+			put, err = knobs.Update(ctx, cur, metav1.UpdateOptions{FieldManager: s.manager})
+		}
+		if err != nil {
+			t.Fatalf("step %d: replacing: %v", i, err)
+		}
+		patched, err := knobs.Patch(ctx, "patch", types.MergePatchType, []byte(s.patch), metav1.PatchOptions{FieldManager: s.manager}, subs...)
+		if err != nil {
+			t.Fatalf("step %d: patching: %v", i, err)
+		}
+		if got, want := entriesOf(patched), entriesOf(put); !reflect.DeepEqual(got, want) {
+			t.Errorf("step %d (%s %s): patched object's managedFields\n%v\nreplaced object's\n%v", i, s.manager, s.patch, got, want)
+		}
+		if !reflect.DeepEqual(patched.Object["spec"], put.Object["spec"]) || !reflect.DeepEqual(patched.GetLabels(), put.GetLabels()) ||
+			!reflect.DeepEqual(patched.Object["status"], put.Object["status"]) {
+			t.Errorf("step %d: patched %v, replaced %v", i, patched.Object, put.Object)
+		}
+		read, err := knobs.Get(ctx, "patch", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(patched.Object, read.Object) {
+			t.Errorf("step %d: patch answered\n%v\nthen read\n%v", i, patched.Object, read.Object)
+		}
+	}
+}
+
+// entriesOf lists an object's managedFields without their times.
+func entriesOf(o *unstructured.Unstructured) []string {
+	var out []string
+	for _, e := range o.GetManagedFields() {
+		out = append(out, e.Manager+"/"+string(e.Operation)+"/"+e.APIVersion+"/"+e.Subresource+": "+string(e.FieldsV1.Raw))
+	}
+	return out
 }

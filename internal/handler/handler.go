@@ -139,6 +139,11 @@ type call struct {
 	// applied is set once a server-side apply merged the request's
 	// object: the merge recorded its managedFields.
 	applied bool
+	// mergesOnly says the write's mutation merges a patch into a copy of
+	// the current object and reads nothing of its managedFields, which it
+	// replaces whole if the patch names them (see mergePatch): they may
+	// stay encoded.
+	mergesOnly bool
 	// written describes the managedFields entries recordFields last
 	// recorded encoded (nil when it did not): metadata checks take them
 	// from it while the object still holds them.

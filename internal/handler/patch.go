@@ -57,6 +57,7 @@ func (h *Handler) patch(c *call, sub string) {
 		codec.WriteStatus(c.w, c.r, err)
 		return
 	}
+	c.mergesOnly = p.merge != nil
 	h.write(c, sub, "", func(old map[string]any, oldJSON []byte) (map[string]any, error) {
 		// doWrite hands over the current object in the request's version,
 		// a copy of its own.
