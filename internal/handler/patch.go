@@ -1,6 +1,7 @@
 package handler
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"mime"
@@ -77,15 +78,14 @@ func (h *Handler) patch(c *call, sub string) {
 			obj = mergePatch(cur, p.merge)
 			value = func() string { return p.mergedJSON(oldJSON) }
 		default:
-			curJSON, err := json.Marshal(cur)
-			if err != nil {
-				return nil, apierrors.NewInternalError(err)
-			}
-			out, err := p.apply(curJSON)
+			// The patch applies to the object's own encoding, which
+			// holds the values cur holds: encoding cur again was most
+			// of a JSON patch's work.
+			out, err := p.apply(oldJSON)
 			if err != nil {
 				return nil, err
 			}
-			value = func() string { return string(out) }
+			value = func() string { return p.patchedJSON(oldJSON, out) }
 			if obj, _, err = codec.Decode(out, codec.MediaJSON, codec.DecodeOptions{}); err != nil {
 				return nil, invalidPatch(value(), err.Error())
 			}
@@ -312,20 +312,27 @@ func copyJSON(v any) any {
 }
 
 // mergedJSON is the patched document as jsonpatch.MergePatch writes it,
-// which upstream quotes when the result is invalid: the patch applied to
-// the current object's encoding (curJSON, decoded and encoded again as
-// upstream's patcher encodes it).
-func (p *patchBody) mergedJSON(curJSON []byte) string {
+// which upstream quotes when the result is invalid (see patchedJSON).
+func (p *patchBody) mergedJSON(curJSON []byte) string { return p.patchedJSON(curJSON, nil) }
+
+// patchedJSON is the patched document upstream quotes when the result is
+// invalid: the patch applied to the current object as upstream's patcher
+// encodes it (with encoding/json, which the patch libraries keep the
+// untouched parts of as they are). out, when set, is the patch applied to
+// curJSON, returned when the two encodings agree.
+func (p *patchBody) patchedJSON(curJSON, out []byte) string {
 	cur, err := decodeStored(curJSON)
 	if err != nil {
-		return ""
+		return string(out)
 	}
 	doc, err := json.Marshal(cur)
 	if err != nil {
-		return ""
+		return string(out)
 	}
-	out, err := jsonpatch.MergePatch(doc, p.body)
-	if err != nil {
+	if out != nil && bytes.Equal(doc, curJSON) {
+		return string(out)
+	}
+	if out, err = p.apply(doc); err != nil {
 		return ""
 	}
 	return string(out)
