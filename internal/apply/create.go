@@ -34,7 +34,7 @@ func createdFields(s *smdschema.Schema, tr smdschema.TypeRef, obj map[string]any
 	}
 	out := make(map[string]any, len(obj))
 	for k, v := range obj {
-		if k == "apiVersion" || k == "kind" || skip[k] {
+		if strippedTop[k] || skip[k] {
 			continue
 		}
 		if k == "metadata" {
@@ -74,12 +74,21 @@ func topLevelNames(reset *fieldpath.Set) (map[string]bool, bool) {
 	return names, ok
 }
 
-// strippedMetadata are the members of metadata in strippedFields, which
-// strips metadata itself too: its FieldsV1 holds its other members only.
-var strippedMetadata = map[string]bool{
-	"name": true, "namespace": true, "creationTimestamp": true, "selfLink": true, "uid": true,
-	"clusterName": true, "generation": true, "managedFields": true, "resourceVersion": true,
-}
+// strippedTop and strippedMetadata are the top-level fields and the
+// members of metadata in strippedFields, which strips metadata itself too:
+// its FieldsV1 holds its other members only.
+var strippedTop, strippedMetadata = func() (top, md map[string]bool) {
+	top, md = map[string]bool{}, map[string]bool{}
+	strippedFields.Iterate(func(p fieldpath.Path) {
+		switch {
+		case len(p) == 1 && p[0].FieldName != nil && *p[0].FieldName != "metadata":
+			top[*p[0].FieldName] = true
+		case len(p) == 2 && p[0].FieldName != nil && *p[0].FieldName == "metadata" && p[1].FieldName != nil:
+			md[*p[1].FieldName] = true
+		}
+	})
+	return top, md
+}()
 
 // metadata is the FieldsV1 of the object's metadata v, of a field of m:
 // nil when nothing in it is owned.
