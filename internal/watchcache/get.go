@@ -44,6 +44,9 @@ func (c *Cache) Get(ctx context.Context, key string, opts GetOptions) (*Item, er
 			return nil, c.storageErr("current revision", err)
 		}
 		ok, err := c.waitFresh(ctx, rev)
+		if errors.Is(err, errStoppedWaiting) {
+			return c.getStorage(ctx, key, 0)
+		}
 		if err != nil {
 			return nil, c.storageErr("wait", err)
 		}
@@ -53,6 +56,9 @@ func (c *Cache) Get(ctx context.Context, key string, opts GetOptions) (*Item, er
 		}
 	case rv > 0:
 		ok, err := c.waitFresh(ctx, rv)
+		if errors.Is(err, errStoppedWaiting) {
+			return c.getStorage(ctx, key, rv)
+		}
 		if err != nil {
 			return nil, c.storageErr("wait", err)
 		}

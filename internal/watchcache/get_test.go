@@ -392,3 +392,56 @@ func TestRevCoalescerGap(t *testing.T) {
 		<-done
 	}
 }
+
+// Reads waiting for the cache when it stops (its resource changed: a new
+// schema starts a new cache) are answered from storage, as upstream's
+// requests finish on the storage they started with, not with a 503.
+func TestReadsWaitingWhenStopped(t *testing.T) {
+	r := newMemRig(t, Options{})
+	rev := r.waitRevOf(r.create("a", "x"))
+	r.mem.setNoProgress(true)
+	if _, err := r.store.Create(r.ctx, "/registry/other/1", []byte("{}")); err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		what  string
+		names []string
+		err   error
+	}
+	results := make(chan result, 3)
+	go func() {
+		it, err := r.cache.Get(context.Background(), key("a", "x"), GetOptions{})
+		if err != nil {
+			results <- result{what: "consistent get", err: err}
+			return
+		}
+		results <- result{what: "consistent get", names: []string{it.Name}}
+	}()
+	for _, opts := range []ListOptions{{}, {ResourceVersion: strconv.FormatInt(rev+1, 10)}} {
+		go func() {
+			res, err := r.cache.List(context.Background(), opts)
+			what := fmt.Sprintf("list at %q", opts.ResourceVersion)
+			if err != nil {
+				results <- result{what: what, err: err}
+				return
+			}
+			var names []string
+			for _, it := range res.Items {
+				names = append(names, it.Name)
+			}
+			results <- result{what: what, names: names}
+		}()
+	}
+	time.Sleep(100 * time.Millisecond) // all three wait: the cache is behind, and the clock stands still
+	r.cache.Stop()
+	for range 3 {
+		select {
+		case res := <-results:
+			if res.err != nil || len(res.names) != 1 || res.names[0] != "x" {
+				t.Errorf("%s: %v, %v; want x from storage", res.what, res.names, res.err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("a read still waits after the cache stopped")
+		}
+	}
+}

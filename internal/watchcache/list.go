@@ -163,6 +163,9 @@ func (c *Cache) listConsistent(ctx context.Context, q query) (ListResult, error)
 		return ListResult{}, c.storageErr("current revision", err)
 	}
 	ok, err := c.waitFresh(ctx, rev)
+	if errors.Is(err, errStoppedWaiting) {
+		return c.listStorage(ctx, 0, 0, q)
+	}
 	if err != nil {
 		return ListResult{}, c.storageErr("wait", err)
 	}
@@ -182,6 +185,9 @@ func (c *Cache) listLatest(ctx context.Context, minRev int64, q query) (ListResu
 	}
 	if minRev > 0 {
 		ok, err := c.waitFresh(ctx, minRev)
+		if errors.Is(err, errStoppedWaiting) {
+			return c.listStorage(ctx, 0, minRev, q)
+		}
 		if err != nil {
 			return ListResult{}, c.storageErr("wait", err)
 		}
@@ -200,6 +206,9 @@ func (c *Cache) listExact(ctx context.Context, rev int64, q query) (ListResult, 
 		return c.listStorage(ctx, rev, 0, q)
 	}
 	ok, err := c.waitFresh(ctx, rev)
+	if errors.Is(err, errStoppedWaiting) {
+		return c.listStorage(ctx, rev, 0, q)
+	}
 	if err != nil {
 		return ListResult{}, c.storageErr("wait", err)
 	}

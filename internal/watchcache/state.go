@@ -2,6 +2,7 @@ package watchcache
 
 import (
 	"context"
+	"errors"
 	"sort"
 	"sync"
 	"time"
@@ -452,9 +453,16 @@ func (c *Cache) send(ch *change) {
 	}
 }
 
+// errStoppedWaiting is waitFresh's error when the cache stopped while it
+// waited: its resource changed (a CRD's new schema starts a new cache).
+// Reads then go to storage, as before the cache was ready: upstream's
+// requests finish on the storage they started with.
+var errStoppedWaiting = errors.New("watch cache stopped while a read waited for it")
+
 // waitFresh waits until the cache has seen rev, asking storage for
 // progress notifications while it waits (an idle prefix sees no events).
-// It reports false if FreshTimeout passed first.
+// It reports false if FreshTimeout passed first, and errStoppedWaiting if
+// the cache stopped.
 func (c *Cache) waitFresh(ctx context.Context, rev int64) (bool, error) {
 	c.mu.RLock()
 	cur, fresh := c.rev, c.fresh
@@ -480,7 +488,7 @@ func (c *Cache) waitFresh(ctx context.Context, rev int64) (bool, error) {
 		case <-ctx.Done():
 			return false, ctx.Err()
 		case <-c.stopCh:
-			return false, errStopped()
+			return false, errStoppedWaiting
 		}
 		c.mu.RLock()
 		cur, fresh = c.rev, c.fresh

@@ -2,6 +2,7 @@ package watchcache
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"time"
@@ -124,6 +125,10 @@ func (c *Cache) Watch(ctx context.Context, opts WatchOptions) (*Watcher, error) 
 			}
 		}
 		ok, err := c.waitFresh(ctx, minRev)
+		if errors.Is(err, errStoppedWaiting) {
+			// The client watches again, on the new cache.
+			return nil, errStopped()
+		}
 		if err != nil {
 			return nil, c.storageErr("wait", err)
 		}
