@@ -98,6 +98,36 @@ type slot struct {
 	deleted bool
 }
 
+// locked returns the slot of object i mod n, locked, unless its object
+// was deleted.
+func (p *population) locked(i int) (*slot, error) {
+	s := p.at(i % p.len())
+	s.mu.Lock()
+	if s.deleted {
+		s.mu.Unlock()
+		return nil, fmt.Errorf("object %s was deleted", s.name)
+	}
+	return s, nil
+}
+
+// own makes s hold its object: the raw client's creates keep only the
+// name and resourceVersion, and the template is the rest.
+func (b *bench) own(s *slot) {
+	if s.obj == nil {
+		s.obj = b.template.DeepCopy()
+		s.obj.SetName(s.name)
+		s.obj.SetResourceVersion(s.rv)
+	}
+}
+
+// wrote records the resourceVersion of a raw write of s's object.
+func (s *slot) wrote(rv string) {
+	if s.obj != nil {
+		s.obj.SetResourceVersion(rv)
+	}
+	s.rv = rv
+}
+
 func (p *population) add(obj *unstructured.Unstructured) {
 	p.mu.Lock()
 	p.slots = append(p.slots, &slot{name: obj.GetName(), obj: obj})
@@ -502,17 +532,12 @@ func (b *bench) get(ctx context.Context, i int) error {
 // number (and, for widgets, a spec change so the generation moves too).
 // started, if set, is called with that number right before the request.
 func (b *bench) update(ctx context.Context, i int, started func(seq int64)) error {
-	s := b.pop.at(i % b.pop.len())
-	s.mu.Lock()
+	s, err := b.pop.locked(i)
+	if err != nil {
+		return err
+	}
 	defer s.mu.Unlock()
-	if s.deleted {
-		return fmt.Errorf("object %s was deleted", s.name)
-	}
-	if s.obj == nil { // created by the raw client
-		s.obj = b.template.DeepCopy()
-		s.obj.SetName(s.name)
-		s.obj.SetResourceVersion(s.rv)
-	}
+	b.own(s)
 	// Our own copy, changed in place: on failure the next update retries
 	// with the same resourceVersion, which is still current.
 	annotations := s.obj.GetAnnotations()
@@ -531,7 +556,7 @@ func (b *bench) update(ctx context.Context, i int, started func(seq int64)) erro
 		started(seq)
 	}
 	if b.bodies != nil {
-		return b.rawUpdate(ctx, s)
+		return b.rawReplace(ctx, s, "")
 	}
 	updated, err := b.res.Update(ctx, s.obj, metav1.UpdateOptions{})
 	if err != nil {
@@ -545,32 +570,18 @@ func (b *bench) update(ctx context.Context, i int, started func(seq int64)) erro
 // subresource, with readyReplicas set to the next update number (mod
 // 1000), as a controller reporting what it sees.
 func (b *bench) status(ctx context.Context, i int) error {
-	s := b.pop.at(i % b.pop.len())
-	s.mu.Lock()
+	s, err := b.pop.locked(i)
+	if err != nil {
+		return err
+	}
 	defer s.mu.Unlock()
-	if s.deleted {
-		return fmt.Errorf("object %s was deleted", s.name)
-	}
-	if s.obj == nil { // created by the raw client
-		s.obj = b.template.DeepCopy()
-		s.obj.SetName(s.name)
-		s.obj.SetResourceVersion(s.rv)
-	}
+	b.own(s)
 	seq := b.updateSeq.Add(1)
 	if err := unstructured.SetNestedField(s.obj.Object, seq%1000, "status", "readyReplicas"); err != nil {
 		return err
 	}
 	if b.bodies != nil {
-		body, err := json.Marshal(s.obj.Object)
-		if err != nil {
-			return fmt.Errorf("encoding %s: %w", s.name, err)
-		}
-		rv, err := b.write(ctx, http.MethodPut, b.collectionPath()+"/"+s.name+"/status", body, http.StatusOK)
-		if err != nil {
-			return err
-		}
-		s.obj.SetResourceVersion(rv)
-		return nil
+		return b.rawReplace(ctx, s, "/status")
 	}
 	updated, err := b.res.UpdateStatus(ctx, s.obj, metav1.UpdateOptions{})
 	if err != nil {
@@ -583,12 +594,11 @@ func (b *bench) status(ctx context.Context, i int) error {
 // patch changes object i mod n as update does, sent as a JSON merge patch
 // of the changed fields.
 func (b *bench) patch(ctx context.Context, i int) error {
-	s := b.pop.at(i % b.pop.len())
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.deleted {
-		return fmt.Errorf("object %s was deleted", s.name)
+	s, err := b.pop.locked(i)
+	if err != nil {
+		return err
 	}
+	defer s.mu.Unlock()
 	seq := b.updateSeq.Add(1)
 	p := map[string]any{"metadata": map[string]any{"annotations": map[string]any{annotationSeq: strconv.FormatInt(seq, 10)}}}
 	if b.widgets() {
@@ -615,10 +625,7 @@ func (b *bench) patch(ctx context.Context, i int) error {
 	if err != nil {
 		return err
 	}
-	if s.obj != nil {
-		s.obj.SetResourceVersion(rv)
-	}
-	s.rv = rv
+	s.wrote(rv)
 	return nil
 }
 
@@ -628,12 +635,11 @@ const applyManager = "crdserver-bench"
 // apply server-side applies object i mod n: the template with the next
 // update number (and, for widgets, a spec change), as applyManager.
 func (b *bench) apply(ctx context.Context, i int) error {
-	s := b.pop.at(i % b.pop.len())
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.deleted {
-		return fmt.Errorf("object %s was deleted", s.name)
+	s, err := b.pop.locked(i)
+	if err != nil {
+		return err
 	}
+	defer s.mu.Unlock()
 	obj := b.template.DeepCopy()
 	obj.SetName(s.name)
 	seq := b.updateSeq.Add(1)

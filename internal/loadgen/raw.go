@@ -173,14 +173,14 @@ func (b *bench) rawGet(ctx context.Context, i int) error {
 	return nil
 }
 
-// rawUpdate replaces s.obj (already changed by the caller) and keeps the
-// new resourceVersion.
-func (b *bench) rawUpdate(ctx context.Context, s *slot) error {
+// rawReplace replaces s.obj (already changed by the caller), or its
+// subresource sub ("/status"), and keeps the new resourceVersion.
+func (b *bench) rawReplace(ctx context.Context, s *slot, sub string) error {
 	body, err := json.Marshal(s.obj.Object)
 	if err != nil {
 		return fmt.Errorf("encoding %s: %w", s.name, err)
 	}
-	rv, err := b.write(ctx, http.MethodPut, b.collectionPath()+"/"+s.name, body, http.StatusOK)
+	rv, err := b.write(ctx, http.MethodPut, b.collectionPath()+"/"+s.name+sub, body, http.StatusOK)
 	if err != nil {
 		return err
 	}
@@ -199,10 +199,7 @@ func (b *bench) rawApply(ctx context.Context, s *slot, obj map[string]any) error
 	if err != nil {
 		return err
 	}
-	if s.obj != nil {
-		s.obj.SetResourceVersion(rv)
-	}
-	s.rv = rv
+	s.wrote(rv)
 	return nil
 }
 
