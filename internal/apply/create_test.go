@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
@@ -172,7 +173,7 @@ func TestCreateMatchesComparison(t *testing.T) {
 		if _, ok := createdFields(pt.Schema, pt.TypeRef, o, fast.Reset["example.com/v1"]); ok {
 			walked++
 		}
-		of, os := deepCopyJSONValue(o), deepCopyJSONValue(o)
+		of, os := runtime.DeepCopyJSON(o), runtime.DeepCopyJSON(o)
 		fast.Update(nil, of, "creator")
 		slow.Update(nil, os, "creator")
 		if f, s := summary(of), summary(os); !reflect.DeepEqual(f, s) {
@@ -183,26 +184,4 @@ func TestCreateMatchesComparison(t *testing.T) {
 	if walked < n/3 {
 		t.Errorf("the walk took %d of %d objects", walked, n)
 	}
-}
-
-func deepCopyJSONValue(o map[string]any) map[string]any {
-	var cp func(v any) any
-	cp = func(v any) any {
-		switch x := v.(type) {
-		case map[string]any:
-			m := make(map[string]any, len(x))
-			for k, y := range x {
-				m[k] = cp(y)
-			}
-			return m
-		case []any:
-			l := make([]any, len(x))
-			for i, y := range x {
-				l[i] = cp(y)
-			}
-			return l
-		}
-		return v
-	}
-	return cp(o).(map[string]any)
 }

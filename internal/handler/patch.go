@@ -12,6 +12,7 @@ import (
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/mergepatch"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
@@ -262,7 +263,7 @@ func mergePatch(doc, patch map[string]any) map[string]any {
 		case !ok || cur == nil || !curIsObj:
 			doc[k] = withoutNulls(pv)
 		case !pIsObj:
-			doc[k] = copyJSON(pv)
+			doc[k] = runtime.DeepCopyJSONValue(pv)
 		default:
 			doc[k] = mergePatch(curObj, pObj)
 		}
@@ -286,25 +287,6 @@ func withoutNulls(v any) any {
 		out := make([]any, len(x))
 		for i, y := range x {
 			out[i] = withoutNulls(y)
-		}
-		return out
-	}
-	return v
-}
-
-// copyJSON copies a decoded JSON value.
-func copyJSON(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, y := range x {
-			out[k] = copyJSON(y)
-		}
-		return out
-	case []any:
-		out := make([]any, len(x))
-		for i, y := range x {
-			out[i] = copyJSON(y)
 		}
 		return out
 	}
