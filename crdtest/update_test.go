@@ -21,23 +21,12 @@ import (
 // answers the object written, with its new resourceVersion, as a read
 // then returns it.
 func TestReplaceAnswersWhatIsStored(t *testing.T) {
-	srv := crdtest.Start(t, crdtest.Options{})
-	client := dynamic.NewForConfigOrDie(srv.Config)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	gvr := schema.GroupVersionResource{Group: "replace.example.com", Version: "v1", Resource: "dials"}
-	crd := crdObject("replace.example.com", "dials", "Dial", map[string]any{
-		"name": "v1", "served": true, "storage": true,
-		"schema": map[string]any{"openAPIV3Schema": map[string]any{
-			"type": "object",
-			"properties": map[string]any{"spec": map[string]any{
-				"type":       "object",
-				"properties": map[string]any{"value": map[string]any{"type": "integer"}},
-			}},
-		}},
-	})
-	dials := client.Resource(gvr).Namespace("default")
-	createCRD(ctx, t, client, crd, dials)
+	dials := servedResource(ctx, t, "replace.example.com", "dials", "Dial", false, map[string]any{"spec": map[string]any{
+		"type":       "object",
+		"properties": map[string]any{"value": map[string]any{"type": "integer"}},
+	}})
 	cur, err := dials.Create(ctx, &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "replace.example.com/v1", "kind": "Dial",
 		"metadata": map[string]any{"name": "d"},
@@ -76,24 +65,12 @@ func TestReplaceAnswersWhatIsStored(t *testing.T) {
 // are the creator's (untouched) and the status writer's (its status
 // fields, under the subresource).
 func TestReplaceStatusAnswersWhatIsStored(t *testing.T) {
-	srv := crdtest.Start(t, crdtest.Options{})
-	client := dynamic.NewForConfigOrDie(srv.Config)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	gvr := schema.GroupVersionResource{Group: "status.example.com", Version: "v1", Resource: "gauges"}
-	crd := crdObject("status.example.com", "gauges", "Gauge", map[string]any{
-		"name": "v1", "served": true, "storage": true,
-		"subresources": map[string]any{"status": map[string]any{}},
-		"schema": map[string]any{"openAPIV3Schema": map[string]any{
-			"type": "object",
-			"properties": map[string]any{
-				"spec":   map[string]any{"type": "object", "properties": map[string]any{"target": map[string]any{"type": "integer"}}},
-				"status": map[string]any{"type": "object", "properties": map[string]any{"value": map[string]any{"type": "integer"}}},
-			},
-		}},
+	gauges := servedResource(ctx, t, "status.example.com", "gauges", "Gauge", true, map[string]any{
+		"spec":   map[string]any{"type": "object", "properties": map[string]any{"target": map[string]any{"type": "integer"}}},
+		"status": map[string]any{"type": "object", "properties": map[string]any{"value": map[string]any{"type": "integer"}}},
 	})
-	gauges := client.Resource(gvr).Namespace("default")
-	createCRD(ctx, t, client, crd, gauges)
 	cur, err := gauges.Create(ctx, &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "status.example.com/v1", "kind": "Gauge",
 		"metadata": map[string]any{"name": "g"},
@@ -146,26 +123,14 @@ func TestReplaceStatusAnswersWhatIsStored(t *testing.T) {
 // one object and through merge patches on another, leave the same
 // entries, a reset of managedFields and the status subresource included.
 func TestMergePatchRecordsAsReplace(t *testing.T) {
-	srv := crdtest.Start(t, crdtest.Options{})
-	client := dynamic.NewForConfigOrDie(srv.Config)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	gvr := schema.GroupVersionResource{Group: "merge.example.com", Version: "v1", Resource: "knobs"}
-	crd := crdObject("merge.example.com", "knobs", "Knob", map[string]any{
-		"name": "v1", "served": true, "storage": true,
-		"subresources": map[string]any{"status": map[string]any{}},
-		"schema": map[string]any{"openAPIV3Schema": map[string]any{
-			"type": "object",
-			"properties": map[string]any{
-				"spec": map[string]any{"type": "object", "properties": map[string]any{
-					"value": map[string]any{"type": "integer"}, "mode": map[string]any{"type": "string"}, "extra": map[string]any{"type": "string"},
-				}},
-				"status": map[string]any{"type": "object", "properties": map[string]any{"value": map[string]any{"type": "integer"}}},
-			},
+	knobs := servedResource(ctx, t, "merge.example.com", "knobs", "Knob", true, map[string]any{
+		"spec": map[string]any{"type": "object", "properties": map[string]any{
+			"value": map[string]any{"type": "integer"}, "mode": map[string]any{"type": "string"}, "extra": map[string]any{"type": "string"},
 		}},
+		"status": map[string]any{"type": "object", "properties": map[string]any{"value": map[string]any{"type": "integer"}}},
 	})
-	knobs := client.Resource(gvr).Namespace("default")
-	createCRD(ctx, t, client, crd, knobs)
 	for _, name := range []string{"put", "patch"} {
 		if _, err := knobs.Create(ctx, &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "merge.example.com/v1", "kind": "Knob",
@@ -237,4 +202,24 @@ func entriesOf(o *unstructured.Unstructured) []string {
 		out = append(out, e.Manager+"/"+string(e.Operation)+"/"+e.APIVersion+"/"+e.Subresource+": "+string(e.FieldsV1.Raw))
 	}
 	return out
+}
+
+// servedResource starts a server and creates a namespaced CRD of one
+// version, v1, whose schema has properties (and a status subresource when
+// status is set); it returns the resource in namespace default once
+// served.
+func servedResource(ctx context.Context, t *testing.T, group, plural, kind string, status bool, properties map[string]any) dynamic.ResourceInterface {
+	t.Helper()
+	srv := crdtest.Start(t, crdtest.Options{})
+	client := dynamic.NewForConfigOrDie(srv.Config)
+	version := map[string]any{
+		"name": "v1", "served": true, "storage": true,
+		"schema": map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "properties": properties}},
+	}
+	if status {
+		version["subresources"] = map[string]any{"status": map[string]any{}}
+	}
+	res := client.Resource(schema.GroupVersionResource{Group: group, Version: "v1", Resource: plural}).Namespace("default")
+	createCRD(ctx, t, client, crdObject(group, plural, kind, version), res)
+	return res
 }
