@@ -155,7 +155,7 @@ type fastMeta struct {
 	entries []metav1.ManagedFieldsEntry
 	read    bool
 	// checked says the labels and annotations were found valid (see
-	// checkLabelsAndAnnotations): validators are handed none.
+	// metaToValidate): validators are handed none.
 	checked bool
 }
 
