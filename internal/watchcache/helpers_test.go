@@ -139,6 +139,19 @@ func (r *rig) delete(ns, name string) int64 {
 	return rev
 }
 
+// watchNow opens a watch of opts from the cache's current revision,
+// stopped when the test ends.
+func (r *rig) watchNow(opts WatchOptions) *Watcher {
+	r.t.Helper()
+	opts.ResourceVersion = strconv.FormatInt(r.cache.Revision(), 10)
+	w, err := r.cache.Watch(context.Background(), opts)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	r.t.Cleanup(w.Stop)
+	return w
+}
+
 // waitRev waits (in real time; the cache is driven by storage, not the
 // clock) until the cache has applied rev.
 func (r *rig) waitRev(rev int64) {

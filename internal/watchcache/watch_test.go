@@ -89,11 +89,7 @@ func TestWatchDeletedCarriesDeleteRevision(t *testing.T) {
 func testWatchDeletedCarriesDeleteRevision(t *testing.T, newStore func(testing.TB) storage.Interface) {
 	r := newRig(t, newStore(t), Options{})
 	r.waitRev(r.create("a", "x", "app", "x"))
-	w, err := r.cache.Watch(context.Background(), WatchOptions{ResourceVersion: strconv.FormatInt(r.cache.Revision(), 10)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Stop()
+	w := r.watchNow(WatchOptions{})
 	upd := r.update("a", "x", "app", "y")
 	del := r.delete("a", "x")
 	if ev := next(t, w); ev.Type != Modified || ev.Item.Revision != upd {
@@ -113,11 +109,7 @@ func testWatchDeletedCarriesDeleteRevision(t *testing.T, newStore func(testing.T
 	// Leaving a selector by update: Deleted with the old state at the
 	// update's revision.
 	r.waitRev(r.create("a", "z", "app", "x"))
-	wx, err := r.cache.Watch(context.Background(), WatchOptions{ResourceVersion: strconv.FormatInt(r.cache.Revision(), 10), Labels: labels.SelectorFromSet(labels.Set{"app": "x"})})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer wx.Stop()
+	wx := r.watchNow(WatchOptions{Labels: labels.SelectorFromSet(labels.Set{"app": "x"})})
 	upd = r.update("a", "z", "app", "y")
 	ev = next(t, wx)
 	if ev.Type != Deleted || ev.Item.Revision != upd || ev.Item.Labels.Get("app") != "x" {
@@ -137,11 +129,7 @@ func TestWatchUndecodableNeverSeen(t *testing.T) { forEachBackend(t, testWatchUn
 func testWatchUndecodableNeverSeen(t *testing.T, newStore func(testing.TB) storage.Interface) {
 	r := newRig(t, newStore(t), Options{})
 	r.waitRev(r.create("a", "x", "app", "x"))
-	w, err := r.cache.Watch(context.Background(), WatchOptions{ResourceVersion: strconv.FormatInt(r.cache.Revision(), 10)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Stop()
+	w := r.watchNow(WatchOptions{})
 	if _, err := r.store.Create(r.ctx, key("a", "bad"), []byte("{not json")); err != nil {
 		t.Fatal(err)
 	}
