@@ -60,6 +60,21 @@ func (a *Admission) KeepsEncoded(ctx context.Context) bool {
 	return a.mutatingPoliciesIdle(ctx)
 }
 
+// Idle reports whether nothing is registered that could run on a
+// request: no webhook, and no policy or binding, validating or mutating.
+// The handler then skips what it does only for admission (a delete reads
+// and decodes the object it would hand a webhook). false when that cannot
+// be told: the phases then report the error.
+func (a *Admission) Idle(ctx context.Context) bool {
+	for _, set := range []*compiledSet{&a.mutating, &a.validating} {
+		if hooks, err := a.hooks(ctx, set); err != nil || len(hooks) > 0 {
+			return false
+		}
+	}
+	policies, bindings, err := a.policies(ctx)
+	return err == nil && len(policies) == 0 && len(bindings) == 0 && a.mutatingPoliciesIdle(ctx)
+}
+
 // mutatingPoliciesIdle reports whether no mutating policy is registered
 // (false when that cannot be told: the phase then reports the error).
 func (a *Admission) mutatingPoliciesIdle(ctx context.Context) bool {

@@ -162,6 +162,31 @@ func TestKeepsEncoded(t *testing.T) {
 	}
 }
 
+// TestIdle: admission is idle only while no webhook, policy or binding
+// of either kind is registered.
+func TestIdle(t *testing.T) {
+	ctx := context.Background()
+	if !New(Config{}).Idle(ctx) {
+		t.Error("nothing registered: not idle")
+	}
+	if !New(Config{Source: &source{}, Policies: &policySource{}, MutatingPolicies: &mutatingSource{}}).Idle(ctx) {
+		t.Error("empty sources: not idle")
+	}
+	hook := startHook(t)
+	busy := map[string]Config{
+		"a mutating webhook":   {Source: &source{mutating: []Stored{stored("c", true, webhookAt("w.example.com", hook.on("/m", allowed), hook.CABundle, admissionregistrationv1.Fail))}}},
+		"a validating webhook": {Source: &source{validating: []Stored{stored("c", false, webhookAt("w.example.com", hook.on("/v", allowed), hook.CABundle, admissionregistrationv1.Fail))}}},
+		"a validating policy":  {Policies: validatingPolicies(t, "true")},
+		"a binding alone":      {Policies: &policySource{bindings: validatingPolicies(t, "true").bindings}},
+		"a mutating policy":    {MutatingPolicies: mutatingPolicies(t)},
+	}
+	for name, cfg := range busy {
+		if New(cfg).Idle(ctx) {
+			t.Errorf("%s registered: idle", name)
+		}
+	}
+}
+
 // widgetUpdates is a policy's spec matching updates of widgets.
 const widgetUpdates = `spec:
   matchConstraints:

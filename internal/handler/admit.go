@@ -29,6 +29,9 @@ type Admitter interface {
 	// encoded stay so unless a webhook needs them decoded: no policy is
 	// registered.
 	KeepsEncoded(ctx context.Context) bool
+	// Idle reports whether nothing is registered that could run on a
+	// request (see admission.Admission.Idle).
+	Idle(ctx context.Context) bool
 }
 
 var _ Admitter = (*admission.Admission)(nil)
@@ -117,6 +120,12 @@ func (h *Handler) deleteAdmission(c *call, namespace, name string, opts *metav1.
 		}
 		return h.admit.Validate(ctx, at)
 	}
+}
+
+// admissionIdle reports whether admission would do nothing with c's
+// request, so that it needs no object prepared for it.
+func (h *Handler) admissionIdle(c *call) bool {
+	return h.admit == nil || h.admit.Idle(c.r.Context())
 }
 
 // admissionKeepsEncoded reports whether admission reads the objects of

@@ -18,6 +18,7 @@ import (
 	"github.com/crdserver/crdserver/internal/codec"
 	"github.com/crdserver/crdserver/internal/registry"
 	"github.com/crdserver/crdserver/internal/storage"
+	"github.com/crdserver/crdserver/internal/watchcache"
 )
 
 // delete removes one object, or marks it deleted while finalizers remain.
@@ -26,6 +27,17 @@ func (h *Handler) delete(c *call) {
 	if err != nil {
 		codec.WriteStatus(c.w, c.r, err)
 		return
+	}
+	if h.admissionIdle(c) {
+		uid, done, err := deleteCached(c.r.Context(), c.def, c.store, c.info.Namespace, c.info.Name, opts)
+		if err != nil {
+			codec.WriteStatus(c.w, c.r, err)
+			return
+		}
+		if done {
+			writeObj(c, http.StatusOK, deletedStatus(c, c.info.Name, uid))
+			return
+		}
 	}
 	obj, deleted, err := h.deleteObject(c.r.Context(), c.def, c.store, c.info.Namespace, c.info.Name, opts, h.deleteAdmission(c, c.info.Namespace, c.info.Name, opts))
 	if err != nil {
@@ -88,10 +100,94 @@ func deleteOptions(c *call) (*metav1.DeleteOptions, error) {
 
 // DeleteObject deletes namespace/name, honouring preconditions and
 // finalizers. It returns the object (its last state, or the state marked for
-// deletion) and whether it is gone. Controllers call it too, so that a
+// deletion) and whether it is gone; the object is nil when it went without
+// being read (see deleteCached). Controllers call it too, so that a
 // namespace's contents are deleted exactly as a client's delete would.
 func (h *Handler) DeleteObject(ctx context.Context, def *registry.Definition, store *Store, namespace, name string, opts *metav1.DeleteOptions) (map[string]any, bool, error) {
+	if _, done, err := deleteCached(ctx, def, store, namespace, name, opts); done || err != nil {
+		return nil, done, err
+	}
 	return h.deleteObject(ctx, def, store, namespace, name, opts, nil)
+}
+
+// deleteCached deletes namespace/name as the watch cache holds it, without
+// reading storage or decoding the object, when the delete needs nothing
+// from it but its uid: no dry run, no finalizers (the object's, the
+// garbage collector's or the resource's own), nothing to release, and
+// preconditions the cached copy meets. Its compare-and-swap at the cached
+// revision deletes exactly that copy, as upstream's store starts a delete
+// from its cached object. done is false when the ordinary delete must
+// decide: no cached copy, one that is out of date (the swap failed), one
+// with finalizers, or preconditions it does not meet (storage's copy may,
+// and the ordinary delete words the conflict).
+func deleteCached(ctx context.Context, def *registry.Definition, store *Store, namespace, name string, opts *metav1.DeleteOptions) (uid string, done bool, err error) {
+	if store.Cache == nil || len(opts.DryRun) > 0 || !deletesAtOnce(def) || addsGCFinalizer(opts) {
+		return "", false, nil
+	}
+	key := store.Key(namespace, name)
+	it, err := store.Cache.Get(ctx, key, watchcache.GetOptions{ResourceVersion: "0"})
+	if err != nil {
+		return "", false, nil
+	}
+	uid, finalizers, ok := deleteMetadata(it)
+	if !ok || finalizers {
+		return "", false, nil
+	}
+	if p := opts.Preconditions; p != nil {
+		if p.UID != nil && string(*p.UID) != uid || p.ResourceVersion != nil && *p.ResourceVersion != strconv.FormatInt(it.Revision, 10) {
+			return "", false, nil
+		}
+	}
+	if _, _, err := store.Storage.Delete(ctx, key, it.Revision); err != nil {
+		if staleCopy(err) {
+			return "", false, nil
+		}
+		return "", false, storageError(err, def.GroupResource(), name, "delete")
+	}
+	return uid, true, nil
+}
+
+// deletesAtOnce reports whether def's objects go when deleted, with
+// nothing for the resource to wait for or release, and the delete answers
+// with a Status.
+func deletesAtOnce(def *registry.Definition) bool {
+	_, waits := def.Hooks.(registry.Finalizer)
+	_, releases := def.Hooks.(registry.Allocator)
+	_, answers := def.Hooks.(registry.ReturnsDeletedObject)
+	return !waits && !releases && !answers
+}
+
+// addsGCFinalizer reports whether a delete with opts may give the object a
+// garbage collector's finalizer (orphan or foregroundDeletion): when it
+// asks for either policy, or leaves it to the object's finalizers.
+func addsGCFinalizer(opts *metav1.DeleteOptions) bool {
+	if o := opts.OrphanDependents; o != nil { //nolint:staticcheck // the legacy option is still served
+		return *o
+	}
+	return opts.PropagationPolicy != nil && *opts.PropagationPolicy != metav1.DeletePropagationBackground
+}
+
+// deleteMetadata reads a cached object's uid, and whether it has
+// finalizers (any value but an empty list), from its encoded metadata.
+func deleteMetadata(it *watchcache.Item) (uid string, finalizers, ok bool) {
+	var md []byte
+	if it.MetaEnd > 0 {
+		md = it.JSON[it.MetaStart:it.MetaEnd]
+	} else if md, _, ok = codec.FindPath(it.JSON, []string{"metadata"}); !ok {
+		return "", false, false
+	}
+	uidOK := false
+	ok = codec.EachMember(md, func(name string, value []byte) bool {
+		switch name {
+		case "uid":
+			uid, uidOK = codec.StringValue(value)
+			return uidOK
+		case "finalizers":
+			finalizers = string(value) != "[]"
+		}
+		return true
+	})
+	return uid, finalizers, ok && uidOK
 }
 
 // deleteObject is DeleteObject with admission: admit, when not nil, is

@@ -87,6 +87,11 @@ func deleteStatus(c *call, obj map[string]any) *metav1.Status {
 	md := metadata(obj)
 	name, _ := md["name"].(string)
 	uid, _ := md["uid"].(string)
+	return deletedStatus(c, name, uid)
+}
+
+// deletedStatus answers the delete of the object name with uid.
+func deletedStatus(c *call, name, uid string) *metav1.Status {
 	return &metav1.Status{
 		TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
 		Status:   metav1.StatusSuccess,
