@@ -121,30 +121,44 @@ func (h *Handler) DeleteObject(ctx context.Context, def *registry.Definition, st
 // with finalizers, or preconditions it does not meet (storage's copy may,
 // and the ordinary delete words the conflict).
 func deleteCached(ctx context.Context, def *registry.Definition, store *Store, namespace, name string, opts *metav1.DeleteOptions) (uid string, done bool, err error) {
-	if store.Cache == nil || len(opts.DryRun) > 0 || !deletesAtOnce(def) || addsGCFinalizer(opts) {
+	if store.Cache == nil || !mayDeleteCached(def, opts) {
 		return "", false, nil
 	}
-	key := store.Key(namespace, name)
-	it, err := store.Cache.Get(ctx, key, watchcache.GetOptions{ResourceVersion: "0"})
+	it, err := store.Cache.Get(ctx, store.Key(namespace, name), watchcache.GetOptions{ResourceVersion: "0"})
 	if err != nil {
 		return "", false, nil
 	}
+	uid, _, done, err = deleteItem(ctx, def, store, it, opts)
+	return uid, done, err
+}
+
+// mayDeleteCached reports whether a delete of def's objects with opts may
+// go by deleteItem: no dry run, nothing for the resource to wait for or
+// release, no garbage collector's finalizer to add.
+func mayDeleteCached(def *registry.Definition, opts *metav1.DeleteOptions) bool {
+	return len(opts.DryRun) == 0 && deletesAtOnce(def) && !addsGCFinalizer(opts)
+}
+
+// deleteItem is deleteCached for a cached copy at hand, which the caller
+// has checked with mayDeleteCached; rev is the delete's revision.
+func deleteItem(ctx context.Context, def *registry.Definition, store *Store, it *watchcache.Item, opts *metav1.DeleteOptions) (uid string, rev int64, done bool, err error) {
 	uid, finalizers, ok := deleteMetadata(it)
 	if !ok || finalizers {
-		return "", false, nil
+		return "", 0, false, nil
 	}
 	if p := opts.Preconditions; p != nil {
-		if p.UID != nil && string(*p.UID) != uid || p.ResourceVersion != nil && *p.ResourceVersion != strconv.FormatInt(it.Revision, 10) {
-			return "", false, nil
+		if p.UID != nil && string(*p.UID) != uid || p.ResourceVersion != nil && *p.ResourceVersion != rvString(it.Revision) {
+			return "", 0, false, nil
 		}
 	}
-	if _, _, err := store.Storage.Delete(ctx, key, it.Revision); err != nil {
+	_, rev, err = store.Storage.Delete(ctx, it.Key, it.Revision)
+	if err != nil {
 		if staleCopy(err) {
-			return "", false, nil
+			return "", 0, false, nil
 		}
-		return "", false, storageError(err, def.GroupResource(), name, "delete")
+		return "", 0, false, storageError(err, def.GroupResource(), it.Name, "delete")
 	}
-	return uid, true, nil
+	return uid, rev, true, nil
 }
 
 // deletesAtOnce reports whether def's objects go when deleted, with

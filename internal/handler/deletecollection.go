@@ -39,12 +39,32 @@ func (h *Handler) deleteCollection(c *call) {
 	for i, it := range res.Items {
 		objs[i] = conversion.Object{JSON: it.JSON, Key: it.Key, Revision: it.Revision}
 	}
-	if _, err := c.conv().FromStored(c.r.Context(), objs); err != nil {
+	converted, err := c.conv().FromStored(c.r.Context(), objs)
+	if err != nil {
 		codec.WriteStatus(c.w, c.r, err)
 		return
 	}
+	cached := h.admissionIdle(c) && mayDeleteCached(c.def, dopts)
 	items := make([]any, 0, len(res.Items))
-	for _, it := range res.Items {
+	for i, it := range res.Items {
+		if cached {
+			// The listed copy goes as it is when nothing needs it decoded,
+			// and is answered as listed, at the delete's revision.
+			_, rev, done, err := deleteItem(c.r.Context(), c.def, c.store, it, dopts)
+			if err != nil {
+				codec.WriteStatus(c.w, c.r, err)
+				return
+			}
+			if done {
+				item, err := atRevision(converted[i], rev)
+				if err != nil {
+					codec.WriteStatus(c.w, c.r, apierrors.NewInternalError(err))
+					return
+				}
+				items = append(items, item)
+				continue
+			}
+		}
 		obj, _, err := h.deleteObject(c.r.Context(), c.def, c.store, it.Namespace, it.Name, dopts, h.deleteAdmission(c, it.Namespace, it.Name, dopts))
 		var st apierrors.APIStatus
 		if errors.As(err, &st) && apierrors.IsNotFound(err) {
@@ -64,4 +84,19 @@ func (h *Handler) deleteCollection(c *call) {
 		"kind": c.def.ListKind, "apiVersion": c.apiVersion(),
 		"metadata": map[string]any{}, "items": items,
 	})
+}
+
+// atRevision is an encoded object with resourceVersion rev: spliced into
+// the bytes, or set in the decoded object when they are not in Marshal's
+// form.
+func atRevision(encoded []byte, rev int64) (any, error) {
+	if b, ok := codec.SetResourceVersion(encoded, rvString(rev)); ok {
+		return codec.Raw(b), nil
+	}
+	obj, err := decodeStored(encoded)
+	if err != nil {
+		return nil, err
+	}
+	setRV(obj, rev)
+	return obj, nil
 }
