@@ -208,3 +208,44 @@ func TestDeleteCached(t *testing.T) {
 		})
 	}
 }
+
+// staleStorage marks every value it reads as stored under an old key.
+type staleStorage struct{ storage.Interface }
+
+func (s staleStorage) Get(ctx context.Context, key string) (storage.KeyValue, error) {
+	kv, err := s.Interface.Get(ctx, key)
+	kv.Stale = true
+	return kv, err
+}
+
+// TestStoredAs: a write that seems not to change the cached copy asks
+// storage whether it still holds that revision, and then whether it holds
+// the same bytes.
+func TestStoredAs(t *testing.T) {
+	ctx := context.Background()
+	st := memory.New()
+	rev, err := st.Create(ctx, "/k", []byte(`{"a":1}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name               string
+		st                 storage.Interface
+		key                string
+		rev                int64
+		data               string
+		unchanged, current bool
+	}{
+		{name: "same revision and bytes", st: st, key: "/k", rev: rev, data: `{"a":1}`, unchanged: true, current: true},
+		{name: "same revision, other bytes", st: st, key: "/k", rev: rev, data: `{"a":2}`, current: true},
+		{name: "same revision and bytes, old encryption key", st: staleStorage{st}, key: "/k", rev: rev, data: `{"a":1}`, current: true},
+		{name: "another revision", st: st, key: "/k", rev: rev - 1, data: `{"a":1}`},
+		{name: "gone", st: st, key: "/gone", rev: rev, data: `{"a":1}`},
+	}
+	for _, c := range cases {
+		unchanged, current, err := storedAs(ctx, c.st, c.key, c.rev, []byte(c.data))
+		if err != nil || unchanged != c.unchanged || current != c.current {
+			t.Errorf("%s: unchanged %v current %v (%v), want %v %v", c.name, unchanged, current, err, c.unchanged, c.current)
+		}
+	}
+}
