@@ -63,6 +63,7 @@ func benchFlags(o *benchOptions) *flag.FlagSet {
 	fs.BoolVar(&c.HTTP1, "http1", false, "raw client: speak HTTP/1.1 over a connection per operation in flight instead of HTTP/2 over one")
 	fs.StringVar(&c.Conversion, "conversion", "", "give the Widget CRD a version v2, converted with the None strategy (none) or by a conversion webhook the load generator serves (webhook), and list it in the list-v2 workload")
 	fs.BoolVar(&o.Cleanup, "cleanup", true, "delete everything the run created")
+	fs.BoolVar(&c.Unchanged, "unchanged", false, "update, status, patch and apply write the same values every time, so that each object's writes after its first change nothing (the watch workload's still do)")
 	fs.Var((*listFlag)(&c.EtcdEndpoints), "etcd-endpoints", "etcd endpoints to measure raw puts of the same size against (optional)")
 	fs.StringVar(&c.EtcdCertFile, "etcd-cert", "", "client certificate for --etcd-endpoints")
 	fs.StringVar(&c.EtcdKeyFile, "etcd-key", "", "client key for --etcd-endpoints")

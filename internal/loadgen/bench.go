@@ -47,8 +47,9 @@ type bench struct {
 	template *unstructured.Unstructured // padded to size; copies get a name
 	nextName atomic.Int64
 	// updateSeq numbers updates across the whole run. Every update writes a
-	// new number, so none is a no-op: servers skip writing an unchanged
-	// object, and the watch workload would wait for an event that never comes.
+	// new number, so none is a no-op (unless Config.Unchanged): servers
+	// skip writing an unchanged object, and the watch workload would wait
+	// for an event that never comes.
 	updateSeq atomic.Int64
 
 	pop population
@@ -544,7 +545,7 @@ func (b *bench) update(ctx context.Context, i int, started func(seq int64)) erro
 	if annotations == nil {
 		annotations = map[string]string{}
 	}
-	seq := b.updateSeq.Add(1)
+	seq := b.nextSeq(started != nil)
 	annotations[annotationSeq] = strconv.FormatInt(seq, 10)
 	s.obj.SetAnnotations(annotations)
 	if b.widgets() {
@@ -566,6 +567,16 @@ func (b *bench) update(ctx context.Context, i int, started func(seq int64)) erro
 	return nil
 }
 
+// nextSeq is the number the next write sets: a new one, or with
+// Config.Unchanged the same one every time unless the write must change
+// its object (the watch workload waits for its event).
+func (b *bench) nextSeq(mustChange bool) int64 {
+	if b.cfg.Unchanged && !mustChange {
+		return 0
+	}
+	return b.updateSeq.Add(1)
+}
+
 // status replaces the status of object i mod n through the status
 // subresource, with readyReplicas set to the next update number (mod
 // 1000), as a controller reporting what it sees.
@@ -576,7 +587,7 @@ func (b *bench) status(ctx context.Context, i int) error {
 	}
 	defer s.mu.Unlock()
 	b.own(s)
-	seq := b.updateSeq.Add(1)
+	seq := b.nextSeq(false)
 	if err := unstructured.SetNestedField(s.obj.Object, seq%1000, "status", "readyReplicas"); err != nil {
 		return err
 	}
@@ -599,7 +610,7 @@ func (b *bench) patch(ctx context.Context, i int) error {
 		return err
 	}
 	defer s.mu.Unlock()
-	seq := b.updateSeq.Add(1)
+	seq := b.nextSeq(false)
 	p := map[string]any{"metadata": map[string]any{"annotations": map[string]any{annotationSeq: strconv.FormatInt(seq, 10)}}}
 	if b.widgets() {
 		p["spec"] = map[string]any{"replicas": seq % 1000}
@@ -642,7 +653,7 @@ func (b *bench) apply(ctx context.Context, i int) error {
 	defer s.mu.Unlock()
 	obj := b.template.DeepCopy()
 	obj.SetName(s.name)
-	seq := b.updateSeq.Add(1)
+	seq := b.nextSeq(false)
 	obj.SetAnnotations(map[string]string{annotationSeq: strconv.FormatInt(seq, 10)})
 	if b.widgets() {
 		if err := unstructured.SetNestedField(obj.Object, seq%1000, "spec", "replicas"); err != nil {

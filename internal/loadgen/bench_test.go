@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -136,6 +137,38 @@ func TestUpdatesAreNeverNoOps(t *testing.T) {
 			t.Errorf("update %d left %s unchanged", i, annotationSeq)
 		}
 		prev = cur.DeepCopy()
+	}
+}
+
+// TestUnchangedRepeatsWrites: with Config.Unchanged every update writes
+// the same values, so that an object's updates after its first change
+// nothing, but the watch workload's updates (which wait for their events)
+// still change their objects.
+func TestUnchangedRepeatsWrites(t *testing.T) {
+	b := newFakeBench(t, Config{Resource: ResourceWidgets, ClientGo: true, Unchanged: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, fakeClient())
+	ctx := context.Background()
+	if err := b.create(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	var written []map[string]any
+	for range 2 {
+		if err := b.update(ctx, 0, nil); err != nil {
+			t.Fatal(err)
+		}
+		written = append(written, b.pop.at(0).obj.DeepCopy().Object)
+	}
+	for _, obj := range written {
+		delete(obj["metadata"].(map[string]any), "resourceVersion")
+	}
+	if !reflect.DeepEqual(written[0], written[1]) {
+		t.Errorf("a second update wrote other values:\n%v\n%v", written[0], written[1])
+	}
+	seq := b.pop.at(0).obj.GetAnnotations()[annotationSeq]
+	if err := b.update(ctx, 0, func(int64) {}); err != nil {
+		t.Fatal(err)
+	}
+	if got := b.pop.at(0).obj.GetAnnotations()[annotationSeq]; got == seq {
+		t.Errorf("the watch workload's update left %s at %s", annotationSeq, got)
 	}
 }
 

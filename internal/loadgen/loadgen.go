@@ -127,6 +127,13 @@ type Config struct {
 	// SkipCleanup keeps everything the run created.
 	SkipCleanup bool
 
+	// Unchanged makes the update, status, patch and apply workloads write
+	// the same values every time: an object's first write changes it, and
+	// every later one changes nothing, as controllers' writes often do (a
+	// status reported again, a configuration applied again). The watch
+	// workload's updates still change their objects.
+	Unchanged bool
+
 	// EtcdEndpoints, when set, add an "etcd-put" result: raw puts of
 	// ObjectSize bytes straight to etcd, under /crdserver-bench/<run id>/.
 	EtcdEndpoints []string
