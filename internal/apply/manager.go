@@ -49,8 +49,8 @@ type Manager struct {
 	// converted with Convert. Entries of any other group are dropped.
 	Peers map[string]*Types
 
-	// slow turns the fast path of updates off, for tests that compare
-	// both.
+	// slow turns the fast paths off (of updates, and keepingAll's of
+	// applies), for tests that compare both ways.
 	slow bool
 }
 
@@ -289,13 +289,15 @@ func (m *Manager) Apply(live, patch map[string]any, manager string, force bool) 
 		return nil, fmt.Errorf("failed to create typed live object (%s): %w", describe(live, apiVersion, kind), err)
 	}
 	id := managerID{Manager: manager, Operation: opApply, Subresource: m.Subresource}.String()
-	merged, fields, err := m.updater().Apply(liveT, patchT, fieldpath.APIVersion(m.apiVersion()), mf.fields, id, force)
+	u := m.updater()
+	managers := m.keepingAll(u, patchT, mf.fields, id)
+	merged, fields, err := u.Apply(liveT, patchT, fieldpath.APIVersion(m.apiVersion()), managers, id, force)
 	var conflicts merge.Conflicts
 	if errors.As(err, &conflicts) && manager == kubectlManager {
 		// kubectl moving from client-side apply: fields it last applied
 		// client-side, and left as it applied them, are its own.
 		if conflicts = m.notLastApplied(live, liveT, conflicts); len(conflicts) == 0 {
-			merged, fields, err = m.updater().Apply(liveT, patchT, fieldpath.APIVersion(m.apiVersion()), mf.fields, id, true)
+			merged, fields, err = u.Apply(liveT, patchT, fieldpath.APIVersion(m.apiVersion()), managers, id, true)
 		} else {
 			err = conflicts
 		}
@@ -330,6 +332,38 @@ func (m *Manager) Apply(live, patch map[string]any, manager string, force bool) 
 		return nil, err
 	}
 	return obj, nil
+}
+
+// keepingAll returns managers for u.Apply of config by the applier id:
+// without the applier's last entry when config still sets every field
+// that entry holds, at the same version. Apply's prune then has nothing
+// to remove (it removes fields the applier applied last time and no
+// longer does), and skips its work, which takes its walks of the merged
+// object (a fifth of an apply) whatever it finds; the entry is replaced
+// by config's fields either way. Otherwise managers as they are.
+func (m *Manager) keepingAll(u *merge.Updater, config *typed.TypedValue, managers fieldpath.ManagedFields, id string) fieldpath.ManagedFields {
+	last, ok := managers[id]
+	version := fieldpath.APIVersion(m.apiVersion())
+	if m.slow || !ok || last.APIVersion() != version || !last.Applied() {
+		return managers
+	}
+	set, err := config.ToFieldSet()
+	if err != nil {
+		return managers
+	}
+	if f := u.IgnoreFilter[version]; f != nil {
+		set = f.Filter(set)
+	}
+	if !last.Set().Difference(set).Empty() {
+		return managers
+	}
+	out := make(fieldpath.ManagedFields, len(managers))
+	for k, v := range managers {
+		if k != id {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // beforeFirstApply returns the managed fields of live, an object nobody
