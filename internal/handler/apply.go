@@ -56,6 +56,10 @@ func (h *Handler) doApply(c *call, sub string) error {
 	// object is the URL's, and the body's duplicate keys under
 	// fieldValidation.
 	merge := func(live map[string]any) (map[string]any, error) {
+		var liveRV string
+		if live != nil {
+			liveRV, _ = metadata(live)["resourceVersion"].(string)
+		}
 		obj, err := fm.Apply(live, deepCopy(patch), manager, force)
 		if err != nil {
 			return nil, unknownError(err)
@@ -70,6 +74,11 @@ func (h *Handler) doApply(c *call, sub string) error {
 			for _, p := range problems {
 				addWarning(c, p)
 			}
+		}
+		// A configuration that sets resourceVersion applies only to that
+		// revision, as upstream's update of the merged object checks.
+		if rv, _ := metadata(obj)["resourceVersion"].(string); live != nil && rv != "" && rv != liveRV {
+			return nil, apierrors.NewConflict(c.gr(), c.info.Name, errors.New(optimisticLockMsg))
 		}
 		c.applied = true
 		return obj, nil

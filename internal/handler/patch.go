@@ -62,7 +62,9 @@ func (h *Handler) patch(c *call, sub string) {
 	c.mergesOnly = p.merge != nil
 	h.write(c, sub, "", func(old map[string]any, oldJSON []byte) (map[string]any, error) {
 		// doWrite hands over the current object in the request's version,
-		// a copy of its own.
+		// a copy of its own, which a merge patch changes in place: its
+		// resourceVersion, which a patch's own must match, is read first.
+		oldRV, _ := metadata(old)["resourceVersion"].(string)
 		cur := old
 		var obj map[string]any
 		// value is what a 422 names as the invalid patch value.
@@ -115,7 +117,6 @@ func (h *Handler) patch(c *call, sub string) {
 		if err := patchFieldValidation(c, mode, value, problems); err != nil {
 			return nil, err
 		}
-		oldRV, _ := metadata(old)["resourceVersion"].(string)
 		if rv, _ := metadata(obj)["resourceVersion"].(string); rv != "" && rv != oldRV {
 			return nil, apierrors.NewConflict(c.gr(), c.info.Name, fmt.Errorf("%s", optimisticLockMsg))
 		}

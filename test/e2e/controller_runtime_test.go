@@ -208,6 +208,26 @@ func TestControllerRuntime(t *testing.T) {
 		t.Errorf("a second manager applying size: %v", err)
 	}
 
+	// A merge patch with the optimistic lock (the object's
+	// resourceVersion in the patch) is refused on a copy someone changed
+	// since, as upstream refuses it, rather than overwrite the change.
+	read := &corev1.ConfigMap{}
+	if err := c.Get(tctx, client.ObjectKey{Namespace: "default", Name: "gadget-config"}, read); err != nil {
+		t.Fatal(err)
+	}
+	first, second := read.DeepCopy(), read.DeepCopy()
+	first.Labels = map[string]string{"edited": "first"}
+	if err := c.Patch(tctx, first, client.MergeFromWithOptions(read, client.MergeFromWithOptimisticLock{})); err != nil {
+		t.Fatalf("a locked merge patch of the current copy: %v", err)
+	}
+	second.Labels = map[string]string{"edited": "second"}
+	if err := c.Patch(tctx, second, client.MergeFromWithOptions(read, client.MergeFromWithOptimisticLock{})); !apierrors.IsConflict(err) {
+		t.Errorf("a locked merge patch of a stale copy: %v, want a conflict", err)
+	}
+	if got := &(corev1.ConfigMap{}); c.Get(tctx, client.ObjectKey{Namespace: "default", Name: "gadget-config"}, got) != nil || got.Labels["edited"] != "first" {
+		t.Errorf("after the refused patch, labels %v", got.Labels)
+	}
+
 	// The Events, as kubectl shows them.
 	waitFor(t, 30*time.Second, "the reconciler's events", func() (bool, error) {
 		out, _, err := kubectlResult(srv, "get", "events", "-n", "default", "--field-selector", "involvedObject.name=g1", "-o", "jsonpath={range .items[*]}{.reason}:{.message};{end}")
