@@ -3,10 +3,12 @@ package handler
 import (
 	"errors"
 	"net/http"
+	"net/url"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
 
 	"github.com/crdserver/crdserver/internal/codec"
 )
@@ -44,12 +46,12 @@ func (h *Handler) doApply(c *call, sub string) error {
 	if err != nil {
 		var de *codec.DecodeError
 		if errors.As(err, &de) {
-			return apierrors.NewBadRequest("error decoding YAML: " + de.Err.Error())
+			return apierrors.NewBadRequest("error decoding patch: " + upstreamYAMLError(body, yaml.Unmarshal, de.Err))
 		}
 		return err
 	}
 	q := c.r.URL.Query()
-	manager, force := q.Get("fieldManager"), q.Get("force") == "true"
+	manager, force := q.Get("fieldManager"), paramBool(q, "force")
 	fm := fieldManager(c, sub)
 	// merge applies the patch to live (nil when the object does not
 	// exist), then checks what upstream checks after the merge: that the
@@ -68,7 +70,8 @@ func (h *Handler) doApply(c *call, sub string) error {
 			return nil, err
 		}
 		if len(problems) > 0 && mode == "Strict" {
-			return nil, apierrors.NewBadRequest("error strict decoding YAML: error converting YAML to JSON: yaml: unmarshal errors:\n  " + strings.Join(problems, "\n  "))
+			fallback := errors.New("error converting YAML to JSON: yaml: unmarshal errors:\n  " + strings.Join(problems, "\n  "))
+			return nil, apierrors.NewBadRequest("error strict decoding patch: " + upstreamYAMLError(body, yaml.UnmarshalStrict, fallback))
 		}
 		if mode == "Warn" {
 			for _, p := range problems {
@@ -113,4 +116,22 @@ func unknownError(err error) error {
 		Status: metav1.StatusFailure, Code: http.StatusInternalServerError,
 		Reason: metav1.StatusReasonUnknown, Message: err.Error(),
 	}}
+}
+
+// upstreamYAMLError is how upstream's YAML decoder (decode: sigs.k8s.io/yaml's
+// Unmarshal or UnmarshalStrict) words its failure to read body, which
+// upstream quotes to the client; ours when it finds none.
+func upstreamYAMLError(body []byte, decode func([]byte, any, ...yaml.JSONOpt) error, ours error) string {
+	if err := decode(body, &map[string]any{}); err != nil {
+		return err.Error()
+	}
+	return ours.Error()
+}
+
+// paramBool reads a boolean query parameter as upstream's parameter codec
+// does: absent is false, and so are "0" and "false" (in any case); any
+// other value, the empty one too, is true.
+func paramBool(q url.Values, name string) bool {
+	v, ok := q[name]
+	return ok && len(v) > 0 && v[0] != "0" && !strings.EqualFold(v[0], "false")
 }

@@ -46,7 +46,9 @@ func (h *Handler) doCreate(c *call) error {
 		}
 	}
 	if rv, _ := metadata(obj)["resourceVersion"].(string); rv != "" {
-		return apierrors.NewBadRequest("resourceVersion should not be set on objects to be created")
+		// Upstream's storage refuses it with an error that is not a
+		// Status, which its handler answers as a 500 with reason Unknown.
+		return unknownError(errors.New("resourceVersion should not be set on objects to be created"))
 	}
 	return h.createObject(c, obj, dry)
 }

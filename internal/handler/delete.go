@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"strconv"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metainternalversionscheme "k8s.io/apimachinery/pkg/apis/meta/internalversion/scheme"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -51,44 +51,30 @@ func (h *Handler) delete(c *call) {
 	writeObj(c, http.StatusOK, deleteStatus(c, obj))
 }
 
-// deleteOptions reads DeleteOptions from the body and the query.
+// deleteOptions reads DeleteOptions from the body or, when there is none,
+// from the query, as upstream does: its parameter codec words a bad value
+// (strconv's words for gracePeriodSeconds) and reads a boolean as true
+// unless it is "0" or "false".
 func deleteOptions(c *call) (*metav1.DeleteOptions, error) {
 	opts := &metav1.DeleteOptions{}
 	body, err := readBody(c)
 	if err != nil {
 		return nil, err
 	}
-	if len(body) > 0 && isProtobuf(c.r.Header.Get("Content-Type")) {
+	switch {
+	case len(body) > 0 && isProtobuf(c.r.Header.Get("Content-Type")):
 		// client-go's typed clients send DeleteOptions as protobuf.
 		if err := unmarshalProtobuf(body, opts); err != nil {
 			return nil, err
 		}
-	} else if len(body) > 0 {
+	case len(body) > 0:
 		if err := utiljson.Unmarshal(body, opts); err != nil {
 			return nil, apierrors.NewBadRequest(fmt.Sprintf("decoding DeleteOptions: %v", err))
 		}
-	}
-	q := c.r.URL.Query()
-	if v := q.Get("gracePeriodSeconds"); v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid gracePeriodSeconds %q", v))
+	default:
+		if err := metainternalversionscheme.ParameterCodec.DecodeParameters(c.r.URL.Query(), metav1.SchemeGroupVersion, opts); err != nil {
+			return nil, apierrors.NewBadRequest(err.Error())
 		}
-		opts.GracePeriodSeconds = &n
-	}
-	if v := q.Get("propagationPolicy"); v != "" {
-		p := metav1.DeletionPropagation(v)
-		opts.PropagationPolicy = &p
-	}
-	if v := q.Get("orphanDependents"); v != "" {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid orphanDependents %q", v))
-		}
-		opts.OrphanDependents = &b //nolint:staticcheck // the legacy option is still served
-	}
-	if q.Has("dryRun") {
-		opts.DryRun = q["dryRun"]
 	}
 	// Upstream's validation words the errors (a bad propagationPolicy or
 	// dryRun is a 422 on DeleteOptions).

@@ -57,3 +57,25 @@ func TestPatchWithResourceVersion(t *testing.T) {
 		})
 	}
 }
+
+// An apply's force reads as upstream's parameter codec reads booleans:
+// false when absent, "0" or "false" in any case, true for anything else.
+func TestApplyForceParameter(t *testing.T) {
+	e := newCronTabEnv(t)
+	// m1's spec.replicas belongs to its creator; another manager's apply
+	// of a new value conflicts unless forced.
+	body := func(n int) string {
+		return fmt.Sprintf(`{"apiVersion":"stable.example.com/v1","kind":"CronTab","metadata":{"name":"m1"},"spec":{"replicas":%d}}`, n)
+	}
+	for i, c := range []struct {
+		force string
+		code  int
+	}{{"", 409}, {"&force=false", 409}, {"&force=FALSE", 409}, {"&force=0", 409}, {"&force=yes", 200}, {"&force=", 200}, {"&force=true", 200}} {
+		// Each forced apply takes replicas over: the next case's manager
+		// is another again.
+		r := e.do(req{method: "PATCH", path: fmt.Sprintf("%s/m1?fieldManager=m%d%s", cronTabs, i, c.force), body: body(10 + i), contentType: "application/apply-patch+yaml"})
+		if r.code != c.code {
+			t.Errorf("apply with %q: %d, want %d: %s", c.force, r.code, c.code, r.body)
+		}
+	}
+}

@@ -27,6 +27,9 @@ func TestDeletePropagation(t *testing.T) {
 		{line: line(), query: "?propagationPolicy=Orphan", finalizers: []string{metav1.FinalizerOrphanDependents}},
 		{line: line(), query: "?orphanDependents=true", finalizers: []string{metav1.FinalizerOrphanDependents}},
 		{line: line(), query: "?orphanDependents=false"},
+		// As upstream's parameter codec reads booleans: true unless "0" or "false".
+		{line: line(), query: "?orphanDependents=yes", finalizers: []string{metav1.FinalizerOrphanDependents}},
+		{line: line(), query: "?orphanDependents=FALSE"},
 		{line: line(), body: `{"kind":"DeleteOptions","apiVersion":"v1","propagationPolicy":"Foreground"}`, finalizers: []string{metav1.FinalizerDeleteDependents}},
 		{line: line(), body: `{"kind":"DeleteOptions","apiVersion":"v1","orphanDependents":true}`, finalizers: []string{metav1.FinalizerOrphanDependents}},
 	}

@@ -180,6 +180,11 @@ func TestBadQueryParameters(t *testing.T) {
 			message: `DeleteOptions.meta.k8s.io "" is invalid: dryRun: Unsupported value: ["Some"]: supported values: "All"`}),
 		at(errCase{name: "delete propagationPolicy", req: req{method: "DELETE", path: cronTabs + "/m1?propagationPolicy=Bogus"}, code: 422, reason: metav1.StatusReasonInvalid,
 			message: `DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Unsupported value: "Bogus": supported values: "Foreground", "Background", "Orphan", "nil"`}),
+		at(errCase{name: "delete gracePeriodSeconds", req: req{method: "DELETE", path: cronTabs + "/m1?gracePeriodSeconds=abc"}, code: 400, reason: metav1.StatusReasonBadRequest,
+			message: `strconv.ParseInt: parsing "abc": invalid syntax`}),
+		// With a body, the query's options are not read.
+		at(errCase{name: "delete options in the body", req: req{method: "DELETE", path: cronTabs + "/zz?propagationPolicy=Bogus", body: `{}`}, code: 404, reason: metav1.StatusReasonNotFound,
+			message: `crontabs.stable.example.com "zz" not found`}),
 		at(errCase{name: "list resourceVersion", req: req{method: "GET", path: cronTabs + "?resourceVersion=abc"}, code: 400, reason: metav1.StatusReasonBadRequest,
 			message: `invalid resource version: ` + badRV}),
 		at(errCase{name: "watch resourceVersion", req: req{method: "GET", path: cronTabs + "?watch=true&resourceVersion=abc"}, code: 500, reason: metav1.StatusReasonUnknown,
