@@ -164,6 +164,15 @@ func NamesAccepted(obj map[string]any) bool {
 //
 // An object that does not decode is left alone.
 func SyncStatus(crd map[string]any, others []map[string]any, builtins []*registry.Definition, now time.Time) bool {
+	return SyncStatusServing(crd, others, builtins, now, true)
+}
+
+// SyncStatusServing is SyncStatus for a caller that says whether it serves
+// the CRD's accepted names now: Established becomes True only if it does.
+// A caller may sync a CRD again before serving what the previous sync
+// accepted (the CRD controller syncs the other CRDs of a group whose names
+// a change may free), and Established must never come before the routes.
+func SyncStatusServing(crd map[string]any, others []map[string]any, builtins []*registry.Definition, now time.Time, serving bool) bool {
 	c, err := decode(crd)
 	if err != nil {
 		return false
@@ -193,7 +202,7 @@ func SyncStatus(crd map[string]any, others []map[string]any, builtins []*registr
 			changed = true
 		}
 	}
-	if wasAccepted && ConditionStatus(crd, ConditionNamesAccepted) == StatusTrue && !Established(crd) {
+	if wasAccepted && serving && ConditionStatus(crd, ConditionNamesAccepted) == StatusTrue && !Established(crd) {
 		if cc := webhookClientConfig(c); cc != nil && len(validateCABundle(cc.CABundle, field.NewPath("caBundle"))) > 0 {
 			changed = SetCondition(crd, ConditionEstablished, StatusFalse, ReasonInvalidCABundle, MessageInvalidCABundle, now) || changed
 		} else {

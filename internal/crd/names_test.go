@@ -127,6 +127,11 @@ func TestSyncStatus(t *testing.T) {
 	if !NamesAccepted(crd) || Established(crd) {
 		t.Error("served but not established yet")
 	}
+	// A pass before the routes are served changes nothing: Established
+	// never comes before them.
+	if SyncStatusServing(crd, nil, nil, t1, false) || Established(crd) {
+		t.Fatal("established before being served")
+	}
 	// Second pass (after the routes are served): established.
 	if !SyncStatus(crd, nil, nil, t1) {
 		t.Fatal("not established")

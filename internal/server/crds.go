@@ -211,7 +211,7 @@ func (c *crdServer) syncStatus(ctx context.Context, name string) error {
 		if err != nil {
 			return nil, err
 		}
-		crd.SyncStatus(obj, others, c.builtins, time.Now())
+		crd.SyncStatusServing(obj, others, c.builtins, time.Now(), c.servesAccepted(obj))
 		written = obj
 		return handler.EncodeStored(obj)
 	})
@@ -223,6 +223,15 @@ func (c *crdServer) syncStatus(ctx context.Context, name string) error {
 	}
 	c.remember(name, written, kv.ModRevision)
 	return nil
+}
+
+// servesAccepted reports whether the registry serves obj's accepted names
+// as a custom resource now.
+func (c *crdServer) servesAccepted(obj map[string]any) bool {
+	group, _ := nestedString(obj, "spec", "group")
+	plural, _ := nestedString(obj, "status", "acceptedNames", "plural")
+	def, ok := c.reg.Current().Lookup(group, plural)
+	return ok && plural != "" && def.Hooks == nil
 }
 
 // remember keeps a status this replica wrote, at its revision, until the
