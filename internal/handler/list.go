@@ -118,9 +118,21 @@ func (h *Handler) writeList(c *call, res watchcache.ListResult) {
 		h.writeTableList(c, lm, res.Items, encoded)
 	case "PartialObjectMetadataList":
 		h.writeMetadataList(c, lm, res.Items, encoded)
+	case "PartialObjectMetadata":
+		codec.WriteStatus(c.w, c.r, statusError(http.StatusNotAcceptable, metav1.StatusReasonNotAcceptable,
+			fmt.Sprintf("you requested PartialObjectMetadata, but the requested object is a list (%s)", listGoType(c.def))))
 	default:
 		codec.WriteStatus(c.w, c.r, notAcceptable(c.media.As))
 	}
+}
+
+// listGoType names the Go type of a list of def's objects inside upstream's
+// server, as its refusal of a list as PartialObjectMetadata quotes it.
+func listGoType(def *registry.Definition) string {
+	if def.Custom() {
+		return "*unstructured.UnstructuredList"
+	}
+	return "*" + internalPackage(def.Group) + "." + def.ListKind
 }
 
 // writeObjectList sends the items as the resource's list kind.

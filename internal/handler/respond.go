@@ -4,6 +4,7 @@ package handler
 // PartialObjectMetadata) the client asked for, and a delete's Status.
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -41,8 +42,16 @@ func (h *Handler) writeObject(c *call, status int, obj map[string]any) {
 		writeObj(c, status, out)
 		return
 	}
-	if c.media.As == "PartialObjectMetadataList" { // a list form for one object
-		codec.WriteStatus(c.w, c.r, notAcceptable(c.media.As))
+	if c.media.As == "PartialObjectMetadataList" {
+		// A list form for one object. Upstream's conversion of a custom
+		// resource fails with an error that is not a Status (a 500 with
+		// reason Unknown); a built-in's is refused as not a list.
+		if c.def.Custom() {
+			codec.WriteStatus(c.w, c.r, unknownError(errors.New("content is not a list")))
+		} else {
+			codec.WriteStatus(c.w, c.r, statusError(http.StatusNotAcceptable, metav1.StatusReasonNotAcceptable,
+				fmt.Sprintf("you requested PartialObjectMetadataList, but the requested object is not a list (*%s.%s)", internalPackage(c.def.Group), c.def.Kind)))
+		}
 		return
 	}
 	out, err := h.asRequested(c, obj)

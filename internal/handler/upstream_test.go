@@ -160,6 +160,12 @@ func TestUnknownSubresources(t *testing.T) {
 	})
 }
 
+// The Accept headers of one object and of a list reduced to metadata.
+const (
+	metadataAccept     = "application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io"
+	metadataListAccept = "application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io"
+)
+
 // Query parameters are validated as upstream's options objects are.
 func TestBadQueryParameters(t *testing.T) {
 	e := newCronTabEnv(t)
@@ -185,6 +191,17 @@ func TestBadQueryParameters(t *testing.T) {
 		// With a body, the query's options are not read.
 		at(errCase{name: "delete options in the body", req: req{method: "DELETE", path: cronTabs + "/zz?propagationPolicy=Bogus", body: `{}`}, code: 404, reason: metav1.StatusReasonNotFound,
 			message: `crontabs.stable.example.com "zz" not found`}),
+		// The token is read before the resourceVersion beside it.
+		at(errCase{name: "list continue", req: req{method: "GET", path: cronTabs + "?continue=garbage&resourceVersion=5"}, code: 400, reason: metav1.StatusReasonBadRequest,
+			message: `invalid continue token: `}),
+		at(errCase{name: "one object as a list", req: req{method: "GET", path: cronTabs + "/m1", accept: metadataListAccept}, code: 500, reason: metav1.StatusReasonUnknown,
+			message: `content is not a list`}),
+		at(errCase{name: "one built-in as a list", req: req{method: "GET", path: "/api/v1/namespaces/default", accept: metadataListAccept}, code: 406, reason: metav1.StatusReasonNotAcceptable,
+			message: `you requested PartialObjectMetadataList, but the requested object is not a list (*core.Namespace)`}),
+		at(errCase{name: "a list as one object", req: req{method: "GET", path: cronTabs, accept: metadataAccept}, code: 406, reason: metav1.StatusReasonNotAcceptable,
+			message: `you requested PartialObjectMetadata, but the requested object is a list (*unstructured.UnstructuredList)`}),
+		at(errCase{name: "a built-in list as one object", req: req{method: "GET", path: "/apis/events.k8s.io/v1/events", accept: metadataAccept}, code: 406, reason: metav1.StatusReasonNotAcceptable,
+			message: `you requested PartialObjectMetadata, but the requested object is a list (*core.EventList)`}),
 		at(errCase{name: "list resourceVersion", req: req{method: "GET", path: cronTabs + "?resourceVersion=abc"}, code: 400, reason: metav1.StatusReasonBadRequest,
 			message: `invalid resource version: ` + badRV}),
 		at(errCase{name: "watch resourceVersion", req: req{method: "GET", path: cronTabs + "?watch=true&resourceVersion=abc"}, code: 500, reason: metav1.StatusReasonUnknown,

@@ -90,15 +90,17 @@ func (c *Cache) List(ctx context.Context, opts ListOptions) (ListResult, error) 
 		q.limit = 0
 	}
 	if opts.Continue != "" {
-		if opts.ResourceVersion != "" && opts.ResourceVersion != "0" {
-			return ListResult{}, apierrors.NewBadRequest("specifying resource version is not allowed when using continue")
-		}
+		// In upstream's order: the options' validation, then storage,
+		// which reads the token before the resourceVersion beside it.
 		if opts.ResourceVersionMatch != MatchNone {
 			return ListResult{}, apierrors.NewBadRequest("resourceVersionMatch is forbidden when continue is provided")
 		}
 		start, rev, err := decodeContinue(opts.Continue, q.listPrefix)
 		if err != nil {
 			return ListResult{}, apierrors.NewBadRequest(fmt.Sprintf("invalid continue token: %v", err))
+		}
+		if opts.ResourceVersion != "" && opts.ResourceVersion != "0" {
+			return ListResult{}, apierrors.NewBadRequest("specifying resource version is not allowed when using continue")
 		}
 		q.start, q.continuing = start, true
 		if rev > 0 {
