@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -132,9 +133,16 @@ func (h policyHooks) Validate(obj map[string]any) field.ErrorList {
 		if v.MessageExpression != "" {
 			errs = append(errs, checkExpression(v.MessageExpression, cel.MessageResult, vp.Child("messageExpression"))...)
 		}
+		if v.Reason != nil && !slices.Contains(validationReasons, string(*v.Reason)) {
+			errs = append(errs, field.NotSupported(vp.Child("reason"), *v.Reason, validationReasons))
+		}
 	}
 	return append(errs, validateAuditAnnotations(p.Name, p.Spec.AuditAnnotations, sp.Child("auditAnnotations"))...)
 }
+
+// validationReasons are the reasons a policy's validation may give a
+// refusal, sorted as upstream lists them.
+var validationReasons = []string{string(metav1.StatusReasonForbidden), string(metav1.StatusReasonInvalid), string(metav1.StatusReasonRequestEntityTooLarge)}
 
 // Upstream's limits on a policy's auditAnnotations.
 const (
@@ -186,10 +194,14 @@ func validatePolicyParts(fp *admissionregistrationv1.FailurePolicyType, mc *admi
 	if fp != nil && !slices.Contains(supportedFailure, string(*fp)) {
 		errs = append(errs, field.NotSupported(sp.Child("failurePolicy"), *fp, supportedFailure))
 	}
-	if mc == nil || len(mc.ResourceRules) == 0 {
-		errs = append(errs, field.Required(sp.Child("matchConstraints", "resourceRules"), ""))
+	if mc == nil {
+		errs = append(errs, field.Required(sp.Child("matchConstraints"), ""))
 	} else {
 		errs = append(errs, validateMatchResources(mc, sp.Child("matchConstraints"))...)
+		// The resource rules give the policy's expressions their types.
+		if len(mc.ResourceRules) == 0 {
+			errs = append(errs, field.Required(sp.Child("matchConstraints", "resourceRules"), ""))
+		}
 	}
 	if pk != nil {
 		if pk.Kind == "" {
@@ -202,9 +214,12 @@ func validatePolicyParts(fp *admissionregistrationv1.FailurePolicyType, mc *admi
 	names := map[string]bool{}
 	for i, v := range variables {
 		vp := sp.Child("variables").Index(i)
-		if v.Name == "" {
-			errs = append(errs, field.Required(vp.Child("name"), ""))
-		} else if names[v.Name] {
+		switch {
+		case strings.TrimSpace(v.Name) == "":
+			errs = append(errs, field.Required(vp.Child("name"), "name is not specified"))
+		case !isCELIdentifier(v.Name):
+			errs = append(errs, field.Invalid(vp.Child("name"), v.Name, "must be a valid CEL identifier"))
+		case names[v.Name]:
 			errs = append(errs, field.Duplicate(vp.Child("name"), v.Name))
 		}
 		names[v.Name] = true
@@ -292,7 +307,7 @@ func (h bindingHooks) Validate(obj map[string]any) field.ErrorList {
 	}
 	ap := sp.Child("validationActions")
 	if len(b.Spec.ValidationActions) == 0 {
-		errs = append(errs, field.Required(ap, "at least one validation action is required"))
+		errs = append(errs, field.Required(ap, ""))
 	}
 	seen := map[admissionregistrationv1.ValidationAction]bool{}
 	for i, a := range b.Spec.ValidationActions {
@@ -334,4 +349,20 @@ func validateParamRef(ref *admissionregistrationv1.ParamRef, rp *field.Path) fie
 		errs = append(errs, field.NotSupported(rp.Child("parameterNotFoundAction"), *a, []string{"Allow", "Deny"}))
 	}
 	return errs
+}
+
+// celReserved are the words CEL reserves, which no identifier may be.
+var celReserved = []string{"as", "break", "const", "continue", "else", "false", "for", "function", "if", "import",
+	"in", "let", "loop", "namespace", "null", "package", "return", "true", "var", "void", "while"}
+
+// isCELIdentifier reports whether name is a CEL identifier: a letter or
+// underscore, then letters, digits and underscores, and no reserved word.
+func isCELIdentifier(name string) bool {
+	for i, r := range name {
+		letter := r == '_' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z'
+		if !letter && (i == 0 || r < '0' || r > '9') {
+			return false
+		}
+	}
+	return name != "" && !slices.Contains(celReserved, name)
 }

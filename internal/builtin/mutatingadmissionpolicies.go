@@ -61,12 +61,10 @@ func (h mutatingPolicyHooks) PrepareForUpdate(obj, old map[string]any) {
 	defaultMutatingPolicy(obj)
 }
 
-// defaultMutatingPolicy applies upstream's v1 defaults.
+// defaultMutatingPolicy applies upstream's v1 defaults: failurePolicy;
+// reinvocationPolicy has none (it is required).
 func defaultMutatingPolicy(obj map[string]any) {
 	defaultPolicy(obj)
-	if spec := mapField(obj, "spec"); spec["reinvocationPolicy"] == nil {
-		spec["reinvocationPolicy"] = "Never"
-	}
 }
 
 var (
@@ -81,14 +79,17 @@ func (h mutatingPolicyHooks) Validate(obj map[string]any) field.ErrorList {
 	}
 	sp := field.NewPath("spec")
 	errs := validatePolicyParts(p.Spec.FailurePolicy, p.Spec.MatchConstraints, p.Spec.ParamKind, p.Spec.Variables, p.Spec.MatchConditions, sp)
-	if rp := p.Spec.ReinvocationPolicy; rp != "" && !slices.Contains(reinvocationPolicies, string(rp)) {
-		errs = append(errs, field.NotSupported(sp.Child("reinvocationPolicy"), rp, reinvocationPolicies))
-	}
 	if len(p.Spec.Mutations) == 0 {
 		errs = append(errs, field.Required(sp.Child("mutations"), "mutations must contain at least one item"))
 	}
 	for i, m := range p.Spec.Mutations {
 		errs = append(errs, validateMutation(m, sp.Child("mutations").Index(i))...)
+	}
+	switch rp := p.Spec.ReinvocationPolicy; {
+	case rp == "":
+		errs = append(errs, field.Required(sp.Child("reinvocationPolicy"), ""))
+	case !slices.Contains(reinvocationPolicies, string(rp)):
+		errs = append(errs, field.NotSupported(sp.Child("reinvocationPolicy"), rp, reinvocationPolicies))
 	}
 	return errs
 }

@@ -20,7 +20,7 @@ func TestMutatingAdmissionPolicyValidation(t *testing.T) {
 		{"apply configuration", rules + `  reinvocationPolicy: IfNeeded
   mutations: [{patchType: ApplyConfiguration, applyConfiguration: {expression: "Object{metadata: Object.metadata{labels: {'a': 'b'}}}"}}]`, nil},
 		{"no mutations", rules, []string{"spec.mutations: Required value: mutations must contain at least one item"}},
-		{"no match constraints", `  mutations: [{patchType: JSONPatch, jsonPatch: {expression: "[JSONPatch{op: 'test', path: '/a'}]"}}]`, []string{"spec.matchConstraints.resourceRules: Required value"}},
+		{"no match constraints", `  mutations: [{patchType: JSONPatch, jsonPatch: {expression: "[JSONPatch{op: 'test', path: '/a'}]"}}]`, []string{"spec.matchConstraints: Required value"}},
 		{"no patch type", rules + `  mutations: [{jsonPatch: {expression: "[]"}}]`, []string{"spec.mutations[0].patchType: Required value"}},
 		{"unknown patch type", rules + `  mutations: [{patchType: Merge}]`, []string{`spec.mutations[0].patchType: Unsupported value: "Merge": supported values: "ApplyConfiguration", "JSONPatch"`}},
 		{"both set", rules + `  mutations: [{patchType: JSONPatch, applyConfiguration: {expression: "Object{}"}}]`, []string{
@@ -35,11 +35,17 @@ func TestMutatingAdmissionPolicyValidation(t *testing.T) {
 		{"wrong result type", rules + `  mutations: [{patchType: ApplyConfiguration, applyConfiguration: {expression: "[JSONPatch{op: 'add'}]"}}]`, []string{`spec.mutations[0].applyConfiguration.expression: Invalid value: "[JSONPatch{op: 'add'}]": must evaluate to Object but got list(JSONPatch)`}},
 		{"bad reinvocation policy", rules + `  reinvocationPolicy: Always
   mutations: [{patchType: JSONPatch, jsonPatch: {expression: "[JSONPatch{op: 'test', path: '/a'}]"}}]`, []string{`spec.reinvocationPolicy: Unsupported value: "Always": supported values: "IfNeeded", "Never"`}},
+		{"no reinvocation policy", rules + `  mutations: [{patchType: JSONPatch, jsonPatch: {expression: "[JSONPatch{op: 'test', path: '/a'}]"}}]`, []string{"spec.reinvocationPolicy: Required value"}},
 		{"bad failure policy", rules + `  failurePolicy: Maybe
   mutations: [{patchType: JSONPatch, jsonPatch: {expression: "[JSONPatch{op: 'test', path: '/a'}]"}}]`, []string{`spec.failurePolicy: Unsupported value: "Maybe": supported values: "Fail", "Ignore"`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			obj := decodeYAML(t, "apiVersion: admissionregistration.k8s.io/v1\nkind: MutatingAdmissionPolicy\nmetadata: {name: p}\nspec:\n"+tc.spec)
+			spec := tc.spec
+			if !strings.Contains(spec, "reinvocationPolicy") && tc.name != "no reinvocation policy" {
+				// Required, without a default (upstream's v1).
+				spec = "  reinvocationPolicy: Never\n" + spec
+			}
+			obj := decodeYAML(t, "apiVersion: admissionregistration.k8s.io/v1\nkind: MutatingAdmissionPolicy\nmetadata: {name: p}\nspec:\n"+spec)
 			h.PrepareForCreate(obj)
 			errs := h.Validate(obj)
 			if len(errs) != len(tc.want) {

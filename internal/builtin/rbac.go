@@ -241,7 +241,7 @@ func validateRules(rules []rbacv1.PolicyRule, namespaced bool) field.ErrorList {
 	for i, rule := range rules {
 		p := field.NewPath("rules").Index(i)
 		if len(rule.Verbs) == 0 {
-			errs = append(errs, field.Required(p.Child("verbs"), "verbs must contain at least one value"))
+			errs = append(errs, field.Required(p.Child("verbs"), ""))
 		}
 		if len(rule.NonResourceURLs) > 0 {
 			if namespaced {

@@ -2,7 +2,6 @@ package builtin
 
 import (
 	"fmt"
-	"net/url"
 	"slices"
 	"strings"
 
@@ -414,57 +413,13 @@ func validateClientConfig(cc *admissionregistrationv1.WebhookClientConfig, p *fi
 	case (cc.URL == nil) == (cc.Service == nil):
 		return field.ErrorList{field.Required(p, "exactly one of url or service is required")}
 	case cc.URL != nil:
-		return validateWebhookURL(p.Child("url"), *cc.URL)
+		return ValidateWebhookURL(*cc.URL, p.Child("url"))
 	}
-	var errs field.ErrorList
-	svc := cc.Service
-	sp := p.Child("service")
-	if svc.Name == "" {
-		errs = append(errs, field.Required(sp.Child("name"), "service name is required"))
+	port := int32(443)
+	if cc.Service.Port != nil {
+		port = *cc.Service.Port
 	}
-	if svc.Namespace == "" {
-		errs = append(errs, field.Required(sp.Child("namespace"), "service namespace is required"))
-	}
-	if svc.Port != nil {
-		for _, msg := range validation.IsValidPortNum(int(*svc.Port)) {
-			errs = append(errs, field.Invalid(sp.Child("port"), *svc.Port, "port is not valid: "+msg))
-		}
-	}
-	if svc.Path != nil {
-		path := *svc.Path
-		switch {
-		case path == "/":
-		case !strings.HasPrefix(path, "/"):
-			errs = append(errs, field.Invalid(sp.Child("path"), path, "must start with a '/'"))
-		case strings.Contains(path, "//"):
-			errs = append(errs, field.Invalid(sp.Child("path"), path, "segment[1] may not be empty"))
-		}
-	}
-	return errs
-}
-
-func validateWebhookURL(p *field.Path, raw string) field.ErrorList {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return field.ErrorList{field.Invalid(p, raw, "url must be a valid URL: "+err.Error())}
-	}
-	var errs field.ErrorList
-	if u.Scheme != "https" {
-		errs = append(errs, field.Invalid(p, u.Scheme, "'https' is the only allowed URL scheme"))
-	}
-	if u.Host == "" {
-		errs = append(errs, field.Invalid(p, u.Host, "host must be specified"))
-	}
-	if u.User != nil {
-		errs = append(errs, field.Invalid(p, u.User.String(), "user information is not permitted in the URL"))
-	}
-	if u.Fragment != "" || u.RawFragment != "" {
-		errs = append(errs, field.Invalid(p, u.Fragment, "fragments are not permitted in the URL"))
-	}
-	if u.RawQuery != "" {
-		errs = append(errs, field.Invalid(p, u.RawQuery, "query parameters are not permitted in the URL"))
-	}
-	return errs
+	return ValidateWebhookService(cc.Service.Name, cc.Service.Namespace, cc.Service.Path, port, p.Child("service"))
 }
 
 // maxMatchConditions is upstream's limit per webhook.

@@ -127,7 +127,7 @@ webhooks:
 		`webhooks[0].rules[0].apiVersions: Required value`,
 		`webhooks[0].rules[0].resources: Invalid value: ["*/*","pods"]: if '*/*' is present, must not specify other resources`,
 		`webhooks[0].clientConfig: Required value: exactly one of url or service is required`,
-		`webhooks[1].clientConfig.url: Invalid value: "http": 'https' is the only allowed URL scheme`,
+		`webhooks[1].clientConfig.url: Invalid value: "http": 'https' is the only allowed URL scheme; desired format: https://host[/path]`,
 		`webhooks[1].clientConfig.url: Invalid value: "a=b": query parameters are not permitted in the URL`,
 		`webhooks[1].name: Duplicate value: "w"`,
 	} {

@@ -171,9 +171,9 @@ func CompilePolicyExpression(expr string, result PolicyResult) (*Expression, err
 	t := ast.OutputType()
 	switch {
 	case result == BoolResult && t != cel.BoolType && t != cel.DynType:
-		return nil, fmt.Errorf("must evaluate to bool")
+		return nil, fmt.Errorf("must evaluate to bool but got %v", t)
 	case result == MessageResult && t != cel.StringType && t != cel.DynType:
-		return nil, fmt.Errorf("must evaluate to string")
+		return nil, fmt.Errorf("must evaluate to string but got %v", t)
 	case result == StringOrNullResult && t != cel.StringType && t != cel.NullType && t != cel.DynType:
 		return nil, fmt.Errorf("must evaluate to one of %v but got %v", []*cel.Type{cel.StringType, cel.NullType}, t)
 	}

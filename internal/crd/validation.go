@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/transport"
+
+	"github.com/crdserver/crdserver/internal/builtin"
 )
 
 // Upstream validates the internal form of a CRD, which a v1 CRD converts to
@@ -524,13 +526,13 @@ func validateConversion(conv *apiextensionsv1.CustomResourceConversion, opts opt
 		case (cc.URL == nil) == (cc.Service == nil):
 			errs = append(errs, field.Required(ccp, "exactly one of url or service is required"))
 		case cc.URL != nil:
-			errs = append(errs, validateWebhookURL(*cc.URL, ccp.Child("url"))...)
+			errs = append(errs, builtin.ValidateWebhookURL(*cc.URL, ccp.Child("url"))...)
 		default:
 			port := int32(0)
 			if cc.Service.Port != nil {
 				port = *cc.Service.Port
 			}
-			errs = append(errs, validateWebhookService(cc.Service.Name, cc.Service.Namespace, cc.Service.Path, port, ccp.Child("service"))...)
+			errs = append(errs, builtin.ValidateWebhookService(cc.Service.Name, cc.Service.Namespace, cc.Service.Path, port, ccp.Child("service"))...)
 		}
 		if len(cc.CABundle) > 0 && !opts.allowInvalidCABundle {
 			errs = append(errs, validateCABundle(cc.CABundle, ccp.Child("caBundle"))...)
@@ -569,67 +571,6 @@ func hasKnownReviewVersion(versions []string) bool {
 		}
 	}
 	return false
-}
-
-const urlForm = "; desired format: https://host[/path]"
-
-func validateWebhookURL(raw string, p *field.Path) field.ErrorList {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return field.ErrorList{field.Required(p, "url must be a valid URL: "+err.Error()+urlForm)}
-	}
-	var errs field.ErrorList
-	if u.Scheme != "https" {
-		errs = append(errs, field.Invalid(p, u.Scheme, "'https' is the only allowed URL scheme"+urlForm))
-	}
-	if u.Host == "" {
-		errs = append(errs, field.Invalid(p, u.Host, "host must be specified"+urlForm))
-	}
-	if u.User != nil {
-		errs = append(errs, field.Invalid(p, u.User.String(), "user information is not permitted in the URL"))
-	}
-	if u.Fragment != "" {
-		errs = append(errs, field.Invalid(p, u.Fragment, "fragments are not permitted in the URL"))
-	}
-	if u.RawQuery != "" {
-		errs = append(errs, field.Invalid(p, u.RawQuery, "query parameters are not permitted in the URL"))
-	}
-	return errs
-}
-
-func validateWebhookService(name, namespace string, path *string, port int32, p *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	if name == "" {
-		errs = append(errs, field.Required(p.Child("name"), ""))
-	}
-	if namespace == "" {
-		errs = append(errs, field.Required(p.Child("namespace"), ""))
-	}
-	if msgs := validation.IsValidPortNum(int(port)); msgs != nil {
-		errs = append(errs, field.Invalid(p.Child("port"), port, "port is not valid: "+strings.Join(msgs, ", ")))
-	}
-	if path == nil || *path == "" || *path == "/" {
-		return errs
-	}
-	pp := p.Child("path")
-	s := *path
-	if s == "//" {
-		return append(errs, field.Invalid(pp, s, "segment[0] may not be empty"))
-	}
-	if !strings.HasPrefix(s, "/") {
-		errs = append(errs, field.Invalid(pp, s, "must start with a '/'"))
-	}
-	rest := strings.TrimSuffix(s[1:], "/")
-	for i, seg := range strings.Split(rest, "/") {
-		if seg == "" {
-			errs = append(errs, field.Invalid(pp, s, fmt.Sprintf("segment[%d] may not be empty", i)))
-			continue
-		}
-		for _, msg := range validation.IsDNS1123Subdomain(seg) {
-			errs = append(errs, field.Invalid(pp, s, fmt.Sprintf("segment[%d]: %v", i, msg)))
-		}
-	}
-	return errs
 }
 
 // validateCABundle uses client-go's TLS setup, so a bundle is refused

@@ -22,6 +22,7 @@ import (
 const cronTabMutatingPolicies = `
 - metadata: {name: team-label}
   spec:
+    reinvocationPolicy: Never
     matchConstraints:
       resourceRules:
       - {apiGroups: [stable.example.com], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [crontabs]}
@@ -33,6 +34,7 @@ const cronTabMutatingPolicies = `
         expression: "Object{metadata: Object.metadata{labels: {'team': 'blue'}}}"
 - metadata: {name: limit-annotation}
   spec:
+    reinvocationPolicy: Never
     paramKind: {apiVersion: stable.example.com/v1, kind: Limit}
     matchConstraints:
       resourceRules:
@@ -45,6 +47,7 @@ const cronTabMutatingPolicies = `
           [JSONPatch{op: 'add', path: '/metadata/annotations/' + jsonpatch.escapeKey('example.com/max-replicas'), value: string(params.spec.maxReplicas)}]
 - metadata: {name: broken}
   spec:
+    reinvocationPolicy: Never
     failurePolicy: Fail
     matchConstraints:
       resourceRules:
@@ -57,6 +60,7 @@ const cronTabMutatingPolicies = `
         expression: "[JSONPatch{op: 'remove', path: '/spec/nothing'}]"
 - metadata: {name: namespace-label}
   spec:
+    reinvocationPolicy: Never
     matchConstraints:
       resourceRules:
       - {apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [namespaces]}
@@ -169,7 +173,8 @@ func TestMutatingAdmissionPolicy(t *testing.T) {
 				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
 				Rule:       admissionregistrationv1.Rule{APIGroups: []string{"stable.example.com"}, APIVersions: []string{"v1"}, Resources: []string{"crontabs"}},
 			}}}},
-			Mutations: []admissionregistrationv1.Mutation{{PatchType: admissionregistrationv1.PatchTypeApplyConfiguration, ApplyConfiguration: &admissionregistrationv1.ApplyConfiguration{Expression: expr}}},
+			Mutations:          []admissionregistrationv1.Mutation{{PatchType: admissionregistrationv1.PatchTypeApplyConfiguration, ApplyConfiguration: &admissionregistrationv1.ApplyConfiguration{Expression: expr}}},
+			ReinvocationPolicy: admissionregistrationv1.NeverReinvocationPolicy,
 		}}
 		if _, err := arc.MutatingAdmissionPolicies().Create(ctx, p, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
