@@ -3,11 +3,14 @@
 package builtin
 
 import (
+	"errors"
 	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -160,6 +163,18 @@ func validateFinalizers(obj map[string]any) field.ErrorList {
 	return errs
 }
 
+// immortalNamespaces may not be deleted, as upstream's NamespaceLifecycle
+// admission keeps them (kube-node-lease is not among them).
+var immortalNamespaces = []string{"default", "kube-system", "kube-public"}
+
+// CheckDelete refuses to delete an immortal namespace, in upstream's words.
+func (namespaceHooks) CheckDelete(name string) error {
+	if slices.Contains(immortalNamespaces, name) {
+		return apierrors.NewForbidden(schema.GroupResource{Resource: "namespaces"}, name, errors.New("this namespace may not be deleted"))
+	}
+	return nil
+}
+
 func (namespaceHooks) Pending(obj map[string]any) bool {
 	spec, _ := obj["spec"].(map[string]any)
 	return len(stringList(spec["finalizers"])) > 0
@@ -224,3 +239,5 @@ func anyList(l []string) []any {
 	}
 	return out
 }
+
+var _ registry.DeleteChecker = namespaceHooks{}

@@ -28,6 +28,12 @@ func (h *Handler) delete(c *call) {
 		codec.WriteStatus(c.w, c.r, err)
 		return
 	}
+	if dc, ok := c.def.Hooks.(registry.DeleteChecker); ok {
+		if err := dc.CheckDelete(c.info.Name); err != nil {
+			codec.WriteStatus(c.w, c.r, err)
+			return
+		}
+	}
 	if h.admissionIdle(c) {
 		uid, done, err := deleteCached(c.r.Context(), c.def, c.store, c.info.Namespace, c.info.Name, opts)
 		if err != nil {

@@ -176,6 +176,11 @@ func TestErrors(t *testing.T) {
 		at(errCase{name: "delete rv precondition", req: req{method: "DELETE", path: "/api/v1/namespaces/exists", body: `{"preconditions":{"resourceVersion":"1"}}`}, code: 409, reason: metav1.StatusReasonConflict}),
 		at(errCase{name: "namespaces have no deletecollection", req: req{method: "DELETE", path: "/api/v1/namespaces"}, code: 405, reason: metav1.StatusReasonMethodNotAllowed}),
 		at(errCase{name: "delete missing", req: req{method: "DELETE", path: "/api/v1/namespaces/missing"}, code: 404, reason: metav1.StatusReasonNotFound}),
+		// As upstream's NamespaceLifecycle admission, dry run or not.
+		at(errCase{name: "delete default", req: req{method: "DELETE", path: "/api/v1/namespaces/default"}, code: 403, reason: metav1.StatusReasonForbidden,
+			message: `namespaces "default" is forbidden: this namespace may not be deleted`}),
+		at(errCase{name: "delete kube-public, dry run", req: req{method: "DELETE", path: "/api/v1/namespaces/kube-public?dryRun=All"}, code: 403, reason: metav1.StatusReasonForbidden,
+			message: `namespaces "kube-public" is forbidden: this namespace may not be deleted`}),
 		at(errCase{name: "bad dryRun", req: req{method: "POST", path: "/api/v1/namespaces?dryRun=Some", body: ns("dry")}, code: 422, reason: metav1.StatusReasonInvalid,
 			message: `CreateOptions.meta.k8s.io "" is invalid: dryRun: Unsupported value: ["Some"]: supported values: "All"`}),
 		at(errCase{name: "bad label selector", req: req{method: "GET", path: "/api/v1/namespaces?labelSelector=a%20in%20("}, code: 400, reason: metav1.StatusReasonBadRequest}),

@@ -43,6 +43,13 @@ type Validator interface {
 	ValidateUpdate(obj, old map[string]any) field.ErrorList
 }
 
+// DeleteChecker refuses the delete of particular objects, before it reads
+// them: upstream's NamespaceLifecycle admission keeps default, kube-system
+// and kube-public. The error is the client's answer (a 403).
+type DeleteChecker interface {
+	CheckDelete(name string) error
+}
+
 // Finalizer keeps an object after a delete request, beyond
 // metadata.finalizers: Pending reports whether the object still has work
 // pending (for namespaces: spec.finalizers), and MarkDeleting prepares the
