@@ -143,6 +143,9 @@ func checkCustomTypeMeta(c *call, obj map[string]any, body []byte, ct, mode stri
 	if av == "" {
 		return apierrors.NewBadRequest(fmt.Sprintf("the API version in the data () does not match the expected API version (%s)", c.apiVersion()))
 	}
+	if err := metaTypeError(obj); err != nil {
+		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", c.def.Kind, claimedVersion(c, obj), c.def.Kind, err))
+	}
 	return nil
 }
 

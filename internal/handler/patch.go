@@ -95,6 +95,12 @@ func (h *Handler) patch(c *call, sub string) {
 		}
 		// Decoding the result into the resource's type: wrongly typed
 		// fields make it invalid, unknown ones are strict decoding errors.
+		// A custom resource's type is its metadata's (see metaTypeError).
+		if !goTyped(c.def) {
+			if err := metaTypeError(obj); err != nil {
+				return nil, invalidPatch(value(), err.Error())
+			}
+		}
 		problems := p.strict
 		if tc, ok := typedHooks(c).(registry.TypeChecker); ok {
 			if err := tc.CheckType(obj); err != nil {
