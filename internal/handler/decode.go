@@ -146,6 +146,7 @@ func checkCustomTypeMeta(c *call, obj map[string]any, body []byte, ct, mode stri
 	if err := metaTypeError(obj); err != nil {
 		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", c.def.Kind, claimedVersion(c, obj), c.def.Kind, err))
 	}
+	dropEmptyMetadata(obj)
 	return nil
 }
 

@@ -38,6 +38,10 @@ func TestDeleteAnswers(t *testing.T) {
 	if r.code != 200 {
 		t.Fatalf("deletecollection: %d %s", r.code, r.body)
 	}
+	// The list deleted from, at its revision, as upstream answers.
+	if lm, _ := r.obj(t)["metadata"].(map[string]any); lm["resourceVersion"] == nil || lm["continue"] != "" {
+		t.Errorf("deletecollection's list metadata: %v", lm)
+	}
 	answered := map[string]map[string]any{}
 	items, _ := r.obj(t)["items"].([]any)
 	for _, it := range items {

@@ -3,6 +3,7 @@ package handler
 import (
 	"errors"
 	"net/http"
+	"strconv"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
@@ -80,9 +81,14 @@ func (h *Handler) deleteCollection(c *call) {
 		}
 		items = append(items, obj)
 	}
+	// As upstream answers: the list it deleted from, at its revision.
+	lm := map[string]any{"resourceVersion": strconv.FormatInt(res.ResourceVersion, 10)}
+	if c.def.Custom() {
+		lm["continue"] = "" // an unstructured list's metadata keeps it
+	}
 	codec.WriteObject(c.w, http.StatusOK, c.media, map[string]any{
 		"kind": c.def.ListKind, "apiVersion": c.apiVersion(),
-		"metadata": map[string]any{}, "items": items,
+		"metadata": lm, "items": items,
 	})
 }
 

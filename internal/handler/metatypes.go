@@ -82,3 +82,33 @@ func isListOf(v any, fits func(map[string]any) bool) bool {
 	}
 	return true
 }
+
+// dropEmptyMetadata removes the metadata members an ObjectMeta would not
+// encode (they are omitempty): empty strings, a zero generation, empty
+// labels, annotations, finalizers and ownerReferences. Upstream decodes a
+// custom resource's metadata into an ObjectMeta and encodes it again, so
+// that its field manager and storage never see them: a label map emptied
+// by a patch goes, rather than be recorded and stored as {}.
+// managedFields are left alone: an empty list there asks to reset them.
+func dropEmptyMetadata(obj map[string]any) {
+	md, ok := obj["metadata"].(map[string]any)
+	if !ok {
+		return
+	}
+	for k, v := range md {
+		empty := false
+		switch x := v.(type) {
+		case string:
+			empty = x == "" && (k == "name" || k == "generateName" || k == "namespace" || k == "selfLink" || k == "uid" || k == "resourceVersion")
+		case int64:
+			empty = x == 0 && k == "generation"
+		case map[string]any:
+			empty = len(x) == 0 && (k == "labels" || k == "annotations")
+		case []any:
+			empty = len(x) == 0 && (k == "finalizers" || k == "ownerReferences")
+		}
+		if empty {
+			delete(md, k)
+		}
+	}
+}

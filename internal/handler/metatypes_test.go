@@ -37,3 +37,29 @@ func TestMetadataOfTheWrongType(t *testing.T) {
 		t.Errorf("m1 after the refused writes: %d %s", r.code, r.body)
 	}
 }
+
+// Metadata an ObjectMeta would not encode is dropped as upstream drops it,
+// before managedFields are recorded: empty labels, annotations, finalizers
+// and strings, whether a body sent them or a patch emptied them.
+func TestEmptyMetadataDropped(t *testing.T) {
+	e := newCronTabEnv(t)
+	r := e.do(req{method: "POST", path: cronTabs, body: `{"apiVersion":"stable.example.com/v1","kind":"CronTab","metadata":{"name":"e1","namespace":"","labels":{},"annotations":{},"finalizers":[],"generation":0}}`})
+	if r.code != 201 {
+		t.Fatalf("create: %d %s", r.code, r.body)
+	}
+	for _, f := range []string{`"labels"`, `"annotations"`, `"finalizers"`} {
+		if strings.Contains(string(r.body), f) {
+			t.Errorf("created with %s: %s", f, r.body)
+		}
+	}
+	if str(r.obj(t), "metadata", "namespace") != "default" || str(r.obj(t), "metadata", "generation") != "1" {
+		t.Errorf("created: %s", r.body)
+	}
+	if r := e.do(merge(cronTabs+"/e1", `{"metadata":{"labels":{"a":"b"}}}`)); r.code != 200 {
+		t.Fatalf("label: %d %s", r.code, r.body)
+	}
+	r = e.do(req{method: "PATCH", path: cronTabs + "/e1", contentType: "application/json-patch+json", body: `[{"op":"remove","path":"/metadata/labels/a"}]`})
+	if r.code != 200 || strings.Contains(string(r.body), `"labels"`) || strings.Contains(string(r.body), `f:labels`) {
+		t.Errorf("after removing the last label: %d %s", r.code, r.body)
+	}
+}

@@ -100,6 +100,7 @@ func (h *Handler) patch(c *call, sub string) {
 			if err := metaTypeError(obj); err != nil {
 				return nil, invalidPatch(value(), err.Error())
 			}
+			dropEmptyMetadata(obj)
 		}
 		problems := p.strict
 		if tc, ok := typedHooks(c).(registry.TypeChecker); ok {

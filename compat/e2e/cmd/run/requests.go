@@ -29,10 +29,13 @@ import (
 //	setup POST /apis/apiextensions.k8s.io/v1/customresourcedefinitions @crd.json
 //	wait GET /apis/stable.example.com/v1/crontabs
 //	GET /api/v1/namespaces accept=text/csv
+//	PUT /apis/stable.example.com/v1/namespaces/default/crontabs/x @x.json body
 //
 // @FILE is a body, relative to the requests file; a content type may
 // follow (default application/json). "setup" sends a request without
-// comparing answers; "wait" repeats one until it answers 200.
+// comparing answers; "wait" repeats one until it answers 200. "body" at
+// the end compares an answer that is an object too, with what differs
+// between any two servers left out: uids, resourceVersions and times.
 type requestLine struct {
 	line        int
 	mode        string // "", "setup" or "wait"
@@ -41,6 +44,7 @@ type requestLine struct {
 	body        []byte
 	contentType string
 	accept      string
+	compareBody bool
 }
 
 func readRequests(file string) ([]requestLine, error) {
@@ -59,6 +63,9 @@ func readRequests(file string) ([]requestLine, error) {
 		r := requestLine{line: n, contentType: "application/json"}
 		if fields[0] == "setup" || fields[0] == "wait" {
 			r.mode, fields = fields[0], fields[1:]
+		}
+		if len(fields) > 2 && fields[len(fields)-1] == "body" {
+			r.compareBody, fields = true, fields[:len(fields)-1]
 		}
 		if len(fields) > 2 && strings.HasPrefix(fields[len(fields)-1], "accept=") {
 			r.accept = strings.TrimPrefix(fields[len(fields)-1], "accept=")
@@ -153,10 +160,42 @@ func (q *requester) do(ctx context.Context, r requestLine) (answer, error) {
 		delete(details, "uid")
 		d, _ := json.Marshal(details)
 		a.body = fmt.Sprintf("Status %s reason=%s code=%d message=%q details=%s", status.Status, status.Reason, status.Code, status.Message, d)
+	case r.compareBody:
+		var obj any
+		if err := json.Unmarshal(b, &obj); err != nil {
+			a.body = "(not JSON)"
+			break
+		}
+		n, _ := json.Marshal(stable(obj))
+		a.body = "object " + string(n)
 	default:
 		a.body = "(an object)"
 	}
 	return a, nil
+}
+
+// stable is v without what two servers never agree on: uids and
+// resourceVersions become "-", and so does every string that is a time.
+func stable(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, y := range x {
+			if _, ok := y.(string); ok && (k == "uid" || k == "resourceVersion") {
+				x[k] = "-"
+				continue
+			}
+			x[k] = stable(y)
+		}
+	case []any:
+		for i, y := range x {
+			x[i] = stable(y)
+		}
+	case string:
+		if _, err := time.Parse(time.RFC3339, x); err == nil {
+			return "-"
+		}
+	}
+	return v
 }
 
 // runRequests sends file's requests to a crdserver and a kube-apiserver
