@@ -41,7 +41,10 @@ type upstream struct {
 	statusReset *fieldpath.Set
 	// prepareForCreate is the strategy's PrepareForCreate.
 	prepareForCreate func(obj map[string]any)
-	obj              *unstructured.Unstructured // nil until created
+	// decodeDefaults is what decoding a write's object defaults, before
+	// the field manager sees it (a built-in's Go defaulting); nil: none.
+	decodeDefaults func(obj map[string]any)
+	obj            *unstructured.Unstructured // nil until created
 }
 
 // The custom resource strategy drops the status of a new object.
@@ -96,7 +99,34 @@ func newNamespaceUpstream() *upstream {
 		converter:        oneVersion{},
 		statusReset:      fieldpath.NewSet(fieldpath.MakePathOrDie("spec")),
 		prepareForCreate: activeNamespace,
+		decodeDefaults:   nameLabel,
 	}
+}
+
+// nameLabel is a Namespace's defaulting: the kubernetes.io/metadata.name
+// label, which kube-apiserver sets as it decodes a write, so that the
+// writer owns it (compat/e2e's builtins-body.txt shows kube-apiserver's
+// managedFields).
+func nameLabel(obj map[string]any) {
+	md, _ := obj["metadata"].(map[string]any)
+	name, _ := md["name"].(string)
+	if md == nil || name == "" {
+		return
+	}
+	labels, _ := md["labels"].(map[string]any)
+	if labels == nil {
+		labels = map[string]any{}
+		md["labels"] = labels
+	}
+	labels["kubernetes.io/metadata.name"] = name
+}
+
+// defaults applies u's decodeDefaults to a write's object.
+func (u *upstream) defaults(obj *unstructured.Unstructured) *unstructured.Unstructured {
+	if u.decodeDefaults != nil {
+		u.decodeDefaults(obj.Object)
+	}
+	return obj
 }
 
 // oneVersion converts objects of a resource with one version: not at all.
@@ -261,7 +291,7 @@ func (u *upstream) do(t *testing.T, s step) error {
 	live := u.live(t, s.version)
 	switch s.op {
 	case opCreate:
-		obj := decodeYAML(t, s.body)
+		obj := u.defaults(decodeYAML(t, s.body))
 		obj = u.fieldManager(t, s.version, "").UpdateNoErrors(live, obj, manager).(*unstructured.Unstructured)
 		u.prepareForCreate(obj.Object)
 		obj.SetUID(types.UID("uid-of-" + obj.GetName()))
@@ -269,7 +299,7 @@ func (u *upstream) do(t *testing.T, s step) error {
 	case opUpdate, opStatus:
 		obj := live.DeepCopy()
 		s.edit(obj.Object)
-		obj = u.fieldManager(t, s.version, s.sub()).UpdateNoErrors(live, obj, manager).(*unstructured.Unstructured)
+		obj = u.fieldManager(t, s.version, s.sub()).UpdateNoErrors(live, u.defaults(obj), manager).(*unstructured.Unstructured)
 		u.obj = prepareForUpdate(s.sub(), obj, live)
 	case opMergePatch, opJSONPatch:
 		current, err := json.Marshal(live.Object)
@@ -292,7 +322,7 @@ func (u *upstream) do(t *testing.T, s step) error {
 		if err := obj.UnmarshalJSON(patched); err != nil {
 			t.Fatal(err)
 		}
-		obj = u.fieldManager(t, s.version, "").UpdateNoErrors(live, obj, manager).(*unstructured.Unstructured)
+		obj = u.fieldManager(t, s.version, "").UpdateNoErrors(live, u.defaults(obj), manager).(*unstructured.Unstructured)
 		u.obj = prepareForUpdate("", obj, live)
 	case opApply, opApplyStatus:
 		patch := decodeYAML(t, s.body)

@@ -86,6 +86,12 @@ func (h policyHooks) PrepareForUpdate(obj, old map[string]any) {
 	defaultPolicy(obj)
 }
 
+// Default applies upstream's v1 defaults.
+func (policyHooks) Default(obj map[string]any) { defaultPolicy(obj) }
+
+// Default applies upstream's v1 defaults.
+func (bindingHooks) Default(obj map[string]any) { defaultBinding(obj) }
+
 // defaultPolicy applies upstream's v1 defaults.
 func defaultPolicy(obj map[string]any) {
 	spec := mapField(obj, "spec")

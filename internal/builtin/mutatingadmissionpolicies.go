@@ -61,6 +61,12 @@ func (h mutatingPolicyHooks) PrepareForUpdate(obj, old map[string]any) {
 	defaultMutatingPolicy(obj)
 }
 
+// Default applies upstream's v1 defaults.
+func (mutatingPolicyHooks) Default(obj map[string]any) { defaultMutatingPolicy(obj) }
+
+// Default applies upstream's v1 defaults.
+func (mutatingBindingHooks) Default(obj map[string]any) { defaultBinding(obj) }
+
 // defaultMutatingPolicy applies upstream's v1 defaults: failurePolicy;
 // reinvocationPolicy has none (it is required).
 func defaultMutatingPolicy(obj map[string]any) {

@@ -126,6 +126,9 @@ func (h namespaceHooks) PrepareForUpdate(obj, old map[string]any) {
 	setNameLabel(obj)
 }
 
+// Default sets the name label, as upstream's defaulting of a Namespace does.
+func (namespaceHooks) Default(obj map[string]any) { setNameLabel(obj) }
+
 func setNameLabel(obj map[string]any) {
 	md, _ := obj["metadata"].(map[string]any)
 	if md == nil {
@@ -241,3 +244,5 @@ func anyList(l []string) []any {
 }
 
 var _ registry.DeleteChecker = namespaceHooks{}
+
+var _ registry.Defaulter = namespaceHooks{}

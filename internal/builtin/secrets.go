@@ -54,6 +54,15 @@ func (h secretHooks) PrepareForCreate(obj map[string]any) {
 
 func (h secretHooks) PrepareForUpdate(obj, old map[string]any) { h.PrepareForCreate(obj) }
 
+// Default moves stringData into data and defaults the type, as upstream's
+// decoding (conversion to the internal type, defaulting) does.
+func (secretHooks) Default(obj map[string]any) {
+	mergeStringData(obj)
+	if obj["type"] == nil || obj["type"] == "" {
+		obj["type"] = string(corev1.SecretTypeOpaque)
+	}
+}
+
 // mergeStringData moves stringData into data, base64-encoded, its values
 // winning over data's, as upstream's conversion to the internal type does:
 // stringData is write-only and never stored.

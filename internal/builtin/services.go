@@ -156,6 +156,15 @@ func (h serviceHooks) Release(ctx context.Context, obj map[string]any) {
 	h.ips.Release(ctx, ip, ns, name)
 }
 
+// Default applies upstream's defaults of a Service.
+func (serviceHooks) Default(obj map[string]any) { defaultService(obj) }
+
+// Default applies upstream's defaults of an Endpoints.
+func (endpointsHooks) Default(obj map[string]any) { defaultEndpoints(obj) }
+
+// Default applies upstream's defaults of an EndpointSlice.
+func (endpointSliceHooks) Default(obj map[string]any) { defaultEndpointSlice(obj) }
+
 // defaultService applies upstream's defaults for what resolution reads:
 // the type, protocols and target ports, session affinity and the internal
 // traffic policy.

@@ -104,6 +104,9 @@ func (h webhookConfigHooks[T]) PrepareForUpdate(obj, old map[string]any) {
 	defaultWebhooks(obj, h.mutating)
 }
 
+// Default applies the webhooks' defaults of the version obj is written in.
+func (h webhookConfigHooks[T]) Default(obj map[string]any) { defaultWebhooks(obj, h.mutating) }
+
 func isV1beta1(obj map[string]any) bool {
 	return obj["apiVersion"] == AdmissionGroup+"/v1beta1"
 }

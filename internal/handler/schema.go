@@ -24,6 +24,17 @@ func versionSchema(c *call) registry.Schema {
 // unknown fields under fieldValidation — unless decoding or patching did,
 // and fills defaults.
 func pruneAndDefault(c *call, obj map[string]any) error {
+	if err := pruneAndDefaultSchema(c, obj); err != nil {
+		return err
+	}
+	if d, ok := c.def.Hooks.(registry.Defaulter); ok {
+		d.Default(obj)
+	}
+	return nil
+}
+
+// pruneAndDefaultSchema is pruneAndDefault by the version's schema.
+func pruneAndDefaultSchema(c *call, obj map[string]any) error {
 	s := versionSchema(c)
 	if s == nil {
 		return nil

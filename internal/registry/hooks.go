@@ -43,6 +43,15 @@ type Validator interface {
 	ValidateUpdate(obj, old map[string]any) field.ErrorList
 }
 
+// Defaulter applies the defaults upstream's decoding of a built-in applies
+// (its Go type's defaulting and conversion) to an object a client wrote,
+// before the writer's fields are recorded: upstream's field manager sees
+// the defaulted object, so the writer owns what defaulting added. It runs
+// on creates, updates and patches, after the schema's own defaulting.
+type Defaulter interface {
+	Default(obj map[string]any)
+}
+
 // DeleteChecker refuses the delete of particular objects, before it reads
 // them: upstream's NamespaceLifecycle admission keeps default, kube-system
 // and kube-public. The error is the client's answer (a 403).
