@@ -45,11 +45,8 @@ var (
 )
 
 func (h secretHooks) PrepareForCreate(obj map[string]any) {
-	mergeStringData(obj)
+	h.Default(obj)
 	h.trim(obj)
-	if obj["type"] == nil || obj["type"] == "" {
-		obj["type"] = string(corev1.SecretTypeOpaque)
-	}
 }
 
 func (h secretHooks) PrepareForUpdate(obj, old map[string]any) { h.PrepareForCreate(obj) }
