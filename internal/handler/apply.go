@@ -3,7 +3,6 @@ package handler
 import (
 	"errors"
 	"net/http"
-	"net/url"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -11,6 +10,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/crdserver/crdserver/internal/codec"
+	"github.com/crdserver/crdserver/internal/request"
 )
 
 // applyPatchType is server-side apply's patch media type.
@@ -51,7 +51,7 @@ func (h *Handler) doApply(c *call, sub string) error {
 		return err
 	}
 	q := c.r.URL.Query()
-	manager, force := q.Get("fieldManager"), paramBool(q, "force")
+	manager, force := q.Get("fieldManager"), request.QueryBool(q, "force")
 	fm := fieldManager(c, sub)
 	// merge applies the patch to live (nil when the object does not
 	// exist), then checks what upstream checks after the merge: that the
@@ -126,12 +126,4 @@ func upstreamYAMLError(body []byte, decode func([]byte, any, ...yaml.JSONOpt) er
 		return err.Error()
 	}
 	return ours.Error()
-}
-
-// paramBool reads a boolean query parameter as upstream's parameter codec
-// does: absent is false, and so are "0" and "false" (in any case); any
-// other value, the empty one too, is true.
-func paramBool(q url.Values, name string) bool {
-	v, ok := q[name]
-	return ok && len(v) > 0 && v[0] != "0" && !strings.EqualFold(v[0], "false")
 }

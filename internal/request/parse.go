@@ -143,10 +143,7 @@ func methodVerb(method string) string {
 func listOptions(query url.Values) (watch bool, name string) {
 	var opts metainternalversion.ListOptions
 	if err := metainternalversionscheme.ParameterCodec.DecodeParameters(query, metav1.SchemeGroupVersion, &opts); err != nil {
-		if v := query["watch"]; len(v) > 0 {
-			return v[0] != "0" && !strings.EqualFold(v[0], "false"), ""
-		}
-		return false, ""
+		return QueryBool(query, "watch"), ""
 	}
 	if opts.FieldSelector != nil {
 		if n, ok := opts.FieldSelector.RequiresExactMatch("metadata.name"); ok && len(content.IsPathSegmentName(n)) == 0 {
@@ -162,4 +159,12 @@ func splitPath(path string) []string {
 		return nil
 	}
 	return strings.Split(path, "/")
+}
+
+// QueryBool reads a boolean query parameter as upstream's parameter codec
+// does: absent is false, and so are "0" and "false" (in any case); any
+// other value, the empty one too, is true.
+func QueryBool(q url.Values, name string) bool {
+	v := q[name]
+	return len(v) > 0 && v[0] != "0" && !strings.EqualFold(v[0], "false")
 }
