@@ -64,11 +64,19 @@ func (m *Manager) updateRaw(live, obj map[string]any, raw codec.Raw, manager str
 	if m.Subresource == "" {
 		// As startingEntries: the client's entries, unless it sent none
 		// or sent back live's as they are (as clients that update what
-		// they read do), compared without decoding live's.
-		sent, present := metadata(obj)["managedFields"]
-		sentList, _ := sent.([]any)
-		if (present && isReset(sentList)) || (len(sentList) > 0 && !codec.EqualRaw(sentList, raw)) {
-			return false, nil, nil
+		// they read do), compared without decoding live's, or, when
+		// the client's are kept encoded too, without decoding either.
+		switch sent := metadata(obj)["managedFields"].(type) {
+		case codec.Raw:
+			if !bytes.Equal(sent, raw) {
+				return false, nil, nil
+			}
+		case nil:
+		default:
+			sentList, _ := sent.([]any)
+			if isReset(sentList) || (len(sentList) > 0 && !codec.EqualRaw(sentList, raw)) {
+				return false, nil, nil
+			}
 		}
 	}
 	if manager == "" {

@@ -364,3 +364,38 @@ func caseLine() int {
 	_, _, l, _ := runtime.Caller(1)
 	return l
 }
+
+// TestUpdateSentEncoded: a client's managedFields kept encoded (a PUT
+// body in Marshal's form) are read as the same entries decoded: live's
+// sent back, a client's own edit of them, and a reset.
+func TestUpdateSentEncoded(t *testing.T) {
+	m := manager(t, "v1", "")
+	l := redecode(t, obj(t, w1), false)
+	m.Update(nil, l, "creator")
+	cases := []struct {
+		name string
+		edit func(entries []any)
+		want int // entries after the update
+	}{
+		{"sent back as read", func([]any) {}, 2},
+		{"renamed", func(e []any) { e[0].(map[string]any)["manager"] = "renamed" }, 2},
+		{"reset", func(e []any) { clear(e[0].(map[string]any)) }, 0}, // [{}]
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			sent := redecode(t, l, false)
+			c.edit(managedFieldsOf(sent))
+			metadata(sent)["labels"].(map[string]any)["new"] = "x"
+			encoded, decoded := redecode(t, sent, true), redecode(t, sent, false)
+			if _, ok := rawManagedFields(encoded); !ok {
+				t.Fatal("the sent entries were not kept encoded")
+			}
+			m.Update(redecode(t, l, true), encoded, "editor")
+			m.Update(redecode(t, l, true), decoded, "editor")
+			e, d := summary(encoded), summary(decoded)
+			if !reflect.DeepEqual(e, d) || len(d) != c.want {
+				t.Errorf("sent encoded\n  %s\nsent decoded\n  %s\nwant %d entries", strings.Join(e, "\n  "), strings.Join(d, "\n  "), c.want)
+			}
+		})
+	}
+}

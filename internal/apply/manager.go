@@ -190,7 +190,7 @@ func (m *Manager) startingEntries(live, obj map[string]any) (list []any, fromLiv
 		return liveList, true
 	}
 	sent, present := metadata(obj)["managedFields"]
-	sentList, _ := sent.([]any)
+	sentList := entriesOf(sent)
 	switch {
 	case present && isReset(sentList):
 		return nil, true
@@ -543,7 +543,12 @@ func metadata(obj map[string]any) map[string]any {
 // managedFieldsOf returns obj's managedFields entries, decoded when they
 // are kept encoded (see fastraw.go).
 func managedFieldsOf(obj map[string]any) []any {
-	switch v := metadata(obj)["managedFields"].(type) {
+	return entriesOf(metadata(obj)["managedFields"])
+}
+
+// entriesOf is managedFieldsOf for the value of a managedFields member.
+func entriesOf(v any) []any {
+	switch v := v.(type) {
 	case []any:
 		return v
 	case codec.Raw:

@@ -66,6 +66,12 @@ func fieldValidation(c *call) (string, error) {
 // version's schema prunes. A body that does not decode, or a custom
 // resource without kind or apiVersion, is upstream's 400.
 func decodeBody(c *call) (map[string]any, error) {
+	return decodeBodyWith(c, codec.DecodeOptions{})
+}
+
+// decodeBodyWith is decodeBody with the decoder's options: a replacement
+// keeps its managedFields encoded (see keepSentManagedFields).
+func decodeBodyWith(c *call, opts codec.DecodeOptions) (map[string]any, error) {
 	mode, err := fieldValidation(c)
 	if err != nil {
 		return nil, err
@@ -80,7 +86,7 @@ func decodeBody(c *call) (map[string]any, error) {
 			return obj, err
 		}
 	}
-	obj, problems, err := codec.Decode(body, ct, codec.DecodeOptions{})
+	obj, problems, err := codec.Decode(body, ct, opts)
 	if err != nil {
 		var de *codec.DecodeError
 		if errors.As(err, &de) {

@@ -35,6 +35,9 @@ func (h *Handler) update(c *call, sub string) {
 			return nil, err
 		}
 		next := deepCopy(obj)
+		if err := keepSentManagedFields(next, cur); err != nil {
+			return nil, err
+		}
 		if rv == "" {
 			// An unconditional update (the resource allows it) takes the
 			// current object's resourceVersion, as upstream's store does.
@@ -73,7 +76,7 @@ func decodeReplacement(c *call) (map[string]any, string, error) {
 	err := checkWriteOptions(c, "")
 	var obj map[string]any
 	if err == nil {
-		obj, err = decodeBody(c)
+		obj, err = decodeBodyWith(c, codec.DecodeOptions{RawManagedFields: true})
 	}
 	if err == nil {
 		err = checkTypeMeta(c, obj)
@@ -86,6 +89,26 @@ func decodeReplacement(c *call) (map[string]any, string, error) {
 	}
 	rv, _ := metadata(obj)["resourceVersion"].(string)
 	return obj, rv, nil
+}
+
+// keepSentManagedFields decides what becomes of the managedFields a
+// replacement was decoded with, kept encoded: the stored ones sent back
+// as they are (what clients that update what they read send) stay
+// encoded, for the field manager's encoded path to compare by their
+// bytes; anything else (decoding pruned it already) is decoded, so
+// that only entries the server wrote travel encoded past this point.
+func keepSentManagedFields(obj, cur map[string]any) error {
+	sent, ok := metadata(obj)["managedFields"].(codec.Raw)
+	if !ok {
+		return nil
+	}
+	if stored, ok := metadata(cur)["managedFields"].(codec.Raw); ok && bytes.Equal(sent, stored) {
+		return nil
+	}
+	if err := codec.MaterializeManagedFields(obj); err != nil {
+		return apierrors.NewBadRequest(err.Error())
+	}
+	return nil
 }
 
 // requireResourceVersion refuses a PUT without a resourceVersion, unless

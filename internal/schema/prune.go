@@ -4,6 +4,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/crdserver/crdserver/internal/codec"
 )
 
 // objectMetaFields are the JSON fields of metav1.ObjectMeta: metadata of
@@ -200,6 +202,17 @@ func (p *pruner) pruneFields(x map[string]any, n *node, dropUnknown bool) {
 	}
 }
 
+// knownMembersOnly reports whether every element of raw, an array kept
+// encoded (a client's managedFields), is an object of known members only.
+func knownMembersOnly(raw codec.Raw, known map[string]bool) bool {
+	only := true
+	codec.EachRawObjectMember(raw, func(name, _ []byte) bool {
+		only = known[string(name)]
+		return only
+	}, func([]byte) bool { return only })
+	return only
+}
+
 // pruneMetadata drops the fields of obj's metadata that ObjectMeta does
 // not have, reporting them as "<path>.metadata.<field>".
 func (p *pruner) pruneMetadata(obj map[string]any, root bool) {
@@ -223,6 +236,16 @@ func (p *pruner) pruneMetadata(obj map[string]any, root bool) {
 			known = ownerReferenceFields
 		case "managedFields":
 			known = managedFieldsEntryFields
+			if raw, ok := v.(codec.Raw); ok {
+				if knownMembersOnly(raw, known) {
+					continue
+				}
+				// Decoded to be pruned; an undecodable Raw is left as
+				// it is, for metadata validation to refuse.
+				if d, err := codec.DecodeRaw(raw); err == nil {
+					meta[k], v = d, d
+				}
+			}
 		default:
 			continue
 		}
