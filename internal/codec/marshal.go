@@ -103,14 +103,7 @@ func (e *encoder) appendObject(b []byte, m map[string]any) ([]byte, error) {
 	if m == nil {
 		return append(b, "null"...), nil
 	}
-	start := len(e.members)
-	for k, v := range m {
-		e.members = append(e.members, member{k, v})
-	}
-	// members stays valid while the objects inside append theirs: a slice
-	// that grows moves, leaving these in the old array, unchanged.
-	members := e.members[start:]
-	sortMembers(members)
+	members := e.push(m)
 	b = append(b, '{')
 	for i, mb := range members {
 		if i > 0 {
@@ -123,8 +116,26 @@ func (e *encoder) appendObject(b []byte, m map[string]any) ([]byte, error) {
 			return nil, err
 		}
 	}
-	e.members = e.members[:start]
+	e.pop(members)
 	return append(b, '}'), nil
+}
+
+// push adds m's members, sorted, to e's and returns them. They stay
+// valid while the objects inside append theirs: a slice that grows moves,
+// leaving these in the old array, unchanged.
+func (e *encoder) push(m map[string]any) []member {
+	start := len(e.members)
+	for k, v := range m {
+		e.members = append(e.members, member{k, v})
+	}
+	members := e.members[start:]
+	sortMembers(members)
+	return members
+}
+
+// pop drops the members push returned, the last pushed.
+func (e *encoder) pop(members []member) {
+	e.members = e.members[:len(e.members)-len(members)]
 }
 
 // sortMembers sorts by key: by insertion for the few members most objects

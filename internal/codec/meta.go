@@ -51,19 +51,7 @@ type RVSplice struct {
 // SetResourceVersion's is. stored must not change while the RVSplice is
 // in use.
 func FindResourceVersion(stored []byte) (RVSplice, bool) {
-	return findRV(stored, nil, false)
-}
-
-// FindResourceVersionMarshaled is FindResourceVersion for bytes known to
-// be valid JSON, such as what Marshal just wrote: it checks the order of
-// the top-level and metadata keys as FindResourceVersion does, but skips
-// the values between them without checking them token by token (on an
-// update, that check of the object being written, managedFields and all,
-// cost more than the rest of the splice). On valid JSON it returns what
-// FindResourceVersion returns; on anything else, what it returns is
-// unspecified.
-func FindResourceVersionMarshaled(valid []byte) (RVSplice, bool) {
-	return findRV(valid, nil, true)
+	return findRV(stored, nil)
 }
 
 // metaSpans are where findRV saw the members ScanMeta reads and the
@@ -77,10 +65,9 @@ type span struct{ start, end int }
 
 // findRV is FindResourceVersion, noting in spans, when it is not nil,
 // where the members ScanMeta reads are. Keys are checked to be strictly
-// sorted, so each member is seen at most once. valid says stored is valid
-// JSON: values are then skipped without being checked.
-func findRV(stored []byte, spans *metaSpans, valid bool) (RVSplice, bool) {
-	s := scanner{b: stored, valid: valid}
+// sorted, so each member is seen at most once.
+func findRV(stored []byte, spans *metaSpans) (RVSplice, bool) {
+	s := scanner{b: stored}
 	if !s.consume('{') {
 		return RVSplice{}, false
 	}
@@ -99,7 +86,7 @@ func findRV(stored []byte, spans *metaSpans, valid bool) (RVSplice, bool) {
 		prev = k
 		start := s.i
 		if !k.is(stored, "metadata") {
-			if !s.skip() {
+			if !s.value(0) {
 				return RVSplice{}, false
 			}
 			if spans != nil && k.is(stored, "apiVersion") {
@@ -136,7 +123,7 @@ type Indexed struct {
 // scan checks every byte of the object (its managedFields among them).
 func IndexStored(stored []byte, rv string) (Indexed, bool) {
 	var spans metaSpans
-	sp, ok := findRV(stored, &spans, false)
+	sp, ok := findRV(stored, &spans)
 	if !ok {
 		return Indexed{}, false
 	}
@@ -243,7 +230,7 @@ func (s *scanner) metadataRV(spans *metaSpans) (at, to, comma int, ok bool) {
 		if at < 0 {
 			switch c := k.compare(s.b, "resourceVersion"); {
 			case c == 0:
-				if !s.skip() {
+				if !s.value(0) {
 					return 0, 0, 0, false
 				}
 				at, to = start, s.i
@@ -253,7 +240,7 @@ func (s *scanner) metadataRV(spans *metaSpans) (at, to, comma int, ok bool) {
 			}
 		}
 		vstart := s.i
-		if !s.skip() {
+		if !s.value(0) {
 			return 0, 0, 0, false
 		}
 		if spans != nil {
@@ -430,91 +417,6 @@ const maxScanDepth = 10000
 type scanner struct {
 	b []byte
 	i int
-	// valid says b is known to be valid JSON: skip need not check it.
-	valid bool
-}
-
-// skip skips the value at s.i as value(0) does; when b is known to be
-// valid, without checking it.
-func (s *scanner) skip() bool {
-	if !s.valid {
-		return s.value(0)
-	}
-	return s.skipValid(0)
-}
-
-// skipValid skips the valid JSON value at s.i, finding its end from the
-// quotes, escapes and brackets alone. Like value(depth), it fails on
-// nesting that reaches maxScanDepth, so that on valid JSON the two agree.
-func (s *scanner) skipValid(depth int) bool {
-	b, i := s.b, s.i
-	if i >= len(b) {
-		return false
-	}
-	switch b[i] {
-	case '"':
-		if i = endOfString(b, i); i > len(b) {
-			return false
-		}
-		s.i = i
-		return true
-	case '{', '[':
-	default: // a number or a literal, which cannot hold these bytes
-		for i < len(b) && b[i] != ',' && b[i] != '}' && b[i] != ']' {
-			i++
-		}
-		s.i = i
-		return true
-	}
-	open := 0 // containers open
-	for ; i < len(b); i++ {
-		switch b[i] {
-		case '"':
-			i = endOfString(b, i) - 1
-		case '{', '[':
-			if depth+open >= maxScanDepth {
-				return false
-			}
-			open++
-		case '}', ']':
-			open--
-			if open == 0 {
-				s.i = i + 1
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// endOfString returns the offset after the valid JSON string at b[i]
-// (len(b)+1 when it does not end).
-func endOfString(b []byte, i int) int {
-	for i++; ; {
-		// Eight bytes at a time while none is a quote or a backslash.
-		for i+8 <= len(b) && !quoteOrBackslash8(binary.LittleEndian.Uint64(b[i:])) {
-			i += 8
-		}
-		for i < len(b) && b[i] != '"' && b[i] != '\\' {
-			i++
-		}
-		switch {
-		case i >= len(b):
-			return len(b) + 1
-		case b[i] == '"':
-			return i + 1
-		}
-		i += 2 // an escape; \uXXXX's digits are no quote or backslash
-	}
-}
-
-// quoteOrBackslash8 reports whether one of the eight bytes of x is a
-// quote or a backslash (exactly, as special8).
-func quoteOrBackslash8(x uint64) bool {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	q := x ^ ones*'"'
-	bs := x ^ ones*'\\'
-	return ((q-ones)&^q|(bs-ones)&^bs)&highs != 0
 }
 
 // key is a string's contents, b[start:end] without the quotes; plain when

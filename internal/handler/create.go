@@ -121,18 +121,18 @@ func (h *Handler) createObject(c *call, obj map[string]any, dry bool) (err error
 			}
 		}()
 	}
-	data, err := encodeStored(obj)
+	enc, err := encodeForStorage(obj)
 	if err != nil {
 		return apierrors.NewInternalError(err)
 	}
-	rev, err := storage.CreateWithTTL(c.r.Context(), c.store.Storage, key, data, ttl(c.def))
+	rev, err := storage.CreateWithTTL(c.r.Context(), c.store.Storage, key, enc.data, ttl(c.def))
 	if errors.Is(err, storage.ErrExists) {
 		return h.alreadyExists(c, key, name)
 	}
 	if err != nil {
 		return storageError(err, c.gr(), name, "create")
 	}
-	h.writeStored(c, http.StatusCreated, key, obj, data, rev)
+	h.writeStored(c, http.StatusCreated, key, obj, enc, rev)
 	return nil
 }
 

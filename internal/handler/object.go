@@ -65,44 +65,54 @@ func decodeStoredFieldsRaw(value []byte) (map[string]any, error) {
 
 // encodeStored encodes obj for storage, without its resourceVersion.
 func encodeStored(obj map[string]any) ([]byte, error) {
+	enc, err := encodeForStorage(obj)
+	return enc.data, err
+}
+
+// encodedObject is an object encoded for storage, without its
+// resourceVersion, and where that goes (spliceable) for an answer or an
+// admission review to set it.
+type encodedObject struct {
+	data       []byte
+	splice     codec.RVSplice
+	spliceable bool
+}
+
+// encodeForStorage is encodeStored noting where the resourceVersion goes.
+func encodeForStorage(obj map[string]any) (encodedObject, error) {
 	md, _ := obj["metadata"].(map[string]any)
 	rv, had := md["resourceVersion"]
 	if had {
 		delete(md, "resourceVersion")
 		defer func() { md["resourceVersion"] = rv }()
 	}
-	b, err := codec.Marshal(obj)
+	b, sp, ok, err := codec.MarshalStored(obj)
 	if err != nil {
-		return nil, fmt.Errorf("encoding object: %w", err)
+		return encodedObject{}, fmt.Errorf("encoding object: %w", err)
 	}
-	return b, nil
+	return encodedObject{data: b, splice: sp, spliceable: ok}, nil
 }
 
 // encodeStoredAndAdmitted encodes obj for storage, as encodeStored does,
 // and returns how admission webhooks receive it: with its
 // resourceVersion, which admitted splices into the stored bytes (byte
 // for byte the encoding of obj), or nil for admission to encode obj
-// itself. The splice scans and copies the whole object: it is made only
-// when a webhook asks for it.
-func encodeStoredAndAdmitted(obj map[string]any) (stored []byte, admitted func() []byte, err error) {
-	if stored, err = encodeStored(obj); err != nil {
-		return nil, nil, err
+// itself. The splice copies the whole object: it is made only when a
+// webhook asks for it.
+func encodeStoredAndAdmitted(obj map[string]any) (stored encodedObject, admitted func() []byte, err error) {
+	if stored, err = encodeForStorage(obj); err != nil {
+		return encodedObject{}, nil, err
 	}
 	md, _ := obj["metadata"].(map[string]any)
 	switch rv := md["resourceVersion"].(type) {
 	case nil:
 		if _, had := md["resourceVersion"]; !had {
-			return stored, func() []byte { return stored }, nil
+			return stored, func() []byte { return stored.data }, nil
 		}
 	case string:
-		return stored, func() []byte {
-			// stored is what encodeStored wrote: valid JSON.
-			sp, ok := codec.FindResourceVersionMarshaled(stored)
-			if !ok {
-				return nil
-			}
-			return sp.Set(rv)
-		}, nil
+		if stored.spliceable {
+			return stored, func() []byte { return stored.splice.Set(rv) }, nil
+		}
 	}
 	return stored, nil, nil
 }
@@ -386,13 +396,10 @@ func servesStored(c *call, encoded []byte) bool {
 // spliced in and converted to the request's version (a conversion kept
 // for the watch events and reads of that revision) when the answer is the
 // plain object, obj encoded otherwise.
-func (h *Handler) writeStored(c *call, status int, key string, obj map[string]any, data []byte, rev int64) {
-	if c.media.As == "" && c.present == nil {
-		// data is what encodeStored wrote: valid JSON.
-		if splice, ok := codec.FindResourceVersionMarshaled(data); ok {
-			h.writeSpliced(c, status, key, obj, splice, rev)
-			return
-		}
+func (h *Handler) writeStored(c *call, status int, key string, obj map[string]any, enc encodedObject, rev int64) {
+	if c.media.As == "" && c.present == nil && enc.spliceable {
+		h.writeSpliced(c, status, key, obj, enc.splice, rev)
+		return
 	}
 	setRV(obj, rev)
 	h.writeObject(c, status, obj)

@@ -263,10 +263,10 @@ func (h *Handler) doWrite(c *call, sub, wantRV string, mutate mutation, copyOld 
 		// validating admission, which changes nothing, so that its
 		// webhooks receive that encoding (with the request's
 		// resourceVersion) rather than one of their own.
-		var data []byte
+		var enc encodedObject
 		var objJSON func() []byte
 		if c.conv().StoredAsIs(obj) {
-			if data, objJSON, err = encodeStoredAndAdmitted(obj); err != nil {
+			if enc, objJSON, err = encodeStoredAndAdmitted(obj); err != nil {
 				return apierrors.NewInternalError(err)
 			}
 		}
@@ -290,11 +290,12 @@ func (h *Handler) doWrite(c *call, sub, wantRV string, mutate mutation, copyOld 
 			h.writeObject(c, http.StatusOK, obj)
 			return nil
 		}
-		if data == nil {
-			if data, err = encodeStored(obj); err != nil {
+		if enc.data == nil {
+			if enc, err = encodeForStorage(obj); err != nil {
 				return apierrors.NewInternalError(err)
 			}
 		}
+		data := enc.data
 		if dry {
 			h.writeObject(c, http.StatusOK, obj)
 			return nil
@@ -302,21 +303,15 @@ func (h *Handler) doWrite(c *call, sub, wantRV string, mutate mutation, copyOld 
 		if cur.stored != nil && bytes.Equal(data, cur.stored) {
 			// Nothing changed: upstream writes nothing and answers with the
 			// current object.
-			h.writeStored(c, http.StatusOK, key, obj, data, cur.rev)
+			h.writeStored(c, http.StatusOK, key, obj, enc, cur.rev)
 			return nil
 		}
-		// Where data's resourceVersion goes, when found: the answer sets
-		// it too.
-		var splice codec.RVSplice
-		found := false
 		if cur.cached {
-			// data is what encodeStored wrote: valid JSON.
-			splice, found = codec.FindResourceVersionMarshaled(data)
-			if !found {
+			if !enc.spliceable {
 				useCache = false
 				continue
 			}
-			if splice.Equal(rvString(cur.rev), cur.json) {
+			if enc.splice.Equal(rvString(cur.rev), cur.json) {
 				// A cached copy does not hold storage's exact bytes: when
 				// the object seems unchanged, only storage's copy can tell.
 				// While storage still holds the cached revision, obj was
@@ -331,7 +326,7 @@ func (h *Handler) doWrite(c *call, sub, wantRV string, mutate mutation, copyOld 
 					continue
 				}
 				if unchanged {
-					h.writeStored(c, http.StatusOK, key, obj, data, cur.rev)
+					h.writeStored(c, http.StatusOK, key, obj, enc, cur.rev)
 					return nil
 				}
 			}
@@ -349,11 +344,7 @@ func (h *Handler) doWrite(c *call, sub, wantRV string, mutate mutation, copyOld 
 		default:
 			return storageError(err, c.gr(), c.info.Name, "update")
 		}
-		if found {
-			h.writeSpliced(c, http.StatusOK, key, obj, splice, rev)
-			return nil
-		}
-		h.writeStored(c, http.StatusOK, key, obj, data, rev)
+		h.writeStored(c, http.StatusOK, key, obj, enc, rev)
 		return nil
 	}
 }
