@@ -76,21 +76,21 @@ func (policyHooks) NewProtobuf() registry.ProtoMessage {
 	return &admissionregistrationv1.ValidatingAdmissionPolicy{}
 }
 
-func (h policyHooks) PrepareForCreate(obj map[string]any) {
-	h.trim(obj)
-	defaultPolicy(obj)
-}
+func (h policyHooks) PrepareForCreate(obj map[string]any) { h.Default(obj) }
 
-func (h policyHooks) PrepareForUpdate(obj, old map[string]any) {
+func (h policyHooks) PrepareForUpdate(obj, old map[string]any) { h.Default(obj) }
+
+// Default applies upstream's v1 defaults.
+func (h policyHooks) Default(obj map[string]any) {
 	h.trim(obj)
 	defaultPolicy(obj)
 }
 
 // Default applies upstream's v1 defaults.
-func (policyHooks) Default(obj map[string]any) { defaultPolicy(obj) }
-
-// Default applies upstream's v1 defaults.
-func (bindingHooks) Default(obj map[string]any) { defaultBinding(obj) }
+func (h bindingHooks) Default(obj map[string]any) {
+	h.trim(obj)
+	defaultBinding(obj)
+}
 
 // defaultPolicy applies upstream's v1 defaults.
 func defaultPolicy(obj map[string]any) {
@@ -282,15 +282,9 @@ func (bindingHooks) NewProtobuf() registry.ProtoMessage {
 	return &admissionregistrationv1.ValidatingAdmissionPolicyBinding{}
 }
 
-func (h bindingHooks) PrepareForCreate(obj map[string]any) {
-	h.trim(obj)
-	defaultBinding(obj)
-}
+func (h bindingHooks) PrepareForCreate(obj map[string]any) { h.Default(obj) }
 
-func (h bindingHooks) PrepareForUpdate(obj, old map[string]any) {
-	h.trim(obj)
-	defaultBinding(obj)
-}
+func (h bindingHooks) PrepareForUpdate(obj, old map[string]any) { h.Default(obj) }
 
 func defaultBinding(obj map[string]any) {
 	spec := mapField(obj, "spec")

@@ -32,23 +32,23 @@ import (
 
 // Deployments is the apps/v1 deployments resource.
 func Deployments() *registry.Definition {
-	return appsDefinition("deployments", "Deployment", "deploy", true, deploymentHooks{typedV1[appsv1.Deployment]("Deployment")})
+	return appsDefinition("deployments", "Deployment", "deploy", true, deploymentHooks{typedV1("Deployment", defaultDeployment)})
 }
 
 // ReplicaSets is the apps/v1 replicasets resource.
 func ReplicaSets() *registry.Definition {
-	return appsDefinition("replicasets", "ReplicaSet", "rs", true, replicaSetHooks{typedV1[appsv1.ReplicaSet]("ReplicaSet")})
+	return appsDefinition("replicasets", "ReplicaSet", "rs", true, replicaSetHooks{typedV1("ReplicaSet", defaultReplicaSet)})
 }
 
 // StatefulSets is the apps/v1 statefulsets resource.
 func StatefulSets() *registry.Definition {
-	return appsDefinition("statefulsets", "StatefulSet", "sts", true, statefulSetHooks{typedV1[appsv1.StatefulSet]("StatefulSet")})
+	return appsDefinition("statefulsets", "StatefulSet", "sts", true, statefulSetHooks{typedV1("StatefulSet", defaultStatefulSet)})
 }
 
 // DaemonSets is the apps/v1 daemonsets resource (no scale subresource:
 // a DaemonSet runs one pod per node).
 func DaemonSets() *registry.Definition {
-	return appsDefinition("daemonsets", "DaemonSet", "ds", false, daemonSetHooks{typedV1[appsv1.DaemonSet]("DaemonSet")})
+	return appsDefinition("daemonsets", "DaemonSet", "ds", false, daemonSetHooks{typedV1("DaemonSet", defaultDaemonSet)})
 }
 
 func appsDefinition(resource, kind, short string, scale bool, hooks any) *registry.Definition {
@@ -76,8 +76,11 @@ func appsDefinition(resource, kind, short string, scale bool, hooks any) *regist
 }
 
 // appsHooks is what the four kinds share: typed decoding, patches,
-// protobuf bodies and an empty status on create.
-type appsHooks[T any] struct{ Typed[T] }
+// protobuf bodies, the kind's defaults and an empty status on create.
+type appsHooks[T any] struct {
+	Typed[T]
+	defaults func(*T)
+}
 
 func (appsHooks[T]) PatchSchema() any { return *new(T) }
 
@@ -85,21 +88,25 @@ func (appsHooks[T]) NewProtobuf() registry.ProtoMessage {
 	return any(new(T)).(registry.ProtoMessage)
 }
 
-// prepare defaults obj through f; on create the status starts empty, as
-// upstream's strategies reset it.
-func (h appsHooks[T]) prepare(obj map[string]any, f func(*T), create bool) {
-	status, had := obj["status"]
-	h.rewrite(obj, f)
-	switch _, kept := obj["status"]; {
-	case create:
-		obj["status"] = map[string]any{}
-	case had && !kept:
-		obj["status"] = status // empty, which rewrite drops
-	}
+// Default implements registry.Defaulter: the round trip through T with
+// the kind's defaults, before the writer's fields are recorded, so that
+// the writer owns them (a Deployment's strategy, its pod template's
+// defaults), as upstream's field manager records them.
+func (h appsHooks[T]) Default(obj map[string]any) { h.rewrite(obj, h.defaults) }
+
+// PrepareForCreate defaults obj again (mutating admission may have changed
+// it since Default); the status starts as the Go type's empty one, as
+// upstream's strategies reset it after the field manager (a StatefulSet
+// answers replicas: 0).
+func (h appsHooks[T]) PrepareForCreate(obj map[string]any) {
+	delete(obj, "status")
+	h.Default(obj)
 }
 
-func typedV1[T any](kind string) appsHooks[T] {
-	return appsHooks[T]{Typed[T]{Kind: kind, Version: "v1"}}
+func (h appsHooks[T]) PrepareForUpdate(obj, _ map[string]any) { h.Default(obj) }
+
+func typedV1[T any](kind string, defaults func(*T)) appsHooks[T] {
+	return appsHooks[T]{Typed[T]{Kind: kind, Version: "v1"}, defaults}
 }
 
 // ---- defaults (upstream's apps/v1 and core/v1 defaulters) ----
@@ -487,14 +494,8 @@ var (
 	_ registry.TypeChecker     = deploymentHooks{}
 	_ registry.UnknownFielder  = deploymentHooks{}
 	_ registry.TablePrinter    = deploymentHooks{}
+	_ registry.Defaulter       = deploymentHooks{}
 )
-
-func (h deploymentHooks) PrepareForCreate(obj map[string]any) {
-	h.prepare(obj, defaultDeployment, true)
-}
-func (h deploymentHooks) PrepareForUpdate(obj, _ map[string]any) {
-	h.prepare(obj, defaultDeployment, false)
-}
 
 func (h deploymentHooks) Validate(obj map[string]any) field.ErrorList {
 	d, _, err := h.Decode(obj)
@@ -579,13 +580,6 @@ var (
 	_ registry.TablePrinter    = replicaSetHooks{}
 )
 
-func (h replicaSetHooks) PrepareForCreate(obj map[string]any) {
-	h.prepare(obj, defaultReplicaSet, true)
-}
-func (h replicaSetHooks) PrepareForUpdate(obj, _ map[string]any) {
-	h.prepare(obj, defaultReplicaSet, false)
-}
-
 func (h replicaSetHooks) Validate(obj map[string]any) field.ErrorList {
 	rs, _, err := h.Decode(obj)
 	if err != nil {
@@ -648,13 +642,6 @@ var (
 	_ registry.TablePrinter   = statefulSetHooks{}
 )
 
-func (h statefulSetHooks) PrepareForCreate(obj map[string]any) {
-	h.prepare(obj, defaultStatefulSet, true)
-}
-func (h statefulSetHooks) PrepareForUpdate(obj, _ map[string]any) {
-	h.prepare(obj, defaultStatefulSet, false)
-}
-
 // ValidateName: StatefulSet names are DNS labels (they name pods and
 // their host names).
 func (statefulSetHooks) ValidateName(name string, prefix bool) []string {
@@ -702,11 +689,6 @@ var (
 	_ registry.Validator      = daemonSetHooks{}
 	_ registry.TablePrinter   = daemonSetHooks{}
 )
-
-func (h daemonSetHooks) PrepareForCreate(obj map[string]any) { h.prepare(obj, defaultDaemonSet, true) }
-func (h daemonSetHooks) PrepareForUpdate(obj, _ map[string]any) {
-	h.prepare(obj, defaultDaemonSet, false)
-}
 
 func (h daemonSetHooks) Validate(obj map[string]any) field.ErrorList {
 	ds, _, err := h.Decode(obj)

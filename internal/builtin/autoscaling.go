@@ -45,6 +45,7 @@ var (
 	_ registry.VersionConverter = hpaHooks{}
 	_ registry.VersionTyped     = hpaHooks{}
 	_ registry.TablePrinter     = hpaHooks{}
+	_ registry.Defaulter        = hpaHooks{}
 )
 
 const hpaV1APIVersion, hpaV2APIVersion = "autoscaling/v1", "autoscaling/v2"
@@ -57,6 +58,18 @@ func (h hpaHooks) TypedIn(version string) any {
 	return h
 }
 
+// Default defaults a request body in its version's type: a v1 body as v1
+// defaults it (ToStorage converts it later), a v2 body as v2.
+func (h hpaHooks) Default(obj map[string]any) {
+	if obj["apiVersion"] == hpaV1APIVersion {
+		h.v1.rewrite(obj, defaultHPAV1)
+		return
+	}
+	h.kindHooks.Default(obj)
+}
+
+func defaultHPAV1(in *autoscalingv1.HorizontalPodAutoscaler) { setDefault(&in.Spec.MinReplicas, 1) }
+
 // ToStorage converts a v1 body, defaulted as v1 defaults it, to v2.
 func (h hpaHooks) ToStorage(obj map[string]any, version string) (map[string]any, error) {
 	if version != "v1" {
@@ -66,7 +79,7 @@ func (h hpaHooks) ToStorage(obj map[string]any, version string) (map[string]any,
 	if err != nil {
 		return nil, err
 	}
-	setDefault(&in.Spec.MinReplicas, 1)
+	defaultHPAV1(in)
 	out := hpaToV2(in)
 	return withAnnotations(withBody(obj, hpaV2APIVersion, out), out.Annotations), nil
 }

@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/duration"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
@@ -49,7 +50,28 @@ type jobHooks struct {
 var (
 	_ registry.CreatePreparer = jobHooks{}
 	_ registry.FieldComputer  = jobHooks{}
+	_ registry.Defaulter      = jobHooks{}
 )
+
+// Default is the kind's defaults and, as upstream's v1 defaulting does, a
+// Job without labels takes its pod template's: metadata, which the round
+// trip through the Go type leaves to the handler, so the map is set here.
+func (h jobHooks) Default(obj map[string]any) {
+	h.kindHooks.Default(obj)
+	md, _ := obj["metadata"].(map[string]any)
+	if md == nil {
+		return
+	}
+	if l, _ := md["labels"].(map[string]any); len(l) > 0 {
+		return
+	}
+	spec, _ := obj["spec"].(map[string]any)
+	template, _ := spec["template"].(map[string]any)
+	tmd, _ := template["metadata"].(map[string]any)
+	if l, ok := tmd["labels"].(map[string]any); ok && l != nil {
+		md["labels"] = runtime.DeepCopyJSONValue(l)
+	}
+}
 
 // Upstream's labels on a Job's pods, and its selector's.
 const (
@@ -66,13 +88,13 @@ func (h jobHooks) PrepareForCreate(obj map[string]any) {
 	md, _ := obj["metadata"].(map[string]any)
 	name, _ := md["name"].(string)
 	uid, _ := md["uid"].(string)
+	delete(obj, "status") // the Go type's empty status, as upstream's strategy resets it
 	h.rewrite(obj, func(j *batchv1.Job) {
 		defaultJob(j)
 		if !ptr.Deref(j.Spec.ManualSelector, false) {
 			generateJobSelector(j, name, uid)
 		}
 	})
-	obj["status"] = map[string]any{}
 }
 
 func generateJobSelector(j *batchv1.Job, name, uid string) {

@@ -44,6 +44,7 @@ var (
 	_ registry.Validator           = eventsV1Hooks{}
 	_ registry.FieldLabelConverter = eventsV1Hooks{}
 	_ registry.TablePrinter        = eventsV1Hooks{}
+	_ registry.Defaulter           = eventsV1Hooks{}
 )
 
 const eventsV1APIVersion = "events.k8s.io/v1"
@@ -51,6 +52,11 @@ const eventsV1APIVersion = "events.k8s.io/v1"
 // TypedIn: request bodies are events.k8s.io/v1 Events (strict decoding,
 // strategic merge patches, protobuf).
 func (h eventsV1Hooks) TypedIn(string) any { return h.request }
+
+// Default round-trips a request body through the events.k8s.io/v1 type
+// (not core's, whose Default the embedded hooks have), as upstream's
+// decoding does before its field manager records the writer's fields.
+func (h eventsV1Hooks) Default(obj map[string]any) { h.request.Default(obj) }
 
 // ToStorage converts an events.k8s.io/v1 body to a core/v1 Event. Fields
 // the type does not have are dropped, as upstream's typed decoding drops
@@ -77,7 +83,8 @@ func (h eventsV1Hooks) FromStorage(obj map[string]any, version string) map[strin
 
 // withBody is obj's kind and metadata (the handler's map, already
 // normalized) with apiVersion and every other field taken from the typed
-// value v; empty structs v has and the client did not send are left out.
+// value v, as upstream encodes it: a struct field that is not a pointer
+// is there, {} when empty (an events.k8s.io Event's deprecatedSource).
 func withBody(obj map[string]any, apiVersion string, v any) map[string]any {
 	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(v)
 	if err != nil {
@@ -85,9 +92,6 @@ func withBody(obj map[string]any, apiVersion string, v any) map[string]any {
 	}
 	out := make(map[string]any, len(u)+3)
 	for k, x := range u {
-		if m, ok := x.(map[string]any); ok && len(m) == 0 {
-			continue
-		}
 		out[k] = x
 	}
 	out["apiVersion"] = apiVersion

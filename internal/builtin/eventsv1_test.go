@@ -66,7 +66,8 @@ reportingInstance: node1
 	}
 
 	// A minimal new-style event: nothing appears that was not there but
-	// the legacy times, null as upstream's types encode them.
+	// the legacy times, null, and the legacy source, {}, as upstream's
+	// types encode them (kube-apiserver answers deprecatedSource: {}).
 	minimal := decodeYAML(t, `apiVersion: events.k8s.io/v1
 kind: Event
 metadata: {name: e, namespace: ns}
@@ -93,6 +94,10 @@ note: hello
 		}
 		delete(again, k)
 	}
+	if d := cmp.Diff(map[string]any{}, again["deprecatedSource"]); d != "" {
+		t.Errorf("deprecatedSource (-want +got):\n%s", d)
+	}
+	delete(again, "deprecatedSource")
 	if d := cmp.Diff(minimal, jsonNormal(t, again)); d != "" {
 		t.Errorf("round trip (-want +got):\n%s", d)
 	}

@@ -45,6 +45,7 @@ var (
 	_ registry.Validator       = kindHooks[struct{}, nopRules]{}
 	_ registry.TablePrinter    = kindHooks[struct{}, nopRules]{}
 	_ registry.StatusValidator = kindHooks[struct{}, nopRules]{}
+	_ registry.Defaulter       = kindHooks[struct{}, nopRules]{}
 )
 
 // nopRules is rules that do nothing, for the compile-time guards.
@@ -54,22 +55,24 @@ func (nopRules) defaults(*struct{})                      {}
 func (nopRules) validate(_, _ *struct{}) field.ErrorList { return nil }
 func (nopRules) columns() []metav1.TableColumnDefinition { return nil }
 func (nopRules) cells(*struct{}) []any                   { return nil }
-func (h kindHooks[T, R]) prepare(obj map[string]any, create bool) {
-	status, had := obj["status"]
-	h.rewrite(obj, h.rules.defaults)
-	if !h.status {
-		return
+
+// Default implements registry.Defaulter: the round trip through T with
+// the rules' defaults, before the writer's fields are recorded, so that
+// the writer owns the defaults as upstream's field manager records them.
+func (h kindHooks[T, R]) Default(obj map[string]any) { h.rewrite(obj, h.rules.defaults) }
+
+// PrepareForCreate defaults obj again (mutating admission may have changed
+// it since Default) and, with a status subresource, resets the status to
+// the Go type's empty one, as upstream's strategies do after the field
+// manager (a PodDisruptionBudget answers its counts, 0).
+func (h kindHooks[T, R]) PrepareForCreate(obj map[string]any) {
+	if h.status {
+		delete(obj, "status")
 	}
-	switch _, kept := obj["status"]; {
-	case create:
-		obj["status"] = map[string]any{}
-	case had && !kept:
-		obj["status"] = status // empty, which rewrite drops
-	}
+	h.Default(obj)
 }
 
-func (h kindHooks[T, R]) PrepareForCreate(obj map[string]any)    { h.prepare(obj, true) }
-func (h kindHooks[T, R]) PrepareForUpdate(obj, _ map[string]any) { h.prepare(obj, false) }
+func (h kindHooks[T, R]) PrepareForUpdate(obj, _ map[string]any) { h.Default(obj) }
 
 func (h kindHooks[T, R]) Validate(obj map[string]any) field.ErrorList {
 	t, _, err := h.Decode(obj)

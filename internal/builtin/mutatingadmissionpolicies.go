@@ -51,21 +51,21 @@ func (mutatingPolicyHooks) NewProtobuf() registry.ProtoMessage {
 	return &admissionregistrationv1.MutatingAdmissionPolicy{}
 }
 
-func (h mutatingPolicyHooks) PrepareForCreate(obj map[string]any) {
-	h.trim(obj)
-	defaultMutatingPolicy(obj)
-}
+func (h mutatingPolicyHooks) PrepareForCreate(obj map[string]any) { h.Default(obj) }
 
-func (h mutatingPolicyHooks) PrepareForUpdate(obj, old map[string]any) {
+func (h mutatingPolicyHooks) PrepareForUpdate(obj, old map[string]any) { h.Default(obj) }
+
+// Default applies upstream's v1 defaults.
+func (h mutatingPolicyHooks) Default(obj map[string]any) {
 	h.trim(obj)
 	defaultMutatingPolicy(obj)
 }
 
 // Default applies upstream's v1 defaults.
-func (mutatingPolicyHooks) Default(obj map[string]any) { defaultMutatingPolicy(obj) }
-
-// Default applies upstream's v1 defaults.
-func (mutatingBindingHooks) Default(obj map[string]any) { defaultBinding(obj) }
+func (h mutatingBindingHooks) Default(obj map[string]any) {
+	h.trim(obj)
+	defaultBinding(obj)
+}
 
 // defaultMutatingPolicy applies upstream's v1 defaults: failurePolicy;
 // reinvocationPolicy has none (it is required).
@@ -163,15 +163,9 @@ func (mutatingBindingHooks) NewProtobuf() registry.ProtoMessage {
 	return &admissionregistrationv1.MutatingAdmissionPolicyBinding{}
 }
 
-func (h mutatingBindingHooks) PrepareForCreate(obj map[string]any) {
-	h.trim(obj)
-	defaultBinding(obj)
-}
+func (h mutatingBindingHooks) PrepareForCreate(obj map[string]any) { h.Default(obj) }
 
-func (h mutatingBindingHooks) PrepareForUpdate(obj, old map[string]any) {
-	h.trim(obj)
-	defaultBinding(obj)
-}
+func (h mutatingBindingHooks) PrepareForUpdate(obj, old map[string]any) { h.Default(obj) }
 
 func (h mutatingBindingHooks) Validate(obj map[string]any) field.ErrorList {
 	b, _, err := h.Decode(obj)

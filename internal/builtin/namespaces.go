@@ -127,7 +127,10 @@ func (h namespaceHooks) PrepareForUpdate(obj, old map[string]any) {
 }
 
 // Default sets the name label, as upstream's defaulting of a Namespace does.
-func (namespaceHooks) Default(obj map[string]any) { setNameLabel(obj) }
+func (h namespaceHooks) Default(obj map[string]any) {
+	h.trim(obj)
+	setNameLabel(obj)
+}
 
 func setNameLabel(obj map[string]any) {
 	md, _ := obj["metadata"].(map[string]any)

@@ -133,35 +133,29 @@ var (
 	_ registry.WriteChecker  = clusterRoleBindingHooks{}
 	_ registry.NoGeneration  = roleHooks{}
 	_ registry.NameValidator = roleBindingHooks{}
+	_ registry.Defaulter     = roleBindingHooks{}
+	_ registry.Defaulter     = clusterRoleBindingHooks{}
 )
 
 // The bindings' defaults, as upstream's v1 defaulting sets them: roleRef
 // and User and Group subjects are in the RBAC group.
 
-func (h roleBindingHooks) PrepareForCreate(obj map[string]any) {
+// Default is applied before the writer's fields are recorded, so that the
+// writer owns the defaults; PrepareForCreate and PrepareForUpdate apply it
+// again, after mutating admission.
+func (h roleBindingHooks) Default(obj map[string]any) {
 	h.rewrite(obj, func(b *rbacv1.RoleBinding) { defaultRBACBinding(&b.RoleRef, b.Subjects) })
 }
 
-func (h roleBindingHooks) PrepareForUpdate(obj, old map[string]any) { h.PrepareForCreate(obj) }
+func (h roleBindingHooks) PrepareForCreate(obj map[string]any)      { h.Default(obj) }
+func (h roleBindingHooks) PrepareForUpdate(obj, old map[string]any) { h.Default(obj) }
 
-func (h clusterRoleBindingHooks) PrepareForCreate(obj map[string]any) {
+func (h clusterRoleBindingHooks) Default(obj map[string]any) {
 	h.rewrite(obj, func(b *rbacv1.ClusterRoleBinding) { defaultRBACBinding(&b.RoleRef, b.Subjects) })
 }
 
-func (h clusterRoleBindingHooks) PrepareForUpdate(obj, old map[string]any) { h.PrepareForCreate(obj) }
-
-// An aggregationRule without selectors is kept through the typed trim
-// (which drops empty structs), so that validation refuses it as upstream
-// does.
-func (h clusterRoleHooks) PrepareForCreate(obj map[string]any) {
-	_, had := obj["aggregationRule"].(map[string]any)
-	h.trim(obj)
-	if had && obj["aggregationRule"] == nil {
-		obj["aggregationRule"] = map[string]any{}
-	}
-}
-
-func (h clusterRoleHooks) PrepareForUpdate(obj, old map[string]any) { h.PrepareForCreate(obj) }
+func (h clusterRoleBindingHooks) PrepareForCreate(obj map[string]any)      { h.Default(obj) }
+func (h clusterRoleBindingHooks) PrepareForUpdate(obj, old map[string]any) { h.Default(obj) }
 
 func defaultRBACBinding(ref *rbacv1.RoleRef, subjects []rbacv1.Subject) {
 	if ref.APIGroup == "" {

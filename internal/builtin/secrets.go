@@ -44,17 +44,15 @@ var (
 	_ registry.NoGeneration   = secretHooks{}
 )
 
-func (h secretHooks) PrepareForCreate(obj map[string]any) {
-	h.Default(obj)
-	h.trim(obj)
-}
+func (h secretHooks) PrepareForCreate(obj map[string]any) { h.Default(obj) }
 
 func (h secretHooks) PrepareForUpdate(obj, old map[string]any) { h.PrepareForCreate(obj) }
 
 // Default moves stringData into data and defaults the type, as upstream's
 // decoding (conversion to the internal type, defaulting) does.
-func (secretHooks) Default(obj map[string]any) {
+func (h secretHooks) Default(obj map[string]any) {
 	mergeStringData(obj)
+	h.trim(obj)
 	if obj["type"] == nil || obj["type"] == "" {
 		obj["type"] = string(corev1.SecretTypeOpaque)
 	}

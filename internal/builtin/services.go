@@ -116,8 +116,7 @@ func (serviceHooks) ValidateName(name string, prefix bool) []string {
 }
 
 func (h serviceHooks) PrepareForCreate(obj map[string]any) {
-	h.trim(obj)
-	defaultService(obj)
+	h.Default(obj)
 	obj["status"] = map[string]any{"loadBalancer": map[string]any{}}
 }
 
@@ -157,13 +156,22 @@ func (h serviceHooks) Release(ctx context.Context, obj map[string]any) {
 }
 
 // Default applies upstream's defaults of a Service.
-func (serviceHooks) Default(obj map[string]any) { defaultService(obj) }
+func (h serviceHooks) Default(obj map[string]any) {
+	h.trim(obj)
+	defaultService(obj)
+}
 
 // Default applies upstream's defaults of an Endpoints.
-func (endpointsHooks) Default(obj map[string]any) { defaultEndpoints(obj) }
+func (h endpointsHooks) Default(obj map[string]any) {
+	h.trim(obj)
+	defaultEndpoints(obj)
+}
 
 // Default applies upstream's defaults of an EndpointSlice.
-func (endpointSliceHooks) Default(obj map[string]any) { defaultEndpointSlice(obj) }
+func (h endpointSliceHooks) Default(obj map[string]any) {
+	h.trim(obj)
+	defaultEndpointSlice(obj)
+}
 
 // defaultService applies upstream's defaults for what resolution reads:
 // the type, protocols and target ports, session affinity and the internal
@@ -370,15 +378,9 @@ var (
 	_ registry.NoGeneration = endpointsHooks{}
 )
 
-func (h endpointsHooks) PrepareForCreate(obj map[string]any) {
-	h.trim(obj)
-	defaultEndpoints(obj)
-}
+func (h endpointsHooks) PrepareForCreate(obj map[string]any) { h.Default(obj) }
 
-func (h endpointsHooks) PrepareForUpdate(obj, old map[string]any) {
-	h.trim(obj)
-	defaultEndpoints(obj)
-}
+func (h endpointsHooks) PrepareForUpdate(obj, old map[string]any) { h.Default(obj) }
 
 func defaultEndpoints(obj map[string]any) {
 	subsets, _ := obj["subsets"].([]any)
@@ -441,15 +443,9 @@ type endpointSliceHooks struct {
 
 var _ registry.Validator = endpointSliceHooks{}
 
-func (h endpointSliceHooks) PrepareForCreate(obj map[string]any) {
-	h.trim(obj)
-	defaultEndpointSlice(obj)
-}
+func (h endpointSliceHooks) PrepareForCreate(obj map[string]any) { h.Default(obj) }
 
-func (h endpointSliceHooks) PrepareForUpdate(obj, old map[string]any) {
-	h.trim(obj)
-	defaultEndpointSlice(obj)
-}
+func (h endpointSliceHooks) PrepareForUpdate(obj, old map[string]any) { h.Default(obj) }
 
 func defaultEndpointSlice(obj map[string]any) {
 	ports, _ := obj["ports"].([]any)

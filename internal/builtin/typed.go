@@ -3,6 +3,8 @@ package builtin
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	sigsjson "sigs.k8s.io/json"
@@ -64,10 +66,37 @@ func (ty Typed[T]) StrictErrors(body []byte) []string {
 	return out
 }
 
+// ZeroObject implements registry.Zeroer: T's zero value as upstream's
+// encoding of a new T has it, built once per type.
+func (ty Typed[T]) ZeroObject() map[string]any {
+	t := reflect.TypeFor[T]()
+	if z, ok := zeroObjects.Load(t); ok {
+		return z.(map[string]any)
+	}
+	z, err := runtime.DefaultUnstructuredConverter.ToUnstructured(new(T))
+	if err != nil {
+		z = map[string]any{} // T's zero value always converts
+	}
+	zeroObjects.Store(t, z)
+	return z
+}
+
+// zeroObjects caches ZeroObject by T's reflect.Type; the objects are
+// shared and never modified.
+var zeroObjects sync.Map
+
 // trim replaces obj's fields other than apiVersion, kind and metadata by
-// their typed form, dropping what the Go type does not have. Metadata is
-// the handler's (already normalized).
+// their typed form, as upstream's typed decoding and encoding leave them:
+// what the Go type does not have is dropped, and a struct field that is
+// not a pointer is always there, {} when empty (an events.k8s.io Event's
+// deprecatedSource, a Deployment's status). Metadata is the handler's
+// (already normalized).
 func (ty Typed[T]) trim(obj map[string]any) { ty.rewrite(obj, nil) }
+
+// Default implements registry.Defaulter for a Go type without defaults of
+// its own: the round trip through T alone, which upstream's decoding
+// makes before its field manager records the writer's fields.
+func (ty Typed[T]) Default(obj map[string]any) { ty.trim(obj) }
 
 // rewrite is trim with f applied to the typed form first (defaulting in
 // Go, as upstream's generated defaulters do).
@@ -94,9 +123,6 @@ func (ty Typed[T]) rewrite(obj map[string]any, f func(*T)) {
 		switch k {
 		case "apiVersion", "kind", "metadata":
 		default:
-			if m, ok := v.(map[string]any); ok && len(m) == 0 {
-				continue // an empty struct the client did not send
-			}
 			obj[k] = v
 		}
 	}

@@ -94,18 +94,15 @@ func (h webhookConfigHooks[T]) NewProtobuf() registry.ProtoMessage {
 	return m
 }
 
-func (h webhookConfigHooks[T]) PrepareForCreate(obj map[string]any) {
-	h.trim(obj)
-	defaultWebhooks(obj, h.mutating)
-}
+func (h webhookConfigHooks[T]) PrepareForCreate(obj map[string]any) { h.Default(obj) }
 
-func (h webhookConfigHooks[T]) PrepareForUpdate(obj, old map[string]any) {
-	h.trim(obj)
-	defaultWebhooks(obj, h.mutating)
-}
+func (h webhookConfigHooks[T]) PrepareForUpdate(obj, old map[string]any) { h.Default(obj) }
 
 // Default applies the webhooks' defaults of the version obj is written in.
-func (h webhookConfigHooks[T]) Default(obj map[string]any) { defaultWebhooks(obj, h.mutating) }
+func (h webhookConfigHooks[T]) Default(obj map[string]any) {
+	h.trim(obj)
+	defaultWebhooks(obj, h.mutating)
+}
 
 func isV1beta1(obj map[string]any) bool {
 	return obj["apiVersion"] == AdmissionGroup+"/v1beta1"

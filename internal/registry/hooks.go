@@ -52,6 +52,18 @@ type Defaulter interface {
 	Default(obj map[string]any)
 }
 
+// Zeroer gives, for a built-in with a Go type, the object upstream's field
+// manager compares a create with: a new object of that type as it
+// encodes, where every struct field that is not a pointer is present ({}
+// when empty) and a slice without omitempty is null. A create's writer
+// owns only what its object changes from that one: not the "." of a
+// struct the zero object has already (f:spec of a Deployment), nor a
+// field left as the zero object has it (an Event's deprecatedSource: {}).
+// The object is shared and must not be modified.
+type Zeroer interface {
+	ZeroObject() map[string]any
+}
+
 // DeleteChecker refuses the delete of particular objects, before it reads
 // them: upstream's NamespaceLifecycle admission keeps default, kube-system
 // and kube-public. The error is the client's answer (a 403).
