@@ -1,22 +1,38 @@
 package codec
 
-import "strings"
+import (
+	"bytes"
+	"strings"
+)
 
-// MarshalStored is Marshal of an object, also returning where its
-// metadata's resourceVersion member goes (ok false when it has no
-// metadata object): what FindResourceVersionMarshaled finds in the result,
-// noted while the metadata is written instead of found by a scan of the
-// bytes, which on an update's object (managedFields first) skips a few
-// kilobytes. The splice's bytes are the result. It also finds one where
-// that scan gives up (keys whose escaped order is not their order,
+// Stored is an object encoded by MarshalStored, with what writing it
+// noted.
+type Stored struct {
+	JSON []byte
+	// RV is where the metadata's resourceVersion member is or goes, when
+	// HasRV (the object has a metadata object).
+	RV    RVSplice
+	HasRV bool
+	// JSON[ManagedFrom:ManagedTo] is metadata.managedFields's value; empty
+	// when it has none.
+	ManagedFrom, ManagedTo int
+}
+
+// MarshalStored is Marshal of an object, noting where its metadata's
+// resourceVersion member goes and where its managedFields are: what
+// FindResourceVersion finds in the result, noted while the metadata is
+// written instead of found by a scan of the bytes, which on an update's
+// object (managedFields first) skips a few kilobytes. It also finds one
+// where that scan gives up (keys whose escaped order is not their order,
 // nesting deeper than it scans): the splice is where Marshal would have
 // written the member.
-func MarshalStored(obj map[string]any) (_ []byte, _ RVSplice, ok bool, _ error) {
+func MarshalStored(obj map[string]any) (Stored, error) {
 	e := encoders.Get().(*encoder)
 	defer e.release()
-	b := make([]byte, 0, 4096)
+	out := Stored{JSON: make([]byte, 0, 4096)}
+	b := out.JSON
 	members := e.push(obj)
-	at, to, comma := -1, -1, 0
+	var mm metaMarks
 	b = append(b, '{')
 	for i, mb := range members {
 		if i > 0 {
@@ -26,30 +42,39 @@ func MarshalStored(obj map[string]any) (_ []byte, _ RVSplice, ok bool, _ error) 
 		b = append(b, ':')
 		var err error
 		if md, isMap := mb.value.(map[string]any); isMap && mb.key == "metadata" {
-			b, at, to, comma, err = e.appendMetadata(b, md)
+			b, mm, err = e.appendMetadata(b, md)
 		} else {
 			b, err = e.appendValue(b, mb.value)
 		}
 		if err != nil {
-			return nil, RVSplice{}, false, err
+			return Stored{}, err
 		}
 	}
 	e.pop(members)
-	b = append(b, '}')
-	if at < 0 {
-		return b, RVSplice{}, false, nil
+	out.JSON = append(b, '}')
+	if mm.found {
+		out.RV = RVSplice{stored: out.JSON, at: mm.at, to: mm.to, comma: mm.comma}
+		out.HasRV = true
+		out.ManagedFrom, out.ManagedTo = mm.managedFrom, mm.managedTo
 	}
-	return b, RVSplice{stored: b, at: at, to: to, comma: comma}, true, nil
+	return out, nil
 }
 
-// appendMetadata is appendObject for a metadata object, returning where
-// its resourceVersion member is, or goes, as metadataRV reads it: the
-// member's bytes [at, to), or an empty span where it goes, followed
-// (comma 1) or preceded (comma -1) by a comma when other members are
-// there.
-func (e *encoder) appendMetadata(b []byte, m map[string]any) (_ []byte, at, to, comma int, _ error) {
+// metaMarks are what appendMetadata notes: where the resourceVersion
+// member is, or goes, as metadataRV reads it (the member's bytes [at, to),
+// or an empty span where it goes, followed (comma 1) or preceded (comma
+// -1) by a comma when other members are there), and the managedFields
+// value's bytes.
+type metaMarks struct {
+	found                  bool
+	at, to, comma          int
+	managedFrom, managedTo int
+}
+
+// appendMetadata is appendObject for a metadata object, noting its marks.
+func (e *encoder) appendMetadata(b []byte, m map[string]any) (_ []byte, mm metaMarks, _ error) {
 	members := e.push(m)
-	at = -1
+	mm.found, mm.at = true, -1
 	b = append(b, '{')
 	for i, mb := range members {
 		if i > 0 {
@@ -57,25 +82,86 @@ func (e *encoder) appendMetadata(b []byte, m map[string]any) (_ []byte, at, to, 
 		}
 		start := len(b)
 		c := strings.Compare(mb.key, "resourceVersion")
-		if at < 0 && c > 0 {
-			at, to, comma = start, start, 1
+		if mm.at < 0 && c > 0 {
+			mm.at, mm.to, mm.comma = start, start, 1
 		}
 		b = appendString(b, mb.key)
 		b = append(b, ':')
+		vstart := len(b)
 		var err error
 		if b, err = e.appendValue(b, mb.value); err != nil {
-			return nil, 0, 0, 0, err
+			return nil, metaMarks{}, err
 		}
-		if c == 0 {
-			at, to = start, len(b)
+		switch {
+		case c == 0:
+			mm.at, mm.to = start, len(b)
+		case mb.key == "managedFields":
+			mm.managedFrom, mm.managedTo = vstart, len(b)
 		}
 	}
-	if at < 0 {
-		at, to = len(b), len(b)
+	if mm.at < 0 {
+		mm.at, mm.to = len(b), len(b)
 		if len(members) > 0 {
-			comma = -1
+			mm.comma = -1
 		}
 	}
 	e.pop(members)
-	return append(b, '}'), at, to, comma, nil
+	return append(b, '}'), mm, nil
+}
+
+// timeMember is how an entry's time member starts, as Marshal writes it.
+var timeMember = []byte(`"time":"`)
+
+// SameButTimes reports whether a and b, two stored objects, differ only
+// in the values of "time" members in a[from:to] (a's managedFields, which
+// b has at the same place when the rest is the same), each as long in
+// both: a write that changes nothing but its writer's time, which
+// upstream does not store.
+func SameButTimes(a, b []byte, from, to int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; ; {
+		d := mismatch(a[i:], b[i:])
+		if d < 0 {
+			return true
+		}
+		i += d
+		if i < from || i >= to {
+			return false
+		}
+		// In a time value: both strings began alike after the last
+		// `"time":"` before i (a string of no quote or backslash), and
+		// end at the same place.
+		start := bytes.LastIndex(a[from:i], timeMember)
+		if start < 0 {
+			return false
+		}
+		start += from + len(timeMember)
+		if bytes.ContainsAny(a[start:i], `"\`) {
+			return false
+		}
+		ea, eb := bytes.IndexByte(a[i:], '"'), bytes.IndexByte(b[i:], '"')
+		if ea < 0 || ea != eb || bytes.IndexByte(a[i:i+ea], '\\') >= 0 || bytes.IndexByte(b[i:i+eb], '\\') >= 0 || i+ea >= to {
+			return false
+		}
+		i += ea + 1
+	}
+}
+
+// mismatch is the index of the first byte where a and b, of one length,
+// differ; -1 when they do not.
+func mismatch(a, b []byte) int {
+	// Long equal runs compare a chunk at a time.
+	const chunk = 64
+	i := 0
+	for i+chunk <= len(a) && bytes.Equal(a[i:i+chunk], b[i:i+chunk]) {
+		i += chunk
+	}
+	for ; i < len(a); i++ {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return -1
 }

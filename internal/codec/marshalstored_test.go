@@ -19,7 +19,8 @@ func checkMarshalStored(t *testing.T, data []byte) {
 		return
 	}
 	want, werr := Marshal(obj)
-	got, sp, ok, err := MarshalStored(obj)
+	st, err := MarshalStored(obj)
+	got, sp, ok := st.JSON, st.RV, st.HasRV
 	if (err != nil) != (werr != nil) || !bytes.Equal(got, want) {
 		t.Fatalf("MarshalStored(%s) = %s, %v; Marshal: %s, %v", data, got, err, want, werr)
 	}
@@ -29,6 +30,14 @@ func checkMarshalStored(t *testing.T, data []byte) {
 	}
 	if !ok {
 		return
+	}
+	if mf, has := md["managedFields"]; has {
+		enc, _ := Marshal(mf)
+		if !bytes.Equal(got[st.ManagedFrom:st.ManagedTo], enc) {
+			t.Fatalf("MarshalStored(%s): managedFields noted at %d:%d, %s; want %s", data, st.ManagedFrom, st.ManagedTo, got[st.ManagedFrom:st.ManagedTo], enc)
+		}
+	} else if st.ManagedFrom != st.ManagedTo {
+		t.Fatalf("MarshalStored(%s): managedFields noted at %d:%d, none there", data, st.ManagedFrom, st.ManagedTo)
 	}
 	if scanned, sok := FindResourceVersion(got); sok && (scanned.at != sp.at || scanned.to != sp.to || scanned.comma != sp.comma) {
 		t.Fatalf("MarshalStored(%s): splice %d %d %d; the scan finds %d %d %d", data, sp.at, sp.to, sp.comma, scanned.at, scanned.to, scanned.comma)
@@ -104,8 +113,59 @@ func BenchmarkMarshalStored(b *testing.B) {
 	b.Run("noted", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, _, ok, _ := MarshalStored(obj); !ok {
+			if st, _ := MarshalStored(obj); !st.HasRV {
 				b.Fatal("not found")
+			}
+		}
+	})
+}
+
+// SameButTimes tells a write that changes only its managedFields' times
+// from any other change, however near a time it is.
+func TestSameButTimes(t *testing.T) {
+	const (
+		mf   = `[{"manager":"a","operation":"Apply","time":"2026-01-01T00:00:00Z"},{"fieldsV1":{"f:time":{}},"manager":"time","time":"2026-01-01T00:00:01Z"}]`
+		base = `{"metadata":{"managedFields":` + mf + `,"name":"n"},"spec":{"time":"2026-01-01T00:00:00Z"}}`
+	)
+	from := strings.Index(base, "[")
+	to := strings.Index(base, `,"name"`)
+	for _, c := range []struct {
+		name, b string
+		same    bool
+	}{
+		{"identical", base, true},
+		{"one time", strings.Replace(base, "00:00:00Z\"},{", "09:09:09Z\"},{", 1), true},
+		{"both times", strings.NewReplacer("00:00:00Z\"},{", "09:09:09Z\"},{", "00:00:01Z", "07:00:01Z").Replace(base), true},
+		{"a time of another length", strings.Replace(base, "00:00:00Z\"},{", "00:00:00.5Z\"},{", 1), false},
+		{"a time outside managedFields", strings.Replace(base, `"spec":{"time":"2026-01-01T00:00:00Z"`, `"spec":{"time":"2026-01-01T00:00:09Z"`, 1), false},
+		{"a manager", strings.Replace(base, `"manager":"a"`, `"manager":"b"`, 1), false},
+		{"a field set", strings.Replace(base, `"f:time"`, `"f:tame"`, 1), false},
+		{"an operation", strings.Replace(base, `"Apply"`, `"Apple"`, 1), false},
+		{"the name", strings.Replace(base, `"name":"n"`, `"name":"m"`, 1), false},
+		{"a time and the name", strings.NewReplacer("00:00:01Z", "07:00:01Z", `"name":"n"`, `"name":"m"`).Replace(base), false},
+	} {
+		if got := SameButTimes([]byte(base), []byte(c.b), from, to); got != c.same {
+			t.Errorf("%s: SameButTimes = %v, want %v\n%s\n%s", c.name, got, c.same, base, c.b)
+		}
+	}
+}
+
+// FuzzSameButTimes: whatever it is given, SameButTimes does not panic,
+// finds equal bytes the same, and finds bytes the same only where they
+// differ inside [from, to).
+func FuzzSameButTimes(f *testing.F) {
+	f.Add([]byte(`{"metadata":{"managedFields":[{"time":"2026-01-01T00:00:00Z"}]}}`), []byte(`{"metadata":{"managedFields":[{"time":"2026-01-01T00:00:09Z"}]}}`), 29, 62)
+	f.Add([]byte(`"time":"a"`), []byte(`"time":"b"`), 0, 10)
+	f.Fuzz(func(t *testing.T, a, b []byte, from, to int) {
+		from, to = max(0, min(from, len(a))), max(0, min(to, len(a)))
+		if !SameButTimes(a, a, from, to) {
+			t.Fatal("equal bytes not the same")
+		}
+		if SameButTimes(a, b, from, to) {
+			for i := range a {
+				if a[i] != b[i] && (i < from || i >= to) {
+					t.Fatalf("same, but they differ at %d, outside %d:%d", i, from, to)
+				}
 			}
 		}
 	})

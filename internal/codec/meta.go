@@ -178,6 +178,20 @@ func (sp RVSplice) Set(rv string) []byte {
 
 // Equal reports whether b is what Set(rv) returns, without making it.
 func (sp RVSplice) Equal(rv string, b []byte) bool {
+	return sp.equal(rv, b, bytes.Equal)
+}
+
+// EqualButTimes is Equal but for the values of time members in
+// stored[from:to], which must end before the splice, as SameButTimes
+// compares them.
+func (sp RVSplice) EqualButTimes(rv string, b []byte, from, to int) bool {
+	if to > sp.at {
+		return false
+	}
+	return sp.equal(rv, b, func(b, head []byte) bool { return SameButTimes(head, b, from, to) })
+}
+
+func (sp RVSplice) equal(rv string, b []byte, equalHead func(b, head []byte) bool) bool {
 	var buf [64]byte
 	member := buf[:0]
 	if sp.comma < 0 {
@@ -189,7 +203,7 @@ func (sp RVSplice) Equal(rv string, b []byte) bool {
 	}
 	head, tail := sp.stored[:sp.at], sp.stored[sp.to:]
 	return len(b) == len(head)+len(member)+len(tail) &&
-		bytes.Equal(b[:len(head)], head) &&
+		equalHead(b[:len(head)], head) &&
 		bytes.Equal(b[len(head):len(head)+len(member)], member) &&
 		bytes.Equal(b[len(head)+len(member):], tail)
 }

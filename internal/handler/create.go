@@ -126,7 +126,7 @@ func (h *Handler) createObject(c *call, obj map[string]any, dry bool) (err error
 	if err != nil {
 		return apierrors.NewInternalError(err)
 	}
-	rev, err := storage.CreateWithTTL(c.r.Context(), c.store.Storage, key, enc.data, ttl(c.def))
+	rev, err := storage.CreateWithTTL(c.r.Context(), c.store.Storage, key, enc.JSON, ttl(c.def))
 	if errors.Is(err, storage.ErrExists) {
 		return h.alreadyExists(c, key, name)
 	}

@@ -66,31 +66,24 @@ func decodeStoredFieldsRaw(value []byte) (map[string]any, error) {
 // encodeStored encodes obj for storage, without its resourceVersion.
 func encodeStored(obj map[string]any) ([]byte, error) {
 	enc, err := encodeForStorage(obj)
-	return enc.data, err
+	return enc.JSON, err
 }
 
-// encodedObject is an object encoded for storage, without its
-// resourceVersion, and where that goes (spliceable) for an answer or an
-// admission review to set it.
-type encodedObject struct {
-	data       []byte
-	splice     codec.RVSplice
-	spliceable bool
-}
-
-// encodeForStorage is encodeStored noting where the resourceVersion goes.
-func encodeForStorage(obj map[string]any) (encodedObject, error) {
+// encodeForStorage is encodeStored noting where the resourceVersion goes
+// (for an answer or an admission review to set it) and where the
+// managedFields are.
+func encodeForStorage(obj map[string]any) (codec.Stored, error) {
 	md, _ := obj["metadata"].(map[string]any)
 	rv, had := md["resourceVersion"]
 	if had {
 		delete(md, "resourceVersion")
 		defer func() { md["resourceVersion"] = rv }()
 	}
-	b, sp, ok, err := codec.MarshalStored(obj)
+	st, err := codec.MarshalStored(obj)
 	if err != nil {
-		return encodedObject{}, fmt.Errorf("encoding object: %w", err)
+		return codec.Stored{}, fmt.Errorf("encoding object: %w", err)
 	}
-	return encodedObject{data: b, splice: sp, spliceable: ok}, nil
+	return st, nil
 }
 
 // encodeStoredAndAdmitted encodes obj for storage, as encodeStored does,
@@ -99,19 +92,19 @@ func encodeForStorage(obj map[string]any) (encodedObject, error) {
 // for byte the encoding of obj), or nil for admission to encode obj
 // itself. The splice copies the whole object: it is made only when a
 // webhook asks for it.
-func encodeStoredAndAdmitted(obj map[string]any) (stored encodedObject, admitted func() []byte, err error) {
+func encodeStoredAndAdmitted(obj map[string]any) (stored codec.Stored, admitted func() []byte, err error) {
 	if stored, err = encodeForStorage(obj); err != nil {
-		return encodedObject{}, nil, err
+		return codec.Stored{}, nil, err
 	}
 	md, _ := obj["metadata"].(map[string]any)
 	switch rv := md["resourceVersion"].(type) {
 	case nil:
 		if _, had := md["resourceVersion"]; !had {
-			return stored, func() []byte { return stored.data }, nil
+			return stored, func() []byte { return stored.JSON }, nil
 		}
 	case string:
-		if stored.spliceable {
-			return stored, func() []byte { return stored.splice.Set(rv) }, nil
+		if stored.HasRV {
+			return stored, func() []byte { return stored.RV.Set(rv) }, nil
 		}
 	}
 	return stored, nil, nil
@@ -396,9 +389,9 @@ func servesStored(c *call, encoded []byte) bool {
 // spliced in and converted to the request's version (a conversion kept
 // for the watch events and reads of that revision) when the answer is the
 // plain object, obj encoded otherwise.
-func (h *Handler) writeStored(c *call, status int, key string, obj map[string]any, enc encodedObject, rev int64) {
-	if c.media.As == "" && c.present == nil && enc.spliceable {
-		h.writeSpliced(c, status, key, obj, enc.splice, rev)
+func (h *Handler) writeStored(c *call, status int, key string, obj map[string]any, enc codec.Stored, rev int64) {
+	if c.media.As == "" && c.present == nil && enc.HasRV {
+		h.writeSpliced(c, status, key, obj, enc.RV, rev)
 		return
 	}
 	setRV(obj, rev)

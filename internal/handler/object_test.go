@@ -174,8 +174,8 @@ func TestEncodeStoredAndAdmitted(t *testing.T) {
 		if admit != nil {
 			admitted = admit()
 		}
-		if !bytes.Equal(stored.data, wantStored) {
-			t.Errorf("%s: stored\n%s, want\n%s", doc, stored.data, wantStored)
+		if !bytes.Equal(stored.JSON, wantStored) {
+			t.Errorf("%s: stored\n%s, want\n%s", doc, stored.JSON, wantStored)
 		}
 		if (admitted != nil) != tc.spliced {
 			t.Errorf("%s: admitted %s, want spliced %v", doc, admitted, tc.spliced)

@@ -263,7 +263,7 @@ func (h *Handler) doWrite(c *call, sub, wantRV string, mutate mutation, copyOld 
 		// validating admission, which changes nothing, so that its
 		// webhooks receive that encoding (with the request's
 		// resourceVersion) rather than one of their own.
-		var enc encodedObject
+		var enc codec.Stored
 		var objJSON func() []byte
 		if c.conv().StoredAsIs(obj) {
 			if enc, objJSON, err = encodeStoredAndAdmitted(obj); err != nil {
@@ -290,12 +290,24 @@ func (h *Handler) doWrite(c *call, sub, wantRV string, mutate mutation, copyOld 
 			h.writeObject(c, http.StatusOK, obj)
 			return nil
 		}
-		if enc.data == nil {
+		if enc.JSON == nil {
 			if enc, err = encodeForStorage(obj); err != nil {
 				return apierrors.NewInternalError(err)
 			}
 		}
-		data := enc.data
+		if cur.onlyTimesDiffer(enc) {
+			// Upstream stores nothing when all a write changes is its
+			// managedFields' times (fieldmanager's
+			// IgnoreManagedFieldsTimestampsTransformer): recording saw a
+			// change that defaulting, normalization or admission undid
+			// (an apply of a Secret's stringData). The object keeps the
+			// times it had, and is then found unchanged below.
+			metadata(obj)["managedFields"] = metadata(old)["managedFields"]
+			if enc, err = encodeForStorage(obj); err != nil {
+				return apierrors.NewInternalError(err)
+			}
+		}
+		data := enc.JSON
 		if dry {
 			h.writeObject(c, http.StatusOK, obj)
 			return nil
@@ -307,11 +319,11 @@ func (h *Handler) doWrite(c *call, sub, wantRV string, mutate mutation, copyOld 
 			return nil
 		}
 		if cur.cached {
-			if !enc.spliceable {
+			if !enc.HasRV {
 				useCache = false
 				continue
 			}
-			if enc.splice.Equal(rvString(cur.rev), cur.json) {
+			if enc.RV.Equal(rvString(cur.rev), cur.json) {
 				// A cached copy does not hold storage's exact bytes: when
 				// the object seems unchanged, only storage's copy can tell.
 				// While storage still holds the cached revision, obj was
@@ -363,6 +375,20 @@ type currentObject struct {
 	rev    int64
 	stored []byte // storage's exact bytes; nil for a cached copy
 	cached bool
+}
+
+// onlyTimesDiffer reports whether enc is cur but for its managedFields'
+// times (and not cur exactly).
+func (cur currentObject) onlyTimesDiffer(enc codec.Stored) bool {
+	from, to := enc.ManagedFrom, enc.ManagedTo
+	switch {
+	case from == to:
+		return false
+	case cur.stored != nil:
+		return !bytes.Equal(enc.JSON, cur.stored) && codec.SameButTimes(enc.JSON, cur.stored, from, to)
+	}
+	rv := rvString(cur.rev)
+	return enc.HasRV && !enc.RV.Equal(rv, cur.json) && enc.RV.EqualButTimes(rv, cur.json, from, to)
 }
 
 // current reads the object a write starts from: the watch cache's copy
