@@ -30,21 +30,29 @@ import (
 //	wait GET /apis/stable.example.com/v1/crontabs
 //	GET /api/v1/namespaces accept=text/csv
 //	PUT /apis/stable.example.com/v1/namespaces/default/crontabs/x @x.json body
+//	sleep 1.1s
+//	PATCH /api/v1/namespaces/default/secrets/s @s.yaml application/apply-patch+yaml samerv
 //
 // @FILE is a body, relative to the requests file; a content type may
 // follow (default application/json). "setup" sends a request without
 // comparing answers; "wait" repeats one until it answers 200. "body" at
 // the end compares an answer that is an object too, with what differs
 // between any two servers left out: uids, resourceVersions and times.
+// "samerv" at the end compares whether the answer's resourceVersion is
+// the one the server's previous answer for the same path had: whether a
+// write that changes nothing is stored anyway. "sleep" waits (a second
+// lets a write's managedFields time move).
 type requestLine struct {
 	line        int
-	mode        string // "", "setup" or "wait"
+	mode        string // "", "setup", "wait" or "sleep"
 	method      string
 	path        string
 	body        []byte
 	contentType string
 	accept      string
 	compareBody bool
+	sameRV      bool
+	sleep       time.Duration // of a sleep line
 }
 
 func readRequests(file string) ([]requestLine, error) {
@@ -60,9 +68,20 @@ func readRequests(file string) ([]requestLine, error) {
 		if len(fields) == 0 || strings.HasPrefix(fields[0], "#") {
 			continue
 		}
+		if fields[0] == "sleep" && len(fields) == 2 {
+			d, err := time.ParseDuration(fields[1])
+			if err != nil {
+				return nil, fmt.Errorf("%s:%d: %w", file, n, err)
+			}
+			out = append(out, requestLine{line: n, mode: "sleep", sleep: d})
+			continue
+		}
 		r := requestLine{line: n, contentType: "application/json"}
 		if fields[0] == "setup" || fields[0] == "wait" {
 			r.mode, fields = fields[0], fields[1:]
+		}
+		if len(fields) > 2 && fields[len(fields)-1] == "samerv" {
+			r.sameRV, fields = true, fields[:len(fields)-1]
 		}
 		if len(fields) > 2 && fields[len(fields)-1] == "body" {
 			r.compareBody, fields = true, fields[:len(fields)-1]
@@ -106,6 +125,7 @@ type requester struct {
 	name   string
 	client *http.Client
 	url    string
+	lastRV map[string]string // of the previous answer by path that had one
 }
 
 func newRequester(p *process) (*requester, error) {
@@ -117,7 +137,7 @@ func newRequester(p *process) (*requester, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &requester{name: p.name, client: c, url: strings.TrimSuffix(cfg.Host, "/")}, nil
+	return &requester{name: p.name, client: c, url: strings.TrimSuffix(cfg.Host, "/"), lastRV: map[string]string{}}, nil
 }
 
 func (q *requester) do(ctx context.Context, r requestLine) (answer, error) {
@@ -141,6 +161,15 @@ func (q *requester) do(ctx context.Context, r requestLine) (answer, error) {
 		return answer{}, err
 	}
 	a := answer{code: resp.StatusCode, contentType: resp.Header.Get("Content-Type")}
+	var meta struct {
+		Metadata struct{ ResourceVersion string } `json:"metadata"`
+	}
+	kept := false
+	if json.Unmarshal(b, &meta) == nil && meta.Metadata.ResourceVersion != "" {
+		path, _, _ := strings.Cut(r.path, "?")
+		kept = meta.Metadata.ResourceVersion == q.lastRV[path]
+		q.lastRV[path] = meta.Metadata.ResourceVersion
+	}
 	var status struct {
 		Kind    string          `json:"kind"`
 		Status  string          `json:"status"`
@@ -170,6 +199,9 @@ func (q *requester) do(ctx context.Context, r requestLine) (answer, error) {
 		a.body = "object " + string(n)
 	default:
 		a.body = "(an object)"
+	}
+	if r.sameRV {
+		a.body += fmt.Sprintf(" (resourceVersion kept: %v)", kept)
 	}
 	return a, nil
 }
@@ -229,6 +261,10 @@ func runRequests(ctx context.Context, paths paths, dir, file string) (failed boo
 	}
 	same := 0
 	for _, r := range reqs {
+		if r.mode == "sleep" {
+			time.Sleep(r.sleep)
+			continue
+		}
 		var answers []answer
 		for _, q := range servers {
 			a, err := q.do(ctx, r)
