@@ -9,7 +9,10 @@
 // builtin.json holds the models named in roots and every model they refer
 // to, transitively, except those the openapi package takes from the
 // generated definitions of apiextensions-apiserver (the meta types,
-// autoscaling/v1 Scale, the CRD types), which it adds itself. Types whose
+// autoscaling/v1 Scale, the CRD types), which it adds itself. A root is
+// always the published model, even when the generated definitions have
+// it too (autoscaling/v1's HorizontalPodAutoscaler, generated with Scale's
+// package): only the published one says which kind it is. Types whose
 // generated definition has a v2 form of its own (Quantity, IntOrString)
 // are the exception: the package does not take those, so they are here.
 //
@@ -134,7 +137,7 @@ func generate(dir string) ([]byte, error) {
 	for len(queue) > 0 {
 		name := queue[len(queue)-1]
 		queue = queue[:len(queue)-1]
-		if def, ok := provided[name]; ok && def.Schema.Extensions[common.ExtensionV2Schema] == nil {
+		if def, ok := provided[name]; ok && def.Schema.Extensions[common.ExtensionV2Schema] == nil && !slices.Contains(roots, name) {
 			continue
 		}
 		if _, ok := out[name]; ok {
