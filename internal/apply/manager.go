@@ -48,6 +48,11 @@ type Manager struct {
 	// recorded through them are kept and compared at their versions,
 	// converted with Convert. Entries of any other group are dropped.
 	Peers map[string]*Types
+	// Zero is the object a create is compared with: for a built-in with a
+	// Go type, a new object of that type as it encodes (see
+	// registry.Zeroer), which upstream's field manager compares a create
+	// with; nil for an empty one. Shared, never modified.
+	Zero map[string]any
 
 	// slow turns the fast paths off (of updates, and keepingAll's of
 	// applies), for tests that compare both ways.
@@ -76,7 +81,13 @@ func (m *Manager) update(live, obj map[string]any, manager string) (*Written, er
 			return w, err
 		}
 	}
-	return nil, m.updateDecoded(live, obj, manager)
+	if err := m.updateDecoded(live, obj, manager); err != nil {
+		return nil, err
+	}
+	if live == nil && m.Zero != nil {
+		m.disownZeroFields(obj, manager)
+	}
+	return nil, nil
 }
 
 // updateDecoded is update from live's managedFields decoded.

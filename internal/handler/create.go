@@ -63,7 +63,6 @@ func (h *Handler) createObject(c *call, obj map[string]any, dry bool) (err error
 	fillNamespace(c, obj)
 	if !c.applied {
 		recordFields(c, nil, obj, "")
-		disownZeroFields(c, obj)
 	}
 	if obj, err = h.mutate(c, admission.Create, obj, nil, nil, ""); err != nil {
 		return err

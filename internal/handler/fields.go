@@ -42,7 +42,17 @@ func fieldManager(c *call, sub string) *apply.Manager {
 			return conversion.ConvertObject(c.r.Context(), conversion.For(converterFor(c, apiVersion)), obj, apiVersion)
 		},
 		Peers: peerTypes(c),
+		Zero:  zeroObject(c),
 	}
+}
+
+// zeroObject is the object a create of c's resource is compared with: a
+// built-in's Go-type zero object, nil for a custom resource.
+func zeroObject(c *call) map[string]any {
+	if z, ok := typedHooks(c).(registry.Zeroer); ok {
+		return z.ZeroObject()
+	}
+	return nil
 }
 
 // peerTypes are the apply types of the definitions sharing c.def's

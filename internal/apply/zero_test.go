@@ -1,8 +1,10 @@
-package handler
+package apply
 
 import (
 	"encoding/json"
 	"fmt"
+	"runtime"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -18,27 +20,27 @@ func TestDisownZero(t *testing.T) {
 		fields, zero, obj string
 		want              string
 	}{
-		{line: caseLine(), // a Lease: spec is always there
+		{line: zeroLine(), // a Lease: spec is always there
 			fields: `{"f:spec":{".":{},"f:holderIdentity":{}}}`,
 			zero:   `{"spec":{}}`,
 			obj:    `{"spec":{"holderIdentity":"me"}}`,
 			want:   `{"f:spec":{"f:holderIdentity":{}}}`},
-		{line: caseLine(), // a Deployment: a null slice and a pointer struct
+		{line: zeroLine(), // a Deployment: a null slice and a pointer struct
 			fields: `{"f:spec":{".":{},"f:strategy":{".":{},"f:rollingUpdate":{".":{},"f:maxSurge":{}}},"f:template":{".":{},"f:spec":{".":{},"f:containers":{".":{},"k:{\"name\":\"c\"}":{".":{},"f:name":{}}}}}}}`,
 			zero:   `{"spec":{"strategy":{},"template":{"spec":{"containers":null}}}}`,
 			obj:    `{"spec":{"strategy":{"rollingUpdate":{"maxSurge":"25%"}},"template":{"spec":{"containers":[{"name":"c"}]}}}}`,
 			want:   `{"f:spec":{"f:strategy":{"f:rollingUpdate":{".":{},"f:maxSurge":{}}},"f:template":{"f:spec":{"f:containers":{"k:{\"name\":\"c\"}":{".":{},"f:name":{}}}}}}}`},
-		{line: caseLine(), // an Event: leaves left as the zero object has them
+		{line: zeroLine(), // an Event: leaves left as the zero object has them
 			fields: `{"f:deprecatedSource":{},"f:deprecatedFirstTimestamp":{},"f:note":{},"f:regarding":{}}`,
 			zero:   `{"deprecatedSource":{},"deprecatedFirstTimestamp":null,"regarding":{}}`,
 			obj:    `{"deprecatedSource":{},"deprecatedFirstTimestamp":null,"note":"n","regarding":{"name":"p"}}`,
 			want:   `{"f:note":{},"f:regarding":{}}`},
-		{line: caseLine(), // a struct with nothing new goes
+		{line: zeroLine(), // a struct with nothing new goes
 			fields: `{"f:spec":{}}`,
 			zero:   `{"spec":{}}`,
 			obj:    `{"spec":{}}`,
 			want:   `{}`},
-		{line: caseLine(), // metadata is the field manager's own
+		{line: zeroLine(), // metadata is the field manager's own
 			fields: `{"f:metadata":{"f:labels":{".":{},"f:a":{}}}}`,
 			zero:   `{"metadata":{"labels":null}}`,
 			obj:    `{"metadata":{"labels":{"a":"b"}}}`,
@@ -59,5 +61,29 @@ func TestDisownZero(t *testing.T) {
 				t.Errorf("fields (-want +got):\n%s", d)
 			}
 		})
+	}
+}
+
+// zeroLine is the caller's line, for a failing case to name itself.
+func zeroLine() int {
+	_, _, line, _ := runtime.Caller(1)
+	return line
+}
+
+// A create recorded against a zero object: the writer owns neither the
+// "." of a struct the zero object has nor a field left as it has it, and
+// an entry left empty goes.
+func TestUpdateCreateAgainstZero(t *testing.T) {
+	m := manager(t, "v1", "")
+	m.Zero = map[string]any{"spec": map[string]any{"color": ""}}
+	o := obj(t, `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"color":"","replicas":2}}`)
+	m.Update(nil, o, "creator")
+	if got, want := summary(o), []string{`creator/Update/example.com/v1/: {"f:spec":{"f:replicas":{}}}`}; !slices.Equal(got, want) {
+		t.Errorf("entries %q, want %q", got, want)
+	}
+	o = obj(t, `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"color":""}}`)
+	m.Update(nil, o, "creator")
+	if got := summary(o); len(got) != 0 {
+		t.Errorf("entries %q, want none", got)
 	}
 }
