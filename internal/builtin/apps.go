@@ -7,6 +7,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metatable "k8s.io/apimachinery/pkg/api/meta/table"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -83,6 +84,10 @@ type appsHooks[T any] struct {
 }
 
 func (appsHooks[T]) PatchSchema() any { return *new(T) }
+
+// AllowUnconditionalUpdate: as upstream's strategies, a PUT may omit
+// metadata.resourceVersion.
+func (appsHooks[T]) AllowUnconditionalUpdate() bool { return true }
 
 func (appsHooks[T]) NewProtobuf() registry.ProtoMessage {
 	return any(new(T)).(registry.ProtoMessage)
@@ -689,6 +694,60 @@ var (
 	_ registry.Validator      = daemonSetHooks{}
 	_ registry.TablePrinter   = daemonSetHooks{}
 )
+
+// templateGeneration is the annotation apps/v1 carries a DaemonSet's
+// template generation in (upstream's internal spec.templateGeneration).
+const templateGeneration = "deprecated.daemonset.template.generation"
+
+// Default: upstream's apps/v1 form of a DaemonSet always carries its
+// template generation, 0 for a body without one, which its field manager
+// sees before the strategy sets the real one: the writer of a body without
+// it owns the annotation.
+func (h daemonSetHooks) Default(obj map[string]any) {
+	h.appsHooks.Default(obj)
+	md, _ := obj["metadata"].(map[string]any)
+	ann, _ := md["annotations"].(map[string]any)
+	if _, ok := ann[templateGeneration]; !ok {
+		setAnnotation(obj, templateGeneration, "0")
+	}
+}
+
+// PrepareForCreate: as upstream's strategy, a DaemonSet starts at template
+// generation 1.
+func (h daemonSetHooks) PrepareForCreate(obj map[string]any) {
+	h.appsHooks.PrepareForCreate(obj)
+	setAnnotation(obj, templateGeneration, "1")
+}
+
+// PrepareForUpdate keeps old's template generation, which a client does
+// not set, and counts one more when the pod template changes, as
+// upstream's strategy does.
+func (h daemonSetHooks) PrepareForUpdate(obj, old map[string]any) {
+	h.appsHooks.PrepareForUpdate(obj, old)
+	oldMD, _ := old["metadata"].(map[string]any)
+	oldAnn, _ := oldMD["annotations"].(map[string]any)
+	was, _ := oldAnn[templateGeneration].(string)
+	gen, _ := strconv.ParseInt(was, 10, 64)
+	if ds, o, err := h.pair(obj, old); err == nil && !apiequality.Semantic.DeepEqual(ds.Spec.Template, o.Spec.Template) {
+		gen++
+	}
+	setAnnotation(obj, templateGeneration, strconv.FormatInt(gen, 10))
+}
+
+// setAnnotation sets one of obj's annotations.
+func setAnnotation(obj map[string]any, key, value string) {
+	md, _ := obj["metadata"].(map[string]any)
+	if md == nil {
+		md = map[string]any{}
+		obj["metadata"] = md
+	}
+	ann, _ := md["annotations"].(map[string]any)
+	if ann == nil {
+		ann = map[string]any{}
+		md["annotations"] = ann
+	}
+	ann[key] = value
+}
 
 func (h daemonSetHooks) Validate(obj map[string]any) field.ErrorList {
 	ds, _, err := h.Decode(obj)

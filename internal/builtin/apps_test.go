@@ -1,6 +1,7 @@
 package builtin
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -167,5 +168,37 @@ func TestAppsUpdateKeepsEmptyStatus(t *testing.T) {
 	h.(registry.UpdatePreparer).PrepareForUpdate(obj, old)
 	if st, ok := obj["status"].(map[string]any); !ok || len(st) != 0 {
 		t.Errorf("status = %#v, want {}", obj["status"])
+	}
+}
+
+// A DaemonSet's template generation, which apps/v1 carries in an
+// annotation: 1 on create, kept on an update, one more when the pod
+// template changes; a client's own value is not taken.
+func TestDaemonSetTemplateGeneration(t *testing.T) {
+	def := DaemonSets()
+	h := def.Hooks.(daemonSetHooks)
+	const ds = `{apiVersion: apps/v1, kind: DaemonSet, metadata: {name: a, annotations: {%s}},
+  spec: {selector: {matchLabels: {app: a}}, template: {metadata: {labels: {app: a}}, spec: {containers: [{name: c, image: %s}]}}}}`
+	gen := func(obj map[string]any) any {
+		return obj["metadata"].(map[string]any)["annotations"].(map[string]any)[templateGeneration]
+	}
+	old := decodeYAML(t, fmt.Sprintf(ds, "", "nginx"))
+	h.PrepareForCreate(old)
+	if g := gen(old); g != "1" {
+		t.Fatalf("created at template generation %v, want 1", g)
+	}
+	for _, tc := range []struct {
+		name, annotations, image string
+		want                     string
+	}{
+		{"unchanged", "", "nginx", "1"},
+		{"a client's value", templateGeneration + `: "5"`, "nginx", "1"},
+		{"a new image", "", "nginx:2", "2"},
+	} {
+		obj := decodeYAML(t, fmt.Sprintf(ds, tc.annotations, tc.image))
+		h.PrepareForUpdate(obj, old)
+		if g := gen(obj); g != tc.want {
+			t.Errorf("%s: template generation %v, want %s", tc.name, g, tc.want)
+		}
 	}
 }

@@ -37,7 +37,11 @@ type kindHooks[T any, R rules[T]] struct {
 	stored[T]
 	rules  R
 	status bool
+	// conditional: a PUT must name the revision it replaces.
+	conditional bool
 }
+
+func (h kindHooks[T, R]) AllowUnconditionalUpdate() bool { return !h.conditional }
 
 var (
 	_ registry.CreatePreparer  = kindHooks[struct{}, nopRules]{}
@@ -138,7 +142,9 @@ type kindDef struct {
 	status bool
 	// noGeneration: its strategy keeps no metadata.generation.
 	noGeneration bool
-	selectable   []string
+	// conditional: its strategy does not allow unconditional updates.
+	conditional bool
+	selectable  []string
 }
 
 // define returns k's definition with r's hooks.
@@ -151,7 +157,7 @@ func define[T any, R rules[T]](k kindDef, r R) *registry.Definition {
 }
 
 func newKindHooks[T any, R rules[T]](k kindDef, r R) kindHooks[T, R] {
-	return kindHooks[T, R]{stored: newStored[T](k.kind, k.version), rules: r, status: k.status}
+	return kindHooks[T, R]{stored: newStored[T](k.kind, k.version), rules: r, status: k.status, conditional: k.conditional}
 }
 
 func (k kindDef) definition(hooks any) *registry.Definition {

@@ -33,6 +33,10 @@ type leaseHooks struct {
 	noGeneration
 }
 
+// AllowUnconditionalUpdate: as upstream's strategy, a PUT of a Lease names
+// the revision it replaces (leader election relies on it).
+func (leaseHooks) AllowUnconditionalUpdate() bool { return false }
+
 var (
 	_ registry.CreatePreparer = leaseHooks{}
 	_ registry.UpdatePreparer = leaseHooks{}

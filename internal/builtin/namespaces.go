@@ -219,9 +219,9 @@ func (namespaceHooks) UpdateSubresource(name string, obj, old map[string]any) (m
 	return next, true
 }
 
-func (namespaceHooks) ReturnDeletedObject()      {}
-func (namespaceHooks) AllowUnconditionalUpdate() {}
-func (namespaceHooks) NoGeneration()             {}
+func (namespaceHooks) ReturnDeletedObject()           {}
+func (namespaceHooks) AllowUnconditionalUpdate() bool { return true }
+func (namespaceHooks) NoGeneration()                  {}
 
 func (namespaceHooks) ValidateName(name string, prefix bool) []string {
 	return apivalidation.ValidateNamespaceName(name, prefix)

@@ -17,7 +17,7 @@ import (
 func PodDisruptionBudgets() *registry.Definition {
 	k := kindDef{
 		group: "policy", version: "v1", resource: "poddisruptionbudgets", kind: "PodDisruptionBudget",
-		shortNames: []string{"pdb"}, scope: registry.Namespaced, status: true,
+		shortNames: []string{"pdb"}, scope: registry.Namespaced, status: true, conditional: true,
 	}
 	return k.definition(newKindHooks[policyv1.PodDisruptionBudget](k, pdbRules{}))
 }

@@ -92,6 +92,10 @@ type serviceHooks struct {
 	ips *ClusterIPs
 }
 
+// AllowUnconditionalUpdate: as upstream's strategy, a PUT may omit
+// metadata.resourceVersion.
+func (serviceHooks) AllowUnconditionalUpdate() bool { return true }
+
 var (
 	_ registry.CreatePreparer  = serviceHooks{}
 	_ registry.UpdatePreparer  = serviceHooks{}

@@ -19,7 +19,7 @@ import (
 func CSINodes() *registry.Definition {
 	return define[storagev1.CSINode](kindDef{
 		group: "storage.k8s.io", version: "v1", resource: "csinodes", kind: "CSINode",
-		scope: registry.Cluster, noGeneration: true,
+		scope: registry.Cluster, noGeneration: true, conditional: true,
 	}, csiNodeRules{})
 }
 

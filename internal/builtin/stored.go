@@ -36,9 +36,10 @@ func (stored[T]) NewProtobuf() registry.ProtoMessage {
 	return m
 }
 
-// AllowUnconditionalUpdate: the strategies of every kind using stored let
-// a PUT omit metadata.resourceVersion (last write wins).
-func (stored[T]) AllowUnconditionalUpdate() {}
+// AllowUnconditionalUpdate: the strategies of most kinds using stored let
+// a PUT omit metadata.resourceVersion (last write wins); the others
+// override it.
+func (stored[T]) AllowUnconditionalUpdate() bool { return true }
 
 func (h stored[T]) PrepareForCreate(obj map[string]any)      { h.trim(obj) }
 func (h stored[T]) PrepareForUpdate(obj, old map[string]any) { h.trim(obj) }

@@ -117,7 +117,7 @@ func keepSentManagedFields(obj, cur map[string]any) error {
 // names the resource as its kind (`crontabs.stable.example.com "m1" is
 // invalid`), as upstream's does.
 func requireResourceVersion(c *call, rv string) error {
-	if _, ok := c.def.Hooks.(registry.UnconditionalUpdater); ok || rv != "" {
+	if u, ok := c.def.Hooks.(registry.UnconditionalUpdater); (ok && u.AllowUnconditionalUpdate()) || rv != "" {
 		return nil
 	}
 	gr := c.gr()

@@ -220,11 +220,14 @@ type Schema interface {
 	ValidateRules(ctx context.Context, obj, old map[string]any, prior field.ErrorList) (errs field.ErrorList, warnings []string)
 }
 
-// UnconditionalUpdater marks resources whose PUT may omit
-// metadata.resourceVersion (namespaces). Custom resources and CRDs may not:
-// an update without it would silently overwrite another client's write.
+// UnconditionalUpdater says whether a resource's PUT may omit
+// metadata.resourceVersion (last write wins), as its upstream strategy's
+// AllowUnconditionalUpdate does: most built-ins may, but leases, pod
+// disruption budgets, runtime classes and CSI nodes may not. Resources
+// without it (custom resources and CRDs) may not: an update without it
+// would silently overwrite another client's write.
 type UnconditionalUpdater interface {
-	AllowUnconditionalUpdate()
+	AllowUnconditionalUpdate() bool
 }
 
 // VersionConverter converts the objects of a built-in served in versions
