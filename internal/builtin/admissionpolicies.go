@@ -48,7 +48,7 @@ func policyResource(resource, kind string, status bool, hooks any) *registry.Def
 		Versions: []registry.Version{{
 			Name: "v1", Served: true, Storage: true,
 			Subresources:   registry.Subresources{Status: status},
-			PrinterColumns: []registry.PrinterColumn{registry.AgeColumn},
+			PrinterColumns: []registry.PrinterColumn{registry.BuiltinAgeColumn},
 		}},
 		Hooks: hooks,
 	}

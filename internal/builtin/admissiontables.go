@@ -5,6 +5,7 @@ import (
 
 	metatable "k8s.io/apimachinery/pkg/api/meta/table"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/crdserver/crdserver/internal/registry"
 )
@@ -67,3 +68,78 @@ func objectAge(obj map[string]any) string {
 	}
 	return metatable.ConvertToHumanReadableDateType(metav1.NewTime(t))
 }
+
+var (
+	_ registry.TablePrinter = mutatingPolicyHooks{}
+	_ registry.TablePrinter = bindingHooks{}
+	_ registry.TablePrinter = mutatingBindingHooks{}
+)
+
+func (mutatingPolicyHooks) TableColumns() []metav1.TableColumnDefinition {
+	return []metav1.TableColumnDefinition{
+		{Name: "Name", Type: "string", Format: "name", Description: objectMetaDocs["name"]},
+		{Name: "Mutations", Type: "integer", Description: "Mutation indicates the number of mutations rules defined in this configuration"},
+		{Name: "ParamKind", Type: "string", Description: "ParamKind specifies the kind of resources used to parameterize this policy"},
+		{Name: "Age", Type: "string", Description: objectMetaDocs["creationTimestamp"]},
+	}
+}
+
+func (mutatingPolicyHooks) TableRow(obj map[string]any) []any {
+	spec, _ := obj["spec"].(map[string]any)
+	ms, _ := spec["mutations"].([]any)
+	return []any{objectName(obj), int64(len(ms)), paramKindCell(spec), objectAge(obj)}
+}
+
+// paramKindCell is a policy's ParamKind cell: apiVersion/kind, or <unset>.
+func paramKindCell(spec map[string]any) string {
+	pk, ok := spec["paramKind"].(map[string]any)
+	if !ok {
+		return "<unset>"
+	}
+	av, _ := pk["apiVersion"].(string)
+	k, _ := pk["kind"].(string)
+	return av + "/" + k
+}
+
+// policyBindingColumns are the columns of both kinds of policy binding.
+func policyBindingColumns() []metav1.TableColumnDefinition {
+	return []metav1.TableColumnDefinition{
+		{Name: "Name", Type: "string", Format: "name", Description: objectMetaDocs["name"]},
+		{Name: "PolicyName", Type: "string", Description: "PolicyName indicates the policy definition which the policy binding binded to"},
+		{Name: "ParamRef", Type: "string", Description: "ParamRef indicates the param resource which sets the configuration param"},
+		{Name: "Age", Type: "string", Description: objectMetaDocs["creationTimestamp"]},
+	}
+}
+
+// policyBindingRow is a policy binding's row. Its ParamRef cell names the
+// param: namespace/name (*/name without a namespace, which may be
+// cluster-scoped), else the selector, else <unset>.
+func policyBindingRow(obj map[string]any) []any {
+	spec, _ := obj["spec"].(map[string]any)
+	policy, _ := spec["policyName"].(string)
+	param := "<unset>"
+	if pr, ok := spec["paramRef"].(map[string]any); ok {
+		name, _ := pr["name"].(string)
+		ns, _ := pr["namespace"].(string)
+		switch {
+		case name != "" && ns != "":
+			param = ns + "/" + name
+		case name != "":
+			param = "*/" + name
+		case pr["selector"] != nil:
+			var sel metav1.LabelSelector
+			if m, ok := pr["selector"].(map[string]any); ok && runtime.DefaultUnstructuredConverter.FromUnstructured(m, &sel) == nil {
+				param = metav1.FormatLabelSelector(&sel)
+			}
+		}
+	}
+	return []any{objectName(obj), policy, param, objectAge(obj)}
+}
+
+func (bindingHooks) TableColumns() []metav1.TableColumnDefinition { return policyBindingColumns() }
+func (bindingHooks) TableRow(obj map[string]any) []any            { return policyBindingRow(obj) }
+
+func (mutatingBindingHooks) TableColumns() []metav1.TableColumnDefinition {
+	return policyBindingColumns()
+}
+func (mutatingBindingHooks) TableRow(obj map[string]any) []any { return policyBindingRow(obj) }

@@ -47,6 +47,10 @@ type jobHooks struct {
 	kindHooks[batchv1.Job, jobRules]
 }
 
+// OrphanDependentsByDefault: as upstream's batch/v1 Jobs, for backward
+// compatibility (kubectl delete asks for background propagation).
+func (jobHooks) OrphanDependentsByDefault() {}
+
 var (
 	_ registry.CreatePreparer = jobHooks{}
 	_ registry.FieldComputer  = jobHooks{}

@@ -21,7 +21,7 @@ func Leases() *registry.Definition {
 			Name: "v1", Served: true, Storage: true,
 			PrinterColumns: []registry.PrinterColumn{
 				{Name: "Holder", Type: "string", JSONPath: ".spec.holderIdentity", Description: coordinationv1.LeaseSpec{}.SwaggerDoc()["holderIdentity"]},
-				registry.AgeColumn,
+				registry.BuiltinAgeColumn,
 			},
 		}},
 		Hooks: leaseHooks{stored: newStored[coordinationv1.Lease]("Lease", "v1")},

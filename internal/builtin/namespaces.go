@@ -48,7 +48,7 @@ func Namespaces() *registry.Definition {
 			},
 			PrinterColumns: []registry.PrinterColumn{
 				{Name: "Status", Type: "string", JSONPath: ".status.phase", Description: "The status of the namespace"},
-				registry.AgeColumn,
+				registry.BuiltinAgeColumn,
 			},
 		}},
 		Hooks: namespaceHooks{namespaceTyped},

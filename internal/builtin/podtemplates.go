@@ -18,7 +18,7 @@ import (
 // PodTemplates is the core v1 podtemplates resource. No pods are made from
 // them here; validation covers the template's metadata and containers'
 // names (see validatePodTemplateSpec), not all of upstream's pod rules,
-// and the pod spec is not defaulted.
+// and the pod spec gets the core/v1 defaults.
 func PodTemplates() *registry.Definition {
 	return &registry.Definition{
 		Resource: "podtemplates",
@@ -36,6 +36,22 @@ func PodTemplates() *registry.Definition {
 type podTemplateHooks struct {
 	stored[corev1.PodTemplate]
 }
+
+// ReturnDeletedObject: as upstream's store, a delete answers with the
+// PodTemplate.
+func (podTemplateHooks) ReturnDeletedObject() {}
+
+// Default implements registry.Defaulter: the core/v1 pod defaults of the
+// template, as the workloads' templates get them, before the writer's
+// fields are recorded.
+func (h podTemplateHooks) Default(obj map[string]any) {
+	h.rewrite(obj, func(pt *corev1.PodTemplate) { defaultPodTemplate(&pt.Template) })
+}
+
+// PrepareForCreate and PrepareForUpdate default again, after mutating
+// admission.
+func (h podTemplateHooks) PrepareForCreate(obj map[string]any)    { h.Default(obj) }
+func (h podTemplateHooks) PrepareForUpdate(obj, _ map[string]any) { h.Default(obj) }
 
 var (
 	_ registry.Validator    = podTemplateHooks{}

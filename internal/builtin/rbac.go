@@ -465,7 +465,10 @@ func (h clusterRoleBindingHooks) TableRow(obj map[string]any) []any {
 	return bindingRow(obj, b.RoleRef, b.Subjects)
 }
 
+// bindingColumns are a binding's columns. Upstream's printer describes
+// roleRef without the sentence its type's documentation has since gained.
 func bindingColumns(what, roleRefDoc string) []metav1.TableColumnDefinition {
+	roleRefDoc = strings.TrimSuffix(roleRefDoc, " This field is immutable.")
 	return []metav1.TableColumnDefinition{
 		{Name: "Name", Type: "string", Format: "name", Description: objectMetaDocs["name"]},
 		{Name: "Role", Type: "string", Description: roleRefDoc},

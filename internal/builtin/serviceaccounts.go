@@ -26,7 +26,7 @@ func ServiceAccounts() *registry.Definition {
 		Versions: []registry.Version{{
 			Name: "v1", Served: true, Storage: true,
 			// Upstream dropped the Secrets column with legacy tokens.
-			PrinterColumns: []registry.PrinterColumn{registry.AgeColumn},
+			PrinterColumns: []registry.PrinterColumn{registry.BuiltinAgeColumn},
 		}},
 		Hooks: serviceAccountHooks{stored: newStored[corev1.ServiceAccount]("ServiceAccount", "v1")},
 	}
@@ -36,6 +36,10 @@ type serviceAccountHooks struct {
 	stored[corev1.ServiceAccount]
 	noGeneration
 }
+
+// ReturnDeletedObject: as upstream's store, a delete answers with the
+// ServiceAccount.
+func (serviceAccountHooks) ReturnDeletedObject() {}
 
 var _ registry.NoGeneration = serviceAccountHooks{}
 

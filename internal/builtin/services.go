@@ -61,7 +61,6 @@ func Endpoints() *registry.Definition {
 		Scope:      registry.Namespaced,
 		Versions: []registry.Version{{
 			Name: "v1", Served: true, Storage: true,
-			PrinterColumns: []registry.PrinterColumn{registry.AgeColumn},
 		}},
 		Hooks: endpointsHooks{stored: newStored[corev1.Endpoints]("Endpoints", "v1")},
 	}
@@ -78,10 +77,6 @@ func EndpointSlices() *registry.Definition {
 		Scope:    registry.Namespaced,
 		Versions: []registry.Version{{
 			Name: "v1", Served: true, Storage: true,
-			PrinterColumns: []registry.PrinterColumn{
-				{Name: "AddressType", Type: "string", JSONPath: ".addressType"},
-				registry.AgeColumn,
-			},
 		}},
 		Hooks: endpointSliceHooks{newStored[discoveryv1.EndpointSlice]("EndpointSlice", "v1")},
 	}
@@ -95,6 +90,10 @@ type serviceHooks struct {
 // AllowUnconditionalUpdate: as upstream's strategy, a PUT may omit
 // metadata.resourceVersion.
 func (serviceHooks) AllowUnconditionalUpdate() bool { return true }
+
+// ReturnDeletedObject: as upstream's store, a delete answers with the
+// Service.
+func (serviceHooks) ReturnDeletedObject() {}
 
 var (
 	_ registry.CreatePreparer  = serviceHooks{}
@@ -127,12 +126,19 @@ func (h serviceHooks) PrepareForCreate(obj map[string]any) {
 func (h serviceHooks) PrepareForUpdate(obj, old map[string]any) {
 	h.trim(obj)
 	// A write that leaves the cluster IP out keeps the allocated one, as
-	// upstream's (kubectl replace of a manifest without it).
+	// upstream's (kubectl replace of a manifest without it); one that
+	// names the same cluster IP keeps the rest of the allocation (its
+	// clusterIPs and IP families) when it leaves that out.
 	spec, oldSpec := mapField(obj, "spec"), mapField(old, "spec")
-	if spec["clusterIP"] == nil && spec["type"] != string(corev1.ServiceTypeExternalName) {
-		for _, k := range []string{"clusterIP", "clusterIPs", "ipFamilies", "ipFamilyPolicy"} {
-			if v, ok := oldSpec[k]; ok && spec[k] == nil {
-				spec[k] = v
+	if spec["type"] != string(corev1.ServiceTypeExternalName) {
+		if v, ok := oldSpec["clusterIP"]; ok && spec["clusterIP"] == nil {
+			spec["clusterIP"] = v
+		}
+		if spec["clusterIP"] == oldSpec["clusterIP"] {
+			for _, k := range []string{"clusterIPs", "ipFamilies", "ipFamilyPolicy"} {
+				if v, ok := oldSpec[k]; ok && spec[k] == nil {
+					spec[k] = v
+				}
 			}
 		}
 	}

@@ -119,3 +119,23 @@ func TestServiceTableRow(t *testing.T) {
 		}
 	}
 }
+
+// A replacement keeps the Service's allocation where it leaves it out:
+// the cluster IP, and with the same cluster IP its clusterIPs and IP
+// families, as upstream's update does.
+func TestServiceUpdateKeepsAllocation(t *testing.T) {
+	h := Services(nil).Hooks.(serviceHooks)
+	old := decodeYAML(t, `{apiVersion: v1, kind: Service, metadata: {name: web},
+  spec: {clusterIP: 10.0.0.77, clusterIPs: [10.0.0.77], ipFamilies: [IPv4], ipFamilyPolicy: SingleStack, ports: [{port: 80}]}}`)
+	for _, body := range []string{
+		`{apiVersion: v1, kind: Service, metadata: {name: web}, spec: {ports: [{port: 80}]}}`,
+		`{apiVersion: v1, kind: Service, metadata: {name: web}, spec: {clusterIP: 10.0.0.77, ports: [{port: 80}]}}`,
+	} {
+		obj := decodeYAML(t, body)
+		h.PrepareForUpdate(obj, old)
+		spec := obj["spec"].(map[string]any)
+		if fmt.Sprintf("%v %v %v %v", spec["clusterIP"], spec["clusterIPs"], spec["ipFamilies"], spec["ipFamilyPolicy"]) != "10.0.0.77 [10.0.0.77] [IPv4] SingleStack" {
+			t.Errorf("%s: spec %v, want the allocation kept", body, spec)
+		}
+	}
+}

@@ -17,11 +17,20 @@ import (
 // CSINodes is the storage.k8s.io/v1 csinodes resource: stored, as no
 // kubelet registers drivers here.
 func CSINodes() *registry.Definition {
-	return define[storagev1.CSINode](kindDef{
+	k := kindDef{
 		group: "storage.k8s.io", version: "v1", resource: "csinodes", kind: "CSINode",
 		scope: registry.Cluster, noGeneration: true, conditional: true,
-	}, csiNodeRules{})
+	}
+	return k.definition(csiNodeHooks{kindHooksNoGeneration[storagev1.CSINode, csiNodeRules]{kindHooks: newKindHooks[storagev1.CSINode](k, csiNodeRules{})}})
 }
+
+type csiNodeHooks struct {
+	kindHooksNoGeneration[storagev1.CSINode, csiNodeRules]
+}
+
+// ReturnDeletedObject: as upstream's store, a delete answers with the
+// CSINode.
+func (csiNodeHooks) ReturnDeletedObject() {}
 
 type csiNodeRules struct{}
 

@@ -45,7 +45,7 @@ func StorageVersionMigrations() *registry.Definition {
 		Versions: []registry.Version{{
 			Name: MigrationVersion, Served: true, Storage: true,
 			Subresources:   registry.Subresources{Status: true},
-			PrinterColumns: []registry.PrinterColumn{registry.AgeColumn},
+			PrinterColumns: []registry.PrinterColumn{registry.BuiltinAgeColumn},
 		}},
 		Hooks: migrationHooks{migrationTyped},
 	}

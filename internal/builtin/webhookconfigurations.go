@@ -47,7 +47,7 @@ func ValidatingWebhookConfigurations() *registry.Definition {
 }
 
 func webhookConfigurations(resource, kind string, hooks any) *registry.Definition {
-	columns := []registry.PrinterColumn{registry.AgeColumn}
+	columns := []registry.PrinterColumn{registry.BuiltinAgeColumn}
 	return &registry.Definition{
 		Group:      AdmissionGroup,
 		Resource:   resource,

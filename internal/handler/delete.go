@@ -128,7 +128,7 @@ func deleteCached(ctx context.Context, def *registry.Definition, store *Store, n
 // go by deleteItem: no dry run, nothing for the resource to wait for or
 // release, no garbage collector's finalizer to add.
 func mayDeleteCached(def *registry.Definition, opts *metav1.DeleteOptions) bool {
-	return len(opts.DryRun) == 0 && deletesAtOnce(def) && !addsGCFinalizer(opts)
+	return len(opts.DryRun) == 0 && deletesAtOnce(def) && !addsGCFinalizer(def, opts)
 }
 
 // deleteItem is deleteCached for a cached copy at hand, which the caller
@@ -163,14 +163,19 @@ func deletesAtOnce(def *registry.Definition) bool {
 	return !waits && !releases && !answers
 }
 
-// addsGCFinalizer reports whether a delete with opts may give the object a
-// garbage collector's finalizer (orphan or foregroundDeletion): when it
-// asks for either policy, or leaves it to the object's finalizers.
-func addsGCFinalizer(opts *metav1.DeleteOptions) bool {
+// addsGCFinalizer reports whether a delete of def's objects with opts may
+// give the object a garbage collector's finalizer (orphan or
+// foregroundDeletion): when it asks for either policy, or leaves it to the
+// object's finalizers or def's default.
+func addsGCFinalizer(def *registry.Definition, opts *metav1.DeleteOptions) bool {
 	if o := opts.OrphanDependents; o != nil { //nolint:staticcheck // the legacy option is still served
 		return *o
 	}
-	return opts.PropagationPolicy != nil && *opts.PropagationPolicy != metav1.DeletePropagationBackground
+	if opts.PropagationPolicy == nil {
+		_, orphans := def.Hooks.(registry.OrphansByDefault)
+		return orphans
+	}
+	return *opts.PropagationPolicy != metav1.DeletePropagationBackground
 }
 
 // deleteMetadata reads a cached object's uid, and whether it has
@@ -233,7 +238,8 @@ func (h *Handler) deleteObject(ctx context.Context, def *registry.Definition, st
 		// The garbage collector's finalizers follow the options, even on
 		// an object already being deleted (a foreground delete may turn
 		// into an orphaning one), as upstream's store does.
-		fins, changed := gcFinalizers(md, opts)
+		_, orphans := def.Hooks.(registry.OrphansByDefault)
+		fins, changed := gcFinalizers(md, opts, orphans)
 		if changed {
 			setFinalizers(md, fins)
 		}
@@ -306,11 +312,11 @@ func pendingFinalizers(def *registry.Definition, obj map[string]any) bool {
 // gcFinalizers returns md's finalizers with the garbage collector's
 // (orphan, foregroundDeletion) set as a delete with opts asks, and whether
 // they changed. The options decide first (the legacy orphanDependents
-// before propagationPolicy), then a GC finalizer the object already has;
-// otherwise dependents are deleted in the background, the default of every
-// resource crdserver serves (upstream's custom resources, namespaces,
-// services, CRDs and webhook configurations all default to it).
-func gcFinalizers(md map[string]any, opts *metav1.DeleteOptions) ([]any, bool) {
+// before propagationPolicy), then a GC finalizer the object already has,
+// then the resource's default: orphaning when orphanByDefault (batch/v1
+// Jobs), else deleting dependents in the background (every other resource
+// crdserver serves).
+func gcFinalizers(md map[string]any, opts *metav1.DeleteOptions, orphanByDefault bool) ([]any, bool) {
 	cur, _ := md["finalizers"].([]any)
 	// Object validation refuses both at once.
 	orphan := slices.Contains(cur, any(metav1.FinalizerOrphanDependents))
@@ -321,6 +327,8 @@ func gcFinalizers(md map[string]any, opts *metav1.DeleteOptions) ([]any, bool) {
 	case opts.PropagationPolicy != nil:
 		orphan = *opts.PropagationPolicy == metav1.DeletePropagationOrphan
 		foreground = *opts.PropagationPolicy == metav1.DeletePropagationForeground
+	case !orphan && !foreground:
+		orphan = orphanByDefault
 	}
 	next := make([]any, 0, len(cur)+1)
 	for _, f := range cur {

@@ -29,6 +29,9 @@ import (
 // old columns are never served for the new ones.
 type printer struct {
 	headers []metav1.TableColumnDefinition
+	// types are the types the columns after Name are rendered by (their
+	// headers may declare another: registry.PrinterColumn.Declared).
+	types []string
 	// exprs are the columns' JSONPath templates. A compiled JSONPath keeps
 	// state while it evaluates (range blocks), so each evaluation takes a
 	// set of its own from paths.
@@ -59,8 +62,13 @@ func compilePrinter(cols []registry.PrinterColumn, custom bool) (*printer, error
 			desc = "Custom resource definition column (in JSONPath format): " + col.JSONPath
 		}
 		p.exprs = append(p.exprs, fmt.Sprintf("{%s}", col.JSONPath))
+		declared := col.Type
+		if col.Declared != "" {
+			declared = col.Declared
+		}
+		p.types = append(p.types, col.Type)
 		p.headers = append(p.headers, metav1.TableColumnDefinition{
-			Name: col.Name, Type: col.Type, Format: col.Format,
+			Name: col.Name, Type: declared, Format: col.Format,
 			Description: desc, Priority: col.Priority,
 		})
 	}
@@ -136,7 +144,7 @@ func (p *printer) cells(obj map[string]any) []any {
 		}
 		// As upstream: simple paths only, so the first result is the one.
 		v := results[0][0].Interface()
-		if p.headers[i+1].Type == "string" {
+		if p.types[i] == "string" {
 			buf.Reset()
 			if err := jp.PrintResults(&buf, []reflect.Value{reflect.ValueOf(v)}); err != nil {
 				cells = append(cells, nil)
@@ -145,7 +153,7 @@ func (p *printer) cells(obj map[string]any) []any {
 			cells = append(cells, buf.String())
 			continue
 		}
-		cells = append(cells, cellValue(p.headers[i+1].Type, v))
+		cells = append(cells, cellValue(p.types[i], v))
 	}
 	return cells
 }

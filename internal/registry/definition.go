@@ -205,12 +205,23 @@ type PrinterColumn struct {
 	Description string
 	Priority    int32
 	JSONPath    string
+	// Declared is the type the Table announces when it is not Type, by
+	// which the cells are rendered: a built-in's Age is a "string" that
+	// holds a date's age.
+	Declared string
 }
 
-// AgeColumn is the Age column upstream prints for objects (built-ins,
-// custom resources without printer columns, Scales).
+// AgeColumn is the Age column upstream prints for custom resources
+// without printer columns and Scales.
 var AgeColumn = PrinterColumn{
 	Name: "Age", Type: "date", JSONPath: ".metadata.creationTimestamp",
+	Description: metav1.ObjectMeta{}.SwaggerDoc()["creationTimestamp"],
+}
+
+// BuiltinAgeColumn is the Age column of upstream's printers of
+// built-ins: an age, declared a string.
+var BuiltinAgeColumn = PrinterColumn{
+	Name: "Age", Type: "date", Declared: "string", JSONPath: ".metadata.creationTimestamp",
 	Description: metav1.ObjectMeta{}.SwaggerDoc()["creationTimestamp"],
 }
 

@@ -131,9 +131,19 @@ type NoGeneration interface {
 }
 
 // ReturnsDeletedObject marks resources whose delete answers with the
-// deleted object rather than a Status (namespaces).
+// deleted object rather than a Status (namespaces, services, service
+// accounts, pod templates, CSI nodes: upstream's stores that say so).
 type ReturnsDeletedObject interface {
 	ReturnDeletedObject()
+}
+
+// OrphansByDefault marks resources whose delete without a propagation
+// policy orphans the object's dependents, as upstream's batch/v1 Jobs do
+// for backward compatibility: the object gets the orphan finalizer and
+// waits for the garbage collector. Every other resource deletes its
+// dependents in the background.
+type OrphansByDefault interface {
+	OrphanDependentsByDefault()
 }
 
 // NameValidator replaces the default name rule (DNS subdomain).
