@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -207,7 +208,9 @@ func (q *requester) do(ctx context.Context, r requestLine) (answer, error) {
 }
 
 // stable is v without what two servers never agree on: uids and
-// resourceVersions become "-", and so does every string that is a time.
+// resourceVersions become "-", and so does every string that is a time,
+// every uid in a string (a Job's controller-uid label), and a Table
+// cell that is an age ("0s" on one, "1s" on the other).
 func stable(v any) any {
 	switch x := v.(type) {
 	case map[string]any:
@@ -215,6 +218,13 @@ func stable(v any) any {
 			if _, ok := y.(string); ok && (k == "uid" || k == "resourceVersion") {
 				x[k] = "-"
 				continue
+			}
+			if cells, ok := y.([]any); ok && k == "cells" {
+				for i, c := range cells {
+					if s, ok := c.(string); ok && ageCell.MatchString(s) {
+						cells[i] = "-"
+					}
+				}
 			}
 			x[k] = stable(y)
 		}
@@ -226,9 +236,15 @@ func stable(v any) any {
 		if _, err := time.Parse(time.RFC3339, x); err == nil {
 			return "-"
 		}
+		return uidText.ReplaceAllString(x, "-")
 	}
 	return v
 }
+
+var (
+	uidText = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
+	ageCell = regexp.MustCompile(`^[0-9]+[smhdy]([0-9]+[smh])?$`)
+)
 
 // runRequests sends file's requests to a crdserver and a kube-apiserver
 // and prints each difference; failed reports any.
