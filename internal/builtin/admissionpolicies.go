@@ -269,6 +269,12 @@ type bindingHooks struct {
 	Typed[admissionregistrationv1.ValidatingAdmissionPolicyBinding]
 }
 
+// PatchSchema implements registry.StrategicMerger: a binding takes
+// strategic merge patches, as every built-in does upstream.
+func (bindingHooks) PatchSchema() any {
+	return admissionregistrationv1.ValidatingAdmissionPolicyBinding{}
+}
+
 var (
 	_ registry.CreatePreparer = bindingHooks{}
 	_ registry.UpdatePreparer = bindingHooks{}

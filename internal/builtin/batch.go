@@ -173,16 +173,23 @@ func defaultJobSpec(s *batchv1.JobSpec) {
 	if s.ManualSelector == nil {
 		s.ManualSelector = ptr.To(false)
 	}
-	if p := s.PodFailurePolicy; p != nil {
-		for i := range p.Rules {
-			for j := range p.Rules[i].OnPodConditions {
-				if c := &p.Rules[i].OnPodConditions[j]; c.Status == "" {
-					c.Status = corev1.ConditionTrue
-				}
+	defaultPodFailurePolicy(s.PodFailurePolicy)
+	defaultPodTemplate(&s.Template)
+}
+
+// defaultPodFailurePolicy gives each pod condition a rule matches the
+// status True.
+func defaultPodFailurePolicy(p *batchv1.PodFailurePolicy) {
+	if p == nil {
+		return
+	}
+	for i := range p.Rules {
+		for j := range p.Rules[i].OnPodConditions {
+			if c := &p.Rules[i].OnPodConditions[j]; c.Status == "" {
+				c.Status = corev1.ConditionTrue
 			}
 		}
 	}
-	defaultPodTemplate(&s.Template)
 }
 
 func (jobRules) validate(j, was *batchv1.Job) field.ErrorList {
@@ -386,21 +393,12 @@ func (cronJobRules) defaults(cj *batchv1.CronJob) {
 	}
 	setDefault(&s.SuccessfulJobsHistoryLimit, 3)
 	setDefault(&s.FailedJobsHistoryLimit, 1)
+	// Upstream defaults a Job's spec on the Job (its completions,
+	// parallelism, backoff limit, completion mode...), not in a CronJob's
+	// template: there only what its nested types default.
 	js := &s.JobTemplate.Spec
-	if js.Completions == nil && js.Parallelism == nil {
-		js.Completions = ptr.To[int32](1)
-	}
-	setDefault(&js.Parallelism, 1)
-	if js.BackoffLimit == nil {
-		js.BackoffLimit = ptr.To[int32](6)
-		if js.BackoffLimitPerIndex != nil {
-			js.BackoffLimit = ptr.To[int32](math.MaxInt32)
-		}
-	}
-	defaultJobSpec(js)
-	// A job template's selector is generated for each job: the
-	// defaulted false is not kept.
-	js.ManualSelector = nil
+	defaultPodFailurePolicy(js.PodFailurePolicy)
+	defaultPodTemplate(&js.Template)
 }
 
 // validTimeZoneCharacters is upstream's rule for each part of a zone name.

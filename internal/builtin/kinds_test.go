@@ -346,7 +346,7 @@ func TestKindsDefinitions(t *testing.T) {
 		{CertificateSigningRequests(), "csr", "", false, true, "v1", "approval"},
 		{RuntimeClasses(), "", "", false, false, "v1", ""},
 		{PriorityClasses(), "pc", "", false, false, "v1", ""},
-		{CSINodes(), "", "", false, false, "v1", ""},
+		{CSINodes(), "", "", false, true, "v1", ""}, // status since 1.37
 	} {
 		d := tc.def
 		var versions []string

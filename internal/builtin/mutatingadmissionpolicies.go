@@ -150,6 +150,12 @@ type mutatingBindingHooks struct {
 	Typed[admissionregistrationv1.MutatingAdmissionPolicyBinding]
 }
 
+// PatchSchema implements registry.StrategicMerger: a binding takes
+// strategic merge patches, as every built-in does upstream.
+func (mutatingBindingHooks) PatchSchema() any {
+	return admissionregistrationv1.MutatingAdmissionPolicyBinding{}
+}
+
 var (
 	_ registry.CreatePreparer = mutatingBindingHooks{}
 	_ registry.UpdatePreparer = mutatingBindingHooks{}

@@ -19,7 +19,7 @@ import (
 func CSINodes() *registry.Definition {
 	k := kindDef{
 		group: "storage.k8s.io", version: "v1", resource: "csinodes", kind: "CSINode",
-		scope: registry.Cluster, noGeneration: true, conditional: true,
+		scope: registry.Cluster, noGeneration: true, conditional: true, status: true,
 	}
 	return k.definition(csiNodeHooks{kindHooksNoGeneration[storagev1.CSINode, csiNodeRules]{kindHooks: newKindHooks[storagev1.CSINode](k, csiNodeRules{})}})
 }

@@ -12,6 +12,7 @@ import (
 	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 
 	"github.com/crdserver/crdserver/internal/builtin"
+	"github.com/crdserver/crdserver/internal/handler"
 	"github.com/crdserver/crdserver/internal/registry"
 	"github.com/crdserver/crdserver/internal/storage"
 )
@@ -139,4 +140,62 @@ func (a *apiServices) crdGroupVersions(ctx context.Context) (map[string]bool, er
 		}
 	}
 	return out, nil
+}
+
+// markAvailable marks a Local APIService (one that names no Service) that
+// is not yet Available as Available, as upstream's aggregator's
+// availability controller does soon after it is created. An APIService
+// naming a Service is left as written: crdserver proxies to none. The
+// write is a compare-and-swap at the revision read.
+func (a *apiServices) markAvailable(ctx context.Context, name string) error {
+	st, _ := a.s.stores.Store(apiServicesGR)
+	key := st.Key("", name)
+	kv, err := st.Storage.Get(ctx, key)
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var svc apiregistrationv1.APIService
+	if err := json.Unmarshal(kv.Value, &svc); err != nil {
+		return fmt.Errorf("decoding APIService %s: %w", name, err)
+	}
+	if svc.Spec.Service != nil {
+		return nil
+	}
+	for _, c := range svc.Status.Conditions {
+		if c.Type == apiregistrationv1.Available && c.Status == apiregistrationv1.ConditionTrue {
+			return nil
+		}
+	}
+	obj, err := handler.DecodeStored(kv.Value)
+	if err != nil {
+		return err
+	}
+	status, _ := obj["status"].(map[string]any)
+	if status == nil {
+		status = map[string]any{}
+		obj["status"] = status
+	}
+	conds, _ := status["conditions"].([]any)
+	kept := make([]any, 0, len(conds)+1)
+	for _, c := range conds {
+		if m, _ := c.(map[string]any); m["type"] != string(apiregistrationv1.Available) {
+			kept = append(kept, c)
+		}
+	}
+	status["conditions"] = append(kept, map[string]any{
+		"type": string(apiregistrationv1.Available), "status": string(apiregistrationv1.ConditionTrue),
+		"lastTransitionTime": time.Now().UTC().Format(time.RFC3339),
+		"reason":             "Local", "message": "Local APIServices are always available",
+	})
+	data, err := handler.EncodeStored(obj)
+	if err != nil {
+		return err
+	}
+	if _, err := st.Storage.Update(ctx, key, data, kv.ModRevision); err != nil && !errors.Is(err, storage.ErrNotFound) && !errors.Is(err, storage.ErrConflict) {
+		return err
+	}
+	return nil
 }

@@ -15,7 +15,6 @@ import (
 
 	"github.com/crdserver/crdserver/internal/builtin"
 	"github.com/crdserver/crdserver/internal/cel"
-	"github.com/crdserver/crdserver/internal/controllers"
 	"github.com/crdserver/crdserver/internal/handler"
 	"github.com/crdserver/crdserver/internal/openapi"
 	"github.com/crdserver/crdserver/internal/registry"
@@ -31,12 +30,14 @@ type policyTypeServer struct {
 	reg *registry.Registry
 }
 
-var _ controllers.PolicyTypeServer = policyTypeServer{}
-
 // maxTypesToCheck bounds the kinds one policy is checked against, as
 // upstream's checker bounds them.
 const maxTypesToCheck = 10
 
+// CheckPolicy type-checks the named ValidatingAdmissionPolicy's
+// expressions against the resources it matches, unless its status already
+// reports on its generation, and records the result in its status
+// (typeChecking, observedGeneration) with a compare-and-swap.
 func (p policyTypeServer) CheckPolicy(ctx context.Context, name string) error {
 	st, _ := p.s.stores.Store(builtin.ValidatingAdmissionPolicies().GroupResource())
 	key := st.Key("", name)

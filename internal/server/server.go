@@ -251,8 +251,11 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	migc := &controllers.Migrations{Cache: svmStore.Cache, Server: &migrationServer{s: s, reg: reg}, Log: s.log}
 	s.background.Go(func() { migc.Run(bgCtx) })
 	vapStore, _ := s.stores.Store(builtin.ValidatingAdmissionPolicies().GroupResource())
-	ptc := &controllers.PolicyTypes{Cache: vapStore.Cache, Server: policyTypeServer{s: s, reg: reg}, Log: s.log}
+	ptc := &controllers.Each{Name: "policy type checker", Cache: vapStore.Cache, Sync: policyTypeServer{s: s, reg: reg}.CheckPolicy, Log: s.log}
 	s.background.Go(func() { ptc.Run(bgCtx) })
+	apiServiceStore, _ := s.stores.Store(builtin.APIServices().GroupResource())
+	avc := &controllers.Each{Name: "APIService availability", Cache: apiServiceStore.Cache, Sync: apis.markAvailable, Log: s.log}
+	s.background.Go(func() { avc.Run(bgCtx) })
 	s.background.Go(func() { s.backend.RunCompactor(bgCtx, 5*time.Minute) })
 	s.authz.start(bgCtx, s)
 

@@ -1,0 +1,59 @@
+package controllers
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/crdserver/crdserver/internal/watchcache"
+)
+
+// Each keeps something about every object of one resource current, such
+// as a status the server owns: Sync runs for each object when it appears
+// or changes, and again after a failure. It is driven by the resource's
+// watch. Replicas that sync the same object must write the same thing,
+// conditionally (a compare-and-swap at the revision read), so that every
+// replica may run it.
+//
+// The server runs two: the ValidatingAdmissionPolicy type checker (its
+// status.typeChecking, as upstream's policy status controller), and the
+// APIService availability of Local APIServices (as upstream's
+// aggregator's availability controller).
+type Each struct {
+	// Name names the controller in logs.
+	Name  string
+	Cache *watchcache.Cache
+	// Sync brings the named object's state up to date; an error retries.
+	Sync func(ctx context.Context, name string) error
+	Log  *slog.Logger
+	// Retry is how long to wait before syncing an object again after an
+	// error. Default 1s.
+	Retry time.Duration
+
+	queue *nameQueue
+}
+
+// Run works until ctx ends, and returns once its worker and watch have
+// returned.
+func (e *Each) Run(ctx context.Context) {
+	if e.Retry == 0 {
+		e.Retry = time.Second
+	}
+	if e.Log == nil {
+		e.Log = slog.Default()
+	}
+	e.queue = newNameQueue(e.Retry)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	wg.Go(func() { e.queue.work(ctx, e.sync) })
+	watchChanges(ctx, e.Cache, e.Log, e.Name, func(it *watchcache.Item) { e.queue.add(it.Name) })
+}
+
+func (e *Each) sync(ctx context.Context, name string) bool {
+	err := e.Sync(ctx, name)
+	if err != nil && ctx.Err() == nil {
+		e.Log.Warn(e.Name+": syncing an object", "name", name, "err", err)
+	}
+	return err == nil
+}

@@ -1,0 +1,61 @@
+package server_test
+
+import (
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+)
+
+// A Local APIService a client creates becomes Available soon after, as
+// upstream's aggregator marks it; one naming a Service is left as written.
+func TestLocalAPIServiceBecomesAvailable(t *testing.T) {
+	cfg := startMemory(t, t.TempDir())
+	client := dynamic.NewForConfigOrDie(cfg).Resource(schema.GroupVersionResource{Group: "apiregistration.k8s.io", Version: "v1", Resource: "apiservices"})
+	for _, tc := range []struct {
+		name, service string
+		available     bool
+	}{
+		{"v1.local.example.com", "", true},
+		{"v1.remote.example.com", "remote", false},
+	} {
+		spec := map[string]any{"group": tc.name[3:], "version": "v1", "groupPriorityMinimum": int64(1000), "versionPriority": int64(15)}
+		if tc.service != "" {
+			spec["service"] = map[string]any{"namespace": "default", "name": tc.service}
+			spec["insecureSkipTLSVerify"] = true
+		}
+		obj := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
+			"metadata": map[string]any{"name": tc.name}, "spec": spec,
+		}}
+		if _, err := client.Create(t.Context(), obj, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+	}
+	available := func(name string) (bool, string) {
+		got, err := client.Get(t.Context(), name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		conds, _, _ := unstructured.NestedSlice(got.Object, "status", "conditions")
+		for _, c := range conds {
+			if m := c.(map[string]any); m["type"] == "Available" {
+				return m["status"] == "True", m["reason"].(string)
+			}
+		}
+		return false, ""
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for ok, reason := available("v1.local.example.com"); !ok || reason != "Local"; ok, reason = available("v1.local.example.com") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the Local APIService is not Available (reason %q)", reason)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if ok, _ := available("v1.remote.example.com"); ok {
+		t.Error("an APIService naming a Service was marked Available")
+	}
+}
