@@ -70,9 +70,26 @@ func (apiServiceHooks) PatchSchema() any                   { return apiregistrat
 func (apiServiceHooks) NewProtobuf() registry.ProtoMessage { return &apiregistrationv1.APIService{} }
 func (apiServiceHooks) NoGeneration()                      {}
 
+// PrepareForCreate starts the status empty, but for a Local APIService
+// (one naming no Service), which kube-apiserver answers as Available
+// already; the server's availability loop keeps it so (server package).
 func (h apiServiceHooks) PrepareForCreate(obj map[string]any) {
 	h.trim(obj)
-	obj["status"] = map[string]any{}
+	status := map[string]any{}
+	if spec, _ := obj["spec"].(map[string]any); spec["service"] == nil {
+		status["conditions"] = []any{LocalAvailable(time.Now())}
+	}
+	obj["status"] = status
+}
+
+// LocalAvailable is the Available condition of a Local APIService, since
+// t.
+func LocalAvailable(t time.Time) map[string]any {
+	return map[string]any{
+		"type": string(apiregistrationv1.Available), "status": string(apiregistrationv1.ConditionTrue),
+		"lastTransitionTime": t.UTC().Format(time.RFC3339),
+		"reason":             "Local", "message": "Local APIServices are always available",
+	}
 }
 
 func (h apiServiceHooks) PrepareForUpdate(obj, _ map[string]any) { h.trim(obj) }

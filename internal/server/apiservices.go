@@ -143,8 +143,9 @@ func (a *apiServices) crdGroupVersions(ctx context.Context) (map[string]bool, er
 }
 
 // markAvailable marks a Local APIService (one that names no Service) that
-// is not yet Available as Available, as upstream's aggregator's
-// availability controller does soon after it is created. An APIService
+// is not Available as Available, as upstream's aggregator's availability
+// controller does (a create is marked already: an update that drops the
+// Service, or a status write, can leave one unmarked). An APIService
 // naming a Service is left as written: crdserver proxies to none. The
 // write is a compare-and-swap at the revision read.
 func (a *apiServices) markAvailable(ctx context.Context, name string) error {
@@ -185,11 +186,7 @@ func (a *apiServices) markAvailable(ctx context.Context, name string) error {
 			kept = append(kept, c)
 		}
 	}
-	status["conditions"] = append(kept, map[string]any{
-		"type": string(apiregistrationv1.Available), "status": string(apiregistrationv1.ConditionTrue),
-		"lastTransitionTime": time.Now().UTC().Format(time.RFC3339),
-		"reason":             "Local", "message": "Local APIServices are always available",
-	})
+	status["conditions"] = append(kept, builtin.LocalAvailable(time.Now()))
 	data, err := handler.EncodeStored(obj)
 	if err != nil {
 		return err

@@ -7,11 +7,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 )
 
-// A Local APIService a client creates becomes Available soon after, as
-// upstream's aggregator marks it; one naming a Service is left as written.
+// A Local APIService a client creates is Available, as upstream's
+// aggregator marks it; one naming a Service is left as written, until an
+// update makes it Local.
 func TestLocalAPIServiceBecomesAvailable(t *testing.T) {
 	cfg := startMemory(t, t.TempDir())
 	client := dynamic.NewForConfigOrDie(cfg).Resource(schema.GroupVersionResource{Group: "apiregistration.k8s.io", Version: "v1", Resource: "apiservices"})
@@ -48,14 +50,21 @@ func TestLocalAPIServiceBecomesAvailable(t *testing.T) {
 		}
 		return false, ""
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for ok, reason := available("v1.local.example.com"); !ok || reason != "Local"; ok, reason = available("v1.local.example.com") {
-		if time.Now().After(deadline) {
-			t.Fatalf("the Local APIService is not Available (reason %q)", reason)
-		}
-		time.Sleep(50 * time.Millisecond)
+	if ok, reason := available("v1.local.example.com"); !ok || reason != "Local" {
+		t.Errorf("the Local APIService is not Available (reason %q)", reason)
 	}
 	if ok, _ := available("v1.remote.example.com"); ok {
 		t.Error("an APIService naming a Service was marked Available")
+	}
+	patch := []byte(`{"spec":{"service":null,"insecureSkipTLSVerify":false}}`)
+	if _, err := client.Patch(t.Context(), "v1.remote.example.com", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for ok, reason := available("v1.remote.example.com"); !ok || reason != "Local"; ok, reason = available("v1.remote.example.com") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the APIService made Local is not Available (reason %q)", reason)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
