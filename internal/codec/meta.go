@@ -677,3 +677,40 @@ func compare(a, b string) int {
 	}
 	return 1
 }
+
+// WithoutTypeMeta returns obj, an encoded object, without its top-level
+// apiVersion and kind members, as segments to write one after another:
+// how upstream's typed lists write their items. ok is false for anything
+// but a well-formed object.
+func WithoutTypeMeta(obj []byte) (segs [][]byte, ok bool) {
+	s := scanner{b: obj}
+	if !s.consume('{') {
+		return nil, false
+	}
+	segs = append(segs, obj[:s.i])
+	kept := 0
+	for first := true; !s.consume('}'); first = false {
+		if !first && !s.consume(',') {
+			return nil, false
+		}
+		start := s.i
+		k, ok := s.key()
+		if !ok || !s.value(0) {
+			return nil, false
+		}
+		if k.is(obj, "apiVersion") || k.is(obj, "kind") {
+			continue
+		}
+		if kept > 0 {
+			segs = append(segs, comma)
+		}
+		segs = append(segs, obj[start:s.i])
+		kept++
+	}
+	if s.i != len(obj) {
+		return nil, false
+	}
+	return append(segs, obj[s.i-1:]), true
+}
+
+var comma = []byte{','}

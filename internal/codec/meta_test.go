@@ -600,3 +600,23 @@ func BenchmarkIndexStored(b *testing.B) {
 		})
 	}
 }
+
+// A typed list's item: the object without its top-level apiVersion and
+// kind, nested ones kept; anything else is not ok.
+func TestWithoutTypeMeta(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`{"apiVersion":"v1","data":{"kind":"x"},"kind":"ConfigMap","metadata":{"name":"a"}}`, `{"data":{"kind":"x"},"metadata":{"name":"a"}}`},
+		{`{"apiVersion":"v1","kind":"K"}`, `{}`},
+		{`{"metadata":{}}`, `{"metadata":{}}`},
+		{`{"a":1,"kind":"K","z":[{"apiVersion":"x"}]}`, `{"a":1,"z":[{"apiVersion":"x"}]}`},
+		{`{}`, `{}`},
+		{`[1]`, ""},
+		{`{"a":1`, ""},
+		{`{"a":1}x`, ""},
+	} {
+		segs, ok := WithoutTypeMeta([]byte(tc.in))
+		if got := string(bytes.Join(segs, nil)); ok != (tc.want != "") || got != tc.want {
+			t.Errorf("WithoutTypeMeta(%s) = %s, %v; want %s", tc.in, got, ok, tc.want)
+		}
+	}
+}

@@ -158,6 +158,22 @@ func (h *Handler) writeObjectList(c *call, lm metav1.ListMeta, encoded []listIte
 		"kind": c.def.ListKind, "apiVersion": c.apiVersion(), "metadata": md,
 	})
 	head = append(head[:len(head)-1:len(head)-1], `,"items":[`...)
+	if !c.def.Custom() {
+		// Upstream's typed lists write their items without apiVersion
+		// and kind (its unstructured lists of custom resources keep them).
+		h.writeItems(c, head, len(encoded), func(w listWriter, i int) {
+			item := encoded[i].bytes()
+			segs, ok := codec.WithoutTypeMeta(item)
+			if !ok {
+				w.Write(item)
+				return
+			}
+			for _, s := range segs {
+				w.Write(s)
+			}
+		})
+		return
+	}
 	h.writeItems(c, head, len(encoded), func(w listWriter, i int) {
 		w.Write(encoded[i].head)
 		w.Write(encoded[i].body)
