@@ -376,9 +376,12 @@ func nonNegative(v *int32, p *field.Path) field.ErrorList {
 // it selects the template's labels, and the template.
 func validateSelector(sel *metav1.LabelSelector, t *corev1.PodTemplateSpec, kind string, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	if sel == nil {
+	switch {
+	case sel == nil && kind != "daemonset":
+		// Upstream's DaemonSet validation has no such rule: a missing
+		// selector shows as one that does not match the template.
 		errs = append(errs, field.Required(p.Child("selector"), ""))
-	} else {
+	case sel != nil:
 		errs = append(errs, metav1validation.ValidateLabelSelector(sel, metav1validation.LabelSelectorValidationOptions{}, p.Child("selector"))...)
 		if len(sel.MatchLabels)+len(sel.MatchExpressions) == 0 {
 			errs = append(errs, field.Invalid(p.Child("selector"), sel, "empty selector is invalid for "+kind))

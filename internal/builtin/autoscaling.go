@@ -9,6 +9,7 @@ import (
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/api/validation/path"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 
@@ -198,17 +199,11 @@ func (hpaRules) validateStatus(hpa *autoscalingv2.HorizontalPodAutoscaler) field
 
 var hpaMetricTypes = []string{"ContainerResource", "External", "Object", "Pods", "Resource"}
 
-func (hpaRules) validate(hpa, _ *autoscalingv2.HorizontalPodAutoscaler) field.ErrorList {
+func (hpaRules) validate(hpa, was *autoscalingv2.HorizontalPodAutoscaler) field.ErrorList {
 	s, p := &hpa.Spec, field.NewPath("spec")
 	var errs field.ErrorList
 	if s.MinReplicas != nil && *s.MinReplicas < 1 {
 		errs = append(errs, field.Invalid(p.Child("minReplicas"), *s.MinReplicas, "must be greater than or equal to 1"))
-	}
-	switch {
-	case s.MaxReplicas == 0:
-		errs = append(errs, field.Required(p.Child("maxReplicas"), "must be set and greater than 0"))
-	case s.MaxReplicas < 0:
-		errs = append(errs, field.Invalid(p.Child("maxReplicas"), s.MaxReplicas, "must be greater than or equal to 1"))
 	}
 	if s.MinReplicas != nil && s.MaxReplicas < *s.MinReplicas {
 		errs = append(errs, field.Invalid(p.Child("maxReplicas"), s.MaxReplicas, "must be greater than or equal to `minReplicas`"))
@@ -223,10 +218,31 @@ func (hpaRules) validate(hpa, _ *autoscalingv2.HorizontalPodAutoscaler) field.Er
 			errs = append(errs, field.Invalid(rp.Child(f.name), f.value, msg))
 		}
 	}
+	// The target names its API group, unless the stored object already
+	// did not (upstream ratchets it).
+	av := s.ScaleTargetRef.APIVersion
+	if gv, err := schema.ParseGroupVersion(av); err != nil {
+		errs = append(errs, field.Invalid(rp.Child("apiVersion"), av, err.Error()))
+	} else if gv.Group == "" && (was == nil || !emptyGroup(was.Spec.ScaleTargetRef.APIVersion)) {
+		errs = append(errs, field.Invalid(rp.Child("apiVersion"), av, "apiVersion must specify API group"))
+	}
 	for i, m := range s.Metrics {
 		errs = append(errs, validateMetricType(m, p.Child("metrics").Index(i))...)
 	}
+	// Upstream's declarative validation checks maxReplicas after the rest.
+	switch {
+	case s.MaxReplicas == 0:
+		errs = append(errs, field.Required(p.Child("maxReplicas"), ""))
+	case s.MaxReplicas < 0:
+		errs = append(errs, field.Invalid(p.Child("maxReplicas"), s.MaxReplicas, "must be greater than or equal to 1"))
+	}
 	return errs
+}
+
+// emptyGroup reports whether apiVersion parses and names no API group.
+func emptyGroup(apiVersion string) bool {
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	return err == nil && gv.Group == ""
 }
 
 // validateMetricType checks that a metric has a supported type and the

@@ -407,9 +407,7 @@ var validTimeZoneCharacters = regexp.MustCompile(`^[A-Za-z\.\-_0-9+]{1,14}$`)
 func (cronJobRules) validate(cj, was *batchv1.CronJob) field.ErrorList {
 	s, p := &cj.Spec, field.NewPath("spec")
 	var errs field.ErrorList
-	if s.Schedule == "" {
-		errs = append(errs, field.Required(p.Child("schedule"), ""))
-	} else {
+	if s.Schedule != "" {
 		allowTZ := was != nil && strings.Contains(was.Spec.Schedule, "TZ")
 		errs = append(errs, validateSchedule(s.Schedule, allowTZ, s.TimeZone, p.Child("schedule"))...)
 	}
@@ -439,6 +437,10 @@ func (cronJobRules) validate(cj, was *batchv1.CronJob) field.ErrorList {
 	if was == nil && len(cj.Name) > 52 {
 		// The controller suffixes job names with 11 characters.
 		errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), cj.Name, "must be no more than 52 characters"))
+	}
+	if s.Schedule == "" {
+		// Upstream's declarative validation says so, after the rest.
+		errs = append(errs, field.Required(p.Child("schedule"), ""))
 	}
 	return errs
 }

@@ -9,6 +9,7 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/crdserver/crdserver/internal/registry"
@@ -37,6 +38,10 @@ type eventsV1Hooks struct {
 	eventHooks
 	request stored[eventsv1.Event]
 }
+
+// InvalidKind implements registry.InvalidKinder: a 422 names the core
+// Event, whose validation upstream runs.
+func (eventsV1Hooks) InvalidKind() schema.GroupKind { return schema.GroupKind{Kind: "Event"} }
 
 var (
 	_ registry.VersionConverter    = eventsV1Hooks{}

@@ -5,7 +5,6 @@ import (
 	"net/http"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/crdserver/crdserver/internal/admission"
 	"github.com/crdserver/crdserver/internal/codec"
@@ -84,7 +83,7 @@ func (h *Handler) createObject(c *call, obj map[string]any, dry bool) (err error
 	errs := append(validateCreate(c, obj), validateSchema(c, obj, nil, "")...)
 	errs = append(errs, validateScale(c, obj, "")...)
 	if errs = validateRules(c, obj, nil, errs); len(errs) > 0 {
-		return apierrors.NewInvalid(schema.GroupKind{Group: c.def.Group, Kind: c.def.Kind}, name, errs)
+		return apierrors.NewInvalid(invalidKind(c.def), name, errs)
 	}
 	if err := h.validateAdmission(c, admission.Create, obj, nil, nil, nil, ""); err != nil {
 		return err
@@ -142,7 +141,7 @@ func (h *Handler) createUnstored(c *call, cr registry.Creator, obj map[string]an
 	if v, ok := c.def.Hooks.(registry.Validator); ok {
 		if errs := v.Validate(obj); len(errs) > 0 {
 			name, _ := metadata(obj)["name"].(string)
-			return apierrors.NewInvalid(schema.GroupKind{Group: c.def.Group, Kind: c.def.Kind}, name, errs)
+			return apierrors.NewInvalid(invalidKind(c.def), name, errs)
 		}
 	}
 	if err := h.validateAdmission(c, admission.Create, obj, nil, nil, nil, ""); err != nil {

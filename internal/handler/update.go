@@ -158,7 +158,7 @@ func (h *Handler) doWrite(c *call, sub, wantRV string, mutate mutation, copyOld 
 	}
 	ctx := c.r.Context()
 	key := c.store.Key(c.info.Namespace, c.info.Name)
-	gk := schema.GroupKind{Group: c.def.Group, Kind: c.def.Kind}
+	gk := invalidKind(c.def)
 	// A dry run reads storage, as upstream's does: it writes nothing that
 	// would catch a stale copy.
 	useCache := c.store.Cache != nil && !dry
@@ -475,4 +475,13 @@ func backoff(ctx context.Context, attempt int) error {
 	case <-t.C:
 		return nil
 	}
+}
+
+// invalidKind is the kind a 422 about def's objects names: the resource's
+// own, unless its hooks say otherwise (registry.InvalidKinder).
+func invalidKind(def *registry.Definition) schema.GroupKind {
+	if k, ok := def.Hooks.(registry.InvalidKinder); ok {
+		return k.InvalidKind()
+	}
+	return schema.GroupKind{Group: def.Group, Kind: def.Kind}
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -135,6 +136,13 @@ type NoGeneration interface {
 // accounts, pod templates, CSI nodes: upstream's stores that say so).
 type ReturnsDeletedObject interface {
 	ReturnDeletedObject()
+}
+
+// InvalidKinder names the kind a 422 says is invalid when it is not the
+// resource's own: upstream validates events.k8s.io Events as core Events
+// ("Event \"x\" is invalid").
+type InvalidKinder interface {
+	InvalidKind() schema.GroupKind
 }
 
 // OrphansByDefault marks resources whose delete without a propagation

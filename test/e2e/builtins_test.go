@@ -183,7 +183,7 @@ func TestStoredBuiltins(t *testing.T) {
 			t.Errorf("HPA after a v1 write: %v", v2)
 		}
 		// Created in v1, read in v2: upstream's default CPU target.
-		kubectl(t, srv, "create", "-f", writeManifest(t, "hpa1.yaml", `{"apiVersion":"autoscaling/v1","kind":"HorizontalPodAutoscaler","metadata":{"name":"old"},"spec":{"scaleTargetRef":{"kind":"Deployment","name":"old"},"maxReplicas":3}}`))
+		kubectl(t, srv, "create", "-f", writeManifest(t, "hpa1.yaml", `{"apiVersion":"autoscaling/v1","kind":"HorizontalPodAutoscaler","metadata":{"name":"old"},"spec":{"scaleTargetRef":{"apiVersion":"apps/v1","kind":"Deployment","name":"old"},"maxReplicas":3}}`))
 		if out := kubectl(t, srv, "get", "hpa.v2.autoscaling", "old", "-o", "jsonpath={.spec.minReplicas} {.spec.metrics[0].resource.target.averageUtilization}"); out != "1 80" {
 			t.Errorf("v1 HPA read in v2: minReplicas and CPU target %q, want 1 80", out)
 		}
