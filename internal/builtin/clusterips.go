@@ -139,6 +139,45 @@ func (a *ClusterIPs) AllocateService(ctx context.Context, svc map[string]any) (u
 	return func() { a.Release(context.WithoutCancel(ctx), ip.String(), ns, name) }, nil
 }
 
+// PreviewService is AllocateService for a dry run: it fills what that
+// would for an address svc asks for, and fails where that would, reserving
+// nothing. A Service that asks for none gets none here (upstream's dry
+// run would name one it could give).
+func (a *ClusterIPs) PreviewService(ctx context.Context, svc map[string]any) error {
+	spec := mapField(svc, "spec")
+	md := mapField(svc, "metadata")
+	name, _ := md["name"].(string)
+	ns, _ := md["namespace"].(string)
+	requested, _ := spec["clusterIP"].(string)
+	switch {
+	case spec["type"] == string(corev1.ServiceTypeExternalName) || requested == "":
+		return nil
+	case requested == corev1.ClusterIPNone:
+		setFamilies(spec, corev1.ClusterIPNone, a.Range.Addr())
+		return nil
+	}
+	ip, err := netip.ParseAddr(requested)
+	if err != nil {
+		return nil // validation refuses it
+	}
+	if !a.inRange(ip) {
+		return a.invalid(name, requested, fmt.Sprintf("the provided IP (%s) is not in the valid range. The range of valid IPs is %s", requested, a.Range))
+	}
+	kv, err := a.Storage.Get(ctx, a.Prefix+ip.String())
+	switch {
+	case errors.Is(err, storage.ErrNotFound):
+	case err != nil:
+		return apierrors.NewInternalError(err)
+	default:
+		var cur networkingv1.IPAddress
+		if json.Unmarshal(kv.Value, &cur) != nil || !a.stale(ctx, &cur, ns, name) {
+			return a.invalid(name, requested, "provided IP is already allocated")
+		}
+	}
+	setFamilies(spec, ip.String(), ip)
+	return nil
+}
+
 // invalid is upstream's 422 for a requested address it cannot give.
 func (a *ClusterIPs) invalid(name, ip, why string) error {
 	errs := field.ErrorList{field.Invalid(field.NewPath("spec", "clusterIPs"), []string{ip}, fmt.Sprintf("failed to allocate IP %s: %s", ip, why))}

@@ -195,3 +195,39 @@ func TestClusterIPReleaseAndReclaim(t *testing.T) {
 		t.Errorf("retried create: %v", err)
 	}
 }
+
+// A dry-run create's preview fills what the allocation would and fails
+// where it would, reserving nothing: the address stays free.
+func TestClusterIPPreview(t *testing.T) {
+	st := testBackend(t)
+	ctx := context.Background()
+	a := newClusterIPs(t, st, "10.0.0.0/24")
+	if _, err := a.AllocateService(ctx, service("held", "10.0.0.5")); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, requested, wantErr, wantIPs string
+	}{
+		{name: "free", requested: "10.0.0.7", wantIPs: "[10.0.0.7]"},
+		{name: "taken", requested: "10.0.0.5", wantErr: "provided IP is already allocated"},
+		{name: "out", requested: "10.0.9.9", wantErr: "is not in the valid range"},
+		{name: "none", requested: "None", wantIPs: "[None]"},
+		{name: "any", requested: "", wantIPs: "<nil>"},
+	} {
+		svc := service(tc.name, tc.requested)
+		err := a.PreviewService(ctx, svc)
+		if tc.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("%s: %v, want %q", tc.name, err, tc.wantErr)
+			}
+			continue
+		}
+		if got := fmt.Sprint(svc["spec"].(map[string]any)["clusterIPs"]); err != nil || got != tc.wantIPs {
+			t.Errorf("%s: clusterIPs %s (%v), want %s", tc.name, got, err, tc.wantIPs)
+		}
+	}
+	// Nothing was reserved: the previewed address can be taken.
+	if _, err := a.AllocateService(ctx, service("after", "10.0.0.7")); err != nil {
+		t.Errorf("the previewed address was reserved: %v", err)
+	}
+}

@@ -153,6 +153,14 @@ func (h serviceHooks) Allocate(ctx context.Context, obj map[string]any) (func(),
 	return h.ips.AllocateService(ctx, obj)
 }
 
+// AllocateDryRun implements registry.DryRunAllocator.
+func (h serviceHooks) AllocateDryRun(ctx context.Context, obj map[string]any) error {
+	if h.ips == nil {
+		return nil
+	}
+	return h.ips.PreviewService(ctx, obj)
+}
+
 // Release implements registry.Allocator.
 func (h serviceHooks) Release(ctx context.Context, obj map[string]any) {
 	ip, _ := mapField(obj, "spec")["clusterIP"].(string)

@@ -105,6 +105,11 @@ func (h *Handler) createObject(c *call, obj map[string]any, dry bool) (err error
 		} else if !errors.Is(err, storage.ErrNotFound) {
 			return storageError(err, c.gr(), name, "create")
 		}
+		if a, ok := c.def.Hooks.(registry.DryRunAllocator); ok {
+			if err := a.AllocateDryRun(c.r.Context(), obj); err != nil {
+				return err
+			}
+		}
 		h.writeObject(c, http.StatusCreated, obj)
 		return nil
 	}

@@ -27,10 +27,26 @@ func pruneAndDefault(c *call, obj map[string]any) error {
 	if err := pruneAndDefaultSchema(c, obj); err != nil {
 		return err
 	}
+	if goTyped(c.def) {
+		dropUnknownMetadata(obj)
+	}
 	if d, ok := c.def.Hooks.(registry.Defaulter); ok {
 		d.Default(obj)
 	}
 	return nil
+}
+
+// dropUnknownMetadata drops the members of a built-in's metadata that
+// ObjectMeta does not have, as upstream's typed decoding drops them
+// (decoding reported them under fieldValidation), before the writer's
+// fields are recorded: its field manager never sees them.
+func dropUnknownMetadata(obj map[string]any) {
+	md, _ := obj["metadata"].(map[string]any)
+	for k := range md {
+		if _, known := metaFields[k]; !known {
+			delete(md, k)
+		}
+	}
 }
 
 // pruneAndDefaultSchema is pruneAndDefault by the version's schema.

@@ -290,6 +290,13 @@ type Allocator interface {
 	Release(ctx context.Context, obj map[string]any)
 }
 
+// DryRunAllocator fills, for a dry-run create, what Allocate would (a
+// Service's clusterIPs and IP families), and fails where it would,
+// reserving nothing.
+type DryRunAllocator interface {
+	AllocateDryRun(ctx context.Context, obj map[string]any) error
+}
+
 // FieldLabelConverter maps the field selector labels of a resource's
 // version to the selectable fields of its stored objects, as upstream's
 // field label conversion functions do (events.k8s.io's regarding.name is
