@@ -51,6 +51,12 @@ type jobHooks struct {
 // compatibility (kubectl delete asks for background propagation).
 func (jobHooks) OrphanDependentsByDefault() {}
 
+// RefuseFieldLabel implements registry.FieldLabelRefuser in the words of
+// upstream's Job field label conversion.
+func (jobHooks) RefuseFieldLabel(label string) string {
+	return fmt.Sprintf("field label %q not supported for Job", label)
+}
+
 var (
 	_ registry.CreatePreparer = jobHooks{}
 	_ registry.FieldComputer  = jobHooks{}

@@ -54,6 +54,7 @@ var eventSelectableFields = []string{
 type eventHooks struct {
 	stored[corev1.Event]
 	noGeneration
+	coreFieldLabels
 	ttl time.Duration
 }
 

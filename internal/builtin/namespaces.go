@@ -51,7 +51,7 @@ func Namespaces() *registry.Definition {
 				registry.BuiltinAgeColumn,
 			},
 		}},
-		Hooks: namespaceHooks{namespaceTyped},
+		Hooks: namespaceHooks{Typed: namespaceTyped},
 	}
 }
 
@@ -67,13 +67,14 @@ func NewNamespace(name string, now time.Time) map[string]any {
 			"creationTimestamp": now.UTC().Format(time.RFC3339),
 		},
 	}
-	namespaceHooks{namespaceTyped}.PrepareForCreate(obj)
+	namespaceHooks{Typed: namespaceTyped}.PrepareForCreate(obj)
 	return obj
 }
 
 // namespaceHooks embeds the typed checks of corev1.Namespace.
 type namespaceHooks struct {
 	Typed[corev1.Namespace]
+	coreFieldLabels
 }
 
 var namespaceTyped = Typed[corev1.Namespace]{Kind: "Namespace", Version: "v1"}

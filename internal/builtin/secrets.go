@@ -34,6 +34,7 @@ func Secrets() *registry.Definition {
 type secretHooks struct {
 	stored[corev1.Secret]
 	noGeneration
+	coreFieldLabels
 }
 
 var (

@@ -46,7 +46,7 @@ func Services(ips *ClusterIPs) *registry.Definition {
 			Name: "v1", Served: true, Storage: true,
 			Subresources: registry.Subresources{Status: true},
 		}},
-		Hooks: serviceHooks{Typed[corev1.Service]{Kind: "Service", Version: "v1"}, ips},
+		Hooks: serviceHooks{Typed: Typed[corev1.Service]{Kind: "Service", Version: "v1"}, ips: ips},
 	}
 }
 
@@ -84,6 +84,7 @@ func EndpointSlices() *registry.Definition {
 
 type serviceHooks struct {
 	Typed[corev1.Service]
+	coreFieldLabels
 	ips *ClusterIPs
 }
 

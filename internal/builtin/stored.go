@@ -44,6 +44,16 @@ func (stored[T]) AllowUnconditionalUpdate() bool { return true }
 func (h stored[T]) PrepareForCreate(obj map[string]any)      { h.trim(obj) }
 func (h stored[T]) PrepareForUpdate(obj, old map[string]any) { h.trim(obj) }
 
+// coreFieldLabels words the refusal of a field selector as the core/v1
+// kinds with field label conversions of their own (namespaces, secrets,
+// services, events) word it upstream; the others give apimachinery's
+// default message (the handler's).
+type coreFieldLabels struct{}
+
+func (coreFieldLabels) RefuseFieldLabel(label string) string {
+	return "field label not supported: " + label
+}
+
 // noGeneration marks kinds upstream keeps no metadata.generation for: their
 // strategies never set it, as they have no spec to track.
 type noGeneration struct{}

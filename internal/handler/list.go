@@ -46,7 +46,7 @@ func listOptions(c *call) (*metainternalversion.ListOptions, error) {
 	if opts.FieldSelector != nil {
 		for _, r := range opts.FieldSelector.Requirements() {
 			if !selectableField(c, r.Field) {
-				return nil, apierrors.NewBadRequest(fmt.Sprintf("field label not supported: %s", r.Field))
+				return nil, apierrors.NewBadRequest(unknownFieldLabel(c.def, r.Field))
 			}
 		}
 	}
@@ -59,6 +59,20 @@ func listOptions(c *call) (*metainternalversion.ListOptions, error) {
 		opts.FieldSelector = sel
 	}
 	return opts, nil
+}
+
+// unknownFieldLabel words the refusal of a field selector on a field the
+// resource does not select by, as upstream's field label conversion does:
+// a custom resource's, a built-in's own (registry.FieldLabelRefuser), or
+// the default one of the built-ins that select by metadata alone.
+func unknownFieldLabel(def *registry.Definition, label string) string {
+	if r, ok := def.Hooks.(registry.FieldLabelRefuser); ok {
+		return r.RefuseFieldLabel(label)
+	}
+	if def.Custom() {
+		return fmt.Sprintf("field label not supported: %s", label)
+	}
+	return fmt.Sprintf("%q is not a known field selector: only %q, %q", label, "metadata.name", "metadata.namespace")
 }
 
 func selectableField(c *call, f string) bool {

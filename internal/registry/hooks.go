@@ -138,6 +138,14 @@ type ReturnsDeletedObject interface {
 	ReturnDeletedObject()
 }
 
+// FieldLabelRefuser words the refusal of a field selector on a field the
+// resource does not select by, where the resource's upstream field label
+// conversion words it its own way (a Job's "field label \"x\" not
+// supported for Job").
+type FieldLabelRefuser interface {
+	RefuseFieldLabel(label string) string
+}
+
 // InvalidKinder names the kind a 422 says is invalid when it is not the
 // resource's own: upstream validates events.k8s.io Events as core Events
 // ("Event \"x\" is invalid").
