@@ -31,6 +31,7 @@ import (
 //	wait GET /apis/stable.example.com/v1/crontabs
 //	GET /api/v1/namespaces accept=text/csv
 //	PUT /apis/stable.example.com/v1/namespaces/default/crontabs/x @x.json body
+//	GET /api/v1/namespaces?watch=1&resourceVersion=0&timeoutSeconds=1 body
 //	sleep 1.1s
 //	PATCH /api/v1/namespaces/default/secrets/s @s.yaml application/apply-patch+yaml samerv
 //
@@ -193,7 +194,14 @@ func (q *requester) do(ctx context.Context, r requestLine) (answer, error) {
 	case r.compareBody:
 		var obj any
 		if err := json.Unmarshal(b, &obj); err != nil {
-			a.body = "(not JSON)"
+			// A watch: its events, one JSON object after another.
+			events, ok := jsonStream(b)
+			if !ok {
+				a.body = "(not JSON)"
+				break
+			}
+			n, _ := json.Marshal(stable(events))
+			a.body = "events " + string(n)
 			break
 		}
 		n, _ := json.Marshal(stable(obj))
@@ -239,6 +247,23 @@ func stable(v any) any {
 		return uidText.ReplaceAllString(x, "-")
 	}
 	return v
+}
+
+// jsonStream decodes b as JSON values one after another (a watch's
+// events); ok is false unless all of b is such values.
+func jsonStream(b []byte) (values []any, ok bool) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	for {
+		var v any
+		err := dec.Decode(&v)
+		if err == io.EOF {
+			return values, len(values) > 0
+		}
+		if err != nil {
+			return nil, false
+		}
+		values = append(values, v)
+	}
 }
 
 var (
