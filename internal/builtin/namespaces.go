@@ -42,6 +42,8 @@ func Namespaces() *registry.Definition {
 		Verbs: []string{"create", "delete", "get", "list", "patch", "update", "watch"},
 		Versions: []registry.Version{{
 			Name: "v1", Served: true, Storage: true,
+			// As upstream's field label conversion of namespaces.
+			SelectableFields: []string{"status.phase"},
 			Subresources: registry.Subresources{
 				Status: true,
 				Other:  []registry.OtherSubresource{{Name: "finalize", Verbs: []string{"update"}}},

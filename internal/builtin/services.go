@@ -45,6 +45,8 @@ func Services(ips *ClusterIPs) *registry.Definition {
 		Versions: []registry.Version{{
 			Name: "v1", Served: true, Storage: true,
 			Subresources: registry.Subresources{Status: true},
+			// As upstream's field label conversion of services.
+			SelectableFields: []string{"spec.clusterIP", "spec.type"},
 		}},
 		Hooks: serviceHooks{Typed: Typed[corev1.Service]{Kind: "Service", Version: "v1"}, ips: ips},
 	}
