@@ -34,24 +34,28 @@ func (webhookConfigHooks[T]) TableRow(obj map[string]any) []any {
 }
 
 func (policyHooks) TableColumns() []metav1.TableColumnDefinition {
+	return policyColumns("Validations", "Validations indicates the number of validation rules defined in this configuration")
+}
+
+func (policyHooks) TableRow(obj map[string]any) []any { return policyRow(obj, "validations") }
+
+// policyColumns are an admission policy's columns: its name, how many
+// rules of its kind it has (count, described by doc), its ParamKind and
+// its age.
+func policyColumns(count, doc string) []metav1.TableColumnDefinition {
 	return []metav1.TableColumnDefinition{
 		{Name: "Name", Type: "string", Format: "name", Description: objectMetaDocs["name"]},
-		{Name: "Validations", Type: "integer", Description: "Validations indicates the number of validation rules defined in this configuration"},
+		{Name: count, Type: "integer", Description: doc},
 		{Name: "ParamKind", Type: "string", Description: "ParamKind specifies the kind of resources used to parameterize this policy"},
 		{Name: "Age", Type: "string", Description: objectMetaDocs["creationTimestamp"]},
 	}
 }
 
-func (policyHooks) TableRow(obj map[string]any) []any {
+// policyRow is a policy's row, counting spec.<rules>.
+func policyRow(obj map[string]any, rules string) []any {
 	spec, _ := obj["spec"].(map[string]any)
-	vs, _ := spec["validations"].([]any)
-	paramKind := "<unset>"
-	if pk, ok := spec["paramKind"].(map[string]any); ok {
-		av, _ := pk["apiVersion"].(string)
-		k, _ := pk["kind"].(string)
-		paramKind = av + "/" + k
-	}
-	return []any{objectName(obj), int64(len(vs)), paramKind, objectAge(obj)}
+	rs, _ := spec[rules].([]any)
+	return []any{objectName(obj), int64(len(rs)), paramKindCell(spec), objectAge(obj)}
 }
 
 func objectName(obj map[string]any) any {
@@ -76,19 +80,10 @@ var (
 )
 
 func (mutatingPolicyHooks) TableColumns() []metav1.TableColumnDefinition {
-	return []metav1.TableColumnDefinition{
-		{Name: "Name", Type: "string", Format: "name", Description: objectMetaDocs["name"]},
-		{Name: "Mutations", Type: "integer", Description: "Mutation indicates the number of mutations rules defined in this configuration"},
-		{Name: "ParamKind", Type: "string", Description: "ParamKind specifies the kind of resources used to parameterize this policy"},
-		{Name: "Age", Type: "string", Description: objectMetaDocs["creationTimestamp"]},
-	}
+	return policyColumns("Mutations", "Mutation indicates the number of mutations rules defined in this configuration")
 }
 
-func (mutatingPolicyHooks) TableRow(obj map[string]any) []any {
-	spec, _ := obj["spec"].(map[string]any)
-	ms, _ := spec["mutations"].([]any)
-	return []any{objectName(obj), int64(len(ms)), paramKindCell(spec), objectAge(obj)}
-}
+func (mutatingPolicyHooks) TableRow(obj map[string]any) []any { return policyRow(obj, "mutations") }
 
 // paramKindCell is a policy's ParamKind cell: apiVersion/kind, or <unset>.
 func paramKindCell(spec map[string]any) string {

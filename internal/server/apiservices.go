@@ -12,7 +12,6 @@ import (
 	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 
 	"github.com/crdserver/crdserver/internal/builtin"
-	"github.com/crdserver/crdserver/internal/handler"
 	"github.com/crdserver/crdserver/internal/registry"
 	"github.com/crdserver/crdserver/internal/storage"
 )
@@ -149,28 +148,17 @@ func (a *apiServices) crdGroupVersions(ctx context.Context) (map[string]bool, er
 // naming a Service is left as written: crdserver proxies to none. The
 // write is a compare-and-swap at the revision read.
 func (a *apiServices) markAvailable(ctx context.Context, name string) error {
-	st, _ := a.s.stores.Store(apiServicesGR)
-	key := st.Key("", name)
-	kv, err := st.Storage.Get(ctx, key)
-	if errors.Is(err, storage.ErrNotFound) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
 	var svc apiregistrationv1.APIService
-	if err := json.Unmarshal(kv.Value, &svc); err != nil {
-		return fmt.Errorf("decoding APIService %s: %w", name, err)
-	}
-	if svc.Spec.Service != nil {
-		return nil
+	own, found, err := a.s.readOwnStatus(ctx, apiServicesGR, name, &svc)
+	if err != nil || !found || svc.Spec.Service != nil {
+		return err
 	}
 	for _, c := range svc.Status.Conditions {
 		if c.Type == apiregistrationv1.Available && c.Status == apiregistrationv1.ConditionTrue {
 			return nil
 		}
 	}
-	obj, err := handler.DecodeStored(kv.Value)
+	obj, err := own.object()
 	if err != nil {
 		return err
 	}
@@ -187,12 +175,5 @@ func (a *apiServices) markAvailable(ctx context.Context, name string) error {
 		}
 	}
 	status["conditions"] = append(kept, builtin.LocalAvailable(time.Now()))
-	data, err := handler.EncodeStored(obj)
-	if err != nil {
-		return err
-	}
-	if _, err := st.Storage.Update(ctx, key, data, kv.ModRevision); err != nil && !errors.Is(err, storage.ErrNotFound) && !errors.Is(err, storage.ErrConflict) {
-		return err
-	}
-	return nil
+	return own.write(ctx, obj)
 }

@@ -2,8 +2,6 @@ package server
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -15,10 +13,8 @@ import (
 
 	"github.com/crdserver/crdserver/internal/builtin"
 	"github.com/crdserver/crdserver/internal/cel"
-	"github.com/crdserver/crdserver/internal/handler"
 	"github.com/crdserver/crdserver/internal/openapi"
 	"github.com/crdserver/crdserver/internal/registry"
-	"github.com/crdserver/crdserver/internal/storage"
 )
 
 // policyTypeServer type-checks ValidatingAdmissionPolicies for the policy
@@ -39,24 +35,16 @@ const maxTypesToCheck = 10
 // reports on its generation, and records the result in its status
 // (typeChecking, observedGeneration) with a compare-and-swap.
 func (p policyTypeServer) CheckPolicy(ctx context.Context, name string) error {
-	st, _ := p.s.stores.Store(builtin.ValidatingAdmissionPolicies().GroupResource())
-	key := st.Key("", name)
-	kv, err := st.Storage.Get(ctx, key)
-	if errors.Is(err, storage.ErrNotFound) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
 	var policy admissionregistrationv1.ValidatingAdmissionPolicy
-	if err := json.Unmarshal(kv.Value, &policy); err != nil {
-		return fmt.Errorf("decoding policy %s: %w", name, err)
+	own, found, err := p.s.readOwnStatus(ctx, builtin.ValidatingAdmissionPolicies().GroupResource(), name, &policy)
+	if err != nil || !found {
+		return err
 	}
 	if policy.Status.TypeChecking != nil && policy.Status.ObservedGeneration == policy.Generation {
 		return nil
 	}
 	warnings := p.check(&policy)
-	obj, err := handler.DecodeStored(kv.Value)
+	obj, err := own.object()
 	if err != nil {
 		return err
 	}
@@ -75,14 +63,7 @@ func (p policyTypeServer) CheckPolicy(ctx context.Context, name string) error {
 		typeChecking["expressionWarnings"] = ws
 	}
 	status["typeChecking"] = typeChecking
-	data, err := handler.EncodeStored(obj)
-	if err != nil {
-		return err
-	}
-	if _, err := st.Storage.Update(ctx, key, data, kv.ModRevision); err != nil && !errors.Is(err, storage.ErrNotFound) {
-		return err // a conflict: the policy changed, and will be checked again
-	}
-	return nil
+	return own.write(ctx, obj) // a change since is checked again
 }
 
 // check returns the warnings of the policy's validations and message
