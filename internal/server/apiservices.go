@@ -158,22 +158,14 @@ func (a *apiServices) markAvailable(ctx context.Context, name string) error {
 			return nil
 		}
 	}
-	obj, err := own.object()
-	if err != nil {
-		return err
-	}
-	status, _ := obj["status"].(map[string]any)
-	if status == nil {
-		status = map[string]any{}
-		obj["status"] = status
-	}
-	conds, _ := status["conditions"].([]any)
-	kept := make([]any, 0, len(conds)+1)
-	for _, c := range conds {
-		if m, _ := c.(map[string]any); m["type"] != string(apiregistrationv1.Available) {
-			kept = append(kept, c)
+	return own.writeStatus(ctx, func(status map[string]any) {
+		conds, _ := status["conditions"].([]any)
+		kept := make([]any, 0, len(conds)+1)
+		for _, c := range conds {
+			if m, _ := c.(map[string]any); m["type"] != string(apiregistrationv1.Available) {
+				kept = append(kept, c)
+			}
 		}
-	}
-	status["conditions"] = append(kept, builtin.LocalAvailable(time.Now()))
-	return own.write(ctx, obj)
+		status["conditions"] = append(kept, builtin.LocalAvailable(time.Now()))
+	})
 }

@@ -39,12 +39,20 @@ func (s *Server) readOwnStatus(ctx context.Context, gr schema.GroupResource, nam
 	return o, true, nil
 }
 
-// object decodes what was read, for its status to be set.
-func (o ownStatus) object() (map[string]any, error) { return handler.DecodeStored(o.kv.Value) }
-
-// write stores obj if the object is still at the revision read. An object
-// gone or changed since is not an error: its change brings its own sync.
-func (o ownStatus) write(ctx context.Context, obj map[string]any) error {
+// writeStatus stores the object read with its status as set changes it,
+// if the object is still at the revision read. An object gone or changed
+// since is not an error: its change brings its own sync.
+func (o ownStatus) writeStatus(ctx context.Context, set func(status map[string]any)) error {
+	obj, err := handler.DecodeStored(o.kv.Value)
+	if err != nil {
+		return err
+	}
+	status, _ := obj["status"].(map[string]any)
+	if status == nil {
+		status = map[string]any{}
+		obj["status"] = status
+	}
+	set(status)
 	data, err := handler.EncodeStored(obj)
 	if err != nil {
 		return err

@@ -44,16 +44,6 @@ func (p policyTypeServer) CheckPolicy(ctx context.Context, name string) error {
 		return nil
 	}
 	warnings := p.check(&policy)
-	obj, err := own.object()
-	if err != nil {
-		return err
-	}
-	status, _ := obj["status"].(map[string]any)
-	if status == nil {
-		status = map[string]any{}
-		obj["status"] = status
-	}
-	status["observedGeneration"] = policy.Generation
 	typeChecking := map[string]any{}
 	if len(warnings) > 0 {
 		ws := make([]any, len(warnings))
@@ -62,8 +52,11 @@ func (p policyTypeServer) CheckPolicy(ctx context.Context, name string) error {
 		}
 		typeChecking["expressionWarnings"] = ws
 	}
-	status["typeChecking"] = typeChecking
-	return own.write(ctx, obj) // a change since is checked again
+	// A change since is checked again.
+	return own.writeStatus(ctx, func(status map[string]any) {
+		status["observedGeneration"] = policy.Generation
+		status["typeChecking"] = typeChecking
+	})
 }
 
 // check returns the warnings of the policy's validations and message
