@@ -101,6 +101,27 @@ func BenchmarkApply(b *testing.B) {
 	}
 }
 
+// BenchmarkApplyAgain applies the object as it is with a changed
+// annotation to the object as the same applier applied it last: the
+// usual apply of a controller or a GitOps tool.
+func BenchmarkApplyAgain(b *testing.B) {
+	m, live := benchWidgets(b)
+	patch := runtime.DeepCopyJSON(live)
+	delete(patch["metadata"].(map[string]any), "managedFields")
+	patch["metadata"].(map[string]any)["annotations"] = map[string]any{"seq": "1"}
+	applied, err := m.Apply(live, runtime.DeepCopyJSON(patch), "applier", true)
+	if err != nil {
+		b.Fatal(err)
+	}
+	patch["metadata"].(map[string]any)["annotations"] = map[string]any{"seq": "2"}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := m.Apply(applied, runtime.DeepCopyJSON(patch), "applier", true); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // updateInBatches times m.Update of live by manager to change(live, n),
 // the copies made in batches outside the timer.
 func updateInBatches(b *testing.B, m *Manager, live map[string]any, change func(map[string]any, int64) map[string]any, manager string) {

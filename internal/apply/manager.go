@@ -358,14 +358,7 @@ func (m *Manager) keepingAll(u *merge.Updater, config *typed.TypedValue, manager
 	if m.slow || !ok || last.APIVersion() != version || !last.Applied() {
 		return managers
 	}
-	set, err := config.ToFieldSet()
-	if err != nil {
-		return managers
-	}
-	if f := u.IgnoreFilter[version]; f != nil {
-		set = f.Filter(set)
-	}
-	if !last.Set().Difference(set).Empty() {
+	if !m.coveredBy(u, config, last.Set()) {
 		return managers
 	}
 	out := make(fieldpath.ManagedFields, len(managers))
@@ -375,6 +368,29 @@ func (m *Manager) keepingAll(u *merge.Updater, config *typed.TypedValue, manager
 		}
 	}
 	return out
+}
+
+// coveredBy reports whether config sets every field of last, as
+// structured-merge-diff's Difference of last and config's fields (those
+// u does not ignore) finds it.
+func (m *Manager) coveredBy(u *merge.Updater, config *typed.TypedValue, last *fieldpath.Set) bool {
+	version := fieldpath.APIVersion(m.apiVersion())
+	if obj, ok := config.AsValue().Unstructured().(map[string]any); ok {
+		switch covers(config.Schema(), config.TypeRef(), obj, last, m.Reset[version]) {
+		case covered:
+			return true
+		case uncovered:
+			return false
+		}
+	}
+	set, err := config.ToFieldSet()
+	if err != nil {
+		return false
+	}
+	if f := u.IgnoreFilter[version]; f != nil {
+		set = f.Filter(set)
+	}
+	return last.Difference(set).Empty()
 }
 
 // beforeFirstApply returns the managed fields of live, an object nobody
