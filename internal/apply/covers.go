@@ -25,8 +25,8 @@ const (
 // last's fields up in config instead of building config's set, which
 // costs an apply as much as the lookups save; it answers unknown where
 // the lookup would have to redo more of structured-merge-diff than it
-// does (list items without all their keys, indexed lists, fields under
-// reset), for the caller to build the set.
+// does (list items without all their keys, indexed lists), for the
+// caller to build the set.
 func covers(s *smdschema.Schema, tr smdschema.TypeRef, config map[string]any, last, reset *fieldpath.Set) coverage {
 	out := covered
 	// Iterate cannot stop early (and All's iterator breaks when asked
@@ -35,11 +35,12 @@ func covers(s *smdschema.Schema, tr smdschema.TypeRef, config map[string]any, la
 		if out == uncovered {
 			return
 		}
-		if reset != nil && underSet(reset, p) {
-			out = unknown
-			return
+		// config's fields lose everything under reset.
+		c := uncovered
+		if reset == nil || !underSet(reset, p) {
+			c = coversPath(s, tr, config, p)
 		}
-		switch coversPath(s, tr, config, p) {
+		switch c {
 		case covered:
 		case uncovered:
 			// Whatever else is unknown, this field is not set.
