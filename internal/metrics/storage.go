@@ -77,6 +77,9 @@ func (s *timedStorage) LocalRevision() (int64, bool) {
 	return 0, false
 }
 
+// RestartWatches passes storage.WatchRestarter through.
+func (s *timedStorage) RestartWatches(reason string) { storage.RestartWatches(s.Interface, reason) }
+
 // CreateWithTTL and UpdateWithTTL pass storage.Expirer through, timed
 // as the writes they are; a backend without it keeps the key.
 func (s *timedStorage) CreateWithTTL(ctx context.Context, key string, value []byte, ttl time.Duration) (int64, error) {
@@ -91,5 +94,6 @@ func (s *timedStorage) UpdateWithTTL(ctx context.Context, key string, value []by
 
 var (
 	_ storage.LocalRevisioner = (*timedStorage)(nil)
+	_ storage.WatchRestarter  = (*timedStorage)(nil)
 	_ storage.Expirer         = (*timedStorage)(nil)
 )

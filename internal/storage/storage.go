@@ -120,6 +120,29 @@ type LocalRevisioner interface {
 	LocalRevision() (int64, bool)
 }
 
+// WatchRestarter is implemented by storage whose watches can fall silent
+// without ending: an etcd member that answers other requests but stops
+// sending one watch stream's events is noticed by gRPC keepalive only
+// after many seconds, while reads that wait for the watch cache to catch
+// up see it at once.
+type WatchRestarter interface {
+	// RestartWatches ends every open watch with an error wrapping
+	// ErrUnavailable, for its reader to resume from its revision, and
+	// opens the new ones on a new stream. It may do nothing when it
+	// restarted them moments ago.
+	RestartWatches(reason string)
+}
+
+// RestartWatches asks s to restart its watches when it can (see
+// WatchRestarter), and reports whether it could.
+func RestartWatches(s Interface, reason string) bool {
+	r, ok := s.(WatchRestarter)
+	if ok {
+		r.RestartWatches(reason)
+	}
+	return ok
+}
+
 // GuaranteedUpdate reads key, applies tryUpdate to the current value and
 // writes the result with a compare-and-swap, retrying on conflict until
 // tryUpdate's result is stored or tryUpdate fails. A tryUpdate that returns

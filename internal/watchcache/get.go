@@ -39,6 +39,7 @@ func (c *Cache) Get(ctx context.Context, key string, opts GetOptions) (*Item, er
 	}
 	switch {
 	case opts.ResourceVersion == "":
+		before := c.Revision()
 		rev, err := c.revs.current(ctx)
 		if err != nil {
 			return nil, c.storageErr("current revision", err)
@@ -51,7 +52,7 @@ func (c *Cache) Get(ctx context.Context, key string, opts GetOptions) (*Item, er
 			return nil, c.storageErr("wait", err)
 		}
 		if !ok {
-			c.log.Warn("watchcache: cache behind for a consistent get, reading storage", "want", rev, "have", c.Revision())
+			c.behind("get", rev, before)
 			return c.getStorage(ctx, key, 0)
 		}
 	case rv > 0:

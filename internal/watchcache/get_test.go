@@ -113,6 +113,61 @@ func TestGetConsistentFallsBackToStorage(t *testing.T) {
 	}
 }
 
+// TestSilentWatchRestarted: a watch that stops hearing anything (its
+// stream served by a member that answers reads but sends nothing) is
+// noticed by the first consistent read that waits for it in vain, which
+// reads storage and has storage restart the watch; the cache then catches
+// up from its revision, without a relist, and its watchers get the event.
+// A read that finds the cache moving, however slowly, restarts nothing.
+func TestSilentWatchRestarted(t *testing.T) {
+	mem := newMemStore()
+	r := newRig(t, restartable{mem}, Options{})
+	r.waitRev(r.create("a", "x"))
+	w, err := r.cache.Watch(r.ctx, WatchOptions{ResourceVersion: strconv.FormatInt(r.cache.Revision(), 10)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	lists := mem.listCalls()
+
+	mem.setSilent(true)
+	rev := r.update("a", "x", "k", "v")
+	done := make(chan struct{})
+	var it *Item
+	go func() {
+		defer close(done)
+		it, err = r.cache.Get(context.Background(), key("a", "x"), GetOptions{})
+	}()
+	r.stepUntil(done, 500*time.Millisecond)
+	if err != nil || it.Revision != rev {
+		t.Fatalf("get while silent: %v, %v; want the object at %d from storage", it, err, rev)
+	}
+	if n := mem.restartCount(); n != 1 {
+		t.Fatalf("watch restarted %d times, want 1", n)
+	}
+	r.waitRev(rev)
+	if got := mem.listCalls(); got != lists {
+		t.Errorf("the cache listed storage %d times to catch up, want resuming its watch", got-lists)
+	}
+	select {
+	case ev := <-w.ResultChan():
+		if ev.Item == nil || ev.Item.Revision != rev {
+			t.Errorf("watcher got %+v, want the update at %d", ev, rev)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("watcher got nothing after the restart")
+	}
+
+	// The store answers again: reads are served by the cache and restart
+	// nothing.
+	if _, err := r.cache.Get(context.Background(), key("a", "x"), GetOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if n := mem.restartCount(); n != 1 {
+		t.Errorf("watch restarted %d times in all, want 1", n)
+	}
+}
+
 func TestGetNotReady(t *testing.T) {
 	store := newMemStore()
 	rev, err := store.Create(context.Background(), key("a", "x"), object("a", "x"))

@@ -160,6 +160,7 @@ func (c *Cache) listConsistent(ctx context.Context, q query) (ListResult, error)
 	if !c.isReady() {
 		return c.listStorage(ctx, 0, 0, q)
 	}
+	before := c.Revision()
 	rev, err := c.store.CurrentRevision(ctx)
 	if err != nil {
 		return ListResult{}, c.storageErr("current revision", err)
@@ -173,7 +174,7 @@ func (c *Cache) listConsistent(ctx context.Context, q query) (ListResult, error)
 	}
 	if !ok {
 		// The watch is lagging; storage still answers consistently.
-		c.log.Warn("watchcache: cache behind for a consistent list, reading storage", "want", rev, "have", c.Revision())
+		c.behind("list", rev, before)
 		return c.listStorage(ctx, 0, 0, q)
 	}
 	snap, cur := c.latest()

@@ -25,6 +25,10 @@ type memStore struct {
 	noProgress bool
 	// lists counts List calls, so tests can tell whether storage was read.
 	lists int
+	// silent keeps the open watches from hearing anything more (a stream
+	// an etcd member stopped serving), until restartWatches.
+	silent   bool
+	restarts int
 }
 
 var _ storage.Interface = (*memStore)(nil)
@@ -123,6 +127,9 @@ func (s *memStore) Count(ctx context.Context, prefix string) (int64, error) {
 // commitLocked records one change and sends it to the watches.
 func (s *memStore) commitLocked(ev storage.Event) {
 	s.log = append(s.log, ev)
+	if s.silent {
+		return
+	}
 	for w := range s.watches {
 		if strings.HasPrefix(ev.Key, w.prefix) {
 			w.push(ev)
@@ -228,7 +235,7 @@ func (s *memStore) Watch(ctx context.Context, prefix string, fromRev int64) <-ch
 func (s *memStore) RequestProgress(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.noProgress {
+	if s.noProgress || s.silent {
 		return nil
 	}
 	for w := range s.watches {
@@ -261,6 +268,30 @@ func (s *memStore) breakWatches(err error) {
 		w.push(storage.Event{Type: storage.EventError, Err: err})
 		delete(s.watches, w)
 	}
+}
+
+// restartable is a memStore that restarts its watches when asked to, as
+// the etcd backend does (storage.WatchRestarter).
+type restartable struct{ *memStore }
+
+func (s restartable) RestartWatches(string) {
+	s.mu.Lock()
+	s.silent = false
+	s.restarts++
+	s.mu.Unlock()
+	s.breakWatches(fmt.Errorf("restarted: %w", storage.ErrUnavailable))
+}
+
+func (s *memStore) setSilent(v bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.silent = v
+}
+
+func (s *memStore) restartCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.restarts
 }
 
 func (s *memStore) setNoProgress(v bool) {

@@ -3,6 +3,7 @@ package watchcache
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sort"
 	"sync"
 	"time"
@@ -496,6 +497,21 @@ func (c *Cache) waitFresh(ctx context.Context, rev int64) (bool, error) {
 		if cur >= rev {
 			return true, nil
 		}
+	}
+}
+
+// behind is what a consistent read does when the cache did not reach rev,
+// a revision storage has committed, within FreshTimeout: the read goes to
+// storage, and when the cache's revision did not move at all from before
+// (the revision it had when the read began) although progress was asked
+// for all along, the watch has fallen silent rather than behind: storage
+// is asked to restart it on a new stream.
+func (c *Cache) behind(what string, rev, before int64) {
+	have := c.Revision()
+	c.log.Warn("watchcache: cache behind for a consistent "+what+", reading storage", "want", rev, "have", have)
+	if have == before {
+		storage.RestartWatches(c.store, fmt.Sprintf("the watch of %s stayed at revision %d for %s while storage was at %d",
+			c.prefix, have, c.opts.FreshTimeout, rev))
 	}
 }
 

@@ -79,6 +79,7 @@ func (e *encrypted) fromStorage(key string, stored []byte) ([]byte, bool, error)
 var (
 	_ storage.Interface       = (*encrypted)(nil)
 	_ storage.LocalRevisioner = (*encrypted)(nil)
+	_ storage.WatchRestarter  = (*encrypted)(nil)
 	_ storage.Expirer         = (*encrypted)(nil)
 )
 
@@ -159,6 +160,9 @@ func (e *encrypted) LocalRevision() (int64, bool) {
 	}
 	return 0, false
 }
+
+// RestartWatches passes the wrapped storage's through.
+func (e *encrypted) RestartWatches(reason string) { storage.RestartWatches(e.Interface, reason) }
 
 // Watch decrypts each event's values in a goroutine of its own, which
 // ends with the wrapped watch.

@@ -78,6 +78,7 @@ type Backend struct {
 var (
 	_ storage.Interface       = (*Backend)(nil)
 	_ storage.LocalRevisioner = (*Backend)(nil)
+	_ storage.WatchRestarter  = (*Backend)(nil)
 )
 
 // probeKey is read (count only, never written) to learn the current

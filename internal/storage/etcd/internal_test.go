@@ -137,3 +137,26 @@ func TestRunCompactor(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestRestartWatchesSpaced: every watch cache of a replica may find the
+// shared stream silent at once; the watches are restarted once for them
+// all, and again only restartEvery later.
+func TestRestartWatchesSpaced(t *testing.T) {
+	var p watchParent
+	t0 := time.Unix(1_700_000_000, 0)
+	for _, c := range []struct {
+		after time.Duration
+		want  bool
+	}{
+		{0, true},
+		{time.Second, false},
+		{restartEvery - time.Millisecond, false},
+		{restartEvery, true},
+		{restartEvery + time.Second, false},
+		{3 * restartEvery, true},
+	} {
+		if got := p.mayRestart(t0.Add(c.after)); got != c.want {
+			t.Errorf("asked %v after the first: restart %v, want %v", c.after, got, c.want)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"time"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -166,6 +167,8 @@ type watchParent struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	gen    int // restarts so far: the new stream's metadata
+	// asked is when RestartWatches last restarted the watches.
+	asked time.Time
 }
 
 func (p *watchParent) context() context.Context {
@@ -188,6 +191,34 @@ func (p *watchParent) restart() {
 	if old != nil {
 		old()
 	}
+}
+
+// restartEvery bounds how often RestartWatches restarts the watches:
+// every watch cache of the backend reads through the one stream, and each
+// may find it silent at about the same moment.
+const restartEvery = 10 * time.Second
+
+// RestartWatches implements storage.WatchRestarter: the watches move to a
+// new stream, at most once per restartEvery.
+func (b *Backend) RestartWatches(reason string) {
+	now := time.Now()
+	if !b.watches.mayRestart(now) {
+		return
+	}
+	b.log.Warn("etcd: restarting watches on a new stream", "reason", reason)
+	b.watches.restart()
+}
+
+// mayRestart reports whether a restart asked for at now is due, and notes
+// it when it is.
+func (p *watchParent) mayRestart(now time.Time) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.asked.IsZero() && now.Sub(p.asked) < restartEvery {
+		return false
+	}
+	p.asked = now
+	return true
 }
 
 // stop ends every watch, for good.
