@@ -20,7 +20,6 @@
 // depends on them is not fully checked.
 package celscripts
 
-
 import (
 	"context"
 	"fmt"
