@@ -158,6 +158,9 @@ status:
 		at(step{name: "apply b conflicts with three managers", op: opApply, manager: "apply-b", conflict: true, body: applyBConfig}),
 		at(step{name: "apply b conflicts with one manager", op: opApply, manager: "apply-b", conflict: true, body: imageConfig("nginx:2")}),
 		at(step{name: "apply b forced", op: opApply, manager: "apply-b", force: true, body: applyBConfig}),
+		at(step{name: "apply b again, unchanged", op: opApply, manager: "apply-b", body: applyBConfig}),
+		at(step{name: "apply b again, changing only values it alone owns", op: opApply, manager: "apply-b",
+			body: strings.NewReplacer("replicas: 5", "replicas: 6", "nginx:2", "nginx:2b", "[debug]", "[debug, trace]").Replace(applyBConfig)}),
 		at(step{name: "apply a conflicts with an applier", op: opApply, manager: "apply-a", conflict: true, body: imageConfig("nginx:3")}),
 		at(step{name: "apply a again at v2", op: opApply, manager: "apply-a", version: "v2", body: applyAConfig("v2")}),
 		at(step{name: "apply a at v2 drops what it no longer applies", op: opApply, manager: "apply-a", version: "v2", body: `

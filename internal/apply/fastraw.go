@@ -161,17 +161,10 @@ func (w *Written) Holds(v any) bool {
 // the usual update neither happens, and the writer's time is all that
 // changes.
 func updateFastRaw(raw codec.Raw, changes []fieldChange, apiVersion, self string) (codec.Raw, []metav1.ManagedFieldsEntry, bool) {
-	var (
-		entries []encodedEntry
-		r       entryReader
-	)
+	var entries []encodedEntry
 	updaters := 0
 	read := true
-	codec.EachRawObjectMember(raw, func(name, value []byte) bool {
-		r.member(name, value)
-		return true
-	}, func(enc []byte) bool {
-		e, ok := r.entry(enc)
+	eachEntry(raw, func(e encodedEntry, ok bool) bool {
 		if !ok || e.version != apiVersion {
 			read = false
 			return false
@@ -310,6 +303,19 @@ func (cs *changeSet) sets() (all, cur *fieldpath.Set) {
 		}
 	}
 	return all, cur
+}
+
+// eachEntry reads the encoded entries of raw in turn and calls f with
+// each, and whether it reads as an entry (see entryReader.entry), until
+// f returns false.
+func eachEntry(raw codec.Raw, f func(e encodedEntry, ok bool) bool) {
+	var r entryReader
+	codec.EachRawObjectMember(raw, func(name, value []byte) bool {
+		r.member(name, value)
+		return true
+	}, func(enc []byte) bool {
+		return f(r.entry(enc))
+	})
 }
 
 // entryReader reads encoded entries' identity, time and fields, one

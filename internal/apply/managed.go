@@ -127,7 +127,8 @@ func (m *managed) encode() ([]any, error) {
 // changes one) nor its time changed, else a new one.
 func (m *managed) entry(key string, vs fieldpath.VersionedSet) (map[string]any, error) {
 	t, hasTime := m.times[key]
-	if d, ok := m.entries[key]; ok && d.vs == vs {
+	d, decoded := m.entries[key]
+	if decoded && d.vs == vs {
 		et, eHasTime := d.e["time"].(string)
 		if et == t && eHasTime == hasTime {
 			return d.e, nil
@@ -152,6 +153,12 @@ func (m *managed) entry(key string, vs fieldpath.VersionedSet) (map[string]any, 
 	if hasTime {
 		e["time"] = t
 	}
+	if decoded && d.vs == vs && d.e["fieldsV1"] != nil {
+		// Only the time changed: the fields are as they were decoded
+		// (and are never modified).
+		e["fieldsV1"] = d.e["fieldsV1"]
+		return e, nil
+	}
 	fields, err := encodeFields(vs.Set())
 	if err != nil {
 		return nil, fmt.Errorf("encoding the fields of %s: %w", id.Manager, err)
@@ -162,7 +169,8 @@ func (m *managed) entry(key string, vs fieldpath.VersionedSet) (map[string]any, 
 
 // now is an entry's time for a change made now, as upstream writes it
 // (seconds, UTC).
-func now() string { return time.Now().UTC().Format(time.RFC3339) }
+// (A variable for tests that compare times.)
+var now = func() string { return time.Now().UTC().Format(time.RFC3339) }
 
 func unixSeconds(t string) int64 {
 	if t == "" {

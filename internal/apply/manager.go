@@ -275,6 +275,11 @@ func (m *Manager) Apply(live, patch map[string]any, manager string, force bool) 
 		return nil, apierrors.NewBadRequest("metadata.managedFields must be nil")
 	}
 	exists := live != nil
+	if exists {
+		if obj, ok := m.applyAgainRaw(live, patch, manager); ok {
+			return obj, nil
+		}
+	}
 	if live == nil {
 		live = map[string]any{}
 	}
@@ -295,11 +300,23 @@ func (m *Manager) Apply(live, patch map[string]any, manager string, force bool) 
 		// makes it a 400); it is the client's input, so a 400 here.
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("failed to create typed patch object (%s): %v", describe(patch, apiVersion, kind), err))
 	}
+	id := managerID{Manager: manager, Operation: opApply, Subresource: m.Subresource}.String()
+	if exists {
+		pt, err := m.Types.Version(m.GroupVersion.Version)
+		if err != nil {
+			return nil, err
+		}
+		if obj, changed, ok := m.applyAgain(pt, live, patch, mf, id); ok {
+			if changed {
+				mf.times[id] = now()
+			}
+			return m.applied(obj, patch, mf, manager)
+		}
+	}
 	liveT, err := m.typed(live, typed.AllowDuplicates)
 	if err != nil {
 		return nil, fmt.Errorf("failed to create typed live object (%s): %w", describe(live, apiVersion, kind), err)
 	}
-	id := managerID{Manager: manager, Operation: opApply, Subresource: m.Subresource}.String()
 	u := m.updater()
 	managers := m.keepingAll(u, patchT, mf.fields, id)
 	merged, fields, err := u.Apply(liveT, patchT, fieldpath.APIVersion(m.apiVersion()), managers, id, force)
@@ -332,6 +349,13 @@ func (m *Manager) Apply(live, patch map[string]any, manager string, force bool) 
 		}
 		obj = u
 	}
+	return m.applied(obj, patch, mf, manager)
+}
+
+// applied finishes Apply of patch by manager, merged into obj with the
+// managed fields mf.
+func (m *Manager) applied(obj, patch map[string]any, mf *managed, manager string) (map[string]any, error) {
+	var err error
 	if manager == kubectlManager && hasLastApplied(obj) {
 		// The annotation keeps following what kubectl applies, so that
 		// going back to client-side apply works.

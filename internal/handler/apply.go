@@ -52,6 +52,7 @@ func (h *Handler) doApply(c *call, sub string) error {
 	}
 	q := c.r.URL.Query()
 	manager, force := q.Get("fieldManager"), request.QueryBool(q, "force")
+	c.applies = true
 	fm := fieldManager(c, sub)
 	// merge applies the patch to live (nil when the object does not
 	// exist), then checks what upstream checks after the merge: that the

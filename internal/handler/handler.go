@@ -144,6 +144,9 @@ type call struct {
 	// replaces whole if the patch names them (see mergePatch): they may
 	// stay encoded.
 	mergesOnly bool
+	// applies says the write is a server-side apply, whose field manager
+	// reads the current object's managedFields encoded or not.
+	applies bool
 	// written describes the managedFields entries recordFields last
 	// recorded encoded (nil when it did not): metadata checks take them
 	// from it while the object still holds them.
