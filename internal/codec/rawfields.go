@@ -298,8 +298,8 @@ func EachRawObjectMember(a []byte, member func(name, value []byte) bool, element
 			for j < len(a) && a[j] != '}' {
 				nameEnd := skipRaw(a, j) // the name and its quotes
 				start := nameEnd + 1     // after the colon
-				if start >= len(a) {
-					return
+				if a[j] != '"' || nameEnd < j+2 || start >= len(a) {
+					return // not Marshal's form after all
 				}
 				valueEnd := skipRaw(a, start)
 				if !member(a[j+1:nameEnd-1], a[start:valueEnd]) {
@@ -313,6 +313,9 @@ func EachRawObjectMember(a []byte, member func(name, value []byte) bool, element
 			end = min(j+1, len(a)) // after the closing brace
 		} else {
 			end = skipRaw(a, i)
+		}
+		if end <= i {
+			return // not Marshal's form: no value here
 		}
 		if !element(a[i:end]) || end >= len(a) {
 			return
