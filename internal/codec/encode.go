@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -35,19 +36,49 @@ func WriteRaw(w http.ResponseWriter, status int, mt MediaType, jsonBytes []byte)
 		// rather than by copying the body to append it.
 		n := len(jsonBytes)
 		nl := n == 0 || jsonBytes[n-1] != '\n'
-		if nl {
-			n++
-		}
-		h := w.Header()
-		h.Set("Content-Type", MediaJSON)
-		h.Set("Content-Length", strconv.Itoa(n))
-		w.WriteHeader(status)
-		_, _ = w.Write(jsonBytes)
-		if nl {
-			_, _ = w.Write(newline)
-		}
+		writePlain(w, status, n, nl, func() { _, _ = w.Write(jsonBytes) })
 		return
 	}
+	writeRendered(w, status, mt, jsonBytes)
+}
+
+// RawParts is an encoded object held in parts (a cached object, see
+// watchcache.Item): Len bytes that WriteTo writes, or JSON returns put
+// together.
+type RawParts interface {
+	io.WriterTo
+	Len() int
+	JSON() []byte
+}
+
+// WriteRawParts is WriteRaw of an object held in parts, which plain JSON
+// writes as they are. The object is JSON, which never ends in a newline.
+func WriteRawParts(w http.ResponseWriter, status int, mt MediaType, obj RawParts) {
+	if mt.Type != MediaYAML && !mt.Pretty {
+		writePlain(w, status, obj.Len(), true, func() { _, _ = obj.WriteTo(w) })
+		return
+	}
+	writeRendered(w, status, mt, obj.JSON())
+}
+
+// writePlain answers n bytes of JSON that write writes, and a newline
+// when nl.
+func writePlain(w http.ResponseWriter, status, n int, nl bool, write func()) {
+	if nl {
+		n++
+	}
+	h := w.Header()
+	h.Set("Content-Type", MediaJSON)
+	h.Set("Content-Length", strconv.Itoa(n))
+	w.WriteHeader(status)
+	write()
+	if nl {
+		_, _ = w.Write(newline)
+	}
+}
+
+// writeRendered answers JSON rendered as mt asks (YAML, indented).
+func writeRendered(w http.ResponseWriter, status int, mt MediaType, jsonBytes []byte) {
 	body, ctype, err := render(mt, jsonBytes)
 	if err != nil {
 		writeInternal(w, err)

@@ -714,3 +714,35 @@ func WithoutTypeMeta(obj []byte) (segs [][]byte, ok bool) {
 }
 
 var comma = []byte{','}
+
+// FieldsV1Spans returns where the fieldsV1 values of the entries of an
+// encoded object's metadata.managedFields are in it, in order, as
+// [start, end) offsets: field sets, which are the same bytes in every
+// object one manager writes alike, for a cache to keep once (see
+// watchcache.Item.SetJSON). obj[mdStart:mdEnd] is the metadata object,
+// in Marshal's form. Every cached object's bytes are read so, once: the
+// walk trusts that form rather than checking every byte again, so that
+// bytes in another form may give wrong spans, never ones out of obj or
+// out of order.
+func FieldsV1Spans(obj []byte, mdStart, mdEnd int) [][2]int {
+	md := obj[mdStart:mdEnd]
+	// A string cannot hold this unescaped, nor a label or annotation
+	// have an array value: it is the member.
+	const member = `"managedFields":`
+	i := bytes.Index(md, []byte(member))
+	if i < 0 {
+		return nil
+	}
+	var out [][2]int
+	EachRawObjectMember(md[i+len(member):], func(name, f []byte) bool {
+		if string(name) == "fieldsV1" {
+			// f is a slice of obj: their capacities say where.
+			start := cap(obj) - cap(f)
+			if start >= 0 && start+len(f) <= len(obj) && (len(out) == 0 || out[len(out)-1][1] <= start) {
+				out = append(out, [2]int{start, start + len(f)})
+			}
+		}
+		return true
+	}, func([]byte) bool { return true })
+	return out
+}

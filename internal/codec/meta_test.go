@@ -620,3 +620,55 @@ func TestWithoutTypeMeta(t *testing.T) {
 		}
 	}
 }
+
+func TestFieldsV1Spans(t *testing.T) {
+	for _, tc := range []struct {
+		obj  string
+		want []string
+	}{
+		{`{"metadata":{"name":"a","managedFields":[{"manager":"m","fieldsV1":{"f:spec":{}}},{"fieldsV1":{"f:x":{}},"manager":"n"}]},"spec":{}}`,
+			[]string{`{"f:spec":{}}`, `{"f:x":{}}`}},
+		{`{"apiVersion":"v1","metadata":{"managedFields":[]}}`, nil},
+		{`{"metadata":{"name":"a"}}`, nil},
+		{`{"metadata":{"annotations":{"a":"\"managedFields\":[{\"fieldsV1\":{}}]"}}}`, nil},
+		// Cut short: what was read before the fault (a cache keeps the
+		// bytes whatever they are).
+		{`{"metadata":{"managedFields":[{"fieldsV1":{"f:a":{}}}]`, []string{`{"f:a":{}}`}},
+	} {
+		// Within a larger buffer, as a cache item's bytes may be.
+		buf := append([]byte(tc.obj), "....."...)
+		obj := buf[:len(tc.obj)]
+		start, end, ok := MetadataSpan(obj)
+		if !ok {
+			// Cut short: the metadata as far as it goes.
+			start, end = bytes.Index(obj, []byte(`{"managedFields`)), len(obj)
+		}
+		var got []string
+		for _, sp := range FieldsV1Spans(obj, start, end) {
+			got = append(got, string(obj[sp[0]:sp[1]]))
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s: %q, want %q", tc.obj, got, tc.want)
+		}
+	}
+}
+
+// FuzzFieldsV1Spans wants spans within the object and in order, whatever
+// its bytes.
+func FuzzFieldsV1Spans(f *testing.F) {
+	f.Add([]byte(`{"metadata":{"name":"a","managedFields":[{"manager":"m","fieldsV1":{"f:spec":{}}},{"fieldsV1":{"f:x":{}}}]}}`))
+	f.Add([]byte(`{"metadata":{"managedFields":[{"fieldsV1":"x"},3,{"a`))
+	f.Fuzz(func(t *testing.T, obj []byte) {
+		start, end, ok := MetadataSpan(obj)
+		if !ok {
+			start, end = 0, len(obj)
+		}
+		from := 0
+		for _, sp := range FieldsV1Spans(obj, start, end) {
+			if sp[0] < from || sp[1] < sp[0] || sp[1] > len(obj) {
+				t.Fatalf("span %v out of order or out of %d bytes (previous ended at %d)", sp, len(obj), from)
+			}
+			from = sp[1]
+		}
+	})
+}

@@ -126,7 +126,7 @@ func (c *CRDs) watch(ctx context.Context) {
 			continue
 		case watchcache.Added, watchcache.Modified:
 			var obj map[string]any
-			if err := utiljson.Unmarshal(ev.Item.JSON, &obj); err != nil {
+			if err := utiljson.Unmarshal(ev.Item.JSON(), &obj); err != nil {
 				c.Log.Error("crd controller: decoding", "crd", ev.Item.Name, "err", err)
 				continue
 			}

@@ -217,7 +217,7 @@ func (gc *GarbageCollector) watchOnce(ctx context.Context, res GCResource) {
 		}
 		switch ev.Type {
 		case watchcache.Added, watchcache.Modified:
-			n, err := decodeGCNode(res.Resource, ev.Item.JSON)
+			n, err := decodeGCNode(res.Resource, ev.Item.JSON())
 			if err != nil {
 				gc.Log.Error("garbage collector: decoding", "resource", res.Resource, "name", ev.Item.Name, "err", err)
 				continue
@@ -227,7 +227,7 @@ func (gc *GarbageCollector) watchOnce(ctx context.Context, res GCResource) {
 			}
 			gc.queue.add(gc.graph.observe(n)...)
 		case watchcache.Deleted:
-			if n, err := decodeGCNode(res.Resource, ev.Item.JSON); err == nil {
+			if n, err := decodeGCNode(res.Resource, ev.Item.JSON()); err == nil {
 				gc.removed(n.UID)
 			}
 		case watchcache.Bookmark:

@@ -96,7 +96,7 @@ func (m *Migrations) Run(ctx context.Context) {
 		workers.Go(func() { m.queue.work(ctx, m.sync) })
 	}
 	watchChanges(ctx, m.Cache, m.Log, "migration controller", func(it *watchcache.Item) {
-		if svm, err := builtin.DecodeMigration(it.JSON); err == nil && !finished(svm) {
+		if svm, err := builtin.DecodeMigration(it.JSON()); err == nil && !finished(svm) {
 			m.queue.add(it.Name)
 		}
 	})

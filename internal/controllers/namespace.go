@@ -54,7 +54,7 @@ func (n *Namespaces) Run(ctx context.Context) {
 	worker.Go(func() { n.queue.work(ctx, n.sync) })
 	// Terminating namespaces feed the queue.
 	watchChanges(ctx, n.Cache, n.Log, "namespace controller", func(it *watchcache.Item) {
-		if terminating(it.JSON) {
+		if terminating(it.JSON()) {
 			n.queue.add(it.Name)
 		}
 	})

@@ -137,7 +137,9 @@ func decodeItem(key string, value []byte, rev int64) (*watchcache.Item, error) {
 		return nil, err
 	}
 	name, _ := md["name"].(string)
-	return &watchcache.Item{Key: key, Revision: rev, Name: name, JSON: data}, nil
+	it := &watchcache.Item{Key: key, Revision: rev, Name: name}
+	it.SetJSON(data, nil)
+	return it, nil
 }
 
 // served records what the CRD controller serves and the namespaces whose

@@ -51,7 +51,7 @@ func (s *ServiceAccounts) Run(ctx context.Context) {
 	wg.Go(func() { s.queue.work(ctx, s.sync) })
 	wg.Go(func() {
 		watchChanges(ctx, s.Namespaces, s.Log, "service account controller", func(it *watchcache.Item) {
-			if !terminating(it.JSON) {
+			if !terminating(it.JSON()) {
 				s.queue.add(it.Name)
 			}
 		})

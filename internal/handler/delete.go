@@ -183,8 +183,8 @@ func addsGCFinalizer(def *registry.Definition, opts *metav1.DeleteOptions) bool 
 func deleteMetadata(it *watchcache.Item) (uid string, finalizers, ok bool) {
 	var md []byte
 	if it.MetaEnd > 0 {
-		md = it.JSON[it.MetaStart:it.MetaEnd]
-	} else if md, _, ok = codec.FindPath(it.JSON, []string{"metadata"}); !ok {
+		md = it.AppendRange(nil, int(it.MetaStart), int(it.MetaEnd))
+	} else if md, _, ok = codec.FindPath(it.JSON(), []string{"metadata"}); !ok {
 		return "", false, false
 	}
 	uidOK := false

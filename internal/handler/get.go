@@ -28,11 +28,11 @@ func (h *Handler) get(c *call) {
 		return
 	}
 	rs := readSchema(c.def, it.Revision)
-	if rs == nil && servesStored(c, it.JSON) {
-		writeRaw(c, http.StatusOK, it.JSON)
+	if rs == nil && servesStored(c, it.Head()) {
+		writeItem(c, http.StatusOK, it)
 		return
 	}
-	encoded := it.JSON
+	encoded := it.JSON()
 	if rs == nil && !inVersion(c, encoded) {
 		// Converted by key and revision: a conversion a list or a watch
 		// made is reused.

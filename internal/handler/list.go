@@ -189,8 +189,7 @@ func (h *Handler) writeObjectList(c *call, lm metav1.ListMeta, encoded []listIte
 		return
 	}
 	h.writeItems(c, head, len(encoded), func(w listWriter, i int) {
-		w.Write(encoded[i].head)
-		w.Write(encoded[i].body)
+		encoded[i].writeTo(w)
 	})
 }
 
@@ -236,7 +235,7 @@ func (h *Handler) writeTableList(c *call, lm metav1.ListMeta, items []*watchcach
 			return
 		}
 	}
-	var metas [][]byte
+	var metas []encodedMeta
 	if include == metav1.IncludeMetadata {
 		if metas, err = metadataOf(items, encoded); err != nil {
 			codec.WriteStatus(c.w, c.r, apierrors.NewInternalError(err))
@@ -252,7 +251,7 @@ func (h *Handler) writeTableList(c *call, lm metav1.ListMeta, items []*watchcach
 	pm := partialMetadataHead(c)
 	var scratch []byte
 	h.writeItems(c, head, len(rows), func(w listWriter, i int) {
-		var md []byte
+		var md encodedMeta
 		if metas != nil {
 			md = metas[i]
 		}
@@ -264,18 +263,17 @@ func (h *Handler) writeTableList(c *call, lm metav1.ListMeta, items []*watchcach
 // the object (obj), its metadata (md) as a PartialObjectMetadata whose
 // head pm is, or null. scratch is a buffer for the cells, returned for
 // the next row.
-func writeTableRow(w listWriter, scratch []byte, r *encodedRow, now time.Time, include metav1.IncludeObjectPolicy, pm string, obj listItem, md []byte) []byte {
+func writeTableRow(w listWriter, scratch []byte, r *encodedRow, now time.Time, include metav1.IncludeObjectPolicy, pm string, obj listItem, md encodedMeta) []byte {
 	w.WriteString(`{"cells":`)
 	scratch = r.appendCells(scratch[:0], now)
 	w.Write(scratch)
 	w.WriteString(`,"object":`)
 	switch include {
 	case metav1.IncludeObject:
-		w.Write(obj.head)
-		w.Write(obj.body)
+		obj.writeTo(w)
 	case metav1.IncludeMetadata:
 		w.WriteString(pm)
-		w.Write(md)
+		md.writeTo(w)
 		w.WriteByte('}')
 	default:
 		w.WriteString("null")
@@ -323,49 +321,91 @@ func (h *Handler) writeMetadataList(c *call, lm metav1.ListMeta, items []*watchc
 	pm := partialMetadataHead(c)
 	h.writeItems(c, head, len(metas), func(w listWriter, i int) {
 		w.WriteString(pm)
-		w.Write(metas[i])
+		metas[i].writeTo(w)
 		w.WriteByte('}')
 	})
 }
 
-// metadataOf returns the encoded metadata of each listed item: a slice of
-// the cached bytes where the item has them (conversion by None changes
-// only apiVersion), of the converted object otherwise.
-func metadataOf(items []*watchcache.Item, encoded []listItem) ([][]byte, error) {
-	out := make([][]byte, len(items))
+// encodedMeta is an object's encoded metadata: the cached item's bytes
+// from start to end when item is set, else b.
+type encodedMeta struct {
+	item       *watchcache.Item
+	start, end int
+	b          []byte
+}
+
+func (m encodedMeta) writeTo(w listWriter) {
+	if m.item == nil {
+		w.Write(m.b)
+		return
+	}
+	m.item.WriteRange(w, m.start, m.end)
+}
+
+// metadataOf returns the encoded metadata of each listed item: the cached
+// bytes where the item has them (conversion by None changes only
+// apiVersion), of the converted object otherwise.
+func metadataOf(items []*watchcache.Item, encoded []listItem) ([]encodedMeta, error) {
+	out := make([]encodedMeta, len(items))
 	for i, it := range items {
-		if it.MetaEnd > 0 && (encoded[i].head != nil || sameBytes(encoded[i].body, it.JSON)) {
-			out[i] = it.JSON[it.MetaStart:it.MetaEnd]
+		if it.MetaEnd > 0 && encoded[i].item == it {
+			out[i] = encodedMeta{item: it, start: int(it.MetaStart), end: int(it.MetaEnd)}
 			continue
 		}
 		b := encoded[i].bytes()
 		if start, end, ok := codec.MetadataSpan(b); ok {
-			out[i] = b[start:end]
+			out[i].b = b[start:end]
 			continue
 		}
 		obj, err := decodeStored(b)
 		if err != nil {
 			return nil, err
 		}
-		if out[i], err = codec.Marshal(obj["metadata"]); err != nil {
+		if out[i].b, err = codec.Marshal(obj["metadata"]); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
 }
 
-// listItem is one item of a list in the request's version: head, then
-// body. head is set when only the item's apiVersion changes (None
-// conversion): it is `{"apiVersion":"<request's>`, and body the cached
-// bytes from the stored apiVersion's closing quote, so no item is copied.
-type listItem struct{ head, body []byte }
+// listItem is one item of a list in the request's version: head, then the
+// cached item's bytes from offset from when item is set (the object is
+// cached in the request's version, or in another that None conversion
+// changes only the apiVersion of: head is then `{"apiVersion":"<request's>`
+// and from where the stored apiVersion's closing quote is), else body, an
+// object converted for the request.
+type listItem struct {
+	head []byte
+	item *watchcache.Item
+	from int
+	body []byte
+}
 
-// bytes returns the item as one slice (a copy when it has a head).
-func (it listItem) bytes() []byte {
-	if it.head == nil {
-		return it.body
+// asCached reports whether the item is the cached object as it is.
+func (li listItem) asCached(it *watchcache.Item) bool {
+	return li.item == it && li.head == nil
+}
+
+// writeTo writes the item to w.
+func (li listItem) writeTo(w listWriter) {
+	w.Write(li.head)
+	if li.item == nil {
+		w.Write(li.body)
+		return
 	}
-	return append(append(make([]byte, 0, len(it.head)+len(it.body)), it.head...), it.body...)
+	li.item.WriteRange(w, li.from, li.item.Len())
+}
+
+// bytes returns the item as one slice (a copy unless it is a converted
+// object, or a cached one held in one piece).
+func (li listItem) bytes() []byte {
+	switch {
+	case li.item == nil:
+		return li.body
+	case li.head == nil && li.from == 0:
+		return li.item.JSON()
+	}
+	return li.item.AppendRange(append(make([]byte, 0, len(li.head)+li.item.Len()-li.from), li.head...), li.from, li.item.Len())
 }
 
 // inRequestVersion returns the items in the request's version: the cached
@@ -379,21 +419,23 @@ func inRequestVersion(c *call, items []*watchcache.Item) ([]listItem, error) {
 	none, isNone := conversion.For(c.def).(conversion.None)
 	var head []byte
 	for i, it := range items {
-		if inVersion(c, it.JSON) {
-			out[i].body = it.JSON
+		// The apiVersion comes first, in the item's head.
+		first := it.Head()
+		if inVersion(c, first) {
+			out[i].item = it
 			continue
 		}
 		if isNone {
-			if rest, ok := none.Rewrite(it.JSON, c.apiVersion()); ok {
+			if rest, ok := none.Rewrite(first, c.apiVersion()); ok {
 				if head == nil {
 					head = []byte(`{"apiVersion":"` + c.apiVersion())
 				}
-				out[i] = listItem{head: head, body: rest}
+				out[i] = listItem{head: head, item: it, from: len(first) - len(rest)}
 				continue
 			}
 		}
 		idx = append(idx, i)
-		objs = append(objs, conversion.Object{JSON: it.JSON, Key: it.Key, Revision: it.Revision})
+		objs = append(objs, conversion.Object{JSON: it.JSON(), Key: it.Key, Revision: it.Revision})
 	}
 	if len(objs) == 0 {
 		return out, nil

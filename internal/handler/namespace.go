@@ -57,7 +57,7 @@ func (h *Handler) namespaceJSON(ctx context.Context, st *Store, ns string) ([]by
 	if st.Cache != nil {
 		it, err := st.Cache.Get(ctx, key, watchcache.GetOptions{ResourceVersion: "0"})
 		if err == nil {
-			return it.JSON, nil
+			return it.JSON(), nil
 		}
 		if !errors.Is(err, storage.ErrNotFound) {
 			return nil, err

@@ -333,31 +333,35 @@ func normalized(value []byte, rev int64, s registry.Schema) (map[string]any, []b
 // newItem builds a watch cache item from an encoded object with its
 // resourceVersion and the metadata read from it.
 func newItem(key string, rev int64, encoded []byte, m codec.Meta) *watchcache.Item {
-	it := metaItem(key, rev, encoded, m)
-	if start, end, ok := codec.MetadataSpan(encoded); ok {
-		it.MetaStart, it.MetaEnd = int32(start), int32(end)
-	}
-	return it
+	start, end, _ := codec.MetadataSpan(encoded)
+	return metaItem(key, rev, encoded, m, start, end)
 }
 
 // indexedItem is newItem for an object indexed in one scan.
 func indexedItem(key string, rev int64, x codec.Indexed) *watchcache.Item {
-	it := metaItem(key, rev, x.JSON, x.Meta)
-	it.MetaStart, it.MetaEnd = int32(x.MetaStart), int32(x.MetaEnd)
-	return it
+	return metaItem(key, rev, x.JSON, x.Meta, x.MetaStart, x.MetaEnd)
 }
 
-// metaItem is newItem without where metadata is. Field selectors read
-// metadata.name and metadata.namespace from the item itself: Fields holds
-// the selectable fields only.
-func metaItem(key string, rev int64, encoded []byte, m codec.Meta) *watchcache.Item {
+// metaItem is newItem with where metadata is, encoded[mdStart:mdEnd]
+// (mdEnd 0: not known). Field selectors read metadata.name and
+// metadata.namespace from the item itself: Fields holds the selectable
+// fields only.
+func metaItem(key string, rev int64, encoded []byte, m codec.Meta, mdStart, mdEnd int) *watchcache.Item {
 	it := &watchcache.Item{
 		Key:       key,
 		Revision:  rev,
 		Namespace: inKey(key, m.Namespace, len(m.Name)+1),
 		Name:      inKey(key, m.Name, 0),
-		JSON:      encoded,
+		MetaStart: int32(mdStart),
+		MetaEnd:   int32(mdEnd),
 	}
+	var shared [][2]int
+	if mdEnd > 0 {
+		// The field sets of managedFields are kept once for every object
+		// that has them.
+		shared = codec.FieldsV1Spans(encoded, mdStart, mdEnd)
+	}
+	it.SetJSON(encoded, shared)
 	it.Labels = watchcache.NewLabels(m.Labels)
 	return it
 }
@@ -475,7 +479,7 @@ func hasSelectableFields(d *registry.Definition) bool {
 // are, integers and booleans in their text form, absent fields empty;
 // computed fields as the definition's FieldComputer gives them.
 func addSelectableFields(it *watchcache.Item, d *registry.Definition) error {
-	obj, err := decodeStored(it.JSON)
+	obj, err := decodeStored(it.JSON())
 	if err != nil {
 		return err
 	}

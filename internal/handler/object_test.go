@@ -41,6 +41,9 @@ func TestItemDecoder(t *testing.T) {
 		[]byte(`{"metadata":{"name":"a"},"metadata":{"name":"b"}}`),
 		[]byte(`{"kind":"K"}`),
 		[]byte(`{"metadata":null}`),
+		// Field sets long enough to be shared between items.
+		[]byte(`{"apiVersion":"v1","metadata":{"name":"a","managedFields":[{"manager":"m","fieldsV1":{"f:spec":{"f:a":{},"f:b":{},"f:c":{},"f:d":{},"f:e":{},"f:f":{}}}},` +
+			`{"manager":"n","fieldsV1":{"f:status":{"f:a":{},"f:b":{},"f:c":{},"f:d":{},"f:e":{},"f:f":{}}}}],"resourceVersion":"1"},"spec":{}}`),
 	} {
 		got, err := decode("/k", value, 42)
 		if err != nil {
@@ -51,7 +54,7 @@ func TestItemDecoder(t *testing.T) {
 			t.Fatalf("%s: %v", value, err)
 		}
 		if !reflect.DeepEqual(got, want) {
-			t.Errorf("ItemDecoder(%s)\n got  %+v\n      %s\n want %+v\n      %s", value, got, got.JSON, want, want.JSON)
+			t.Errorf("ItemDecoder(%s)\n got  %+v\n      %s\n want %+v\n      %s", value, got, got.JSON(), want, want.JSON())
 		}
 	}
 	if _, err := decode("/k", []byte(`[]`), 1); err == nil {

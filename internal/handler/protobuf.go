@@ -17,6 +17,7 @@ import (
 
 	"github.com/crdserver/crdserver/internal/codec"
 	"github.com/crdserver/crdserver/internal/registry"
+	"github.com/crdserver/crdserver/internal/watchcache"
 )
 
 // protobufType is the media type of Kubernetes protobuf bodies.
@@ -230,6 +231,16 @@ func writeRaw(c *call, status int, jsonBytes []byte) {
 		return
 	}
 	codec.WriteRaw(c.w, status, c.media, jsonBytes)
+}
+
+// writeItem is writeRaw of a cached object, written as the cache holds
+// it when it goes out as it is.
+func writeItem(c *call, status int, it *watchcache.Item) {
+	if c.media.Type == codec.MediaProtobuf {
+		writeProtobuf(c, status, it.JSON())
+		return
+	}
+	codec.WriteRawParts(c.w, status, c.media, it)
 }
 
 // writeObj answers an object of the resource (or a Status) in the

@@ -33,10 +33,10 @@ func (h *Handler) Rewrite(ctx context.Context, def *registry.Definition, store *
 	if av == "" {
 		return false, nil
 	}
-	if hasAPIVersion(it.JSON, av) && it.Revision > def.SchemaRevision {
+	if hasAPIVersion(it.Head(), av) && it.Revision > def.SchemaRevision {
 		return false, nil
 	}
-	obj, err := decodeStored(it.JSON)
+	obj, err := decodeStored(it.JSON())
 	if err != nil {
 		return false, apierrors.NewInternalError(err)
 	}

@@ -267,11 +267,11 @@ func (r *encodedRow) appendCells(b []byte, now time.Time) []byte {
 // item, and built on first use, when enc is the item's own bytes (the
 // object is in the request's version); built for this request otherwise.
 func (p *printer) rowOf(it *watchcache.Item, enc listItem) (*encodedRow, error) {
-	if enc.head != nil || !sameBytes(enc.body, it.JSON) {
+	if !enc.asCached(it) {
 		return p.decodeRow(enc.bytes())
 	}
 	v := it.View(p, func(it *watchcache.Item) any {
-		r, err := p.decodeRow(it.JSON)
+		r, err := p.decodeRow(it.JSON())
 		if err != nil {
 			return err // kept too: the same bytes fail the same way
 		}
@@ -323,11 +323,6 @@ func (p *printer) members(encoded []byte) (map[string]any, bool) {
 		setMember(obj, path, wrapped["v"])
 	}
 	return obj, true
-}
-
-// sameBytes reports whether a and b are the same slice.
-func sameBytes(a, b []byte) bool {
-	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // tableOptions reads includeObject: None, Metadata (the default, also

@@ -79,10 +79,11 @@ func TestEncodedRowFormats(t *testing.T) {
 // shares it, and a printer compiled for other columns (a CRD change)
 // builds its own rather than reusing the old one's.
 func TestRowKeptPerPrinter(t *testing.T) {
-	it := &watchcache.Item{Key: "k", JSON: []byte(`{"metadata":{"name":"a"},"spec":{"size":"L","replicas":2}}`)}
+	it := &watchcache.Item{Key: "k"}
+	it.SetJSON([]byte(`{"metadata":{"name":"a"},"spec":{"size":"L","replicas":2}}`), nil)
 	size := printerOf(t, "Size string .spec.size")
 	replicas := printerOf(t, "Replicas integer .spec.replicas")
-	own := listItem{body: it.JSON}
+	own := listItem{item: it}
 	r1, err := size.rowOf(it, own)
 	if err != nil {
 		t.Fatal(err)

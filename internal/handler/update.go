@@ -398,7 +398,7 @@ func (h *Handler) current(ctx context.Context, c *call, key string, fromCache bo
 	if fromCache {
 		it, err := c.store.Cache.Get(ctx, key, watchcache.GetOptions{ResourceVersion: "0"})
 		if err == nil {
-			return currentObject{json: it.JSON, rev: it.Revision, cached: true}, nil
+			return currentObject{json: it.JSON(), rev: it.Revision, cached: true}, nil
 		}
 		// Not in the cache (or the cache failed): storage decides.
 	}

@@ -137,9 +137,9 @@ func convertEvents(c *call, evs []watchcache.Event) ([][]byte, error) {
 	var objs []conversion.Object
 	var idx []int
 	for i, ev := range evs {
-		if ev.Item != nil && ev.Type != watchcache.Bookmark && ev.Type != watchcache.Error && !inVersion(c, ev.Item.JSON) {
+		if ev.Item != nil && ev.Type != watchcache.Bookmark && ev.Type != watchcache.Error && !inVersion(c, ev.Item.Head()) {
 			idx = append(idx, i)
-			objs = append(objs, conversion.Object{JSON: ev.Item.JSON, Key: ev.Item.Key, Revision: ev.Item.Revision})
+			objs = append(objs, conversion.Object{JSON: ev.Item.JSON(), Key: ev.Item.Key, Revision: ev.Item.Revision})
 		}
 	}
 	if len(objs) == 0 {
@@ -223,22 +223,25 @@ func (h *Handler) encodeEvent(c *call, buf *bytes.Buffer, ev watchcache.Event, c
 		buf.Write(b)
 	default:
 		// Converted once per event and version: watchers of one
-		// version share the converter's result.
-		encoded := ev.Item.JSON
-		if converted != nil {
-			encoded = converted
-		} else if !inVersion(c, encoded) {
-			conv, err := c.conv().FromStored(c.r.Context(), []conversion.Object{{JSON: encoded, Key: ev.Item.Key, Revision: ev.Item.Revision}})
+		// version share the converter's result. encoded stays nil for
+		// the cached object as it is.
+		encoded := converted
+		if encoded == nil && !inVersion(c, ev.Item.Head()) {
+			conv, err := c.conv().FromStored(c.r.Context(), []conversion.Object{{JSON: ev.Item.JSON(), Key: ev.Item.Key, Revision: ev.Item.Revision}})
 			if err != nil {
 				return err
 			}
 			encoded = conv[0]
 		}
 		if c.media.As == "" {
-			buf.Write(encoded)
+			if encoded == nil {
+				ev.Item.WriteTo(buf)
+			} else {
+				buf.Write(encoded)
+			}
 			break
 		}
-		if c.media.As == "Table" && sameBytes(encoded, ev.Item.JSON) {
+		if c.media.As == "Table" && encoded == nil {
 			ok, err := h.appendTableEvent(c, buf, ev.Item)
 			if err != nil {
 				return err
@@ -246,6 +249,9 @@ func (h *Handler) encodeEvent(c *call, buf *bytes.Buffer, ev watchcache.Event, c
 			if ok {
 				break
 			}
+		}
+		if encoded == nil {
+			encoded = ev.Item.JSON()
 		}
 		obj, err := decodeStored(encoded)
 		if err != nil {
@@ -283,12 +289,12 @@ func (h *Handler) appendTableEvent(c *call, buf *bytes.Buffer, it *watchcache.It
 	if err != nil {
 		return false, err
 	}
-	obj := listItem{body: it.JSON}
+	obj := listItem{item: it}
 	row, err := p.rowOf(it, obj)
 	if err != nil {
 		return false, err
 	}
-	var md []byte
+	var md encodedMeta
 	if include == metav1.IncludeMetadata {
 		metas, err := metadataOf([]*watchcache.Item{it}, []listItem{obj})
 		if err != nil {

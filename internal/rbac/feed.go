@@ -135,7 +135,7 @@ func (f *Feed) watch(ctx context.Context, r resource, known map[objectKey]bool, 
 				return
 			case watchcache.Added, watchcache.Modified:
 				k := objectKey{ev.Item.Namespace, ev.Item.Name}
-				if err := r.set(ev.Item.JSON); err != nil {
+				if err := r.set(ev.Item.JSON()); err != nil {
 					f.Log.Error("rbac: decoding", "resource", r.name, "name", ev.Item.Name, "err", fmt.Errorf("%s %s: %w", r.name, ev.Item.Name, err))
 					continue
 				}

@@ -107,5 +107,7 @@ func decode(key string, value []byte, rev int64) (*watchcache.Item, error) {
 	if err := json.Unmarshal(value, &m); err != nil {
 		return nil, err
 	}
-	return &watchcache.Item{Key: key, Revision: rev, Namespace: m.Namespace, Name: m.Name, JSON: value}, nil
+	it := &watchcache.Item{Key: key, Revision: rev, Namespace: m.Namespace, Name: m.Name}
+	it.SetJSON(value, nil)
+	return it, nil
 }

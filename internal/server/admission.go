@@ -104,7 +104,7 @@ func (s storedAdmission) list(ctx context.Context, gr schema.GroupResource) ([]a
 	}
 	out := make([]admission.Stored, len(res.Items))
 	for i, it := range res.Items {
-		out[i] = admission.Stored{Name: it.Name, Revision: it.Revision, JSON: it.JSON}
+		out[i] = admission.Stored{Name: it.Name, Revision: it.Revision, JSON: it.JSON()}
 	}
 	// A cache not yet filled lists storage, at revision 0 to the cache.
 	if last != nil && res.ResourceVersion > 0 {
@@ -124,7 +124,7 @@ func (s storedAdmission) NamespaceLabels(ctx context.Context, name string) (map[
 	it, err := st.Cache.Get(ctx, st.Key("", name), watchcache.GetOptions{ResourceVersion: "0"})
 	switch {
 	case err == nil:
-		data = it.JSON
+		data = it.JSON()
 	case errors.Is(err, storage.ErrNotFound):
 		kv, err := st.Storage.Get(ctx, st.Key("", name))
 		if errors.Is(err, storage.ErrNotFound) {
@@ -205,7 +205,7 @@ func (p storedParams) Params(ctx context.Context, apiVersion, kind, namespace, n
 	}
 	out := make([]map[string]any, 0, len(items))
 	for _, it := range items {
-		obj, err := conversion.Decode(it.JSON)
+		obj, err := conversion.Decode(it.JSON())
 		if err != nil {
 			return nil, err
 		}

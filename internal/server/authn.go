@@ -118,7 +118,7 @@ func (s *Server) serviceAccount(ctx context.Context, ns, name string) (satoken.A
 				DeletionTimestamp *time.Time `json:"deletionTimestamp"`
 			} `json:"metadata"`
 		}
-		if err := json.Unmarshal(it.JSON, &obj); err != nil {
+		if err := json.Unmarshal(it.JSON(), &obj); err != nil {
 			return fmt.Errorf("decoding service account %s/%s: %w", ns, name, err)
 		}
 		acct := satoken.Account{UID: obj.Metadata.UID}

@@ -30,7 +30,7 @@ func (a serviceAccountServer) EnsureServiceAccount(ctx context.Context, ns, name
 	if err != nil {
 		return err
 	}
-	obj, err := handler.DecodeStored(it.JSON)
+	obj, err := handler.DecodeStored(it.JSON())
 	if err != nil {
 		return err
 	}

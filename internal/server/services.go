@@ -41,7 +41,7 @@ func (s storedServices) get(ctx context.Context, gr schema.GroupResource, namesp
 	if err != nil {
 		return false, err
 	}
-	return true, json.Unmarshal(it.JSON, into)
+	return true, json.Unmarshal(it.JSON(), into)
 }
 
 func (s storedServices) Service(ctx context.Context, namespace, name string) (*corev1.Service, error) {
@@ -81,7 +81,7 @@ func (s storedServices) EndpointSlices(ctx context.Context, namespace, service s
 	out := make([]*discoveryv1.EndpointSlice, 0, len(res.Items))
 	for _, it := range res.Items {
 		es := &discoveryv1.EndpointSlice{}
-		if err := json.Unmarshal(it.JSON, es); err != nil {
+		if err := json.Unmarshal(it.JSON(), es); err != nil {
 			return nil, err
 		}
 		out = append(out, es)

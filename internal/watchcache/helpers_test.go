@@ -1,6 +1,7 @@
 package watchcache
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -36,7 +37,14 @@ func testDecode(key string, value []byte, rev int64) (*Item, error) {
 	if err != nil {
 		return nil, err
 	}
-	it := &Item{Key: key, Revision: rev, JSON: b}
+	it := &Item{Key: key, Revision: rev}
+	// Share the metadata's labels, when long enough, as the server
+	// shares managedFields' field sets: items must read the same.
+	var spans [][2]int
+	if i, j := bytes.Index(b, []byte(`"labels":{`)), bytes.IndexByte(b, '}'); i >= 0 && j > i {
+		spans = append(spans, [2]int{i, j + 1})
+	}
+	it.SetJSON(b, spans)
 	it.Name, _ = md["name"].(string)
 	it.Namespace, _ = md["namespace"].(string)
 	if l, ok := md["labels"].(map[string]any); ok {

@@ -63,7 +63,7 @@ func (ch *change) gone() *Item {
 		if ch.prev == nil || ch.decode == nil {
 			return
 		}
-		if it, err := ch.decode(ch.key, ch.prev.JSON, ch.rev); err == nil {
+		if it, err := ch.decode(ch.key, ch.prev.JSON(), ch.rev); err == nil {
 			ch.goneItem = it
 		}
 	})
@@ -90,7 +90,7 @@ func itemBytes(it *Item) int64 {
 	if it == nil {
 		return 0
 	}
-	n := itemOverhead + len(it.JSON) + len(it.Key) + len(it.Name) + len(it.Namespace) + it.Labels.size()
+	n := itemOverhead + it.ownSize() + len(it.Key) + len(it.Name) + len(it.Namespace) + it.Labels.size()
 	if m := it.Fields; m != nil {
 		n += mapOverhead + mapSlotBytes*max(len(m), mapMinSlots)
 		for k, v := range m {

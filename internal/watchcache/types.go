@@ -13,18 +13,21 @@ import (
 )
 
 // Item is one object as the cache holds it: encoded once, shared by every
-// list and watcher. Items are immutable: never modify JSON. The cache keeps
-// no decoded form (memory); callers that need one decode JSON, or keep
-// what they derive from it with the item (View).
+// list and watcher. Items are immutable: never modify what JSON, Head or
+// AppendTo give. The cache keeps no decoded form (memory); callers that
+// need one decode JSON, or keep what they derive from it with the item
+// (View).
 type Item struct {
 	Key       string
 	Revision  int64 // ModRevision = metadata.resourceVersion
 	Namespace string
 	Name      string
-	// JSON is the object with metadata.resourceVersion set.
-	JSON []byte
-	// MetaStart and MetaEnd are where the metadata object is in JSON:
-	// JSON[MetaStart:MetaEnd], when MetaEnd > 0 (0: not known).
+	// json is the object with metadata.resourceVersion set, less the
+	// parts it shares with other items (see SetJSON).
+	json   []byte
+	shared []sharedPart
+	// MetaStart and MetaEnd are where the metadata object is in JSON():
+	// JSON()[MetaStart:MetaEnd], when MetaEnd > 0 (0: not known).
 	MetaStart, MetaEnd int32
 	Labels             Labels
 	// Fields holds the values field selectors may use: any selectable

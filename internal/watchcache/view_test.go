@@ -9,7 +9,8 @@ import (
 // A view is built once per key however many callers ask at once, and an
 // item keeps the newest maxViews of them.
 func TestItemView(t *testing.T) {
-	it := &Item{Key: "k", JSON: []byte(`{}`)}
+	it := &Item{Key: "k"}
+	it.SetJSON([]byte(`{}`), nil)
 	var builds atomic.Int32
 	build := func(v string) func(*Item) any {
 		return func(*Item) any { builds.Add(1); return v }

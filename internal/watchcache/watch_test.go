@@ -99,8 +99,8 @@ func testWatchDeletedCarriesDeleteRevision(t *testing.T, newStore func(testing.T
 	if ev.Type != Deleted || ev.Item.Revision != del || ev.Revision != del {
 		t.Fatalf("got %s", evString(ev))
 	}
-	if !strings.Contains(string(ev.Item.JSON), fmt.Sprintf(`"resourceVersion":"%d"`, del)) {
-		t.Errorf("JSON %s lacks resourceVersion %d", ev.Item.JSON, del)
+	if !strings.Contains(string(ev.Item.JSON()), fmt.Sprintf(`"resourceVersion":"%d"`, del)) {
+		t.Errorf("JSON %s lacks resourceVersion %d", ev.Item.JSON(), del)
 	}
 	if ev.Item.Labels.Get("app") != "y" {
 		t.Errorf("deleted item labels %v, want its last state", ev.Item.Labels)
@@ -115,8 +115,8 @@ func testWatchDeletedCarriesDeleteRevision(t *testing.T, newStore func(testing.T
 	if ev.Type != Deleted || ev.Item.Revision != upd || ev.Item.Labels.Get("app") != "x" {
 		t.Fatalf("got %s labels %v", evString(ev), ev.Item.Labels)
 	}
-	if !strings.Contains(string(ev.Item.JSON), fmt.Sprintf(`"resourceVersion":"%d"`, upd)) {
-		t.Errorf("JSON %s lacks resourceVersion %d", ev.Item.JSON, upd)
+	if !strings.Contains(string(ev.Item.JSON()), fmt.Sprintf(`"resourceVersion":"%d"`, upd)) {
+		t.Errorf("JSON %s lacks resourceVersion %d", ev.Item.JSON(), upd)
 	}
 }
 

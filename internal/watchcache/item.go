@@ -1,0 +1,159 @@
+package watchcache
+
+import (
+	"io"
+	"unique"
+	"unsafe"
+)
+
+// sharedPart is a part of an item's JSON held once for every item whose
+// JSON has it: the field sets of managedFields entries, the same bytes in
+// every object one manager writes alike, and a third of a small object.
+type sharedPart struct {
+	at   int32 // where it goes in json: before json[at]
+	part unique.Handle[string]
+}
+
+// minShared is the shortest part worth sharing: a part costs the item
+// a handle and an offset, and the canonical copy a map entry.
+const minShared = 64
+
+// SetJSON sets the item's encoded object, the object with its
+// resourceVersion; spans are ranges of it ([start, end), in order, not
+// overlapping) whose bytes other items are likely to hold too. The item
+// keeps those once for all items and the rest in a buffer of its own,
+// and may keep b itself when it shares nothing. A span too short, out of
+// order or out of b is not shared.
+func (it *Item) SetJSON(b []byte, spans [][2]int) {
+	n, parts, from := 0, 0, 0
+	for _, sp := range spans {
+		if sharable(sp, from, len(b)) {
+			n += sp[1] - sp[0]
+			parts++
+			from = sp[1]
+		}
+	}
+	if parts == 0 {
+		it.json, it.shared = b, nil
+		return
+	}
+	own := make([]byte, 0, len(b)-n)
+	shared := make([]sharedPart, 0, parts)
+	from = 0
+	for _, sp := range spans {
+		if !sharable(sp, from, len(b)) {
+			continue
+		}
+		own = append(own, b[from:sp[0]]...)
+		part := b[sp[0]:sp[1]]
+		// Make copies a string it keeps, so the string may share b's
+		// bytes for the lookup: no copy when the part is known.
+		h := unique.Make(unsafe.String(unsafe.SliceData(part), len(part)))
+		shared = append(shared, sharedPart{at: int32(len(own)), part: h})
+		from = sp[1]
+	}
+	it.json, it.shared = append(own, b[from:]...), shared
+}
+
+// sharable reports whether SetJSON shares span sp of an object of n
+// bytes, the previous shared one ending at from: long enough, in order,
+// within the object.
+func sharable(sp [2]int, from, n int) bool {
+	return sp[1]-sp[0] >= minShared && sp[0] >= from && sp[1] <= n
+}
+
+// Len is the length of JSON().
+func (it *Item) Len() int {
+	n := len(it.json)
+	for _, p := range it.shared {
+		n += len(p.part.Value())
+	}
+	return n
+}
+
+// JSON returns the encoded object. For an item that shares parts of it
+// with others the bytes are put together in a new buffer each call: hot
+// paths write them with AppendTo or WriteTo instead.
+func (it *Item) JSON() []byte {
+	if it.shared == nil {
+		return it.json
+	}
+	return it.AppendTo(make([]byte, 0, it.Len()))
+}
+
+// Head returns the encoded object's first bytes, up to its first shared
+// part (all of it when it shares none), without copying: enough to read
+// what comes before metadata.managedFields, its apiVersion and kind.
+func (it *Item) Head() []byte {
+	if it.shared == nil {
+		return it.json
+	}
+	return it.json[:it.shared[0].at]
+}
+
+// AppendTo appends the encoded object to dst.
+func (it *Item) AppendTo(dst []byte) []byte {
+	return it.AppendRange(dst, 0, it.Len())
+}
+
+// AppendRange appends JSON()[start:end] to dst.
+func (it *Item) AppendRange(dst []byte, start, end int) []byte {
+	it.walk(start, end, func(b []byte) { dst = append(dst, b...) }, func(s string) { dst = append(dst, s...) })
+	return dst
+}
+
+// WriteTo writes the encoded object to w.
+func (it *Item) WriteTo(w io.Writer) (int64, error) {
+	return it.WriteRange(w, 0, it.Len())
+}
+
+// WriteRange writes JSON()[start:end] to w.
+func (it *Item) WriteRange(w io.Writer, start, end int) (int64, error) {
+	var (
+		n   int64
+		err error
+	)
+	it.walk(start, end, func(b []byte) {
+		if err == nil {
+			k, e := w.Write(b)
+			n, err = n+int64(k), e
+		}
+	}, func(s string) {
+		if err == nil {
+			k, e := io.WriteString(w, s)
+			n, err = n+int64(k), e
+		}
+	})
+	return n, err
+}
+
+// walk calls own and shared, in order, with the pieces of JSON()[start:end]:
+// own with those the item holds, shared with those it shares.
+func (it *Item) walk(start, end int, own func([]byte), shared func(string)) {
+	pos, from := 0, 0 // json[from] is at JSON()[pos]
+	for i := 0; ; i++ {
+		to := len(it.json)
+		if i < len(it.shared) {
+			to = int(it.shared[i].at)
+		}
+		b := it.json[from:to]
+		if lo, hi := max(start-pos, 0), min(end-pos, len(b)); lo < hi {
+			own(b[lo:hi])
+		}
+		pos += len(b)
+		if i == len(it.shared) || pos >= end {
+			return
+		}
+		v := it.shared[i].part.Value()
+		if lo, hi := max(start-pos, 0), min(end-pos, len(v)); lo < hi {
+			shared(v[lo:hi])
+		}
+		pos, from = pos+len(v), to
+	}
+}
+
+// ownSize is what the item holds of its encoding itself: its own bytes
+// and a handle and offset per shared part.
+func (it *Item) ownSize() int {
+	return len(it.json) + 16*len(it.shared)
+}

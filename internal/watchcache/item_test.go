@@ -1,0 +1,102 @@
+package watchcache
+
+import (
+	"bytes"
+	"math/rand"
+	"testing"
+)
+
+// TestItemSharedParts sets random objects with random parts shared and
+// wants every way of reading them to give the bytes set, the shared
+// parts held once for all items.
+func TestItemSharedParts(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	for i := range 2000 {
+		b := make([]byte, rng.Intn(600))
+		for j := range b {
+			b[j] = byte('a' + rng.Intn(3)) // repeats: parts other items share
+		}
+		var spans [][2]int
+		for at := 0; at < len(b); {
+			start := at + rng.Intn(100)
+			end := start + rng.Intn(150)
+			if end > len(b) {
+				break
+			}
+			spans = append(spans, [2]int{start, end})
+			at = end
+		}
+		it := &Item{}
+		it.SetJSON(bytes.Clone(b), spans)
+		if got := it.JSON(); !bytes.Equal(got, b) {
+			t.Fatalf("%d: JSON %q, want %q (spans %v)", i, got, b, spans)
+		}
+		if it.Len() != len(b) {
+			t.Fatalf("%d: Len %d, want %d", i, it.Len(), len(b))
+		}
+		if h := it.Head(); !bytes.HasPrefix(b, h) {
+			t.Fatalf("%d: Head %q is not a prefix of %q", i, h, b)
+		}
+		var w bytes.Buffer
+		if n, err := it.WriteTo(&w); err != nil || n != int64(len(b)) || !bytes.Equal(w.Bytes(), b) {
+			t.Fatalf("%d: WriteTo wrote %q (%d, %v), want %q", i, w.Bytes(), n, err, b)
+		}
+		if got := it.AppendTo([]byte("x")); !bytes.Equal(got, append([]byte("x"), b...)) {
+			t.Fatalf("%d: AppendTo %q", i, got)
+		}
+		for range 20 {
+			start := rng.Intn(len(b) + 1)
+			end := start + rng.Intn(len(b)-start+1)
+			if got := it.AppendRange([]byte("x"), start, end); !bytes.Equal(got, append([]byte("x"), b[start:end]...)) {
+				t.Fatalf("%d: AppendRange %d:%d = %q, want %q", i, start, end, got[1:], b[start:end])
+			}
+			var w bytes.Buffer
+			if n, err := it.WriteRange(&w, start, end); err != nil || n != int64(end-start) || !bytes.Equal(w.Bytes(), b[start:end]) {
+				t.Fatalf("%d: WriteRange %d:%d wrote %q (%d, %v), want %q", i, start, end, w.Bytes(), n, err, b[start:end])
+			}
+		}
+		shared := 0
+		for _, sp := range spans {
+			if sp[1]-sp[0] >= minShared {
+				shared += sp[1] - sp[0]
+			}
+		}
+		if len(it.json) != len(b)-shared {
+			t.Fatalf("%d: the item holds %d bytes itself, want %d", i, len(it.json), len(b)-shared)
+		}
+	}
+}
+
+// TestItemSharesOneCopy wants two items with the same part to hold the
+// same bytes for it, and an item whose JSON shares nothing to keep the
+// buffer it was given.
+func TestItemSharesOneCopy(t *testing.T) {
+	part := bytes.Repeat([]byte("f"), minShared)
+	a, b := &Item{}, &Item{}
+	a.SetJSON(append(append([]byte(`{"a":"`), part...), `"}`...), [][2]int{{6, 6 + minShared}})
+	b.SetJSON(append(append([]byte(`{"b":"`), part...), `"}`...), [][2]int{{6, 6 + minShared}})
+	if len(a.shared) != 1 || len(b.shared) != 1 || a.shared[0].part != b.shared[0].part {
+		t.Errorf("the items do not share their common part: %v, %v", a.shared, b.shared)
+	}
+	own := []byte(`{"c":1}`)
+	c := &Item{}
+	c.SetJSON(own, [][2]int{{1, 4}})
+	if got := c.JSON(); &got[0] != &own[0] {
+		t.Error("an item with no part long enough to share copied its buffer")
+	}
+}
+
+// TestItemSkipsBadSpans gives SetJSON spans out of order, overlapping and
+// out of the object: it shares none of those, and reads back what it was
+// given.
+func TestItemSkipsBadSpans(t *testing.T) {
+	b := bytes.Repeat([]byte("0123456789"), 30)
+	it := &Item{}
+	it.SetJSON(bytes.Clone(b), [][2]int{{100, 200}, {150, 250}, {50, 120}, {250, 400}, {-1, 80}, {200, 264}})
+	if got := it.JSON(); !bytes.Equal(got, b) {
+		t.Fatalf("JSON %q, want %q", got, b)
+	}
+	if len(it.shared) != 2 {
+		t.Errorf("shared %d parts, want 2 ([100,200) and [200,264))", len(it.shared))
+	}
+}
