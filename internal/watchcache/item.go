@@ -7,8 +7,9 @@ import (
 )
 
 // sharedPart is a part of an item's JSON held once for every item whose
-// JSON has it: the field sets of managedFields entries, the same bytes in
-// every object one manager writes alike, and a third of a small object.
+// JSON has it: the field sets of managedFields entries, which are the same
+// bytes in every object one manager writes alike, and a third of the
+// bytes of an object as small as the load generator's.
 type sharedPart struct {
 	at   int32 // where it goes in json: before json[at]
 	part unique.Handle[string]
@@ -46,8 +47,9 @@ func (it *Item) SetJSON(b []byte, spans [][2]int) {
 		}
 		own = append(own, b[from:sp[0]]...)
 		part := b[sp[0]:sp[1]]
-		// Make copies a string it keeps, so the string may share b's
-		// bytes for the lookup: no copy when the part is known.
+		// Make clones the string it keeps, so the one it is given may
+		// share b's bytes: no copy when the part is known already (were
+		// it kept as given, it would keep b, never modified, alive).
 		h := unique.Make(unsafe.String(unsafe.SliceData(part), len(part)))
 		shared = append(shared, sharedPart{at: int32(len(own)), part: h})
 		from = sp[1]
