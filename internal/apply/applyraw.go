@@ -16,9 +16,9 @@ import (
 // with them or with config.
 func (m *Manager) applyAgainRaw(live, config map[string]any, manager string) (map[string]any, bool) {
 	raw, isRaw := rawManagedFields(live)
-	if m.slow || !isRaw || manager == kubectlManager {
-		// kubectl's last-applied annotation follows its applies: Apply's
-		// way keeps it.
+	if m.slow || !isRaw || manager == kubectlManager && hasLastApplied(live) {
+		// The last-applied annotation of an object kubectl once applied
+		// client-side follows its applies: Apply's way keeps it.
 		return nil, false
 	}
 	pt, err := m.Types.Version(m.GroupVersion.Version)

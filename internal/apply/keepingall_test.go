@@ -40,7 +40,7 @@ func applyKeepingAllMatches(t *testing.T, seed int64) {
 		var liveF, liveS map[string]any
 		last := map[string]map[string]any{}
 		for step := range 6 {
-			manager := []string{"a", "b"}[rng.Intn(2)]
+			manager := []string{"a", "b", kubectlManager}[rng.Intn(3)]
 			force := rng.Intn(2) == 0
 			c := config()
 			if prev, ok := last[manager]; ok {

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -47,6 +49,10 @@ func TestServerSideApply(t *testing.T) {
 	if got := gizmoVersion(t, srv); got != rv {
 		t.Errorf("applying the same configuration again: resourceVersion %s → %s, want unchanged", rv, got)
 	}
+	// Applying it again with values that kubectl alone owns changed, as a
+	// GitOps tool re-applies, stores them and leaves every entry as it
+	// was (its fields, manager and operation); then back.
+	reapplyChanged(t, srv)
 
 	t.Run("a second manager conflicts, then forces", func(t *testing.T) {
 		stderr := kubectlFails(t, srv, "apply", "--server-side", "--field-manager=other", "-f", applyFixture("gizmo-other.yaml"))
@@ -191,6 +197,48 @@ func TestServerSideApply(t *testing.T) {
 // after its metadata.
 func gizmoApply(rest string) string {
 	return "apiVersion: ssa.example.com/v1\nkind: Gizmo\nmetadata: {name: g, namespace: ssa}\n" + rest + "\n"
+}
+
+// reapplyChanged applies gizmo.yaml with its image and replicas changed,
+// checks that the object has them and the same managedFields entries but
+// for their times, and applies gizmo.yaml back.
+func reapplyChanged(t *testing.T, srv *server) {
+	t.Helper()
+	entries := func() (map[string]any, []any) {
+		obj, err := srv.Dynamic.Resource(gizmos).Namespace("ssa").Get(context.Background(), "g", metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("reading gizmo g: %v", err)
+		}
+		var out []any
+		for _, e := range obj.GetManagedFields() {
+			e.Time = nil
+			out = append(out, e)
+		}
+		return obj.Object, out
+	}
+	_, before := entries()
+	orig, err := os.ReadFile(applyFixture("gizmo.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := filepath.Join(t.TempDir(), "gizmo.yaml")
+	body := strings.NewReplacer("image: nginx:1", "image: nginx:1b", "replicas: 1", "replicas: 2").Replace(string(orig))
+	if err := os.WriteFile(changed, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	kubectlLine(t, srv, "apply", "--server-side", "-f", changed)
+	obj, after := entries()
+	spec, _ := obj["spec"].(map[string]any)
+	if spec["image"] != "nginx:1b" || spec["replicas"] != int64(2) {
+		t.Errorf("applying changed values: spec is %v, want image nginx:1b and replicas 2", spec)
+	}
+	if !reflect.DeepEqual(before, after) {
+		t.Errorf("applying changed values that kubectl alone owns changed the entries:\nbefore %+v\nafter  %+v", before, after)
+	}
+	kubectlLine(t, srv, "apply", "--server-side", "-f", applyFixture("gizmo.yaml"))
+	if obj, _ := entries(); obj["spec"].(map[string]any)["image"] != "nginx:1" {
+		t.Errorf("applying gizmo.yaml back: spec is %v", obj["spec"])
+	}
 }
 
 func gizmoVersion(t *testing.T, srv *server) string {
