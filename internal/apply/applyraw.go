@@ -46,13 +46,14 @@ func (m *Manager) applyAgainRaw(live, config map[string]any, manager string) (ma
 		settled[e.key] = clean
 		return true
 	})
-	if !read || len(entries) == 0 {
+	id := managerID{Manager: manager, Operation: opApply, Subresource: m.Subresource}.String()
+	if _, applied := fields[id]; !read || !applied {
+		// Not an applier applying again: spare typing config twice.
 		return nil, false
 	}
 	if _, err := m.typed(config); err != nil {
 		return nil, false
 	}
-	id := managerID{Manager: manager, Operation: opApply, Subresource: m.Subresource}.String()
 	obj, changed, ok := m.again(pt, live, config, fields, id, func(key string, _ *fieldpath.Set) bool { return settled[key] })
 	if !ok {
 		return nil, false
