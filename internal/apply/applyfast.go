@@ -25,7 +25,8 @@ import (
 // reconcile); Apply then runs structured-merge-diff.
 //
 // changed reports whether any value changed; obj is live's copy without
-// managedFields when none did, as Apply answers a no-op.
+// managedFields when none did, as Apply answers a no-op. Either way obj's
+// metadata is a map of its own when live has managedFields.
 func (m *Manager) applyAgain(pt *typed.ParseableType, live, config map[string]any, mf *managed, id string) (obj map[string]any, changed, ok bool) {
 	liveT := typedValue(pt, shallowWithoutManagedFields(live))
 	return m.again(pt, live, config, mf.fields, id, func(_ string, s *fieldpath.Set) bool {
@@ -50,8 +51,9 @@ func (m *Manager) again(pt *typed.ParseableType, live, config map[string]any, fi
 			return nil, false, false
 		}
 	}
+	bare := shallowWithoutManagedFields(live)
 	w := againWalk{s: pt.Schema}
-	if !w.object(pt.TypeRef, config, shallowWithoutManagedFields(live), last.Set(), m.Reset[version]) {
+	if !w.object(pt.TypeRef, config, bare, last.Set(), m.Reset[version]) {
 		return nil, false, false
 	}
 	// Every field config sets is one last holds, and there are as many:
@@ -60,7 +62,7 @@ func (m *Manager) again(pt *typed.ParseableType, live, config map[string]any, fi
 		return nil, false, false
 	}
 	if len(w.changes) == 0 {
-		return shallowWithoutManagedFields(live), false, true
+		return bare, false, true
 	}
 	for key, vs := range fields {
 		if key == id {
@@ -73,7 +75,7 @@ func (m *Manager) again(pt *typed.ParseableType, live, config map[string]any, fi
 			}
 		}
 	}
-	obj = shallowWithoutManagedFields(live)
+	obj = bare
 	for _, c := range w.changes {
 		next, ok := withValueAt(obj, c.at, c.value)
 		if !ok {

@@ -13,17 +13,18 @@ import (
 // sharedSets rather than decoded, and written back as they were, but for
 // the applier's new time. ok is false when it did not apply; Apply then
 // decodes the entries and goes its way, which also reports what is wrong
-// with them or with config.
-func (m *Manager) applyAgainRaw(live, config map[string]any, manager string) (map[string]any, bool) {
+// with them or with config. declined reports that again looked at the
+// apply and found it not of its kind: applyAgain would find the same.
+func (m *Manager) applyAgainRaw(live, config map[string]any, manager string) (obj map[string]any, ok, declined bool) {
 	raw, isRaw := rawManagedFields(live)
 	if m.slow || !isRaw || manager == kubectlManager && hasLastApplied(live) {
 		// The last-applied annotation of an object kubectl once applied
 		// client-side follows its applies: Apply's way keeps it.
-		return nil, false
+		return nil, false, false
 	}
 	pt, err := m.Types.Version(m.GroupVersion.Version)
 	if err != nil {
-		return nil, false
+		return nil, false, false
 	}
 	var entries []encodedEntry
 	version := m.apiVersion()
@@ -49,14 +50,14 @@ func (m *Manager) applyAgainRaw(live, config map[string]any, manager string) (ma
 	id := managerID{Manager: manager, Operation: opApply, Subresource: m.Subresource}.String()
 	if _, applied := fields[id]; !read || !applied {
 		// Not an applier applying again: spare typing config twice.
-		return nil, false
+		return nil, false, false
 	}
 	if _, err := m.typed(config); err != nil {
-		return nil, false
+		return nil, false, false
 	}
 	obj, changed, ok := m.again(pt, live, config, fields, id, func(key string, _ *fieldpath.Set) bool { return settled[key] })
 	if !ok {
-		return nil, false
+		return nil, false, true
 	}
 	if changed {
 		for i := range entries {
@@ -64,16 +65,15 @@ func (m *Manager) applyAgainRaw(live, config map[string]any, manager string) (ma
 				continue
 			}
 			if !entries[i].timeFound {
-				return nil, false
+				return nil, false, false
 			}
 			entries[i].newTime = now()
 		}
-	} else {
-		obj = withoutManagedFields(live)
 	}
+	// obj's metadata is a copy (see again): live holds managedFields.
 	out, _ := joinSorted(raw, entries, len(entries))
 	metadata(obj)["managedFields"] = out
-	return obj, true
+	return obj, true, false
 }
 
 // sharedSets holds the field sets of the FieldsV1 that applies read

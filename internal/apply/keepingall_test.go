@@ -86,7 +86,7 @@ func applyKeepingAllMatches(t *testing.T, seed int64) {
 			if liveF != nil && rng.Intn(2) == 0 {
 				// As the handler reads it: entries kept encoded.
 				inF = redecode(t, liveF, true)
-				if _, ok := fast.applyAgainRaw(redecode(t, liveF, true), runtime.DeepCopyJSON(c), manager); ok {
+				if _, ok, _ := fast.applyAgainRaw(redecode(t, liveF, true), runtime.DeepCopyJSON(c), manager); ok {
 					raws++
 				}
 			}

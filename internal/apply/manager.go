@@ -275,10 +275,13 @@ func (m *Manager) Apply(live, patch map[string]any, manager string, force bool) 
 		return nil, apierrors.NewBadRequest("metadata.managedFields must be nil")
 	}
 	exists := live != nil
+	again := exists
 	if exists {
-		if obj, ok := m.applyAgainRaw(live, patch, manager); ok {
+		obj, ok, declined := m.applyAgainRaw(live, patch, manager)
+		if ok {
 			return obj, nil
 		}
+		again = !declined
 	}
 	if live == nil {
 		live = map[string]any{}
@@ -301,7 +304,7 @@ func (m *Manager) Apply(live, patch map[string]any, manager string, force bool) 
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("failed to create typed patch object (%s): %v", describe(patch, apiVersion, kind), err))
 	}
 	id := managerID{Manager: manager, Operation: opApply, Subresource: m.Subresource}.String()
-	if exists {
+	if again {
 		pt, err := m.Types.Version(m.GroupVersion.Version)
 		if err != nil {
 			return nil, err
