@@ -39,8 +39,10 @@ type printer struct {
 	paths sync.Pool // []*jsonpath.JSONPath compiled from exprs
 	// fields, when every column is a plain chain of member names
 	// (.spec.replicas), are those chains and metadata.name: the members a
-	// row reads, which decodeRow then decodes alone.
+	// row reads, which decodeRow then decodes alone; found finds them all
+	// in one reading of the object.
 	fields [][]string
+	found  *codec.Paths
 }
 
 // plainPath is a JSONPath that names members only.
@@ -84,6 +86,11 @@ func compilePrinter(cols []registry.PrinterColumn, custom bool) (*printer, error
 			break
 		}
 		p.fields = append(p.fields, strings.Split(col.JSONPath[1:], "."))
+	}
+	if p.fields != nil {
+		if p.found, err = codec.NewPaths(p.fields); err != nil {
+			p.fields = nil // more columns than Paths takes: decode objects whole
+		}
 	}
 	return p, nil
 }
@@ -271,7 +278,10 @@ func (p *printer) rowOf(it *watchcache.Item, enc listItem) (*encodedRow, error) 
 		return p.decodeRow(enc.bytes())
 	}
 	v := it.View(p, func(it *watchcache.Item) any {
-		r, err := p.decodeRow(it.JSON())
+		buf := rowBuffers.Get().(*[]byte)
+		defer rowBuffers.Put(buf)
+		// The row keeps nothing of the bytes it is read from.
+		r, err := p.decodeRow(it.JSONInto(buf))
 		if err != nil {
 			return err // kept too: the same bytes fail the same way
 		}
@@ -282,6 +292,11 @@ func (p *printer) rowOf(it *watchcache.Item, enc listItem) (*encodedRow, error) 
 	}
 	return v.(*encodedRow), nil
 }
+
+// rowBuffers hold the objects whose rows are being built, when their
+// cache items keep them in parts: a first Table list of many objects
+// would otherwise put each together in a buffer of its own, for nothing.
+var rowBuffers = sync.Pool{New: func() any { return new([]byte) }}
 
 // decodeRow builds the row of an encoded object. With plain column paths
 // it decodes only the members they read: objects are mostly what no
@@ -307,22 +322,21 @@ func (p *printer) members(encoded []byte) (map[string]any, bool) {
 		return nil, false
 	}
 	obj := map[string]any{}
-	for _, path := range p.fields {
-		v, found, ok := codec.FindPath(encoded, path)
-		if !ok {
-			return nil, false
-		}
-		if !found {
-			continue
+	bad := false
+	ok := p.found.Find(encoded, func(i int, v []byte) {
+		if s, ok := codec.StringValue(v); ok { // most columns' values
+			setMember(obj, p.fields[i], s)
+			return
 		}
 		// The decoder reads objects: wrap the value in one.
 		wrapped, err := decodeStored(append(append([]byte(`{"v":`), v...), '}'))
 		if err != nil {
-			return nil, false
+			bad = true
+			return
 		}
-		setMember(obj, path, wrapped["v"])
-	}
-	return obj, true
+		setMember(obj, p.fields[i], wrapped["v"])
+	})
+	return obj, ok && !bad
 }
 
 // tableOptions reads includeObject: None, Metadata (the default, also

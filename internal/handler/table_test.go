@@ -135,6 +135,7 @@ func TestRowFromMembers(t *testing.T) {
 		`{"apiVersion":"v1","kind":"X","metadata":{"creationTimestamp":"2024-01-01T00:00:00Z","labels":{"app":"a"},"name":"x"},"spec":{"ratio":1,"replicas":3,"size":"L"},"status":{"phase":null}}`,
 		`{"metadata":{"name":"y"},"spec":"text","status":{"phase":{"a":[1,2]}}}`,
 		`{"metadata":{},"spec":{"replicas":2.5,"size":{"value":"XL"}}}`,
+		`{"metadata":{"name":"z\u00e9\"q"},"spec":{"replicas":"3","size":{"value":"X\nL"}},"status":{"phase":"Ré\\ady"}}`,
 	} {
 		members, ok := p.members([]byte(obj))
 		if !ok {

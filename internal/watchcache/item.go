@@ -83,6 +83,18 @@ func (it *Item) JSON() []byte {
 	return it.AppendTo(make([]byte, 0, it.Len()))
 }
 
+// JSONInto returns the encoded object as JSON does, but when the item
+// keeps it in parts it puts it together in *buf (grown as needed, and kept
+// grown for the next use): for a reader done with it before *buf is used
+// again. *buf never holds the item's own bytes.
+func (it *Item) JSONInto(buf *[]byte) []byte {
+	if it.shared == nil {
+		return it.json
+	}
+	*buf = it.AppendTo((*buf)[:0])
+	return *buf
+}
+
 // Head returns the encoded object's first bytes, up to its first shared
 // part (all of it when it shares none), without copying: enough to read
 // what comes before metadata.managedFields, its apiVersion and kind.

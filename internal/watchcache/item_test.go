@@ -86,6 +86,41 @@ func TestItemSharesOneCopy(t *testing.T) {
 	}
 }
 
+// TestItemJSONInto reads items kept whole and in parts through one
+// buffer, as a first Table list builds its rows: each reads back as JSON
+// does, the buffer holds only what was put together in it, and reading
+// the next item through it changes none of the items.
+func TestItemJSONInto(t *testing.T) {
+	part := bytes.Repeat([]byte("f"), minShared)
+	whole, parts := []byte(`{"whole":1}`), append(append([]byte(`{"p":"`), part...), `"}`...)
+	var items []*Item
+	for range 3 {
+		a, b := &Item{}, &Item{}
+		a.SetJSON(bytes.Clone(whole), nil)
+		b.SetJSON(bytes.Clone(parts), [][2]int{{6, 6 + minShared}})
+		items = append(items, a, b)
+	}
+	buf := new([]byte)
+	for i, it := range items {
+		got := it.JSONInto(buf)
+		if !bytes.Equal(got, it.JSON()) {
+			t.Fatalf("item %d: JSONInto %q, JSON %q", i, got, it.JSON())
+		}
+		if it.shared == nil && len(*buf) > 0 && &(*buf)[0] == &got[0] {
+			t.Fatalf("item %d: the buffer holds the item's own bytes", i)
+		}
+	}
+	for i, it := range items {
+		want := whole
+		if i%2 == 1 {
+			want = parts
+		}
+		if !bytes.Equal(it.JSON(), want) {
+			t.Errorf("item %d reads %q after the others were read, want %q", i, it.JSON(), want)
+		}
+	}
+}
+
 // TestItemSkipsBadSpans gives SetJSON spans out of order, overlapping and
 // out of the object: it shares none of those, and reads back what it was
 // given.
