@@ -84,6 +84,11 @@ func writeRendered(w http.ResponseWriter, status int, mt MediaType, jsonBytes []
 		writeInternal(w, err)
 		return
 	}
+	writeBody(w, status, ctype, body)
+}
+
+// writeBody answers body, of Content-Type ctype.
+func writeBody(w http.ResponseWriter, status int, ctype string, body []byte) {
 	h := w.Header()
 	h.Set("Content-Type", ctype)
 	h.Set("Content-Length", strconv.Itoa(len(body)))
@@ -190,9 +195,19 @@ func WriteStatus(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	mt := JSON
 	if r != nil {
-		if m, err := NegotiateFor(r.Header.Get("Accept"), func(MediaType) bool { return true }); err == nil {
+		// As upstream: a Status goes out in the first form the client
+		// accepts without a conversion, protobuf included (even for a
+		// resource with no protobuf form); clauses asking for a Table or
+		// a metadata form do not count, and when none is left it is JSON.
+		if m, err := negotiate(r.Header.Get("Accept"), PlainOnly, PlainOnly); err == nil {
 			mt = MediaType{Type: m.Type, Pretty: m.Pretty}
 		}
+	}
+	if mt.Type == MediaProtobuf {
+		if err := writeProtobufStatus(w, &st); err != nil {
+			writeInternal(w, err)
+		}
+		return
 	}
 	b, err := json.Marshal(&st)
 	if err != nil { // a Status always encodes; keep the client informed anyway

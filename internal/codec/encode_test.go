@@ -16,6 +16,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -57,8 +58,16 @@ func TestNegotiate(t *testing.T) {
 		{"application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json", table("v1"), false},
 		{"application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json", table("v1beta1"), false},
 		{"application/yaml;as=Table;v=v1;g=meta.k8s.io", MediaType{Type: MediaYAML, As: "Table", Group: "meta.k8s.io", Version: "v1"}, false},
+		// The metadata client's: upstream answers every resource's
+		// metadata forms in protobuf.
 		{"application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json",
-			MediaType{Type: MediaJSON, As: "PartialObjectMetadataList", Group: "meta.k8s.io", Version: "v1"}, false},
+			MediaType{Type: MediaProtobuf, As: "PartialObjectMetadataList", Group: "meta.k8s.io", Version: "v1"}, false},
+		{"application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json",
+			MediaType{Type: MediaProtobuf, As: "PartialObjectMetadata", Group: "meta.k8s.io", Version: "v1"}, false},
+		{"application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1beta1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1beta1",
+			MediaType{Type: MediaJSON, As: "PartialObjectMetadataList", Group: "meta.k8s.io", Version: "v1beta1"}, false},
+		{"application/vnd.kubernetes.protobuf;as=Table;g=meta.k8s.io;v=v1,application/json", JSON, false},
+		{"application/vnd.kubernetes.protobuf", MediaType{}, true},                     // the plain object: only built-ins with Go types
 		{"application/json;as=Table;v=v2;g=meta.k8s.io,application/json", JSON, false}, // unknown version: next clause
 		{"application/json;as=Widget;v=v1;g=meta.k8s.io,application/yaml", MediaType{Type: MediaYAML}, false},
 		{"application/json;v=v1", MediaType{}, true}, // a partial conversion is no conversion we serve
@@ -143,6 +152,11 @@ func TestWriteStatus(t *testing.T) {
 		{"decode error", &DecodeError{Err: errors.New("bad")}, "", 400, metav1.StatusReasonBadRequest, "bad", "", false},
 		{"yaml accept", apierrors.NewBadRequest("nope"), "application/yaml", 400, metav1.StatusReasonBadRequest, "nope", "", false},
 		{"table accept still a Status", apierrors.NewBadRequest("nope"), "application/json;as=Table;v=v1;g=meta.k8s.io", 400, metav1.StatusReasonBadRequest, "nope", "", false},
+		{"protobuf accept", apierrors.NewNotFound(gr, "w"), "application/vnd.kubernetes.protobuf,application/json", 404, metav1.StatusReasonNotFound, `widgets.example.com "w" not found`, "", true},
+		{"plain protobuf accept", NotAcceptable(), "application/vnd.kubernetes.protobuf", 406, metav1.StatusReasonNotAcceptable, "only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf", "", false},
+		// Clauses asking for a conversion do not count for a Status.
+		{"metadata protobuf accept", apierrors.NewNotFound(gr, "w"), "application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json", 404, metav1.StatusReasonNotFound, `widgets.example.com "w" not found`, "", true},
+		{"table protobuf accept only", NotAcceptable(), "application/vnd.kubernetes.protobuf;as=Table;g=meta.k8s.io;v=v1", 406, metav1.StatusReasonNotAcceptable, "only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf", "", false},
 	}
 	var logBuf bytes.Buffer
 	defer slog.SetDefault(slog.Default())
@@ -168,11 +182,24 @@ func TestWriteStatus(t *testing.T) {
 				}
 				return
 			}
-			if w.Header().Get("Content-Type") != MediaJSON {
-				t.Errorf("Content-Type %q", w.Header().Get("Content-Type"))
-			}
-			if err := json.Unmarshal(w.Body.Bytes(), &st); err != nil {
-				t.Fatal(err)
+			if strings.HasPrefix(tc.accept, MediaProtobuf) && !strings.Contains(tc.accept, "as=") {
+				// As upstream answers a client preferring protobuf.
+				if w.Header().Get("Content-Type") != MediaProtobuf {
+					t.Fatalf("Content-Type %q, want protobuf", w.Header().Get("Content-Type"))
+				}
+				payload, ok := ProtobufPayload(w.Body.Bytes())
+				var env runtime.Unknown
+				if !ok || env.Unmarshal(payload) != nil || env.Kind != "Status" || env.APIVersion != "v1" || st.Unmarshal(env.Raw) != nil {
+					t.Fatalf("not an enveloped Status: %q", w.Body.Bytes())
+				}
+				st.TypeMeta = metav1.TypeMeta{Kind: env.Kind, APIVersion: env.APIVersion}
+			} else {
+				if w.Header().Get("Content-Type") != MediaJSON {
+					t.Errorf("Content-Type %q", w.Header().Get("Content-Type"))
+				}
+				if err := json.Unmarshal(w.Body.Bytes(), &st); err != nil {
+					t.Fatal(err)
+				}
 			}
 			if st.Kind != "Status" || st.APIVersion != "v1" || st.Status != metav1.StatusFailure ||
 				int(st.Code) != tc.code || st.Reason != tc.reason || st.Message != tc.msg || (st.Details != nil) != tc.details {
@@ -357,6 +384,7 @@ func TestNegotiateProtobuf(t *testing.T) {
 		{accept: "application/vnd.kubernetes.protobuf;stream=watch", want: MediaProtobuf, stream: "watch"},
 		{accept: "application/vnd.kubernetes.protobuf;as=Table;v=v1;g=meta.k8s.io, application/json", want: MediaJSON},
 		{accept: "application/vnd.kubernetes.protobuf;as=Table;v=v1;g=meta.k8s.io"},
+		{accept: "application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;v=v1;g=meta.k8s.io;stream=watch", want: MediaProtobuf, stream: "watch"},
 	} {
 		got, err := NegotiateProtobuf(tc.accept)
 		if tc.want == "" {
@@ -368,8 +396,8 @@ func TestNegotiateProtobuf(t *testing.T) {
 		if err != nil || got.Type != tc.want || got.Stream != tc.stream {
 			t.Errorf("%q: %+v, %v; want %s stream %q", tc.accept, got, err, tc.want, tc.stream)
 		}
-		if got, err := Negotiate(tc.accept); err == nil && got.Type == MediaProtobuf {
-			t.Errorf("Negotiate(%q) chose protobuf", tc.accept)
+		if got, err := Negotiate(tc.accept); err == nil && got.Type == MediaProtobuf && got.As == "" {
+			t.Errorf("Negotiate(%q) chose protobuf for the plain object", tc.accept)
 		}
 	}
 }

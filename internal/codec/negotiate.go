@@ -42,10 +42,10 @@ var acceptedOutput = []string{MediaJSON, MediaYAML, MediaProtobuf}
 
 // Negotiate picks the response form for a resource endpoint from an Accept
 // header: the plain object, or its Table, PartialObjectMetadata or
-// PartialObjectMetadataList form in meta.k8s.io/v1 or v1beta1. See
-// NegotiateFor.
+// PartialObjectMetadataList form in meta.k8s.io/v1 or v1beta1, the
+// metadata forms of v1 in protobuf too. See NegotiateFor.
 func Negotiate(accept string) (MediaType, error) {
-	return NegotiateFor(accept, ResourceTargets)
+	return negotiate(accept, ResourceTargets, metadataProtobuf)
 }
 
 // NegotiateFor picks the response form from an Accept header as upstream
@@ -55,24 +55,38 @@ func Negotiate(accept string) (MediaType, error) {
 // (protobuf, CBOR) are skipped. When no clause fits, the error is upstream's
 // 406 NotAcceptable.
 func NegotiateFor(accept string, allow func(MediaType) bool) (MediaType, error) {
-	return negotiate(accept, allow, false)
+	return negotiate(accept, allow, nil)
 }
 
 // NegotiateProtobuf is Negotiate for a built-in with a protobuf form: a
 // clause for protobuf wins like one for JSON, as the plain object or a
-// watch stream (protobuf has no Table form here).
+// watch stream, or in the metadata forms Negotiate offers it for
+// (protobuf has no Table form here).
 func NegotiateProtobuf(accept string) (MediaType, error) {
-	return negotiate(accept, ResourceTargets, true)
+	return negotiate(accept, ResourceTargets, func(mt MediaType) bool {
+		return mt.As == "" && mt.Group == "" && mt.Version == "" || metadataProtobuf(mt)
+	})
 }
 
-func negotiate(accept string, allow func(MediaType) bool, protobuf bool) (MediaType, error) {
+// metadataProtobuf reports whether mt is a metadata form upstream writes in
+// protobuf for every resource, custom ones included: PartialObjectMetadata
+// and PartialObjectMetadataList in meta.k8s.io/v1, which client-go's
+// metadata client (garbage collectors, metadata informers) asks for first.
+func metadataProtobuf(mt MediaType) bool {
+	return mt.Group == metav1.GroupName && mt.Version == "v1" &&
+		(mt.As == "PartialObjectMetadata" || mt.As == "PartialObjectMetadataList")
+}
+
+// negotiate is NegotiateFor; a protobuf clause may win too where protobuf
+// (nil for none) accepts its form.
+func negotiate(accept string, allow func(MediaType) bool, protobuf func(MediaType) bool) (MediaType, error) {
 	if accept == "" {
 		return JSON, nil
 	}
 	for _, c := range cachedAccept(accept) {
 		var typ string
 		switch {
-		case protobuf && c.typ == "application" && c.sub == "vnd.kubernetes.protobuf":
+		case protobuf != nil && c.typ == "application" && c.sub == "vnd.kubernetes.protobuf":
 			typ = MediaProtobuf
 		case c.typ == "application" && c.sub == "json",
 			c.typ == "application" && c.sub == "*",
@@ -105,7 +119,7 @@ func negotiate(accept string, allow func(MediaType) bool, protobuf bool) (MediaT
 			}
 			// Other parameters (charset, sv, export, profile) are ignored.
 		}
-		if typ == MediaProtobuf && (mt.As != "" || mt.Group != "" || mt.Version != "") {
+		if typ == MediaProtobuf && !protobuf(mt) {
 			ok = false
 		}
 		if ok && allow(mt) {

@@ -153,14 +153,7 @@ func listGoType(def *registry.Definition) string {
 func (h *Handler) writeObjectList(c *call, lm metav1.ListMeta, encoded []listItem) {
 	if c.media.Type == codec.MediaProtobuf {
 		b, err := protobufList(c, lm, encoded)
-		if err != nil {
-			codec.WriteStatus(c.w, c.r, apierrors.NewInternalError(err))
-			return
-		}
-		c.w.Header().Set("Content-Type", codec.MediaProtobuf)
-		c.w.Header().Set("Content-Length", strconv.Itoa(len(b)))
-		c.w.WriteHeader(http.StatusOK)
-		c.w.Write(b)
+		writeProtobufBody(c, http.StatusOK, b, err)
 		return
 	}
 	md := listMeta(lm)
@@ -311,6 +304,11 @@ func (h *Handler) writeMetadataList(c *call, lm metav1.ListMeta, items []*watchc
 		codec.WriteStatus(c.w, c.r, apierrors.NewInternalError(err))
 		return
 	}
+	if c.media.Type == codec.MediaProtobuf {
+		b, err := protobufMetadataList(lm, metas)
+		writeProtobufBody(c, http.StatusOK, b, err)
+		return
+	}
 	md, err := json.Marshal(lm)
 	if err != nil {
 		codec.WriteStatus(c.w, c.r, apierrors.NewInternalError(err))
@@ -332,6 +330,14 @@ type encodedMeta struct {
 	item       *watchcache.Item
 	start, end int
 	b          []byte
+}
+
+// appendTo appends the encoded metadata to dst.
+func (m encodedMeta) appendTo(dst []byte) []byte {
+	if m.item == nil {
+		return append(dst, m.b...)
+	}
+	return m.item.AppendRange(dst, m.start, m.end)
 }
 
 func (m encodedMeta) writeTo(w listWriter) {

@@ -1,12 +1,10 @@
 package handler
 
 import (
-	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"mime"
-	"slices"
 	"strconv"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -22,9 +20,6 @@ import (
 
 // protobufType is the media type of Kubernetes protobuf bodies.
 const protobufType = "application/vnd.kubernetes.protobuf"
-
-// protobufMagic starts every Kubernetes protobuf envelope.
-var protobufMagic = []byte{0x6b, 0x38, 0x73, 0x00}
 
 // isProtobuf reports whether a request body is protobuf.
 func isProtobuf(contentType string) bool {
@@ -78,11 +73,12 @@ func dropNulls(m map[string]any) {
 
 // unwrapProtobuf reads the Kubernetes protobuf envelope.
 func unwrapProtobuf(body []byte) (*runtime.Unknown, error) {
-	if !bytes.HasPrefix(body, protobufMagic) {
+	payload, ok := codec.ProtobufPayload(body)
+	if !ok {
 		return nil, apierrors.NewBadRequest("protobuf body does not start with the Kubernetes envelope prefix")
 	}
 	env := &runtime.Unknown{}
-	if err := env.Unmarshal(body[len(protobufMagic):]); err != nil {
+	if err := env.Unmarshal(payload); err != nil {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("decoding protobuf envelope: %v", err))
 	}
 	return env, nil
@@ -133,17 +129,6 @@ func protobufMessage(c *call, jsonBytes []byte) ([]byte, error) {
 	return msg.(protoMarshaler).Marshal()
 }
 
-// protobufEnvelope wraps a message in Kubernetes' envelope: the magic
-// prefix, then a runtime.Unknown naming its apiVersion and kind.
-func protobufEnvelope(apiVersion, kind string, raw []byte) ([]byte, error) {
-	env := runtime.Unknown{TypeMeta: runtime.TypeMeta{APIVersion: apiVersion, Kind: kind}, Raw: raw}
-	b, err := env.Marshal()
-	if err != nil {
-		return nil, err
-	}
-	return append(slices.Clip(protobufMagic), b...), nil
-}
-
 // protobufObject is a JSON object of the resource (or a Status) in
 // protobuf with its envelope.
 func protobufObject(c *call, jsonBytes []byte) ([]byte, error) {
@@ -153,23 +138,37 @@ func protobufObject(c *call, jsonBytes []byte) ([]byte, error) {
 	}
 	var raw []byte
 	var err error
-	if tm.Kind == "Status" {
+	switch {
+	case tm.Kind == "Status":
 		var st metav1.Status
 		if err = json.Unmarshal(jsonBytes, &st); err == nil {
 			raw, err = st.Marshal()
 		}
-	} else {
+	case c.media.As != "":
+		// Negotiation offers protobuf in no other form than the
+		// metadata ones: the object is a PartialObjectMetadata.
+		var pm metav1.PartialObjectMetadata
+		if err = json.Unmarshal(jsonBytes, &pm); err == nil {
+			raw, err = pm.Marshal()
+		}
+	default:
 		raw, err = protobufMessage(c, jsonBytes)
 	}
 	if err != nil {
 		return nil, err
 	}
-	return protobufEnvelope(tm.APIVersion, tm.Kind, raw)
+	return codec.ProtobufEnvelope(tm.APIVersion, tm.Kind, raw)
 }
 
 // writeProtobuf answers one JSON object of the resource in protobuf.
 func writeProtobuf(c *call, status int, jsonBytes []byte) {
 	b, err := protobufObject(c, jsonBytes)
+	writeProtobufBody(c, status, b, err)
+}
+
+// writeProtobufBody answers b, an enveloped protobuf message, or the
+// error that made it.
+func writeProtobufBody(c *call, status int, b []byte, err error) {
 	if err != nil {
 		codec.WriteStatus(c.w, c.r, apierrors.NewInternalError(err))
 		return
@@ -197,7 +196,27 @@ func protobufList(c *call, lm metav1.ListMeta, items []listItem) ([]byte, error)
 		raw = protowire.AppendTag(raw, 2, protowire.BytesType)
 		raw = protowire.AppendBytes(raw, m)
 	}
-	return protobufEnvelope(c.apiVersion(), c.def.ListKind, raw)
+	return codec.ProtobufEnvelope(c.apiVersion(), c.def.ListKind, raw)
+}
+
+// protobufMetadataList is a meta.k8s.io/v1 PartialObjectMetadataList in
+// protobuf, of the listed objects' encoded metadata. Its items carry no
+// kind or apiVersion: protobuf has no place for them, and clients compare
+// them with what a get of each returns.
+func protobufMetadataList(lm metav1.ListMeta, metas []encodedMeta) ([]byte, error) {
+	list := metav1.PartialObjectMetadataList{ListMeta: lm, Items: make([]metav1.PartialObjectMetadata, len(metas))}
+	var buf []byte
+	for i, m := range metas {
+		buf = m.appendTo(buf[:0])
+		if err := json.Unmarshal(buf, &list.Items[i].ObjectMeta); err != nil {
+			return nil, fmt.Errorf("decoding metadata for protobuf: %w", err)
+		}
+	}
+	raw, err := list.Marshal()
+	if err != nil {
+		return nil, err
+	}
+	return codec.ProtobufEnvelope(metav1.SchemeGroupVersion.String(), "PartialObjectMetadataList", raw)
 }
 
 // protobufWatchFrame turns a JSON watch frame ({"type":…,"object":…}) into
