@@ -11,26 +11,16 @@ import "strconv"
 // time: callers that care must notice.
 func EachMember(encoded []byte, fn func(name string, value []byte) bool) (ok bool) {
 	s := scanner{b: encoded}
-	if !s.consume('{') {
-		return false
-	}
-	for first := true; !s.consume('}'); first = false {
-		if !first && !s.consume(',') {
-			return false
-		}
-		k, ok := s.key()
-		if !ok {
-			return false
-		}
+	stopped := false
+	ok = eachMember(&s, func(name []byte) bool {
 		start := s.i
 		if !s.value(0) {
 			return false
 		}
-		if !fn(k.string(encoded), encoded[start:s.i]) {
-			return true
-		}
-	}
-	return s.i == len(encoded)
+		stopped = !fn(string(name), encoded[start:s.i])
+		return !stopped
+	})
+	return stopped || ok && s.i == len(encoded)
 }
 
 // EachMemberAt calls fn as EachMember(value, fn) does for the value at

@@ -459,6 +459,32 @@ func (s *scanner) key() (key, bool) {
 	return k, ok && s.consume(':')
 }
 
+// eachMember calls member with each member name of the object at s.i,
+// with s at the member's value, which member must consume. name is only
+// valid during the call.
+func eachMember(s *scanner, member func(name []byte) bool) bool {
+	if !s.consume('{') {
+		return false
+	}
+	for first := true; !s.consume('}'); first = false {
+		if !first && !s.consume(',') {
+			return false
+		}
+		k, ok := s.key()
+		if !ok {
+			return false
+		}
+		name := s.b[k.start:k.end]
+		if !k.plain {
+			name = []byte(k.string(s.b))
+		}
+		if !member(name) {
+			return false
+		}
+	}
+	return true
+}
+
 // str scans the string at s.i.
 func (s *scanner) str() (key, bool) {
 	b := s.b

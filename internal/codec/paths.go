@@ -90,29 +90,18 @@ func (s *scanner) paths(n *pathNode, depth int, found func(int, []byte)) bool {
 	if depth >= maxScanDepth {
 		return false
 	}
-	s.i++ // the '{'
 	// The members of n already met: a member's first occurrence counts.
 	var met uint64
-	for first := true; !s.consume('}'); first = false {
-		if !first && !s.consume(',') {
-			return false
-		}
-		k, ok := s.key()
-		if !ok {
-			return false
-		}
+	return eachMember(s, func(name []byte) bool {
 		j := -1
 		for c := range n.members {
-			if met&(1<<c) == 0 && k.is(s.b, n.members[c].name) {
+			if met&(1<<c) == 0 && string(name) == n.members[c].name {
 				j = c
 				break
 			}
 		}
 		if j < 0 {
-			if !s.value(depth + 1) {
-				return false
-			}
-			continue
+			return s.value(depth + 1)
 		}
 		met |= 1 << j
 		m := &n.members[j]
@@ -127,6 +116,6 @@ func (s *scanner) paths(n *pathNode, depth int, found func(int, []byte)) bool {
 		if m.at >= 0 {
 			found(m.at, s.b[start:s.i])
 		}
-	}
-	return true
+		return true
+	})
 }

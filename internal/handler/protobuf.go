@@ -12,6 +12,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 
 	"github.com/crdserver/crdserver/internal/codec"
 	"github.com/crdserver/crdserver/internal/registry"
@@ -147,10 +148,8 @@ func protobufObject(c *call, jsonBytes []byte) ([]byte, error) {
 	case c.media.As != "":
 		// Negotiation offers protobuf in no other form than the
 		// metadata ones: the object is a PartialObjectMetadata.
-		var pm metav1.PartialObjectMetadata
-		if err = json.Unmarshal(jsonBytes, &pm); err == nil {
-			raw, err = pm.Marshal()
-		}
+		md, _, _ := codec.FindPath(jsonBytes, []string{"metadata"})
+		raw, _, err = partialMetadataProtobuf(nil, nil, md)
 	default:
 		raw, err = protobufMessage(c, jsonBytes)
 	}
@@ -204,19 +203,44 @@ func protobufList(c *call, lm metav1.ListMeta, items []listItem) ([]byte, error)
 // kind or apiVersion: protobuf has no place for them, and clients compare
 // them with what a get of each returns.
 func protobufMetadataList(lm metav1.ListMeta, metas []encodedMeta) ([]byte, error) {
-	list := metav1.PartialObjectMetadataList{ListMeta: lm, Items: make([]metav1.PartialObjectMetadata, len(metas))}
-	var buf []byte
-	for i, m := range metas {
-		buf = m.appendTo(buf[:0])
-		if err := json.Unmarshal(buf, &list.Items[i].ObjectMeta); err != nil {
-			return nil, fmt.Errorf("decoding metadata for protobuf: %w", err)
-		}
-	}
-	raw, err := list.Marshal()
+	md, err := lm.Marshal()
 	if err != nil {
 		return nil, err
 	}
+	raw := protowire.AppendTag(nil, 1, protowire.BytesType)
+	raw = protowire.AppendBytes(raw, md)
+	var buf, item, om []byte
+	for _, m := range metas {
+		buf = m.appendTo(buf[:0])
+		if item, om, err = partialMetadataProtobuf(item[:0], om[:0], buf); err != nil {
+			return nil, err
+		}
+		raw = protowire.AppendTag(raw, 2, protowire.BytesType)
+		raw = protowire.AppendBytes(raw, item)
+	}
 	return codec.ProtobufEnvelope(metav1.SchemeGroupVersion.String(), "PartialObjectMetadataList", raw)
+}
+
+// partialMetadataProtobuf appends the PartialObjectMetadata message (its
+// field 1, the ObjectMeta) of an object's encoded metadata to dst, using
+// scratch for the ObjectMeta, which it returns for the next call.
+func partialMetadataProtobuf(dst, scratch, metadata []byte) (out, om []byte, err error) {
+	om, ok := codec.AppendObjectMetaProtobuf(scratch, metadata)
+	if !ok {
+		// Not as stored: the Go type's decoding reads it, or says what
+		// is wrong.
+		var meta metav1.ObjectMeta
+		if len(metadata) > 0 {
+			if err := utiljson.Unmarshal(metadata, &meta); err != nil {
+				return nil, nil, fmt.Errorf("decoding metadata for protobuf: %w", err)
+			}
+		}
+		if om, err = meta.Marshal(); err != nil {
+			return nil, nil, err
+		}
+	}
+	dst = protowire.AppendTag(dst, 1, protowire.BytesType)
+	return protowire.AppendBytes(dst, om), om, nil
 }
 
 // protobufWatchFrame turns a JSON watch frame ({"type":…,"object":…}) into
