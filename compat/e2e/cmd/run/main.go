@@ -33,14 +33,20 @@ import (
 
 // The subset of issue 15: API machinery specs about custom resources and
 // the machinery around them, without the ones that need a quiet cluster,
-// break it on purpose, are known to flake or take long.
+// break it on purpose, are known to flake or take long. It also takes the
+// machinery every client meets (server-side apply, watch lists and their
+// metadata and Table forms, client-go's negotiation, request timeouts,
+// OpenAPI v3, the version, storage version migration) and the garbage
+// collector's custom resource specs.
 const (
-	defaultFocus = `\[sig-api-machinery\].*(CustomResource|CRD|FieldValidation|Discovery|ValidatingAdmissionPolicy|MutatingAdmissionPolicy|ratchet|x-kubernetes-validations|Watchers|Servers with support for API chunking|Servers with support for Table)`
-	defaultSkip  = `\[Serial\]|\[Disruptive\]|\[Flaky\]|\[Slow\]|` + podSpecs
+	defaultFocus = `\[sig-api-machinery\].*(CustomResource|CRD|FieldValidation|Discovery|ValidatingAdmissionPolicy|MutatingAdmissionPolicy|ratchet|x-kubernetes-validations|Watchers|Servers with support for API chunking|Servers with support for Table)` +
+		`|\[sig-api-machinery\] (ServerSideApply|API Streaming|client-go|Server request timeout|OpenAPIV3|server version|StorageVersionMigration|Garbage collector should support .* deletion of custom resources|Generated clientset should create v1 cronJobs)`
+	defaultSkip = `\[Serial\]|\[Disruptive\]|\[Flaky\]|\[Slow\]|` + podSpecs
 	// podSpecs are specs in the focus that deploy pods (conversion webhook
 	// servers), which a server without nodes never runs: against
-	// kube-apiserver they hang until interrupted.
-	podSpecs = `CustomResourceConversionWebhook|CustomResourceFieldSelectors`
+	// kube-apiserver they hang until interrupted. The two server-side
+	// apply specs create pods, which crdserver does not serve.
+	podSpecs = `CustomResourceConversionWebhook|CustomResourceFieldSelectors|ServerSideApply should (create an applied object if it does not already exist|work for subresources)`
 )
 
 func main() {
