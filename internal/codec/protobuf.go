@@ -18,6 +18,10 @@ func ProtobufPayload(body []byte) ([]byte, bool) {
 	return bytes.CutPrefix(body, protobufMagic)
 }
 
+// AppendProtobufMagic appends the envelope's magic prefix to dst, for
+// callers that write an envelope in parts.
+func AppendProtobufMagic(dst []byte) []byte { return append(dst, protobufMagic...) }
+
 // ProtobufEnvelope wraps a protobuf message in Kubernetes' envelope: the
 // magic prefix, then a runtime.Unknown naming its apiVersion and kind.
 func ProtobufEnvelope(apiVersion, kind string, raw []byte) ([]byte, error) {

@@ -305,8 +305,16 @@ func (h *Handler) writeMetadataList(c *call, lm metav1.ListMeta, items []*watchc
 		return
 	}
 	if c.media.Type == codec.MediaProtobuf {
-		b, err := protobufMetadataList(lm, metas)
-		writeProtobufBody(c, http.StatusOK, b, err)
+		head, items, err := protobufMetadataList(lm, metas)
+		if err != nil {
+			codec.WriteStatus(c.w, c.r, apierrors.NewInternalError(err))
+			return
+		}
+		c.w.Header().Set("Content-Type", codec.MediaProtobuf)
+		c.w.Header().Set("Content-Length", strconv.Itoa(len(head)+len(items)))
+		c.w.WriteHeader(http.StatusOK)
+		c.w.Write(head)
+		c.w.Write(items)
 		return
 	}
 	md, err := json.Marshal(lm)
@@ -330,6 +338,14 @@ type encodedMeta struct {
 	item       *watchcache.Item
 	start, end int
 	b          []byte
+}
+
+// len is the length of the encoded metadata.
+func (m encodedMeta) len() int {
+	if m.item == nil {
+		return len(m.b)
+	}
+	return m.end - m.start
 }
 
 // appendTo appends the encoded metadata to dst.

@@ -20,7 +20,7 @@ func BenchmarkProtobufMetadataList(b *testing.B) {
 		metas[i].b = []byte(md)
 	}
 	for b.Loop() {
-		if _, err := protobufMetadataList(metav1.ListMeta{ResourceVersion: "9"}, metas); err != nil {
+		if _, _, err := protobufMetadataList(metav1.ListMeta{ResourceVersion: "9"}, metas); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -34,11 +34,11 @@ func TestProtobufMetadataList(t *testing.T) {
 	stored := `{"creationTimestamp":"2026-11-29T10:59:29Z","labels":{"a":"b"},"name":"x","namespace":"ns","resourceVersion":"5","uid":"u"}`
 	odd := `{"name":"y","creationTimestamp":"2026-11-29T10:59:29\u005a"}` // an escaped time: the long way
 	metas := []encodedMeta{{b: []byte(stored)}, {b: []byte(odd)}}
-	b, err := protobufMetadataList(metav1.ListMeta{ResourceVersion: "9", Continue: "c"}, metas)
+	head, items, err := protobufMetadataList(metav1.ListMeta{ResourceVersion: "9", Continue: "c"}, metas)
 	if err != nil {
 		t.Fatal(err)
 	}
-	env, err := unwrapProtobuf(b)
+	env, err := unwrapProtobuf(append(head, items...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestProtobufMetadataList(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("decoded list (-want +got):\n%s", diff)
 	}
-	if _, err := protobufMetadataList(metav1.ListMeta{}, []encodedMeta{{b: []byte(`{"name":1}`)}}); err == nil {
+	if _, _, err := protobufMetadataList(metav1.ListMeta{}, []encodedMeta{{b: []byte(`{"name":1}`)}}); err == nil {
 		t.Error("metadata the Go type cannot read was encoded")
 	}
 }

@@ -350,13 +350,14 @@ func (b *bench) run(ctx context.Context, report *Report) error {
 			}
 		case "list-paged":
 			add(b.runner().Run(ctx, w, b.listPaged))
-		case "list-raw-paged", "table", "table-paged", "metadata":
+		case "list-raw-paged", "table", "table-paged", "metadata", "metadata-protobuf":
 			if b.http == nil {
 				continue
 			}
 			add(b.runner().Run(ctx, w, map[string]Op{
 				"list-raw-paged": b.listRawPaged, "table": b.listTable,
 				"table-paged": b.listTablePaged, "metadata": b.listMetadata,
+				"metadata-protobuf": b.listMetadataProtobuf,
 			}[w]))
 		case "watch":
 			writes, deliveries, err := b.watch(ctx)

@@ -91,7 +91,7 @@ func TestConfigComplete(t *testing.T) {
 	}{
 		{name: "zero value", check: func(c Config) bool {
 			return c.Resource == ResourceWidgets && c.Count == 1000 && c.Concurrency == 10 && c.ObjectSize == 2048 &&
-				len(c.Workloads) == len(Workloads)-2 && !slices.Contains(c.Workloads, "status") && !slices.Contains(c.Workloads, "patch")
+				len(c.Workloads) == len(Workloads)-3 && !slices.ContainsFunc(c.Workloads, namedOnly)
 		}},
 		{name: "duration only keeps count unbounded", cfg: Config{Duration: time.Second}, check: func(c Config) bool { return c.Count == 0 }},
 		{name: "unknown resource", cfg: Config{Resource: "pods"}, wantErr: true},

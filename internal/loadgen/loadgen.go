@@ -36,7 +36,7 @@ import (
 // the updates as "watch-update" and the deliveries as "watch". "apply"
 // server-side applies each object as it is with a new update number, as
 // one manager, forcing conflicts (the objects were created by another).
-var Workloads = []string{"create", "get", "update", "status", "patch", "apply", "list", "list-raw", "list-v2", "list-paged", "list-raw-paged", "table", "table-paged", "metadata", "watch", "delete"}
+var Workloads = []string{"create", "get", "update", "status", "patch", "apply", "list", "list-raw", "list-v2", "list-paged", "list-raw-paged", "table", "table-paged", "metadata", "metadata-protobuf", "watch", "delete"}
 
 // "status", run only when named, replaces objects' status through the
 // status subresource, as controllers report what they see: the update
@@ -45,7 +45,9 @@ var Workloads = []string{"create", "get", "update", "status", "patch", "apply", 
 // JSON merge patch, as kubectl patch and controller-runtime's client do.
 
 // "list-raw-paged", "table", "table-paged" and "metadata" list in pages,
-// as kubectl get does and as metadata informers do (views.go).
+// as kubectl get does and as metadata informers do (views.go);
+// "metadata-protobuf", run only when named, is "metadata" in the protobuf
+// client-go's metadata client asks for first.
 
 // "list-v2" is list-raw at the Widget's version v2, which the run adds when
 // Config.Conversion is set (and skips otherwise): the cost of converting
@@ -59,7 +61,7 @@ var Workloads = []string{"create", "get", "update", "status", "patch", "apply", 
 
 // namedOnly reports whether workload w of the Workloads list runs only
 // when named.
-func namedOnly(w string) bool { return w == "status" || w == "patch" }
+func namedOnly(w string) bool { return w == "status" || w == "patch" || w == "metadata-protobuf" }
 
 // Config describes one benchmark run. The zero value of every field is a
 // working default.

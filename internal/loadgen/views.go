@@ -19,8 +19,13 @@ import (
 // tableAccept is the Accept header kubectl get sends.
 const tableAccept = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json"
 
-// metadataAccept is the Accept header of client-go's metadata client.
-const metadataAccept = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
+// metadataAccept is the JSON part of client-go's metadata client's Accept
+// header, and metadataProtobufAccept all of it: the client asks for
+// protobuf first.
+const (
+	metadataAccept         = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
+	metadataProtobufAccept = "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1," + metadataAccept
+)
 
 func (b *bench) listRawPaged(ctx context.Context, _ int) error {
 	return b.listAs(ctx, "application/json", b.cfg.PageSize)
@@ -36,6 +41,10 @@ func (b *bench) listTablePaged(ctx context.Context, _ int) error {
 
 func (b *bench) listMetadata(ctx context.Context, _ int) error {
 	return b.listAs(ctx, metadataAccept, 0)
+}
+
+func (b *bench) listMetadataProtobuf(ctx context.Context, _ int) error {
+	return b.listAs(ctx, metadataProtobufAccept, 0)
 }
 
 // listAs lists everything with the given Accept header, in pages of limit
