@@ -149,7 +149,7 @@ func protobufObject(c *call, jsonBytes []byte) ([]byte, error) {
 		// Negotiation offers protobuf in no other form than the
 		// metadata ones: the object is a PartialObjectMetadata.
 		md, _, _ := codec.FindPath(jsonBytes, []string{"metadata"})
-		raw, _, err = partialMetadataProtobuf(nil, nil, md)
+		raw, err = partialMetadataProtobuf(nil, md)
 	default:
 		raw, err = protobufMessage(c, jsonBytes)
 	}
@@ -212,14 +212,17 @@ func protobufMetadataList(lm metav1.ListMeta, metas []encodedMeta) (head, items 
 		size += m.len() // protobuf is smaller than the JSON it is made from
 	}
 	items = make([]byte, 0, size+size/8)
-	var buf, item, om []byte
+	var buf, om []byte
 	for _, m := range metas {
 		buf = m.appendTo(buf[:0])
-		if item, om, err = partialMetadataProtobuf(item[:0], om[:0], buf); err != nil {
+		if om, err = objectMetaProtobuf(om[:0], buf); err != nil {
 			return nil, nil, err
 		}
+		// Item (field 2): a PartialObjectMetadata, whose field 1 is om.
 		items = protowire.AppendTag(items, 2, protowire.BytesType)
-		items = protowire.AppendBytes(items, item)
+		items = protowire.AppendVarint(items, uint64(protowire.SizeTag(1)+protowire.SizeBytes(len(om))))
+		items = protowire.AppendTag(items, 1, protowire.BytesType)
+		items = protowire.AppendBytes(items, om)
 	}
 	md, err := lm.Marshal()
 	if err != nil {
@@ -242,25 +245,35 @@ func protobufMetadataList(lm metav1.ListMeta, metas []encodedMeta) (head, items 
 }
 
 // partialMetadataProtobuf appends the PartialObjectMetadata message (its
-// field 1, the ObjectMeta) of an object's encoded metadata to dst, using
-// scratch for the ObjectMeta, which it returns for the next call.
-func partialMetadataProtobuf(dst, scratch, metadata []byte) (out, om []byte, err error) {
-	om, ok := codec.AppendObjectMetaProtobuf(scratch, metadata)
-	if !ok {
-		// Not as stored: the Go type's decoding reads it, or says what
-		// is wrong.
-		var meta metav1.ObjectMeta
-		if len(metadata) > 0 {
-			if err := utiljson.Unmarshal(metadata, &meta); err != nil {
-				return nil, nil, fmt.Errorf("decoding metadata for protobuf: %w", err)
-			}
-		}
-		if om, err = meta.Marshal(); err != nil {
-			return nil, nil, err
-		}
+// field 1, the ObjectMeta) of an object's encoded metadata to dst.
+func partialMetadataProtobuf(dst, metadata []byte) ([]byte, error) {
+	om, err := objectMetaProtobuf(nil, metadata)
+	if err != nil {
+		return nil, err
 	}
 	dst = protowire.AppendTag(dst, 1, protowire.BytesType)
-	return protowire.AppendBytes(dst, om), om, nil
+	return protowire.AppendBytes(dst, om), nil
+}
+
+// objectMetaProtobuf appends the ObjectMeta message of an object's encoded
+// metadata to dst.
+func objectMetaProtobuf(dst, metadata []byte) ([]byte, error) {
+	if om, ok := codec.AppendObjectMetaProtobuf(dst, metadata); ok {
+		return om, nil
+	}
+	// Not as stored: the Go type's decoding reads it, or says what is
+	// wrong.
+	var meta metav1.ObjectMeta
+	if len(metadata) > 0 {
+		if err := utiljson.Unmarshal(metadata, &meta); err != nil {
+			return nil, fmt.Errorf("decoding metadata for protobuf: %w", err)
+		}
+	}
+	om, err := meta.Marshal()
+	if err != nil {
+		return nil, err
+	}
+	return append(dst, om...), nil
 }
 
 // protobufWatchFrame turns a JSON watch frame ({"type":…,"object":…}) into
