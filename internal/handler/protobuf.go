@@ -203,13 +203,14 @@ func protobufList(c *call, lm metav1.ListMeta, items []listItem) ([]byte, error)
 // written one after the other: the envelope and the list up to its items,
 // then the items. The items are encoded once into one buffer, sized up
 // front, and never copied into the envelope: a list of 10,000 objects is
-// megabytes, which whole-message marshalling copied four times. The items
+// megabytes, which marshalling the whole list, then the envelope, copied
+// again and again. The items
 // carry no kind or apiVersion: protobuf has no place for them, and clients
 // compare them with what a get of each returns.
 func protobufMetadataList(lm metav1.ListMeta, metas []encodedMeta) (head, items []byte, err error) {
 	size := 0
 	for _, m := range metas {
-		size += m.len() // protobuf is smaller than the JSON it is made from
+		size += m.len() // protobuf is smaller than its JSON, but for tags
 	}
 	items = make([]byte, 0, size+size/8)
 	var buf, om []byte
