@@ -2,10 +2,10 @@ package handler
 
 import (
 	"errors"
-	"net/http"
 	"strconv"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/crdserver/crdserver/internal/codec"
 	"github.com/crdserver/crdserver/internal/conversion"
@@ -81,15 +81,22 @@ func (h *Handler) deleteCollection(c *call) {
 		}
 		items = append(items, obj)
 	}
-	// As upstream answers: the list it deleted from, at its revision.
-	lm := map[string]any{"resourceVersion": strconv.FormatInt(res.ResourceVersion, 10)}
-	if c.def.Custom() {
-		lm["continue"] = "" // an unstructured list's metadata keeps it
+	// As upstream answers: the list it deleted from, at its revision, in
+	// the form the client asked for, as a list is.
+	encoded := make([]listItem, len(items))
+	for i, item := range items {
+		b, ok := item.(codec.Raw)
+		if !ok {
+			var err error
+			if b, err = codec.Marshal(item); err != nil {
+				codec.WriteStatus(c.w, c.r, apierrors.NewInternalError(err))
+				return
+			}
+		}
+		encoded[i] = listItem{body: b}
 	}
-	codec.WriteObject(c.w, http.StatusOK, c.media, map[string]any{
-		"kind": c.def.ListKind, "apiVersion": c.apiVersion(),
-		"metadata": lm, "items": items,
-	})
+	lm := metav1.ListMeta{ResourceVersion: strconv.FormatInt(res.ResourceVersion, 10)}
+	h.writeListAs(c, lm, make([]*watchcache.Item, len(encoded)), encoded)
 }
 
 // atRevision is an encoded object with resourceVersion rev: spliced into

@@ -125,13 +125,21 @@ func (h *Handler) writeList(c *call, res watchcache.ListResult) {
 		return
 	}
 	lm := metav1.ListMeta{ResourceVersion: rv, Continue: res.Continue, RemainingItemCount: res.RemainingItemCount}
+	h.writeListAs(c, lm, res.Items, encoded)
+}
+
+// writeListAs answers listed objects, encoded in the request's version, in
+// the form the client asked for. items are their cache items, or nil for
+// an object that is not one (a delete collection answers with objects as
+// deleted).
+func (h *Handler) writeListAs(c *call, lm metav1.ListMeta, items []*watchcache.Item, encoded []listItem) {
 	switch c.media.As {
 	case "":
 		h.writeObjectList(c, lm, encoded)
 	case "Table":
-		h.writeTableList(c, lm, res.Items, encoded)
+		h.writeTableList(c, lm, items, encoded)
 	case "PartialObjectMetadataList":
-		h.writeMetadataList(c, lm, res.Items, encoded)
+		h.writeMetadataList(c, lm, items, encoded)
 	case "PartialObjectMetadata":
 		codec.WriteStatus(c.w, c.r, statusError(http.StatusNotAcceptable, metav1.StatusReasonNotAcceptable,
 			fmt.Sprintf("you requested PartialObjectMetadata, but the requested object is a list (%s)", listGoType(c.def))))
@@ -370,7 +378,7 @@ func (m encodedMeta) writeTo(w listWriter) {
 func metadataOf(items []*watchcache.Item, encoded []listItem) ([]encodedMeta, error) {
 	out := make([]encodedMeta, len(items))
 	for i, it := range items {
-		if it.MetaEnd > 0 && encoded[i].item == it {
+		if it != nil && it.MetaEnd > 0 && encoded[i].item == it {
 			out[i] = encodedMeta{item: it, start: int(it.MetaStart), end: int(it.MetaEnd)}
 			continue
 		}

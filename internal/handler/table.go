@@ -274,7 +274,7 @@ func (r *encodedRow) appendCells(b []byte, now time.Time) []byte {
 // item, and built on first use, when enc is the item's own bytes (the
 // object is in the request's version); built for this request otherwise.
 func (p *printer) rowOf(it *watchcache.Item, enc listItem) (*encodedRow, error) {
-	if !enc.asCached(it) {
+	if it == nil || !enc.asCached(it) {
 		return p.decodeRow(enc.bytes())
 	}
 	v := it.View(p, func(it *watchcache.Item) any {
