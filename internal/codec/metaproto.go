@@ -7,16 +7,15 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
-// AppendObjectMetaProtobuf appends the protobuf encoding of a compact JSON
-// ObjectMeta (an object's metadata as stored, and nothing after it) to dst: what decoding it
-// with encoding/json into metav1.ObjectMeta and marshalling that would
-// give (decoded case-sensitively, as upstream's server decodes), as the
-// decoders read it, without building the Go value. Metadata
-// lists in protobuf (client-go's metadata client) cost a tenth of that
-// way. ok is false when encoded is not what the server stores (a value of
-// another type, a time that does not parse): the caller then takes the
-// long way, which says what is wrong. Members ObjectMeta does not have are
-// skipped, as decoding skips them.
+// AppendObjectMetaProtobuf appends to dst the protobuf encoding of a
+// compact JSON ObjectMeta (an object's metadata as stored, and nothing
+// after it): what decoding it into metav1.ObjectMeta, case-sensitively as
+// upstream's server decodes, and marshalling that would give, as far as
+// decoders can tell, without building the Go value, which costs five
+// times as much. ok is false when encoded is not what the server stores (a
+// value of another type, a time that does not parse, a repeated member):
+// the caller then takes the long way, which says what is wrong. Members
+// ObjectMeta does not have are skipped, as decoding skips them.
 func AppendObjectMetaProtobuf(dst, encoded []byte) (out []byte, ok bool) {
 	s := scanner{b: encoded}
 	if !s.peek('{') {
