@@ -313,16 +313,16 @@ func (h *Handler) writeMetadataList(c *call, lm metav1.ListMeta, items []*watchc
 		return
 	}
 	if c.media.Type == codec.MediaProtobuf {
-		head, items, err := protobufMetadataList(lm, metas)
-		if err != nil {
+		started := false
+		err := writeProtobufMetadataList(c.w, func(n int) {
+			started = true
+			c.w.Header().Set("Content-Type", codec.MediaProtobuf)
+			c.w.Header().Set("Content-Length", strconv.Itoa(n))
+			c.w.WriteHeader(http.StatusOK)
+		}, lm, metas, protobufListBuffered)
+		if err != nil && !started {
 			codec.WriteStatus(c.w, c.r, apierrors.NewInternalError(err))
-			return
 		}
-		c.w.Header().Set("Content-Type", codec.MediaProtobuf)
-		c.w.Header().Set("Content-Length", strconv.Itoa(len(head)+len(items)))
-		c.w.WriteHeader(http.StatusOK)
-		c.w.Write(head)
-		c.w.Write(items)
 		return
 	}
 	md, err := json.Marshal(lm)

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"io"
 	"mime"
 	"strconv"
 
@@ -198,51 +199,117 @@ func protobufList(c *call, lm metav1.ListMeta, items []listItem) ([]byte, error)
 	return codec.ProtobufEnvelope(c.apiVersion(), c.def.ListKind, raw)
 }
 
-// protobufMetadataList is a meta.k8s.io/v1 PartialObjectMetadataList in
-// protobuf, of the listed objects' encoded metadata, in two parts to be
-// written one after the other: the envelope and the list up to its items,
-// then the items. The items are encoded once into one buffer, sized up
-// front, and never copied into the envelope: a list of 10,000 objects is
-// megabytes, which marshalling the whole list, then the envelope, copied
-// again and again. The items
-// carry no kind or apiVersion: protobuf has no place for them, and clients
-// compare them with what a get of each returns.
-func protobufMetadataList(lm metav1.ListMeta, metas []encodedMeta) (head, items []byte, err error) {
+// protobufListBuffered is the size of metadata (as JSON) up to which a
+// protobuf metadata list is encoded once into a buffer; a larger one is
+// encoded twice, first to learn its length, which the envelope states
+// before the items, then as it is written, so that an unpaged list of
+// tens of thousands of objects never holds its megabytes at once. Paged
+// lists (informers ask for 500 objects) stay well under it.
+const protobufListBuffered = 4 << 20
+
+// writeProtobufMetadataList writes a meta.k8s.io/v1
+// PartialObjectMetadataList in protobuf, of the listed objects' encoded
+// metadata, to w, after calling start with its length: the envelope and
+// the list up to its items, then the items, never copied into the
+// envelope as marshalling the whole list would. start is called only when
+// every item has encoded. The items carry no kind or apiVersion: protobuf
+// has no place for them, and clients compare them with what a get of each
+// returns.
+func writeProtobufMetadataList(w io.Writer, start func(n int), lm metav1.ListMeta, metas []encodedMeta, bufferUpTo int) error {
 	size := 0
 	for _, m := range metas {
-		size += m.len() // protobuf is smaller than its JSON, but for tags
+		size += m.len()
 	}
-	items = make([]byte, 0, size+size/8)
-	var buf, om []byte
-	for _, m := range metas {
-		buf = m.appendTo(buf[:0])
-		if om, err = objectMetaProtobuf(om[:0], buf); err != nil {
-			return nil, nil, err
+	var buf, om, items []byte
+	// each appends the items to out, handing out to flush (when set)
+	// whenever it holds 32 KB or more.
+	each := func(out []byte, flush func([]byte) ([]byte, error)) ([]byte, error) {
+		for _, m := range metas {
+			buf = m.appendTo(buf[:0])
+			var err error
+			if om, err = objectMetaProtobuf(om[:0], buf); err != nil {
+				return nil, err
+			}
+			// Item (field 2): a PartialObjectMetadata, whose field 1 is om.
+			out = protowire.AppendTag(out, 2, protowire.BytesType)
+			out = protowire.AppendVarint(out, uint64(protowire.SizeTag(1)+protowire.SizeBytes(len(om))))
+			out = protowire.AppendTag(out, 1, protowire.BytesType)
+			out = protowire.AppendBytes(out, om)
+			if flush != nil && len(out) >= 32<<10 {
+				if out, err = flush(out); err != nil {
+					return nil, err
+				}
+			}
 		}
-		// Item (field 2): a PartialObjectMetadata, whose field 1 is om.
-		items = protowire.AppendTag(items, 2, protowire.BytesType)
-		items = protowire.AppendVarint(items, uint64(protowire.SizeTag(1)+protowire.SizeBytes(len(om))))
-		items = protowire.AppendTag(items, 1, protowire.BytesType)
-		items = protowire.AppendBytes(items, om)
+		return out, nil
 	}
+	itemsLen := 0
+	if size <= bufferUpTo {
+		// Protobuf is smaller than its JSON, but for tags.
+		var err error
+		if items, err = each(make([]byte, 0, size+size/8), nil); err != nil {
+			return err
+		}
+		itemsLen = len(items)
+	} else {
+		// The first pass counts.
+		count := func(b []byte) ([]byte, error) { itemsLen += len(b); return b[:0], nil }
+		rest, err := each(make([]byte, 0, 64<<10), count)
+		if err != nil {
+			return err
+		}
+		itemsLen += len(rest)
+	}
+	head, err := protobufMetadataListHead(lm, itemsLen)
+	if err != nil {
+		return err
+	}
+	start(len(head) + itemsLen)
+	if _, err := w.Write(head); err != nil {
+		return err
+	}
+	if size <= bufferUpTo {
+		_, err := w.Write(items)
+		return err
+	}
+	written := 0
+	write := func(b []byte) ([]byte, error) {
+		written += len(b)
+		_, err := w.Write(b)
+		return b[:0], err
+	}
+	rest, err := each(make([]byte, 0, 64<<10), write)
+	if err == nil {
+		_, err = write(rest)
+	}
+	if err == nil && written != itemsLen {
+		// The same metadata encodes alike: this would be a bug.
+		err = fmt.Errorf("metadata list items encoded to %d bytes, then %d", itemsLen, written)
+	}
+	return err
+}
+
+// protobufMetadataListHead is a protobuf PartialObjectMetadataList's
+// envelope and list up to items of itemsLen bytes.
+func protobufMetadataListHead(lm metav1.ListMeta, itemsLen int) ([]byte, error) {
 	md, err := lm.Marshal()
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	list := protowire.AppendTag(nil, 1, protowire.BytesType)
 	list = protowire.AppendBytes(list, md)
 	// The envelope: its type (field 1), then its raw message (field 2),
-	// whose bytes are the list: list, then items.
+	// whose bytes are the list: list, then the items.
 	typ := protowire.AppendTag(nil, 1, protowire.BytesType)
 	typ = protowire.AppendString(typ, metav1.SchemeGroupVersion.String())
 	typ = protowire.AppendTag(typ, 2, protowire.BytesType)
 	typ = protowire.AppendString(typ, "PartialObjectMetadataList")
-	head = codec.AppendProtobufMagic(nil)
+	head := codec.AppendProtobufMagic(nil)
 	head = protowire.AppendTag(head, 1, protowire.BytesType)
 	head = protowire.AppendBytes(head, typ)
 	head = protowire.AppendTag(head, 2, protowire.BytesType)
-	head = protowire.AppendVarint(head, uint64(len(list)+len(items)))
-	return append(head, list...), items, nil
+	head = protowire.AppendVarint(head, uint64(len(list)+itemsLen))
+	return append(head, list...), nil
 }
 
 // partialMetadataProtobuf appends the PartialObjectMetadata message (its

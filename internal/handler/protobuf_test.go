@@ -1,7 +1,9 @@
 package handler
 
 import (
+	"bytes"
 	"encoding/json"
+	"io"
 	"strings"
 	"testing"
 
@@ -20,7 +22,7 @@ func BenchmarkProtobufMetadataList(b *testing.B) {
 		metas[i].b = []byte(md)
 	}
 	for b.Loop() {
-		if _, _, err := protobufMetadataList(metav1.ListMeta{ResourceVersion: "9"}, metas); err != nil {
+		if err := writeProtobufMetadataList(io.Discard, func(int) {}, metav1.ListMeta{ResourceVersion: "9"}, metas, protobufListBuffered); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -29,16 +31,31 @@ func BenchmarkProtobufMetadataList(b *testing.B) {
 // TestProtobufMetadataList decodes a metadata list as the metadata client
 // does: each item is the object's metadata, read as the Go type reads it,
 // whether it was transcoded or (not being as stored) decoded and
-// marshalled, with no kind or apiVersion of its own.
+// marshalled, with no kind or apiVersion of its own. Buffered or encoded
+// twice and streamed, the list is the same bytes, of the length start was
+// told.
 func TestProtobufMetadataList(t *testing.T) {
 	stored := `{"creationTimestamp":"2026-11-29T10:59:29Z","labels":{"a":"b"},"name":"x","namespace":"ns","resourceVersion":"5","uid":"u"}`
-	odd := `{"name":"y","creationTimestamp":"2026-11-29T10:59:29\u005a"}` // an escaped time: the long way
-	metas := []encodedMeta{{b: []byte(stored)}, {b: []byte(odd)}}
-	head, items, err := protobufMetadataList(metav1.ListMeta{ResourceVersion: "9", Continue: "c"}, metas)
-	if err != nil {
-		t.Fatal(err)
+	odd := `{"name":"y","creationTimestamp":"2026-11-29T10:59:29\u005a"}`           // an escaped time: the long way
+	big := `{"name":"z","annotations":{"a":"` + strings.Repeat("x", 70<<10) + `"}}` // more than a flush
+	metas := []encodedMeta{{b: []byte(stored)}, {b: []byte(odd)}, {b: []byte(big)}, {b: []byte(stored)}}
+	lm := metav1.ListMeta{ResourceVersion: "9", Continue: "c"}
+	var bodies [2][]byte
+	for i, bufferUpTo := range []int{protobufListBuffered, 0} {
+		var w bytes.Buffer
+		n := -1
+		if err := writeProtobufMetadataList(&w, func(l int) { n = l }, lm, metas, bufferUpTo); err != nil {
+			t.Fatal(err)
+		}
+		if n != w.Len() {
+			t.Fatalf("buffered up to %d: start told %d bytes, wrote %d", bufferUpTo, n, w.Len())
+		}
+		bodies[i] = w.Bytes()
 	}
-	env, err := unwrapProtobuf(append(head, items...))
+	if !bytes.Equal(bodies[0], bodies[1]) {
+		t.Fatal("the streamed list differs from the buffered one")
+	}
+	env, err := unwrapProtobuf(bodies[0])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,16 +66,20 @@ func TestProtobufMetadataList(t *testing.T) {
 	if err := got.Unmarshal(env.Raw); err != nil {
 		t.Fatal(err)
 	}
-	want := metav1.PartialObjectMetadataList{ListMeta: metav1.ListMeta{ResourceVersion: "9", Continue: "c"}, Items: make([]metav1.PartialObjectMetadata, 2)}
-	for i, m := range []string{stored, odd} {
-		if err := json.Unmarshal([]byte(m), &want.Items[i].ObjectMeta); err != nil {
+	want := metav1.PartialObjectMetadataList{ListMeta: lm, Items: make([]metav1.PartialObjectMetadata, len(metas))}
+	for i, m := range metas {
+		if err := json.Unmarshal(m.b, &want.Items[i].ObjectMeta); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("decoded list (-want +got):\n%s", diff)
 	}
-	if _, _, err := protobufMetadataList(metav1.ListMeta{}, []encodedMeta{{b: []byte(`{"name":1}`)}}); err == nil {
-		t.Error("metadata the Go type cannot read was encoded")
+	for _, bufferUpTo := range []int{protobufListBuffered, 0} {
+		started := false
+		bad := []encodedMeta{{b: []byte(stored)}, {b: []byte(`{"name":1}`)}}
+		if err := writeProtobufMetadataList(io.Discard, func(int) { started = true }, metav1.ListMeta{}, bad, bufferUpTo); err == nil || started {
+			t.Errorf("buffered up to %d: metadata the Go type cannot read: err %v, started %v", bufferUpTo, err, started)
+		}
 	}
 }
