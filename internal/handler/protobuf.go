@@ -244,7 +244,8 @@ func writeProtobufMetadataList(w io.Writer, start func(n int), lm metav1.ListMet
 		return out, nil
 	}
 	itemsLen := 0
-	if size <= bufferUpTo {
+	buffered := size <= bufferUpTo
+	if buffered {
 		// Protobuf is smaller than its JSON, but for tags.
 		var err error
 		if items, err = each(make([]byte, 0, size+size/8), nil); err != nil {
@@ -268,7 +269,7 @@ func writeProtobufMetadataList(w io.Writer, start func(n int), lm metav1.ListMet
 	if _, err := w.Write(head); err != nil {
 		return err
 	}
-	if size <= bufferUpTo {
+	if buffered {
 		_, err := w.Write(items)
 		return err
 	}
