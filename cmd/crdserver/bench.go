@@ -59,6 +59,7 @@ func benchFlags(o *benchOptions) *flag.FlagSet {
 	fs.Var((*listFlag)(&c.Servers), "servers", "more servers (replicas of the kubeconfig's, sharing its CA) to spread the raw client's requests over, comma-separated URLs")
 	fs.IntVar(&c.Watchers, "watchers", 10, "watches opened by the watch workload")
 	fs.DurationVar(&c.WatchTimeout, "watch-timeout", 0, "wait for undelivered watch events after the last update (default 30s)")
+	fs.StringVar(&c.WatchAs, "watch-as", loadgen.WatchAsJSON, "form the watch workload's watchers ask for: json (whole objects), metadata (PartialObjectMetadata in JSON) or metadata-protobuf (PartialObjectMetadata in protobuf, as client-go's metadata client asks for it: controller-runtime's metadata informers, the garbage collector); --client-go takes json or metadata-protobuf (its metadata client)")
 	fs.BoolVar(&c.ClientGo, "client-go", false, "send requests through client-go's dynamic client, decoding every answer (default: pre-encoded JSON, answers not decoded)")
 	fs.BoolVar(&c.HTTP1, "http1", false, "raw client: speak HTTP/1.1 over a connection per operation in flight instead of HTTP/2 over one")
 	fs.StringVar(&c.Conversion, "conversion", "", "give the Widget CRD a version v2, converted with the None strategy (none) or by a conversion webhook the load generator serves (webhook), and list it in the list-v2 workload")

@@ -199,7 +199,8 @@ func TestParseBenchFlags(t *testing.T) {
 			name: "defaults",
 			check: func(t *testing.T, o benchOptions) {
 				if o.Resource != loadgen.ResourceWidgets || !o.InstallCRD || o.SkipInstallCRD || !o.Cleanup || o.SkipCleanup ||
-					o.Concurrency != 10 || o.ObjectSize != 2048 || o.Count != 0 || o.Duration != 0 || o.JSON || len(o.Workloads) != 0 {
+					o.Concurrency != 10 || o.ObjectSize != 2048 || o.Count != 0 || o.Duration != 0 || o.JSON || len(o.Workloads) != 0 ||
+					o.WatchAs != loadgen.WatchAsJSON {
 					t.Errorf("unexpected defaults: %+v", o)
 				}
 			},
@@ -213,6 +214,7 @@ func TestParseBenchFlags(t *testing.T) {
 				"--cleanup=false", "--etcd-endpoints=https://127.0.0.1:2379", "--etcd-cert=c", "--etcd-key=k",
 				"--etcd-ca=ca", "--json", "--as-user=u", "--as-group=g1,g2", "--data-dir=d",
 				"--quiet-rate=30", "--noisy-rate=300", "--admission-rounds=7", "--admission-copies=3",
+				"--watch-as=metadata-protobuf",
 			},
 			check: func(t *testing.T, o benchOptions) {
 				want := loadgen.Config{
@@ -222,6 +224,7 @@ func TestParseBenchFlags(t *testing.T) {
 					SkipCleanup: true, EtcdEndpoints: []string{"https://127.0.0.1:2379"}, EtcdCertFile: "c",
 					EtcdKeyFile: "k", EtcdCAFile: "ca", AsUser: "u", AsGroups: []string{"g1", "g2"}, DataDir: "d",
 					QuietRate: 30, NoisyRate: 300, AdmissionRounds: 7, AdmissionCopies: 3,
+					WatchAs: loadgen.WatchAsMetadataProtobuf,
 				}
 				if !reflect.DeepEqual(o.Config, want) || !o.JSON {
 					t.Errorf("got %+v\nwant %+v", o.Config, want)

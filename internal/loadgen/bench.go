@@ -24,6 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 )
 
@@ -41,6 +42,10 @@ type bench struct {
 
 	namespace string // "" for namespaces
 	res       dynamic.ResourceInterface
+	// meta is res through client-go's metadata client, for the watchers
+	// of Config.ClientGo with Config.WatchAs metadata-protobuf; nil
+	// otherwise.
+	meta metadata.ResourceInterface
 	// selector limits lists and watches of a cluster-scoped resource to
 	// this run's objects; namespaced widgets live in a namespace of their own.
 	selector string
@@ -871,8 +876,9 @@ type watchEvent struct {
 	err error
 }
 
-// startWatcher opens one watch from resourceVersion. next blocks for the
-// next event and reports false once the stream has ended; stop ends it.
+// startWatcher opens one watch from resourceVersion, in the form
+// Config.WatchAs. next blocks for the next event and reports false once
+// the stream has ended; stop ends it.
 func (b *bench) startWatcher(ctx context.Context, resourceVersion string) (next func() (watchEvent, bool), stop func(), err error) {
 	if b.bodies != nil {
 		w, err := b.startRawWatch(ctx, resourceVersion)
@@ -880,19 +886,18 @@ func (b *bench) startWatcher(ctx context.Context, resourceVersion string) (next 
 			return nil, nil, err
 		}
 		next = func() (watchEvent, bool) {
-			typ, seq, raw, err := w.next()
-			if err != nil {
-				return watchEvent{}, false
-			}
-			ev := watchEvent{typ: watch.EventType(typ), seq: seq}
-			if ev.typ == watch.Error {
-				ev.err = fmt.Errorf("watch error event: %.300s", raw)
-			}
-			return ev, true
+			ev, err := w.next()
+			return ev, err == nil
 		}
 		return next, w.close, nil
 	}
-	wi, err := b.res.Watch(ctx, metav1.ListOptions{LabelSelector: b.selector, ResourceVersion: resourceVersion})
+	opts := metav1.ListOptions{LabelSelector: b.selector, ResourceVersion: resourceVersion}
+	var wi watch.Interface
+	if b.meta != nil {
+		wi, err = b.meta.Watch(ctx, opts)
+	} else {
+		wi, err = b.res.Watch(ctx, opts)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -905,7 +910,9 @@ func (b *bench) startWatcher(ctx context.Context, resourceVersion string) (next 
 		if ev.Type == watch.Error {
 			out.err = apierrors.FromObject(ev.Object)
 		}
-		if obj, ok := ev.Object.(*unstructured.Unstructured); ok {
+		// An Unstructured from the dynamic client, a
+		// PartialObjectMetadata from the metadata client.
+		if obj, ok := ev.Object.(metav1.Object); ok {
 			if seq, err := strconv.ParseInt(obj.GetAnnotations()[annotationSeq], 10, 64); err == nil {
 				out.seq = seq
 			}
@@ -913,6 +920,19 @@ func (b *bench) startWatcher(ctx context.Context, resourceVersion string) (next 
 		return out, true
 	}
 	return next, wi.Stop, nil
+}
+
+// metadataResource is the resource under load through client-go's
+// metadata client made from cfg.
+func (b *bench) metadataResource(cfg *rest.Config) (metadata.ResourceInterface, error) {
+	mc, err := metadata.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if b.widgets() {
+		return mc.Resource(b.widgetsGVR()).Namespace(b.namespace), nil
+	}
+	return mc.Resource(namespacesGVR), nil
 }
 
 // cleanup deletes, in order, the objects still alive, the namespace and the

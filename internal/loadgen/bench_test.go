@@ -97,6 +97,10 @@ func TestConfigComplete(t *testing.T) {
 		{name: "unknown resource", cfg: Config{Resource: "pods"}, wantErr: true},
 		{name: "unknown workload", cfg: Config{Workloads: []string{"evict"}}, wantErr: true},
 		{name: "negative count", cfg: Config{Count: -1}, wantErr: true},
+		{name: "watch form defaults to json", check: func(c Config) bool { return c.WatchAs == WatchAsJSON }},
+		{name: "metadata-protobuf watch with client-go", cfg: Config{ClientGo: true, WatchAs: WatchAsMetadataProtobuf}, check: func(c Config) bool { return c.WatchAs == WatchAsMetadataProtobuf }},
+		{name: "unknown watch form", cfg: Config{WatchAs: "yaml"}, wantErr: true},
+		{name: "metadata watch in JSON with client-go", cfg: Config{ClientGo: true, WatchAs: WatchAsMetadata}, wantErr: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

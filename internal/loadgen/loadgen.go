@@ -107,6 +107,12 @@ type Config struct {
 	// last update of the "watch" workload; missing events count as errors.
 	// Default 30s.
 	WatchTimeout time.Duration
+	// WatchAs is the form the watchers of the "watch" workload ask for:
+	// WatchAsJSON (default, whole objects), WatchAsMetadata or
+	// WatchAsMetadataProtobuf (watchas.go). With ClientGo, only
+	// WatchAsJSON and WatchAsMetadataProtobuf: client-go's metadata
+	// client always asks for protobuf first.
+	WatchAs string
 
 	// ClientGo sends the requests of create, get, update, delete and watch
 	// through client-go's dynamic client, which decodes every answer, as
@@ -193,6 +199,7 @@ type Report struct {
 	Duration    time.Duration
 	Rate        float64
 	Watchers    int
+	WatchAs     string
 	ClientGo    bool
 	HTTP1       bool
 	Results     []Result
@@ -249,6 +256,16 @@ func (c *Config) complete() error {
 	}
 	if c.WatchTimeout == 0 {
 		c.WatchTimeout = 30 * time.Second
+	}
+	switch c.WatchAs {
+	case "":
+		c.WatchAs = WatchAsJSON
+	case WatchAsJSON, WatchAsMetadata, WatchAsMetadataProtobuf:
+	default:
+		return fmt.Errorf("unknown watch form %q: want %s, %s or %s", c.WatchAs, WatchAsJSON, WatchAsMetadata, WatchAsMetadataProtobuf)
+	}
+	if c.ClientGo && c.WatchAs == WatchAsMetadata {
+		return fmt.Errorf("watch form %s with client-go: its metadata client asks for protobuf first; use %s, or the raw client", WatchAsMetadata, WatchAsMetadataProtobuf)
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
@@ -335,6 +352,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	b.host = restCfg.Host
 	b.hosts = append([]string{restCfg.Host}, cfg.Servers...)
 	b.restCfg, b.admin = restCfg, admin
+	if cfg.ClientGo && cfg.WatchAs == WatchAsMetadataProtobuf {
+		if b.meta, err = b.metadataResource(restCfg); err != nil {
+			return nil, fmt.Errorf("creating metadata client: %w", err)
+		}
+	}
 	report := &Report{
 		Server:      restCfg.Host,
 		Resource:    cfg.Resource,
@@ -344,6 +366,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		Duration:    cfg.Duration,
 		Rate:        cfg.Rate,
 		Watchers:    cfg.Watchers,
+		WatchAs:     cfg.WatchAs,
 		ClientGo:    cfg.ClientGo,
 		HTTP1:       cfg.HTTP1,
 	}

@@ -8,10 +8,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"net/url"
 	"strconv"
 	"sync"
+
+	"k8s.io/apimachinery/pkg/watch"
 )
 
 // The raw client speaks the REST API over the same HTTP/2 connection
@@ -218,11 +221,18 @@ func (b *bench) rawDelete(ctx context.Context, name string) error {
 // rawWatch is one watch stream read without decoding its objects: each
 // event is split off the stream at the newline that ends it (servers
 // write one JSON document per line, as encoding/json's Encoder does), and
-// only the type and the update number are picked out of its bytes.
+// only the type and the update number are picked out of its bytes. A
+// watch in protobuf (Config.WatchAs metadata-protobuf) is read by pb
+// instead.
 type rawWatch struct {
 	body io.ReadCloser
 	rd   *bufio.Reader
 	line []byte // an event longer than rd's buffer, assembled
+	// kind, when set, is the object kind every JSON event but a
+	// BOOKMARK or an ERROR must carry, as `"kind":"..."`: a metadata
+	// watch answered with whole objects would measure the wrong thing.
+	kind []byte
+	pb   *protobufEvents // nil for JSON
 }
 
 func (b *bench) startRawWatch(ctx context.Context, resourceVersion string) (*rawWatch, error) {
@@ -234,7 +244,7 @@ func (b *bench) startRawWatch(ctx context.Context, resourceVersion string) (*raw
 	if err != nil {
 		return nil, err
 	}
-	req.Header.Set("Accept", "application/json")
+	req.Header.Set("Accept", watchAccept[b.cfg.WatchAs])
 	resp, err := b.http.Do(req)
 	if err != nil {
 		return nil, err
@@ -244,13 +254,29 @@ func (b *bench) startRawWatch(ctx context.Context, resourceVersion string) (*raw
 		resp.Body.Close()
 		return nil, fmt.Errorf("watch: HTTP %d: %s", resp.StatusCode, msg)
 	}
-	return &rawWatch{body: resp.Body, rd: bufio.NewReaderSize(resp.Body, 64<<10)}, nil
+	w := &rawWatch{body: resp.Body, rd: bufio.NewReaderSize(resp.Body, 64<<10)}
+	switch b.cfg.WatchAs {
+	case WatchAsMetadata:
+		w.kind = []byte(`"kind":"PartialObjectMetadata"`)
+	case WatchAsMetadataProtobuf:
+		ct := resp.Header.Get("Content-Type")
+		if mt, _, _ := mime.ParseMediaType(ct); mt != mediaProtobuf {
+			resp.Body.Close()
+			return nil, fmt.Errorf("watch: asked for protobuf, answered in %q", ct)
+		}
+		w.pb = &protobufEvents{rd: w.rd}
+	}
+	return w, nil
 }
 
-// next returns the next event's type, its object's update number (-1
-// when the object carries none) and the event itself, valid until the
-// next call.
-func (w *rawWatch) next() (typ string, seq int64, raw []byte, err error) {
+// next returns the next event. An event the watch cannot read (a
+// protobuf frame that does not decode, an object of another kind than
+// asked for) is an ERROR event saying why; err is set once the stream
+// has ended or broken.
+func (w *rawWatch) next() (watchEvent, error) {
+	if w.pb != nil {
+		return w.pb.next()
+	}
 	ev, err := w.rd.ReadSlice('\n')
 	if errors.Is(err, bufio.ErrBufferFull) {
 		w.line = append(w.line[:0], ev...)
@@ -261,9 +287,18 @@ func (w *rawWatch) next() (typ string, seq int64, raw []byte, err error) {
 		ev = w.line
 	}
 	if err != nil {
-		return "", 0, nil, err
+		return watchEvent{}, err
 	}
-	return eventType(ev), seqOf(ev), ev, nil
+	out := watchEvent{typ: watch.EventType(eventType(ev)), seq: seqOf(ev)}
+	switch {
+	case out.typ == watch.Error:
+		out.err = fmt.Errorf("watch error event: %.300s", ev)
+	case w.kind != nil && out.typ != watch.Bookmark && !bytes.Contains(ev[:min(len(ev), 128)], w.kind):
+		// Servers write the object's kind and apiVersion first, in
+		// either order (kube-apiserver kind first, crdserver not).
+		out = watchEvent{typ: watch.Error, seq: -1, err: fmt.Errorf("watch event without %s in its head: %.300s", w.kind, ev)}
+	}
+	return out, nil
 }
 
 func (w *rawWatch) close() { w.body.Close() }

@@ -27,8 +27,12 @@ func WriteTable(w io.Writer, r *Report) error {
 	case r.HTTP1:
 		client = "raw-http1"
 	}
-	fmt.Fprintf(w, "server=%s resource=%s objectSize=%dB concurrency=%d %s watchers=%d client=%s\n",
-		r.Server, r.Resource, r.ObjectSize, r.Concurrency, limit, r.Watchers, client)
+	watchers := fmt.Sprintf("watchers=%d", r.Watchers)
+	if r.WatchAs != "" && r.WatchAs != WatchAsJSON {
+		watchers += " watchAs=" + r.WatchAs
+	}
+	fmt.Fprintf(w, "server=%s resource=%s objectSize=%dB concurrency=%d %s %s client=%s\n",
+		r.Server, r.Resource, r.ObjectSize, r.Concurrency, limit, watchers, client)
 	fmt.Fprintf(w, "%-12s %9s %7s %10s %10s %10s %10s %10s%s\n", "WORKLOAD", "OPS", "ERRORS", "OPS/S", "P50", "P90", "P99", "MAX", usageHeader(r))
 	for _, res := range r.Results {
 		fmt.Fprintf(w, "%-12s %9d %7d %10.1f %10s %10s %10s %10s%s\n",
@@ -88,6 +92,7 @@ type jsonReport struct {
 	DurationSeconds float64      `json:"durationSeconds,omitempty"`
 	Rate            float64      `json:"rate,omitempty"`
 	Watchers        int          `json:"watchers"`
+	WatchAs         string       `json:"watchAs,omitempty"`
 	ClientGo        bool         `json:"clientGo,omitempty"`
 	HTTP1           bool         `json:"http1,omitempty"`
 	Results         []jsonResult `json:"results"`
@@ -127,6 +132,11 @@ func WriteJSON(w io.Writer, r *Report) error {
 		HTTP1:           r.HTTP1,
 		Results:         []jsonResult{},
 		Notes:           r.Notes,
+	}
+	// The watchers' form is named when it is not json, as in the table:
+	// reports from before there was a choice have none.
+	if r.WatchAs != WatchAsJSON {
+		out.WatchAs = r.WatchAs
 	}
 	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 	for _, res := range r.Results {

@@ -70,3 +70,30 @@ func TestReportRate(t *testing.T) {
 		t.Errorf("JSON rate = %v (err %v), want 250", got.Rate, err)
 	}
 }
+
+func TestReportWatchAs(t *testing.T) {
+	for _, tt := range []struct {
+		watchAs, header, json string
+	}{
+		{watchAs: "", header: "watchers=10 client=raw"},
+		{watchAs: WatchAsJSON, header: "watchers=10 client=raw"},
+		{watchAs: WatchAsMetadataProtobuf, header: "watchers=10 watchAs=metadata-protobuf client=raw", json: WatchAsMetadataProtobuf},
+	} {
+		r := *sampleReport
+		r.WatchAs = tt.watchAs
+		var table, js bytes.Buffer
+		if err := WriteTable(&table, &r); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Contains(table.Bytes(), []byte(tt.header)) {
+			t.Errorf("watchAs %q: table header lacks %q:\n%s", tt.watchAs, tt.header, table.String())
+		}
+		if err := WriteJSON(&js, &r); err != nil {
+			t.Fatal(err)
+		}
+		var got jsonReport
+		if err := json.Unmarshal(js.Bytes(), &got); err != nil || got.WatchAs != tt.json {
+			t.Errorf("watchAs %q: JSON watchAs = %q (err %v), want %q", tt.watchAs, got.WatchAs, err, tt.json)
+		}
+	}
+}

@@ -86,3 +86,56 @@ func TestBench(t *testing.T) {
 		}
 	}
 }
+
+// TestBenchWatchAs runs the watch workload with watchers that ask for
+// metadata only, as controller-runtime's metadata informers and the
+// garbage collector do: in JSON and in protobuf through the raw client,
+// and in protobuf through client-go's metadata client; and, to compare,
+// for whole objects. Every update must reach every watcher.
+func TestBenchWatchAs(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, t.TempDir())
+	for _, tt := range []struct{ name, watchAs, client string }{
+		{name: "json", watchAs: "json", client: "raw"},
+		{name: "metadata", watchAs: "metadata", client: "raw"},
+		{name: "metadata-protobuf", watchAs: "metadata-protobuf", client: "raw"},
+		{name: "client-go metadata-protobuf", watchAs: "metadata-protobuf", client: "client-go"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			args := []string{"bench", "--kubeconfig", srv.Kubeconfig, "--workloads", "watch", "--objects", "10",
+				"--count", "20", "--concurrency", "2", "--watchers", "2", "--watch-timeout", "20s",
+				"--watch-as", tt.watchAs, "--prefix", "e2e-watch-as"}
+			if tt.client == "client-go" {
+				args = append(args, "--client-go")
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			out, err := exec.CommandContext(ctx, binary, args...).CombinedOutput()
+			if err != nil {
+				t.Fatalf("crdserver bench: %v\n%s", err, out)
+			}
+			table := string(out)
+			header := "watchers=2 watchAs=" + tt.watchAs + " client=" + tt.client
+			if tt.watchAs == "json" {
+				header = "watchers=2 client=" + tt.client // the default goes unnamed
+			}
+			if !strings.Contains(table, header) {
+				t.Errorf("report header lacks %q:\n%s", header, table)
+			}
+			want := map[string]string{"watch-update": "20", "watch": "40"} // 20 updates, each to 2 watchers
+			for line := range strings.Lines(table) {
+				f := strings.Fields(line)
+				if len(f) < 3 || want[f[0]] == "" {
+					continue
+				}
+				if f[1] != want[f[0]] || f[2] != "0" {
+					t.Errorf("%s: ops %s, errors %s; want %s ops and no errors:\n%s", f[0], f[1], f[2], want[f[0]], table)
+				}
+				delete(want, f[0])
+			}
+			for w := range want {
+				t.Errorf("report has no %s row:\n%s", w, table)
+			}
+		})
+	}
+}
