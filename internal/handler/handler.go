@@ -74,6 +74,9 @@ type Handler struct {
 	// printers caches compiled printer columns per served version, and
 	// those of its Scale.
 	printers sync.Map // *registry.Version or scaleColumns → *printer
+	// recent keeps the protobuf objects of the latest watch events,
+	// shared by their watchers.
+	recent recentObjects
 
 	// stopWatches is closed at shutdown to end every watch.
 	stopWatches chan struct{}

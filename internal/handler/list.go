@@ -301,7 +301,10 @@ func tableHead(c *call, headers []metav1.TableColumnDefinition, lm metav1.ListMe
 // partialMetadataHead starts a PartialObjectMetadata of the call's
 // version, up to its metadata.
 func partialMetadataHead(c *call) string {
-	return `{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/` + metaVersion(c) + `","metadata":`
+	if metaVersion(c) == "v1beta1" {
+		return `{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1beta1","metadata":`
+	}
+	return `{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":`
 }
 
 // writeMetadataList sends the items as a PartialObjectMetadataList, their
@@ -378,15 +381,16 @@ func (m encodedMeta) writeTo(w listWriter) {
 func metadataOf(items []*watchcache.Item, encoded []listItem) ([]encodedMeta, error) {
 	out := make([]encodedMeta, len(items))
 	for i, it := range items {
-		if it != nil && it.MetaEnd > 0 && encoded[i].item == it {
-			out[i] = encodedMeta{item: it, start: int(it.MetaStart), end: int(it.MetaEnd)}
+		var ok bool
+		if it != nil && encoded[i].item == it {
+			out[i], ok = cutMetadata(it, nil)
+		} else {
+			out[i], ok = cutMetadata(nil, encoded[i].bytes())
+		}
+		if ok {
 			continue
 		}
 		b := encoded[i].bytes()
-		if start, end, ok := codec.MetadataSpan(b); ok {
-			out[i].b = b[start:end]
-			continue
-		}
 		obj, err := decodeStored(b)
 		if err != nil {
 			return nil, err
@@ -396,6 +400,24 @@ func metadataOf(items []*watchcache.Item, encoded []listItem) ([]encodedMeta, er
 		}
 	}
 	return out, nil
+}
+
+// cutMetadata is the encoded metadata of a cached item (it, when set),
+// whose metadata is where the item says, else of the encoded object b,
+// found without decoding it. false when it cannot be found so: decoding
+// the object then says why.
+func cutMetadata(it *watchcache.Item, b []byte) (encodedMeta, bool) {
+	if it != nil {
+		if it.MetaEnd > 0 {
+			return encodedMeta{item: it, start: int(it.MetaStart), end: int(it.MetaEnd)}, true
+		}
+		b = it.JSON()
+	}
+	start, end, ok := codec.MetadataSpan(b)
+	if !ok {
+		return encodedMeta{}, false
+	}
+	return encodedMeta{b: b[start:end]}, true
 }
 
 // listItem is one item of a list in the request's version: head, then the

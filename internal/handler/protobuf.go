@@ -1,6 +1,7 @@
 package handler
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -345,27 +346,42 @@ func objectMetaProtobuf(dst, metadata []byte) ([]byte, error) {
 	return append(dst, om...), nil
 }
 
-// protobufWatchFrame turns a JSON watch frame ({"type":…,"object":…}) into
-// upstream's protobuf one: a WatchEvent whose object is the enveloped
-// message, prefixed by its length (4 bytes, big-endian).
-func protobufWatchFrame(c *call, jsonFrame []byte) ([]byte, error) {
+// protobufWatchEvent reads a JSON watch frame ({"type":…,"object":…}) as
+// the type and the object in protobuf, with its envelope.
+func protobufWatchEvent(c *call, jsonFrame []byte) (typ string, obj []byte, err error) {
 	var ev struct {
 		Type   string          `json:"type"`
 		Object json.RawMessage `json:"object"`
 	}
 	if err := json.Unmarshal(jsonFrame, &ev); err != nil {
-		return nil, err
+		return "", nil, err
 	}
-	obj, err := protobufObject(c, ev.Object)
-	if err != nil {
-		return nil, err
+	obj, err = protobufObject(c, ev.Object)
+	return ev.Type, obj, err
+}
+
+// appendWatchEventFrame appends upstream's protobuf watch frame of an
+// event of type typ about obj, an enveloped protobuf message: the length
+// of a WatchEvent (4 bytes, big-endian), then the WatchEvent, whose
+// object's raw bytes (field 2's field 1) are obj. Only obj is copied.
+func appendWatchEventFrame(buf *bytes.Buffer, typ string, obj []byte) {
+	raw := 0
+	if obj != nil {
+		raw = protowire.SizeTag(1) + protowire.SizeBytes(len(obj))
 	}
-	we := metav1.WatchEvent{Type: ev.Type, Object: runtime.RawExtension{Raw: obj}}
-	b, err := we.Marshal()
-	if err != nil {
-		return nil, err
+	n := protowire.SizeTag(1) + protowire.SizeBytes(len(typ)) + protowire.SizeTag(2) + protowire.SizeBytes(raw)
+	var scratch [64]byte
+	head := binary.BigEndian.AppendUint32(scratch[:0], uint32(n))
+	head = protowire.AppendTag(head, 1, protowire.BytesType)
+	head = protowire.AppendString(head, typ)
+	head = protowire.AppendTag(head, 2, protowire.BytesType)
+	head = protowire.AppendVarint(head, uint64(raw))
+	if obj != nil {
+		head = protowire.AppendTag(head, 1, protowire.BytesType)
+		head = protowire.AppendVarint(head, uint64(len(obj)))
 	}
-	return append(binary.BigEndian.AppendUint32(nil, uint32(len(b))), b...), nil
+	buf.Write(head)
+	buf.Write(obj)
 }
 
 // writeRaw answers a JSON-encoded object of the resource in the negotiated

@@ -173,20 +173,86 @@ func (h *Handler) appendEvent(c *call, buf *bytes.Buffer, ev watchcache.Event, c
 	return false
 }
 
-// appendFrame appends ev's frame in the watch's encoding. Protobuf
-// watches are rare: their JSON frame is re-encoded.
+// appendFrame appends ev's frame in the watch's encoding.
 func (h *Handler) appendFrame(c *call, buf *bytes.Buffer, ev watchcache.Event, converted []byte) error {
-	start := buf.Len()
-	if err := h.encodeEvent(c, buf, ev, converted); err != nil || c.media.Type != codec.MediaProtobuf {
-		return err
+	if c.media.Type != codec.MediaProtobuf {
+		return h.encodeEvent(c, buf, ev, converted)
 	}
-	frame, err := protobufWatchFrame(c, buf.Bytes()[start:])
-	if err != nil {
-		return err
+	if ev.Type == watchcache.Bookmark || ev.Type == watchcache.Error {
+		// Rare: their JSON frame is re-encoded.
+		var frame bytes.Buffer
+		if err := h.encodeEvent(c, &frame, ev, converted); err != nil {
+			return err
+		}
+		typ, obj, err := protobufWatchEvent(c, frame.Bytes())
+		if err != nil {
+			return err
+		}
+		appendWatchEventFrame(buf, typ, obj)
+		return nil
 	}
-	buf.Truncate(start)
-	buf.Write(frame)
+	key := recentKey{item: ev.Item, version: c.version, as: c.media.As, asV: c.media.Version}
+	obj, ok := h.recent.get(key)
+	if !ok {
+		var err error
+		if obj, err = protobufEventObject(c, ev, converted); err != nil {
+			return err
+		}
+		h.recent.put(key, obj)
+	}
+	appendWatchEventFrame(buf, string(ev.Type), obj)
 	return nil
+}
+
+// protobufEventObject is the object of an event about one in protobuf,
+// with its envelope.
+func protobufEventObject(c *call, ev watchcache.Event, converted []byte) ([]byte, error) {
+	encoded, err := eventObject(c, ev, converted)
+	if err != nil {
+		return nil, err
+	}
+	if md, ok := eventMetadata(c, ev.Item, encoded); ok {
+		// The metadata forms are transcoded from the encoded metadata,
+		// as their lists are.
+		raw, err := partialMetadataProtobuf(nil, md.appendTo(nil))
+		if err != nil {
+			return nil, err
+		}
+		return codec.ProtobufEnvelope("meta.k8s.io/"+metaVersion(c), "PartialObjectMetadata", raw)
+	}
+	if encoded == nil {
+		encoded = ev.Item.JSON()
+	}
+	return protobufObject(c, encoded)
+}
+
+// eventObject is the object of an event about one, in the watch's
+// version: nil for the cached item as it is, else the converted object.
+// converted, when not nil, is the object converted already.
+func eventObject(c *call, ev watchcache.Event, converted []byte) ([]byte, error) {
+	if converted != nil || inVersion(c, ev.Item.Head()) {
+		return converted, nil
+	}
+	conv, err := c.conv().FromStored(c.r.Context(), []conversion.Object{{JSON: ev.Item.JSON(), Key: ev.Item.Key, Revision: ev.Item.Revision}})
+	if err != nil {
+		return nil, err
+	}
+	return conv[0], nil
+}
+
+// eventMetadata is the encoded metadata of an event's object when the
+// watch asks for a metadata form: cut from the cached item (encoded nil)
+// or the converted object, as a metadata list's are. false for other
+// forms, or when the metadata cannot be found so, which decoding the
+// object reports.
+func eventMetadata(c *call, it *watchcache.Item, encoded []byte) (encodedMeta, bool) {
+	if c.media.As != "PartialObjectMetadata" && c.media.As != "PartialObjectMetadataList" {
+		return encodedMeta{}, false
+	}
+	if encoded == nil {
+		return cutMetadata(it, nil)
+	}
+	return cutMetadata(nil, encoded)
 }
 
 // encodeEvent appends one watch frame: {"type":...,"object":...}\n.
@@ -223,15 +289,10 @@ func (h *Handler) encodeEvent(c *call, buf *bytes.Buffer, ev watchcache.Event, c
 		buf.Write(b)
 	default:
 		// Converted once per event and version: watchers of one
-		// version share the converter's result. encoded stays nil for
-		// the cached object as it is.
-		encoded := converted
-		if encoded == nil && !inVersion(c, ev.Item.Head()) {
-			conv, err := c.conv().FromStored(c.r.Context(), []conversion.Object{{JSON: ev.Item.JSON(), Key: ev.Item.Key, Revision: ev.Item.Revision}})
-			if err != nil {
-				return err
-			}
-			encoded = conv[0]
+		// version share the converter's result.
+		encoded, err := eventObject(c, ev, converted)
+		if err != nil {
+			return err
 		}
 		if c.media.As == "" {
 			if encoded == nil {
@@ -239,6 +300,12 @@ func (h *Handler) encodeEvent(c *call, buf *bytes.Buffer, ev watchcache.Event, c
 			} else {
 				buf.Write(encoded)
 			}
+			break
+		}
+		if md, ok := eventMetadata(c, ev.Item, encoded); ok {
+			buf.WriteString(partialMetadataHead(c))
+			md.writeTo(buf)
+			buf.WriteByte('}')
 			break
 		}
 		if c.media.As == "Table" && encoded == nil {

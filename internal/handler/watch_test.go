@@ -2,10 +2,14 @@ package handler_test
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
+	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // Every watch event, bookmarks included, comes in the form the Accept header
@@ -56,4 +60,98 @@ func TestWatchEventsAsRequested(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A metadata watch's events carry what a get in the same form answers,
+// in JSON and in protobuf, for a custom resource and a built-in: the
+// events' metadata is cut from the cached objects, and must be theirs.
+func TestWatchMetadataEventsAsGot(t *testing.T) {
+	e := newWidgetEnv(t)
+	const configMaps = "/api/v1/namespaces/default/configmaps"
+	cm := `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c1","labels":{"a":"b"},"annotations":{"note":"x"}},"data":{"k":"v"}}`
+	if r := e.do(req{method: "POST", path: configMaps, body: cm}); r.code != 201 {
+		t.Fatalf("creating c1: %d %s", r.code, r.body)
+	}
+	for _, tc := range []struct{ collection, name string }{{widgets, "w1"}, {configMaps, "c1"}} {
+		for _, accept := range []string{
+			"application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1",
+			"application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1",
+		} {
+			got := e.do(req{method: "GET", path: tc.collection + "/" + tc.name, accept: accept})
+			if got.code != 200 {
+				t.Fatalf("get %s as %s: %d %s", tc.name, accept, got.code, got.body)
+			}
+			w := e.do(req{method: "GET", path: tc.collection + "?watch=1&resourceVersion=0&timeoutSeconds=1", accept: accept})
+			if w.code != 200 {
+				t.Fatalf("watch %s as %s: %d %s", tc.collection, accept, w.code, w.body)
+			}
+			var want, ev metav1.PartialObjectMetadata
+			var typ string
+			if strings.HasPrefix(accept, "application/json") {
+				line, _, _ := bytes.Cut(w.body, []byte("\n"))
+				var frame struct {
+					Type   string
+					Object json.RawMessage
+				}
+				if err := json.Unmarshal(line, &frame); err != nil {
+					t.Fatalf("frame %q: %v", line, err)
+				}
+				typ = frame.Type
+				if err := json.Unmarshal(frame.Object, &ev); err != nil {
+					t.Fatal(err)
+				}
+				if err := json.Unmarshal(got.body, &want); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				we := protobufFrame(t, w.body)
+				typ = we.Type
+				ev = protobufMetadata(t, we.Object.Raw)
+				want = protobufMetadata(t, got.body)
+			}
+			if typ != "ADDED" || !equality.Semantic.DeepEqual(ev, want) {
+				t.Errorf("%s as %s: first event %s %+v, want ADDED %+v", tc.collection, accept, typ, ev, want)
+			}
+			if ev.Name != tc.name || len(ev.ManagedFields) == 0 || ev.ResourceVersion == "" {
+				t.Errorf("%s as %s: event metadata %+v lacks the object's name, managedFields or resourceVersion", tc.collection, accept, ev.ObjectMeta)
+			}
+		}
+	}
+}
+
+// protobufFrame reads the first frame of a protobuf watch.
+func protobufFrame(t *testing.T, body []byte) metav1.WatchEvent {
+	t.Helper()
+	if len(body) < 4 {
+		t.Fatalf("watch body %q", body)
+	}
+	n := binary.BigEndian.Uint32(body)
+	if int(n) > len(body)-4 {
+		t.Fatalf("frame of %d bytes in %d", n, len(body))
+	}
+	var we metav1.WatchEvent
+	if err := we.Unmarshal(body[4 : 4+n]); err != nil {
+		t.Fatal(err)
+	}
+	return we
+}
+
+// protobufMetadata decodes an enveloped protobuf PartialObjectMetadata.
+func protobufMetadata(t *testing.T, b []byte) metav1.PartialObjectMetadata {
+	t.Helper()
+	var env runtime.Unknown
+	if !bytes.HasPrefix(b, []byte("k8s\x00")) {
+		t.Fatalf("not enveloped: %q", b)
+	}
+	if err := env.Unmarshal(b[4:]); err != nil {
+		t.Fatal(err)
+	}
+	if env.APIVersion != "meta.k8s.io/v1" || env.Kind != "PartialObjectMetadata" {
+		t.Fatalf("envelope of %s %s", env.APIVersion, env.Kind)
+	}
+	var pm metav1.PartialObjectMetadata
+	if err := pm.Unmarshal(env.Raw); err != nil {
+		t.Fatal(err)
+	}
+	return pm
 }
