@@ -53,7 +53,11 @@ func DaemonSets() *registry.Definition {
 }
 
 func appsDefinition(resource, kind, short string, scale bool, hooks any) *registry.Definition {
-	sub := registry.Subresources{Status: true}
+	sub := registry.Subresources{Status: true, StatusMetadata: registry.UserMetadata}
+	if kind == "Deployment" {
+		// Upstream's status strategy of Deployments resets their labels.
+		sub.StatusMetadata = []string{"annotations", "finalizers", "ownerReferences"}
+	}
 	if scale {
 		// The Scale's selector is spec.selector in its string form, as
 		// upstream's scale subresources of these kinds give it.

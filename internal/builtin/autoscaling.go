@@ -26,6 +26,7 @@ func HorizontalPodAutoscalers() *registry.Definition {
 	k := kindDef{
 		group: "autoscaling", version: "v2", resource: "horizontalpodautoscalers", kind: "HorizontalPodAutoscaler",
 		shortNames: []string{"hpa"}, categories: []string{"all"}, scope: registry.Namespaced, status: true,
+		statusMetadata: registry.UserMetadata,
 	}
 	def := k.definition(hpaHooks{
 		kindHooks: newKindHooks[autoscalingv2.HorizontalPodAutoscaler](k, hpaRules{}),

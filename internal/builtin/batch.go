@@ -38,7 +38,7 @@ func Jobs() *registry.Definition {
 	k := kindDef{
 		group: "batch", version: "v1", resource: "jobs", kind: "Job",
 		categories: []string{"all"}, scope: registry.Namespaced, status: true,
-		selectable: []string{"status.successful"},
+		statusMetadata: registry.UserMetadata, selectable: []string{"status.successful"},
 	}
 	return k.definition(jobHooks{newKindHooks[batchv1.Job](k, jobRules{})})
 }
@@ -384,6 +384,7 @@ func CronJobs() *registry.Definition {
 	return define[batchv1.CronJob](kindDef{
 		group: "batch", version: "v1", resource: "cronjobs", kind: "CronJob",
 		shortNames: []string{"cj"}, categories: []string{"all"}, scope: registry.Namespaced, status: true,
+		statusMetadata: registry.UserMetadata,
 	}, cronJobRules{})
 }
 

@@ -140,6 +140,9 @@ type kindDef struct {
 	scope                          registry.Scope
 	// status: the kind has a status subresource.
 	status bool
+	// statusMetadata: the metadata its status writes keep
+	// (registry.Subresources.StatusMetadata).
+	statusMetadata []string
 	// noGeneration: its strategy keeps no metadata.generation.
 	noGeneration bool
 	// conditional: its strategy does not allow unconditional updates.
@@ -163,6 +166,7 @@ func newKindHooks[T any, R rules[T]](k kindDef, r R) kindHooks[T, R] {
 func (k kindDef) definition(hooks any) *registry.Definition {
 	v := registry.Version{Name: k.version, Served: true, Storage: true, SelectableFields: k.selectable}
 	v.Subresources.Status = k.status
+	v.Subresources.StatusMetadata = k.statusMetadata
 	return &registry.Definition{
 		Group:      k.group,
 		Resource:   k.resource,

@@ -45,7 +45,8 @@ func Namespaces() *registry.Definition {
 			// As upstream's field label conversion of namespaces.
 			SelectableFields: []string{"status.phase"},
 			Subresources: registry.Subresources{
-				Status: true,
+				Status:         true,
+				StatusMetadata: registry.UserMetadata,
 				Other:  []registry.OtherSubresource{{Name: "finalize", Verbs: []string{"update"}}},
 			},
 			PrinterColumns: []registry.PrinterColumn{

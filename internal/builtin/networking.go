@@ -28,6 +28,7 @@ func Ingresses() *registry.Definition {
 	return define[networkingv1.Ingress](kindDef{
 		group: "networking.k8s.io", version: "v1", resource: "ingresses", kind: "Ingress",
 		shortNames: []string{"ing"}, scope: registry.Namespaced, status: true,
+		statusMetadata: registry.UserMetadata,
 	}, ingressRules{})
 }
 

@@ -18,6 +18,7 @@ func PodDisruptionBudgets() *registry.Definition {
 	k := kindDef{
 		group: "policy", version: "v1", resource: "poddisruptionbudgets", kind: "PodDisruptionBudget",
 		shortNames: []string{"pdb"}, scope: registry.Namespaced, status: true, conditional: true,
+		statusMetadata: registry.UserMetadata,
 	}
 	return k.definition(newKindHooks[policyv1.PodDisruptionBudget](k, pdbRules{}))
 }

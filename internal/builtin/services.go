@@ -44,7 +44,7 @@ func Services(ips *ClusterIPs) *registry.Definition {
 		Scope:      registry.Namespaced,
 		Versions: []registry.Version{{
 			Name: "v1", Served: true, Storage: true,
-			Subresources: registry.Subresources{Status: true},
+			Subresources: registry.Subresources{Status: true, StatusMetadata: registry.UserMetadata},
 			// As upstream's field label conversion of services.
 			SelectableFields: []string{"spec.clusterIP", "spec.type"},
 		}},

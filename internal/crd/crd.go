@@ -47,14 +47,14 @@ func NewDefinition(schemas SchemaChecker) *registry.Definition {
 		Scope:      registry.Cluster,
 		Versions: []registry.Version{{
 			Name: Version, Served: true, Storage: true,
-			Subresources:   registry.Subresources{Status: true},
+			Subresources:   statusKeepingMetadata,
 			PrinterColumns: crdPrinterColumns,
 		}, {
 			// The legacy API (v1beta1.go), converted to v1 for storage.
 			Name: VersionV1beta1, Served: true,
 			Deprecated:         true,
 			DeprecationWarning: "apiextensions.k8s.io/v1beta1 CustomResourceDefinition is deprecated in v1.16+, unavailable in v1.22+; use apiextensions.k8s.io/v1 CustomResourceDefinition",
-			Subresources:       registry.Subresources{Status: true},
+			Subresources:       statusKeepingMetadata,
 			PrinterColumns:     crdPrinterColumns,
 		}},
 		Hooks: Hooks{Schemas: schemas},
@@ -64,6 +64,13 @@ func NewDefinition(schemas SchemaChecker) *registry.Definition {
 // crdPrinterColumns are the columns JSONPath can express; Hooks.TableColumns
 // and TableRow give upstream's full table (Versions and Established are
 // computed, Created At is an absolute time).
+// statusKeepingMetadata is the CRDs' status subresource: upstream's status
+// strategy means to reset the metadata a status write sets, but resets it
+// to the request's own, and declares the spec alone reset to match
+// (kubernetes#137681), so a status write keeps the labels, annotations,
+// finalizers and owner references it sets.
+var statusKeepingMetadata = registry.Subresources{Status: true, StatusMetadata: registry.UserMetadata}
+
 var crdPrinterColumns = []registry.PrinterColumn{
 	{Name: "Scope", Type: "string", JSONPath: ".spec.scope", Description: "Cluster/Namespaced"},
 	{Name: "Created At", Type: "date", JSONPath: ".metadata.creationTimestamp", Description: metaDocs["creationTimestamp"]},

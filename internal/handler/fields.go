@@ -2,6 +2,7 @@ package handler
 
 import (
 	"reflect"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
@@ -87,7 +88,8 @@ func converterFor(c *call, apiVersion string) *registry.Definition {
 // resetFields are the fields a write through sub does not own, as
 // upstream's strategies declare them: with a status subresource, the
 // resource's writes never own status, and status writes own neither spec
-// nor (for custom resources) metadata — in every version.
+// nor the metadata they do not keep (Subresources.StatusMetadata) — in
+// every version.
 func resetFields(c *call, sub string) map[fieldpath.APIVersion]*fieldpath.Set {
 	if !c.version.Subresources.Status {
 		return nil
@@ -96,10 +98,7 @@ func resetFields(c *call, sub string) map[fieldpath.APIVersion]*fieldpath.Set {
 	case "":
 		return map[fieldpath.APIVersion]*fieldpath.Set{fieldpath.APIVersion(c.apiVersion()): statusFields}
 	case "status":
-		reset := specFields
-		if c.def.Custom() {
-			reset = specAndMetadataFields
-		}
+		reset := statusResets(c.version.Subresources.StatusMetadata)
 		out := make(map[fieldpath.APIVersion]*fieldpath.Set, len(c.def.Versions))
 		for _, v := range c.def.Versions {
 			out[fieldpath.APIVersion(registry.APIVersion(c.def.Group, v.Name))] = reset
@@ -107,6 +106,25 @@ func resetFields(c *call, sub string) map[fieldpath.APIVersion]*fieldpath.Set {
 		return out
 	}
 	return nil
+}
+
+// statusResets is what a status write keeping the metadata kept does not
+// own: the spec, and the metadata, or those of its user-set fields it
+// does not keep.
+func statusResets(kept []string) *fieldpath.Set {
+	switch {
+	case len(kept) == 0:
+		return specAndMetadataFields
+	case len(kept) == len(registry.UserMetadata):
+		return specFields
+	}
+	paths := []fieldpath.Path{fieldpath.MakePathOrDie("spec")}
+	for _, k := range registry.UserMetadata {
+		if !slices.Contains(kept, k) {
+			paths = append(paths, fieldpath.MakePathOrDie("metadata", k))
+		}
+	}
+	return fieldpath.NewSet(paths...)
 }
 
 // The reset field sets, built once: filters only read them.

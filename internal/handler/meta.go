@@ -231,15 +231,20 @@ func validateCreate(c *call, obj map[string]any) field.ErrorList {
 // resource, "status", or a built-in's own subresource (already applied).
 func (h *Handler) prepareUpdate(c *call, obj, old map[string]any, sub string) map[string]any {
 	if sub == "status" {
-		// A status write changes status and nothing else.
+		// A status write changes status, and the metadata the
+		// resource's status strategy keeps, and nothing else.
 		next := deepCopy(old)
 		if st, ok := obj["status"]; ok {
 			next["status"] = st
 		} else {
 			delete(next, "status")
 		}
-		if mf, ok := metadata(obj)["managedFields"]; ok {
-			metadata(next)["managedFields"] = mf
+		md, nmd := metadata(next), metadata(obj)
+		if mf, ok := nmd["managedFields"]; ok {
+			md["managedFields"] = mf
+		}
+		for _, k := range c.version.Subresources.StatusMetadata {
+			copyOrDelete(md, nmd, k)
 		}
 		if p, ok := c.def.Hooks.(registry.StatusUpdatePreparer); ok {
 			p.PrepareForStatusUpdate(next, old)

@@ -169,7 +169,14 @@ type Version struct {
 // Subresources says which subresources a version serves.
 type Subresources struct {
 	Status bool
-	Scale  *Scale
+	// StatusMetadata lists the metadata a write through the status
+	// subresource takes from the request, of labels, annotations,
+	// finalizers and ownerReferences: the status strategies of most of
+	// upstream's built-ins reset the spec alone (all four), a
+	// Deployment's its labels too. Empty, a status write changes the
+	// status alone, as a custom resource's does.
+	StatusMetadata []string
+	Scale          *Scale
 	// Other lists subresources beyond status and scale that a built-in
 	// serves through its hooks (namespaces/finalize), for discovery and
 	// OpenAPI. They read and write the resource's own kind.
@@ -185,6 +192,10 @@ type OtherSubresource struct {
 	// authentication.k8s.io/v1 TokenRequest), for discovery and OpenAPI.
 	Kind *schema.GroupVersionKind
 }
+
+// UserMetadata is the metadata a client sets and a status write of most
+// built-ins keeps (Subresources.StatusMetadata). It must not be modified.
+var UserMetadata = []string{"labels", "annotations", "finalizers", "ownerReferences"}
 
 // Scale maps the scale subresource onto the object (JSON paths like ".spec.replicas").
 type Scale struct {
