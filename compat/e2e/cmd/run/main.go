@@ -36,11 +36,15 @@ import (
 // break it on purpose, are known to flake or take long. It also takes the
 // machinery every client meets (server-side apply, watch lists and their
 // metadata and Table forms, client-go's negotiation, request timeouts,
-// OpenAPI v3, the version, storage version migration) and the garbage
-// collector's custom resource specs.
+// OpenAPI v3, the version, storage version migration), the garbage
+// collector's custom resource specs, and the API specs of the built-ins
+// served that need no pods (ConfigMaps, Secrets, Leases, RuntimeClasses,
+// PodTemplates, CronJobs).
 const (
 	defaultFocus = `\[sig-api-machinery\].*(CustomResource|CRD|FieldValidation|Discovery|ValidatingAdmissionPolicy|MutatingAdmissionPolicy|ratchet|x-kubernetes-validations|Watchers|Servers with support for API chunking|Servers with support for Table)` +
-		`|\[sig-api-machinery\] (ServerSideApply|API Streaming|client-go|Server request timeout|OpenAPIV3|server version|StorageVersionMigration|Garbage collector should support .* deletion of custom resources|Generated clientset should create v1 cronJobs)`
+		`|\[sig-api-machinery\] (ServerSideApply|API Streaming|client-go|Server request timeout|OpenAPIV3|server version|StorageVersionMigration|Garbage collector should support .* deletion of custom resources|Generated clientset should create v1 cronJobs)` +
+		`|\[sig-node\] (ConfigMap should (fail to create ConfigMap with empty key|run through a ConfigMap lifecycle|update ConfigMap successfully)|Secrets should (fail to create secret due to empty secret key|patch a secret)|Lease lease API|RuntimeClass should support RuntimeClasses API operations|PodTemplates)` +
+		`|\[sig-storage\] (ConfigMap|Secrets) should be immutable|\[sig-apps\] CronJob should support CronJob API operations`
 	defaultSkip = `\[Serial\]|\[Disruptive\]|\[Flaky\]|\[Slow\]|` + podSpecs
 	// podSpecs are specs in the focus that deploy pods (conversion webhook
 	// servers), which a server without nodes never runs: against
