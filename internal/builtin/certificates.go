@@ -37,7 +37,7 @@ func CertificateSigningRequests() *registry.Definition {
 	def := k.definition(csrHooks{kindHooksNoGeneration[certificatesv1.CertificateSigningRequest, csrRules]{
 		kindHooks: newKindHooks[certificatesv1.CertificateSigningRequest](k, csrRules{}),
 	}})
-	def.Versions[0].Subresources.Other = []registry.OtherSubresource{{Name: "approval", Verbs: []string{"get", "update"}}}
+	def.Versions[0].Subresources.Other = []registry.OtherSubresource{{Name: "approval", Verbs: []string{"get", "patch", "update"}}}
 	return def
 }
 
@@ -84,10 +84,26 @@ func (h csrHooks) PrepareForUpdate(obj, old map[string]any) {
 	}
 }
 
-// UpdateSubresource serves /approval: only status.conditions change.
+// UpdateSubresource serves /approval: of the spec and status, only
+// status.conditions change; the metadata a client sets (labels,
+// annotations, finalizers, owner references) changes too, as upstream's
+// approval strategy keeps it.
 func (csrHooks) UpdateSubresource(name string, obj, old map[string]any) (map[string]any, bool) {
 	if name != "approval" {
 		return nil, false
+	}
+	md, _ := old["metadata"].(map[string]any)
+	if md == nil {
+		md = map[string]any{}
+		old["metadata"] = md
+	}
+	newMD, _ := obj["metadata"].(map[string]any)
+	for _, k := range registry.UserMetadata {
+		if v, ok := newMD[k]; ok && v != nil {
+			md[k] = v
+		} else {
+			delete(md, k)
+		}
 	}
 	status, _ := old["status"].(map[string]any)
 	if status == nil {

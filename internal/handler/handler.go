@@ -207,6 +207,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			h.updateSubresource(c, su)
 			return
 		}
+		if _, ok := c.def.Hooks.(registry.SubresourceUpdater); ok && info.Verb == "patch" && servesOther(c) {
+			// The patch applies to the whole object, of which the
+			// subresource keeps what it may change (patch).
+			h.patch(c, info.Subresource)
+			return
+		}
 		if sc, ok := c.def.Hooks.(registry.SubresourceCreator); ok && info.Verb == "create" && servesOther(c) {
 			h.createSubresource(c, sc)
 			return

@@ -42,6 +42,12 @@ func (h *Handler) patch(c *call, sub string) {
 	sm, hasType := typedHooks(c).(registry.StrategicMerger)
 	switch ct {
 	case applyPatchType:
+		if otherUpdater(c, sub) != nil {
+			// Not built for a built-in's own subresource: an apply
+			// would write the whole object.
+			codec.WriteStatus(c.w, c.r, unsupportedPatch(ct))
+			return
+		}
 		h.apply(c, sub)
 		return
 	case jsonPatchType, mergePatchType:
@@ -60,12 +66,16 @@ func (h *Handler) patch(c *call, sub string) {
 		return
 	}
 	c.mergesOnly = p.merge != nil
+	su := otherUpdater(c, sub)
 	h.write(c, sub, "", func(old map[string]any, oldJSON []byte) (map[string]any, error) {
 		// doWrite hands over the current object in the request's version,
 		// a copy of its own, which a merge patch changes in place: its
 		// resourceVersion, which a patch's own must match, is read first.
 		oldRV, _ := metadata(old)["resourceVersion"].(string)
 		cur := old
+		if su != nil {
+			old = deepCopy(old)
+		}
 		var obj map[string]any
 		// value is what a 422 names as the invalid patch value.
 		var value func() string
@@ -133,8 +143,24 @@ func (h *Handler) patch(c *call, sub string) {
 		if err := checkNameAndNamespace(c, obj); err != nil {
 			return nil, err
 		}
+		if su != nil {
+			// A built-in's own subresource changes what a PUT of it
+			// would, from the patched object.
+			next, _ := su.UpdateSubresource(sub, obj, old)
+			return next, nil
+		}
 		return obj, nil
 	})
+}
+
+// otherUpdater is the hooks writing sub when it is a subresource a
+// built-in defines (certificatesigningrequests/approval), else nil.
+func otherUpdater(c *call, sub string) registry.SubresourceUpdater {
+	if sub == "" || sub == "status" || sub == "scale" {
+		return nil
+	}
+	su, _ := c.def.Hooks.(registry.SubresourceUpdater)
+	return su
 }
 
 // patchBody is a patch read as its media type says, before it is applied.

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -13,6 +14,9 @@ import (
 	"strings"
 	"testing"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/yaml"
 )
 
@@ -226,6 +230,24 @@ func TestStoredBuiltins(t *testing.T) {
 		}
 		if row := findRow(table(t, kubectl(t, srv, "get", "csr", "--field-selector", "spec.signerName=example.com/signer")), "alice"); len(row) != 6 || row[5] != "Approved" {
 			t.Errorf("csr row after approval %q", row)
+		}
+		// A patch of /approval, as upstream's e2e spec sends one: its
+		// conditions and metadata are kept, its spec is not.
+		patch := `{"metadata":{"annotations":{"patched":"true"}},"spec":{"signerName":"example.com/other"},` +
+			`"status":{"conditions":[{"type":"Approved","status":"True","reason":"E2E"},{"type":"Extra","status":"True","reason":"E2E"}]}}`
+		patched, err := srv.Client.CertificatesV1().CertificateSigningRequests().Patch(context.Background(), "alice", types.MergePatchType, []byte(patch), metav1.PatchOptions{}, "approval")
+		if err != nil {
+			t.Fatalf("patching /approval: %v", err)
+		}
+		if len(patched.Status.Conditions) != 2 || patched.Status.Conditions[1].Type != "Extra" {
+			t.Errorf("conditions after patching /approval: %+v", patched.Status.Conditions)
+		}
+		if patched.Spec.SignerName != "example.com/signer" || patched.Annotations["patched"] != "true" {
+			t.Errorf("patching /approval: signer %q, annotations %v; want the signer unchanged, the annotation set", patched.Spec.SignerName, patched.Annotations)
+		}
+		_, err = srv.Client.CertificatesV1().CertificateSigningRequests().Patch(context.Background(), "alice", types.ApplyPatchType, []byte(`{}`), metav1.PatchOptions{FieldManager: "e2e"}, "approval")
+		if !apierrors.IsUnsupportedMediaType(err) {
+			t.Errorf("applying to /approval: %v, want 415", err)
 		}
 	})
 
