@@ -1,5 +1,6 @@
 // Package e2e is upstream Kubernetes' end-to-end test suite, built from the
-// Go module proxy, with the API machinery specs linked in. It runs against
+// Go module proxy, with the API machinery specs linked in, and the auth,
+// instrumentation and network ones, whose API specs need no nodes. It runs against
 // any API server named by --kubeconfig; cmd/run builds it, starts a
 // crdserver (or a kube-apiserver) and runs the subset that needs no nodes.
 //
@@ -22,6 +23,9 @@ import (
 
 	// The specs: importing a package registers its Ginkgo specs.
 	_ "k8s.io/kubernetes/test/e2e/apimachinery"
+	_ "k8s.io/kubernetes/test/e2e/auth"
+	_ "k8s.io/kubernetes/test/e2e/instrumentation"
+	_ "k8s.io/kubernetes/test/e2e/network"
 )
 
 func TestMain(m *testing.M) {

@@ -39,12 +39,17 @@ import (
 // OpenAPI v3, the version, storage version migration), the garbage
 // collector's custom resource specs, and the API specs of the built-ins
 // served that need no pods (ConfigMaps, Secrets, Leases, RuntimeClasses,
-// PodTemplates, CronJobs).
+// PodTemplates, CronJobs; CSRs, service accounts and their tokens, access
+// and self-subject reviews, Events, Services, Endpoints, EndpointSlices,
+// Ingresses, IngressClasses, NetworkPolicies).
 const (
 	defaultFocus = `\[sig-api-machinery\].*(CustomResource|CRD|FieldValidation|Discovery|ValidatingAdmissionPolicy|MutatingAdmissionPolicy|ratchet|x-kubernetes-validations|Watchers|Servers with support for API chunking|Servers with support for Table)` +
 		`|\[sig-api-machinery\] (ServerSideApply|API Streaming|client-go|Server request timeout|OpenAPIV3|server version|StorageVersionMigration|Garbage collector should support .* deletion of custom resources|Generated clientset should create v1 cronJobs)` +
 		`|\[sig-node\] (ConfigMap should (fail to create ConfigMap with empty key|run through a ConfigMap lifecycle|update ConfigMap successfully)|Secrets should (fail to create secret due to empty secret key|patch a secret)|Lease lease API|RuntimeClass should support RuntimeClasses API operations|PodTemplates)` +
-		`|\[sig-storage\] (ConfigMap|Secrets) should be immutable|\[sig-apps\] CronJob should support CronJob API operations`
+		`|\[sig-storage\] (ConfigMap|Secrets) should be immutable|\[sig-apps\] CronJob should support CronJob API operations` +
+		`|\[sig-auth\] (Certificates API .*should support CSR API operations|SelfSubjectReview (should support SelfSubjectReview API operations|testing SSR in different API groups authentication/v1\b)|ServiceAccounts should (update a ServiceAccount|run through the lifecycle|create a serviceAccountToken)|SubjectReview should support)` +
+		`|\[sig-instrumentation\] (Events API|Events should)` +
+		`|\[sig-network\] (Services should (delete a collection of services|find a service from listing all namespaces|complete a service status lifecycle)|IngressClass API|Ingress API|EndpointSlice should support creating EndpointSlice API operations|Netpol API|Endpoints should test the lifecycle|API Server should)`
 	defaultSkip = `\[Serial\]|\[Disruptive\]|\[Flaky\]|\[Slow\]|` + podSpecs
 	// podSpecs are specs in the focus that deploy pods (conversion webhook
 	// servers), which a server without nodes never runs: against
