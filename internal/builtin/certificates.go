@@ -32,7 +32,7 @@ func CertificateSigningRequests() *registry.Definition {
 		group: "certificates.k8s.io", version: "v1", resource: "certificatesigningrequests", kind: "CertificateSigningRequest",
 		shortNames: []string{"csr"}, scope: registry.Cluster, status: true, noGeneration: true,
 		statusMetadata: registry.UserMetadata,
-		selectable: []string{"spec.signerName"},
+		selectable:     []string{"spec.signerName"},
 	}
 	def := k.definition(csrHooks{kindHooksNoGeneration[certificatesv1.CertificateSigningRequest, csrRules]{
 		kindHooks: newKindHooks[certificatesv1.CertificateSigningRequest](k, csrRules{}),

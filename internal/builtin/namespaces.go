@@ -47,7 +47,7 @@ func Namespaces() *registry.Definition {
 			Subresources: registry.Subresources{
 				Status:         true,
 				StatusMetadata: registry.UserMetadata,
-				Other:  []registry.OtherSubresource{{Name: "finalize", Verbs: []string{"update"}}},
+				Other:          []registry.OtherSubresource{{Name: "finalize", Verbs: []string{"update"}}},
 			},
 			PrinterColumns: []registry.PrinterColumn{
 				{Name: "Status", Type: "string", JSONPath: ".status.phase", Description: "The status of the namespace"},

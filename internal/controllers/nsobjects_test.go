@@ -2,28 +2,28 @@ package controllers_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/crdserver/crdserver/internal/controllers"
+	"github.com/crdserver/crdserver/internal/storage"
 	"github.com/crdserver/crdserver/internal/watchcache"
 )
 
-// ensured records the namespaces the controller asks for a default
-// ServiceAccount in.
+// ensured records the namespaces the controller ensures its object in.
 type ensured chan string
 
-func (e ensured) EnsureServiceAccount(_ context.Context, ns, name string) error {
-	if name == "default" {
-		e <- ns
-	}
+func (e ensured) ensure(_ context.Context, ns string) error {
+	e <- ns
 	return nil
 }
 
 // The controller acts on active namespaces, and again when a namespace's
 // default ServiceAccount is deleted; not on terminating namespaces nor on
-// other ServiceAccounts.
-func TestServiceAccountsFollowNamespaces(t *testing.T) {
+// other ServiceAccounts, nor on changes of the default one, which is not
+// its to keep as it was.
+func TestNamespaceObjectsFollowNamespaces(t *testing.T) {
 	backend := newBackend(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -52,7 +52,7 @@ func TestServiceAccountsFollowNamespaces(t *testing.T) {
 	returned := make(chan struct{})
 	go func() {
 		defer close(returned)
-		(&controllers.ServiceAccounts{Namespaces: namespaces, Accounts: accounts, Server: got}).Run(ctx)
+		(&controllers.NamespaceObjects{Name: "test", Namespaces: namespaces, Objects: accounts, Object: "default", Ensure: got.ensure}).Run(ctx)
 	}()
 	expect := func(want string) {
 		t.Helper()
@@ -85,6 +85,8 @@ func TestServiceAccountsFollowNamespaces(t *testing.T) {
 			put("/sa-test/sa/a/default", `{"metadata":{"name":"default","namespace":"a"}}`)
 		}
 	}
+	put("/sa-test/sa/a/default", `{"metadata":{"name":"default","namespace":"a"}}`)
+	change(t, backend, "/sa-test/sa/a/default", `{"metadata":{"name":"default","namespace":"a","labels":{"x":"y"}}}`)
 	put("/sa-test/ns/b", `{"metadata":{"name":"b"}}`)
 	expect("b")
 	select {
@@ -94,6 +96,55 @@ func TestServiceAccountsFollowNamespaces(t *testing.T) {
 	}
 	cancel()
 	<-returned
+}
+
+// change writes value at key, which exists.
+func change(t *testing.T, backend storage.Interface, key, value string) {
+	t.Helper()
+	if _, err := storage.GuaranteedUpdate(context.Background(), backend, key, func(storage.KeyValue) ([]byte, error) { return []byte(value), nil }); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// An object whose content is the controller's (the kube-root-ca.crt
+// ConfigMap) is ensured again when it changes.
+func TestOwnedNamespaceObjectsFollowChanges(t *testing.T) {
+	backend := newBackend(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for key, value := range map[string]string{
+		"/owned-test/ns/a":                  `{"metadata":{"name":"a"}}`,
+		"/owned-test/cm/a/kube-root-ca.crt": `{"metadata":{"name":"kube-root-ca.crt","namespace":"a"},"data":{"ca.crt":"x"}}`,
+	} {
+		if _, err := backend.Create(ctx, key, []byte(value)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	namespaces := watchcache.New(backend, "/owned-test/ns/", decodeItem, watchcache.Options{})
+	configMaps := watchcache.New(backend, "/owned-test/cm/", decodeNamespacedItem, watchcache.Options{})
+	go namespaces.Start(ctx)
+	go configMaps.Start(ctx)
+	got := make(ensured, 10)
+	go (&controllers.NamespaceObjects{Name: "test", Namespaces: namespaces, Objects: configMaps, Object: "kube-root-ca.crt", Owned: true, Ensure: got.ensure}).Run(ctx)
+	if ns := <-got; ns != "a" {
+		t.Fatalf("ensured in %q, want a", ns)
+	}
+	// A change before the controller's watch starts is not an event:
+	// change again until one is seen.
+	for attempt := 0; ; attempt++ {
+		if attempt == 30 {
+			t.Fatal("the change of the ConfigMap was never acted on")
+		}
+		change(t, backend, "/owned-test/cm/a/kube-root-ca.crt", fmt.Sprintf(`{"metadata":{"name":"kube-root-ca.crt","namespace":"a"},"data":{"ca.crt":"%d"}}`, attempt))
+		select {
+		case ns := <-got:
+			if ns != "a" {
+				t.Fatalf("ensured in %q, want a", ns)
+			}
+			return
+		case <-time.After(time.Second):
+		}
+	}
 }
 
 func decodeNamespacedItem(key string, value []byte, rev int64) (*watchcache.Item, error) {

@@ -7,47 +7,96 @@ import (
 	"time"
 
 	"github.com/crdserver/crdserver/internal/builtin"
-	"github.com/crdserver/crdserver/internal/controllers"
 	"github.com/crdserver/crdserver/internal/handler"
 	"github.com/crdserver/crdserver/internal/storage"
 	"github.com/crdserver/crdserver/internal/watchcache"
 )
 
-// serviceAccountServer creates default ServiceAccounts for the service
-// account controller, straight into storage: the object is the server's
-// own, so no admission runs, as upstream's controller's writes are not
-// refused by policies of users.
-type serviceAccountServer struct{ s *Server }
+// The objects the server keeps in every namespace, for its
+// controllers.NamespaceObjects: the default ServiceAccount and the
+// kube-root-ca.crt ConfigMap. They are written straight into storage:
+// the objects are the server's own, so no admission runs, as upstream's
+// controllers' writes are not refused by policies of users.
 
-var _ controllers.ServiceAccountServer = serviceAccountServer{}
-
-func (a serviceAccountServer) EnsureServiceAccount(ctx context.Context, ns, name string) error {
-	nsStore, _ := a.s.stores.Store(builtin.Namespaces().GroupResource())
-	it, err := nsStore.Cache.Get(ctx, nsStore.Key("", ns), watchcache.GetOptions{ResourceVersion: "0"})
-	if errors.Is(err, storage.ErrNotFound) {
-		return nil
-	}
-	if err != nil {
+// ensureServiceAccount creates the named ServiceAccount in namespace ns
+// unless it exists, or the namespace is gone or terminating. The create is
+// create-if-absent in storage, so replicas that race agree.
+func (s *Server) ensureServiceAccount(ctx context.Context, ns, name string) error {
+	if ok, err := s.activeNamespace(ctx, ns); !ok || err != nil {
 		return err
 	}
-	obj, err := handler.DecodeStored(it.JSON())
-	if err != nil {
-		return err
-	}
-	if md, _ := obj["metadata"].(map[string]any); md["deletionTimestamp"] != nil {
-		return nil // the namespace controller is emptying it
-	}
-	st, _ := a.s.stores.Store(builtin.ServiceAccounts().GroupResource())
+	st, _ := s.stores.Store(builtin.ServiceAccounts().GroupResource())
 	key := st.Key(ns, name)
 	if _, err := st.Cache.Get(ctx, key, watchcache.GetOptions{ResourceVersion: "0"}); err == nil {
 		return nil
 	}
-	data, err := handler.EncodeStored(builtin.NewServiceAccount(ns, name, time.Now()))
+	return createIfAbsent(ctx, st, key, builtin.NewServiceAccount(ns, name, time.Now()))
+}
+
+// ensureRootCA makes namespace ns's kube-root-ca.crt ConfigMap hold the
+// server's CA, as upstream's root CA publisher does: created when absent,
+// put back when a client changed it (a compare-and-swap, so replicas that
+// race agree), nothing when the namespace is gone or terminating.
+func (s *Server) ensureRootCA(ctx context.Context, ns string) error {
+	if ok, err := s.activeNamespace(ctx, ns); !ok || err != nil {
+		return err
+	}
+	ca := string(s.PKI.CAPEM)
+	st, _ := s.stores.Store(builtin.ConfigMaps().GroupResource())
+	key := st.Key(ns, builtin.RootCAConfigMap)
+	it, err := st.Cache.Get(ctx, key, watchcache.GetOptions{ResourceVersion: "0"})
+	if errors.Is(err, storage.ErrNotFound) {
+		return createIfAbsent(ctx, st, key, builtin.NewRootCAConfigMap(ns, ca, time.Now()))
+	}
+	if err != nil {
+		return err
+	}
+	if obj, err := handler.DecodeStored(it.JSON()); err == nil && !builtin.KeepRootCA(obj, ca) {
+		return nil
+	}
+	_, err = storage.GuaranteedUpdate(ctx, st.Storage, key, func(cur storage.KeyValue) ([]byte, error) {
+		obj, err := handler.DecodeStored(cur.Value)
+		if err != nil {
+			return nil, err
+		}
+		if !builtin.KeepRootCA(obj, ca) {
+			return cur.Value, nil
+		}
+		return handler.EncodeStored(obj)
+	})
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil // deleted meanwhile: its deletion brings it back
+	}
+	return err
+}
+
+// activeNamespace reports whether namespace ns exists and is not being
+// deleted.
+func (s *Server) activeNamespace(ctx context.Context, ns string) (bool, error) {
+	nsStore, _ := s.stores.Store(builtin.Namespaces().GroupResource())
+	it, err := nsStore.Cache.Get(ctx, nsStore.Key("", ns), watchcache.GetOptions{ResourceVersion: "0"})
+	if errors.Is(err, storage.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	obj, err := handler.DecodeStored(it.JSON())
+	if err != nil {
+		return false, err
+	}
+	md, _ := obj["metadata"].(map[string]any)
+	return md["deletionTimestamp"] == nil, nil // else the namespace controller is emptying it
+}
+
+// createIfAbsent stores obj at key unless something is there.
+func createIfAbsent(ctx context.Context, st *handler.Store, key string, obj map[string]any) error {
+	data, err := handler.EncodeStored(obj)
 	if err != nil {
 		return err
 	}
 	if _, err := st.Storage.Create(ctx, key, data); err != nil && !errors.Is(err, storage.ErrExists) {
-		return fmt.Errorf("creating service account %s/%s: %w", ns, name, err)
+		return fmt.Errorf("creating %s: %w", key, err)
 	}
 	return nil
 }

@@ -236,8 +236,20 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	nsc := &controllers.Namespaces{Cache: nsStore.Cache, Content: &namespaceContent{s: s, reg: reg}, Log: s.log}
 	s.background.Go(func() { nsc.Run(bgCtx) })
 	saStore, _ := s.stores.Store(builtin.ServiceAccounts().GroupResource())
-	sac := &controllers.ServiceAccounts{Namespaces: nsStore.Cache, Accounts: saStore.Cache, Server: serviceAccountServer{s}, Log: s.log}
+	sac := &controllers.NamespaceObjects{
+		Name: "service account controller", Namespaces: nsStore.Cache, Objects: saStore.Cache, Object: builtin.DefaultServiceAccount,
+		Ensure: func(ctx context.Context, ns string) error {
+			return s.ensureServiceAccount(ctx, ns, builtin.DefaultServiceAccount)
+		},
+		Log: s.log,
+	}
 	s.background.Go(func() { sac.Run(bgCtx) })
+	cmStore, _ := s.stores.Store(builtin.ConfigMaps().GroupResource())
+	rootCA := &controllers.NamespaceObjects{
+		Name: "root CA publisher", Namespaces: nsStore.Cache, Objects: cmStore.Cache, Object: builtin.RootCAConfigMap, Owned: true,
+		Ensure: s.ensureRootCA, Log: s.log,
+	}
+	s.background.Go(func() { rootCA.Run(bgCtx) })
 	// Before the CRD controller, which tells it of new resources.
 	s.gc = controllers.NewGarbageCollector(&gcServer{s: s, reg: reg}, s.log)
 	s.background.Go(func() { s.gc.Run(bgCtx) })

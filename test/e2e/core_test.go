@@ -50,6 +50,44 @@ func TestCoreBuiltins(t *testing.T) {
 		})
 	})
 
+	t.Run("root CA config map", func(t *testing.T) {
+		// Every namespace holds the server's CA in kube-root-ca.crt, as
+		// upstream's root CA publisher keeps it: made again when deleted,
+		// put back when changed.
+		ctx := testContext(t, 90*time.Second)
+		ca := srv.Config.CAData
+		cms := srv.Client.CoreV1().ConfigMaps(ns)
+		var first *corev1.ConfigMap
+		waitFor(t, 30*time.Second, "kube-root-ca.crt in a new namespace", func() (bool, error) {
+			cm, err := cms.Get(ctx, "kube-root-ca.crt", metav1.GetOptions{})
+			if apierrors.IsNotFound(err) {
+				return false, nil
+			}
+			first = cm
+			return err == nil, err
+		})
+		if first.Data["ca.crt"] != string(ca) || first.Annotations["kubernetes.io/description"] == "" {
+			t.Errorf("kube-root-ca.crt holds %q (annotations %v), want the kubeconfig's CA", first.Data["ca.crt"], first.Annotations)
+		}
+		if err := cms.Delete(ctx, "kube-root-ca.crt", metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, 30*time.Second, "kube-root-ca.crt made again", func() (bool, error) {
+			cm, err := cms.Get(ctx, "kube-root-ca.crt", metav1.GetOptions{})
+			if apierrors.IsNotFound(err) {
+				return false, nil
+			}
+			return err == nil && cm.UID != first.UID, err
+		})
+		if _, err := cms.Update(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "kube-root-ca.crt"}, Data: map[string]string{"ca.crt": ""}}, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, 30*time.Second, "kube-root-ca.crt put back", func() (bool, error) {
+			cm, err := cms.Get(ctx, "kube-root-ca.crt", metav1.GetOptions{})
+			return err == nil && cm.Data["ca.crt"] == string(ca), err
+		})
+	})
+
 	t.Run("unconditional update", func(t *testing.T) {
 		// ConfigMaps, like most built-ins, may be replaced without a
 		// resourceVersion: the last write wins, as upstream's do.
@@ -86,7 +124,11 @@ func TestCoreBuiltins(t *testing.T) {
 			}
 		}
 		wantHeaders := [][]string{{"NAME", "DATA", "AGE"}, {"NAME", "TYPE", "DATA", "AGE"}, {"NAME", "AGE"}}
+		// The namespace's own kube-root-ca.crt and default
+		// ServiceAccount, which the first subtests waited for, are listed
+		// too, as on a cluster.
 		wantRows := [][]string{
+			{"configmap/kube-root-ca.crt", "1"},
 			{"configmap/settings", "2"},
 			{"secret/login", "Opaque", "1"},
 			{"secret/serving", "kubernetes.io/tls", "2"},
