@@ -1,10 +1,6 @@
 package builtin
 
-import (
-	"time"
-
-	"k8s.io/apimachinery/pkg/util/uuid"
-)
+import "time"
 
 // RootCAConfigMap is the ConfigMap every namespace has holding the
 // server's CA, as upstream's root CA publisher keeps it: pods (and
@@ -22,18 +18,10 @@ const (
 // NewRootCAConfigMap is namespace's kube-root-ca.crt ConfigMap holding ca
 // (PEM), as upstream's publisher creates it.
 func NewRootCAConfigMap(namespace, ca string, now time.Time) map[string]any {
-	return map[string]any{
-		"apiVersion": "v1",
-		"kind":       "ConfigMap",
-		"metadata": map[string]any{
-			"name":              RootCAConfigMap,
-			"namespace":         namespace,
-			"uid":               string(uuid.NewUUID()),
-			"creationTimestamp": now.UTC().Format(time.RFC3339),
-			"annotations":       map[string]any{rootCADescriptionKey: rootCADescription},
-		},
-		"data": map[string]any{"ca.crt": ca},
-	}
+	cm := newCoreObject("ConfigMap", namespace, RootCAConfigMap, now)
+	cm["metadata"].(map[string]any)["annotations"] = map[string]any{rootCADescriptionKey: rootCADescription}
+	cm["data"] = map[string]any{"ca.crt": ca}
+	return cm
 }
 
 // KeepRootCA makes obj, a kube-root-ca.crt ConfigMap, hold exactly ca

@@ -46,9 +46,15 @@ var _ registry.NoGeneration = serviceAccountHooks{}
 // NewServiceAccount returns a complete stored ServiceAccount, for the
 // controller that creates each namespace's default one.
 func NewServiceAccount(namespace, name string, now time.Time) map[string]any {
+	return newCoreObject("ServiceAccount", namespace, name, now)
+}
+
+// newCoreObject is a core/v1 object of kind the server makes itself,
+// with the metadata a create would give it.
+func newCoreObject(kind, namespace, name string, now time.Time) map[string]any {
 	return map[string]any{
 		"apiVersion": "v1",
-		"kind":       "ServiceAccount",
+		"kind":       kind,
 		"metadata": map[string]any{
 			"name":              name,
 			"namespace":         namespace,

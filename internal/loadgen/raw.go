@@ -295,7 +295,7 @@ func (w *rawWatch) next() (watchEvent, error) {
 		out.err = fmt.Errorf("watch error event: %.300s", ev)
 	case w.kind != nil && out.typ != watch.Bookmark && !bytes.Contains(ev[:min(len(ev), 128)], w.kind):
 		// Servers write the object's kind and apiVersion first, in
-		// either order (kube-apiserver kind first, crdserver not).
+		// either order.
 		out = watchEvent{typ: watch.Error, seq: -1, err: fmt.Errorf("watch event without %s in its head: %.300s", w.kind, ev)}
 	}
 	return out, nil

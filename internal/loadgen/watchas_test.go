@@ -67,11 +67,8 @@ func TestProtobufEvents(t *testing.T) {
 	} {
 		stream = append(stream, f...)
 	}
-	want := []struct {
-		typ     watch.EventType
-		seq     int64
-		wantErr string
-	}{
+	p := &protobufEvents{rd: bufio.NewReader(bytes.NewReader(stream))}
+	checkEvents(t, p.next, []wantEvent{
 		{typ: watch.Modified, seq: 42},
 		{typ: watch.Bookmark, seq: -1},
 		{typ: watch.Modified, seq: -1},
@@ -80,26 +77,7 @@ func TestProtobufEvents(t *testing.T) {
 		{typ: watch.Error, seq: -1, wantErr: "object is bench.crdserver.io/v1 Widget, want meta.k8s.io/v1 PartialObjectMetadata"},
 		{typ: watch.Error, seq: -1, wantErr: "not a protobuf envelope"},
 		{typ: watch.Modified, seq: 44},
-	}
-	p := &protobufEvents{rd: bufio.NewReader(bytes.NewReader(stream))}
-	for i, w := range want {
-		ev, err := p.next()
-		if err != nil {
-			t.Fatalf("event %d: %v", i, err)
-		}
-		if ev.typ != w.typ || ev.seq != w.seq {
-			t.Errorf("event %d: type %s seq %d, want %s %d", i, ev.typ, ev.seq, w.typ, w.seq)
-		}
-		switch {
-		case w.wantErr == "" && ev.err != nil:
-			t.Errorf("event %d: error %v", i, ev.err)
-		case w.wantErr != "" && (ev.err == nil || !strings.Contains(ev.err.Error(), w.wantErr)):
-			t.Errorf("event %d: error %v, want one with %q", i, ev.err, w.wantErr)
-		}
-	}
-	if _, err := p.next(); err != io.EOF {
-		t.Errorf("after the last frame: %v, want io.EOF", err)
-	}
+	})
 }
 
 // TestProtobufEventsTruncated cuts a frame at every length: a stream that
@@ -140,29 +118,41 @@ func TestRawWatchMetadataJSON(t *testing.T) {
 {"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","code":410,"message":"too old"}}
 `
 	w := &rawWatch{rd: bufio.NewReader(strings.NewReader(stream)), kind: []byte(`"kind":"PartialObjectMetadata"`)}
-	want := []struct {
-		typ     watch.EventType
-		seq     int64
-		wantErr string
-	}{
+	checkEvents(t, w.next, []wantEvent{
 		{typ: watch.Modified, seq: 7},
 		{typ: watch.Bookmark, seq: -1},
 		{typ: watch.Error, seq: -1, wantErr: `without "kind":"PartialObjectMetadata"`},
 		{typ: watch.Error, seq: -1, wantErr: "too old"},
-	}
-	for i, wt := range want {
-		ev, err := w.next()
+	})
+}
+
+// wantEvent is an event a watch reader should return: its type, its
+// update number, and a part of its error's text ("": none).
+type wantEvent struct {
+	typ     watch.EventType
+	seq     int64
+	wantErr string
+}
+
+// checkEvents reads want's events with next, then the end of the stream.
+func checkEvents(t *testing.T, next func() (watchEvent, error), want []wantEvent) {
+	t.Helper()
+	for i, w := range want {
+		ev, err := next()
 		if err != nil {
 			t.Fatalf("event %d: %v", i, err)
 		}
-		if ev.typ != wt.typ || ev.seq != wt.seq {
-			t.Errorf("event %d: type %s seq %d, want %s %d", i, ev.typ, ev.seq, wt.typ, wt.seq)
+		if ev.typ != w.typ || ev.seq != w.seq {
+			t.Errorf("event %d: type %s seq %d, want %s %d", i, ev.typ, ev.seq, w.typ, w.seq)
 		}
-		if (wt.wantErr == "") != (ev.err == nil) || ev.err != nil && !strings.Contains(ev.err.Error(), wt.wantErr) {
-			t.Errorf("event %d: error %v, want %q", i, ev.err, wt.wantErr)
+		switch {
+		case w.wantErr == "" && ev.err != nil:
+			t.Errorf("event %d: error %v", i, ev.err)
+		case w.wantErr != "" && (ev.err == nil || !strings.Contains(ev.err.Error(), w.wantErr)):
+			t.Errorf("event %d: error %v, want one with %q", i, ev.err, w.wantErr)
 		}
 	}
-	if _, err := w.next(); err != io.EOF {
+	if _, err := next(); err != io.EOF {
 		t.Errorf("after the last event: %v, want io.EOF", err)
 	}
 }
