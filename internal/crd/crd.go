@@ -97,7 +97,28 @@ var (
 	_ registry.StrategicMerger      = Hooks{}
 	_ registry.StatusUpdatePreparer = Hooks{}
 	_ registry.Protobuf             = Hooks{}
+	_ registry.Defaulter            = Hooks{}
+	_ registry.Zeroer               = Hooks{}
 )
+
+// Default applies the v1 defaults to a v1 object (conversion.strategy,
+// names.listKind, …) before its writer's fields are recorded, as
+// upstream's typed decoding does: the writer owns what defaulting set.
+// A v1beta1 object is defaulted once converted, and one that does not
+// decode is left alone for Validate to report.
+func (Hooks) Default(obj map[string]any) {
+	if isV1beta1(obj) {
+		return
+	}
+	if c, err := decode(obj); err == nil {
+		encodeInto(obj, c)
+	}
+}
+
+// ZeroObject is the empty CRD a create's fields are compared with, as
+// upstream's field manager compares: its spec and names are there
+// already, so a writer's field set has no "." members for them.
+func (Hooks) ZeroObject() map[string]any { return typedCRD.ZeroObject() }
 
 // PrepareForCreate applies the v1 defaults and resets status to what a new
 // CRD has: no conditions, empty accepted names, the storage version stored.

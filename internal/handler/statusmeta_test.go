@@ -64,3 +64,48 @@ func TestStatusWriteMetadata(t *testing.T) {
 		}
 	}
 }
+
+// A CRD's managedFields are those kube-apiserver records: its creator
+// owns what defaulting added (conversion.strategy, names.listKind) and no
+// "." for the structs an empty CRD has already (spec, names), and the
+// status the server wrote establishing it is kube-apiserver's, through
+// the status subresource.
+func TestCRDManagedFieldsAsUpstream(t *testing.T) {
+	e := newWidgetEnv(t)
+	const path = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.patch.example.com"
+	var entries map[string]map[string]any
+	for i := 0; ; i++ {
+		obj := e.do(req{method: "GET", path: path}).obj(t)
+		entries = map[string]map[string]any{}
+		mfs, _ := obj["metadata"].(map[string]any)["managedFields"].([]any)
+		for _, mf := range mfs {
+			m := mf.(map[string]any)
+			entries[m["manager"].(string)+"/"+str(m, "subresource")] = m
+		}
+		if _, ok := entries["kube-apiserver/status"]; ok || i == 300 {
+			break
+		}
+		sleep()
+	}
+	status, ok := entries["kube-apiserver/status"]
+	if !ok {
+		t.Fatalf("no kube-apiserver status entry in %v", entries)
+	}
+	st, _ := status["fieldsV1"].(map[string]any)["f:status"].(map[string]any)
+	conditions, _ := st["f:conditions"].(map[string]any)
+	if str(status, "operation") != "Update" || conditions[`k:{"type":"Established"}`] == nil || st["f:acceptedNames"] == nil {
+		t.Errorf("kube-apiserver's status entry %v, want conditions and accepted names", status)
+	}
+	var creator map[string]any
+	for k, m := range entries {
+		if k != "kube-apiserver/status" {
+			creator = m
+		}
+	}
+	spec, _ := creator["fieldsV1"].(map[string]any)["f:spec"].(map[string]any)
+	names, _ := spec["f:names"].(map[string]any)
+	conv, _ := spec["f:conversion"].(map[string]any)
+	if spec["."] != nil || names["."] != nil || names["f:listKind"] == nil || conv["f:strategy"] == nil {
+		t.Errorf("creator's spec fields %v, want no \".\" for spec and names, with names.listKind and conversion.strategy", spec)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,7 +17,9 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/crdserver/crdserver/internal/apply"
 	"github.com/crdserver/crdserver/internal/controllers"
@@ -41,6 +44,9 @@ type crdServer struct {
 	// served turns true after the first Serve: /readyz waits for it so
 	// that a restarted server answers for its CRDs at once.
 	served atomic.Bool
+
+	statusOnce    sync.Once
+	statusManager *apply.Manager
 
 	mu   sync.Mutex
 	crds map[string]map[string]any // by name, as last served
@@ -211,8 +217,14 @@ func (c *crdServer) syncStatus(ctx context.Context, name string) error {
 		if err != nil {
 			return nil, err
 		}
+		old := runtime.DeepCopyJSON(obj)
 		crd.SyncStatusServing(obj, others, c.builtins, time.Now(), c.servesAccepted(obj))
 		written = obj
+		if !reflect.DeepEqual(old["status"], obj["status"]) {
+			// As upstream's naming and establishing controllers, which
+			// write status through the API as kube-apiserver.
+			c.statusFields().Update(old, obj, "kube-apiserver")
+		}
 		return handler.EncodeStored(obj)
 	})
 	if errors.Is(err, storage.ErrNotFound) {
@@ -223,6 +235,26 @@ func (c *crdServer) syncStatus(ctx context.Context, name string) error {
 	}
 	c.remember(name, written, kv.ModRevision)
 	return nil
+}
+
+// statusFields is the field manager of the CRDs' status subresource,
+// for the status this server writes.
+func (c *crdServer) statusFields() *apply.Manager {
+	c.statusOnce.Do(func() {
+		def := crd.Definition()
+		reset := fieldpath.NewSet(fieldpath.MakePathOrDie("spec"))
+		c.statusManager = &apply.Manager{
+			Types:        apply.NewTypes(def),
+			GroupVersion: schema.GroupVersion{Group: crd.Group, Version: crd.Version},
+			Kind:         crd.Kind,
+			Subresource:  "status",
+			Reset: map[fieldpath.APIVersion]*fieldpath.Set{
+				fieldpath.APIVersion(crd.Group + "/" + crd.Version):        reset,
+				fieldpath.APIVersion(crd.Group + "/" + crd.VersionV1beta1): reset,
+			},
+		}
+	})
+	return c.statusManager
 }
 
 // servesAccepted reports whether the registry serves obj's accepted names
