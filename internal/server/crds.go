@@ -45,6 +45,8 @@ type crdServer struct {
 	// that a restarted server answers for its CRDs at once.
 	served atomic.Bool
 
+	// statusManager is the field manager of the status the server writes
+	// (statusFields), built once.
 	statusOnce    sync.Once
 	statusManager *apply.Manager
 
