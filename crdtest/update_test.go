@@ -3,6 +3,7 @@ package crdtest_test
 import (
 	"context"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -195,12 +196,16 @@ func TestMergePatchRecordsAsReplace(t *testing.T) {
 	}
 }
 
-// entriesOf lists an object's managedFields without their times.
+// entriesOf lists an object's managedFields without their times, sorted:
+// entries are ordered by the second they were written in, then by
+// manager, so the two objects' orders differ whenever a second begins
+// between their writes.
 func entriesOf(o *unstructured.Unstructured) []string {
 	var out []string
 	for _, e := range o.GetManagedFields() {
 		out = append(out, e.Manager+"/"+string(e.Operation)+"/"+e.APIVersion+"/"+e.Subresource+": "+string(e.FieldsV1.Raw))
 	}
+	slices.Sort(out)
 	return out
 }
 
