@@ -297,6 +297,43 @@ func TestAnswerFrames(t *testing.T) {
 	}
 }
 
+// TestLargeFrames checks that the transport announces DATA frames of up
+// to 1 MB and takes an answer in frames that large: Go's server writes a
+// frame per hand-off from its handler, so an answer of megabytes in the
+// protocol's default 16 KB frames costs it a hand-off per 16 KB.
+func TestLargeFrames(t *testing.T) {
+	body := bytes.Repeat([]byte("0123456789abcdef"), 1<<16) // 1 MB
+	tr, _ := startFake(t, func(n int, f *fakeConn) {
+		if !f.preface() {
+			return
+		}
+		fr, err := f.fr.ReadFrame()
+		settings, ok := fr.(*http2.SettingsFrame)
+		if err != nil || !ok {
+			t.Errorf("the client's first frame: %v, %v", fr, err)
+			return
+		}
+		if v, _ := settings.Value(http2.SettingMaxFrameSize); v != 1<<20 {
+			t.Errorf("SETTINGS_MAX_FRAME_SIZE announced %d, want %d", v, 1<<20)
+		}
+		f.fr.WriteSettingsAck()
+		req, err := f.read(false)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		f.headers(req.id, false, ":status", "200")
+		if err := f.fr.WriteData(req.id, true, body); err != nil {
+			t.Error(err)
+		}
+		f.read(false)
+	})
+	resp, err := tr.Post(context.Background(), &h2.Request{Authority: "a", Path: "/"})
+	if err != nil || resp.Status != 200 || !bytes.Equal(resp.Body, body) {
+		t.Fatalf("answer %v of %d bytes, %v; want 200 with %d bytes", resp, len(resp.Body), err, len(body))
+	}
+}
+
 // TestSendWindows checks that a body is sent only as the server's windows
 // allow: the server announces a stream window of 1000 bytes and grants
 // back each DATA frame as it reads it; it counts what it has granted.
