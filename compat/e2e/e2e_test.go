@@ -1,6 +1,6 @@
 // Package e2e is upstream Kubernetes' end-to-end test suite, built from the
 // Go module proxy, with the API machinery specs linked in, and the auth,
-// instrumentation and network ones, whose API specs need no nodes. It runs against
+// instrumentation, kubectl and network ones, whose API specs need no nodes. It runs against
 // any API server named by --kubeconfig; cmd/run builds it, starts a
 // crdserver (or a kube-apiserver) and runs the subset that needs no nodes.
 //
@@ -25,6 +25,7 @@ import (
 	_ "k8s.io/kubernetes/test/e2e/apimachinery"
 	_ "k8s.io/kubernetes/test/e2e/auth"
 	_ "k8s.io/kubernetes/test/e2e/instrumentation"
+	_ "k8s.io/kubernetes/test/e2e/kubectl"
 	_ "k8s.io/kubernetes/test/e2e/network"
 )
 
