@@ -16,15 +16,17 @@ import (
 // conditionally (a compare-and-swap at the revision read), so that every
 // replica may run it.
 //
-// The server runs two: the ValidatingAdmissionPolicy type checker (its
-// status.typeChecking, as upstream's policy status controller), and the
+// The server runs three: the ValidatingAdmissionPolicy type checker (its
+// status.typeChecking, as upstream's policy status controller), the
 // APIService availability of Local APIServices (as upstream's
-// aggregator's availability controller).
+// aggregator's availability controller), and PodDisruptionBudgets'
+// status (DisruptionStatus, as upstream's disruption controller).
 type Each struct {
 	// Name names the controller in logs.
 	Name  string
 	Cache *watchcache.Cache
 	// Sync brings the named object's state up to date; an error retries.
+	// A namespaced object is named namespace/name.
 	Sync func(ctx context.Context, name string) error
 	Log  *slog.Logger
 	// Retry is how long to wait before syncing an object again after an
@@ -47,7 +49,13 @@ func (e *Each) Run(ctx context.Context) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	wg.Go(func() { e.queue.work(ctx, e.sync) })
-	watchChanges(ctx, e.Cache, e.Log, e.Name, func(it *watchcache.Item) { e.queue.add(it.Name) })
+	watchChanges(ctx, e.Cache, e.Log, e.Name, func(it *watchcache.Item) {
+		if it.Namespace != "" {
+			e.queue.add(it.Namespace + "/" + it.Name)
+			return
+		}
+		e.queue.add(it.Name)
+	})
 }
 
 func (e *Each) sync(ctx context.Context, name string) bool {

@@ -19,7 +19,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/crdserver/crdserver/internal/apply"
 	"github.com/crdserver/crdserver/internal/controllers"
@@ -242,20 +241,7 @@ func (c *crdServer) syncStatus(ctx context.Context, name string) error {
 // statusFields is the field manager of the CRDs' status subresource,
 // for the status this server writes.
 func (c *crdServer) statusFields() *apply.Manager {
-	c.statusOnce.Do(func() {
-		def := crd.Definition()
-		reset := fieldpath.NewSet(fieldpath.MakePathOrDie("spec"))
-		c.statusManager = &apply.Manager{
-			Types:        apply.NewTypes(def),
-			GroupVersion: schema.GroupVersion{Group: crd.Group, Version: crd.Version},
-			Kind:         crd.Kind,
-			Subresource:  "status",
-			Reset: map[fieldpath.APIVersion]*fieldpath.Set{
-				fieldpath.APIVersion(crd.Group + "/" + crd.Version):        reset,
-				fieldpath.APIVersion(crd.Group + "/" + crd.VersionV1beta1): reset,
-			},
-		}
-	})
+	c.statusOnce.Do(func() { c.statusManager = statusFieldManager(crd.Definition(), crd.Version) })
 	return c.statusManager
 }
 

@@ -6,26 +6,36 @@ import (
 	"errors"
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
+	"github.com/crdserver/crdserver/internal/apply"
 	"github.com/crdserver/crdserver/internal/handler"
+	"github.com/crdserver/crdserver/internal/registry"
 	"github.com/crdserver/crdserver/internal/storage"
 )
 
-// ownStatus is a cluster-scoped object whose status the server keeps
-// itself (a policy's type checking, an APIService's availability), read
-// straight from storage to be written back at the revision read.
+// ownStatus is an object whose status the server keeps itself (a
+// policy's type checking, an APIService's availability, a
+// PodDisruptionBudget's counts), read straight from storage to be written
+// back at the revision read.
 type ownStatus struct {
 	st  *handler.Store
 	key string
 	kv  storage.KeyValue
 }
 
-// readOwnStatus reads the named object of gr and decodes it into typed;
-// found is false when there is none.
+// readOwnStatus reads the named cluster-scoped object of gr and decodes
+// it into typed; found is false when there is none.
 func (s *Server) readOwnStatus(ctx context.Context, gr schema.GroupResource, name string, typed any) (o ownStatus, found bool, err error) {
+	return s.readOwnStatusIn(ctx, gr, "", name, typed)
+}
+
+// readOwnStatusIn is readOwnStatus for an object in namespace ns.
+func (s *Server) readOwnStatusIn(ctx context.Context, gr schema.GroupResource, ns, name string, typed any) (o ownStatus, found bool, err error) {
 	o.st, _ = s.stores.Store(gr)
-	o.key = o.st.Key("", name)
+	o.key = o.st.Key(ns, name)
 	o.kv, err = o.st.Storage.Get(ctx, o.key)
 	if errors.Is(err, storage.ErrNotFound) {
 		return o, false, nil
@@ -43,9 +53,21 @@ func (s *Server) readOwnStatus(ctx context.Context, gr schema.GroupResource, nam
 // if the object is still at the revision read. An object gone or changed
 // since is not an error: its change brings its own sync.
 func (o ownStatus) writeStatus(ctx context.Context, set func(status map[string]any)) error {
+	return o.writeStatusAs(ctx, nil, "", set)
+}
+
+// writeStatusAs is writeStatus recording the write in the object's
+// managedFields, through fields (its status field manager), as manager's
+// Update: upstream's controllers write the status they keep through the
+// API.
+func (o ownStatus) writeStatusAs(ctx context.Context, fields *apply.Manager, manager string, set func(status map[string]any)) error {
 	obj, err := handler.DecodeStored(o.kv.Value)
 	if err != nil {
 		return err
+	}
+	var old map[string]any
+	if fields != nil {
+		old = runtime.DeepCopyJSON(obj)
 	}
 	status, _ := obj["status"].(map[string]any)
 	if status == nil {
@@ -53,6 +75,9 @@ func (o ownStatus) writeStatus(ctx context.Context, set func(status map[string]a
 		obj["status"] = status
 	}
 	set(status)
+	if fields != nil {
+		fields.Update(old, obj, manager)
+	}
 	data, err := handler.EncodeStored(obj)
 	if err != nil {
 		return err
@@ -62,4 +87,21 @@ func (o ownStatus) writeStatus(ctx context.Context, set func(status map[string]a
 		return err
 	}
 	return nil
+}
+
+// statusFieldManager is the field manager of def's status subresource at
+// version, for the status the server writes: its writes own no spec.
+func statusFieldManager(def *registry.Definition, version string) *apply.Manager {
+	spec := fieldpath.NewSet(fieldpath.MakePathOrDie("spec"))
+	reset := make(map[fieldpath.APIVersion]*fieldpath.Set, len(def.Versions))
+	for _, v := range def.Versions {
+		reset[fieldpath.APIVersion(registry.APIVersion(def.Group, v.Name))] = spec
+	}
+	return &apply.Manager{
+		Types:        apply.NewTypes(def),
+		GroupVersion: schema.GroupVersion{Group: def.Group, Version: version},
+		Kind:         def.Kind,
+		Subresource:  "status",
+		Reset:        reset,
+	}
 }

@@ -268,6 +268,9 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	apiServiceStore, _ := s.stores.Store(builtin.APIServices().GroupResource())
 	avc := &controllers.Each{Name: "APIService availability", Cache: apiServiceStore.Cache, Sync: apis.markAvailable, Log: s.log}
 	s.background.Go(func() { avc.Run(bgCtx) })
+	pdbStore, _ := s.stores.Store(builtin.PodDisruptionBudgets().GroupResource())
+	pdc := &controllers.Each{Name: "disruption", Cache: pdbStore.Cache, Sync: newDisruptionStatus(s).sync, Log: s.log}
+	s.background.Go(func() { pdc.Run(bgCtx) })
 	s.background.Go(func() { s.backend.RunCompactor(bgCtx, 5*time.Minute) })
 	s.authz.start(bgCtx, s)
 

@@ -10,9 +10,11 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -198,9 +200,30 @@ func TestStoredBuiltins(t *testing.T) {
 	})
 
 	t.Run("pdb and ingress status", func(t *testing.T) {
+		// The server keeps a budget's status as upstream's disruption
+		// controller does for one that selects no pods: clients wait for
+		// its observedGeneration, and a status written by a client is
+		// put back.
+		pdbStatus := func(want string) {
+			t.Helper()
+			const status = `{.metadata.generation} {.status.observedGeneration} {.status.desiredHealthy} {.status.disruptionsAllowed} {.status.conditions[?(@.type=="DisruptionAllowed")].reason}`
+			var got string
+			waitFor(t, 10*time.Second, "PodDisruptionBudget status "+want, func() (bool, error) {
+				got = kubectl(t, srv, "get", "pdb", "web", "-o", "jsonpath="+status)
+				return got == want, fmt.Errorf("status %q", got)
+			})
+		}
+		pdbStatus("1 1 2 0 InsufficientPods")
+		mf := kubectl(t, srv, "get", "pdb", "web", "--show-managed-fields", "-o", `jsonpath={.metadata.managedFields[?(@.manager=="kube-controller-manager")].subresource}`)
+		if mf != "status" {
+			t.Errorf("the status writes recorded as kube-controller-manager's to subresource %q, want status", mf)
+		}
 		kubectl(t, srv, "patch", "pdb", "web", "--subresource=status", "--type=merge", "-p", `{"status":{"disruptionsAllowed":1,"currentHealthy":3,"desiredHealthy":2,"expectedPods":3}}`)
-		if row := findRow(table(t, kubectl(t, srv, "get", "pdb")), "web"); len(row) < 4 || row[3] != "1" {
-			t.Errorf("pdb row after /status: %q", row)
+		pdbStatus("1 1 2 0 InsufficientPods")
+		kubectl(t, srv, "patch", "pdb", "web", "--type=merge", "-p", `{"spec":{"minAvailable":3}}`)
+		pdbStatus("2 2 3 0 InsufficientPods")
+		if row := findRow(table(t, kubectl(t, srv, "get", "pdb")), "web"); len(row) < 4 || row[1] != "3" || row[3] != "0" {
+			t.Errorf("pdb row %q, want 3 available and no disruptions allowed", row)
 		}
 		kubectl(t, srv, "patch", "ingress", "web", "--subresource=status", "--type=merge", "-p", `{"status":{"loadBalancer":{"ingress":[{"ip":"192.0.2.1"}]}}}`)
 		if row := findRow(table(t, kubectl(t, srv, "get", "ingress")), "web"); len(row) < 4 || row[3] != "192.0.2.1" {
