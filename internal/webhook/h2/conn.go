@@ -681,7 +681,10 @@ func (c *conn) fail(err error) {
 		close(c.gone)
 	}
 	c.mu.Unlock()
-	c.tc.Close()
+	// The TCP connection, not the TLS one: tls.Conn's Close first writes
+	// a close_notify alert, which blocks for up to 5 s on a server that
+	// stopped reading, and with it the call whose write failed.
+	c.tc.NetConn().Close()
 }
 
 // failure is why the connection failed, or takes no more streams.
