@@ -62,16 +62,16 @@ func desiredHealthy(pdb *policyv1.PodDisruptionBudget) (int32, error) {
 	if _, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector); err != nil {
 		return 0, err
 	}
-	switch min := pdb.Spec.MinAvailable; {
+	switch minAvailable := pdb.Spec.MinAvailable; {
 	case pdb.Spec.MaxUnavailable != nil:
 		_, err := intstr.GetScaledValueFromIntOrPercent(pdb.Spec.MaxUnavailable, 0, true)
 		return 0, err
-	case min == nil:
+	case minAvailable == nil:
 		return 0, nil
-	case min.Type == intstr.Int:
-		return min.IntVal, nil
+	case minAvailable.Type == intstr.Int:
+		return minAvailable.IntVal, nil
 	default:
-		n, err := intstr.GetScaledValueFromIntOrPercent(min, 0, true)
+		n, err := intstr.GetScaledValueFromIntOrPercent(minAvailable, 0, true)
 		return int32(n), err
 	}
 }
