@@ -1,8 +1,9 @@
 // Package e2e is upstream Kubernetes' end-to-end test suite, built from the
 // Go module proxy, with the API machinery specs linked in, and the auth,
-// instrumentation, kubectl and network ones, whose API specs need no nodes. It runs against
-// any API server named by --kubeconfig; cmd/run builds it, starts a
-// crdserver (or a kube-apiserver) and runs the subset that needs no nodes.
+// instrumentation, kubectl, network and storage ones, whose API specs need
+// no nodes. It runs against any API server named by --kubeconfig; cmd/run
+// builds it, starts a crdserver (or a kube-apiserver) and runs the subset
+// that needs no nodes.
 //
 // The flags are upstream's: the framework's (--kubeconfig, --provider,
 // --report-dir, …) and Ginkgo's (--ginkgo.focus, --ginkgo.skip, …).
@@ -27,6 +28,7 @@ import (
 	_ "k8s.io/kubernetes/test/e2e/instrumentation"
 	_ "k8s.io/kubernetes/test/e2e/kubectl"
 	_ "k8s.io/kubernetes/test/e2e/network"
+	_ "k8s.io/kubernetes/test/e2e/storage"
 )
 
 func TestMain(m *testing.M) {
