@@ -38,7 +38,7 @@ func DisruptionStatus(pdb *policyv1.PodDisruptionBudget, now metav1.Time) (polic
 	}
 	old := pdb.Status
 	if old.CurrentHealthy == 0 && old.DesiredHealthy == desired && old.ExpectedPods == 0 && old.DisruptionsAllowed == 0 &&
-		len(old.DisruptedPods) == 0 && old.ObservedGeneration == pdb.Generation && insufficientPodsAt(&old, pdb.Generation) {
+		len(old.DisruptedPods) == 0 && old.ObservedGeneration == pdb.Generation && insufficientPods(old.Conditions) {
 		return old, false
 	}
 	st := policyv1.PodDisruptionBudgetStatus{
@@ -76,12 +76,11 @@ func desiredHealthy(pdb *policyv1.PodDisruptionBudget) (int32, error) {
 	}
 }
 
-// insufficientPodsAt reports whether st's DisruptionAllowed condition is
-// the one a budget allowing nothing has, as of generation.
-func insufficientPodsAt(st *policyv1.PodDisruptionBudgetStatus, generation int64) bool {
-	c := apimeta.FindStatusCondition(st.Conditions, policyv1.DisruptionAllowedCondition)
-	return c != nil && st.ObservedGeneration == generation &&
-		c.Status == metav1.ConditionFalse && c.Reason == policyv1.InsufficientPodsReason
+// insufficientPods reports whether conds' DisruptionAllowed condition is
+// the one a budget allowing nothing has.
+func insufficientPods(conds []metav1.Condition) bool {
+	c := apimeta.FindStatusCondition(conds, policyv1.DisruptionAllowedCondition)
+	return c != nil && c.Status == metav1.ConditionFalse && c.Reason == policyv1.InsufficientPodsReason
 }
 
 // setCondition is apimeta.SetStatusCondition with now as the transition
