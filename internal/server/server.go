@@ -552,11 +552,11 @@ func (s *Server) dropStartupPages(ctx context.Context) {
 		s.log.Warn("dropping start-up pages", "err", err)
 		return
 	}
-	var rss, kept int64
+	var rss int64
 	for _, r := range ranges {
-		rss, kept = rss+r.Rss, kept+r.Kept
+		rss += r.Rss
 	}
-	s.log.Debug("dropped start-up pages of the binary", "mappings", len(ranges), "residentBytes", rss, "keptHugePageBytes", kept)
+	s.log.Debug("dropped start-up pages of the binary", "mappings", len(ranges), "residentBytes", rss)
 }
 
 // healthHandler serves /healthz, /livez and /readyz with upstream's check

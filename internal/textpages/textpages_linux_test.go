@@ -2,7 +2,6 @@ package textpages
 
 import (
 	"crypto/sha256"
-	"encoding/binary"
 	"fmt"
 	"os"
 	"strconv"
@@ -13,7 +12,6 @@ import (
 const smapsFixture = `00400000-01d03000 r-xp 00000000 fe:00 10002525                           /usr/bin/crdserver
 Size:              25612 kB
 Rss:               22508 kB
-FilePmdMapped:      4096 kB
 Anonymous:             0 kB
 VmFlags: rd ex mr mw me sd
 01d03000-038b9000 r--p 01903000 fe:00 10002525                           /usr/bin/crdserver
@@ -50,56 +48,11 @@ func TestReadOnlyRanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []Range{
-		{Start: 0x00400000, End: 0x01d03000, Perms: "r-xp", Rss: 22508 << 10, pmdMapped: true},
+		{Start: 0x00400000, End: 0x01d03000, Perms: "r-xp", Rss: 22508 << 10},
 		{Start: 0x01d03000, End: 0x038b9000, Perms: "r--p", Rss: 22804 << 10},
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("ranges\n got %v\nwant %v", got, want)
-	}
-}
-
-// A block is kept as a huge page only when all its pages are present and,
-// where frame numbers show, they are one run starting at a 2 MiB frame.
-func TestWholeHugePage(t *testing.T) {
-	const n = hugePage / pageSize
-	block := func(entry func(i int) uint64) []byte {
-		b := make([]byte, n*8)
-		for i := 0; i < n; i++ {
-			binary.LittleEndian.PutUint64(b[i*8:], entry(i))
-		}
-		return b
-	}
-	const present = 1 << 63
-	for _, c := range []struct {
-		name  string
-		entry func(i int) uint64
-		want  bool
-	}{
-		{"aligned run", func(i int) uint64 { return present | uint64(5*n+i) }, true},
-		{"frames hidden", func(i int) uint64 { return present }, true},
-		{"one page missing", func(i int) uint64 {
-			if i == 7 {
-				return 0
-			}
-			return present | uint64(5*n+i)
-		}, false},
-		{"unaligned run", func(i int) uint64 { return present | uint64(5*n+1+i) }, false},
-		{"scattered frames", func(i int) uint64 { return present | uint64(5*n+2*i) }, false},
-	} {
-		if got := wholeHugePage(block(c.entry)); got != c.want {
-			t.Errorf("%s: %v, want %v", c.name, got, c.want)
-		}
-	}
-}
-
-func TestWithout(t *testing.T) {
-	got := without(0x400000, 0x1d03000, []uintptr{0x400000, 0xa00000})
-	want := [][2]uintptr{{0x600000, 0xa00000}, {0xc00000, 0x1d03000}}
-	if fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("got %x, want %x", got, want)
-	}
-	if got := without(0x1000, 0x3000, nil); fmt.Sprint(got) != fmt.Sprint([][2]uintptr{{0x1000, 0x3000}}) {
-		t.Errorf("nothing kept: got %x", got)
 	}
 }
 

@@ -20,7 +20,7 @@ const idleRSSLimit = 50 << 20
 // (the binary's start-up code pages are given back once it is ready) and
 // that it serves on afterwards from the pages it faults back in.
 func TestIdleRSS(t *testing.T) {
-	srv := startServer(t, t.TempDir())
+	srv := startServerArgs(t, t.TempDir(), "-v", "4") // logs what the page drop gave back and kept
 	pid := srv.cmd.Process.Pid
 	var last procMemory
 	deadline := time.Now().Add(15 * time.Second)
@@ -32,7 +32,7 @@ func TestIdleRSS(t *testing.T) {
 		time.Sleep(500 * time.Millisecond)
 	}
 	if last.rss > idleRSSLimit {
-		t.Errorf("idle RSS %s, want at most %d MiB", last, idleRSSLimit>>20)
+		t.Errorf("idle RSS %s, want at most %d MiB; the binary's mappings:\n%s", last, idleRSSLimit>>20, binaryMappings(t, pid))
 	}
 	t.Logf("idle RSS %s", last)
 
@@ -43,6 +43,43 @@ func TestIdleRSS(t *testing.T) {
 	if _, err := srv.Client.RbacV1().ClusterRoles().Get(context.Background(), "cluster-admin", metav1.GetOptions{}); err != nil {
 		t.Fatalf("get cluster-admin after the idle period: %v", err)
 	}
+}
+
+// binaryMappings returns, for each mapping of the process's executable in
+// /proc/PID/smaps, its header and its resident and huge-page-mapped sizes:
+// what tells start-up pages never dropped from pages faulted back.
+func binaryMappings(t *testing.T, pid int) string {
+	t.Helper()
+	exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	ours := false
+	for _, line := range strings.Split(string(b), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) == 0 {
+			continue
+		}
+		if !strings.HasSuffix(fields[0], ":") { // a mapping's header line
+			ours = fields[len(fields)-1] == exe
+			if ours {
+				fmt.Fprintf(&out, "%s %s", fields[0], fields[1])
+			}
+			continue
+		}
+		if ours && (fields[0] == "Rss:" || fields[0] == "FilePmdMapped:") {
+			fmt.Fprintf(&out, " %s %s kB", fields[0], fields[1])
+			if fields[0] == "FilePmdMapped:" {
+				out.WriteString("\n")
+			}
+		}
+	}
+	return out.String()
 }
 
 // procMemory is a process's resident set, in bytes, from /proc/PID/status.
