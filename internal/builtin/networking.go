@@ -1,6 +1,7 @@
 package builtin
 
 import (
+	"context"
 	"fmt"
 	"net/netip"
 	"slices"
@@ -23,13 +24,88 @@ import (
 // Ingresses is the networking.k8s.io/v1 ingresses resource: stored, with
 // no ingress controller; status is what a client writes to /status.
 // Validation covers the rules, paths, backends, hosts, TLS entries and
-// class name; the legacy class annotation is not checked.
-func Ingresses() *registry.Definition {
-	return define[networkingv1.Ingress](kindDef{
+// class name; the legacy class annotation is not checked. A create that
+// names no class gets the default IngressClass among classes, as
+// upstream's DefaultIngressClass admission plugin gives it (nil classes:
+// none).
+func Ingresses(classes IngressClassLister) *registry.Definition {
+	k := kindDef{
 		group: "networking.k8s.io", version: "v1", resource: "ingresses", kind: "Ingress",
 		shortNames: []string{"ing"}, scope: registry.Namespaced, status: true,
 		statusMetadata: registry.UserMetadata,
-	}, ingressRules{})
+	}
+	return k.definition(ingressHooks{kindHooks: newKindHooks[networkingv1.Ingress](k, ingressRules{}), classes: classes})
+}
+
+// IngressClassLister lists the metadata of the stored IngressClasses.
+type IngressClassLister func(ctx context.Context) ([]metav1.ObjectMeta, error)
+
+// ingressHooks are an Ingress's hooks with the DefaultIngressClass plugin.
+type ingressHooks struct {
+	kindHooks[networkingv1.Ingress, ingressRules]
+	classes IngressClassLister
+}
+
+var _ registry.CreateAdmitter = ingressHooks{}
+
+// ingressClassAnnotation is the class annotation Ingresses had before
+// spec.ingressClassName; an Ingress that carries it is left alone.
+const ingressClassAnnotation = "kubernetes.io/ingress.class"
+
+// AdmitCreate sets spec.ingressClassName, when the Ingress names no class
+// by field or annotation, to the default IngressClass if there is one.
+func (h ingressHooks) AdmitCreate(ctx context.Context, obj map[string]any) error {
+	if h.classes == nil {
+		return nil
+	}
+	spec, _ := obj["spec"].(map[string]any)
+	if spec["ingressClassName"] != nil {
+		return nil
+	}
+	md, _ := obj["metadata"].(map[string]any)
+	if ann, _ := md["annotations"].(map[string]any); ann != nil {
+		if _, ok := ann[ingressClassAnnotation]; ok {
+			return nil
+		}
+	}
+	classes, err := h.classes(ctx)
+	if err != nil {
+		return fmt.Errorf("listing IngressClasses: %w", err)
+	}
+	name := defaultIngressClass(classes)
+	if name == "" {
+		return nil
+	}
+	if spec == nil {
+		spec = map[string]any{}
+		obj["spec"] = spec
+	}
+	spec["ingressClassName"] = name
+	return nil
+}
+
+// defaultIngressClass names the class marked default, or "" when none
+// is. Of several, upstream takes the newest, then the first by name.
+func defaultIngressClass(classes []metav1.ObjectMeta) string {
+	var best *metav1.ObjectMeta
+	for i := range classes {
+		c := &classes[i]
+		if c.Annotations[networkingv1.AnnotationIsDefaultIngressClass] != "true" {
+			continue
+		}
+		if best == nil {
+			best = c
+			continue
+		}
+		t, bt := c.CreationTimestamp.UnixNano(), best.CreationTimestamp.UnixNano()
+		if t > bt || t == bt && c.Name < best.Name {
+			best = c
+		}
+	}
+	if best == nil {
+		return ""
+	}
+	return best.Name
 }
 
 type ingressRules struct{}

@@ -63,6 +63,12 @@ func (h *Handler) createObject(c *call, obj map[string]any, dry bool) (err error
 	if !c.applied {
 		recordFields(c, nil, obj, "")
 	}
+	if a, ok := c.def.Hooks.(registry.CreateAdmitter); ok {
+		if err := a.AdmitCreate(c.r.Context(), obj); err != nil {
+			name, _ := metadata(obj)["name"].(string)
+			return apierrors.NewForbidden(c.gr(), name, err)
+		}
+	}
 	if obj, err = h.mutate(c, admission.Create, obj, nil, nil, ""); err != nil {
 		return err
 	}

@@ -26,6 +26,16 @@ type RequestPreparer interface {
 	PrepareForCreateIn(ctx context.Context, obj map[string]any)
 }
 
+// CreateAdmitter is one of upstream's compiled-in mutating admission
+// plugins that acts on creates of the resource (DefaultIngressClass). It
+// runs where upstream runs them: after the writer's fields are recorded,
+// so that what it sets is no one's, and before mutating admission policies
+// and webhooks, which see its change. obj is in the request's version. Its
+// error is refused as upstream's admission refuses (a 403).
+type CreateAdmitter interface {
+	AdmitCreate(ctx context.Context, obj map[string]any) error
+}
+
 // UpdatePreparer carries fields a client may not change through the main
 // resource (for example status) from old to obj.
 type UpdatePreparer interface {

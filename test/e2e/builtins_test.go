@@ -231,6 +231,30 @@ func TestStoredBuiltins(t *testing.T) {
 		}
 	})
 
+	t.Run("default ingress class", func(t *testing.T) {
+		// As upstream's DefaultIngressClass admission plugin: an Ingress
+		// created without a class gets the class marked default, which
+		// its creator does not own; one created before any default, or
+		// naming its class, keeps what it had.
+		const ingress = `{"apiVersion":"networking.k8s.io/v1","kind":"Ingress","metadata":{"name":%q},
+"spec":{"defaultBackend":{"service":{"name":"web","port":{"number":80}}}}}`
+		kubectl(t, srv, "create", "-f", writeManifest(t, "before.json", fmt.Sprintf(ingress, "before-default")))
+		kubectl(t, srv, "create", "-f", writeManifest(t, "class.json", `{"apiVersion":"networking.k8s.io/v1","kind":"IngressClass","metadata":{"name":"house"},"spec":{"controller":"example.com/house"}}`))
+		kubectl(t, srv, "annotate", "ingressclass", "house", "ingressclass.kubernetes.io/is-default-class=true")
+		kubectl(t, srv, "create", "-f", writeManifest(t, "after.json", fmt.Sprintf(ingress, "after-default")))
+		kubectl(t, srv, "create", "ingress", "named", "--class=nginx", "--rule=foo.example.com/=web:80")
+		for name, want := range map[string]string{"before-default": "", "after-default": "house", "named": "nginx"} {
+			if got := kubectl(t, srv, "get", "ingress", name, "-o", "jsonpath={.spec.ingressClassName}"); got != want {
+				t.Errorf("ingress %s: class %q, want %q", name, got, want)
+			}
+		}
+		owned := kubectl(t, srv, "get", "ingress", "after-default", "--show-managed-fields", "-o", "jsonpath={.metadata.managedFields[*].fieldsV1}")
+		if strings.Contains(owned, "ingressClassName") {
+			t.Errorf("the creator owns the defaulted class: %s", owned)
+		}
+		kubectl(t, srv, "delete", "ingressclass", "house")
+	})
+
 	t.Run("csr approval", func(t *testing.T) {
 		csr := `{"apiVersion":"certificates.k8s.io/v1","kind":"CertificateSigningRequest","metadata":{"name":"alice"},
 "spec":{"request":"` + csrPEM(t) + `","signerName":"example.com/signer","usages":["client auth"],"username":"mallory"}}`
