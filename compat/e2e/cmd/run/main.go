@@ -44,19 +44,21 @@ import (
 // Ingresses, IngressClasses, NetworkPolicies).
 const (
 	defaultFocus = `\[sig-api-machinery\].*(CustomResource|CRD|FieldValidation|Discovery|ValidatingAdmissionPolicy|MutatingAdmissionPolicy|ratchet|x-kubernetes-validations|Watchers|Servers with support for API chunking|Servers with support for Table)` +
-		`|\[sig-api-machinery\] (ServerSideApply|API Streaming|client-go|Server request timeout|OpenAPIV3|server version|StorageVersionMigration|Garbage collector should support .* deletion of custom resources|Generated clientset should create v1 cronJobs)` +
+		`|\[sig-api-machinery\] (ServerSideApply|API Streaming|client-go|Server request timeout|OpenAPIV3|server version|StorageVersionMigration|Garbage collector should support .* deletion of custom resources|Generated clientset should create v1 cronJobs|Namespaces should (apply|patch|ensure that all services|delete fast enough))` +
 		`|\[sig-node\] (ConfigMap should (fail to create ConfigMap with empty key|run through a ConfigMap lifecycle|update ConfigMap successfully)|Secrets should (fail to create secret due to empty secret key|patch a secret)|Lease lease API|RuntimeClass should support RuntimeClasses API operations|PodTemplates)` +
 		`|\[sig-storage\] ((ConfigMap|Secrets) should be immutable|CSINodes CSI Conformance should run through the lifecycle)|\[sig-apps\] (CronJob should support CronJob API operations|DisruptionController (Listing PodDisruptionBudgets for all namespaces should list and delete|should create a PodDisruptionBudget))` +
 		`|\[sig-auth\] (Certificates API .*should support CSR API operations|SelfSubjectReview (should support SelfSubjectReview API operations|testing SSR in different API groups authentication/v1\b)|ServiceAccounts should (update a ServiceAccount|run through the lifecycle|create a serviceAccountToken|guarantee kube-root-ca.crt)|SubjectReview should support)` +
 		`|\[sig-instrumentation\] (Events API|Events should)` +
-		`|\[sig-network\] (Services should (delete a collection of services|find a service from listing all namespaces|complete a service status lifecycle)|IngressClass API|Ingress API|EndpointSlice should support creating EndpointSlice API operations|Netpol API|Endpoints should test the lifecycle|API Server should)` +
+		`|\[sig-network\] (Services should (delete a collection of services|find a service from listing all namespaces|complete a service status lifecycle)|IngressClass API|Ingress API|DefaultIngressClass|IngressClass should allow IngressClass to have Namespace-scoped|EndpointSlice should support creating EndpointSlice API operations|Netpol API|Endpoints should test the lifecycle|API Server should)` +
 		`|\[sig-cli\] (Kubectl client (Kubectl (api-versions|cluster-info should|describe should check if kubectl describe prints relevant information for cronjob|diff|validation|version)|Proxy server|kubectl subresource flag should not)|kubectl apply (should reuse port|apply set/view|Kubectl prune))`
-	defaultSkip = `\[Serial\]|\[Disruptive\]|\[Flaky\]|\[Slow\]|` + podSpecs
+	// [Serial] specs are not skipped: the suite runs one spec at a time.
+	defaultSkip = `\[Disruptive\]|\[Flaky\]|\[Slow\]|` + podSpecs
 	// podSpecs are specs in the focus that deploy pods (conversion webhook
-	// servers), which a server without nodes never runs: against
-	// kube-apiserver they hang until interrupted. The two server-side
-	// apply specs create pods, which crdserver does not serve.
-	podSpecs = `CustomResourceConversionWebhook|CustomResourceFieldSelectors|ServerSideApply should (create an applied object if it does not already exist|work for subresources)`
+	// servers, an aggregated API server), which a server without nodes
+	// never runs: against kube-apiserver they hang until interrupted. The
+	// two server-side apply specs create pods, which crdserver does not
+	// serve.
+	podSpecs = `CustomResourceConversionWebhook|CustomResourceFieldSelectors|ServerSideApply should (create an applied object if it does not already exist|work for subresources)|OpenAPI V3 for Aggregated APIServer`
 )
 
 func main() {
