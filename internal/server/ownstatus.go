@@ -78,6 +78,40 @@ func (o ownStatus) writeStatusAs(ctx context.Context, fields *apply.Manager, man
 	if fields != nil {
 		fields.Update(old, obj, manager)
 	}
+	return o.store(ctx, obj)
+}
+
+// applyStatusAs stores the object read with status applied to it as
+// manager's server-side apply of the status subresource, with force:
+// upstream's controllers that apply the status they keep (the policy
+// type checker) own just the fields they apply, whoever wrote them
+// before. Like writeStatus, it writes only at the revision read.
+func (o ownStatus) applyStatusAs(ctx context.Context, fields *apply.Manager, manager string, status map[string]any) error {
+	live, err := handler.DecodeStored(o.kv.Value)
+	if err != nil {
+		return err
+	}
+	name, _ := metadata(live)["name"].(string)
+	patch := map[string]any{
+		"apiVersion": fields.GroupVersion.String(),
+		"kind":       fields.Kind,
+		"metadata":   map[string]any{"name": name},
+		"status":     status,
+	}
+	obj, err := fields.Apply(runtime.DeepCopyJSON(live), patch, manager, true)
+	if err != nil {
+		return fmt.Errorf("applying the status of %s: %w", name, err)
+	}
+	// What a status apply merged outside the status is not kept, as
+	// upstream's status strategies keep the stored object's.
+	live["status"] = obj["status"]
+	metadata(live)["managedFields"] = metadata(obj)["managedFields"]
+	return o.store(ctx, live)
+}
+
+// store writes obj at the revision read; an object gone or changed since
+// is not an error: its change brings its own sync.
+func (o ownStatus) store(ctx context.Context, obj map[string]any) error {
 	data, err := handler.EncodeStored(obj)
 	if err != nil {
 		return err
@@ -87,6 +121,16 @@ func (o ownStatus) writeStatusAs(ctx context.Context, fields *apply.Manager, man
 		return err
 	}
 	return nil
+}
+
+// metadata is obj's metadata, added when it has none.
+func metadata(obj map[string]any) map[string]any {
+	md, _ := obj["metadata"].(map[string]any)
+	if md == nil {
+		md = map[string]any{}
+		obj["metadata"] = md
+	}
+	return md
 }
 
 // statusFieldManager is the field manager of def's status subresource at

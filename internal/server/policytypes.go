@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	apiservercel "k8s.io/apiserver/pkg/cel"
 
+	"github.com/crdserver/crdserver/internal/apply"
 	"github.com/crdserver/crdserver/internal/builtin"
 	"github.com/crdserver/crdserver/internal/cel"
 	"github.com/crdserver/crdserver/internal/openapi"
@@ -22,9 +23,18 @@ import (
 // resources they match, and writes the result into their status straight
 // into storage (the status is the server's own).
 type policyTypeServer struct {
-	s   *Server
-	reg *registry.Registry
+	s      *Server
+	reg    *registry.Registry
+	fields *apply.Manager // the policies' status field manager
 }
+
+func newPolicyTypeServer(s *Server, reg *registry.Registry) policyTypeServer {
+	return policyTypeServer{s: s, reg: reg, fields: statusFieldManager(builtin.ValidatingAdmissionPolicies(), "v1")}
+}
+
+// policyStatusManager is the field manager upstream's policy status
+// controller applies the status as.
+const policyStatusManager = "validatingadmissionpolicy-status"
 
 // maxTypesToCheck bounds the kinds one policy is checked against, as
 // upstream's checker bounds them.
@@ -53,9 +63,9 @@ func (p policyTypeServer) CheckPolicy(ctx context.Context, name string) error {
 		typeChecking["expressionWarnings"] = ws
 	}
 	// A change since is checked again.
-	return own.writeStatus(ctx, func(status map[string]any) {
-		status["observedGeneration"] = policy.Generation
-		status["typeChecking"] = typeChecking
+	return own.applyStatusAs(ctx, p.fields, policyStatusManager, map[string]any{
+		"observedGeneration": policy.Generation,
+		"typeChecking":       typeChecking,
 	})
 }
 

@@ -263,7 +263,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	migc := &controllers.Migrations{Cache: svmStore.Cache, Server: &migrationServer{s: s, reg: reg}, Log: s.log}
 	s.background.Go(func() { migc.Run(bgCtx) })
 	vapStore, _ := s.stores.Store(builtin.ValidatingAdmissionPolicies().GroupResource())
-	ptc := &controllers.Each{Name: "policy type checker", Cache: vapStore.Cache, Sync: policyTypeServer{s: s, reg: reg}.CheckPolicy, Log: s.log}
+	ptc := &controllers.Each{Name: "policy type checker", Cache: vapStore.Cache, Sync: newPolicyTypeServer(s, reg).CheckPolicy, Log: s.log}
 	s.background.Go(func() { ptc.Run(bgCtx) })
 	apiServiceStore, _ := s.stores.Store(builtin.APIServices().GroupResource())
 	avc := &controllers.Each{Name: "APIService availability", Cache: apiServiceStore.Cache, Sync: apis.markAvailable, Log: s.log}

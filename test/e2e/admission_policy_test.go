@@ -256,6 +256,17 @@ spec:
 	if got := status("sound"); got != `{"observedGeneration":1,"typeChecking":{}}` {
 		t.Errorf("a sound policy's status: %s", got)
 	}
+	// The status is applied as upstream's controller applies it.
+	for name, want := range map[string]string{
+		"sound":    `validatingadmissionpolicy-status Apply status {"f:status":{"f:observedGeneration":{},"f:typeChecking":{}}}`,
+		"confused": `validatingadmissionpolicy-status Apply status {"f:status":{"f:observedGeneration":{},"f:typeChecking":{"f:expressionWarnings":{}}}}`,
+	} {
+		got := kubectl(t, srv, "get", "validatingadmissionpolicies", name, "--show-managed-fields", "-o",
+			`jsonpath={range .metadata.managedFields[?(@.subresource=="status")]}{.manager} {.operation} {.subresource} {.fieldsV1}{end}`)
+		if got != want {
+			t.Errorf("policy %s: status managed as\n%s\nwant\n%s", name, got, want)
+		}
+	}
 	got := status("confused")
 	for _, want := range []string{
 		`"fieldRef":"spec.validations[0].expression"`,

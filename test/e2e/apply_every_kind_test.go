@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
 )
 
@@ -110,13 +112,29 @@ spec:
 	// the status of a few (a migration's): wait until nothing moves. A
 	// second on, a write would record a new time.
 	before := settledVersions(t, srv, all)
+	beforeObjs := kubectlItems(t, srv, all)
 	time.Sleep(time.Until(applied.Add(1100 * time.Millisecond)))
 	kubectlLine(t, srv, "apply", "--server-side", "-f", all)
 	after := resourceVersions(t, srv, all)
-	for k, rv := range before {
-		if after[k] != rv {
-			t.Errorf("%s: applying the same configuration again moved resourceVersion %s to %s", k, rv, after[k])
+	afterObjs := map[string]map[string]any{}
+	for _, obj := range kubectlItems(t, srv, all) {
+		afterObjs[objectName(obj)] = obj
+	}
+	for _, was := range beforeObjs {
+		k := objectName(was)
+		if after[k] == before[k] {
+			continue
 		}
+		// A policy's status is applied by its type checker, as
+		// validatingadmissionpolicy-status, after kubectl's apply.
+		// kubectl's atomic matchConstraints, applied again, moves its
+		// time (the merged value lacks the defaults) and its entry after
+		// the checker's: upstream stores that reordering, as
+		// applynoop.txt in compat/e2e shows. Nothing else may change.
+		if was["kind"] == "ValidatingAdmissionPolicy" && sameButEntryTimes(was, afterObjs[k]) {
+			continue
+		}
+		t.Errorf("%s: applying the same configuration again moved resourceVersion %s to %s", k, before[k], after[k])
 	}
 
 	// Another manager's value for the label is a conflict for every
@@ -157,6 +175,29 @@ func toYAML(t *testing.T, obj map[string]any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// sameButEntryTimes reports whether two versions of an object differ only
+// in their resourceVersion and in the times and order of their
+// managedFields entries.
+func sameButEntryTimes(a, b map[string]any) bool {
+	norm := func(obj map[string]any) string {
+		obj = runtime.DeepCopyJSON(obj)
+		md := obj["metadata"].(map[string]any)
+		delete(md, "resourceVersion")
+		entries, _ := md["managedFields"].([]any)
+		keys := make([]string, len(entries))
+		for i, e := range entries {
+			delete(e.(map[string]any), "time")
+			b, _ := json.Marshal(e)
+			keys[i] = string(b)
+		}
+		slices.Sort(keys)
+		md["managedFields"] = keys
+		b, _ := json.Marshal(obj)
+		return string(b)
+	}
+	return b != nil && norm(a) == norm(b)
 }
 
 // kubectlItems gets the objects of a manifest file.
