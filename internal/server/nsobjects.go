@@ -4,10 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/crdserver/crdserver/internal/apply"
 	"github.com/crdserver/crdserver/internal/builtin"
 	"github.com/crdserver/crdserver/internal/handler"
+	"github.com/crdserver/crdserver/internal/registry"
 	"github.com/crdserver/crdserver/internal/storage"
 	"github.com/crdserver/crdserver/internal/watchcache"
 )
@@ -46,7 +52,9 @@ func (s *Server) ensureRootCA(ctx context.Context, ns string) error {
 	key := st.Key(ns, builtin.RootCAConfigMap)
 	it, err := st.Cache.Get(ctx, key, watchcache.GetOptions{ResourceVersion: "0"})
 	if errors.Is(err, storage.ErrNotFound) {
-		return createIfAbsent(ctx, st, key, builtin.NewRootCAConfigMap(ns, ca, time.Now()))
+		cm := builtin.NewRootCAConfigMap(ns, ca, time.Now())
+		configMapFields().Update(nil, cm, controllerManager)
+		return createIfAbsent(ctx, st, key, cm)
 	}
 	if err != nil {
 		return err
@@ -59,9 +67,11 @@ func (s *Server) ensureRootCA(ctx context.Context, ns string) error {
 		if err != nil {
 			return nil, err
 		}
+		old := runtime.DeepCopyJSON(obj)
 		if !builtin.KeepRootCA(obj, ca) {
 			return cur.Value, nil
 		}
+		configMapFields().Update(old, obj, controllerManager)
 		return handler.EncodeStored(obj)
 	})
 	if errors.Is(err, storage.ErrNotFound) {
@@ -69,6 +79,23 @@ func (s *Server) ensureRootCA(ctx context.Context, ns string) error {
 	}
 	return err
 }
+
+// controllerManager is the field manager of the writes upstream's
+// kube-controller-manager makes: the root CA publisher's, the disruption
+// controller's.
+const controllerManager = "kube-controller-manager"
+
+// configMapFields records the root CA publisher's writes in a ConfigMap's
+// managedFields, as upstream's field manager records a create or update of
+// a ConfigMap: against the Go type's zero object.
+var configMapFields = sync.OnceValue(func() *apply.Manager {
+	def := builtin.ConfigMaps()
+	m := &apply.Manager{Types: apply.NewTypes(def), GroupVersion: schema.GroupVersion{Version: "v1"}, Kind: def.Kind}
+	if z, ok := def.Hooks.(registry.Zeroer); ok {
+		m.Zero = z.ZeroObject()
+	}
+	return m
+})
 
 // activeNamespace reports whether namespace ns exists and is not being
 // deleted.

@@ -7,6 +7,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"fmt"
 	"math/big"
 	"os"
 	"path/filepath"
@@ -69,6 +70,19 @@ func TestCoreBuiltins(t *testing.T) {
 		if first.Data["ca.crt"] != string(ca) || first.Annotations["kubernetes.io/description"] == "" {
 			t.Errorf("kube-root-ca.crt holds %q (annotations %v), want the kubeconfig's CA", first.Data["ca.crt"], first.Annotations)
 		}
+		// Its fields are kube-controller-manager's, as upstream's
+		// publisher's create records them.
+		managedBy := func(cm *corev1.ConfigMap) string {
+			var out []string
+			for _, e := range cm.ManagedFields {
+				out = append(out, fmt.Sprintf("%s %s %s %s", e.Manager, e.Operation, e.Subresource, e.FieldsV1.Raw))
+			}
+			return strings.Join(out, "; ")
+		}
+		const publisher = `kube-controller-manager Update  {"f:data":{".":{},"f:ca.crt":{}},"f:metadata":{"f:annotations":{".":{},"f:kubernetes.io/description":{}}}}`
+		if got := managedBy(first); got != publisher {
+			t.Errorf("kube-root-ca.crt managed as\n%s\nwant\n%s", got, publisher)
+		}
 		if err := cms.Delete(ctx, "kube-root-ca.crt", metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
@@ -82,10 +96,17 @@ func TestCoreBuiltins(t *testing.T) {
 		if _, err := cms.Update(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "kube-root-ca.crt"}, Data: map[string]string{"ca.crt": ""}}, metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}
+		var back *corev1.ConfigMap
 		waitFor(t, 30*time.Second, "kube-root-ca.crt put back", func() (bool, error) {
 			cm, err := cms.Get(ctx, "kube-root-ca.crt", metav1.GetOptions{})
+			back = cm
 			return err == nil && cm.Data["ca.crt"] == string(ca), err
 		})
+		// The client that emptied it owns data.ca.crt no more: the
+		// publisher's update took it back, and put the annotation back.
+		if got := managedBy(back); !strings.Contains(got, publisher) {
+			t.Errorf("kube-root-ca.crt put back, managed as\n%s\nwant the publisher's entry %s", got, publisher)
+		}
 	})
 
 	t.Run("unconditional update", func(t *testing.T) {
