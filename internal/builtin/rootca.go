@@ -16,12 +16,38 @@ const (
 )
 
 // NewRootCAConfigMap is namespace's kube-root-ca.crt ConfigMap holding ca
-// (PEM), as upstream's publisher creates it.
+// (PEM), as upstream's publisher creates it, with the managedFields entry
+// upstream's field manager records for that create.
 func NewRootCAConfigMap(namespace, ca string, now time.Time) map[string]any {
 	cm := newCoreObject("ConfigMap", namespace, RootCAConfigMap, now)
-	cm["metadata"].(map[string]any)["annotations"] = map[string]any{rootCADescriptionKey: rootCADescription}
+	md := cm["metadata"].(map[string]any)
+	md["annotations"] = map[string]any{rootCADescriptionKey: rootCADescription}
+	md["managedFields"] = []any{map[string]any{
+		"apiVersion": "v1",
+		"fieldsType": "FieldsV1",
+		"fieldsV1":   rootCAFields(),
+		"manager":    RootCAManager,
+		"operation":  "Update",
+		"time":       now.UTC().Format(time.RFC3339),
+	}}
 	cm["data"] = map[string]any{"ca.crt": ca}
 	return cm
+}
+
+// RootCAManager is the field manager of the publisher's writes, upstream's
+// kube-controller-manager.
+const RootCAManager = "kube-controller-manager"
+
+// rootCAFields are the fields the publisher's create owns: the same for
+// every namespace, so written out rather than worked out by a field
+// manager, whose ConfigMap types would cost an idle server megabytes
+// (the server's tests check them against its field manager).
+func rootCAFields() map[string]any {
+	return map[string]any{
+		"f:data": map[string]any{".": map[string]any{}, "f:ca.crt": map[string]any{}},
+		"f:metadata": map[string]any{"f:annotations": map[string]any{
+			".": map[string]any{}, "f:" + rootCADescriptionKey: map[string]any{}}},
+	}
 }
 
 // KeepRootCA makes obj, a kube-root-ca.crt ConfigMap, hold exactly ca

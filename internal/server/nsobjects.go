@@ -52,9 +52,7 @@ func (s *Server) ensureRootCA(ctx context.Context, ns string) error {
 	key := st.Key(ns, builtin.RootCAConfigMap)
 	it, err := st.Cache.Get(ctx, key, watchcache.GetOptions{ResourceVersion: "0"})
 	if errors.Is(err, storage.ErrNotFound) {
-		cm := builtin.NewRootCAConfigMap(ns, ca, time.Now())
-		configMapFields().Update(nil, cm, controllerManager)
-		return createIfAbsent(ctx, st, key, cm)
+		return createIfAbsent(ctx, st, key, builtin.NewRootCAConfigMap(ns, ca, time.Now()))
 	}
 	if err != nil {
 		return err
@@ -71,7 +69,7 @@ func (s *Server) ensureRootCA(ctx context.Context, ns string) error {
 		if !builtin.KeepRootCA(obj, ca) {
 			return cur.Value, nil
 		}
-		configMapFields().Update(old, obj, controllerManager)
+		configMapFields().Update(old, obj, builtin.RootCAManager)
 		return handler.EncodeStored(obj)
 	})
 	if errors.Is(err, storage.ErrNotFound) {
@@ -81,13 +79,14 @@ func (s *Server) ensureRootCA(ctx context.Context, ns string) error {
 }
 
 // controllerManager is the field manager of the writes upstream's
-// kube-controller-manager makes: the root CA publisher's, the disruption
-// controller's.
+// kube-controller-manager makes: the disruption controller's, the root CA
+// publisher's (builtin.RootCAManager).
 const controllerManager = "kube-controller-manager"
 
-// configMapFields records the root CA publisher's writes in a ConfigMap's
-// managedFields, as upstream's field manager records a create or update of
-// a ConfigMap: against the Go type's zero object.
+// configMapFields records the root CA publisher's updates, when it puts a
+// kube-root-ca.crt a client changed back, in the ConfigMap's
+// managedFields, as upstream's field manager records an update of a
+// ConfigMap. Built at the first such update: an idle server has none.
 var configMapFields = sync.OnceValue(func() *apply.Manager {
 	def := builtin.ConfigMaps()
 	m := &apply.Manager{Types: apply.NewTypes(def), GroupVersion: schema.GroupVersion{Version: "v1"}, Kind: def.Kind}
