@@ -20,7 +20,7 @@ const idleRSSLimit = 50 << 20
 // (the binary's start-up code pages are given back once it is ready) and
 // that it serves on afterwards from the pages it faults back in.
 func TestIdleRSS(t *testing.T) {
-	srv := startServerArgs(t, t.TempDir(), "-v", "4") // logs what the page drop gave back and kept
+	srv := startServer(t, t.TempDir())
 	pid := srv.cmd.Process.Pid
 	var last procMemory
 	deadline := time.Now().Add(15 * time.Second)
