@@ -20,8 +20,9 @@ import (
 
 // policyTypeServer type-checks ValidatingAdmissionPolicies for the policy
 // type checker, against the schemas the OpenAPI documents publish for the
-// resources they match, and writes the result into their status straight
-// into storage (the status is the server's own).
+// resources they match, and applies the result to their status, as
+// upstream's policy status controller does, straight into storage (the
+// status is the server's own).
 type policyTypeServer struct {
 	s      *Server
 	reg    *registry.Registry
