@@ -26,7 +26,7 @@ func NewRootCAConfigMap(namespace, ca string, now time.Time) map[string]any {
 		"apiVersion": "v1",
 		"fieldsType": "FieldsV1",
 		"fieldsV1":   rootCAFields(),
-		"manager":    RootCAManager,
+		"manager":    ControllerManager,
 		"operation":  "Update",
 		"time":       now.UTC().Format(time.RFC3339),
 	}}
@@ -34,9 +34,10 @@ func NewRootCAConfigMap(namespace, ca string, now time.Time) map[string]any {
 	return cm
 }
 
-// RootCAManager is the field manager of the publisher's writes, upstream's
-// kube-controller-manager.
-const RootCAManager = "kube-controller-manager"
+// ControllerManager is the field manager of the writes upstream's
+// kube-controller-manager makes, whose controllers the server runs: the
+// root CA publisher's, the disruption controller's.
+const ControllerManager = "kube-controller-manager"
 
 // rootCAFields are the fields the publisher's create owns: the same for
 // every namespace, so written out rather than worked out by a field

@@ -55,7 +55,7 @@ func (d *disruptionStatus) sync(ctx context.Context, key string) error {
 	if err != nil {
 		return fmt.Errorf("encoding the status of PodDisruptionBudget %s: %w", key, err)
 	}
-	return own.writeStatusAs(ctx, d.fields, controllerManager, func(status map[string]any) {
+	return own.writeStatusAs(ctx, d.fields, builtin.ControllerManager, func(status map[string]any) {
 		clear(status)
 		maps.Copy(status, want)
 	})

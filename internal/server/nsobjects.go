@@ -69,7 +69,7 @@ func (s *Server) ensureRootCA(ctx context.Context, ns string) error {
 		if !builtin.KeepRootCA(obj, ca) {
 			return cur.Value, nil
 		}
-		configMapFields().Update(old, obj, builtin.RootCAManager)
+		configMapFields().Update(old, obj, builtin.ControllerManager)
 		return handler.EncodeStored(obj)
 	})
 	if errors.Is(err, storage.ErrNotFound) {
@@ -77,11 +77,6 @@ func (s *Server) ensureRootCA(ctx context.Context, ns string) error {
 	}
 	return err
 }
-
-// controllerManager is the field manager of the writes upstream's
-// kube-controller-manager makes: the disruption controller's, the root CA
-// publisher's (builtin.RootCAManager).
-const controllerManager = "kube-controller-manager"
 
 // configMapFields records the root CA publisher's updates, when it puts a
 // kube-root-ca.crt a client changed back, in the ConfigMap's

@@ -15,7 +15,7 @@ func TestRootCAConfigMapFields(t *testing.T) {
 	written := builtin.NewRootCAConfigMap("ns", "CA", now)
 	recorded := builtin.NewRootCAConfigMap("ns", "CA", now)
 	delete(recorded["metadata"].(map[string]any), "managedFields")
-	configMapFields().Update(nil, recorded, builtin.RootCAManager)
+	configMapFields().Update(nil, recorded, builtin.ControllerManager)
 	got, want := written["metadata"].(map[string]any)["managedFields"], recorded["metadata"].(map[string]any)["managedFields"]
 	for _, entries := range []any{got, want} { // times are the clocks'
 		for _, e := range entries.([]any) {
