@@ -213,7 +213,7 @@ func TestParseBenchFlags(t *testing.T) {
 				"--duration=30s", "--rate=250", "--objects=200", "--page-size=100", "--watchers=50", "--watch-timeout=1m",
 				"--cleanup=false", "--etcd-endpoints=https://127.0.0.1:2379", "--etcd-cert=c", "--etcd-key=k",
 				"--etcd-ca=ca", "--json", "--as-user=u", "--as-group=g1,g2", "--data-dir=d",
-				"--quiet-rate=30", "--noisy-rate=300", "--admission-rounds=7", "--admission-copies=3",
+				"--quiet-rate=30", "--noisy-rate=300", "--admission-rounds=7", "--admission-copies=3", "--fields-rounds=4",
 				"--watch-as=metadata-protobuf",
 			},
 			check: func(t *testing.T, o benchOptions) {
@@ -223,7 +223,7 @@ func TestParseBenchFlags(t *testing.T) {
 					Duration: 30 * time.Second, Rate: 250, Objects: 200, PageSize: 100, Watchers: 50, WatchTimeout: time.Minute,
 					SkipCleanup: true, EtcdEndpoints: []string{"https://127.0.0.1:2379"}, EtcdCertFile: "c",
 					EtcdKeyFile: "k", EtcdCAFile: "ca", AsUser: "u", AsGroups: []string{"g1", "g2"}, DataDir: "d",
-					QuietRate: 30, NoisyRate: 300, AdmissionRounds: 7, AdmissionCopies: 3,
+					QuietRate: 30, NoisyRate: 300, AdmissionRounds: 7, AdmissionCopies: 3, FieldsRounds: 4,
 					WatchAs: loadgen.WatchAsMetadataProtobuf,
 				}
 				if !reflect.DeepEqual(o.Config, want) || !o.JSON {

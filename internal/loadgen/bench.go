@@ -282,6 +282,13 @@ func (b *bench) run(ctx context.Context, report *Report) error {
 		}
 		report.Notes = append(report.Notes, notes...)
 	}
+	if b.selected("fields") && ctx.Err() == nil {
+		notes, err := b.fields(ctx, add)
+		if err != nil {
+			return err
+		}
+		report.Notes = append(report.Notes, notes...)
+	}
 	for _, w := range Workloads {
 		if !b.selected(w) || ctx.Err() != nil {
 			continue
@@ -539,33 +546,49 @@ func (b *bench) get(ctx context.Context, i int) error {
 // number (and, for widgets, a spec change so the generation moves too).
 // started, if set, is called with that number right before the request.
 func (b *bench) update(ctx context.Context, i int, started func(seq int64)) error {
+	return b.replace(ctx, i, "", func(obj *unstructured.Unstructured) error {
+		annotations := obj.GetAnnotations()
+		if annotations == nil {
+			annotations = map[string]string{}
+		}
+		seq := b.nextSeq(started != nil)
+		annotations[annotationSeq] = strconv.FormatInt(seq, 10)
+		obj.SetAnnotations(annotations)
+		if b.widgets() {
+			if err := unstructured.SetNestedField(obj.Object, seq%1000, "spec", "replicas"); err != nil {
+				return err
+			}
+		}
+		if started != nil {
+			started(seq)
+		}
+		return nil
+	})
+}
+
+// replace writes object i mod n, through sub ("" or "/status"), once
+// change has made it what the write sends. The object is our own copy,
+// changed in place: on failure the next write retries with the same
+// resourceVersion, which is still current.
+func (b *bench) replace(ctx context.Context, i int, sub string, change func(obj *unstructured.Unstructured) error) error {
 	s, err := b.pop.locked(i)
 	if err != nil {
 		return err
 	}
 	defer s.mu.Unlock()
 	b.own(s)
-	// Our own copy, changed in place: on failure the next update retries
-	// with the same resourceVersion, which is still current.
-	annotations := s.obj.GetAnnotations()
-	if annotations == nil {
-		annotations = map[string]string{}
-	}
-	seq := b.nextSeq(started != nil)
-	annotations[annotationSeq] = strconv.FormatInt(seq, 10)
-	s.obj.SetAnnotations(annotations)
-	if b.widgets() {
-		if err := unstructured.SetNestedField(s.obj.Object, seq%1000, "spec", "replicas"); err != nil {
-			return err
-		}
-	}
-	if started != nil {
-		started(seq)
+	if err := change(s.obj); err != nil {
+		return err
 	}
 	if b.bodies != nil {
-		return b.rawReplace(ctx, s, "")
+		return b.rawReplace(ctx, s, sub)
 	}
-	updated, err := b.res.Update(ctx, s.obj, metav1.UpdateOptions{})
+	var updated *unstructured.Unstructured
+	if sub == "/status" {
+		updated, err = b.res.UpdateStatus(ctx, s.obj, metav1.UpdateOptions{})
+	} else {
+		updated, err = b.res.Update(ctx, s.obj, metav1.UpdateOptions{})
+	}
 	if err != nil {
 		return err
 	}
@@ -587,25 +610,9 @@ func (b *bench) nextSeq(mustChange bool) int64 {
 // subresource, with readyReplicas set to the next update number (mod
 // 1000), as a controller reporting what it sees.
 func (b *bench) status(ctx context.Context, i int) error {
-	s, err := b.pop.locked(i)
-	if err != nil {
-		return err
-	}
-	defer s.mu.Unlock()
-	b.own(s)
-	seq := b.nextSeq(false)
-	if err := unstructured.SetNestedField(s.obj.Object, seq%1000, "status", "readyReplicas"); err != nil {
-		return err
-	}
-	if b.bodies != nil {
-		return b.rawReplace(ctx, s, "/status")
-	}
-	updated, err := b.res.UpdateStatus(ctx, s.obj, metav1.UpdateOptions{})
-	if err != nil {
-		return err
-	}
-	s.obj = updated
-	return nil
+	return b.replace(ctx, i, "/status", func(obj *unstructured.Unstructured) error {
+		return unstructured.SetNestedField(obj.Object, b.nextSeq(false)%1000, "status", "readyReplicas")
+	})
 }
 
 // patch changes object i mod n as update does, sent as a JSON merge patch

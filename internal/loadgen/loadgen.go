@@ -185,6 +185,10 @@ type Config struct {
 	// the "admission" workload registers at once; default 1.
 	AdmissionCopies int
 
+	// FieldsRounds is how many runs with managedFields the "fields"
+	// workload makes, each between two without (fields.go); default 3.
+	FieldsRounds int
+
 	// Logger receives progress; nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -229,7 +233,7 @@ func (c *Config) complete() error {
 		c.Workloads = slices.DeleteFunc(slices.Clone(Workloads), namedOnly)
 	}
 	for _, w := range c.Workloads {
-		if !slices.Contains(Workloads, w) && w != "crds" && w != "openapi" && w != "fairness" && w != "admission" {
+		if !slices.Contains(Workloads, w) && w != "crds" && w != "openapi" && w != "fairness" && w != "admission" && w != "fields" {
 			return fmt.Errorf("unknown workload %q: want some of %s", w, strings.Join(Workloads, ","))
 		}
 	}
@@ -247,6 +251,9 @@ func (c *Config) complete() error {
 	}
 	if c.AdmissionCopies == 0 {
 		c.AdmissionCopies = 1
+	}
+	if c.FieldsRounds == 0 {
+		c.FieldsRounds = 3
 	}
 	if c.PageSize == 0 {
 		c.PageSize = 500
@@ -285,8 +292,8 @@ func (c *Config) complete() error {
 		return errors.New("the load generator's users must not be in system:masters")
 	case c.Concurrency < 0 || c.Count < 0 || c.Duration < 0 || c.Objects < 0 || c.PageSize < 0 || c.Watchers < 0 || c.WatchTimeout < 0 || c.Rate < 0:
 		return errors.New("concurrency, count, duration, rate, objects, page size, watchers and watch timeout must not be negative")
-	case c.AdmissionRounds < 0 || c.AdmissionCopies < 0:
-		return errors.New("admission rounds and copies must not be negative")
+	case c.AdmissionRounds < 0 || c.AdmissionCopies < 0 || c.FieldsRounds < 0:
+		return errors.New("admission rounds and copies and fields rounds must not be negative")
 	case c.ObjectSize < 0:
 		return errors.New("object size must not be negative")
 	}

@@ -244,7 +244,8 @@ func TestFairnessAndLimits(t *testing.T) {
 // TestBenchFairness runs the load generator as users it mints from the
 // server's CA: the fairness workload reports the quiet user alone and
 // beside the noisy one, and --as-user runs ordinary workloads as another
-// user, without errors; the admission workload reports each variant.
+// user, without errors; the admission workload reports each variant, and
+// the fields workload what recording managedFields costs.
 func TestBenchFairness(t *testing.T) {
 	t.Parallel()
 	srv := startServer(t, t.TempDir())
@@ -307,6 +308,16 @@ func TestBenchFairness(t *testing.T) {
 		if !strings.Contains(out, "admission "+v+" ×3: adds ") || !strings.Contains(out, " per "+unit) {
 			t.Errorf("no admission note for 3 copies of %s with the CPU per %s:\n%s", v, unit, out)
 		}
+	}
+
+	// The fields workload clears the managedFields of half the objects,
+	// checks the server leaves them untracked, and reports what
+	// recording them costs an update.
+	out = bench("--workloads", "fields", "--fields-rounds", "1", "--objects", "10", "--count", "20",
+		"--concurrency", "2", "--prefix", "e2e-fields", "--server-pid", strconv.Itoa(srv.cmd.Process.Pid))
+	rows(out, "update/fields", "update/no-fields")
+	if !strings.Contains(out, "managed fields: recording them costs updates ") || !strings.Contains(out, "of server CPU per update") {
+		t.Errorf("no fields note with the server's CPU:\n%s", out)
 	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
