@@ -63,6 +63,15 @@ func (h *Handler) createObject(c *call, obj map[string]any, dry bool) (err error
 	if !c.applied {
 		recordFields(c, nil, obj, "")
 	}
+	// Upstream's NamespaceLifecycle is the first admission plugin: a
+	// create in a namespace that is missing or terminating is refused
+	// before anything else looks at the object.
+	if _, unstored := c.def.Hooks.(registry.Creator); c.def.Namespaced() && !unstored {
+		name, _ := metadata(obj)["name"].(string)
+		if err := h.checkNamespace(c, name); err != nil {
+			return err
+		}
+	}
 	if a, ok := c.def.Hooks.(registry.CreateAdmitter); ok {
 		if err := a.AdmitCreate(c.r.Context(), obj); err != nil {
 			name, _ := metadata(obj)["name"].(string)
@@ -93,11 +102,6 @@ func (h *Handler) createObject(c *call, obj map[string]any, dry bool) (err error
 	}
 	if err := h.validateAdmission(c, admission.Create, obj, nil, nil, nil, ""); err != nil {
 		return err
-	}
-	if c.def.Namespaced() {
-		if err := h.checkNamespace(c, name); err != nil {
-			return err
-		}
 	}
 	if obj, err = c.conv().ToStorage(c.r.Context(), obj); err != nil {
 		return err
