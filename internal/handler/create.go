@@ -103,6 +103,16 @@ func (h *Handler) createObject(c *call, obj map[string]any, dry bool) (err error
 	if err := h.validateAdmission(c, admission.Create, obj, nil, nil, nil, ""); err != nil {
 		return err
 	}
+	if c.def.Namespaced() {
+		if h.quota != nil {
+			if err := h.quota.Charge(c.r.Context(), c.gr(), c.info.Namespace, obj, dry); err != nil {
+				if _, ok := err.(apierrors.APIStatus); ok {
+					return err
+				}
+				return apierrors.NewForbidden(c.gr(), name, err)
+			}
+		}
+	}
 	if obj, err = c.conv().ToStorage(c.r.Context(), obj); err != nil {
 		return err
 	}

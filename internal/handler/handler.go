@@ -68,6 +68,7 @@ type Handler struct {
 	now    Clock
 	log    *slog.Logger
 	admit  Admitter
+	quota  QuotaCharger
 	// metrics counts watch events; nil counts nothing.
 	metrics *metrics.Metrics
 
@@ -97,13 +98,15 @@ type Config struct {
 	Logger   *slog.Logger
 	// Admission admits writes; nil admits everything.
 	Admission Admitter
+	// Quota charges creates to ResourceQuotas; nil charges nothing.
+	Quota QuotaCharger
 	// Metrics counts the events sent to watches; nil counts nothing.
 	Metrics *metrics.Metrics
 }
 
 // New returns a Handler.
 func New(c Config) *Handler {
-	h := &Handler{reg: c.Registry, stores: c.Stores, now: c.Clock, log: c.Logger, admit: c.Admission, metrics: c.Metrics, stopWatches: make(chan struct{})}
+	h := &Handler{reg: c.Registry, stores: c.Stores, now: c.Clock, log: c.Logger, admit: c.Admission, quota: c.Quota, metrics: c.Metrics, stopWatches: make(chan struct{})}
 	if h.now == nil {
 		h.now = time.Now
 	}

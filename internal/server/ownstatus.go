@@ -61,6 +61,13 @@ func (o ownStatus) writeStatus(ctx context.Context, set func(status map[string]a
 // Update: upstream's controllers write the status they keep through the
 // API.
 func (o ownStatus) writeStatusAs(ctx context.Context, fields *apply.Manager, manager string, set func(status map[string]any)) error {
+	return settled(o.setStatusAs(ctx, fields, manager, set))
+}
+
+// setStatusAs is writeStatusAs reporting an object gone or changed since
+// it was read as its storage error (storage.ErrNotFound,
+// storage.ErrConflict), for a writer that must know its write landed.
+func (o ownStatus) setStatusAs(ctx context.Context, fields *apply.Manager, manager string, set func(status map[string]any)) error {
 	obj, err := handler.DecodeStored(o.kv.Value)
 	if err != nil {
 		return err
@@ -78,7 +85,7 @@ func (o ownStatus) writeStatusAs(ctx context.Context, fields *apply.Manager, man
 	if fields != nil {
 		fields.Update(old, obj, manager)
 	}
-	return o.store(ctx, obj)
+	return o.put(ctx, obj)
 }
 
 // applyStatusAs stores the object read with status applied to it as
@@ -112,15 +119,25 @@ func (o ownStatus) applyStatusAs(ctx context.Context, fields *apply.Manager, man
 // store writes obj at the revision read; an object gone or changed since
 // is not an error: its change brings its own sync.
 func (o ownStatus) store(ctx context.Context, obj map[string]any) error {
+	return settled(o.put(ctx, obj))
+}
+
+// put writes obj at the revision read.
+func (o ownStatus) put(ctx context.Context, obj map[string]any) error {
 	data, err := handler.EncodeStored(obj)
 	if err != nil {
 		return err
 	}
-	if _, err := o.st.Storage.Update(ctx, o.key, data, o.kv.ModRevision); err != nil &&
-		!errors.Is(err, storage.ErrNotFound) && !errors.Is(err, storage.ErrConflict) {
-		return err
+	_, err = o.st.Storage.Update(ctx, o.key, data, o.kv.ModRevision)
+	return err
+}
+
+// settled is nil for a write that found its object gone or changed.
+func settled(err error) error {
+	if errors.Is(err, storage.ErrNotFound) || errors.Is(err, storage.ErrConflict) {
+		return nil
 	}
-	return nil
+	return err
 }
 
 // metadata is obj's metadata, added when it has none.

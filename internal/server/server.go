@@ -180,7 +180,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		builtin.Namespaces(), crd.Definition(), builtin.StorageVersionMigrations(),
 		builtin.Services(ips), builtin.Endpoints(), builtin.EndpointSlices(),
 		builtin.ConfigMaps(), builtin.Secrets(), builtin.WithTokenRequest(builtin.ServiceAccounts(), auth.issuer, auth.issuer.Now), builtin.Events(cfg.EventTTL), builtin.EventsV1(cfg.EventTTL),
-		builtin.PodTemplates(), builtin.Leases(),
+		builtin.PodTemplates(), builtin.Leases(), builtin.ResourceQuotas(),
 		builtin.Deployments(), builtin.ReplicaSets(), builtin.StatefulSets(), builtin.DaemonSets(),
 		builtin.Jobs(), builtin.CronJobs(), builtin.HorizontalPodAutoscalers(), builtin.PodDisruptionBudgets(),
 		builtin.Ingresses(s.ingressClasses), builtin.IngressClasses(), builtin.NetworkPolicies(), builtin.CertificateSigningRequests(),
@@ -226,7 +226,8 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		Logger:           s.log,
 		Metrics:          s.metrics,
 	})
-	s.handler = handler.New(handler.Config{Registry: reg, Stores: s.stores, Logger: s.log, Admission: adm, Metrics: s.metrics})
+	quotas := newQuotas(s, reg)
+	s.handler = handler.New(handler.Config{Registry: reg, Stores: s.stores, Logger: s.log, Admission: adm, Quota: quotas, Metrics: s.metrics})
 
 	// The background loops get their own context: Shutdown ends them
 	// before the caches and storage they use, while requests still drain.
@@ -271,6 +272,9 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	pdbStore, _ := s.stores.Store(builtin.PodDisruptionBudgets().GroupResource())
 	pdc := &controllers.Each{Name: "disruption", Cache: pdbStore.Cache, Sync: newDisruptionStatus(s).sync, Log: s.log}
 	s.background.Go(func() { pdc.Run(bgCtx) })
+	quotaStore, _ := s.stores.Store(resourceQuotasGR)
+	qc := &controllers.Quotas{Cache: quotaStore.Cache, Sync: quotas.sync, Objects: quotas.objects, Log: s.log}
+	s.background.Go(func() { qc.Run(bgCtx) })
 	s.background.Go(func() { s.backend.RunCompactor(bgCtx, 5*time.Minute) })
 	s.authz.start(bgCtx, s)
 

@@ -1,0 +1,135 @@
+package quota
+
+import (
+	"context"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+func amounts(kv ...string) corev1.ResourceList {
+	l := corev1.ResourceList{}
+	for i := 0; i < len(kv); i += 2 {
+		l[corev1.ResourceName(kv[i])] = resource.MustParse(kv[i+1])
+	}
+	return l
+}
+
+var (
+	configMaps = schema.GroupResource{Resource: "configmaps"}
+	services   = schema.GroupResource{Resource: "services"}
+	widgets    = schema.GroupResource{Group: "example.com", Resource: "widgets"}
+)
+
+func TestUsage(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		gr   schema.GroupResource
+		obj  map[string]any
+		want corev1.ResourceList
+	}{
+		{"custom resource", widgets, nil, amounts("count/widgets.example.com", "1")},
+		{"config map", configMaps, nil, amounts("count/configmaps", "1", "configmaps", "1")},
+		{"cluster IP service", services, map[string]any{"spec": map[string]any{"type": "ClusterIP", "ports": []any{map[string]any{}}}},
+			amounts("count/services", "1", "services", "1", "services.loadbalancers", "0", "services.nodeports", "0")},
+		{"node port service", services, map[string]any{"spec": map[string]any{"type": "NodePort", "ports": []any{map[string]any{}, map[string]any{}}}},
+			amounts("count/services", "1", "services", "1", "services.loadbalancers", "0", "services.nodeports", "2")},
+		{"load balancer", services, map[string]any{"spec": map[string]any{"type": "LoadBalancer", "ports": []any{map[string]any{}}}},
+			amounts("count/services", "1", "services", "1", "services.loadbalancers", "1", "services.nodeports", "1")},
+		{"load balancer without node ports", services, map[string]any{"spec": map[string]any{"type": "LoadBalancer", "allocateLoadBalancerNodePorts": false, "ports": []any{map[string]any{}}}},
+			amounts("count/services", "1", "services", "1", "services.loadbalancers", "1", "services.nodeports", "0")},
+	} {
+		if got := Usage(c.gr, c.obj); !Equal(got, c.want) {
+			t.Errorf("%s: usage %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+func TestCharge(t *testing.T) {
+	quota := func(hard, statusHard, used corev1.ResourceList) *corev1.ResourceQuota {
+		return &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "q"}, Spec: corev1.ResourceQuotaSpec{Hard: hard},
+			Status: corev1.ResourceQuotaStatus{Hard: statusHard, Used: used}}
+	}
+	cm := amounts("count/configmaps", "1", "configmaps", "1")
+	for _, c := range []struct {
+		name    string
+		q       *corev1.ResourceQuota
+		u       corev1.ResourceList
+		want    corev1.ResourceList // nil: nothing charged
+		wantErr string
+	}{
+		{"not limited", quota(amounts("secrets", "2"), amounts("secrets", "2"), amounts("secrets", "0")), cm, nil, ""},
+		{"not yet counted: limits nothing", quota(amounts("configmaps", "2"), nil, nil), cm, nil, ""},
+		{"charged, other usage kept", quota(amounts("configmaps", "2", "secrets", "1"), amounts("configmaps", "2", "secrets", "1"), amounts("configmaps", "1", "secrets", "1")),
+			cm, amounts("configmaps", "2", "secrets", "1"), ""},
+		{"exceeded", quota(amounts("configmaps", "2"), amounts("configmaps", "2"), amounts("configmaps", "2")), cm, nil,
+			"exceeded quota: q, requested: configmaps=1, used: configmaps=2, limited: configmaps=2"},
+		{"both names, one exceeded", quota(amounts("configmaps", "5", "count/configmaps", "1"), amounts("configmaps", "5", "count/configmaps", "1"),
+			amounts("configmaps", "1", "count/configmaps", "1")), cm, nil,
+			"exceeded quota: q, requested: count/configmaps=1, used: count/configmaps=1, limited: count/configmaps=1"},
+		{"usage unknown", quota(amounts("configmaps", "2", "count/configmaps", "2"), amounts("configmaps", "2", "count/configmaps", "2"), amounts("configmaps", "0")), cm, nil,
+			"status unknown for quota: q, resources: configmaps,count/configmaps"},
+		{"zero amounts count against a full quota", quota(amounts("services.nodeports", "1"), amounts("services.nodeports", "1"), amounts("services.nodeports", "1")),
+			amounts("services", "1", "services.nodeports", "1"), nil,
+			"exceeded quota: q, requested: services.nodeports=1, used: services.nodeports=1, limited: services.nodeports=1"},
+		{"scoped quotas count pods only", &corev1.ResourceQuota{Spec: corev1.ResourceQuotaSpec{Hard: amounts("configmaps", "0"), Scopes: []corev1.ResourceQuotaScope{"BestEffort"}},
+			Status: corev1.ResourceQuotaStatus{Hard: amounts("configmaps", "0"), Used: amounts("configmaps", "0")}}, cm, nil, ""},
+	} {
+		got, err := Charge(c.q, c.u)
+		switch {
+		case c.wantErr != "":
+			if err == nil || err.Error() != c.wantErr {
+				t.Errorf("%s: error %v, want %q", c.name, err, c.wantErr)
+			}
+		case err != nil:
+			t.Errorf("%s: %v", c.name, err)
+		case c.want == nil && got != nil, c.want != nil && !Equal(got, c.want):
+			t.Errorf("%s: used %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+type counter map[schema.GroupResource]int64
+
+func (c counter) Served(gr schema.GroupResource) bool { _, ok := c[gr]; return ok }
+func (c counter) Count(_ context.Context, gr schema.GroupResource, _ string) (int64, error) {
+	return c[gr], nil
+}
+func (c counter) Services(context.Context, string) ([]map[string]any, error) {
+	return []map[string]any{
+		{"spec": map[string]any{"type": "NodePort", "ports": []any{map[string]any{}}}},
+		{"spec": map[string]any{"type": "LoadBalancer", "ports": []any{map[string]any{}, map[string]any{}}}},
+	}, nil
+}
+
+// TestStatus: what is served is counted, what pods and claims use is 0,
+// a name nothing counts keeps its usage, and hard is the spec's.
+func TestStatus(t *testing.T) {
+	q := &corev1.ResourceQuota{
+		Spec: corev1.ResourceQuotaSpec{Hard: amounts("configmaps", "10", "count/widgets.example.com", "5", "services.nodeports", "9",
+			"services.loadbalancers", "9", "pods", "5", "requests.cpu", "1", "count/gadgets.example.com", "3", "example.com/other", "4")},
+		Status: corev1.ResourceQuotaStatus{Used: amounts("example.com/other", "2", "configmaps", "7", "stale", "1")},
+	}
+	st, counted, err := Status(context.Background(), q, counter{configMaps: 3, widgets: 2, services: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := amounts("configmaps", "3", "count/widgets.example.com", "2", "services.nodeports", "3", "services.loadbalancers", "1",
+		"pods", "0", "requests.cpu", "0", "example.com/other", "2")
+	if !Equal(st.Used, want) || !Equal(st.Hard, q.Spec.Hard) {
+		t.Errorf("status %v / %v, want used %v and the spec's hard", st.Hard, st.Used, want)
+	}
+	if len(counted) != 3 {
+		t.Errorf("counted %v, want configmaps, widgets and services", counted)
+	}
+	if Counted(q, counter{configMaps: 0}.Served) {
+		t.Error("a quota whose status lacks its hard list reported counted")
+	}
+	q.Status = st
+	if !Counted(q, counter{configMaps: 3, widgets: 2, services: 2}.Served) {
+		t.Error("a quota just counted reported not counted")
+	}
+}

@@ -1,0 +1,116 @@
+package e2e
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+const quotaManifest = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: gadgets.quota.example.com
+spec:
+  group: quota.example.com
+  scope: Namespaced
+  names: {plural: gadgets, singular: gadget, kind: Gadget}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
+---
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: limited
+`
+
+const quotaObject = `apiVersion: v1
+kind: ResourceQuota
+metadata:
+  name: small
+  namespace: limited
+spec:
+  hard:
+    configmaps: "2"
+    count/gadgets.quota.example.com: "1"
+    services.nodeports: "1"
+    limits.cpu: "2"
+    pods: "3"
+`
+
+// TestResourceQuotas walks a ResourceQuota as a user meets one with
+// kubectl: its status counted (kube-root-ca.crt among the ConfigMaps,
+// pods at 0), creates past it refused with upstream's message and nothing
+// stored, a delete giving its usage back, a dry run checked but not
+// charged, and a quota kubectl cannot create.
+func TestResourceQuotas(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, t.TempDir())
+	kubectl(t, srv, "apply", "-f", writeManifest(t, "crd.yaml", quotaManifest))
+	waitEstablished(t, srv, "gadgets.quota.example.com")
+	kubectl(t, srv, "apply", "-f", writeManifest(t, "quota.yaml", quotaObject))
+
+	used := func(name string) string {
+		return kubectl(t, srv, "get", "quota", "small", "-n", "limited", "-o", fmt.Sprintf(`jsonpath={.status.used.%s}`, strings.ReplaceAll(name, ".", `\.`)))
+	}
+	waitUsed := func(name, want string) {
+		t.Helper()
+		waitFor(t, 30*time.Second, name+" used "+want, func() (bool, error) { return used(name) == want, nil })
+	}
+	waitUsed("configmaps", "1") // kube-root-ca.crt
+	for name, want := range map[string]string{"count/gadgets.quota.example.com": "0", "services.nodeports": "0", "pods": "0", "limits.cpu": "0"} {
+		if got := used(name); got != want {
+			t.Errorf("used %s %q, want %q", name, got, want)
+		}
+	}
+	rows := table(t, kubectl(t, srv, "get", "quota", "-n", "limited"))
+	if got := strings.Join(rows[0], " "); got != "NAME REQUEST LIMIT AGE" {
+		t.Errorf("kubectl get quota columns %q", got)
+	}
+	if row := strings.Join(findRow(rows, "small"), " "); !strings.Contains(row, "configmaps: 1/2, count/gadgets.quota.example.com: 0/1, pods: 0/3, services.nodeports: 0/1 limits.cpu: 0/2") {
+		t.Errorf("kubectl get quota row %q", row)
+	}
+
+	kubectl(t, srv, "create", "configmap", "one", "-n", "limited")
+	refused := func(want string, args ...string) {
+		t.Helper()
+		if got := kubectlFails(t, srv, args...); !strings.Contains(got, want) {
+			t.Errorf("kubectl %s: %q, want %q in it", strings.Join(args, " "), got, want)
+		}
+	}
+	refused(`configmaps "two" is forbidden: exceeded quota: small, requested: configmaps=1, used: configmaps=2, limited: configmaps=2`,
+		"create", "configmap", "two", "-n", "limited")
+	refused(`configmaps "two" is forbidden: exceeded quota: small`, "create", "configmap", "two", "-n", "limited", "--dry-run=server")
+	if _, _, err := kubectlResult(srv, "get", "configmap", "two", "-n", "limited"); err == nil {
+		t.Error("a refused ConfigMap was stored")
+	}
+
+	gadget := func(name string) string {
+		return writeManifest(t, name+".yaml", "apiVersion: quota.example.com/v1\nkind: Gadget\nmetadata: {name: "+name+", namespace: limited}\n")
+	}
+	// A dry run under the limit is not charged.
+	kubectl(t, srv, "create", "-f", gadget("first"), "--dry-run=server")
+	if got := used("count/gadgets.quota.example.com"); got != "0" {
+		t.Errorf("a dry run was charged: used %q", got)
+	}
+	kubectl(t, srv, "create", "-f", gadget("first"))
+	refused(`gadgets.quota.example.com "second" is forbidden: exceeded quota: small, requested: count/gadgets.quota.example.com=1, used: count/gadgets.quota.example.com=1, limited: count/gadgets.quota.example.com=1`,
+		"create", "-f", gadget("second"))
+	kubectl(t, srv, "delete", "gadget", "first", "-n", "limited")
+	waitUsed("count/gadgets.quota.example.com", "0")
+	kubectl(t, srv, "create", "-f", gadget("second"))
+
+	kubectl(t, srv, "create", "service", "nodeport", "np", "--tcp=80:80", "-n", "limited")
+	refused(`services "np2" is forbidden: exceeded quota: small, requested: services.nodeports=1, used: services.nodeports=1, limited: services.nodeports=1`,
+		"create", "service", "nodeport", "np2", "--tcp=80:80", "-n", "limited")
+	kubectl(t, srv, "create", "service", "clusterip", "plain", "--tcp=80:80", "-n", "limited")
+
+	refused(`spec.hard[apples]: Invalid value: "apples": must be a standard resource for quota`,
+		"create", "quota", "bad", "-n", "limited", "--hard=apples=1")
+	refused(`spec.hard[configmaps]: Invalid value: "-1": must be greater than or equal to 0`,
+		"create", "quota", "bad", "-n", "limited", "--hard=configmaps=-1")
+}
