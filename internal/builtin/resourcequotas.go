@@ -94,20 +94,24 @@ func validateQuotaList(l corev1.ResourceList, p *field.Path) field.ErrorList {
 	return errs
 }
 
-// validateQuotaResourceName: a qualified name; unqualified, one of the
-// names upstream knows, and for a quota one it counts.
-func validateQuotaResourceName(name corev1.ResourceName, p *field.Path) field.ErrorList {
+// validateResourceName is upstream's check of any resource name: a
+// qualified name, and unqualified one upstream knows.
+func validateResourceName(name corev1.ResourceName, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	for _, msg := range validation.IsQualifiedName(string(name)) {
 		errs = append(errs, field.Invalid(p, name, msg))
 	}
-	if len(errs) > 0 || strings.Contains(string(name), "/") {
-		return errs
-	}
-	if !standardResourceNames.Has(name) && !isQuotaHugePages(name) {
+	if len(errs) == 0 && !strings.Contains(string(name), "/") && !standardResourceNames.Has(name) && !isQuotaHugePages(name) {
 		errs = append(errs, field.Invalid(p, name, "must be a standard resource type or fully qualified"))
 	}
-	if !IsStandardQuotaResource(name) {
+	return errs
+}
+
+// validateQuotaResourceName: a resource name, unqualified one a quota
+// counts.
+func validateQuotaResourceName(name corev1.ResourceName, p *field.Path) field.ErrorList {
+	errs := validateResourceName(name, p)
+	if !strings.Contains(string(name), "/") && !IsStandardQuotaResource(name) {
 		errs = append(errs, field.Invalid(p, name, "must be a standard resource for quota"))
 	}
 	return errs
@@ -123,17 +127,9 @@ func isQuotaHugePages(name corev1.ResourceName) bool {
 	return strings.HasPrefix(string(name), corev1.ResourceHugePagesPrefix) || strings.HasPrefix(string(name), corev1.ResourceRequestsHugePagesPrefix)
 }
 
-// isIntegerQuotaResource: object counts, and extended resources (a
-// qualified name outside kubernetes.io that is not itself a request).
+// isIntegerQuotaResource: object counts, and extended resources.
 func isIntegerQuotaResource(name corev1.ResourceName) bool {
-	if integerQuotaResources.Has(name) {
-		return true
-	}
-	s := string(name)
-	if !strings.Contains(s, "/") || strings.Contains(s, corev1.ResourceDefaultNamespacePrefix) || strings.HasPrefix(s, corev1.DefaultResourceRequestsPrefix) {
-		return false
-	}
-	return len(validation.IsQualifiedName(corev1.DefaultResourceRequestsPrefix+s)) == 0
+	return integerQuotaResources.Has(name) || isExtendedResource(name)
 }
 
 // The resource names upstream knows, those a quota limits, and those

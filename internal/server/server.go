@@ -180,7 +180,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		builtin.Namespaces(), crd.Definition(), builtin.StorageVersionMigrations(),
 		builtin.Services(ips), builtin.Endpoints(), builtin.EndpointSlices(),
 		builtin.ConfigMaps(), builtin.Secrets(), builtin.WithTokenRequest(builtin.ServiceAccounts(), auth.issuer, auth.issuer.Now), builtin.Events(cfg.EventTTL), builtin.EventsV1(cfg.EventTTL),
-		builtin.PodTemplates(), builtin.Leases(), builtin.ResourceQuotas(),
+		builtin.PodTemplates(), builtin.Leases(), builtin.ResourceQuotas(), builtin.LimitRanges(),
 		builtin.Deployments(), builtin.ReplicaSets(), builtin.StatefulSets(), builtin.DaemonSets(),
 		builtin.Jobs(), builtin.CronJobs(), builtin.HorizontalPodAutoscalers(), builtin.PodDisruptionBudgets(),
 		builtin.Ingresses(s.ingressClasses), builtin.IngressClasses(), builtin.NetworkPolicies(), builtin.CertificateSigningRequests(),

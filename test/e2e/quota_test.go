@@ -114,3 +114,41 @@ func TestResourceQuotas(t *testing.T) {
 	refused(`spec.hard[configmaps]: Invalid value: "-1": must be greater than or equal to 0`,
 		"create", "quota", "bad", "-n", "limited", "--hard=configmaps=-1")
 }
+
+// TestLimitRanges: a LimitRange is stored with upstream's defaults,
+// listed by its short name with the default columns, and refused with
+// upstream's message when its amounts contradict each other.
+func TestLimitRanges(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, t.TempDir())
+	kubectl(t, srv, "apply", "-f", writeManifest(t, "limits.yaml", `apiVersion: v1
+kind: LimitRange
+metadata:
+  name: defaults
+spec:
+  limits:
+  - type: Container
+    max: {cpu: "2"}
+    min: {memory: 64Mi}
+`))
+	if got := kubectl(t, srv, "get", "limitrange", "defaults", "-o", `jsonpath={.spec.limits[0].default.cpu} {.spec.limits[0].defaultRequest.cpu} {.spec.limits[0].defaultRequest.memory}`); got != "2 2 64Mi" {
+		t.Errorf("defaults %q, want the max as default and request, the min as request", got)
+	}
+	rows := table(t, kubectl(t, srv, "get", "limits"))
+	if got := strings.Join(rows[0], " "); got != "NAME CREATED AT" || findRow(rows, "defaults") == nil {
+		t.Errorf("kubectl get limits:\n%q", rows)
+	}
+	got := kubectlFails(t, srv, "create", "-f", writeManifest(t, "bad.yaml", `apiVersion: v1
+kind: LimitRange
+metadata:
+  name: bad
+spec:
+  limits:
+  - type: Container
+    max: {cpu: "1"}
+    min: {cpu: "2"}
+`))
+	if want := `spec.limits[0].min[cpu]: Invalid value: "2": min value 2 is greater than max value 1`; !strings.Contains(got, want) {
+		t.Errorf("kubectl create of a min above the max: %q, want %q in it", got, want)
+	}
+}

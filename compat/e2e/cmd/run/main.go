@@ -41,13 +41,15 @@ import (
 // served that need no pods (ConfigMaps, Secrets, Leases, RuntimeClasses,
 // PodTemplates, CronJobs; CSRs, service accounts and their tokens, access
 // and self-subject reviews, Events, Services, Endpoints, EndpointSlices,
-// Ingresses, IngressClasses, NetworkPolicies), and the ResourceQuota specs
-// that count what is served (not pods, claims or their scopes).
+// Ingresses, IngressClasses, NetworkPolicies, LimitRanges), and the
+// ResourceQuota specs that count what is served (not pods, claims or their
+// scopes).
 const (
 	defaultFocus = `\[sig-api-machinery\].*(CustomResource|CRD|FieldValidation|Discovery|ValidatingAdmissionPolicy|MutatingAdmissionPolicy|ratchet|x-kubernetes-validations|Watchers|Servers with support for API chunking|Servers with support for Table)` +
 		`|\[sig-api-machinery\] (ServerSideApply|API Streaming|client-go|Server request timeout|OpenAPIV3|server version|StorageVersionMigration|Garbage collector should support .* deletion of custom resources|Generated clientset should create v1 cronJobs|Namespaces should (apply|patch|ensure that all services|delete fast enough)` +
 		`|ResourceQuota should (create a ResourceQuota and (ensure its status is promptly calculated|capture the life of a (service|secret|configMap|replica set|custom resource)\.)|be able to update and delete ResourceQuota|manage the lifecycle of a ResourceQuota|apply changes to a resourcequota status))` +
 		`|\[sig-node\] (ConfigMap should (fail to create ConfigMap with empty key|run through a ConfigMap lifecycle|update ConfigMap successfully)|Secrets should (fail to create secret due to empty secret key|patch a secret)|Lease lease API|RuntimeClass should support RuntimeClasses API operations|PodTemplates)` +
+		`|\[sig-scheduling\] LimitRange should list, patch and delete a LimitRange by collection` +
 		`|\[sig-storage\] ((ConfigMap|Secrets) should be immutable|CSINodes CSI Conformance should run through the lifecycle)|\[sig-apps\] (CronJob should support CronJob API operations|DisruptionController (Listing PodDisruptionBudgets for all namespaces should list and delete|should create a PodDisruptionBudget))` +
 		`|\[sig-auth\] (Certificates API .*should support CSR API operations|SelfSubjectReview (should support SelfSubjectReview API operations|testing SSR in different API groups authentication/v1\b)|ServiceAccounts should (update a ServiceAccount|run through the lifecycle|create a serviceAccountToken|guarantee kube-root-ca.crt)|SubjectReview should support)` +
 		`|\[sig-instrumentation\] (Events API|Events should)` +
