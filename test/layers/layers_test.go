@@ -34,6 +34,8 @@ var layer = map[string]int{
 	"internal/health":              0,
 	"internal/textpages":           0,
 	"internal/metacheck":           0,
+	// What ResourceQuotas count, from objects given.
+	"internal/quota": 0,
 	// CEL rules type against structural schemas; the schema pipeline runs them.
 	"internal/cel": 1,
 	// The schema pipeline: prune, default, validate, then the CEL rules.

@@ -47,6 +47,8 @@ var roots = []string{
 	"io.k8s.api.core.v1.Event", "io.k8s.api.core.v1.EventList",
 	"io.k8s.api.events.v1.Event", "io.k8s.api.events.v1.EventList",
 	"io.k8s.api.core.v1.PodTemplate", "io.k8s.api.core.v1.PodTemplateList",
+	"io.k8s.api.core.v1.ResourceQuota", "io.k8s.api.core.v1.ResourceQuotaList",
+	"io.k8s.api.core.v1.LimitRange", "io.k8s.api.core.v1.LimitRangeList",
 	"io.k8s.api.core.v1.Service", "io.k8s.api.core.v1.ServiceList",
 	"io.k8s.api.core.v1.Endpoints", "io.k8s.api.core.v1.EndpointsList",
 	"io.k8s.api.discovery.v1.EndpointSlice", "io.k8s.api.discovery.v1.EndpointSliceList",
