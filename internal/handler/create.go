@@ -105,11 +105,8 @@ func (h *Handler) createObject(c *call, obj map[string]any, dry bool) (err error
 	}
 	if c.def.Namespaced() {
 		if h.quota != nil {
-			if err := h.quota.Charge(c.r.Context(), c.gr(), c.info.Namespace, obj, dry); err != nil {
-				if _, ok := err.(apierrors.APIStatus); ok {
-					return err
-				}
-				return apierrors.NewForbidden(c.gr(), name, err)
+			if err := h.chargeQuota(c, name, obj, nil, dry); err != nil {
+				return err
 			}
 		}
 	}
@@ -204,4 +201,14 @@ func fillNamespace(c *call, obj map[string]any) {
 	if md := metadata(obj); md["namespace"] == nil || md["namespace"] == "" {
 		md["namespace"] = c.info.Namespace
 	}
+}
+
+// chargeQuota charges a write of obj (old nil for a create) to the
+// namespace's ResourceQuotas, as upstream's last admission plugin does.
+func (h *Handler) chargeQuota(c *call, name string, obj, old map[string]any, dry bool) error {
+	err := h.quota.Charge(c.r.Context(), c.gr(), c.info.Namespace, obj, old, dry)
+	if _, ok := err.(apierrors.APIStatus); ok || err == nil {
+		return err
+	}
+	return apierrors.NewForbidden(c.gr(), name, err)
 }

@@ -274,6 +274,11 @@ func (h *Handler) doWrite(c *call, sub, wantRV string, mutate mutation, copyOld 
 		if err := h.validateAdmission(c, admission.Update, obj, old, objJSON, oldJSON, sub); err != nil {
 			return err
 		}
+		if h.quota != nil && sub == "" && c.def.Namespaced() {
+			if err := h.chargeQuota(c, c.info.Name, obj, old, dry); err != nil {
+				return err
+			}
+		}
 		if obj, err = c.conv().ToStorage(c.r.Context(), obj); err != nil {
 			return err
 		}

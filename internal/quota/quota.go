@@ -121,23 +121,42 @@ func Scoped(q *corev1.ResourceQuota) bool {
 	return len(q.Spec.Scopes) > 0 || q.Spec.ScopeSelector != nil && len(q.Spec.ScopeSelector.MatchExpressions) > 0
 }
 
-// Charge is q's status.used once a create with usage u is charged to
-// it: nil when q limits none of u's names (in its status: a quota not yet
-// counted limits nothing). err, worded as upstream's admission words it,
-// refuses the create: a limited name without a usage yet, or one the
-// create would take past its hard limit.
+// UpdateUsage is what an update of an object of gr from old to obj
+// counts for beyond what old did: a Service that becomes a NodePort or
+// LoadBalancer one, or gains ports, as upstream's service evaluator
+// charges updates; object counts are charged on create only (nil).
+func UpdateUsage(gr schema.GroupResource, obj, old map[string]any) corev1.ResourceList {
+	if gr != (schema.GroupResource{Resource: "services"}) {
+		return nil
+	}
+	before := Usage(gr, old)
+	u := corev1.ResourceList{}
+	for name, v := range Usage(gr, obj) {
+		v.Sub(before[name])
+		if v.Sign() > 0 {
+			u[name] = v
+		}
+	}
+	return u
+}
+
+// Charge is q's status.used once a write with usage u is charged to it:
+// nil when q limits none of u's names (in its status: a quota not yet
+// counted limits nothing) or u adds nothing to them. err, worded as
+// upstream's admission words it, refuses the write: a limited name
+// without a usage yet, or one the write would take past its hard limit.
 func Charge(q *corev1.ResourceQuota, u corev1.ResourceList) (used corev1.ResourceList, err error) {
 	if Scoped(q) {
 		return nil, nil
 	}
-	var names []corev1.ResourceName
-	for name := range u {
+	var names, charged []corev1.ResourceName
+	for name, v := range u {
 		if _, limited := q.Status.Hard[name]; limited {
 			names = append(names, name)
+			if !v.IsZero() {
+				charged = append(charged, name)
+			}
 		}
-	}
-	if len(names) == 0 {
-		return nil, nil
 	}
 	slices.Sort(names)
 	for _, name := range names {
@@ -149,12 +168,16 @@ func Charge(q *corev1.ResourceQuota, u corev1.ResourceList) (used corev1.Resourc
 			return nil, fmt.Errorf("status unknown for quota: %s, resources: %s", q.Name, strings.Join(parts, ","))
 		}
 	}
+	if len(charged) == 0 {
+		return nil, nil
+	}
+	slices.Sort(charged)
 	used = corev1.ResourceList{}
 	for name, v := range q.Status.Used {
 		used[name] = v.DeepCopy()
 	}
 	var over []corev1.ResourceName
-	for _, name := range names {
+	for _, name := range charged {
 		next := used[name].DeepCopy()
 		next.Add(u[name])
 		used[name] = next

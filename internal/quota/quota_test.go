@@ -72,9 +72,11 @@ func TestCharge(t *testing.T) {
 			"exceeded quota: q, requested: count/configmaps=1, used: count/configmaps=1, limited: count/configmaps=1"},
 		{"usage unknown", quota(amounts("configmaps", "2", "count/configmaps", "2"), amounts("configmaps", "2", "count/configmaps", "2"), amounts("configmaps", "0")), cm, nil,
 			"status unknown for quota: q, resources: configmaps,count/configmaps"},
-		{"zero amounts count against a full quota", quota(amounts("services.nodeports", "1"), amounts("services.nodeports", "1"), amounts("services.nodeports", "1")),
+		{"node ports past a full quota", quota(amounts("services.nodeports", "1"), amounts("services.nodeports", "1"), amounts("services.nodeports", "1")),
 			amounts("services", "1", "services.nodeports", "1"), nil,
 			"exceeded quota: q, requested: services.nodeports=1, used: services.nodeports=1, limited: services.nodeports=1"},
+		{"no node ports: a full quota of them is not charged", quota(amounts("services.nodeports", "1"), amounts("services.nodeports", "1"), amounts("services.nodeports", "1")),
+			amounts("services", "1", "services.nodeports", "0"), nil, ""},
 		{"scoped quotas count pods only", &corev1.ResourceQuota{Spec: corev1.ResourceQuotaSpec{Hard: amounts("configmaps", "0"), Scopes: []corev1.ResourceQuotaScope{"BestEffort"}},
 			Status: corev1.ResourceQuotaStatus{Hard: amounts("configmaps", "0"), Used: amounts("configmaps", "0")}}, cm, nil, ""},
 	} {
@@ -88,6 +90,30 @@ func TestCharge(t *testing.T) {
 			t.Errorf("%s: %v", c.name, err)
 		case c.want == nil && got != nil, c.want != nil && !Equal(got, c.want):
 			t.Errorf("%s: used %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// TestUpdateUsage: a Service's update is charged what it adds; other
+// updates nothing.
+func TestUpdateUsage(t *testing.T) {
+	svc := func(typ string, ports int) map[string]any {
+		return map[string]any{"spec": map[string]any{"type": typ, "ports": make([]any, ports)}}
+	}
+	for _, c := range []struct {
+		name     string
+		gr       schema.GroupResource
+		obj, old map[string]any
+		want     corev1.ResourceList
+	}{
+		{"cluster IP to node port", services, svc("NodePort", 2), svc("ClusterIP", 2), amounts("services.nodeports", "2")},
+		{"a port more", services, svc("LoadBalancer", 2), svc("LoadBalancer", 1), amounts("services.nodeports", "1")},
+		{"node port to load balancer", services, svc("LoadBalancer", 1), svc("NodePort", 1), amounts("services.loadbalancers", "1")},
+		{"fewer ports", services, svc("NodePort", 1), svc("NodePort", 3), amounts()},
+		{"a config map", configMaps, nil, nil, nil},
+	} {
+		if got := UpdateUsage(c.gr, c.obj, c.old); !Equal(got, c.want) || (got == nil) != (c.want == nil) {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
 		}
 	}
 }

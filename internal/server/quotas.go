@@ -142,19 +142,28 @@ func statusMap(st corev1.ResourceQuotaStatus) (map[string]any, error) {
 // writes of the same quota.
 const chargeRetries = 10
 
-// Charge charges a create of obj, of resource gr, to the quotas of
-// namespace that limit what it counts for, each written at the revision
+// Charge charges a create of obj (an update from old), of resource gr,
+// to the quotas of namespace that limit what it counts for (for an
+// update, what it counts for more), each written at the revision
 // read (another charge in between reads it again), as kube-apiserver's.
 // A refusal leaves every quota as it was: all are checked before any is
-// charged. A quota charged for a create that then fails is counted right
-// again by the quota controller.
-func (q *quotas) Charge(ctx context.Context, gr schema.GroupResource, namespace string, obj map[string]any, dry bool) error {
-	// A consistent read: a quota created just before the create limits it.
-	items, err := q.list(ctx, resourceQuotasGR, namespace, "")
+// charged, but for one that changed meanwhile, checked again after the
+// others were. A quota charged for a write that then fails, or refused,
+// is counted right by the quota controller's next full count.
+func (q *quotas) Charge(ctx context.Context, gr schema.GroupResource, namespace string, obj, old map[string]any, dry bool) error {
+	u := quota.Usage(gr, obj)
+	if old != nil {
+		if u = quota.UpdateUsage(gr, obj, old); len(u) == 0 {
+			return nil
+		}
+	}
+	// The quotas as the cache holds them, as upstream's admission reads
+	// them from an informer: a consistent read would cost every create
+	// in the namespace a wait for the cache to catch up.
+	items, err := q.list(ctx, resourceQuotasGR, namespace, "0")
 	if err != nil || len(items) == 0 {
 		return quotaError(err)
 	}
-	u := quota.Usage(gr, obj)
 	names := make([]string, len(items))
 	for i, it := range items {
 		names[i] = it.Name
@@ -164,28 +173,34 @@ func (q *quotas) Charge(ctx context.Context, gr schema.GroupResource, namespace 
 		if err != nil || dry {
 			return err
 		}
-		conflict := false
-		for _, c := range charges {
+		// Each quota is charged once: after a conflict, only those not
+		// yet charged are read and checked again.
+		var left []string
+		for i, c := range charges {
 			err := c.own.setStatusAs(ctx, q.fields, apiServerManager, func(status map[string]any) {
 				status["used"] = c.used
 			})
 			if errors.Is(err, storage.ErrConflict) || errors.Is(err, storage.ErrNotFound) {
-				conflict = true
+				for _, c := range charges[i:] {
+					left = append(left, c.name)
+				}
 				break
 			}
 			if err != nil {
 				return quotaError(err)
 			}
 		}
-		if !conflict {
+		if len(left) == 0 {
 			return nil
 		}
+		names = left
 	}
 	return apierrors.NewConflict(resourceQuotasGR, namespace, errors.New("the namespace's quotas changed too often to charge the create to them; try again"))
 }
 
 // charge is one quota's new status.used, and the quota as read.
 type charge struct {
+	name string
 	own  ownStatus
 	used map[string]any
 }
@@ -215,7 +230,7 @@ func (q *quotas) charges(ctx context.Context, namespace string, names []string, 
 			return nil, quotaError(err)
 		}
 		stored, _ := st["used"].(map[string]any)
-		out = append(out, charge{own: own, used: stored})
+		out = append(out, charge{name: name, own: own, used: stored})
 	}
 	return out, nil
 }

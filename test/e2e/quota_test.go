@@ -108,6 +108,12 @@ func TestResourceQuotas(t *testing.T) {
 	refused(`services "np2" is forbidden: exceeded quota: small, requested: services.nodeports=1, used: services.nodeports=1, limited: services.nodeports=1`,
 		"create", "service", "nodeport", "np2", "--tcp=80:80", "-n", "limited")
 	kubectl(t, srv, "create", "service", "clusterip", "plain", "--tcp=80:80", "-n", "limited")
+	// An update is charged what it adds: node ports here.
+	refused(`services "plain" is forbidden: exceeded quota: small, requested: services.nodeports=1, used: services.nodeports=1, limited: services.nodeports=1`,
+		"patch", "service", "plain", "-n", "limited", "-p", `{"spec":{"type":"NodePort"}}`)
+	if got := kubectl(t, srv, "get", "service", "plain", "-n", "limited", "-o", "jsonpath={.spec.type}"); got != "ClusterIP" {
+		t.Errorf("a refused update changed the Service's type to %q", got)
+	}
 
 	refused(`spec.hard[apples]: Invalid value: "apples": must be a standard resource for quota`,
 		"create", "quota", "bad", "-n", "limited", "--hard=apples=1")
