@@ -38,6 +38,8 @@ type Quotas struct {
 	Resync time.Duration
 
 	queue   *nameQueue
+	once    sync.Once
+	kick    chan struct{} // Recheck's
 	mu      sync.Mutex
 	watched map[*watchcache.Cache]bool
 	ctx     context.Context
@@ -65,7 +67,9 @@ func (q *Quotas) Run(ctx context.Context) {
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				q.requeue(ctx, "")
+				q.requeue(ctx, "", true)
+			case <-q.kicks():
+				q.requeue(ctx, "", false)
 			}
 		}
 	})
@@ -118,7 +122,7 @@ func (q *Quotas) watch(gr schema.GroupResource) {
 				// A Service changed may count other node ports or load
 				// balancers.
 				if ev.Item.Namespace != "" && (ev.Type == watchcache.Deleted || ev.Type == watchcache.Modified && gr == servicesGR) {
-					q.requeue(q.ctx, ev.Item.Namespace)
+					q.requeue(q.ctx, ev.Item.Namespace, true)
 				}
 			})
 			if cur, ok := q.Objects(gr); !ok || cur != cache {
@@ -134,13 +138,33 @@ func (q *Quotas) watch(gr schema.GroupResource) {
 
 var servicesGR = schema.GroupResource{Resource: "services"}
 
-// requeue queues the quotas of namespace ("" = all) to count in full.
-func (q *Quotas) requeue(ctx context.Context, namespace string) {
+// Recheck counts every quota whose status lacks a usage for what it
+// names: a resource just served (a CRD established) has none yet, and
+// creates of it are refused until it has.
+func (q *Quotas) Recheck() {
+	select {
+	case q.kicks() <- struct{}{}:
+	default:
+	}
+}
+
+func (q *Quotas) kicks() chan struct{} {
+	q.once.Do(func() { q.kick = make(chan struct{}, 1) })
+	return q.kick
+}
+
+// requeue queues the quotas of namespace ("" = all), to count in full or
+// to check.
+func (q *Quotas) requeue(ctx context.Context, namespace string, full bool) {
 	res, err := q.Cache.List(ctx, watchcache.ListOptions{Namespace: namespace, ResourceVersion: "0"})
 	if err != nil {
 		return
 	}
+	prefix := ""
+	if full {
+		prefix = fullPrefix
+	}
 	for _, it := range res.Items {
-		q.queue.add(fullPrefix + it.Namespace + "/" + it.Name)
+		q.queue.add(prefix + it.Namespace + "/" + it.Name)
 	}
 }

@@ -257,7 +257,12 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	crdStore, _ := s.stores.Store(crdGR)
 	apis := newAPIServices(s, reg)
 	s.background.Go(func() { apis.run(bgCtx) })
-	s.crds = &crdServer{s: s, reg: reg, builtins: builtins, swapped: apis.changed}
+	quotaStore, _ := s.stores.Store(resourceQuotasGR)
+	qc := &controllers.Quotas{Cache: quotaStore.Cache, Sync: quotas.sync, Objects: quotas.objects, Log: s.log}
+	s.crds = &crdServer{s: s, reg: reg, builtins: builtins, swapped: func() {
+		apis.changed()
+		qc.Recheck()
+	}}
 	crdc := &controllers.CRDs{Cache: crdStore.Cache, Server: s.crds, Log: s.log}
 	s.background.Go(func() { crdc.Run(bgCtx) })
 	svmStore, _ := s.stores.Store(svmGR)
@@ -272,8 +277,6 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	pdbStore, _ := s.stores.Store(builtin.PodDisruptionBudgets().GroupResource())
 	pdc := &controllers.Each{Name: "disruption", Cache: pdbStore.Cache, Sync: newDisruptionStatus(s).sync, Log: s.log}
 	s.background.Go(func() { pdc.Run(bgCtx) })
-	quotaStore, _ := s.stores.Store(resourceQuotasGR)
-	qc := &controllers.Quotas{Cache: quotaStore.Cache, Sync: quotas.sync, Objects: quotas.objects, Log: s.log}
 	s.background.Go(func() { qc.Run(bgCtx) })
 	s.background.Go(func() { s.backend.RunCompactor(bgCtx, 5*time.Minute) })
 	s.authz.start(bgCtx, s)
