@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"strings"
@@ -17,7 +16,6 @@ import (
 	"github.com/crdserver/crdserver/internal/handler"
 	"github.com/crdserver/crdserver/internal/quota"
 	"github.com/crdserver/crdserver/internal/registry"
-	"github.com/crdserver/crdserver/internal/storage"
 	"github.com/crdserver/crdserver/internal/watchcache"
 )
 
@@ -32,9 +30,10 @@ const apiServerManager = "kube-apiserver"
 // controller (controllers.Quotas) and the charges of quota admission
 // (handler.QuotaCharger).
 type quotas struct {
-	s      *Server
-	reg    *registry.Registry
-	fields *apply.Manager // the quotas' status field manager
+	s       *Server
+	reg     *registry.Registry
+	fields  *apply.Manager // the quotas' status field manager
+	batches chargeBatches
 }
 
 func newQuotas(s *Server, reg *registry.Registry) *quotas {
@@ -136,103 +135,6 @@ func statusMap(st corev1.ResourceQuotaStatus) (map[string]any, error) {
 		return nil, err
 	}
 	return handler.DecodeStored(b)
-}
-
-// chargeRetries bounds the charges of one create lost to concurrent
-// writes of the same quota.
-const chargeRetries = 10
-
-// Charge charges a create of obj (an update from old), of resource gr,
-// to the quotas of namespace that limit what it counts for (for an
-// update, what it counts for more), each written at the revision
-// read (another charge in between reads it again), as kube-apiserver's.
-// A refusal leaves every quota as it was: all are checked before any is
-// charged, but for one that changed meanwhile, checked again after the
-// others were. A quota charged for a write that then fails, or refused,
-// is counted right by the quota controller's next full count.
-func (q *quotas) Charge(ctx context.Context, gr schema.GroupResource, namespace string, obj, old map[string]any, dry bool) error {
-	u := quota.Usage(gr, obj)
-	if old != nil {
-		if u = quota.UpdateUsage(gr, obj, old); len(u) == 0 {
-			return nil
-		}
-	}
-	// The quotas as the cache holds them, as upstream's admission reads
-	// them from an informer: a consistent read would cost every create
-	// in the namespace a wait for the cache to catch up.
-	items, err := q.list(ctx, resourceQuotasGR, namespace, "0")
-	if err != nil || len(items) == 0 {
-		return quotaError(err)
-	}
-	names := make([]string, len(items))
-	for i, it := range items {
-		names[i] = it.Name
-	}
-	for range chargeRetries {
-		charges, err := q.charges(ctx, namespace, names, u)
-		if err != nil || dry {
-			return err
-		}
-		// Each quota is charged once: after a conflict, only those not
-		// yet charged are read and checked again.
-		var left []string
-		for i, c := range charges {
-			err := c.own.setStatusAs(ctx, q.fields, apiServerManager, func(status map[string]any) {
-				status["used"] = c.used
-			})
-			if errors.Is(err, storage.ErrConflict) || errors.Is(err, storage.ErrNotFound) {
-				for _, c := range charges[i:] {
-					left = append(left, c.name)
-				}
-				break
-			}
-			if err != nil {
-				return quotaError(err)
-			}
-		}
-		if len(left) == 0 {
-			return nil
-		}
-		names = left
-	}
-	return apierrors.NewConflict(resourceQuotasGR, namespace, errors.New("the namespace's quotas changed too often to charge the create to them; try again"))
-}
-
-// charge is one quota's new status.used, and the quota as read.
-type charge struct {
-	name string
-	own  ownStatus
-	used map[string]any
-}
-
-// charges reads the named quotas and works out the create's charge to
-// each; the first quota that refuses it refuses the create.
-func (q *quotas) charges(ctx context.Context, namespace string, names []string, u corev1.ResourceList) ([]charge, error) {
-	var out []charge
-	for _, name := range names {
-		var rq corev1.ResourceQuota
-		own, found, err := q.s.readOwnStatusIn(ctx, resourceQuotasGR, namespace, name, &rq)
-		if err != nil {
-			return nil, quotaError(err)
-		}
-		if !found {
-			continue
-		}
-		used, err := quota.Charge(&rq, u)
-		if err != nil {
-			return nil, err
-		}
-		if used == nil {
-			continue
-		}
-		st, err := statusMap(corev1.ResourceQuotaStatus{Used: used})
-		if err != nil {
-			return nil, quotaError(err)
-		}
-		stored, _ := st["used"].(map[string]any)
-		out = append(out, charge{name: name, own: own, used: stored})
-	}
-	return out, nil
 }
 
 // quotaError is a failure to read or write the quotas, as a Status (nil

@@ -3,8 +3,14 @@ package e2e
 import (
 	"fmt"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 const quotaManifest = `apiVersion: apiextensions.k8s.io/v1
@@ -156,5 +162,51 @@ spec:
 `))
 	if want := `spec.limits[0].min[cpu]: Invalid value: "2": min value 2 is greater than max value 1`; !strings.Contains(got, want) {
 		t.Errorf("kubectl create of a min above the max: %q, want %q in it", got, want)
+	}
+}
+
+// TestResourceQuotaConcurrentCreates: creates racing for the last room in
+// a quota are charged one at a time: exactly as many succeed as it has
+// room for, the rest are refused, and the quota counts what was stored.
+func TestResourceQuotaConcurrentCreates(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, t.TempDir())
+	ctx := testContext(t, time.Minute)
+	kubectl(t, srv, "create", "namespace", "race")
+	kubectl(t, srv, "create", "quota", "room", "-n", "race", "--hard=count/secrets=7")
+	waitFor(t, 30*time.Second, "the quota counted", func() (bool, error) {
+		q, err := srv.Client.CoreV1().ResourceQuotas("race").Get(ctx, "room", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		_, ok := q.Status.Used["count/secrets"]
+		return ok, nil
+	})
+	var wg sync.WaitGroup
+	var created, refused atomic.Int32
+	for i := range 20 {
+		wg.Go(func() {
+			s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("s%d", i)}}
+			_, err := srv.Client.CoreV1().Secrets("race").Create(ctx, s, metav1.CreateOptions{})
+			switch {
+			case err == nil:
+				created.Add(1)
+			case apierrors.IsForbidden(err) && strings.Contains(err.Error(), "exceeded quota: room"):
+				refused.Add(1)
+			default:
+				t.Errorf("create %d: %v", i, err)
+			}
+		})
+	}
+	wg.Wait()
+	if created.Load() != 7 || refused.Load() != 13 {
+		t.Errorf("%d created and %d refused, want 7 and 13", created.Load(), refused.Load())
+	}
+	q, err := srv.Client.CoreV1().ResourceQuotas("race").Get(ctx, "room", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if used := q.Status.Used["count/secrets"]; used.Value() != 7 {
+		t.Errorf("used %s, want 7", used.String())
 	}
 }
