@@ -38,7 +38,7 @@ type Quotas struct {
 	Resync time.Duration
 
 	queue   *nameQueue
-	once    sync.Once
+	once    sync.Once     // init
 	kick    chan struct{} // Recheck's
 	mu      sync.Mutex
 	watched map[*watchcache.Cache]bool
@@ -54,8 +54,7 @@ func (q *Quotas) Run(ctx context.Context) {
 	if q.Log == nil {
 		q.Log = slog.Default()
 	}
-	q.queue = newNameQueue(time.Second)
-	q.watched = map[*watchcache.Cache]bool{}
+	q.init()
 	q.ctx = ctx
 	defer q.wg.Wait()
 	q.wg.Go(func() { q.queue.work(ctx, q.sync) })
@@ -68,7 +67,7 @@ func (q *Quotas) Run(ctx context.Context) {
 				return
 			case <-t.C:
 				q.requeue(ctx, "", true)
-			case <-q.kicks():
+			case <-q.kick:
 				q.requeue(ctx, "", false)
 			}
 		}
@@ -142,15 +141,27 @@ var servicesGR = schema.GroupResource{Resource: "services"}
 // names: a resource just served (a CRD established) has none yet, and
 // creates of it are refused until it has.
 func (q *Quotas) Recheck() {
+	q.init()
 	select {
-	case q.kicks() <- struct{}{}:
+	case q.kick <- struct{}{}:
 	default:
 	}
 }
 
-func (q *Quotas) kicks() chan struct{} {
-	q.once.Do(func() { q.kick = make(chan struct{}, 1) })
-	return q.kick
+// Recount counts namespace's quotas again in full: the server created an
+// object there itself (a namespace's kube-root-ca.crt), past admission.
+func (q *Quotas) Recount(namespace string) {
+	q.init()
+	q.requeue(context.Background(), namespace, true)
+}
+
+// init makes what callers may reach before Run.
+func (q *Quotas) init() {
+	q.once.Do(func() {
+		q.queue = newNameQueue(time.Second)
+		q.kick = make(chan struct{}, 1)
+		q.watched = map[*watchcache.Cache]bool{}
+	})
 }
 
 // requeue queues the quotas of namespace ("" = all), to count in full or

@@ -36,7 +36,7 @@ func (s *Server) ensureServiceAccount(ctx context.Context, ns, name string) erro
 	if _, err := st.Cache.Get(ctx, key, watchcache.GetOptions{ResourceVersion: "0"}); err == nil {
 		return nil
 	}
-	return createIfAbsent(ctx, st, key, builtin.NewServiceAccount(ns, name, time.Now()))
+	return s.createIfAbsent(ctx, st, ns, key, builtin.NewServiceAccount(ns, name, time.Now()))
 }
 
 // ensureRootCA makes namespace ns's kube-root-ca.crt ConfigMap hold the
@@ -52,7 +52,7 @@ func (s *Server) ensureRootCA(ctx context.Context, ns string) error {
 	key := st.Key(ns, builtin.RootCAConfigMap)
 	it, err := st.Cache.Get(ctx, key, watchcache.GetOptions{ResourceVersion: "0"})
 	if errors.Is(err, storage.ErrNotFound) {
-		return createIfAbsent(ctx, st, key, builtin.NewRootCAConfigMap(ns, ca, time.Now()))
+		return s.createIfAbsent(ctx, st, ns, key, builtin.NewRootCAConfigMap(ns, ca, time.Now()))
 	}
 	if err != nil {
 		return err
@@ -110,14 +110,23 @@ func (s *Server) activeNamespace(ctx context.Context, ns string) (bool, error) {
 	return md["deletionTimestamp"] == nil, nil // else the namespace controller is emptying it
 }
 
-// createIfAbsent stores obj at key unless something is there.
-func createIfAbsent(ctx context.Context, st *handler.Store, key string, obj map[string]any) error {
+// createIfAbsent stores obj at key, in namespace ns, unless something is
+// there. The namespace's quotas are counted again after: past admission,
+// the create was charged to none.
+func (s *Server) createIfAbsent(ctx context.Context, st *handler.Store, ns, key string, obj map[string]any) error {
 	data, err := handler.EncodeStored(obj)
 	if err != nil {
 		return err
 	}
-	if _, err := st.Storage.Create(ctx, key, data); err != nil && !errors.Is(err, storage.ErrExists) {
+	_, err = st.Storage.Create(ctx, key, data)
+	switch {
+	case errors.Is(err, storage.ErrExists):
+		return nil
+	case err != nil:
 		return fmt.Errorf("creating %s: %w", key, err)
+	}
+	if s.recountQuotas != nil {
+		s.recountQuotas(ns)
 	}
 	return nil
 }

@@ -58,14 +58,16 @@ type Server struct {
 	stores     *stores
 	crds       *crdServer
 	gc         *controllers.GarbageCollector
-	webhooks   *webhook.Manager
-	authz      *authorization
-	handler    *handler.Handler
-	metrics    *metrics.Metrics
-	auditLog   *audit.Log // closed after the last request
-	http       *http.Server
-	cancel     context.CancelFunc
-	done       chan struct{}
+	// recountQuotas has a namespace's ResourceQuotas counted again.
+	recountQuotas func(namespace string)
+	webhooks      *webhook.Manager
+	authz         *authorization
+	handler       *handler.Handler
+	metrics       *metrics.Metrics
+	auditLog      *audit.Log // closed after the last request
+	http          *http.Server
+	cancel        context.CancelFunc
+	done          chan struct{}
 	// shuttingDown fails readyz's shutdown check once Shutdown began.
 	shuttingDown atomic.Bool
 	serveErr     chan error
@@ -227,6 +229,9 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		Metrics:          s.metrics,
 	})
 	quotas := newQuotas(s, reg)
+	quotaStore, _ := s.stores.Store(resourceQuotasGR)
+	qc := &controllers.Quotas{Cache: quotaStore.Cache, Sync: quotas.sync, Objects: quotas.objects, Log: s.log}
+	s.recountQuotas = qc.Recount
 	s.handler = handler.New(handler.Config{Registry: reg, Stores: s.stores, Logger: s.log, Admission: adm, Quota: quotas, Metrics: s.metrics})
 
 	// The background loops get their own context: Shutdown ends them
@@ -257,8 +262,6 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	crdStore, _ := s.stores.Store(crdGR)
 	apis := newAPIServices(s, reg)
 	s.background.Go(func() { apis.run(bgCtx) })
-	quotaStore, _ := s.stores.Store(resourceQuotasGR)
-	qc := &controllers.Quotas{Cache: quotaStore.Cache, Sync: quotas.sync, Objects: quotas.objects, Log: s.log}
 	s.crds = &crdServer{s: s, reg: reg, builtins: builtins, swapped: func() {
 		apis.changed()
 		qc.Recheck()

@@ -21,12 +21,19 @@ const controllerNamespaces = 6
 var (
 	namespaces      = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
 	serviceAccounts = schema.GroupVersionResource{Version: "v1", Resource: "serviceaccounts"}
+	resourceQuotas  = schema.GroupVersionResource{Version: "v1", Resource: "resourcequotas"}
 )
+
+// quotaRoom is the ConfigMaps each namespace's quota allows: its
+// kube-root-ca.crt and the 7 the test creates.
+const quotaRoom = 8
 
 // testControllersActOnce runs the controllers that must act once while
 // every replica runs them: each new namespace gets its default
-// ServiceAccount, the garbage collector deletes an owner's dependents,
-// namespace deletion empties and removes namespaces. etcd's own history,
+// ServiceAccount, a ResourceQuota charged through every replica admits
+// exactly what it has room for and gets deleted objects' usage back, the
+// garbage collector deletes an owner's dependents, namespace deletion
+// empties and removes namespaces. etcd's own history,
 // watched meanwhile, must show each action exactly once: one create of
 // each ServiceAccount (never a second one), one delete of each object.
 func testControllersActOnce(t *testing.T, c *Cluster) {
@@ -46,10 +53,27 @@ func testControllersActOnce(t *testing.T, c *Cluster) {
 		}
 		return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": kind, "metadata": md}}
 	}
+	// usedConfigMaps is namespace ns's quota's count of its ConfigMaps,
+	// as replica i answers it ("" until counted).
+	usedConfigMaps := func(i int, ns string) string {
+		q, err := via(i).Resource(resourceQuotas).Namespace(ns).Get(ctx, "room", metav1.GetOptions{})
+		if err != nil {
+			return ""
+		}
+		used, _, _ := unstructured.NestedString(q.Object, "status", "used", "count/configmaps")
+		return used
+	}
 	for i := range controllerNamespaces {
 		ns := fmt.Sprintf("ctl-%d", i)
 		_, err := via(i).Resource(namespaces).Create(ctx, obj("Namespace", ns, nil), metav1.CreateOptions{})
 		must(t, err)
+		// Every replica charges the creates below to the quota, and
+		// every replica's quota controller counts it.
+		quota := obj("ResourceQuota", "room", map[string]any{"namespace": ns})
+		quota.Object["spec"] = map[string]any{"hard": map[string]any{"count/configmaps": fmt.Sprint(quotaRoom)}}
+		_, err = via(i+2).Resource(resourceQuotas).Namespace(ns).Create(ctx, quota, metav1.CreateOptions{})
+		must(t, err)
+		waitFor(ctx, t, ns+" quota counting its kube-root-ca.crt", func() bool { return usedConfigMaps(i, ns) == "1" })
 		cms := via(i + 1).Resource(configMaps).Namespace(ns)
 		owner, err := cms.Create(ctx, obj("ConfigMap", "owner", nil), metav1.CreateOptions{})
 		must(t, err)
@@ -59,6 +83,18 @@ func testControllersActOnce(t *testing.T, c *Cluster) {
 			must(t, err)
 			_, err = cms.Create(ctx, obj("ConfigMap", fmt.Sprintf("plain-%d", j), nil), metav1.CreateOptions{})
 			must(t, err)
+		}
+	}
+	// The quotas are full: one more ConfigMap is refused through any
+	// replica, and each counts what is stored.
+	for i := range controllerNamespaces {
+		ns := fmt.Sprintf("ctl-%d", i)
+		_, err := via(i).Resource(configMaps).Namespace(ns).Create(ctx, obj("ConfigMap", "over", nil), metav1.CreateOptions{})
+		if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "exceeded quota: room") {
+			t.Errorf("%s: a ConfigMap past the quota: %v, want it refused", ns, err)
+		}
+		if got := usedConfigMaps(i+1, ns); got != fmt.Sprint(quotaRoom) {
+			t.Errorf("%s: quota counts %s ConfigMaps, want %d", ns, got, quotaRoom)
 		}
 	}
 	// Every replica runs the service account controller; each namespace
@@ -83,6 +119,11 @@ func testControllersActOnce(t *testing.T, c *Cluster) {
 				return apierrors.IsNotFound(err)
 			})
 		}
+	}
+	// Their usage comes back: owner and dependents, 4 of the 8.
+	for i := range controllerNamespaces {
+		ns := fmt.Sprintf("ctl-%d", i)
+		waitFor(ctx, t, ns+" quota counting the deletions", func() bool { return usedConfigMaps(i+2, ns) == fmt.Sprint(quotaRoom-4) })
 	}
 	// Namespaces go: every replica's namespace controller empties them.
 	for i := range controllerNamespaces {
