@@ -268,6 +268,20 @@ func Status(ctx context.Context, q *corev1.ResourceQuota, c Counter) (corev1.Res
 	return st, counted, nil
 }
 
+// Resources are the resources q counts the objects of.
+func Resources(q *corev1.ResourceQuota, served func(schema.GroupResource) bool) []schema.GroupResource {
+	var out []schema.GroupResource
+	if Scoped(q) {
+		return nil
+	}
+	for name := range q.Spec.Hard {
+		if gr, counts, ok := Evaluates(name, served); ok && counts && !slices.Contains(out, gr) {
+			out = append(out, gr)
+		}
+	}
+	return out
+}
+
 // Equal reports whether two lists hold the same names and amounts.
 func Equal(a, b corev1.ResourceList) bool {
 	if len(a) != len(b) {

@@ -151,6 +151,9 @@ func TestStatus(t *testing.T) {
 	if len(counted) != 3 {
 		t.Errorf("counted %v, want configmaps, widgets and services", counted)
 	}
+	if rs := Resources(q, counter{configMaps: 3, widgets: 2, services: 2}.Served); len(rs) != 3 {
+		t.Errorf("resources %v, want configmaps, widgets and services", rs)
+	}
 	if Counted(q, counter{configMaps: 0}.Served) {
 		t.Error("a quota whose status lacks its hard list reported counted")
 	}

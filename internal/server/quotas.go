@@ -109,7 +109,7 @@ func (q *quotas) sync(ctx context.Context, key string, full bool) ([]schema.Grou
 		return nil, err
 	}
 	if !full && quota.Counted(&rq, q.Served) {
-		return nil, nil
+		return quota.Resources(&rq, q.Served), nil
 	}
 	st, counted, err := quota.Status(ctx, &rq, q)
 	if err != nil {

@@ -210,3 +210,27 @@ func TestResourceQuotaConcurrentCreates(t *testing.T) {
 		t.Errorf("used %s, want 7", used.String())
 	}
 }
+
+// TestResourceQuotaAfterRestart: a restarted server watches what its
+// quotas count from the start: a deletion gives its usage back at once,
+// not at the next full count a minute on.
+func TestResourceQuotaAfterRestart(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	srv := startServer(t, dir)
+	kubectl(t, srv, "create", "namespace", "kept")
+	kubectl(t, srv, "create", "quota", "q", "-n", "kept", "--hard=count/secrets=5")
+	used := func(srv *server) string {
+		return kubectl(t, srv, "get", "quota", "q", "-n", "kept", "-o", `jsonpath={.status.used.count/secrets}`)
+	}
+	waitFor(t, 30*time.Second, "the quota counted", func() (bool, error) { return used(srv) == "0", nil })
+	kubectl(t, srv, "create", "secret", "generic", "a", "-n", "kept")
+	kubectl(t, srv, "create", "secret", "generic", "b", "-n", "kept")
+	if got := used(srv); got != "2" {
+		t.Fatalf("used %q after two creates, want 2", got)
+	}
+	srv.stop(t)
+	srv = startServer(t, dir)
+	kubectl(t, srv, "delete", "secret", "a", "-n", "kept")
+	waitFor(t, 20*time.Second, "the deletion's usage given back", func() (bool, error) { return used(srv) == "1", nil })
+}
