@@ -92,8 +92,10 @@ func Evaluates(name corev1.ResourceName, served func(schema.GroupResource) bool)
 		res, group, _ := strings.Cut(rest, ".")
 		gr := schema.GroupResource{Group: group, Resource: res}
 		if !served(gr) {
-			// Pods and claims count 0; a resource not served, nothing.
-			return gr, false, gr.Group == "" && (gr.Resource == "pods" || gr.Resource == "persistentvolumeclaims")
+			// What upstream counts but is not served here (pods,
+			// claims) counts 0; any other resource not served, nothing.
+			_, legacy := legacyNames[gr]
+			return gr, false, legacy
 		}
 		return gr, true, true
 	}

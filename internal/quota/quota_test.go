@@ -136,7 +136,8 @@ func (c counter) Services(context.Context, string) ([]map[string]any, error) {
 func TestStatus(t *testing.T) {
 	q := &corev1.ResourceQuota{
 		Spec: corev1.ResourceQuotaSpec{Hard: amounts("configmaps", "10", "count/widgets.example.com", "5", "services.nodeports", "9",
-			"services.loadbalancers", "9", "pods", "5", "requests.cpu", "1", "count/gadgets.example.com", "3", "example.com/other", "4")},
+			"services.loadbalancers", "9", "pods", "5", "requests.cpu", "1", "count/gadgets.example.com", "3", "example.com/other", "4",
+			"count/replicationcontrollers", "2")},
 		Status: corev1.ResourceQuotaStatus{Used: amounts("example.com/other", "2", "configmaps", "7", "stale", "1")},
 	}
 	st, counted, err := Status(context.Background(), q, counter{configMaps: 3, widgets: 2, services: 2})
@@ -144,7 +145,7 @@ func TestStatus(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := amounts("configmaps", "3", "count/widgets.example.com", "2", "services.nodeports", "3", "services.loadbalancers", "1",
-		"pods", "0", "requests.cpu", "0", "example.com/other", "2")
+		"pods", "0", "requests.cpu", "0", "example.com/other", "2", "count/replicationcontrollers", "0")
 	if !Equal(st.Used, want) || !Equal(st.Hard, q.Spec.Hard) {
 		t.Errorf("status %v / %v, want used %v and the spec's hard", st.Hard, st.Used, want)
 	}
