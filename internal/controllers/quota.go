@@ -14,14 +14,15 @@ import (
 
 // Quotas keeps ResourceQuotas' status current, as upstream's resource
 // quota controller does: a quota is counted when it appears or its hard
-// limits change (Sync with full false: when its status does not match
-// them), and counted again (full) when an object of a resource it counts
-// is deleted in its namespace, which is how a delete gives its usage
-// back, when a Service there changes, and every Resync. Creates are
-// charged at admission: counting on them too could count a quota's
-// charge before the object charged is stored, and let another create
-// past the limit; the resync counts what a create that failed after its
-// charge left behind.
+// limits change, or a resource it names comes to be served (Sync with
+// full false: when its status does not match them; Recheck), and counted
+// again (full) when an object of a resource it counts is deleted in its
+// namespace, which is how a delete gives its usage back, when a Service
+// there changes, when the server creates an object there itself
+// (Recount), and every Resync. Creates are charged at admission:
+// counting on them too could count a quota's charge before the object
+// charged is stored, and let another create past the limit; the resync
+// counts what a create that failed after its charge left behind.
 type Quotas struct {
 	// Cache is the ResourceQuotas' watch cache.
 	Cache *watchcache.Cache
