@@ -89,6 +89,9 @@ func (h *Handler) doApply(c *call, sub string) error {
 	}
 	if sub == "" {
 		c.createMissing = func() error {
+			if err := h.authorizeCreate(c); err != nil {
+				return err
+			}
 			if md := metadata(patch); md["name"] == nil {
 				md["name"] = c.info.Name
 			}

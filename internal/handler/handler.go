@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/version"
 
 	"github.com/crdserver/crdserver/internal/apply"
+	"github.com/crdserver/crdserver/internal/authz"
 	"github.com/crdserver/crdserver/internal/codec"
 	"github.com/crdserver/crdserver/internal/conversion"
 	"github.com/crdserver/crdserver/internal/metrics"
@@ -69,6 +70,7 @@ type Handler struct {
 	log    *slog.Logger
 	admit  Admitter
 	quota  QuotaCharger
+	authz  authz.Authorizer
 	// metrics counts watch events; nil counts nothing.
 	metrics *metrics.Metrics
 
@@ -100,13 +102,16 @@ type Config struct {
 	Admission Admitter
 	// Quota charges creates to ResourceQuotas; nil charges nothing.
 	Quota QuotaCharger
+	// Authorizer decides whether a write that creates what it found
+	// missing (a server-side apply) may create; nil allows it.
+	Authorizer authz.Authorizer
 	// Metrics counts the events sent to watches; nil counts nothing.
 	Metrics *metrics.Metrics
 }
 
 // New returns a Handler.
 func New(c Config) *Handler {
-	h := &Handler{reg: c.Registry, stores: c.Stores, now: c.Clock, log: c.Logger, admit: c.Admission, quota: c.Quota, metrics: c.Metrics, stopWatches: make(chan struct{})}
+	h := &Handler{reg: c.Registry, stores: c.Stores, now: c.Clock, log: c.Logger, admit: c.Admission, quota: c.Quota, authz: c.Authorizer, metrics: c.Metrics, stopWatches: make(chan struct{})}
 	if h.now == nil {
 		h.now = time.Now
 	}

@@ -232,7 +232,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	quotaStore, _ := s.stores.Store(resourceQuotasGR)
 	qc := &controllers.Quotas{Cache: quotaStore.Cache, Sync: quotas.sync, Objects: quotas.objects, Log: s.log}
 	s.recountQuotas = qc.Recount
-	s.handler = handler.New(handler.Config{Registry: reg, Stores: s.stores, Logger: s.log, Admission: adm, Quota: quotas, Metrics: s.metrics})
+	s.handler = handler.New(handler.Config{Registry: reg, Stores: s.stores, Logger: s.log, Admission: adm, Quota: quotas, Authorizer: s.authz.chain, Metrics: s.metrics})
 
 	// The background loops get their own context: Shutdown ends them
 	// before the caches and storage they use, while requests still drain.

@@ -460,3 +460,28 @@ func TestAlwaysAllow(t *testing.T) {
 		t.Errorf("can-i delete clusterroles: %q", out)
 	}
 }
+
+// TestApplyCreateNeedsCreate: a server-side apply that creates is a
+// create: a user allowed to patch ConfigMaps but not to create them
+// applies to one that exists, and is refused one that does not (upstream's
+// words: the authorizer's reason alone), which is not stored.
+func TestApplyCreateNeedsCreate(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, t.TempDir())
+	kubectl(t, srv, "create", "role", "patcher", "--verb=get,patch", "--resource=configmaps")
+	kubectl(t, srv, "create", "rolebinding", "bob-patch", "--role=patcher", "--user=bob")
+	kubectl(t, srv, "create", "configmap", "exists")
+	cm := func(name string) string {
+		return writeManifest(t, name+".yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: "+name+"}\ndata: {a: b}\n")
+	}
+	if got := kubectlLine(t, srv, "--as=bob", "apply", "--server-side", "-f", cm("exists")); got != "configmap/exists serverside-applied" {
+		t.Errorf("bob's apply to an existing ConfigMap: %q", got)
+	}
+	got := kubectlFails(t, srv, "--as=bob", "apply", "--server-side", "-f", cm("sneaky"))
+	if want := `Error from server (Forbidden): configmaps "sneaky" is forbidden:`; !strings.HasPrefix(got, want) {
+		t.Errorf("bob's apply that creates: %q, want %q", got, want)
+	}
+	if _, _, err := kubectlResult(srv, "get", "configmap", "sneaky"); err == nil {
+		t.Error("an apply refused its create stored the object")
+	}
+}
