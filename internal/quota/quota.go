@@ -218,9 +218,8 @@ type Counter interface {
 
 // Status is q's status counted again, as upstream's quota controller
 // counts it: hard is the spec's; each hard name something counts is
-// counted, the others keep the usage they had; the resources counted are
-// returned too.
-func Status(ctx context.Context, q *corev1.ResourceQuota, c Counter) (corev1.ResourceQuotaStatus, []schema.GroupResource, error) {
+// counted, the others keep the usage they had.
+func Status(ctx context.Context, q *corev1.ResourceQuota, c Counter) (corev1.ResourceQuotaStatus, error) {
 	st := corev1.ResourceQuotaStatus{Hard: corev1.ResourceList{}, Used: corev1.ResourceList{}}
 	for name, v := range q.Spec.Hard {
 		st.Hard[name] = v.DeepCopy()
@@ -228,7 +227,6 @@ func Status(ctx context.Context, q *corev1.ResourceQuota, c Counter) (corev1.Res
 			st.Used[name] = v.DeepCopy()
 		}
 	}
-	var counted []schema.GroupResource
 	var services []map[string]any // read once, for node ports and load balancers
 	for name := range q.Spec.Hard {
 		gr, counts, ok := Evaluates(name, c.Served)
@@ -239,16 +237,13 @@ func Status(ctx context.Context, q *corev1.ResourceQuota, c Counter) (corev1.Res
 			st.Used[name] = *resource.NewQuantity(0, resource.DecimalSI)
 			continue
 		}
-		if !slices.Contains(counted, gr) {
-			counted = append(counted, gr)
-		}
 		var n int64
 		switch name {
 		case corev1.ResourceServicesNodePorts, corev1.ResourceServicesLoadBalancers:
 			if services == nil {
 				var err error
 				if services, err = c.Services(ctx, q.Namespace); err != nil {
-					return st, nil, err
+					return st, err
 				}
 			}
 			for _, svc := range services {
@@ -262,12 +257,12 @@ func Status(ctx context.Context, q *corev1.ResourceQuota, c Counter) (corev1.Res
 		default:
 			var err error
 			if n, err = c.Count(ctx, gr, q.Namespace); err != nil {
-				return st, nil, err
+				return st, err
 			}
 		}
 		st.Used[name] = *resource.NewQuantity(n, resource.DecimalSI)
 	}
-	return st, counted, nil
+	return st, nil
 }
 
 // Resources are the resources q counts the objects of.

@@ -108,10 +108,11 @@ func (q *quotas) sync(ctx context.Context, key string, full bool) ([]schema.Grou
 	if err != nil || !found {
 		return nil, err
 	}
+	counted := quota.Resources(&rq, q.Served)
 	if !full && quota.Counted(&rq, q.Served) {
-		return quota.Resources(&rq, q.Served), nil
+		return counted, nil
 	}
-	st, counted, err := quota.Status(ctx, &rq, q)
+	st, err := quota.Status(ctx, &rq, q)
 	if err != nil {
 		return nil, err
 	}
