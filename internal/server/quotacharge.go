@@ -24,18 +24,19 @@ import (
 // A write a quota refuses charges none. A quota charged for a write that
 // then fails is counted right by the quota controller's next full count.
 func (q *quotas) Charge(ctx context.Context, gr schema.GroupResource, namespace string, obj, old map[string]any, dry bool) error {
-	u := quota.Usage(gr, obj)
-	if old != nil {
-		if u = quota.UpdateUsage(gr, obj, old); len(u) == 0 {
-			return nil
-		}
-	}
 	// The quotas as the cache holds them, as upstream's admission reads
 	// them from an informer: a consistent read would cost every create
-	// in the namespace a wait for the cache to catch up.
+	// in the namespace a wait for the cache to catch up. Most namespaces
+	// have none, and the write's usage is not worked out then.
 	items, err := q.list(ctx, resourceQuotasGR, namespace, "0")
 	if err != nil || len(items) == 0 {
 		return quotaError(err)
+	}
+	var u corev1.ResourceList
+	if old == nil {
+		u = quota.Usage(gr, obj)
+	} else if u = quota.UpdateUsage(gr, obj, old); len(u) == 0 {
+		return nil
 	}
 	req := &chargeRequest{usage: u, dry: dry, done: make(chan error, 1)}
 	if q.batches.add(namespace, req) {
