@@ -24,11 +24,53 @@ import (
 // (json.Marshal output, so apiVersion comes first).
 type Object struct {
 	JSON []byte
+	// Cached, when JSON is nil, holds the object instead: a cached
+	// object that may keep its bytes in parts. They are put together only
+	// where a converter needs them whole, not when a kept conversion
+	// answers for the object (a warm list of 10,000 objects would
+	// otherwise copy 35 MB to use none of it).
+	Cached Encoded
 	// Key and Revision name a stored object at one revision: its
 	// conversions are kept and reused while it is unchanged. Key "" marks
 	// an object that is not stored (a request's), never reused.
 	Key      string
 	Revision int64
+}
+
+// Encoded is an object kept encoded (a watch cache item).
+type Encoded interface {
+	// Head returns the object's first bytes without copying: its
+	// apiVersion when the object starts with it.
+	Head() []byte
+	// JSON returns the whole object.
+	JSON() []byte
+}
+
+// Bytes returns the whole encoded object.
+func (o Object) Bytes() []byte {
+	if o.JSON == nil && o.Cached != nil {
+		return o.Cached.JSON()
+	}
+	return o.JSON
+}
+
+// headAPIVersion returns the apiVersion the object starts with, read
+// without putting it together (APIVersion).
+func (o Object) headAPIVersion() (string, bool) {
+	head := o.JSON
+	if head == nil && o.Cached != nil {
+		head = o.Cached.Head()
+	}
+	return APIVersion(head)
+}
+
+// apiVersion returns the object's apiVersion, decoding it only when it
+// does not start with it.
+func (o Object) apiVersion() (string, error) {
+	if av, ok := o.headAPIVersion(); ok {
+		return av, nil
+	}
+	return apiVersionOf(o.Bytes())
 }
 
 // Converter converts a definition's objects to one of its versions.

@@ -161,6 +161,51 @@ func TestWebhookBatches(t *testing.T) {
 	}
 }
 
+// inParts is a cached object that counts how often it was put together.
+type inParts struct {
+	json  []byte
+	whole *atomic.Int64
+}
+
+func (p inParts) Head() []byte { return p.json[:len(p.json)/2] }
+func (p inParts) JSON() []byte {
+	p.whole.Add(1)
+	return slices.Clone(p.json)
+}
+
+// TestWebhookCachedInParts: cached objects kept in parts are put together
+// only to be sent; a list that kept conversions answer reads only their
+// heads, and the answers are those of objects given whole.
+func TestWebhookCachedInParts(t *testing.T) {
+	h, _, conv := startPizzaWebhook(t, nil)
+	var whole atomic.Int64
+	objs := make([]conversion.Object, 600)
+	for i := range objs {
+		objs[i] = conversion.Object{Cached: inParts{json: margherita("p"+strconv.Itoa(i), i+1), whole: &whole}, Key: "/p" + strconv.Itoa(i), Revision: int64(i + 1)}
+	}
+	objs[3] = conversion.Object{JSON: margherita("p3", 4), Key: "/p3", Revision: 4} // whole already
+	for round, want := range []int64{599, 599} {
+		out, err := conv.Convert(context.Background(), group+"/v1beta1", objs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := whole.Load(); n != want {
+			t.Errorf("round %d: objects put together %d times in all, want %d", round, n, want)
+		}
+		for i, b := range out {
+			if want := `"name":"p` + strconv.Itoa(i) + `"`; !strings.Contains(string(b), want) || !strings.Contains(string(b), `"quantity":`) {
+				t.Fatalf("round %d: object %d: %s", round, i, b)
+			}
+		}
+	}
+	if n := h.calls.Load(); n != 2 {
+		t.Errorf("%d reviews, want 2 (the first round's)", n)
+	}
+	if objs[0].JSON != nil {
+		t.Errorf("the caller's objects were changed")
+	}
+}
+
 // TestWebhookSharedByWatchers: watchers converting one event at once
 // share one review.
 func TestWebhookSharedByWatchers(t *testing.T) {

@@ -20,7 +20,7 @@ var _ Converter = None{}
 func (n None) Convert(_ context.Context, to string, objs []Object) ([][]byte, error) {
 	out := make([][]byte, len(objs))
 	for i, o := range objs {
-		b, err := n.convert(o.JSON, to)
+		b, err := n.convert(o.Bytes(), to)
 		if err != nil {
 			return nil, err
 		}

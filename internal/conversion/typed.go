@@ -39,8 +39,8 @@ func (t Typed) Convert(_ context.Context, to string, objs []Object) ([][]byte, e
 	out := make([][]byte, len(objs))
 	storage := t.Def.StorageAPIVersion()
 	for i, o := range objs {
-		if from, ok := APIVersion(o.JSON); ok && from == to {
-			out[i] = o.JSON
+		if from, ok := o.headAPIVersion(); ok && from == to {
+			out[i] = o.Bytes()
 			continue
 		}
 		k := cacheKey{o.Key, to}
@@ -50,7 +50,7 @@ func (t Typed) Convert(_ context.Context, to string, objs []Object) ([][]byte, e
 				continue
 			}
 		}
-		obj, err := Decode(o.JSON)
+		obj, err := Decode(o.Bytes())
 		if err != nil {
 			return nil, err
 		}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -130,13 +131,13 @@ func (w *Webhook) Convert(ctx context.Context, to string, objs []Object) ([][]by
 	var waits []wait
 	w.mu.Lock()
 	for i, o := range objs {
-		av, err := apiVersionOf(o.JSON)
+		av, err := o.apiVersion()
 		if err != nil {
 			w.mu.Unlock()
 			return nil, err
 		}
 		if av == to {
-			out[i] = o.JSON
+			out[i] = o.Bytes()
 			continue
 		}
 		if o.Key != "" {
@@ -152,6 +153,7 @@ func (w *Webhook) Convert(ctx context.Context, to string, objs []Object) ([][]by
 		}
 		todo = append(todo, i)
 	}
+	objs = whole(objs, todo)
 	type batch struct {
 		f   *flight
 		idx []int
@@ -226,6 +228,23 @@ func (w *Webhook) Convert(ctx context.Context, to string, objs []Object) ([][]by
 		out[wt.i] = wt.in.f.res[wt.in.idx]
 	}
 	return out, nil
+}
+
+// whole returns objs with the bytes of those at idx, which are sent,
+// put together: a copy of objs when any is kept in parts, as the
+// caller's slice is the caller's.
+func whole(objs []Object, idx []int) []Object {
+	copied := false
+	for _, i := range idx {
+		if objs[i].JSON != nil || objs[i].Cached == nil {
+			continue
+		}
+		if !copied {
+			objs, copied = slices.Clone(objs), true
+		}
+		objs[i].JSON = objs[i].Cached.JSON()
+	}
+	return objs
 }
 
 // comma separates the objects of a review's body.

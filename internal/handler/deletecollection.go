@@ -38,7 +38,7 @@ func (h *Handler) deleteCollection(c *call) {
 	// conversion that fails does so before anything is deleted.
 	objs := make([]conversion.Object, len(res.Items))
 	for i, it := range res.Items {
-		objs[i] = conversion.Object{JSON: it.JSON(), Key: it.Key, Revision: it.Revision}
+		objs[i] = conversion.Object{Cached: it, Key: it.Key, Revision: it.Revision}
 	}
 	converted, err := c.conv().FromStored(c.r.Context(), objs)
 	if err != nil {

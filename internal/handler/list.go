@@ -487,7 +487,7 @@ func inRequestVersion(c *call, items []*watchcache.Item) ([]listItem, error) {
 			}
 		}
 		idx = append(idx, i)
-		objs = append(objs, conversion.Object{JSON: it.JSON(), Key: it.Key, Revision: it.Revision})
+		objs = append(objs, conversion.Object{Cached: it, Key: it.Key, Revision: it.Revision})
 	}
 	if len(objs) == 0 {
 		return out, nil

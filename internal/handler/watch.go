@@ -139,7 +139,7 @@ func convertEvents(c *call, evs []watchcache.Event) ([][]byte, error) {
 	for i, ev := range evs {
 		if ev.Item != nil && ev.Type != watchcache.Bookmark && ev.Type != watchcache.Error && !inVersion(c, ev.Item.Head()) {
 			idx = append(idx, i)
-			objs = append(objs, conversion.Object{JSON: ev.Item.JSON(), Key: ev.Item.Key, Revision: ev.Item.Revision})
+			objs = append(objs, conversion.Object{Cached: ev.Item, Key: ev.Item.Key, Revision: ev.Item.Revision})
 		}
 	}
 	if len(objs) == 0 {
@@ -233,7 +233,7 @@ func eventObject(c *call, ev watchcache.Event, converted []byte) ([]byte, error)
 	if converted != nil || inVersion(c, ev.Item.Head()) {
 		return converted, nil
 	}
-	conv, err := c.conv().FromStored(c.r.Context(), []conversion.Object{{JSON: ev.Item.JSON(), Key: ev.Item.Key, Revision: ev.Item.Revision}})
+	conv, err := c.conv().FromStored(c.r.Context(), []conversion.Object{{Cached: ev.Item, Key: ev.Item.Key, Revision: ev.Item.Revision}})
 	if err != nil {
 		return nil, err
 	}
