@@ -204,6 +204,10 @@ func (gc *GarbageCollector) watchOnce(ctx context.Context, res GCResource) {
 	}
 	defer w.Stop()
 	listed := map[types.UID]bool{} // nil once the initial events are in
+	// Every write of the resource comes through here: an object kept in
+	// parts (watchcache.Item.JSON) is put together in buf, which the node
+	// decoded from it does not keep, rather than in a new copy each time.
+	var buf []byte
 	for {
 		var ev watchcache.Event
 		var ok bool
@@ -217,7 +221,7 @@ func (gc *GarbageCollector) watchOnce(ctx context.Context, res GCResource) {
 		}
 		switch ev.Type {
 		case watchcache.Added, watchcache.Modified:
-			n, err := decodeGCNode(res.Resource, ev.Item.JSON())
+			n, err := decodeGCNode(res.Resource, ev.Item.JSONInto(&buf))
 			if err != nil {
 				gc.Log.Error("garbage collector: decoding", "resource", res.Resource, "name", ev.Item.Name, "err", err)
 				continue
@@ -227,7 +231,7 @@ func (gc *GarbageCollector) watchOnce(ctx context.Context, res GCResource) {
 			}
 			gc.queue.add(gc.graph.observe(n)...)
 		case watchcache.Deleted:
-			if n, err := decodeGCNode(res.Resource, ev.Item.JSON()); err == nil {
+			if n, err := decodeGCNode(res.Resource, ev.Item.JSONInto(&buf)); err == nil {
 				gc.removed(n.UID)
 			}
 		case watchcache.Bookmark:

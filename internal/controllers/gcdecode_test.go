@@ -3,6 +3,7 @@ package controllers
 import (
 	"encoding/json"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -50,6 +51,18 @@ func TestDecodeGCNode(t *testing.T) {
 	}
 	if n.Name != "w" || n.Namespace != "ns" || n.UID != "u-1" || n.ResourceVersion != "7" || len(n.Owners) != 1 || n.Owners[0].UID != "u-0" || !n.Foreground || n.Deleting {
 		t.Errorf("decoded %+v", n)
+	}
+	// The node keeps nothing of the bytes: the watch reuses its buffer.
+	buf := slices.Clone(benchObject)
+	n2, err := decodeGCNode(r, buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range buf {
+		buf[i] = 'x'
+	}
+	if !reflect.DeepEqual(n2, n) {
+		t.Errorf("after its bytes were overwritten, the node is %+v, want %+v", n2, n)
 	}
 	// Input that is not compact JSON still decodes, and garbage fails.
 	if n, err := decodeGCNode(r, []byte(`{ "metadata": {"name":"x","deletionTimestamp":"2020-01-01T00:00:00Z"} }`)); err != nil || n.Name != "x" || !n.Deleting {
