@@ -35,6 +35,8 @@ func eventsIn(group string, hooks any) *registry.Definition {
 		ListKind:   "EventList",
 		ShortNames: []string{"ev"},
 		Scope:      registry.Namespaced,
+
+		CreateOnUpdate: true,
 		Versions: []registry.Version{{
 			Name: "v1", Served: true, Storage: true,
 			SelectableFields: eventSelectableFields,

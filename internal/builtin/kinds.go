@@ -147,7 +147,10 @@ type kindDef struct {
 	noGeneration bool
 	// conditional: its strategy does not allow unconditional updates.
 	conditional bool
-	selectable  []string
+	// createOnUpdate: its strategy allows a PUT to create
+	// (registry.Definition.CreateOnUpdate).
+	createOnUpdate bool
+	selectable     []string
 }
 
 // define returns k's definition with r's hooks.
@@ -178,5 +181,7 @@ func (k kindDef) definition(hooks any) *registry.Definition {
 		Scope:      k.scope,
 		Versions:   []registry.Version{v},
 		Hooks:      hooks,
+
+		CreateOnUpdate: k.createOnUpdate,
 	}
 }

@@ -17,6 +17,8 @@ func Leases() *registry.Definition {
 		Kind:     "Lease",
 		ListKind: "LeaseList",
 		Scope:    registry.Namespaced,
+
+		CreateOnUpdate: true,
 		Versions: []registry.Version{{
 			Name: "v1", Served: true, Storage: true,
 			PrinterColumns: []registry.PrinterColumn{

@@ -23,7 +23,7 @@ import (
 func LimitRanges() *registry.Definition {
 	return define[corev1.LimitRange](kindDef{
 		version: "v1", resource: "limitranges", kind: "LimitRange",
-		shortNames: []string{"limits"}, scope: registry.Namespaced, noGeneration: true,
+		shortNames: []string{"limits"}, scope: registry.Namespaced, noGeneration: true, createOnUpdate: true,
 	}, limitRangeRules{})
 }
 

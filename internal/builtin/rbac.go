@@ -63,7 +63,9 @@ func ClusterRoleBindings(g EscalationGuard) *registry.Definition {
 }
 
 func rbacDefinition(resource, kind string, scope registry.Scope, hooks any) *registry.Definition {
-	return v1Definition(RBACGroup, resource, kind, scope, hooks)
+	def := v1Definition(RBACGroup, resource, kind, scope, hooks)
+	def.CreateOnUpdate = true // `kubectl replace` of a missing role creates it
+	return def
 }
 
 // v1Definition is a built-in served and stored at v1 only.

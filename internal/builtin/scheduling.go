@@ -116,7 +116,7 @@ func (priorityClassRules) cells(pc *schedulingv1.PriorityClass) []any {
 func RuntimeClasses() *registry.Definition {
 	return define[nodev1.RuntimeClass](kindDef{
 		group: "node.k8s.io", version: "v1", resource: "runtimeclasses", kind: "RuntimeClass",
-		scope: registry.Cluster, noGeneration: true, conditional: true,
+		scope: registry.Cluster, noGeneration: true, conditional: true, createOnUpdate: true,
 	}, runtimeClassRules{})
 }
 

@@ -42,6 +42,8 @@ func Services(ips *ClusterIPs) *registry.Definition {
 		ShortNames: []string{"svc"},
 		Categories: []string{"all"},
 		Scope:      registry.Namespaced,
+
+		CreateOnUpdate: true,
 		Versions: []registry.Version{{
 			Name: "v1", Served: true, Storage: true,
 			Subresources: registry.Subresources{Status: true, StatusMetadata: registry.UserMetadata},
@@ -61,6 +63,8 @@ func Endpoints() *registry.Definition {
 		ListKind:   "EndpointsList",
 		ShortNames: []string{"ep"},
 		Scope:      registry.Namespaced,
+
+		CreateOnUpdate: true,
 		Versions: []registry.Version{{
 			Name: "v1", Served: true, Storage: true,
 		}},

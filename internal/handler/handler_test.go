@@ -271,13 +271,18 @@ func TestCRUD(t *testing.T) {
 	if r.code != 200 || str(r.obj(t), "metadata", "resourceVersion") != str(cur.obj(t), "metadata", "resourceVersion") {
 		t.Errorf("no-op update moved resourceVersion: %s", r.body)
 	}
-	// uid is immutable.
+	// A replacement's uid is a precondition (upstream's store checks it
+	// first: a conflict), and a patch may not change it (immutable).
 	m := cur.obj(t)
 	m["metadata"].(map[string]any)["uid"] = "changed"
 	b, _ := json.Marshal(m)
 	r = e.do(req{method: "PUT", path: "/api/v1/namespaces/crud", body: string(b)})
+	if r.code != 409 || !strings.Contains(string(r.body), "Precondition failed: UID in precondition: changed, UID in object meta: "+str(cur.obj(t), "metadata", "uid")) {
+		t.Errorf("uid change by PUT: %d %s", r.code, r.body)
+	}
+	r = e.do(req{method: "PATCH", path: "/api/v1/namespaces/crud", body: `{"metadata":{"uid":"changed"}}`, contentType: "application/merge-patch+json"})
 	if r.code != 422 || !strings.Contains(string(r.body), "field is immutable") {
-		t.Errorf("uid change: %d %s", r.code, r.body)
+		t.Errorf("uid change by patch: %d %s", r.code, r.body)
 	}
 
 	// Unknown fields of a built-in are dropped, with a warning by default.

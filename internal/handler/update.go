@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -31,6 +32,9 @@ func (h *Handler) update(c *call, sub string) {
 	// Only now that the object is known to exist may a missing
 	// resourceVersion be refused: upstream answers NotFound first.
 	replace := func(cur map[string]any, _ []byte) (map[string]any, error) {
+		if err := checkUIDPrecondition(c, obj, cur); err != nil {
+			return nil, err
+		}
 		if err := requireResourceVersion(c, rv); err != nil {
 			return nil, err
 		}
@@ -45,9 +49,41 @@ func (h *Handler) update(c *call, sub string) {
 		}
 		return next, nil
 	}
+	if sub == "" && c.def.CreateOnUpdate {
+		c.createMissing = func() error { return h.createOnUpdate(c, obj) }
+	}
 	if err := h.doWrite(c, sub, rv, replace, false); err != nil {
 		codec.WriteStatus(c.w, c.r, err)
 	}
+}
+
+// createOnUpdate creates the object a PUT found missing, for a resource
+// whose upstream strategy allows it: upstream asks the authorizer whether
+// the user may create it, admits it as a create (with CreateOptions),
+// and answers 201. Its store wipes the system fields the body carried
+// (resourceVersion is ignored too), but a uid is a precondition no
+// missing object meets.
+func (h *Handler) createOnUpdate(c *call, obj map[string]any) error {
+	if err := h.authorizeCreate(c); err != nil {
+		return err
+	}
+	dry, err := dryRun(c.r)
+	if err != nil {
+		return err
+	}
+	obj = deepCopy(obj)
+	// The create records fields from decoded entries alone.
+	if err := codec.MaterializeManagedFields(obj); err != nil {
+		return apierrors.NewBadRequest(err.Error())
+	}
+	if err := checkUIDPrecondition(c, obj, nil); err != nil {
+		return err
+	}
+	md := metadata(obj)
+	for _, f := range []string{"resourceVersion", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"} {
+		delete(md, f)
+	}
+	return h.createObject(c, obj, dry)
 }
 
 // updateSubresource serves a subresource a built-in defines (namespaces/finalize).
@@ -109,6 +145,27 @@ func keepSentManagedFields(obj, cur map[string]any) error {
 		return apierrors.NewBadRequest(err.Error())
 	}
 	return nil
+}
+
+// checkUIDPrecondition: the uid a replacement carries is a precondition
+// of upstream's store, checked against the current object (nil when
+// missing) before anything else, and a conflict worded as its storage
+// error when they differ.
+func checkUIDPrecondition(c *call, obj, cur map[string]any) error {
+	uid, _ := metadata(obj)["uid"].(string)
+	if uid == "" {
+		return nil
+	}
+	var have string
+	if cur != nil {
+		have, _ = metadata(cur)["uid"].(string)
+	}
+	if uid == have {
+		return nil
+	}
+	return apierrors.NewConflict(c.gr(), c.info.Name, fmt.Errorf(
+		"StorageError: invalid object, Code: 4, Key: %s, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: %s, UID in object meta: %s",
+		c.store.Key(c.info.Namespace, c.info.Name), uid, have))
 }
 
 // requireResourceVersion refuses a PUT without a resourceVersion, unless

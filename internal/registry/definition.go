@@ -45,6 +45,13 @@ type Definition struct {
 	// Terminating refuses creates (the CRD is being deleted).
 	Terminating bool
 
+	// CreateOnUpdate: a PUT of an object that does not exist creates it,
+	// as the upstream strategies of a few built-ins allow (leases,
+	// endpoints, events, limit ranges, services, runtime classes and
+	// RBAC's roles and bindings: `kubectl replace` creates them). Custom
+	// resources and the other built-ins answer NotFound.
+	CreateOnUpdate bool
+
 	// SchemaRevision is the revision at which the schemas last changed.
 	// Objects stored at or before it may predate the storage version's
 	// schema, so reads prune and default them; later objects were pruned

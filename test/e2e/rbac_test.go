@@ -485,3 +485,41 @@ func TestApplyCreateNeedsCreate(t *testing.T) {
 		t.Error("an apply refused its create stored the object")
 	}
 }
+
+// TestReplaceCreates: `kubectl replace` of a missing object creates it
+// for the kinds whose upstream strategies allow a PUT to create (roles
+// and bindings among them), asking the authorizer for create as upstream
+// does; other kinds answer NotFound.
+func TestReplaceCreates(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, t.TempDir())
+	role := func(name string) string {
+		return writeManifest(t, name+".yaml", "apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata: {name: "+name+", labels: {made: by-put}}\n"+
+			"rules: [{apiGroups: [''], resources: [configmaps], verbs: [get]}]\n")
+	}
+	if got := kubectlLine(t, srv, "replace", "-f", role("reader")); got != "role.rbac.authorization.k8s.io/reader replaced" {
+		t.Errorf("replace of a missing Role: %q", got)
+	}
+	if got := kubectlLine(t, srv, "get", "role", "reader", "-o", "jsonpath={.metadata.labels.made} {.rules[0].verbs[0]} {.metadata.managedFields[0].operation}"); got != "by-put get Update" {
+		t.Errorf("the Role a PUT created: %q", got)
+	}
+	cm := writeManifest(t, "cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: missing}\ndata: {a: b}\n")
+	if got := kubectlFails(t, srv, "replace", "-f", cm); !strings.Contains(got, `configmaps "missing" not found`) {
+		t.Errorf("replace of a missing ConfigMap: %q", got)
+	}
+
+	// Allowed to update roles but not to create them, bob's PUT of a
+	// missing one is refused, and stores nothing.
+	kubectl(t, srv, "create", "clusterrole", "role-updater", "--verb=get,update,escalate,bind", "--resource=roles.rbac.authorization.k8s.io")
+	kubectl(t, srv, "create", "rolebinding", "bob-updates-roles", "--clusterrole=role-updater", "--user=bob")
+	got := kubectlFails(t, srv, "--as=bob", "replace", "-f", role("sneaky"))
+	if want := `Error from server (Forbidden): error when replacing`; !strings.HasPrefix(got, want) || !strings.Contains(got, `roles.rbac.authorization.k8s.io "sneaky" is forbidden`) {
+		t.Errorf("bob's replace that creates: %q, want %q…", got, want)
+	}
+	if _, _, err := kubectlResult(srv, "get", "role", "sneaky"); err == nil {
+		t.Error("a PUT refused its create stored the object")
+	}
+	if got := kubectlLine(t, srv, "--as=bob", "replace", "-f", role("reader")); got != "role.rbac.authorization.k8s.io/reader replaced" {
+		t.Errorf("bob's replace of an existing Role: %q", got)
+	}
+}

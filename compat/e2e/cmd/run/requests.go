@@ -190,7 +190,15 @@ func (q *requester) do(ctx context.Context, r requestLine) (answer, error) {
 		json.Unmarshal(status.Details, &details)
 		delete(details, "uid")
 		d, _ := json.Marshal(details)
-		a.body = fmt.Sprintf("Status %s reason=%s code=%d message=%q details=%s", status.Status, status.Reason, status.Code, status.Message, d)
+		// A uid the server made (a precondition's message quotes the
+		// stored object's) is left out; one the request sent stays.
+		msg := uidText.ReplaceAllStringFunc(status.Message, func(uid string) string {
+			if bytes.Contains(r.body, []byte(uid)) {
+				return uid
+			}
+			return "-"
+		})
+		a.body = fmt.Sprintf("Status %s reason=%s code=%d message=%q details=%s", status.Status, status.Reason, status.Code, msg, d)
 	case r.compareBody:
 		var obj any
 		if err := json.Unmarshal(b, &obj); err != nil {
