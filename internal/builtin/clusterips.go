@@ -141,8 +141,9 @@ func (a *ClusterIPs) AllocateService(ctx context.Context, svc map[string]any) (u
 
 // PreviewService is AllocateService for a dry run: it fills what that
 // would for an address svc asks for, and fails where that would, reserving
-// nothing. A Service that asks for none gets none here (upstream's dry
-// run would name one it could give).
+// nothing. A Service that asks for none gets the range's first address,
+// its network's, which no Service is given: upstream's dry run does not
+// look for a free one either.
 func (a *ClusterIPs) PreviewService(ctx context.Context, svc map[string]any) error {
 	spec := mapField(svc, "spec")
 	md := mapField(svc, "metadata")
@@ -150,7 +151,11 @@ func (a *ClusterIPs) PreviewService(ctx context.Context, svc map[string]any) err
 	ns, _ := md["namespace"].(string)
 	requested, _ := spec["clusterIP"].(string)
 	switch {
-	case spec["type"] == string(corev1.ServiceTypeExternalName) || requested == "":
+	case spec["type"] == string(corev1.ServiceTypeExternalName):
+		return nil
+	case requested == "":
+		network := a.Range.Masked().Addr()
+		setFamilies(spec, network.String(), network)
 		return nil
 	case requested == corev1.ClusterIPNone:
 		setFamilies(spec, corev1.ClusterIPNone, a.Range.Addr())
