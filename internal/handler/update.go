@@ -64,6 +64,11 @@ func (h *Handler) update(c *call, sub string) {
 // (resourceVersion is ignored too), but a uid is a precondition no
 // missing object meets.
 func (h *Handler) createOnUpdate(c *call, obj map[string]any) error {
+	// Upstream's store checks the precondition before its create asks
+	// the authorizer.
+	if err := checkUIDPrecondition(c, obj, nil); err != nil {
+		return err
+	}
 	if err := h.authorizeCreate(c); err != nil {
 		return err
 	}
@@ -75,9 +80,6 @@ func (h *Handler) createOnUpdate(c *call, obj map[string]any) error {
 	// The create records fields from decoded entries alone.
 	if err := codec.MaterializeManagedFields(obj); err != nil {
 		return apierrors.NewBadRequest(err.Error())
-	}
-	if err := checkUIDPrecondition(c, obj, nil); err != nil {
-		return err
 	}
 	md := metadata(obj)
 	for _, f := range []string{"resourceVersion", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"} {
