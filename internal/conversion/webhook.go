@@ -153,7 +153,6 @@ func (w *Webhook) Convert(ctx context.Context, to string, objs []Object) ([][]by
 		}
 		todo = append(todo, i)
 	}
-	objs = whole(objs, todo)
 	type batch struct {
 		f   *flight
 		idx []int
@@ -169,6 +168,8 @@ func (w *Webhook) Convert(ctx context.Context, to string, objs []Object) ([][]by
 		batches = append(batches, b)
 	}
 	w.mu.Unlock()
+	// Put together outside the lock: a cold list's are tens of megabytes.
+	objs = whole(objs, todo)
 
 	// Batches go out in parallel, a few at a time: a long list's first
 	// conversion is bounded by the webhook's throughput, not its latency.
