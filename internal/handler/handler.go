@@ -103,7 +103,8 @@ type Config struct {
 	// Quota charges creates to ResourceQuotas; nil charges nothing.
 	Quota QuotaCharger
 	// Authorizer decides whether a write that creates what it found
-	// missing (a server-side apply) may create; nil allows it.
+	// missing (a server-side apply, or a PUT where the resource allows
+	// it) may create; nil allows it.
 	Authorizer authz.Authorizer
 	// Metrics counts the events sent to watches; nil counts nothing.
 	Metrics *metrics.Metrics
