@@ -58,7 +58,7 @@ func FindResourceVersion(stored []byte) (RVSplice, bool) {
 // metadata object: stored[x.start:x.end] is the encoded value, empty when
 // the member is absent.
 type metaSpans struct {
-	apiVersion, name, namespace, labels, metadata span
+	apiVersion, name, namespace, labels, managedFields, metadata span
 }
 
 type span struct{ start, end int }
@@ -114,14 +114,20 @@ type Indexed struct {
 	Meta Meta
 	// JSON[MetaStart:MetaEnd] is the metadata object.
 	MetaStart, MetaEnd int
+	// Shared are where in JSON the field sets of metadata.managedFields
+	// are, as FieldsV1Spans gives them.
+	Shared [][2]int
 }
 
 // IndexStored returns in one scan of stored what three scans return:
-// SetResourceVersion(stored, rv), then ScanMeta and MetadataSpan of that.
+// SetResourceVersion(stored, rv), then ScanMeta and MetadataSpan of that;
+// and FieldsV1Spans of the result, from where that scan saw managedFields.
 // ok is false when SetResourceVersion's is; when it is true, so are the
 // other two's. Every event of the watch cache takes this path, and each
 // scan checks every byte of the object (its managedFields among them).
-func IndexStored(stored []byte, rv string) (Indexed, bool) {
+// The object is appended to dst: a cache that keeps it in parts copies
+// them out of a buffer it reuses, rather than of a new one per event.
+func IndexStored(dst, stored []byte, rv string) (Indexed, bool) {
 	var spans metaSpans
 	sp, ok := findRV(stored, &spans)
 	if !ok {
@@ -138,13 +144,20 @@ func IndexStored(stored []byte, rv string) (Indexed, bool) {
 		sc := scanner{b: stored[:spans.labels.end], i: spans.labels.start}
 		m.Labels, _ = sc.labels()
 	}
-	out := sp.Set(rv)
+	var shared [][2]int
+	if mf := spans.managedFields; mf.end > 0 {
+		// managedFields sorts before resourceVersion: their offsets in
+		// stored are theirs in the result.
+		shared = fieldsV1Spans(stored[:mf.end], mf.start)
+	}
+	out := sp.AppendTo(dst, rv)
 	// The splice is inside metadata: its end moves by what it added.
 	return Indexed{
 		JSON:      out,
 		Meta:      m,
 		MetaStart: spans.metadata.start,
 		MetaEnd:   spans.metadata.end + len(out) - len(stored),
+		Shared:    shared,
 	}, true
 }
 
@@ -164,7 +177,11 @@ func (x span) stringOrEmpty(b []byte) string {
 func (sp RVSplice) Set(rv string) []byte {
 	// Room for the member (name, quoted rv) and a comma; an rv that needs
 	// escaping grows the buffer once more.
-	out := make([]byte, 0, len(sp.stored)-(sp.to-sp.at)+len(rvName)+len(rv)+3)
+	return sp.AppendTo(make([]byte, 0, len(sp.stored)-(sp.to-sp.at)+len(rvName)+len(rv)+3), rv)
+}
+
+// AppendTo appends what Set(rv) returns to out.
+func (sp RVSplice) AppendTo(out []byte, rv string) []byte {
 	out = append(out, sp.stored[:sp.at]...)
 	if sp.comma < 0 {
 		out = append(out, ',')
@@ -265,6 +282,8 @@ func (s *scanner) metadataRV(spans *metaSpans) (at, to, comma int, ok bool) {
 				spans.namespace = span{vstart, s.i}
 			case k.is(s.b, "labels"):
 				spans.labels = span{vstart, s.i}
+			case k.is(s.b, "managedFields"):
+				spans.managedFields = span{vstart, s.i}
 			}
 		}
 	}
@@ -759,8 +778,13 @@ func FieldsV1Spans(obj []byte, mdStart, mdEnd int) [][2]int {
 	if i < 0 {
 		return nil
 	}
+	return fieldsV1Spans(obj[:mdEnd], mdStart+i+len(member))
+}
+
+// fieldsV1Spans is FieldsV1Spans of the managedFields array at obj[at:].
+func fieldsV1Spans(obj []byte, at int) [][2]int {
 	var out [][2]int
-	EachRawObjectMember(md[i+len(member):], func(name, f []byte) bool {
+	EachRawObjectMember(obj[at:], func(name, f []byte) bool {
 		if string(name) == "fieldsV1" {
 			// f is a slice of obj: their capacities say where.
 			start := cap(obj) - cap(f)

@@ -492,18 +492,21 @@ func threeScans(stored []byte, rv string) (Indexed, bool) {
 		// IndexStored promises both succeed after SetResourceVersion.
 		return Indexed{JSON: out, MetaStart: -1}, true
 	}
-	return Indexed{JSON: out, Meta: m, MetaStart: start, MetaEnd: end}, true
+	return Indexed{JSON: out, Meta: m, MetaStart: start, MetaEnd: end, Shared: FieldsV1Spans(out, start, end)}, true
 }
 
 // checkIndexStored wants IndexStored to return exactly what the three
-// scans it replaces return.
+// scans it replaces return (and the field sets FieldsV1Spans finds in
+// their result), whatever buffer it appends to.
 func checkIndexStored(t *testing.T, stored []byte, rv string) {
 	t.Helper()
-	got, ok := IndexStored(stored, rv)
 	want, wok := threeScans(stored, rv)
-	if ok != wok || !bytes.Equal(got.JSON, want.JSON) || !reflect.DeepEqual(got.Meta, want.Meta) ||
-		got.MetaStart != want.MetaStart || got.MetaEnd != want.MetaEnd {
-		t.Fatalf("IndexStored(%q, %q)\n got  %+v %v\n want %+v %v", stored, rv, got, ok, want, wok)
+	for _, dst := range [][]byte{nil, []byte("left over")[:0]} {
+		got, ok := IndexStored(dst, stored, rv)
+		if ok != wok || !bytes.Equal(got.JSON, want.JSON) || !reflect.DeepEqual(got.Meta, want.Meta) ||
+			got.MetaStart != want.MetaStart || got.MetaEnd != want.MetaEnd || !slices.Equal(got.Shared, want.Shared) {
+			t.Fatalf("IndexStored(%q, %q)\n got  %+v %v\n want %+v %v", stored, rv, got, ok, want, wok)
+		}
 	}
 }
 
@@ -551,7 +554,7 @@ func TestIndexStored(t *testing.T) {
 			t.Fatal("sample does not decode")
 		}
 		checkIndexStored(t, stored, "42")
-		got, ok := IndexStored(stored, "42")
+		got, ok := IndexStored(nil, stored, "42")
 		if !ok || got.Meta.Name == "" || len(got.Meta.Labels) == 0 || got.JSON[got.MetaStart] != '{' || got.JSON[got.MetaEnd-1] != '}' {
 			t.Errorf("IndexStored(%.60q...) = %+v, %v; want the sample's name, labels and metadata", stored, got.Meta, ok)
 		}
@@ -588,7 +591,7 @@ func BenchmarkIndexStored(b *testing.B) {
 	for _, bc := range []struct {
 		name  string
 		index func([]byte, string) (Indexed, bool)
-	}{{"old", threeScans}, {"new", IndexStored}} {
+	}{{"old", threeScans}, {"new", func(stored []byte, rv string) (Indexed, bool) { return IndexStored(nil, stored, rv) }}} {
 		b.Run(bc.name, func(b *testing.B) {
 			b.SetBytes(int64(len(stored)))
 			b.ReportAllocs()

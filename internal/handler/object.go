@@ -7,6 +7,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
@@ -279,12 +280,27 @@ func ItemDecoder(def func() *registry.Definition) watchcache.Decoder {
 			}
 			return it, err
 		}
-		if x, ok := codec.IndexStored(value, rvString(rev)); ok {
-			return indexedItem(key, rev, x), nil
+		buf := indexBuffers.Get().(*[]byte)
+		x, ok := codec.IndexStored((*buf)[:0], value, rvString(rev))
+		if !ok {
+			indexBuffers.Put(buf)
+			return decodeItem(key, value, rev)
 		}
-		return decodeItem(key, value, rev)
+		it := indexedItem(key, rev, x)
+		if cap(x.JSON) <= maxIndexBuffer {
+			*buf = x.JSON
+			indexBuffers.Put(buf)
+		}
+		return it, nil
 	}
 }
+
+// indexBuffers hold the objects ItemDecoder indexes while it builds their
+// items, which copy what they keep. A buffer grown past maxIndexBuffer
+// by a large object is left to the collector.
+var indexBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+const maxIndexBuffer = 64 << 10
 
 // decodeItem is ItemDecoder's reference path: decode, set resourceVersion,
 // encode, and read the metadata with the accessors.
@@ -337,9 +353,12 @@ func newItem(key string, rev int64, encoded []byte, m codec.Meta) *watchcache.It
 	return metaItem(key, rev, encoded, m, start, end)
 }
 
-// indexedItem is newItem for an object indexed in one scan.
+// indexedItem is newItem for an object indexed in one scan, in a buffer
+// the caller reuses.
 func indexedItem(key string, rev int64, x codec.Indexed) *watchcache.Item {
-	return metaItem(key, rev, x.JSON, x.Meta, x.MetaStart, x.MetaEnd)
+	it := itemAt(key, rev, x.Meta, x.MetaStart, x.MetaEnd)
+	it.CopyJSON(x.JSON, x.Shared)
+	return it
 }
 
 // metaItem is newItem with where metadata is, encoded[mdStart:mdEnd]
@@ -347,14 +366,7 @@ func indexedItem(key string, rev int64, x codec.Indexed) *watchcache.Item {
 // metadata.namespace from the item itself: Fields holds the selectable
 // fields only.
 func metaItem(key string, rev int64, encoded []byte, m codec.Meta, mdStart, mdEnd int) *watchcache.Item {
-	it := &watchcache.Item{
-		Key:       key,
-		Revision:  rev,
-		Namespace: inKey(key, m.Namespace, len(m.Name)+1),
-		Name:      inKey(key, m.Name, 0),
-		MetaStart: int32(mdStart),
-		MetaEnd:   int32(mdEnd),
-	}
+	it := itemAt(key, rev, m, mdStart, mdEnd)
 	var shared [][2]int
 	if mdEnd > 0 {
 		// The field sets of managedFields are kept once for every object
@@ -362,8 +374,21 @@ func metaItem(key string, rev int64, encoded []byte, m codec.Meta, mdStart, mdEn
 		shared = codec.FieldsV1Spans(encoded, mdStart, mdEnd)
 	}
 	it.SetJSON(encoded, shared)
-	it.Labels = watchcache.NewLabels(m.Labels)
 	return it
+}
+
+// itemAt is the item of key at rev with the metadata m, whose object,
+// yet to be set, has its metadata at [mdStart, mdEnd).
+func itemAt(key string, rev int64, m codec.Meta, mdStart, mdEnd int) *watchcache.Item {
+	return &watchcache.Item{
+		Key:       key,
+		Revision:  rev,
+		Namespace: inKey(key, m.Namespace, len(m.Name)+1),
+		Name:      inKey(key, m.Name, 0),
+		MetaStart: int32(mdStart),
+		MetaEnd:   int32(mdEnd),
+		Labels:    watchcache.NewLabels(m.Labels),
+	}
 }
 
 // inKey returns s as the part of key that ends end bytes before key's end

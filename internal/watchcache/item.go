@@ -1,6 +1,7 @@
 package watchcache
 
 import (
+	"bytes"
 	"io"
 	"unique"
 	"unsafe"
@@ -25,7 +26,13 @@ const minShared = 64
 // keeps those once for all items and the rest in a buffer of its own,
 // and may keep b itself when it shares nothing. A span too short, out of
 // order or out of b is not shared.
-func (it *Item) SetJSON(b []byte, spans [][2]int) {
+func (it *Item) SetJSON(b []byte, spans [][2]int) { it.setJSON(b, spans, false) }
+
+// CopyJSON is SetJSON for b in a buffer the caller reuses: the item
+// keeps none of b.
+func (it *Item) CopyJSON(b []byte, spans [][2]int) { it.setJSON(b, spans, true) }
+
+func (it *Item) setJSON(b []byte, spans [][2]int, reused bool) {
 	n, parts, from := 0, 0, 0
 	for _, sp := range spans {
 		if sharable(sp, from, len(b)) {
@@ -35,6 +42,9 @@ func (it *Item) SetJSON(b []byte, spans [][2]int) {
 		}
 	}
 	if parts == 0 {
+		if reused {
+			b = bytes.Clone(b)
+		}
 		it.json, it.shared = b, nil
 		return
 	}

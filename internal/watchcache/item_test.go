@@ -86,6 +86,28 @@ func TestItemSharesOneCopy(t *testing.T) {
 	}
 }
 
+// TestItemCopyJSON: an item set from a buffer its caller reuses keeps
+// none of it, whether it shares parts or not, and reads back as set.
+func TestItemCopyJSON(t *testing.T) {
+	part := bytes.Repeat([]byte("f"), minShared)
+	whole := []byte(`{"c":1}`)
+	parts := append(append([]byte(`{"a":"`), part...), `"}`...)
+	for _, tc := range []struct {
+		b     []byte
+		spans [][2]int
+	}{{whole, nil}, {whole, [][2]int{{1, 4}}}, {parts, [][2]int{{6, 6 + minShared}}}} {
+		buf := bytes.Clone(tc.b)
+		it := &Item{}
+		it.CopyJSON(buf, tc.spans)
+		for i := range buf {
+			buf[i] = 'x'
+		}
+		if got := it.JSON(); !bytes.Equal(got, tc.b) {
+			t.Errorf("after the buffer changed, JSON %q, want %q", got, tc.b)
+		}
+	}
+}
+
 // TestItemJSONInto reads items kept whole and in parts through one
 // buffer, as a first Table list builds its rows: each reads back as JSON
 // does, the buffer holds only what was put together in it, and reading
