@@ -8,7 +8,8 @@ import (
 
 // scalarChanges compares two objects of the type tr, as an update's fast
 // path needs them compared, when all that differs between them are
-// scalar fields: a value changed, or a field set in one object only. It
+// scalar fields: a value changed, or a field set in one object only.
+// Their managedFields are left out. It
 // returns what structured-merge-diff's comparison reports for such a
 // change: those fields as modified, added or removed, and nothing else.
 // It reports false for any other change — a map or list added or
@@ -123,8 +124,14 @@ type scalarDiff struct {
 
 // walkMap compares two maps of the separable type m, key by key.
 func (d *scalarDiff) walkMap(m *smdschema.Map, a, b map[string]any) bool {
+	// An object's managedFields are left out, as the comparison leaves
+	// them out.
+	inMetadata := len(d.keys) == 1 && d.keys[0] == "metadata"
 	inBoth := 0
 	for k, av := range a {
+		if inMetadata && k == "managedFields" {
+			continue
+		}
 		bv, ok := b[k]
 		if !ok {
 			if !d.oneSided(m, k, av, removed) {
@@ -137,10 +144,19 @@ func (d *scalarDiff) walkMap(m *smdschema.Map, a, b map[string]any) bool {
 			return false
 		}
 	}
-	if inBoth == len(b) {
+	n := len(b)
+	if inMetadata {
+		if _, ok := b["managedFields"]; ok {
+			n--
+		}
+	}
+	if inBoth == n {
 		return true
 	}
 	for k, bv := range b {
+		if inMetadata && k == "managedFields" {
+			continue
+		}
 		if _, ok := a[k]; !ok && !d.oneSided(m, k, bv, added) {
 			return false
 		}

@@ -87,7 +87,7 @@ func (m *Manager) updateRaw(live, obj map[string]any, raw codec.Raw, manager str
 	if err != nil {
 		return false, nil, err
 	}
-	changes, err := m.changes(pt, shallowWithoutManagedFields(live), shallowWithoutManagedFields(obj))
+	changes, err := m.changes(pt, live, obj)
 	if err != nil {
 		return false, nil, err
 	}

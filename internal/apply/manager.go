@@ -120,7 +120,7 @@ func (m *Manager) updateDecoded(live, obj map[string]any, manager string) error 
 	}
 	if fromLive && !m.slow {
 		// Entries the server recorded itself can take the fast path.
-		c, err := m.compare(pt, shallowWithoutManagedFields(live), shallowWithoutManagedFields(obj))
+		c, err := m.compare(pt, live, obj)
 		if err != nil {
 			return err
 		}
@@ -165,13 +165,13 @@ func (m *Manager) updateDecoded(live, obj map[string]any, manager string) error 
 }
 
 // compare returns what an update from live to obj modified, added and
-// removed; both lack managedFields.
+// removed, their managedFields left out.
 func (m *Manager) compare(pt *typed.ParseableType, live, obj map[string]any) (*typed.Comparison, error) {
 	if c, ok := scalarChanges(pt.Schema, pt.TypeRef, live, obj); ok {
 		return c, nil
 	}
 	// Only what changed is compared: the rest would be walked for nothing.
-	a, b := changedOnly(pt.Schema, pt.TypeRef, live, obj)
+	a, b := changedOnly(pt.Schema, pt.TypeRef, shallowWithoutManagedFields(live), shallowWithoutManagedFields(obj))
 	return typedValue(pt, a).Compare(typedValue(pt, b))
 }
 
@@ -181,7 +181,7 @@ func (m *Manager) changes(pt *typed.ParseableType, live, obj map[string]any) ([]
 	if changes, ok := scalarChangeList(pt.Schema, pt.TypeRef, live, obj); ok {
 		return changes, nil
 	}
-	a, b := changedOnly(pt.Schema, pt.TypeRef, live, obj)
+	a, b := changedOnly(pt.Schema, pt.TypeRef, shallowWithoutManagedFields(live), shallowWithoutManagedFields(obj))
 	c, err := typedValue(pt, a).Compare(typedValue(pt, b))
 	if err != nil {
 		return nil, err
