@@ -15,6 +15,7 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+	"unsafe"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -45,6 +46,10 @@ type DecodeOptions struct {
 	// a non-empty array written exactly as Marshal writes it; see
 	// rawfields.go. Whatever else it holds is decoded as usual.
 	RawManagedFields bool
+	// Unchanging says the caller never changes a JSON body while what it
+	// decodes to is in use: its strings are then slices of the body
+	// itself rather than of a copy.
+	Unchanging bool
 }
 
 // Decode decodes a JSON or YAML body holding one object.
@@ -83,7 +88,13 @@ func Decode(body []byte, contentType string, opts DecodeOptions) (obj map[string
 			return nil, nil, &DecodeError{Err: err, summary: summarize(body)}
 		}
 	}
-	v, dups, err := decodeJSONWith(parser{data: data, src: string(data), maxDepth: maxDepth,
+	var src string
+	if opts.Unchanging && mt == MediaJSON {
+		src = unsafe.String(unsafe.SliceData(data), len(data))
+	} else {
+		src = string(data)
+	}
+	v, dups, err := decodeJSONWith(parser{data: data, src: src, maxDepth: maxDepth,
 		rawManagedFields: opts.RawManagedFields && mt == MediaJSON})
 	if err != nil {
 		return nil, nil, &DecodeError{Err: fmt.Errorf("couldn't get version/kind; json parse error: %w", err), summary: summarize(body)}

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"testing/iotest"
 	"time"
+	"unsafe"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -360,5 +361,41 @@ func TestReadAll(t *testing.T) {
 	}
 	if _, err := ReadAll(iotest.ErrReader(io.ErrUnexpectedEOF), 100); err != io.ErrUnexpectedEOF {
 		t.Errorf("a failing reader gave %v", err)
+	}
+}
+
+// TestDecodeUnchanging: a body its caller never changes is decoded as any
+// other, its strings slices of the body; otherwise of a copy of it.
+func TestDecodeUnchanging(t *testing.T) {
+	body := []byte(`{"metadata":{"name":"a","labels":{"k":"v\n"}},"spec":{"s":"plain"}}`)
+	in := func(s string) bool {
+		p := uintptr(unsafe.Pointer(unsafe.StringData(s)))
+		start := uintptr(unsafe.Pointer(&body[0]))
+		return p >= start && p < start+uintptr(len(body))
+	}
+	want, _, err := Decode(body, "", DecodeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _, err := Decode(body, "", DecodeOptions{Unchanging: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("decoded %v, want %v", got, want)
+	}
+	if s := got["spec"].(map[string]any)["s"].(string); !in(s) {
+		t.Error("a string of an unchanging body was copied")
+	}
+	if s := want["spec"].(map[string]any)["s"].(string); in(s) {
+		t.Error("a string of a body its caller may change is a slice of it")
+	}
+	// Escaped strings are rebuilt either way, and YAML converted.
+	if s := got["metadata"].(map[string]any)["labels"].(map[string]any)["k"].(string); s != "v\n" || in(s) {
+		t.Errorf("escaped string %q", s)
+	}
+	y, _, err := Decode([]byte("spec:\n  s: plain\n"), MediaYAML, DecodeOptions{Unchanging: true})
+	if err != nil || y["spec"].(map[string]any)["s"] != "plain" {
+		t.Errorf("YAML decoded to %v, %v", y, err)
 	}
 }

@@ -54,7 +54,7 @@ func decodeStored(value []byte) (map[string]any, error) {
 // more than the recording. Only code that knows the Raw may read the
 // object (see doWrite); value must not change while it is in use.
 func decodeStoredFieldsRaw(value []byte) (map[string]any, error) {
-	obj, _, err := codec.Decode(value, "", codec.DecodeOptions{MaxBytes: math.MaxInt64, RawManagedFields: true})
+	obj, _, err := codec.Decode(value, "", codec.DecodeOptions{MaxBytes: math.MaxInt64, RawManagedFields: true, Unchanging: true})
 	if err != nil {
 		return nil, fmt.Errorf("decoding stored object: %w", err)
 	}
