@@ -96,7 +96,7 @@ func (h *Handler) deleteCollection(c *call) {
 		encoded[i] = listItem{body: b}
 	}
 	lm := metav1.ListMeta{ResourceVersion: strconv.FormatInt(res.ResourceVersion, 10)}
-	h.writeListAs(c, lm, make([]*watchcache.Item, len(encoded)), encoded)
+	h.writeListAs(c, lm, listed{encoded: encoded})
 }
 
 // atRevision is an encoded object with resourceVersion rev: spliced into

@@ -119,27 +119,25 @@ func (h *Handler) list(c *call) {
 // (and in plain JSON) are spliced in unchanged.
 func (h *Handler) writeList(c *call, res watchcache.ListResult) {
 	rv := strconv.FormatInt(res.ResourceVersion, 10)
-	encoded, err := inRequestVersion(c, res.Items)
+	l, err := inRequestVersion(c, res.Items)
 	if err != nil {
 		codec.WriteStatus(c.w, c.r, err)
 		return
 	}
 	lm := metav1.ListMeta{ResourceVersion: rv, Continue: res.Continue, RemainingItemCount: res.RemainingItemCount}
-	h.writeListAs(c, lm, res.Items, encoded)
+	h.writeListAs(c, lm, l)
 }
 
 // writeListAs answers listed objects, encoded in the request's version, in
-// the form the client asked for. items are their cache items, or nil for
-// an object that is not one (a delete collection answers with objects as
-// deleted).
-func (h *Handler) writeListAs(c *call, lm metav1.ListMeta, items []*watchcache.Item, encoded []listItem) {
+// the form the client asked for.
+func (h *Handler) writeListAs(c *call, lm metav1.ListMeta, l listed) {
 	switch c.media.As {
 	case "":
-		h.writeObjectList(c, lm, encoded)
+		h.writeObjectList(c, lm, l)
 	case "Table":
-		h.writeTableList(c, lm, items, encoded)
+		h.writeTableList(c, lm, l)
 	case "PartialObjectMetadataList":
-		h.writeMetadataList(c, lm, items, encoded)
+		h.writeMetadataList(c, lm, l)
 	case "PartialObjectMetadata":
 		codec.WriteStatus(c.w, c.r, statusError(http.StatusNotAcceptable, metav1.StatusReasonNotAcceptable,
 			fmt.Sprintf("you requested PartialObjectMetadata, but the requested object is a list (%s)", listGoType(c.def))))
@@ -158,9 +156,9 @@ func listGoType(def *registry.Definition) string {
 }
 
 // writeObjectList sends the items as the resource's list kind.
-func (h *Handler) writeObjectList(c *call, lm metav1.ListMeta, encoded []listItem) {
+func (h *Handler) writeObjectList(c *call, lm metav1.ListMeta, l listed) {
 	if c.media.Type == codec.MediaProtobuf {
-		b, err := protobufList(c, lm, encoded)
+		b, err := protobufList(c, lm, l)
 		writeProtobufBody(c, http.StatusOK, b, err)
 		return
 	}
@@ -176,8 +174,8 @@ func (h *Handler) writeObjectList(c *call, lm metav1.ListMeta, encoded []listIte
 	if !c.def.Custom() {
 		// Upstream's typed lists write their items without apiVersion
 		// and kind (its unstructured lists of custom resources keep them).
-		h.writeItems(c, head, len(encoded), func(w listWriter, i int) {
-			item := encoded[i].bytes()
+		h.writeItems(c, head, l.len(), func(w listWriter, i int) {
+			item := l.at(i).bytes()
 			segs, ok := codec.WithoutTypeMeta(item)
 			if !ok {
 				w.Write(item)
@@ -189,8 +187,8 @@ func (h *Handler) writeObjectList(c *call, lm metav1.ListMeta, encoded []listIte
 		})
 		return
 	}
-	h.writeItems(c, head, len(encoded), func(w listWriter, i int) {
-		encoded[i].writeTo(w)
+	h.writeItems(c, head, l.len(), func(w listWriter, i int) {
+		l.at(i).writeTo(w)
 	})
 }
 
@@ -199,16 +197,16 @@ func (h *Handler) writeObjectList(c *call, lm metav1.ListMeta, encoded []listIte
 // with its cache item; the rows go out as they are written, with the
 // object, its metadata or neither, as includeObject says. Built-ins with
 // columns of their own decode each object.
-func (h *Handler) writeTableList(c *call, lm metav1.ListMeta, items []*watchcache.Item, encoded []listItem) {
+func (h *Handler) writeTableList(c *call, lm metav1.ListMeta, l listed) {
 	include, err := tableOptions(c)
 	if err != nil {
 		codec.WriteStatus(c.w, c.r, err)
 		return
 	}
 	if _, ok := c.def.Hooks.(registry.TablePrinter); ok {
-		objs := make([]map[string]any, 0, len(encoded))
-		for _, it := range encoded {
-			obj, err := decodeStored(it.bytes())
+		objs := make([]map[string]any, 0, l.len())
+		for i := range l.len() {
+			obj, err := decodeStored(l.at(i).bytes())
 			if err != nil {
 				codec.WriteStatus(c.w, c.r, apierrors.NewInternalError(err))
 				return
@@ -229,16 +227,16 @@ func (h *Handler) writeTableList(c *call, lm metav1.ListMeta, items []*watchcach
 		return
 	}
 	// Every row, and metadata, before the first byte: a failure is a Status.
-	rows := make([]*encodedRow, len(items))
-	for i, it := range items {
-		if rows[i], err = p.rowOf(it, encoded[i]); err != nil {
+	rows := make([]*encodedRow, l.len())
+	for i := range rows {
+		if rows[i], err = p.rowOf(l.item(i), l.at(i)); err != nil {
 			codec.WriteStatus(c.w, c.r, apierrors.NewInternalError(err))
 			return
 		}
 	}
-	var metas []encodedMeta
+	var metas listedMeta
 	if include == metav1.IncludeMetadata {
-		if metas, err = metadataOf(items, encoded); err != nil {
+		if metas, err = metadataOf(l); err != nil {
 			codec.WriteStatus(c.w, c.r, apierrors.NewInternalError(err))
 			return
 		}
@@ -253,10 +251,10 @@ func (h *Handler) writeTableList(c *call, lm metav1.ListMeta, items []*watchcach
 	var scratch []byte
 	h.writeItems(c, head, len(rows), func(w listWriter, i int) {
 		var md encodedMeta
-		if metas != nil {
-			md = metas[i]
+		if include == metav1.IncludeMetadata {
+			md = metas.at(i)
 		}
-		scratch = writeTableRow(w, scratch, rows[i], now, include, pm, encoded[i], md)
+		scratch = writeTableRow(w, scratch, rows[i], now, include, pm, l.at(i), md)
 	})
 }
 
@@ -309,8 +307,8 @@ func partialMetadataHead(c *call) string {
 
 // writeMetadataList sends the items as a PartialObjectMetadataList, their
 // metadata cut from their encoded form, as it is written.
-func (h *Handler) writeMetadataList(c *call, lm metav1.ListMeta, items []*watchcache.Item, encoded []listItem) {
-	metas, err := metadataOf(items, encoded)
+func (h *Handler) writeMetadataList(c *call, lm metav1.ListMeta, l listed) {
+	metas, err := metadataOf(l)
 	if err != nil {
 		codec.WriteStatus(c.w, c.r, apierrors.NewInternalError(err))
 		return
@@ -336,9 +334,9 @@ func (h *Handler) writeMetadataList(c *call, lm metav1.ListMeta, items []*watchc
 	head := []byte(`{"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/` + metaVersion(c) + `","metadata":`)
 	head = append(append(head, md...), `,"items":[`...)
 	pm := partialMetadataHead(c)
-	h.writeItems(c, head, len(metas), func(w listWriter, i int) {
+	h.writeItems(c, head, metas.len(), func(w listWriter, i int) {
 		w.WriteString(pm)
-		metas[i].writeTo(w)
+		metas.at(i).writeTo(w)
 		w.WriteByte('}')
 	})
 }
@@ -375,31 +373,60 @@ func (m encodedMeta) writeTo(w listWriter) {
 	m.item.WriteRange(w, m.start, m.end)
 }
 
+// listedMeta are the encoded metadata of a list's objects: the cache
+// items' own (l) when every object is its cache item as it is and each
+// item knows where its metadata is (the usual list, which then holds
+// nothing per object), else each one's (all).
+type listedMeta struct {
+	l   listed
+	all []encodedMeta
+}
+
+func (m listedMeta) len() int {
+	if m.all != nil {
+		return len(m.all)
+	}
+	return m.l.len()
+}
+
+// at is object i's metadata.
+func (m listedMeta) at(i int) encodedMeta {
+	if m.all != nil {
+		return m.all[i]
+	}
+	it := m.l.items[i]
+	return encodedMeta{item: it, start: int(it.MetaStart), end: int(it.MetaEnd)}
+}
+
 // metadataOf returns the encoded metadata of each listed item: the cached
 // bytes where the item has them (conversion by None changes only
 // apiVersion), of the converted object otherwise.
-func metadataOf(items []*watchcache.Item, encoded []listItem) ([]encodedMeta, error) {
-	out := make([]encodedMeta, len(items))
-	for i, it := range items {
+func metadataOf(l listed) (listedMeta, error) {
+	if l.encoded == nil && !slices.ContainsFunc(l.items, func(it *watchcache.Item) bool { return it.MetaEnd <= 0 }) {
+		return listedMeta{l: l}, nil
+	}
+	out := make([]encodedMeta, l.len())
+	for i := range out {
 		var ok bool
-		if it != nil && encoded[i].item == it {
+		enc := l.at(i)
+		if it := l.item(i); it != nil && enc.item == it {
 			out[i], ok = cutMetadata(it, nil)
 		} else {
-			out[i], ok = cutMetadata(nil, encoded[i].bytes())
+			out[i], ok = cutMetadata(nil, enc.bytes())
 		}
 		if ok {
 			continue
 		}
-		b := encoded[i].bytes()
+		b := enc.bytes()
 		obj, err := decodeStored(b)
 		if err != nil {
-			return nil, err
+			return listedMeta{}, err
 		}
 		if out[i].b, err = codec.Marshal(obj["metadata"]); err != nil {
-			return nil, err
+			return listedMeta{}, err
 		}
 	}
-	return out, nil
+	return listedMeta{all: out}, nil
 }
 
 // cutMetadata is the encoded metadata of a cached item (it, when set),
@@ -418,6 +445,40 @@ func cutMetadata(it *watchcache.Item, b []byte) (encodedMeta, bool) {
 		return encodedMeta{}, false
 	}
 	return encodedMeta{b: b[start:end]}, true
+}
+
+// listed are a list's objects in the request's version: their cache
+// items (items[i] nil, or items nil, for objects that are none, as a
+// delete collection answers with objects as deleted) and, unless every
+// object is its cache item as it is (encoded nil: the usual list, which
+// then holds nothing per object but the items), each one's listItem.
+type listed struct {
+	items   []*watchcache.Item
+	encoded []listItem
+}
+
+// len is the number of objects.
+func (l listed) len() int {
+	if l.encoded != nil {
+		return len(l.encoded)
+	}
+	return len(l.items)
+}
+
+// item is object i's cache item, or nil.
+func (l listed) item(i int) *watchcache.Item {
+	if l.items == nil {
+		return nil
+	}
+	return l.items[i]
+}
+
+// at is object i in the request's version.
+func (l listed) at(i int) listItem {
+	if l.encoded == nil {
+		return listItem{item: l.items[i]}
+	}
+	return l.encoded[i]
 }
 
 // listItem is one item of a list in the request's version: head, then the
@@ -464,8 +525,8 @@ func (li listItem) bytes() []byte {
 // bytes of those already in it, apiVersion rewritten on the fly for None
 // conversion between versions of one schema, converted ones (in one call
 // to the converter, which batches) of the others.
-func inRequestVersion(c *call, items []*watchcache.Item) ([]listItem, error) {
-	out := make([]listItem, len(items))
+func inRequestVersion(c *call, items []*watchcache.Item) (listed, error) {
+	var out []listItem // made at the first object not as cached
 	var objs []conversion.Object
 	var idx []int
 	none, isNone := conversion.For(c.def).(conversion.None)
@@ -474,8 +535,16 @@ func inRequestVersion(c *call, items []*watchcache.Item) ([]listItem, error) {
 		// The apiVersion comes first, in the item's head.
 		first := it.Head()
 		if inVersion(c, first) {
-			out[i].item = it
+			if out != nil {
+				out[i].item = it
+			}
 			continue
+		}
+		if out == nil {
+			out = make([]listItem, len(items))
+			for j := range i {
+				out[j].item = items[j]
+			}
 		}
 		if isNone {
 			if rest, ok := none.Rewrite(first, c.apiVersion()); ok {
@@ -489,17 +558,18 @@ func inRequestVersion(c *call, items []*watchcache.Item) ([]listItem, error) {
 		idx = append(idx, i)
 		objs = append(objs, conversion.Object{Cached: it, Key: it.Key, Revision: it.Revision})
 	}
+	l := listed{items: items, encoded: out}
 	if len(objs) == 0 {
-		return out, nil
+		return l, nil
 	}
 	converted, err := c.conv().FromStored(c.r.Context(), objs)
 	if err != nil {
-		return nil, err
+		return listed{}, err
 	}
 	for j, i := range idx {
 		out[i].body = converted[j]
 	}
-	return out, nil
+	return l, nil
 }
 
 // listWriters buffer streamed lists on their way to the connection.

@@ -182,15 +182,15 @@ func writeProtobufBody(c *call, status int, b []byte, err error) {
 
 // protobufList is a list of the resource in protobuf: every Kubernetes list
 // message is its ListMeta (field 1) and its items (field 2).
-func protobufList(c *call, lm metav1.ListMeta, items []listItem) ([]byte, error) {
+func protobufList(c *call, lm metav1.ListMeta, l listed) ([]byte, error) {
 	md, err := lm.Marshal()
 	if err != nil {
 		return nil, err
 	}
 	raw := protowire.AppendTag(nil, 1, protowire.BytesType)
 	raw = protowire.AppendBytes(raw, md)
-	for _, it := range items {
-		m, err := protobufMessage(c, it.bytes())
+	for i := range l.len() {
+		m, err := protobufMessage(c, l.at(i).bytes())
 		if err != nil {
 			return nil, err
 		}
@@ -216,17 +216,17 @@ const protobufListBuffered = 4 << 20
 // every item has encoded. The items carry no kind or apiVersion: protobuf
 // has no place for them, and clients compare them with what a get of each
 // returns.
-func writeProtobufMetadataList(w io.Writer, start func(n int), lm metav1.ListMeta, metas []encodedMeta, bufferUpTo int) error {
+func writeProtobufMetadataList(w io.Writer, start func(n int), lm metav1.ListMeta, metas listedMeta, bufferUpTo int) error {
 	size := 0
-	for _, m := range metas {
-		size += m.len()
+	for i := range metas.len() {
+		size += metas.at(i).len()
 	}
 	var buf, om, items []byte
 	// each appends the items to out, handing out to flush (when set)
 	// whenever it holds 32 KB or more.
 	each := func(out []byte, flush func([]byte) ([]byte, error)) ([]byte, error) {
-		for _, m := range metas {
-			buf = m.appendTo(buf[:0])
+		for i := range metas.len() {
+			buf = metas.at(i).appendTo(buf[:0])
 			var err error
 			if om, err = objectMetaProtobuf(om[:0], buf); err != nil {
 				return nil, err

@@ -22,7 +22,7 @@ func BenchmarkProtobufMetadataList(b *testing.B) {
 		metas[i].b = []byte(md)
 	}
 	for b.Loop() {
-		if err := writeProtobufMetadataList(io.Discard, func(int) {}, metav1.ListMeta{ResourceVersion: "9"}, metas, protobufListBuffered); err != nil {
+		if err := writeProtobufMetadataList(io.Discard, func(int) {}, metav1.ListMeta{ResourceVersion: "9"}, listedMeta{all: metas}, protobufListBuffered); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -44,7 +44,7 @@ func TestProtobufMetadataList(t *testing.T) {
 	for i, bufferUpTo := range []int{protobufListBuffered, 0} {
 		var w bytes.Buffer
 		n := -1
-		if err := writeProtobufMetadataList(&w, func(l int) { n = l }, lm, metas, bufferUpTo); err != nil {
+		if err := writeProtobufMetadataList(&w, func(l int) { n = l }, lm, listedMeta{all: metas}, bufferUpTo); err != nil {
 			t.Fatal(err)
 		}
 		if n != w.Len() {
@@ -78,7 +78,7 @@ func TestProtobufMetadataList(t *testing.T) {
 	for _, bufferUpTo := range []int{protobufListBuffered, 0} {
 		started := false
 		bad := []encodedMeta{{b: []byte(stored)}, {b: []byte(`{"name":1}`)}}
-		if err := writeProtobufMetadataList(io.Discard, func(int) { started = true }, metav1.ListMeta{}, bad, bufferUpTo); err == nil || started {
+		if err := writeProtobufMetadataList(io.Discard, func(int) { started = true }, metav1.ListMeta{}, listedMeta{all: bad}, bufferUpTo); err == nil || started {
 			t.Errorf("buffered up to %d: metadata the Go type cannot read: err %v, started %v", bufferUpTo, err, started)
 		}
 	}

@@ -363,11 +363,11 @@ func (h *Handler) appendTableEvent(c *call, buf *bytes.Buffer, it *watchcache.It
 	}
 	var md encodedMeta
 	if include == metav1.IncludeMetadata {
-		metas, err := metadataOf([]*watchcache.Item{it}, []listItem{obj})
+		metas, err := metadataOf(listed{items: []*watchcache.Item{it}})
 		if err != nil {
 			return false, err
 		}
-		md = metas[0]
+		md = metas.at(0)
 	}
 	head, err := tableHead(c, tableHeaders(c, p.headers), metav1.ListMeta{ResourceVersion: rvString(it.Revision)})
 	if err != nil {
