@@ -125,8 +125,9 @@ type Indexed struct {
 // ok is false when SetResourceVersion's is; when it is true, so are the
 // other two's. Every event of the watch cache takes this path, and each
 // scan checks every byte of the object (its managedFields among them).
-// The object is appended to dst: a cache that keeps it in parts copies
-// them out of a buffer it reuses, rather than of a new one per event.
+// The object is written over dst's array (from dst[:0]), grown as
+// needed: a cache that keeps it in parts copies them out of a buffer it
+// reuses, rather than of a new one per event.
 func IndexStored(dst, stored []byte, rv string) (Indexed, bool) {
 	var spans metaSpans
 	sp, ok := findRV(stored, &spans)
@@ -150,7 +151,7 @@ func IndexStored(dst, stored []byte, rv string) (Indexed, bool) {
 		// stored are theirs in the result.
 		shared = fieldsV1Spans(stored[:mf.end], mf.start)
 	}
-	out := sp.AppendTo(dst, rv)
+	out := sp.AppendTo(dst[:0], rv)
 	// The splice is inside metadata: its end moves by what it added.
 	return Indexed{
 		JSON:      out,
@@ -764,21 +765,32 @@ var comma = []byte{','}
 // encoded object's metadata.managedFields are in it, in order, as
 // [start, end) offsets: field sets, which are the same bytes in every
 // object one manager writes alike, for a cache to keep once (see
-// watchcache.Item.SetJSON). obj[mdStart:mdEnd] is the metadata object,
-// in Marshal's form. Every cached object's bytes are read so, once: the
-// walk trusts that form rather than checking every byte again, so that
-// bytes in another form may give wrong spans, never ones out of obj or
-// out of order.
+// watchcache.Item.SetJSON). obj[mdStart:mdEnd] is the metadata object.
+// Its members are read as IndexStored reads them, up to managedFields;
+// the entries are walked trusting Marshal's form rather than checking
+// every byte again, so that bytes in another form may give wrong spans,
+// never ones out of obj or out of order.
 func FieldsV1Spans(obj []byte, mdStart, mdEnd int) [][2]int {
-	md := obj[mdStart:mdEnd]
-	// A string cannot hold this unescaped, nor a label or annotation
-	// have an array value: it is the member.
-	const member = `"managedFields":`
-	i := bytes.Index(md, []byte(member))
-	if i < 0 {
+	s := scanner{b: obj[:mdEnd], i: mdStart}
+	if !s.consume('{') {
 		return nil
 	}
-	return fieldsV1Spans(obj[:mdEnd], mdStart+i+len(member))
+	for first := true; !s.consume('}'); first = false {
+		if !first && !s.consume(',') {
+			return nil
+		}
+		k, ok := s.key()
+		if !ok {
+			return nil
+		}
+		if k.is(s.b, "managedFields") {
+			return fieldsV1Spans(s.b, s.i)
+		}
+		if !s.value(0) {
+			return nil
+		}
+	}
+	return nil
 }
 
 // fieldsV1Spans is FieldsV1Spans of the managedFields array at obj[at:].

@@ -531,6 +531,7 @@ func TestIndexStored(t *testing.T) {
 		{line(), `{"apiVersion":"v\u0031","metadata":{"l\u0061bels":{"\u00e9":"\n"},"n\u0061me":"\u00e9"}}`},
 		{line(), `{"a":[1,-2.5e3,true,null,{"b":"\"\\\u00e9"}],"metadata":{"labels":{"x":"y"},"name":"n\n","namespace":"ns"},"z":{}}`},
 		{line(), `{"metadata":{"managedFields":[{"fieldsV1":{"f:metadata":{"f:labels":{".":{}}}},"manager":"m"}],"name":"a"},"spec":{}}`},
+		{line(), `{"metadata":{"annotations":{"managedFields":"x"},"managedFields":[{"fieldsV1":{"f:metadata":{"f:labels":{".":{}}}},"manager":"m"}],"name":"a"}}`},
 		{line(), `{"metadata":{"name":"a","zz":{"name":"b","labels":{"c":"d"}}},"name":"x"}`},
 		// Not in the stored form: none is indexed.
 		{line(), `{"metadata":{"name":"a"},"apiVersion":"v1"}`},
@@ -634,6 +635,8 @@ func TestFieldsV1Spans(t *testing.T) {
 		{`{"apiVersion":"v1","metadata":{"managedFields":[]}}`, nil},
 		{`{"metadata":{"name":"a"}}`, nil},
 		{`{"metadata":{"annotations":{"a":"\"managedFields\":[{\"fieldsV1\":{}}]"}}}`, nil},
+		// A key of that name elsewhere in metadata is not the member.
+		{`{"metadata":{"annotations":{"managedFields":"x"},"managedFields":[{"fieldsV1":{"f:spec":{}}}],"name":"a"}}`, []string{`{"f:spec":{}}`}},
 		// Cut short: what was read before the fault (a cache keeps the
 		// bytes whatever they are).
 		{`{"metadata":{"managedFields":[{"fieldsV1":{"f:a":{}}}]`, []string{`{"f:a":{}}`}},

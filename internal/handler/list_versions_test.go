@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 const gadgetCRD = `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition",
@@ -124,5 +126,24 @@ func TestListMixedStoredVersions(t *testing.T) {
 		if strings.Join(got, ",") != strings.Join(names, ",") {
 			t.Errorf("metadata list at %s: %v, want %v", version, got, names)
 		}
+	}
+
+	// A delete collection answers with the objects as deleted, which are
+	// no cache items, as a Table if asked.
+	r := e.do(req{method: "DELETE", path: "/apis/lists.example.com/v1/namespaces/default/gadgets", accept: tableAccept + ";includeObject=Metadata"})
+	var tbl metav1.Table
+	if r.code != http.StatusOK || json.Unmarshal(r.body, &tbl) != nil {
+		t.Fatalf("delete collection as a Table: %d %s", r.code, r.body)
+	}
+	var got []string
+	for _, row := range tbl.Rows {
+		var pm metav1.PartialObjectMetadata
+		if err := json.Unmarshal(row.Object.Raw, &pm); err != nil || pm.Name != row.Cells[0] {
+			t.Errorf("delete collection as a Table: row %v with object %s", row.Cells, row.Object.Raw)
+		}
+		got = append(got, pm.Name)
+	}
+	if strings.Join(got, ",") != strings.Join(names, ",") {
+		t.Errorf("delete collection as a Table: rows %v, want %v", got, names)
 	}
 }

@@ -281,17 +281,17 @@ func ItemDecoder(def func() *registry.Definition) watchcache.Decoder {
 			return it, err
 		}
 		buf := indexBuffers.Get().(*[]byte)
-		x, ok := codec.IndexStored((*buf)[:0], value, rvString(rev))
+		defer func() {
+			if cap(*buf) <= maxIndexBuffer {
+				indexBuffers.Put(buf)
+			}
+		}()
+		x, ok := codec.IndexStored(*buf, value, rvString(rev))
 		if !ok {
-			indexBuffers.Put(buf)
 			return decodeItem(key, value, rev)
 		}
-		it := indexedItem(key, rev, x)
-		if cap(x.JSON) <= maxIndexBuffer {
-			*buf = x.JSON
-			indexBuffers.Put(buf)
-		}
-		return it, nil
+		*buf = x.JSON
+		return indexedItem(key, rev, x), nil
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/crdserver/crdserver/internal/codec"
 	"github.com/crdserver/crdserver/internal/registry"
+	"github.com/crdserver/crdserver/internal/watchcache"
 )
 
 // TestItemDecoder checks that the watch cache items ItemDecoder makes
@@ -28,6 +29,7 @@ func TestItemDecoder(t *testing.T) {
 		return b
 	}
 	decode := ItemDecoder(func() *registry.Definition { return nil })
+	var decoded [][2]*watchcache.Item
 	for _, value := range [][]byte{
 		canonical(`{"apiVersion":"g/v1","kind":"K","metadata":{"name":"a","namespace":"ns","labels":{"x":"y","resourceVersion":"z"},"uid":"u"},"spec":{"metadata":{"name":"b"}}}`),
 		canonical(`{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"é\u003c","labels":{}}}`),
@@ -35,6 +37,7 @@ func TestItemDecoder(t *testing.T) {
 		canonical(`{"metadata":{"resourceVersion":"3","name":"n"}}`),
 		canonical(`{"metadata":{"name":1,"namespace":null}}`),
 		canonical(`{"apiVersion":"g/v1","kind":"K","metadata":{"managedFields":[{"apiVersion":"g/v1","fieldsType":"FieldsV1","fieldsV1":{"f:metadata":{"f:labels":{".":{},"f:x":{}}},"f:spec":{"f:a":{}}},"manager":"m","operation":"Update","time":"2026-01-02T03:04:05Z"}],"name":"a","namespace":"ns","labels":{"x":"y"}},"spec":{"a":1}}`),
+		canonical(`{"metadata":{"annotations":{"managedFields":"x"},"managedFields":[{"fieldsV1":{"f:spec":{"f:a":{},"f:b":{},"f:c":{},"f:d":{},"f:e":{},"f:f":{},"f:g":{}}},"manager":"m"}],"name":"a"}}`),
 		// Not as json.Marshal writes them: decoded and encoded again.
 		[]byte(`{"kind":"K", "metadata": {"name":"a","labels":{"x":"y"}}}`),
 		[]byte(`{"metadata":{"uid":"u","name":"a"}}`),
@@ -55,6 +58,13 @@ func TestItemDecoder(t *testing.T) {
 		}
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("ItemDecoder(%s)\n got  %+v\n      %s\n want %+v\n      %s", value, got, got.JSON(), want, want.JSON())
+		}
+		decoded = append(decoded, [2]*watchcache.Item{got, want})
+	}
+	// The buffer the decoder reuses changed none of the items it made.
+	for _, d := range decoded {
+		if !bytes.Equal(d[0].JSON(), d[1].JSON()) {
+			t.Errorf("after later decodes, an item holds %s, want %s", d[0].JSON(), d[1].JSON())
 		}
 	}
 	if _, err := decode("/k", []byte(`[]`), 1); err == nil {
