@@ -8,14 +8,13 @@ import (
 
 // scalarChanges compares two objects of the type tr, as an update's fast
 // path needs them compared, when all that differs between them are
-// scalar fields: a value changed, or a field set in one object only.
-// Their managedFields are left out. It
-// returns what structured-merge-diff's comparison reports for such a
-// change: those fields as modified, added or removed, and nothing else.
-// It reports false for any other change — a map or list added or
-// removed, a list or an atomic map changed, a value whose type the schema
-// does not expect, a number turned from an integer into a float — for the
-// comparison to decide.
+// scalar fields: a value changed, or a field set in one object only
+// (their managedFields left out). It returns what structured-merge-diff's
+// comparison reports for such a change: those fields as modified, added
+// or removed, and nothing else. It reports false for any other change —
+// a map or list added or removed, a list or an atomic map changed, a
+// value whose type the schema does not expect, a number turned from an
+// integer into a float — for the comparison to decide.
 //
 // Most updates (a controller setting replicas, a status field or an
 // annotation; a client leaving out the metadata the server sets) are such

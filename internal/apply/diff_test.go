@@ -4,10 +4,10 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
-	"strings"
 	"testing"
 
 	utiljson "k8s.io/apimachinery/pkg/util/json"
+	"sigs.k8s.io/structured-merge-diff/v6/typed"
 )
 
 // caseName annotates a table case's name with the line it is on.
@@ -16,16 +16,18 @@ func caseName(name string) string {
 	return name + " (" + filepath.Base(file) + ":" + strconv.Itoa(line) + ")"
 }
 
+// scalarLive is the object the comparisons start from.
+const scalarLive = `{"apiVersion":"example.com/v1","kind":"Widget",
+	  "metadata":{"name":"w","namespace":"ns","uid":"u1","creationTimestamp":"2026-01-02T03:04:05Z","generation":3,"resourceVersion":"7",
+	    "labels":{"a":"b"},"annotations":{"seq":"1","pad":"xx"}},
+	  "spec":{"color":"red","replicas":1,"tags":["x"],"ports":[{"name":"http","port":80}],"selector":{"k":"v"},"extra":{"n":1.5}},
+	  "status":{"phase":"Ready"}}`
+
 // TestScalarChangesMatchesComparison wants the fast comparison of an
 // update either to report what structured-merge-diff's comparison
 // reports, or to leave the change to it; and to take the changes it is
 // for (scalar fields changing value) itself.
 func TestScalarChangesMatchesComparison(t *testing.T) {
-	const live = `{"apiVersion":"example.com/v1","kind":"Widget",
-	  "metadata":{"name":"w","namespace":"ns","uid":"u1","creationTimestamp":"2026-01-02T03:04:05Z","generation":3,"resourceVersion":"7",
-	    "labels":{"a":"b"},"annotations":{"seq":"1","pad":"xx"}},
-	  "spec":{"color":"red","replicas":1,"tags":["x"],"ports":[{"name":"http","port":80}],"selector":{"k":"v"},"extra":{"n":1.5}},
-	  "status":{"phase":"Ready"}}`
 	tests := []struct {
 		name   string
 		change func(o map[string]any)
@@ -69,23 +71,6 @@ func TestScalarChangesMatchesComparison(t *testing.T) {
 		{caseName("map emptied"), func(o map[string]any) { md(o)["labels"] = map[string]any{} }, false},
 		{caseName("undeclared field"), func(o map[string]any) { specOf(o)["extra"].(map[string]any)["n"] = 2.5 }, false},
 		{caseName("scalar turned map"), func(o map[string]any) { specOf(o)["color"] = map[string]any{"r": "x"} }, false},
-		// managedFields are left out, whichever object has them.
-		{caseName("managedFields set, annotation changed"), func(o map[string]any) {
-			md(o)["managedFields"] = []any{map[string]any{"manager": "m", "operation": "Update"}}
-			md(o)["annotations"].(map[string]any)["seq"] = "2"
-		}, true},
-		{caseName("managedFields set, field removed"), func(o map[string]any) {
-			md(o)["managedFields"] = []any{}
-			delete(md(o), "uid")
-		}, true},
-	}
-	// The same, with managedFields in live too.
-	for _, tt := range tests[len(tests)-2:] {
-		tests = append(tests, struct {
-			name   string
-			change func(o map[string]any)
-			fast   bool
-		}{tt.name + ", and in live", tt.change, tt.fast})
 	}
 	m := manager(t, "v1", "")
 	pt, err := m.Types.Version("v1")
@@ -94,27 +79,80 @@ func TestScalarChangesMatchesComparison(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			a, b := decodeInts(t, live), decodeInts(t, live)
-			if strings.HasSuffix(tt.name, "and in live") {
-				md(a)["managedFields"] = []any{map[string]any{"manager": "n", "operation": "Apply"}}
-			}
+			a, b := decodeInts(t, scalarLive), decodeInts(t, scalarLive)
 			tt.change(b)
-			got, ok := scalarChanges(pt.Schema, pt.TypeRef, a, b)
-			if ok != tt.fast {
-				t.Fatalf("fast comparison decided: %v, want %v", ok, tt.fast)
-			}
-			if !ok {
-				return
-			}
-			ca, cb := changedOnly(pt.Schema, pt.TypeRef, withoutManagedFields(a), withoutManagedFields(b))
-			want, err := typedValue(pt, ca).Compare(typedValue(pt, cb))
-			if err != nil {
-				t.Fatalf("comparison: %v", err)
-			}
-			if !got.Modified.Equals(want.Modified) || !got.Added.Equals(want.Added) || !got.Removed.Equals(want.Removed) {
-				t.Errorf("fast comparison:\n%v\ncomparison:\n%v", got, want)
-			}
+			checkScalarChanges(t, pt, a, b, tt.fast)
 		})
+	}
+}
+
+// The fast comparison leaves managedFields out, whichever object has
+// them, as the comparison of the objects without them does.
+func TestScalarChangesLeaveManagedFieldsOut(t *testing.T) {
+	entries := func(manager string) []any { return []any{map[string]any{"manager": manager, "operation": "Update"}} }
+	tests := []struct {
+		name       string
+		live, next func(o map[string]any) // changes from scalarLive
+		fast       bool
+	}{
+		{caseName("in live only (the usual update), annotation changed"),
+			func(o map[string]any) { md(o)["managedFields"] = entries("n") },
+			func(o map[string]any) { md(o)["annotations"].(map[string]any)["seq"] = "2" }, true},
+		{caseName("in live only, field removed"),
+			func(o map[string]any) { md(o)["managedFields"] = entries("n") },
+			func(o map[string]any) { delete(md(o), "uid") }, true},
+		{caseName("in the new object only, annotation changed"),
+			func(map[string]any) {},
+			func(o map[string]any) {
+				md(o)["managedFields"] = entries("m")
+				md(o)["annotations"].(map[string]any)["seq"] = "2"
+			}, true},
+		{caseName("different in both, field removed"),
+			func(o map[string]any) { md(o)["managedFields"] = entries("n") },
+			func(o map[string]any) {
+				md(o)["managedFields"] = []any{}
+				delete(md(o), "uid")
+			}, true},
+		// Metadata empty but for them is left to the comparison.
+		{caseName("metadata with nothing else"),
+			func(o map[string]any) { o["metadata"] = map[string]any{"managedFields": entries("n")} },
+			func(o map[string]any) { o["metadata"] = map[string]any{} }, false},
+	}
+	m := manager(t, "v1", "")
+	pt, err := m.Types.Version("v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := decodeInts(t, scalarLive)
+			tt.live(a)
+			b := decodeInts(t, scalarLive)
+			tt.next(b)
+			checkScalarChanges(t, pt, a, b, tt.fast)
+		})
+	}
+}
+
+// checkScalarChanges wants the fast comparison of a and b to decide when
+// fast is set, and then to report what structured-merge-diff's comparison
+// of them without managedFields reports.
+func checkScalarChanges(t *testing.T, pt *typed.ParseableType, a, b map[string]any, fast bool) {
+	t.Helper()
+	got, ok := scalarChanges(pt.Schema, pt.TypeRef, a, b)
+	if ok != fast {
+		t.Fatalf("fast comparison decided: %v, want %v", ok, fast)
+	}
+	if !ok {
+		return
+	}
+	ca, cb := changedOnly(pt.Schema, pt.TypeRef, withoutManagedFields(a), withoutManagedFields(b))
+	want, err := typedValue(pt, ca).Compare(typedValue(pt, cb))
+	if err != nil {
+		t.Fatalf("comparison: %v", err)
+	}
+	if !got.Modified.Equals(want.Modified) || !got.Added.Equals(want.Added) || !got.Removed.Equals(want.Removed) {
+		t.Errorf("fast comparison:\n%v\ncomparison:\n%v", got, want)
 	}
 }
 
