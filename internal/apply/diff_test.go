@@ -72,11 +72,7 @@ func TestScalarChangesMatchesComparison(t *testing.T) {
 		{caseName("undeclared field"), func(o map[string]any) { specOf(o)["extra"].(map[string]any)["n"] = 2.5 }, false},
 		{caseName("scalar turned map"), func(o map[string]any) { specOf(o)["color"] = map[string]any{"r": "x"} }, false},
 	}
-	m := manager(t, "v1", "")
-	pt, err := m.Types.Version("v1")
-	if err != nil {
-		t.Fatal(err)
-	}
+	pt := scalarTypes(t)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			a, b := decodeInts(t, scalarLive), decodeInts(t, scalarLive)
@@ -118,11 +114,7 @@ func TestScalarChangesLeaveManagedFieldsOut(t *testing.T) {
 			func(o map[string]any) { o["metadata"] = map[string]any{"managedFields": entries("n")} },
 			func(o map[string]any) { o["metadata"] = map[string]any{} }, false},
 	}
-	m := manager(t, "v1", "")
-	pt, err := m.Types.Version("v1")
-	if err != nil {
-		t.Fatal(err)
-	}
+	pt := scalarTypes(t)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			a := decodeInts(t, scalarLive)
@@ -132,6 +124,16 @@ func TestScalarChangesLeaveManagedFieldsOut(t *testing.T) {
 			checkScalarChanges(t, pt, a, b, tt.fast)
 		})
 	}
+}
+
+// scalarTypes is the type of scalarLive.
+func scalarTypes(t *testing.T) *typed.ParseableType {
+	t.Helper()
+	pt, err := manager(t, "v1", "").Types.Version("v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pt
 }
 
 // checkScalarChanges wants the fast comparison of a and b to decide when

@@ -772,25 +772,15 @@ var comma = []byte{','}
 // never ones out of obj or out of order.
 func FieldsV1Spans(obj []byte, mdStart, mdEnd int) [][2]int {
 	s := scanner{b: obj[:mdEnd], i: mdStart}
-	if !s.consume('{') {
-		return nil
-	}
-	for first := true; !s.consume('}'); first = false {
-		if !first && !s.consume(',') {
-			return nil
+	var out [][2]int
+	eachMember(&s, func(name []byte) bool {
+		if string(name) == "managedFields" {
+			out = fieldsV1Spans(s.b, s.i)
+			return false
 		}
-		k, ok := s.key()
-		if !ok {
-			return nil
-		}
-		if k.is(s.b, "managedFields") {
-			return fieldsV1Spans(s.b, s.i)
-		}
-		if !s.value(0) {
-			return nil
-		}
-	}
-	return nil
+		return s.value(0)
+	})
+	return out
 }
 
 // fieldsV1Spans is FieldsV1Spans of the managedFields array at obj[at:].
