@@ -75,11 +75,12 @@ func startWorkload(t *testing.T, c *Cluster, ns string) *workload {
 	if _, err := w.dyn[0].Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}).Create(ctx, nsObj, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("creating namespace %s: %v", ns, err)
 	}
-	if err := w.ref.start(c, "/registry/configmaps/"+ns+"/"); err != nil {
+	initial, err := w.ref.start(c, "/registry/configmaps/"+ns+"/")
+	if err != nil {
 		t.Fatal(err)
 	}
 	w.h.InitialRV = w.ref.from
-	w.h.Initial = map[string]string{}
+	w.h.Initial = initial
 
 	wctx, stopWatches := context.WithCancel(context.Background())
 	w.stopWatches = stopWatches
@@ -381,25 +382,30 @@ type refWatch struct {
 	err    error
 }
 
-func (r *refWatch) start(c *Cluster, prefix string) error {
+// start reads what is under prefix, the state the reference starts from,
+// and watches it from there.
+func (r *refWatch) start(c *Cluster, prefix string) (initial map[string]string, err error) {
 	cli, err := c.EtcdClient()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
-	resp, err := cli.Get(ctx, prefix, clientv3.WithPrefix(), clientv3.WithCountOnly())
+	resp, err := cli.Get(ctx, prefix, clientv3.WithPrefix())
 	cancel()
 	if err != nil {
 		cli.Close()
-		return fmt.Errorf("etcd: %w", err)
+		return nil, fmt.Errorf("etcd: %w", err)
 	}
-	if resp.Count != 0 {
-		cli.Close()
-		return fmt.Errorf("etcd has %d keys under %s already", resp.Count, prefix)
+	// What the namespace holds already (the kube-root-ca.crt ConfigMap the
+	// server puts in every namespace, if it is there yet) is where the
+	// reference starts.
+	initial = make(map[string]string, len(resp.Kvs))
+	for _, kv := range resp.Kvs {
+		initial[strings.TrimPrefix(string(kv.Key), prefix)] = storedValue(kv.Value)
 	}
 	r.prefix, r.from = prefix, resp.Header.Revision
 	r.watch(cli, r.from+1)
-	return nil
+	return initial, nil
 }
 
 // reconnect resumes the reference on c's current etcd endpoints (an
