@@ -28,17 +28,22 @@ import (
 // 429) carry the header too.
 func AuditID(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id := r.Header.Get("Audit-ID")
+		// The header's name in its canonical form: looking up any other
+		// spelling allocates the canonical one on every request.
+		id := r.Header.Get(auditIDHeader)
 		if id == "" {
 			id = string(uuid.NewUUID())
 			// Later steps (the request log) read the ID where the
 			// client would have sent it.
-			r.Header.Set("Audit-ID", id)
+			r.Header.Set(auditIDHeader, id)
 		}
-		w.Header().Set("Audit-Id", id)
+		w.Header().Set(auditIDHeader, id)
 		next.ServeHTTP(w, r.WithContext(audit.WithID(r.Context(), id)))
 	})
 }
+
+// auditIDHeader is the Audit-ID header, as net/http spells it.
+const auditIDHeader = "Audit-Id"
 
 // maxAuditedBody bounds the response bytes kept for an event; a larger
 // response (a big list at RequestResponse) is logged without its object.

@@ -118,7 +118,7 @@ func Log(log *slog.Logger) Filter {
 				slog.String("URI", r.RequestURI),
 				slog.Duration("latency", time.Since(start)),
 				slog.String("userAgent", userAgent),
-				slog.String("audit-ID", r.Header.Get("Audit-ID")),
+				slog.String("audit-ID", r.Header.Get(auditIDHeader)),
 				slog.String("srcIP", r.RemoteAddr),
 				slog.Int("resp", sw.status()))
 		})
