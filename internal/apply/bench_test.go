@@ -174,13 +174,13 @@ func BenchmarkScalarChanges(b *testing.B) {
 	m, live := benchWidgets(b)
 	live = withoutManagedFields(live)
 	next := changeOwn(live, 7)
-	pt, err := m.Types.Version("v1")
+	v, err := m.Types.version("v1")
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if changes, ok := scalarChangeList(pt.Schema, pt.TypeRef, live, next); !ok || len(changes) != 2 {
+		if changes, ok := scalarChangeList(v.walk, live, next); !ok || len(changes) != 2 {
 			b.Fatalf("changes %v, %v; want the annotation and the replicas", changes, ok)
 		}
 	}

@@ -6,7 +6,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
 )
 
-// scalarChanges compares two objects of the type tr, as an update's fast
+// scalarChanges compares two objects of the type m, as an update's fast
 // path needs them compared, when all that differs between them are
 // scalar fields: a value changed, or a field set in one object only
 // (their managedFields left out). It returns what structured-merge-diff's
@@ -20,8 +20,8 @@ import (
 // annotation; a client leaving out the metadata the server sets) are such
 // a change, and one walk of both objects is all it takes: no pruned
 // copies of them, no typed comparison.
-func scalarChanges(s *smdschema.Schema, tr smdschema.TypeRef, a, b map[string]any) (*typed.Comparison, bool) {
-	changes, ok := scalarChangeList(s, tr, a, b)
+func scalarChanges(m *mapWalk, a, b map[string]any) (*typed.Comparison, bool) {
+	changes, ok := scalarChangeList(m, a, b)
 	if !ok {
 		return nil, false
 	}
@@ -31,9 +31,8 @@ func scalarChanges(s *smdschema.Schema, tr smdschema.TypeRef, a, b map[string]an
 // scalarChangeList is scalarChanges as a list of the changed fields, for
 // the fast path of updates, which looks at each of them once and needs
 // field sets only when another entry owns one of them.
-func scalarChangeList(s *smdschema.Schema, tr smdschema.TypeRef, a, b map[string]any) ([]fieldChange, bool) {
-	d := scalarDiff{schema: s}
-	m := d.separable(tr)
+func scalarChangeList(m *mapWalk, a, b map[string]any) ([]fieldChange, bool) {
+	var d scalarDiff
 	if m == nil || !d.walkMap(m, a, b) {
 		return nil, false
 	}
@@ -113,7 +112,6 @@ func hasPrefixIn(s *fieldpath.Set, p fieldpath.Path) bool {
 }
 
 type scalarDiff struct {
-	schema  *smdschema.Schema
 	changes []fieldChange
 	// keys are the field names down to the map being walked; a path is
 	// made of them only for a field that changed, so that the walk
@@ -122,7 +120,7 @@ type scalarDiff struct {
 }
 
 // walkMap compares two maps of the separable type m, key by key.
-func (d *scalarDiff) walkMap(m *smdschema.Map, a, b map[string]any) bool {
+func (d *scalarDiff) walkMap(m *mapWalk, a, b map[string]any) bool {
 	// An object's managedFields are left out, as the comparison leaves
 	// them out.
 	inMetadata := len(d.keys) == 1 && d.keys[0] == "metadata"
@@ -163,18 +161,8 @@ func (d *scalarDiff) walkMap(m *smdschema.Map, a, b map[string]any) bool {
 	return true
 }
 
-// separable is the map type tr resolves to when the comparison descends
-// into maps of it (the type is not atomic); else nil.
-func (d *scalarDiff) separable(tr smdschema.TypeRef) *smdschema.Map {
-	atom, ok := d.schema.Resolve(tr)
-	if !ok || atom.Map == nil || atom.Map.ElementRelationship == smdschema.Atomic {
-		return nil
-	}
-	return atom.Map
-}
-
 // walkValue compares the values of the field k of a map of type m.
-func (d *scalarDiff) walkValue(m *smdschema.Map, k string, av, bv any) bool {
+func (d *scalarDiff) walkValue(m *mapWalk, k string, av, bv any) bool {
 	switch x := av.(type) {
 	case map[string]any:
 		y, ok := bv.(map[string]any)
@@ -185,7 +173,7 @@ func (d *scalarDiff) walkValue(m *smdschema.Map, k string, av, bv any) bool {
 			// The comparison takes empty maps for leaves.
 			return len(x) == 0 && len(y) == 0
 		}
-		child := d.separable(fieldType(m, k))
+		child := m.field(k).child
 		if child == nil {
 			// An atomic map (or one of a type the comparison would
 			// fail on) is compared whole, as the comparison would.
@@ -197,23 +185,23 @@ func (d *scalarDiff) walkValue(m *smdschema.Map, k string, av, bv any) bool {
 		return jsonEqual(av, bv)
 	case string:
 		y, ok := bv.(string)
-		return ok && (x == y || d.changed(m, k, smdschema.String))
+		return ok && (x == y || d.changed(m, k, stringKind))
 	case int64:
 		y, ok := bv.(int64)
-		return ok && (x == y || d.changed(m, k, smdschema.Numeric))
+		return ok && (x == y || d.changed(m, k, numericKind))
 	case float64:
 		y, ok := bv.(float64)
-		return ok && (x == y || d.changed(m, k, smdschema.Numeric))
+		return ok && (x == y || d.changed(m, k, numericKind))
 	case bool:
 		y, ok := bv.(bool)
-		return ok && (x == y || d.changed(m, k, smdschema.Boolean))
+		return ok && (x == y || d.changed(m, k, booleanKind))
 	case nil:
 		return bv == nil
 	}
 	return false
 }
 
-func (d *scalarDiff) descend(m *smdschema.Map, k string, a, b map[string]any) bool {
+func (d *scalarDiff) descend(m *mapWalk, k string, a, b map[string]any) bool {
 	d.keys = append(d.keys, k)
 	ok := d.walkMap(m, a, b)
 	d.keys = d.keys[:len(d.keys)-1]
@@ -222,7 +210,7 @@ func (d *scalarDiff) descend(m *smdschema.Map, k string, a, b map[string]any) bo
 
 // changed records the field k of a map of type m as modified; see
 // record.
-func (d *scalarDiff) changed(m *smdschema.Map, k string, kind smdschema.Scalar) bool {
+func (d *scalarDiff) changed(m *mapWalk, k string, kind scalarKinds) bool {
 	return d.record(m, k, kind, modified)
 }
 
@@ -230,14 +218,14 @@ func (d *scalarDiff) changed(m *smdschema.Map, k string, kind smdschema.Scalar) 
 // v in one of the objects only, as how (added or removed): the comparison
 // reports a scalar field so, and nothing below it. It reports false for
 // any other value.
-func (d *scalarDiff) oneSided(m *smdschema.Map, k string, v any, how changeKind) bool {
+func (d *scalarDiff) oneSided(m *mapWalk, k string, v any, how changeKind) bool {
 	switch v.(type) {
 	case string:
-		return d.record(m, k, smdschema.String, how)
+		return d.record(m, k, stringKind, how)
 	case int64, float64:
-		return d.record(m, k, smdschema.Numeric, how)
+		return d.record(m, k, numericKind, how)
 	case bool:
-		return d.record(m, k, smdschema.Boolean, how)
+		return d.record(m, k, booleanKind, how)
 	}
 	return false
 }
@@ -246,9 +234,8 @@ func (d *scalarDiff) oneSided(m *smdschema.Map, k string, v any, how changeKind)
 // scalar kind, as changed how; it reports false when the schema does not
 // declare the field a scalar of that kind (or untyped), as the comparison
 // would then report an error or look at the field otherwise.
-func (d *scalarDiff) record(m *smdschema.Map, k string, kind smdschema.Scalar, how changeKind) bool {
-	atom, ok := d.schema.Resolve(fieldType(m, k))
-	if !ok || atom.Scalar == nil || (*atom.Scalar != kind && *atom.Scalar != smdschema.Untyped) {
+func (d *scalarDiff) record(m *mapWalk, k string, kind scalarKinds, how changeKind) bool {
+	if m.field(k).scalars&kind == 0 {
 		return false
 	}
 	// The path's elements point into names: one allocation each.
@@ -261,6 +248,106 @@ func (d *scalarDiff) record(m *smdschema.Map, k string, kind smdschema.Scalar, h
 	}
 	d.changes = append(d.changes, fieldChange{path: path, kind: how})
 	return true
+}
+
+// mapWalk is a separable map type (one the comparison descends into) as
+// the walk looks its fields up: what the values of each field the schema
+// declares resolve to, and what those of any other field resolve to (the
+// map's element type). Resolving them in the schema on every update cost
+// two map lookups by name each; a mapWalk is built once per type with
+// the types of a definition (see Types) and only read after, by
+// concurrent updates.
+type mapWalk struct {
+	fields map[string]fieldWalk
+	other  fieldWalk
+}
+
+// field is what the values of the field k resolve to, looked up as the
+// comparison looks it up.
+func (m *mapWalk) field(k string) fieldWalk {
+	if f, ok := m.fields[k]; ok {
+		return f
+	}
+	return m.other
+}
+
+// fieldWalk is what a field's values resolve to. A type that does not
+// resolve has neither a child nor scalar kinds.
+type fieldWalk struct {
+	// child is the type of map values, when the comparison descends into
+	// them; nil when it takes them whole (an atomic map) or the type has
+	// no maps.
+	child *mapWalk
+	// scalars are the kinds of scalar values the type takes: none, one,
+	// or all of them for an untyped scalar.
+	scalars scalarKinds
+}
+
+// scalarKinds is a set of structured-merge-diff's scalar kinds.
+type scalarKinds uint8
+
+const (
+	stringKind scalarKinds = 1 << iota
+	numericKind
+	booleanKind
+)
+
+// kindsOf is the set of kinds of scalar values a scalar type s takes.
+func kindsOf(s smdschema.Scalar) scalarKinds {
+	switch s {
+	case smdschema.String:
+		return stringKind
+	case smdschema.Numeric:
+		return numericKind
+	case smdschema.Boolean:
+		return booleanKind
+	case smdschema.Untyped:
+		return stringKind | numericKind | booleanKind
+	}
+	return 0
+}
+
+// walkBuilder builds the mapWalks of a schema's types, each once: types
+// refer to each other, and to themselves (a deduced type's elements are
+// of the same type).
+type walkBuilder struct {
+	schema *smdschema.Schema
+	built  map[*smdschema.Map]*mapWalk
+}
+
+// field resolves tr as the comparison resolves a field's type.
+func (b *walkBuilder) field(tr smdschema.TypeRef) fieldWalk {
+	atom, ok := b.schema.Resolve(tr)
+	if !ok {
+		return fieldWalk{}
+	}
+	var f fieldWalk
+	if atom.Scalar != nil {
+		f.scalars = kindsOf(*atom.Scalar)
+	}
+	if atom.Map != nil && atom.Map.ElementRelationship != smdschema.Atomic {
+		f.child = b.mapOf(atom.Map)
+	}
+	return f
+}
+
+// mapOf is the mapWalk of m. A map type is known by its address, which
+// Resolve returns the same for the same type reference (it keeps the
+// copies it makes for an overridden element relationship).
+func (b *walkBuilder) mapOf(m *smdschema.Map) *mapWalk {
+	if w, ok := b.built[m]; ok {
+		return w
+	}
+	w := &mapWalk{fields: make(map[string]fieldWalk, len(m.Fields))}
+	// Kept before its fields are resolved, for those that refer back to
+	// it.
+	b.built[m] = w
+	// A later field of the same name wins, as in FindField.
+	for _, f := range m.Fields {
+		w.fields[f.Name] = b.field(f.Type)
+	}
+	w.other = b.field(m.ElementType)
+	return w
 }
 
 // fieldType is the type of the field k of a map of type m, as the

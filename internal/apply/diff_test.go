@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	utiljson "k8s.io/apimachinery/pkg/util/json"
-	"sigs.k8s.io/structured-merge-diff/v6/typed"
 )
 
 // caseName annotates a table case's name with the line it is on.
@@ -126,28 +125,29 @@ func TestScalarChangesLeaveManagedFieldsOut(t *testing.T) {
 	}
 }
 
-// scalarTypes is the type of scalarLive.
-func scalarTypes(t *testing.T) *typed.ParseableType {
+// scalarTypes are the types of scalarLive.
+func scalarTypes(t *testing.T) *versionTypes {
 	t.Helper()
-	pt, err := manager(t, "v1", "").Types.Version("v1")
+	v, err := manager(t, "v1", "").Types.version("v1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return pt
+	return v
 }
 
 // checkScalarChanges wants the fast comparison of a and b to decide when
 // fast is set, and then to report what structured-merge-diff's comparison
 // of them without managedFields reports.
-func checkScalarChanges(t *testing.T, pt *typed.ParseableType, a, b map[string]any, fast bool) {
+func checkScalarChanges(t *testing.T, v *versionTypes, a, b map[string]any, fast bool) {
 	t.Helper()
-	got, ok := scalarChanges(pt.Schema, pt.TypeRef, a, b)
+	got, ok := scalarChanges(v.walk, a, b)
 	if ok != fast {
 		t.Fatalf("fast comparison decided: %v, want %v", ok, fast)
 	}
 	if !ok {
 		return
 	}
+	pt := v.pt
 	ca, cb := changedOnly(pt.Schema, pt.TypeRef, withoutManagedFields(a), withoutManagedFields(b))
 	want, err := typedValue(pt, ca).Compare(typedValue(pt, cb))
 	if err != nil {

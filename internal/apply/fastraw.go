@@ -83,11 +83,11 @@ func (m *Manager) updateRaw(live, obj map[string]any, raw codec.Raw, manager str
 		manager = "unknown"
 	}
 	id := managerID{Manager: manager, Operation: opUpdate, APIVersion: m.apiVersion(), Subresource: m.Subresource}.String()
-	pt, err := m.Types.Version(m.GroupVersion.Version)
+	v, err := m.Types.version(m.GroupVersion.Version)
 	if err != nil {
 		return false, nil, err
 	}
-	changes, err := m.changes(pt, live, obj)
+	changes, err := m.changes(v, live, obj)
 	if err != nil {
 		return false, nil, err
 	}

@@ -104,10 +104,11 @@ func (m *Manager) updateDecoded(live, obj map[string]any, manager string) error 
 		manager = "unknown"
 	}
 	id := managerID{Manager: manager, Operation: opUpdate, APIVersion: m.apiVersion(), Subresource: m.Subresource}.String()
-	pt, err := m.Types.Version(m.GroupVersion.Version)
+	v, err := m.Types.version(m.GroupVersion.Version)
 	if err != nil {
 		return err
 	}
+	pt := v.pt
 	if live == nil && len(list) == 0 && !m.slow {
 		// A create: see createdFields.
 		if f, ok := createdFields(pt.Schema, pt.TypeRef, obj, m.Reset[fieldpath.APIVersion(m.apiVersion())]); ok && len(f) > 0 {
@@ -120,7 +121,7 @@ func (m *Manager) updateDecoded(live, obj map[string]any, manager string) error 
 	}
 	if fromLive && !m.slow {
 		// Entries the server recorded itself can take the fast path.
-		c, err := m.compare(pt, live, obj)
+		c, err := m.compare(v, live, obj)
 		if err != nil {
 			return err
 		}
@@ -166,10 +167,11 @@ func (m *Manager) updateDecoded(live, obj map[string]any, manager string) error 
 
 // compare returns what an update from live to obj modified, added and
 // removed, their managedFields left out.
-func (m *Manager) compare(pt *typed.ParseableType, live, obj map[string]any) (*typed.Comparison, error) {
-	if c, ok := scalarChanges(pt.Schema, pt.TypeRef, live, obj); ok {
+func (m *Manager) compare(v *versionTypes, live, obj map[string]any) (*typed.Comparison, error) {
+	if c, ok := scalarChanges(v.walk, live, obj); ok {
 		return c, nil
 	}
+	pt := v.pt
 	// Only what changed is compared: the rest would be walked for nothing.
 	a, b := changedOnly(pt.Schema, pt.TypeRef, shallowWithoutManagedFields(live), shallowWithoutManagedFields(obj))
 	return typedValue(pt, a).Compare(typedValue(pt, b))
@@ -177,10 +179,11 @@ func (m *Manager) compare(pt *typed.ParseableType, live, obj map[string]any) (*t
 
 // changes is compare as the list of the fields changed, added and
 // removed.
-func (m *Manager) changes(pt *typed.ParseableType, live, obj map[string]any) ([]fieldChange, error) {
-	if changes, ok := scalarChangeList(pt.Schema, pt.TypeRef, live, obj); ok {
+func (m *Manager) changes(v *versionTypes, live, obj map[string]any) ([]fieldChange, error) {
+	if changes, ok := scalarChangeList(v.walk, live, obj); ok {
 		return changes, nil
 	}
+	pt := v.pt
 	a, b := changedOnly(pt.Schema, pt.TypeRef, shallowWithoutManagedFields(live), shallowWithoutManagedFields(obj))
 	c, err := typedValue(pt, a).Compare(typedValue(pt, b))
 	if err != nil {

@@ -33,8 +33,15 @@ import (
 type Types struct {
 	def  *registry.Definition
 	once sync.Once
-	byV  map[string]*typed.ParseableType
+	byV  map[string]*versionTypes
 	err  error
+}
+
+// versionTypes are the types of one version's objects: for typing them,
+// and for the walk comparing them on an update (see scalarChanges).
+type versionTypes struct {
+	pt   *typed.ParseableType
+	walk *mapWalk
 }
 
 // NewTypes returns def's types, built when first used.
@@ -53,19 +60,28 @@ func Of(def *registry.Definition) *Types {
 // definition does not have is a missing-version error: managers recorded
 // at such a version are dropped, as upstream drops them.
 func (t *Types) Version(name string) (*typed.ParseableType, error) {
+	v, err := t.version(name)
+	if err != nil {
+		return nil, err
+	}
+	return v.pt, nil
+}
+
+// version is Version with the walk of the version's objects.
+func (t *Types) version(name string) (*versionTypes, error) {
 	t.once.Do(t.build)
 	if t.err != nil {
 		return nil, t.err
 	}
-	pt, ok := t.byV[name]
+	v, ok := t.byV[name]
 	if !ok {
 		return nil, missingVersion(name)
 	}
-	return pt, nil
+	return v, nil
 }
 
 func (t *Types) build() {
-	t.byV = make(map[string]*typed.ParseableType, len(t.def.Versions))
+	t.byV = make(map[string]*versionTypes, len(t.def.Versions))
 	models := map[string]*spec.Schema{}
 	roots := map[string]string{}
 	for i := range t.def.Versions {
@@ -88,9 +104,11 @@ func (t *Types) build() {
 		return
 	}
 	parser := &typed.Parser{Schema: smdschema.Schema{Types: hoistInline(s.Types)}}
+	// The versions share their types, and walks of them.
+	walks := walkBuilder{schema: &parser.Schema, built: map[*smdschema.Map]*mapWalk{}}
 	for v, root := range roots {
 		pt := parser.Type(root)
-		t.byV[v] = &pt
+		t.byV[v] = &versionTypes{pt: &pt, walk: walks.field(pt.TypeRef).child}
 	}
 }
 
