@@ -32,7 +32,8 @@ func scalarChanges(m *mapWalk, a, b map[string]any) (*typed.Comparison, bool) {
 // the fast path of updates, which looks at each of them once and needs
 // field sets only when another entry owns one of them.
 func scalarChangeList(m *mapWalk, a, b map[string]any) ([]fieldChange, bool) {
-	var d scalarDiff
+	// Room for the depth of most objects, grown one field at a time.
+	d := scalarDiff{keys: make([]string, 0, 8)}
 	if m == nil || !d.walkMap(m, a, b) {
 		return nil, false
 	}
@@ -117,6 +118,10 @@ type scalarDiff struct {
 	// made of them only for a field that changed, so that the walk
 	// allocates nothing for the fields that did not.
 	keys []string
+	// names hold the names of the changed fields' paths, path after path,
+	// which the paths' elements point into. A path's names are never
+	// moved: when they do not fit, names start again in a new array.
+	names []string
 }
 
 // walkMap compares two maps of the separable type m, key by key.
@@ -238,13 +243,17 @@ func (d *scalarDiff) record(m *mapWalk, k string, kind scalarKinds, how changeKi
 	if m.field(k).scalars&kind == 0 {
 		return false
 	}
-	// The path's elements point into names: one allocation each.
-	names := make([]string, len(d.keys)+1)
-	copy(names, d.keys)
-	names[len(d.keys)] = k
-	path := make(fieldpath.Path, len(names))
-	for i := range names {
-		path[i] = fieldpath.PathElement{FieldName: &names[i]}
+	n := len(d.keys) + 1
+	if cap(d.names)-len(d.names) < n {
+		// Room for another path or two: an update changes few fields.
+		d.names = make([]string, 0, max(2*n, 8))
+	}
+	start := len(d.names)
+	d.names = append(d.names, d.keys...)
+	d.names = append(d.names, k)
+	path := make(fieldpath.Path, n)
+	for i := range path {
+		path[i] = fieldpath.PathElement{FieldName: &d.names[start+i]}
 	}
 	d.changes = append(d.changes, fieldChange{path: path, kind: how})
 	return true
