@@ -1,12 +1,18 @@
 package apply
 
 import (
+	"fmt"
+	"math/rand"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"testing"
 
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
+
+	"github.com/crdserver/crdserver/internal/registry"
 )
 
 // caseName annotates a table case's name with the line it is on.
@@ -169,4 +175,172 @@ func decodeInts(t *testing.T, s string) map[string]any {
 		t.Fatal(err)
 	}
 	return o
+}
+
+// gadgetLive is an object of gadgetSchema, with a field of each shape
+// the walk looks the type of up.
+const gadgetLive = `{"apiVersion":"example.com/v1","kind":"Gadget",
+	  "metadata":{"name":"g","namespace":"ns","labels":{"a":"b"}},
+	  "spec":{"name":"n","count":1,"on":true,"size":"3Gi","params":{"p":"x"},"selector":{"k":"v"},
+	    "nested":{"a":{"b":{"c":"deep"}}},
+	    "extra":{"anything":"x","deep":{"x":1}},
+	    "template":{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"}}}}`
+
+// The fast comparison takes the scalar changes of every field whose type
+// it resolves, whatever the shape of the type.
+func TestScalarChangesFieldTypes(t *testing.T) {
+	schemaless := &registry.Definition{Group: "example.com", Resource: "gadgets", Kind: "Gadget", Scope: registry.Namespaced,
+		Versions: []registry.Version{{Name: "v1", Served: true, Storage: true}}}
+	gadget, err := gadgetManager(t, false).Types.version("v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	deduced, err := NewTypes(schemaless).version("v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name          string
+		change        func(o map[string]any)
+		fast, deduced bool // the fast comparison decides on gadgetSchema, on no schema
+	}{
+		{caseName("declared field, four maps deep"), func(o map[string]any) {
+			specOf(o)["nested"].(map[string]any)["a"].(map[string]any)["b"].(map[string]any)["c"] = "deeper"
+		}, true, true},
+		{caseName("declared boolean"), func(o map[string]any) { specOf(o)["on"] = false }, true, true},
+		{caseName("int-or-string"), func(o map[string]any) { specOf(o)["size"] = "4Gi" }, true, true},
+		{caseName("int-or-string turned integer"), func(o map[string]any) { specOf(o)["size"] = int64(3) }, false, false},
+		{caseName("map's element"), func(o map[string]any) { specOf(o)["params"].(map[string]any)["p"] = "y" }, true, true},
+		{caseName("map's element added"), func(o map[string]any) { specOf(o)["params"].(map[string]any)["q"] = "y" }, true, true},
+		{caseName("map's element added, of another kind"), func(o map[string]any) {
+			specOf(o)["params"].(map[string]any)["q"] = int64(1)
+		}, false, true},
+		{caseName("preserved field"), func(o map[string]any) { specOf(o)["extra"].(map[string]any)["anything"] = "y" }, true, true},
+		{caseName("preserved field added"), func(o map[string]any) { specOf(o)["extra"].(map[string]any)["more"] = true }, true, true},
+		{caseName("preserved field, a map deeper"), func(o map[string]any) {
+			specOf(o)["extra"].(map[string]any)["deep"].(map[string]any)["x"] = int64(2)
+		}, true, true},
+		{caseName("embedded resource's name"), func(o map[string]any) {
+			specOf(o)["template"].(map[string]any)["metadata"].(map[string]any)["name"] = "q"
+		}, true, true},
+		{caseName("atomic map's element"), func(o map[string]any) { specOf(o)["selector"].(map[string]any)["k"] = "w" }, false, true},
+		{caseName("undeclared field"), func(o map[string]any) { specOf(o)["unknown"] = "x" }, false, true},
+		{caseName("declared field of another kind"), func(o map[string]any) { specOf(o)["count"] = "many" }, false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a, b := decodeInts(t, gadgetLive), decodeInts(t, gadgetLive)
+			tt.change(b)
+			checkScalarChanges(t, gadget, a, b, tt.fast)
+			checkScalarChanges(t, deduced, a, b, tt.deduced)
+		})
+	}
+}
+
+// TestScalarChangesRandom changes random objects a little, in the ways
+// an update does and in others, on a schema with fields of every shape
+// (and on no schema: types deduced from the values), and wants the fast
+// comparison either to report what structured-merge-diff's comparison
+// reports (of what changed, as the update compares them otherwise), or
+// to leave the change to it.
+func TestScalarChangesRandom(t *testing.T) {
+	schemaless := &registry.Definition{Group: "example.com", Resource: "gadgets", Kind: "Gadget", Scope: registry.Namespaced,
+		Versions: []registry.Version{{Name: "v1", Served: true, Storage: true}}}
+	for _, tt := range []struct {
+		name  string
+		types *Types
+	}{
+		{"gadget schema", gadgetManager(t, false).Types},
+		{"no schema", NewTypes(schemaless)},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			v, err := tt.types.version("v1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			rng := rand.New(rand.NewSource(3))
+			fast, changed := 0, 0
+			const n = 3000
+			for i := range n {
+				a := randomGadget(rng)
+				b := k8sruntime.DeepCopyJSON(a)
+				changeSome(rng, b)
+				got, ok := scalarChanges(v.walk, a, b)
+				if !ok {
+					continue
+				}
+				fast++
+				ca, cb := changedOnly(v.pt.Schema, v.pt.TypeRef, withoutManagedFields(a), withoutManagedFields(b))
+				want, err := typedValue(v.pt, ca).Compare(typedValue(v.pt, cb))
+				if err != nil {
+					t.Fatalf("object %d %v to %v: the fast comparison decided, the comparison failed: %v", i, a, b, err)
+				}
+				if !got.Modified.Equals(want.Modified) || !got.Added.Equals(want.Added) || !got.Removed.Equals(want.Removed) {
+					t.Fatalf("object %d %v to %v:\nfast comparison:\n%v\ncomparison:\n%v", i, a, b, got, want)
+				}
+				if !got.IsSame() {
+					changed++
+				}
+			}
+			t.Logf("the fast comparison decided %d of %d changes, %d of them not empty", fast, n, changed)
+			if fast < n/6 || changed < n/6 {
+				t.Errorf("the fast comparison decided %d of %d changes, %d of them not empty", fast, n, changed)
+			}
+		})
+	}
+}
+
+// changeSome makes up to three changes to maps of o, at any depth: a
+// value replaced by a scalar of its kind or another, a field removed, a
+// field added (declared or not, scalar or not).
+func changeSome(rng *rand.Rand, o map[string]any) {
+	var maps []map[string]any
+	var collect func(m map[string]any)
+	collect = func(m map[string]any) {
+		maps = append(maps, m)
+		for _, v := range m {
+			if c, ok := v.(map[string]any); ok {
+				collect(c)
+			}
+		}
+	}
+	collect(o)
+	scalars := []any{"s1", "s9", int64(1), int64(7), 2.5, true, false, nil, map[string]any{"k": "v"}, []any{"x"}, map[string]any{}}
+	names := []string{"name", "count", "ratio", "on", "phase", "p", "a", "anything", "x", "c", "zzz"}
+	for range 1 + rng.Intn(3) {
+		m := maps[rng.Intn(len(maps))]
+		var keys []string
+		for k := range m {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		switch r := rng.Intn(10); {
+		case r < 6 && len(keys) > 0:
+			// Mostly a value of the same kind, as updates change them.
+			k := keys[rng.Intn(len(keys))]
+			same := rng.Intn(4) != 0
+			switch m[k].(type) {
+			case string:
+				if same {
+					m[k] = fmt.Sprint("s", rng.Intn(9))
+					continue
+				}
+			case int64:
+				if same {
+					m[k] = rng.Int63n(9)
+					continue
+				}
+			case bool:
+				if same {
+					m[k] = rng.Intn(2) == 0
+					continue
+				}
+			}
+			m[k] = scalars[rng.Intn(len(scalars))]
+		case r < 8 && len(keys) > 0:
+			delete(m, keys[rng.Intn(len(keys))])
+		default:
+			m[names[rng.Intn(len(names))]] = scalars[rng.Intn(len(scalars))]
+		}
+	}
 }
