@@ -174,16 +174,13 @@ func checkSkips(t *testing.T, b []byte, depth int) {
 	}
 }
 
-// skipSeeds are inputs for the skips: a stored object and its
-// managedFields, cut short, and what is malformed or deep.
+// skipSeeds are inputs for the skips: pieces of a stored object's
+// managedFields, and what is malformed or deep. They are short, as the
+// fuzzer's inputs had best be: checkSkips takes time quadratic in the
+// length, and the fuzzer minimizes every new input it finds.
 func skipSeeds(t testing.TB) [][]byte {
-	stored, err := os.ReadFile("testdata/managedfields-widget.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	i := bytes.Index(stored, []byte(`"managedFields":`)) + len(`"managedFields":`)
-	mf := stored[i : i+bytes.Index(stored[i:], []byte(`}],`))+2]
-	seeds := [][]byte{stored, mf, mf[:len(mf)-1], mf[:len(mf)/2], mf[:17]}
+	mf := storedManagedFields(t)
+	seeds := [][]byte{mf[:200], mf[:17], mf[100:300], mf[len(mf)-200:]}
 	for _, s := range []string{
 		`{"a":{"b\"":[1,2]},"c":"\\","d":"\u00e9\/","e":[true,false,null,-1.5e3]}`,
 		`{"k:{\"name\":\"a\"}":{".":{},"f:x":{}},"v:\"b\\\\\"":{}}`,
@@ -200,8 +197,23 @@ func skipSeeds(t testing.TB) [][]byte {
 	return seeds
 }
 
+// storedManagedFields is the managedFields value of the test widget.
+func storedManagedFields(t testing.TB) []byte {
+	stored, err := os.ReadFile("testdata/managedfields-widget.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := bytes.Index(stored, []byte(`"managedFields":`)) + len(`"managedFields":`)
+	return stored[i : i+bytes.Index(stored[i:], []byte(`}],`))+2]
+}
+
 func TestSkips(t *testing.T) {
-	for _, b := range skipSeeds(t) {
+	stored, err := os.ReadFile("testdata/managedfields-widget.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mf := storedManagedFields(t)
+	for _, b := range append(skipSeeds(t), stored, mf, mf[:len(mf)-1], mf[:len(mf)/2]) {
 		for _, depth := range []int{0, 1, maxScanDepth - 65, maxScanDepth - 64, maxScanDepth - 63, maxScanDepth - 2, maxScanDepth, maxScanDepth + 1} {
 			checkSkips(t, b, depth)
 		}
