@@ -3,6 +3,7 @@ package codec
 import (
 	"bytes"
 	"encoding/json"
+	"math/bits"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -142,24 +143,27 @@ func FuzzMarshalNumber(f *testing.F) {
 	})
 }
 
-// TestSpecial8 holds special8 to strSpecial, byte by byte: every byte
-// value at every position among plain ones, and random words.
+// TestSpecial8 holds special8 to strSpecial, byte by byte: the lowest
+// byte it marks is the first special one, every byte value at every
+// position among plain ones, and random words.
 func TestSpecial8(t *testing.T) {
-	want := func(x uint64) bool {
+	first := func(x uint64) int {
 		for i := range 8 {
 			if strSpecial[byte(x>>(8*i))] {
-				return true
+				return i
 			}
 		}
-		return false
+		return 8
+	}
+	check := func(x uint64) {
+		if got, want := bits.TrailingZeros64(special8(x))/8, first(x); got != want {
+			t.Fatalf("special8(%#x) = %#x: first special byte %d, want %d", x, special8(x), got, want)
+		}
 	}
 	for c := range 256 {
 		for pos := range 8 {
 			x := uint64(0x6161616161616161) // "aaaaaaaa"
-			x = x&^(0xff<<(8*pos)) | uint64(c)<<(8*pos)
-			if special8(x) != want(x) {
-				t.Fatalf("special8(%#x) = %v", x, special8(x))
-			}
+			check(x&^(0xff<<(8*pos)) | uint64(c)<<(8*pos))
 		}
 	}
 	r := rand.New(rand.NewPCG(1, 2))
@@ -168,9 +172,7 @@ func TestSpecial8(t *testing.T) {
 		if i%2 == 0 {
 			x &= 0x7f7f7f7f7f7f7f7f // ASCII, where the subtractions borrow
 		}
-		if special8(x) != want(x) {
-			t.Fatalf("special8(%#x) = %v", x, special8(x))
-		}
+		check(x)
 	}
 }
 

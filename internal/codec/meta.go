@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"math/bits"
 )
 
 // Stored objects are the compact JSON that encoding/json.Marshal writes for
@@ -511,8 +512,13 @@ func (s *scanner) str() (key, bool) {
 	i := s.i + 1
 	k := key{start: i, plain: true}
 	for {
-		// Eight bytes at a time while none is special, then one by one.
-		for i+8 <= len(b) && !special8(binary.LittleEndian.Uint64(b[i:])) {
+		// Eight bytes at a time to the first special one, or one by one
+		// near the end.
+		for i+8 <= len(b) {
+			if m := special8(binary.LittleEndian.Uint64(b[i:])); m != 0 {
+				i += bits.TrailingZeros64(m) >> 3
+				goto special
+			}
 			i += 8
 		}
 		for i < len(b) && !strSpecial[b[i]] {
@@ -521,6 +527,7 @@ func (s *scanner) str() (key, bool) {
 		if i >= len(b) {
 			return key{}, false
 		}
+	special:
 		switch c := b[i]; {
 		case c == '"':
 			k.end = i
@@ -560,15 +567,17 @@ var strSpecial = func() (t [256]bool) {
 	return t
 }()
 
-// special8 reports whether one of the eight bytes of x is special (see
-// strSpecial): below 0x20, at or above 0x80, a quote or a backslash. The
-// tests for a byte below n, (x - n·ones) &^ x & highs, are exact about
-// whether one exists, which is all that is asked.
-func special8(x uint64) bool {
+// special8 marks with their high bit the special bytes of x (see
+// strSpecial), read little endian: below 0x20, at or above 0x80, a quote
+// or a backslash. The tests for a byte below n, (x - n·ones) &^ x &
+// highs, mark the lowest such byte exactly (a borrow from it may mark
+// bytes above it too), which is all that is asked: where the first
+// special byte is.
+func special8(x uint64) uint64 {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	q := x ^ ones*'"'
 	bs := x ^ ones*'\\'
-	return ((x-ones*0x20)&^x|(q-ones)&^q|(bs-ones)&^bs|x)&highs != 0
+	return ((x-ones*0x20)&^x | (q-ones)&^q | (bs-ones)&^bs | x) & highs
 }
 
 func isHex(c byte) bool {
