@@ -474,10 +474,7 @@ func equalRaw(v any, r []byte, i int) (end int, eq bool) {
 		rs, ok := RawString(r[i:end])
 		return end, ok && rs == s
 	default: // a number or a literal: scalars, compared as decoded
-		end = i
-		for end < len(r) && r[end] != ',' && r[end] != '}' && r[end] != ']' {
-			end++
-		}
+		end = skipRaw(r, i)
 		d, err := DecodeRaw(r[i:end])
 		return end, err == nil && d == v
 	}
