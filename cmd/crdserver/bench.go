@@ -61,6 +61,7 @@ func benchFlags(o *benchOptions) *flag.FlagSet {
 	fs.DurationVar(&c.WatchTimeout, "watch-timeout", 0, "wait for undelivered watch events after the last update (default 30s)")
 	fs.StringVar(&c.WatchAs, "watch-as", loadgen.WatchAsJSON, "form the watch workload's watchers ask for: json (whole objects), metadata (PartialObjectMetadata in JSON) or metadata-protobuf (PartialObjectMetadata in protobuf, as client-go's metadata client asks for it: controller-runtime's metadata informers, the garbage collector); --client-go takes json or metadata-protobuf (its metadata client)")
 	fs.BoolVar(&c.ClientGo, "client-go", false, "send requests through client-go's dynamic client, decoding every answer (default: pre-encoded JSON, answers not decoded)")
+	fs.BoolVar(&c.DisableCompression, "disable-compression", false, "ask for answers uncompressed, as kubectl --disable-compression does (client-go asks for gzip)")
 	fs.BoolVar(&c.HTTP1, "http1", false, "raw client: speak HTTP/1.1 over a connection per operation in flight instead of HTTP/2 over one")
 	fs.StringVar(&c.Conversion, "conversion", "", "give the Widget CRD a version v2, converted with the None strategy (none) or by a conversion webhook the load generator serves (webhook), and list it in the list-v2 workload")
 	fs.BoolVar(&o.Cleanup, "cleanup", true, "delete everything the run created")

@@ -212,6 +212,7 @@ func serverFlags(cfg *server.Config, logOpts *logOptions, showVersion *bool) *fl
 	cfg.RequestTimeout = time.Minute
 	fs.Func("request-timeout", "how long a non-long-running request may take before it gets 504; 0 disables (default 1m0s)", zeroMeansNever(&cfg.RequestTimeout))
 	fs.IntVar(&cfg.MaxWatchesPerUser, "max-watches-per-user", 500, "watches one user (other than system:masters) may hold open; negative disables the limit")
+	fs.Func("feature-gates", "comma-separated name=true|false pairs, as upstream's; the one crdserver reads is APIResponseCompression (default true: answers over 128 KiB are gzipped for clients that accept it)", featureGates(cfg))
 	fs.StringVar(&cfg.AuthorizationMode, "authorization-mode", "RBAC", "how requests are authorized: RBAC or AlwaysAllow")
 	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", 30*time.Second, "how long graceful shutdown may take")
 	cfg.EventTTL = time.Hour
@@ -250,6 +251,30 @@ func versionString() string {
 		s += ", commit " + info.GitCommit
 	}
 	return s + ")"
+}
+
+// featureGates reads --feature-gates into cfg. A gate crdserver does not
+// know is an error, as upstream's flag refuses one it does not know.
+func featureGates(cfg *server.Config) func(string) error {
+	return func(v string) error {
+		for pair := range strings.SplitSeq(v, ",") {
+			name, value, ok := strings.Cut(strings.TrimSpace(pair), "=")
+			if !ok {
+				return fmt.Errorf("missing bool value for %s", name)
+			}
+			on, err := strconv.ParseBool(strings.TrimSpace(value))
+			if err != nil {
+				return fmt.Errorf("invalid value of %s=%s, err: %w", name, value, err)
+			}
+			switch strings.TrimSpace(name) {
+			case "APIResponseCompression":
+				cfg.DisableResponseCompression = !on
+			default:
+				return fmt.Errorf("unrecognized feature gate: %s", name)
+			}
+		}
+		return nil
+	}
 }
 
 // listFlag is a []string flag that takes comma-separated values and may be

@@ -251,3 +251,34 @@ func TestParseBenchFlags(t *testing.T) {
 		})
 	}
 }
+
+// TestFeatureGates checks --feature-gates: APIResponseCompression turns
+// compression off and on, and anything else is refused as upstream
+// refuses it.
+func TestFeatureGates(t *testing.T) {
+	for _, tc := range []struct {
+		value       string
+		wantOff     bool
+		wantErrText string
+	}{
+		{value: "APIResponseCompression=false", wantOff: true},
+		{value: "APIResponseCompression=true"},
+		{value: "APIResponseCompression=true, APIResponseCompression=false", wantOff: true},
+		{value: "Unknown=true", wantErrText: "unrecognized feature gate: Unknown"},
+		{value: "APIResponseCompression", wantErrText: "missing bool value for APIResponseCompression"},
+		{value: "APIResponseCompression=sometimes", wantErrText: "invalid value of APIResponseCompression=sometimes"},
+	} {
+		var cfg server.Config
+		err := featureGates(&cfg)(tc.value)
+		switch {
+		case tc.wantErrText != "":
+			if err == nil || !strings.Contains(err.Error(), tc.wantErrText) {
+				t.Errorf("%q: error %v, want one saying %q", tc.value, err, tc.wantErrText)
+			}
+		case err != nil:
+			t.Errorf("%q: %v", tc.value, err)
+		case cfg.DisableResponseCompression != tc.wantOff:
+			t.Errorf("%q: compression off %v, want %v", tc.value, cfg.DisableResponseCompression, tc.wantOff)
+		}
+	}
+}

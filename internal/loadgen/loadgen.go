@@ -127,6 +127,11 @@ type Config struct {
 	// instead of HTTP/2 over one connection as client-go does.
 	HTTP1 bool
 
+	// DisableCompression stops the clients asking for gzipped answers,
+	// as kubectl's --disable-compression does: client-go asks for them
+	// by default, and a server may then compress answers over 128 KiB.
+	DisableCompression bool
+
 	// Conversion, when set (ConversionNone or ConversionWebhook), adds a
 	// version v2 to the Widget CRD it installs, converted with the None
 	// strategy or by a conversion webhook the load generator serves itself.
@@ -327,6 +332,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	restCfg.DisableCompression = cfg.DisableCompression
 	admin := restCfg
 	var ungrant func(context.Context) error
 	if cfg.AsUser != "" {
@@ -415,6 +421,7 @@ func httpClient(restCfg *rest.Config, cfg Config) (*http.Client, error) {
 		MaxIdleConnsPerHost: conns,
 		MaxConnsPerHost:     conns,
 		Proxy:               http.ProxyFromEnvironment,
+		DisableCompression:  cfg.DisableCompression,
 	}}, nil
 }
 

@@ -56,6 +56,10 @@ type Config struct {
 	// MaxWatchesPerUser bounds the watches one user holds open (429
 	// beyond). 0 means the default (500); negative disables.
 	MaxWatchesPerUser int
+	// DisableResponseCompression stops gzipping large answers (see
+	// filters.Compress), as upstream's
+	// --feature-gates=APIResponseCompression=false does.
+	DisableResponseCompression bool
 	// Clock, if set, is the time the server's expiries follow instead of
 	// the real one: events' TTL with memory storage (etcd's leases keep
 	// real time), and the issue and expiry times of ServiceAccount tokens.

@@ -309,6 +309,10 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return nil, err
 	}
 	auditCfg := filters.AuditConfig{Policy: auditPolicy, Sink: auditSink, Protobuf: protobufJSON(reg)}
+	compress := filters.Compress
+	if cfg.DisableResponseCompression {
+		compress = func(h http.Handler) http.Handler { return h }
+	}
 	chain := filters.Chain(routes,
 		filters.GrowStack,
 		filters.AuditID,
@@ -328,6 +332,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		filters.Instrument(s.metrics, served(reg)),
 		filters.MaxWatchesPerUser(cfg.MaxWatchesPerUser),
 		filters.FairQueue(fairQueues(cfg.MaxRequestsInflight)),
+		compress,
 	)
 
 	ln, err := net.Listen("tcp", net.JoinHostPort(cfg.BindAddress, strconv.Itoa(cfg.SecurePort)))

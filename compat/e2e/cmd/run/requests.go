@@ -20,7 +20,7 @@ import (
 
 // A requests file lists HTTP requests to send to crdserver and to
 // kube-apiserver, one per line, and the runner reports where the two
-// answer differently (status code, content type, and a Status body's
+// answer differently (status code, content type and encoding, and a Status body's
 // kind, reason, message, code and details):
 //
 //	# a comment
@@ -116,10 +116,16 @@ func readRequests(file string) ([]requestLine, error) {
 type answer struct {
 	code        int
 	contentType string
-	body        string // a Status's fields, or the text of a non-JSON answer
+	// encoding is the answer's Content-Encoding: the client asks for gzip,
+	// as Go clients do, and reads the answer decompressed.
+	encoding string
+	body     string // a Status's fields, or the text of a non-JSON answer
 }
 
 func (a answer) String() string {
+	if a.encoding != "" {
+		return fmt.Sprintf("%d %s (%s) %s", a.code, a.contentType, a.encoding, a.body)
+	}
 	return fmt.Sprintf("%d %s %s", a.code, a.contentType, a.body)
 }
 
@@ -162,7 +168,11 @@ func (q *requester) do(ctx context.Context, r requestLine) (answer, error) {
 	if err != nil {
 		return answer{}, err
 	}
-	a := answer{code: resp.StatusCode, contentType: resp.Header.Get("Content-Type")}
+	a := answer{code: resp.StatusCode, contentType: resp.Header.Get("Content-Type"), encoding: resp.Header.Get("Content-Encoding")}
+	if resp.Uncompressed {
+		// The transport took the header away when it decompressed.
+		a.encoding = "gzip"
+	}
 	var meta struct {
 		Metadata struct{ ResourceVersion string } `json:"metadata"`
 	}

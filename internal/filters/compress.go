@@ -1,0 +1,188 @@
+package filters
+
+import (
+	"compress/gzip"
+	"net/http"
+	"runtime"
+	"strconv"
+	"strings"
+
+	"github.com/crdserver/crdserver/internal/request"
+)
+
+// Compress gzips the answers to API requests that are over 128 KiB, for
+// clients that accept gzip, as kube-apiserver does (its
+// APIResponseCompression feature, on by default): Go clients, kubectl
+// among them, ask for gzip unless told not to, and a list of thousands of
+// objects shrinks several times over a network. Gets, lists, Tables and
+// write answers are compressed, in any media type, and so is discovery;
+// watches and smaller answers, which compression would only slow down,
+// are not. An answer is sent as it is when every compressor is busy (see
+// compressors).
+//
+// It is the innermost filter, so that audit and metrics see the answer as
+// the handler wrote it.
+func Compress(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !acceptsGzip(r) || !compressible(r) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		cw := &compressWriter{w: w}
+		defer cw.release()
+		next.ServeHTTP(cw, r)
+		// A handler that panics leaves what it wrote unsent: Recover
+		// answers for it when nothing was.
+		cw.close()
+	})
+}
+
+// gzipThreshold is the size over which an answer is compressed: larger
+// than almost any single object, smaller than a page of 500 of them.
+const gzipThreshold = 128 << 10
+
+// acceptsGzip reports whether the request's Accept-Encoding names gzip,
+// read as upstream reads it: one of its comma-separated tokens is
+// "gzip", exactly (so "gzip;q=0.5" is not).
+func acceptsGzip(r *http.Request) bool {
+	for _, v := range r.Header.Values("Accept-Encoding") {
+		for token := range strings.SplitSeq(v, ",") {
+			if strings.TrimSpace(token) == "gzip" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// compressible reports whether r is answered with an API object that may
+// be compressed: a resource request that is not long-running (a watch
+// streams events, each written as it comes), or discovery.
+func compressible(r *http.Request) bool {
+	info, ok := request.InfoFrom(r.Context())
+	if !ok || LongRunning(info) {
+		return false
+	}
+	if info.IsResourceRequest {
+		return true
+	}
+	p := r.URL.Path
+	return p == "/api" || p == "/apis" || strings.HasPrefix(p, "/api/") || strings.HasPrefix(p, "/apis/")
+}
+
+// compressors are the gzip writers answers are compressed with, at most
+// one per core at once: compressing is CPU work that more writers would
+// only share out, and a writer holds 1.2 MB of window and tables, which a
+// pool the collector empties would allocate again for every large list
+// (16 paged lists at once made RSS rise by 70 MB). An answer that finds
+// none free is sent as it is, which HTTP allows and clients read alike.
+var compressors = func() chan *gzip.Writer {
+	c := make(chan *gzip.Writer, runtime.GOMAXPROCS(0))
+	for range cap(c) {
+		c <- nil // made on first use
+	}
+	return c
+}()
+
+// takeCompressor returns a free writer, or nil when none is.
+func takeCompressor() *gzip.Writer {
+	select {
+	case gw := <-compressors:
+		if gw == nil {
+			// Level 1 costs the least CPU for a ratio within a third of
+			// the best (kubernetes/kubernetes#112296), as upstream chose.
+			gw, _ = gzip.NewWriterLevel(nil, gzip.BestSpeed)
+		}
+		return gw
+	default:
+		return nil
+	}
+}
+
+// compressWriter decides whether to compress once it knows the answer is
+// over gzipThreshold: at WriteHeader when the handler declared the
+// answer's length, else once it has held that many bytes back, or at the
+// end. An answer of known length below the threshold passes through
+// without being held.
+type compressWriter struct {
+	w       http.ResponseWriter
+	status  int // the handler's status code; 0 until it gives one
+	decided bool
+	held    []byte       // while undecided
+	gz      *gzip.Writer // when compressing
+}
+
+func (c *compressWriter) Header() http.Header { return c.w.Header() }
+
+func (c *compressWriter) WriteHeader(code int) {
+	if c.status != 0 {
+		return // as net/http ignores a second call
+	}
+	c.status = code
+	if n, err := strconv.Atoi(c.w.Header().Get("Content-Length")); err == nil {
+		c.decide(n > gzipThreshold)
+	}
+}
+
+func (c *compressWriter) Write(p []byte) (int, error) {
+	if c.status == 0 {
+		c.WriteHeader(http.StatusOK)
+	}
+	switch {
+	case c.gz != nil:
+		return c.gz.Write(p)
+	case c.decided:
+		return c.w.Write(p)
+	}
+	c.held = append(c.held, p...)
+	if len(c.held) <= gzipThreshold {
+		return len(p), nil
+	}
+	c.decide(true)
+	var err error
+	if c.gz != nil {
+		_, err = c.gz.Write(c.held)
+	} else {
+		_, err = c.w.Write(c.held)
+	}
+	c.held = nil
+	return len(p), err
+}
+
+// decide writes the header, for a compressed answer or a plain one.
+func (c *compressWriter) decide(compress bool) {
+	c.decided = true
+	if compress {
+		c.gz = takeCompressor()
+	}
+	if c.gz != nil {
+		h := c.w.Header()
+		h.Del("Content-Length")
+		h.Set("Content-Encoding", "gzip")
+		h.Add("Vary", "Accept-Encoding")
+		c.gz.Reset(c.w)
+	}
+	c.w.WriteHeader(c.status)
+}
+
+// close sends what is held, or ends the compressed stream.
+func (c *compressWriter) close() {
+	switch {
+	case c.gz != nil:
+		// An error is the client gone: nothing to tell it.
+		_ = c.gz.Close()
+	case !c.decided && c.status != 0:
+		c.decide(false)
+		_, _ = c.w.Write(c.held)
+		c.held = nil
+	}
+}
+
+// release gives the writer back, after the answer or a panic.
+func (c *compressWriter) release() {
+	if c.gz != nil {
+		c.gz.Reset(nil)
+		compressors <- c.gz
+		c.gz = nil
+	}
+}
