@@ -297,3 +297,36 @@ func TestAuditAuthorizationReason(t *testing.T) {
 		t.Errorf("annotations %v", got)
 	}
 }
+
+// TestAuditCompressed checks that an answer compressed for the client is
+// audited as the handler wrote it.
+func TestAuditCompressed(t *testing.T) {
+	quiet(t)
+	p, err := audit.ParsePolicy([]byte(filterPolicy))
+	if err != nil {
+		t.Fatal(err)
+	}
+	list := `{"kind":"ConfigMapList","items":[` + strings.Repeat(`{"kind":"ConfigMap"},`, gzipThreshold/20) + `{}]}`
+	sink := &recorded{}
+	h := Chain(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusOK)
+		w.Write([]byte(list))
+	}), AuditID, Recover, RequestInfo, Compress,
+		Authenticate(authn.AuthenticatorFunc(func(*http.Request) (*authn.User, bool, error) {
+			return &authn.User{Name: "alice"}, true, nil
+		}), nil),
+		Audit(AuditConfig{Policy: p, Sink: sink}), Authorize(authz.AllowAll), AuditAllowed)
+	r := httptest.NewRequest(http.MethodGet, "/api/v1/namespaces/ns/configmaps", nil)
+	r.Header.Set("Accept-Encoding", "gzip")
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	if enc := w.Header().Get("Content-Encoding"); enc != "gzip" {
+		t.Fatalf("Content-Encoding %q, want gzip", enc)
+	}
+	if len(sink.evs) == 0 {
+		t.Fatal("no event")
+	}
+	if got := string(sink.evs[len(sink.evs)-1].ResponseObject); got != list {
+		t.Errorf("audited response object of %d bytes, want the %d the handler wrote", len(got), len(list))
+	}
+}

@@ -319,6 +319,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		filters.Recover,
 		filters.MaxBodySize(3*1024*1024),
 		filters.RequestInfo,
+		compress,
 		filters.Log(s.log),
 		filters.Timeout(cfg.RequestTimeout),
 		filters.AuthenticateOr(auth.authenticator(tlsCfg.ClientCAs), filters.PublicPath,
@@ -332,7 +333,6 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		filters.Instrument(s.metrics, served(reg)),
 		filters.MaxWatchesPerUser(cfg.MaxWatchesPerUser),
 		filters.FairQueue(fairQueues(cfg.MaxRequestsInflight)),
-		compress,
 	)
 
 	ln, err := net.Listen("tcp", net.JoinHostPort(cfg.BindAddress, strconv.Itoa(cfg.SecurePort)))
