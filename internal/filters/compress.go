@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/crdserver/crdserver/internal/request"
 )
@@ -109,9 +110,17 @@ type compressWriter struct {
 	w       http.ResponseWriter
 	status  int // the handler's status code; 0 until it gives one
 	decided bool
-	held    []byte       // while undecided
+	held    *[]byte      // while undecided, from heldBuffers
 	gz      *gzip.Writer // when compressing
 }
+
+// heldBuffers hold answers back until their size is known: a buffer
+// grown anew for each would be 256 KB of garbage per large list, which
+// made RSS rise by 25 MB during 16 paged lists at once.
+var heldBuffers = sync.Pool{New: func() any {
+	b := make([]byte, 0, gzipThreshold+32<<10)
+	return &b
+}}
 
 func (c *compressWriter) Header() http.Header { return c.w.Header() }
 
@@ -135,18 +144,21 @@ func (c *compressWriter) Write(p []byte) (int, error) {
 	case c.decided:
 		return c.w.Write(p)
 	}
-	c.held = append(c.held, p...)
-	if len(c.held) <= gzipThreshold {
+	if c.held == nil {
+		c.held = heldBuffers.Get().(*[]byte)
+	}
+	*c.held = append(*c.held, p...)
+	if len(*c.held) <= gzipThreshold {
 		return len(p), nil
 	}
 	c.decide(true)
 	var err error
 	if c.gz != nil {
-		_, err = c.gz.Write(c.held)
+		_, err = c.gz.Write(*c.held)
 	} else {
-		_, err = c.w.Write(c.held)
+		_, err = c.w.Write(*c.held)
 	}
-	c.held = nil
+	c.putHeld()
 	return len(p), err
 }
 
@@ -174,9 +186,20 @@ func (c *compressWriter) close() {
 		_ = c.gz.Close()
 	case !c.decided && c.status != 0:
 		c.decide(false)
-		_, _ = c.w.Write(c.held)
-		c.held = nil
+		if c.held != nil {
+			_, _ = c.w.Write(*c.held)
+			c.putHeld()
+		}
 	}
+}
+
+// putHeld gives the held buffer back once written.
+func (c *compressWriter) putHeld() {
+	if cap(*c.held) <= 2*gzipThreshold { // not one a huge write grew
+		*c.held = (*c.held)[:0]
+		heldBuffers.Put(c.held)
+	}
+	c.held = nil
 }
 
 // release gives the writer back, after the answer or a panic.
