@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -20,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/crdserver/crdserver/internal/codec"
 	"github.com/crdserver/crdserver/internal/registry"
 	"github.com/crdserver/crdserver/internal/webhook"
 )
@@ -519,7 +519,7 @@ func restoreMetadata(original, converted map[string]any) error {
 	}
 	md := map[string]any{}
 	if om, ok := original["metadata"].(map[string]any); ok {
-		md = deepCopyMap(om)
+		md = codec.DeepCopy(om)
 	}
 	converted["metadata"] = md
 	for _, fld := range []string{"labels", "annotations"} {
@@ -559,27 +559,6 @@ func restoreMetadata(original, converted map[string]any) error {
 		md[fld] = got
 	}
 	return nil
-}
-
-func deepCopyMap(m map[string]any) map[string]any {
-	out := maps.Clone(m)
-	for k, v := range out {
-		switch x := v.(type) {
-		case map[string]any:
-			out[k] = deepCopyMap(x)
-		case []any:
-			l := make([]any, len(x))
-			for i, e := range x {
-				if em, ok := e.(map[string]any); ok {
-					l[i] = deepCopyMap(em)
-				} else {
-					l[i] = e
-				}
-			}
-			out[k] = l
-		}
-	}
-	return out
 }
 
 // resultCache keeps converted objects by storage key and target version,

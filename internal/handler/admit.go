@@ -12,6 +12,7 @@ import (
 	"github.com/crdserver/crdserver/internal/apply"
 	"github.com/crdserver/crdserver/internal/audit"
 	"github.com/crdserver/crdserver/internal/authn"
+	"github.com/crdserver/crdserver/internal/codec"
 	"github.com/crdserver/crdserver/internal/conversion"
 )
 
@@ -114,7 +115,7 @@ func (h *Handler) deleteAdmission(c *call, namespace, name string, opts *metav1.
 		return nil
 	}
 	return func(ctx context.Context, old map[string]any) error {
-		old, err := c.conv().ToRequest(c.r.Context(), deepCopy(old))
+		old, err := c.conv().ToRequest(c.r.Context(), codec.DeepCopy(old))
 		if err != nil {
 			return err
 		}

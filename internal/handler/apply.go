@@ -63,7 +63,7 @@ func (h *Handler) doApply(c *call, sub string) error {
 		if live != nil {
 			liveRV, _ = metadata(live)["resourceVersion"].(string)
 		}
-		obj, err := fm.Apply(live, deepCopy(patch), manager, force)
+		obj, err := fm.Apply(live, codec.DeepCopy(patch), manager, force)
 		if err != nil {
 			return nil, unknownError(err)
 		}

@@ -76,7 +76,7 @@ func checkMergePatch(t *testing.T, docJSON, patchJSON []byte) {
 	if err != nil {
 		return
 	}
-	patchCopy := deepCopy(patch)
+	patchCopy := codec.DeepCopy(patch)
 	got := mergePatch(doc, patch)
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("merging %s into %s:\n got %v\nwant %v (%s)", patchJSON, canon, got, want, out)

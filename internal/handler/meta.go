@@ -233,7 +233,7 @@ func (h *Handler) prepareUpdate(c *call, obj, old map[string]any, sub string) ma
 	if sub == "status" {
 		// A status write changes status, and the metadata the
 		// resource's status strategy keeps, and nothing else.
-		next := deepCopy(old)
+		next := codec.DeepCopy(old)
 		if st, ok := obj["status"]; ok {
 			next["status"] = st
 		} else {

@@ -74,14 +74,14 @@ func (h *Handler) patch(c *call, sub string) {
 		oldRV, _ := metadata(old)["resourceVersion"].(string)
 		cur := old
 		if su != nil {
-			old = deepCopy(old)
+			old = codec.DeepCopy(old)
 		}
 		var obj map[string]any
 		// value is what a 422 names as the invalid patch value.
 		var value func() string
 		switch {
 		case ct == strategicPatchType:
-			patched, err := strategicpatch.StrategicMergeMapPatch(cur, deepCopy(p.smp), sm.PatchSchema())
+			patched, err := strategicpatch.StrategicMergeMapPatch(cur, codec.DeepCopy(p.smp), sm.PatchSchema())
 			if err != nil {
 				return nil, strategicPatchError(err)
 			}

@@ -51,7 +51,7 @@ func TestEncodedManagedFieldsReadAlike(t *testing.T) {
 		if got, want := isManagedFields(metadata(enc)["managedFields"]), isManagedFields(metadata(dec)["managedFields"]); got != want {
 			t.Errorf("line %d: isManagedFields %v, want %v", tc.line, got, want)
 		}
-		a, b := encodedAfter(t, deepCopy(dec)), encodedAfter(t, deepCopy(enc))
+		a, b := encodedAfter(t, codec.DeepCopy(dec)), encodedAfter(t, codec.DeepCopy(enc))
 		if !bytes.Equal(a, b) {
 			t.Errorf("line %d: after the metadata check and a copy\n%s\nencoded, want\n%s", tc.line, b, a)
 		}

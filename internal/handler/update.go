@@ -38,7 +38,7 @@ func (h *Handler) update(c *call, sub string) {
 		if err := requireResourceVersion(c, rv); err != nil {
 			return nil, err
 		}
-		next := deepCopy(obj)
+		next := codec.DeepCopy(obj)
 		if err := keepSentManagedFields(next, cur); err != nil {
 			return nil, err
 		}
@@ -76,7 +76,7 @@ func (h *Handler) createOnUpdate(c *call, obj map[string]any) error {
 	if err != nil {
 		return err
 	}
-	obj = deepCopy(obj)
+	obj = codec.DeepCopy(obj)
 	// The create records fields from decoded entries alone.
 	if err := codec.MaterializeManagedFields(obj); err != nil {
 		return apierrors.NewBadRequest(err.Error())
@@ -103,7 +103,7 @@ func (h *Handler) updateSubresource(c *call, su registry.SubresourceUpdater) {
 		if err := requireResourceVersion(c, rv); err != nil {
 			return nil, err
 		}
-		next, _ := su.UpdateSubresource(c.info.Subresource, deepCopy(obj), old)
+		next, _ := su.UpdateSubresource(c.info.Subresource, codec.DeepCopy(obj), old)
 		return next, nil
 	})
 }
@@ -279,7 +279,7 @@ func (h *Handler) doWrite(c *call, sub, wantRV string, mutate mutation, copyOld 
 		}
 		mutOld := old
 		if copyOld {
-			mutOld = deepCopy(old)
+			mutOld = codec.DeepCopy(old)
 		}
 		obj, err := mutate(mutOld, curJSON)
 		if err == nil {
