@@ -512,12 +512,12 @@ func (s *scanner) str() (key, bool) {
 	i := s.i + 1
 	k := key{start: i, plain: true}
 	for {
-		// Eight bytes at a time to the first special one, or one by one
-		// near the end.
+		// Eight bytes at a time to the first special one (where the
+		// byte loop below stops at once), or one by one near the end.
 		for i+8 <= len(b) {
 			if m := special8(binary.LittleEndian.Uint64(b[i:])); m != 0 {
 				i += bits.TrailingZeros64(m) >> 3
-				goto special
+				break
 			}
 			i += 8
 		}
@@ -527,7 +527,6 @@ func (s *scanner) str() (key, bool) {
 		if i >= len(b) {
 			return key{}, false
 		}
-	special:
 		switch c := b[i]; {
 		case c == '"':
 			k.end = i
