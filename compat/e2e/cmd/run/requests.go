@@ -20,8 +20,8 @@ import (
 
 // A requests file lists HTTP requests to send to crdserver and to
 // kube-apiserver, one per line, and the runner reports where the two
-// answer differently (status code, content type and encoding, and a Status body's
-// kind, reason, message, code and details):
+// answer differently (status code, content type and encoding, Warning
+// headers, and a Status body's kind, reason, message, code and details):
 //
 //	# a comment
 //	GET /apis/nosuch.example.com/v1
@@ -119,14 +119,21 @@ type answer struct {
 	// encoding is the answer's Content-Encoding: the client asks for gzip,
 	// as Go clients do, and reads the answer decompressed.
 	encoding string
+	// warnings are the answer's Warning headers, in order: what kubectl
+	// prints as "Warning: ..." (unknown fields, deprecated versions).
+	warnings string
 	body     string // a Status's fields, or the text of a non-JSON answer
 }
 
 func (a answer) String() string {
+	s := fmt.Sprintf("%d %s", a.code, a.contentType)
 	if a.encoding != "" {
-		return fmt.Sprintf("%d %s (%s) %s", a.code, a.contentType, a.encoding, a.body)
+		s += " (" + a.encoding + ")"
 	}
-	return fmt.Sprintf("%d %s %s", a.code, a.contentType, a.body)
+	if a.warnings != "" {
+		s += " warnings=" + a.warnings
+	}
+	return s + " " + a.body
 }
 
 type requester struct {
@@ -169,6 +176,10 @@ func (q *requester) do(ctx context.Context, r requestLine) (answer, error) {
 		return answer{}, err
 	}
 	a := answer{code: resp.StatusCode, contentType: resp.Header.Get("Content-Type"), encoding: resp.Header.Get("Content-Encoding")}
+	if w := resp.Header.Values("Warning"); len(w) > 0 {
+		q, _ := json.Marshal(w)
+		a.warnings = string(q)
+	}
 	if resp.Uncompressed {
 		// The transport took the header away when it decompressed.
 		a.encoding = "gzip"
