@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/crdserver/crdserver/internal/registry"
@@ -156,10 +158,16 @@ type kindDef struct {
 // define returns k's definition with r's hooks.
 func define[T any, R rules[T]](k kindDef, r R) *registry.Definition {
 	h := newKindHooks[T](k, r)
+	var def *registry.Definition
 	if k.noGeneration {
-		return k.definition(kindHooksNoGeneration[T, R]{kindHooks: h})
+		def = k.definition(kindHooksNoGeneration[T, R]{kindHooks: h})
+	} else {
+		def = k.definition(h)
 	}
-	return k.definition(h)
+	if obj, ok := any(new(T)).(runtime.Object); ok {
+		def.Versions[0] = withLifecycle(def.Versions[0], obj, schema.GroupVersionKind{Group: k.group, Version: k.version, Kind: k.kind})
+	}
+	return def
 }
 
 func newKindHooks[T any, R rules[T]](k kindDef, r R) kindHooks[T, R] {

@@ -65,9 +65,8 @@ func Endpoints() *registry.Definition {
 		Scope:      registry.Namespaced,
 
 		CreateOnUpdate: true,
-		Versions: []registry.Version{{
-			Name: "v1", Served: true, Storage: true,
-		}},
+		Versions: []registry.Version{withLifecycle(registry.Version{Name: "v1", Served: true, Storage: true},
+			&corev1.Endpoints{}, corev1.SchemeGroupVersion.WithKind("Endpoints"))},
 		Hooks: endpointsHooks{stored: newStored[corev1.Endpoints]("Endpoints", "v1")},
 	}
 }

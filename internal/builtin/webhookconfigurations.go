@@ -61,6 +61,7 @@ func webhookConfigurations(resource, kind string, hooks any) *registry.Definitio
 			{
 				Name: "v1beta1", Served: true, PrinterColumns: columns, Deprecated: true,
 				DeprecationWarning: AdmissionGroup + "/v1beta1 " + kind + " is deprecated in v1.16+, unavailable in v1.22+; use " + AdmissionGroup + "/v1 " + kind,
+				RemovedRelease:     "1.22",
 			},
 		},
 		Hooks: hooks,

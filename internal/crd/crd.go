@@ -54,6 +54,7 @@ func NewDefinition(schemas SchemaChecker) *registry.Definition {
 			Name: VersionV1beta1, Served: true,
 			Deprecated:         true,
 			DeprecationWarning: "apiextensions.k8s.io/v1beta1 CustomResourceDefinition is deprecated in v1.16+, unavailable in v1.22+; use apiextensions.k8s.io/v1 CustomResourceDefinition",
+			RemovedRelease:     "1.22",
 			Subresources:       statusKeepingMetadata,
 			PrinterColumns:     crdPrinterColumns,
 		}},

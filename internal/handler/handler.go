@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/version"
 
 	"github.com/crdserver/crdserver/internal/apply"
+	"github.com/crdserver/crdserver/internal/audit"
 	"github.com/crdserver/crdserver/internal/authz"
 	"github.com/crdserver/crdserver/internal/codec"
 	"github.com/crdserver/crdserver/internal/conversion"
@@ -195,39 +196,49 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	if c.version.Deprecated {
-		w.Header().Add("Warning", `299 - "`+deprecationWarning(c)+`"`)
-	}
-	switch {
-	case info.Subresource == "":
-		h.serveMain(c)
-	case info.Subresource == "status" && c.version.Subresources.Status:
-		h.serveStatus(c)
-	case info.Subresource == "scale" && c.version.Subresources.Scale != nil:
-		h.serveScale(c)
-	default:
-		if info.Verb == "get" && servesOther(c) {
-			// A built-in subresource reads as the whole object
-			// (certificatesigningrequests/approval).
-			h.get(c)
-			return
-		}
-		if su, ok := c.def.Hooks.(registry.SubresourceUpdater); ok && info.Verb == "update" && servesOther(c) {
-			h.updateSubresource(c, su)
-			return
-		}
-		if _, ok := c.def.Hooks.(registry.SubresourceUpdater); ok && info.Verb == "patch" && servesOther(c) {
-			// The patch applies to the whole object, of which the
-			// subresource keeps what it may change (patch).
-			h.patch(c, info.Subresource)
-			return
-		}
-		if sc, ok := c.def.Hooks.(registry.SubresourceCreator); ok && info.Verb == "create" && servesOther(c) {
-			h.createSubresource(c, sc)
-			return
-		}
+	serve := verbOf(c)
+	if serve == nil {
 		codec.WriteStatus(w, r, unknownSubresource(c))
+		return
 	}
+	if c.version.Deprecated {
+		// Only a request something serves: upstream warns in each
+		// route's handler, and a subresource without one has no route.
+		h.deprecatedRequested(c)
+	}
+	serve(h, c)
+}
+
+// verbOf returns what serves c's subresource (the resource itself when
+// none), nil when the version has no such subresource for c's verb.
+func verbOf(c *call) func(*Handler, *call) {
+	sub := c.info.Subresource
+	switch {
+	case sub == "":
+		return (*Handler).serveMain
+	case sub == "status" && c.version.Subresources.Status:
+		return (*Handler).serveStatus
+	case sub == "scale" && c.version.Subresources.Scale != nil:
+		return (*Handler).serveScale
+	case !servesOther(c):
+		return nil
+	}
+	// A built-in subresource (certificatesigningrequests/approval): it
+	// reads as the whole object; a patch applies to the whole object, of
+	// which the subresource keeps what it may change.
+	su, updates := c.def.Hooks.(registry.SubresourceUpdater)
+	sc, creates := c.def.Hooks.(registry.SubresourceCreator)
+	switch verb := c.info.Verb; {
+	case verb == "get":
+		return (*Handler).get
+	case verb == "update" && updates:
+		return func(h *Handler, c *call) { h.updateSubresource(c, su) }
+	case verb == "patch" && updates:
+		return func(h *Handler, c *call) { h.patch(c, c.info.Subresource) }
+	case verb == "create" && creates:
+		return func(h *Handler, c *call) { h.createSubresource(c, sc) }
+	}
+	return nil
 }
 
 // servesOther reports whether the version declares the request's
@@ -391,6 +402,21 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 
 func methodNotSupported(c *call) error {
 	return apierrors.NewMethodNotSupported(c.gr(), c.info.Verb)
+}
+
+// deprecatedRequested tells the client, the audit log and the metrics
+// that c asks for a deprecated version, as upstream does for every
+// request to one: a Warning header, the k8s.io/deprecated (and
+// k8s.io/removed-release) audit annotations, and the
+// apiserver_requested_deprecated_apis gauge.
+func (h *Handler) deprecatedRequested(c *call) {
+	c.w.Header().Add("Warning", `299 - "`+deprecationWarning(c)+`"`)
+	ctx := c.r.Context()
+	audit.AddAnnotation(ctx, "k8s.io/deprecated", "true")
+	if c.version.RemovedRelease != "" {
+		audit.AddAnnotation(ctx, "k8s.io/removed-release", c.version.RemovedRelease)
+	}
+	h.metrics.DeprecatedRequested(c.def.Group, c.version.Name, c.def.Resource, c.info.Subresource, c.version.RemovedRelease)
 }
 
 // deprecationWarning is the version's warning, or upstream's default: it

@@ -43,6 +43,7 @@ type Metrics struct {
 	etcd        *prometheus.HistogramVec
 	admission   *prometheus.HistogramVec
 	conversion  *prometheus.HistogramVec
+	deprecated  *prometheus.GaugeVec
 
 	// series caches each request label set's counter and histogram:
 	// client_golang's lookup by label values (validate, hash, lock) costs
@@ -97,8 +98,12 @@ func New() *Metrics {
 			Help:    "CRD webhook conversion duration in seconds",
 			Buckets: prometheus.ExponentialBuckets(0.001, 2, 15),
 		}, []string{"crd_name", "from_version", "to_version", "succeeded"}),
+		deprecated: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "apiserver_requested_deprecated_apis",
+			Help: "Gauge of deprecated APIs that have been requested, broken out by API group, version, resource, subresource, and removed_release.",
+		}, []string{"group", "version", "resource", "subresource", "removed_release"}),
 	}
-	m.reg.MustRegister(m.requests, m.latency, m.longRunning, m.watchEvents, m.etcd, m.admission, m.conversion,
+	m.reg.MustRegister(m.requests, m.latency, m.longRunning, m.watchEvents, m.etcd, m.admission, m.conversion, m.deprecated,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -141,6 +146,15 @@ func (m *Metrics) ObserveRequest(r Request, code int, elapsed time.Duration) {
 // like r; the caller adds one while it serves one.
 func (m *Metrics) LongRunning(r Request) prometheus.Gauge {
 	return m.longRunning.WithLabelValues(r.Verb, r.Group, r.Version, r.Resource, r.Subresource, r.Scope, Component)
+}
+
+// DeprecatedRequested notes that a deprecated version of a resource was
+// requested, as upstream's gauge does: set to 1 and left so.
+func (m *Metrics) DeprecatedRequested(group, version, resource, subresource, removedRelease string) {
+	if m == nil {
+		return
+	}
+	m.deprecated.WithLabelValues(group, version, resource, subresource, removedRelease).Set(1)
 }
 
 // Counter is the one method of a counter the packages that count need;

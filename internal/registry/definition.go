@@ -149,6 +149,10 @@ type Version struct {
 	Deprecated bool
 	// DeprecationWarning overrides the default deprecation warning.
 	DeprecationWarning string
+	// RemovedRelease is the Kubernetes release that no longer serves a
+	// deprecated version ("1.22"), for the audit annotation and metric
+	// upstream records on each request to it; empty when none is set.
+	RemovedRelease string
 
 	Subresources Subresources
 	// PrinterColumns are the Table columns besides NAME (and AGE when no

@@ -86,6 +86,10 @@ rules:
 - level: RequestResponse
 `
 
+// endpointsWarning is what kubectl prints for requests to core/v1
+// Endpoints, deprecated upstream since 1.33.
+const endpointsWarning = "Warning: v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice"
+
 func TestAuditLog(t *testing.T) {
 	dir := t.TempDir()
 	policy := filepath.Join(dir, "policy.yaml")
@@ -104,6 +108,14 @@ func TestAuditLog(t *testing.T) {
 	// Impersonation: bob may not list secrets, and the event names both.
 	kubectlResult(srv, "get", "secrets", "--as", "bob", "--as-group", "auditors")
 	kubectl(t, srv, "delete", "configmap", "audited")
+	// A deprecated version is warned about, annotated and counted.
+	if _, stderr, err := kubectlResult(srv, "get", "endpoints"); err != nil || !strings.Contains(stderr, endpointsWarning) {
+		t.Errorf("kubectl get endpoints: %v, stderr %q, want the warning %q", err, stderr, endpointsWarning)
+	}
+	deprecated := map[string]string{"group": "", "version": "v1", "resource": "endpoints", "subresource": "", "removed_release": ""}
+	if got := value(scrapeMetrics(t, srv), "apiserver_requested_deprecated_apis", deprecated); got != 1 {
+		t.Errorf("apiserver_requested_deprecated_apis%v = %v, want 1", deprecated, got)
+	}
 
 	// A client's own Audit-ID is used and answered.
 	req, _ := http.NewRequestWithContext(context.Background(), "GET", srv.URL+"/api/v1/namespaces/default/configmaps", nil)
@@ -148,8 +160,14 @@ func TestAuditLog(t *testing.T) {
 	}
 	waitFor(t, 10*time.Second, "audit events of the kubectl commands", func() (bool, error) {
 		evs, raw = readAuditLog(t, logPath)
-		return find("delete", "configmaps", "audited") != nil && strings.Contains(raw, "e2e-trace-42"), nil
+		return find("delete", "configmaps", "audited") != nil && find("list", "endpoints", "") != nil && strings.Contains(raw, "e2e-trace-42"), nil
 	})
+	if ev := find("list", "endpoints", ""); ev.Annotations["k8s.io/deprecated"] != "true" {
+		t.Errorf("kubectl get endpoints: event annotations %v, want k8s.io/deprecated true", ev.Annotations)
+	}
+	if ev := find("list", "configmaps", ""); ev != nil && ev.Annotations["k8s.io/deprecated"] != "" {
+		t.Errorf("configmaps list annotated deprecated: %v", ev.Annotations)
+	}
 
 	create := find("create", "configmaps", "")
 	if create == nil {
