@@ -48,8 +48,12 @@ type jobHooks struct {
 }
 
 // OrphanDependentsByDefault: as upstream's batch/v1 Jobs, for backward
-// compatibility (kubectl delete asks for background propagation).
-func (jobHooks) OrphanDependentsByDefault() {}
+// compatibility (kubectl delete asks for background propagation), with
+// upstream's warning.
+func (jobHooks) OrphanDependentsByDefault() string {
+	return "child pods are preserved by default when jobs are deleted; " +
+		"set propagationPolicy=Background to remove them or set propagationPolicy=Orphan to suppress this warning"
+}
 
 // RefuseFieldLabel implements registry.FieldLabelRefuser in the words of
 // upstream's Job field label conversion.

@@ -100,6 +100,7 @@ func (h *Handler) createObject(c *call, obj map[string]any, dry bool) (err error
 	if errs = validateRules(c, obj, nil, errs); len(errs) > 0 {
 		return apierrors.NewInvalid(invalidKind(c.def), name, errs)
 	}
+	warnValid(c, obj, nil, "")
 	if err := h.validateAdmission(c, admission.Create, obj, nil, nil, nil, ""); err != nil {
 		return err
 	}

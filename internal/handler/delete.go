@@ -28,6 +28,7 @@ func (h *Handler) delete(c *call) {
 		codec.WriteStatus(c.w, c.r, err)
 		return
 	}
+	warnOrphaning(c, opts)
 	if dc, ok := c.def.Hooks.(registry.DeleteChecker); ok {
 		if err := dc.CheckDelete(c.info.Name); err != nil {
 			codec.WriteStatus(c.w, c.r, err)
@@ -55,6 +56,15 @@ func (h *Handler) delete(c *call) {
 		return
 	}
 	writeObj(c, http.StatusOK, deleteStatus(c, obj))
+}
+
+// warnOrphaning warns a delete (or delete of a collection) that leaves
+// the propagation policy to a resource whose default orphans the
+// dependents, whatever its outcome, as upstream's Job storage warns.
+func warnOrphaning(c *call, opts *metav1.DeleteOptions) {
+	if o, ok := c.def.Hooks.(registry.OrphansByDefault); ok && opts.PropagationPolicy == nil && opts.OrphanDependents == nil {
+		addWarning(c, o.OrphanDependentsByDefault())
+	}
 }
 
 // deleteOptions reads DeleteOptions from the body or, when there is none,

@@ -25,6 +25,7 @@ func (h *Handler) deleteCollection(c *call) {
 		codec.WriteStatus(c.w, c.r, err)
 		return
 	}
+	warnOrphaning(c, dopts)
 	res, err := c.store.Cache.List(c.r.Context(), watchcache.ListOptions{
 		Namespace: c.info.Namespace,
 		Labels:    opts.LabelSelector,

@@ -319,6 +319,7 @@ func (h *Handler) doWrite(c *call, sub, wantRV string, mutate mutation, copyOld 
 			}
 			return apierrors.NewInvalid(gk, c.info.Name, errs)
 		}
+		warnValid(c, obj, old, sub)
 		// An object already in the storage version is encoded before
 		// validating admission, which changes nothing, so that its
 		// webhooks receive that encoding (with the request's

@@ -167,9 +167,18 @@ type InvalidKinder interface {
 // policy orphans the object's dependents, as upstream's batch/v1 Jobs do
 // for backward compatibility: the object gets the orphan finalizer and
 // waits for the garbage collector. Every other resource deletes its
-// dependents in the background.
+// dependents in the background. The method returns the warning a delete
+// that leaves the policy to that default is answered with.
 type OrphansByDefault interface {
-	OrphanDependentsByDefault()
+	OrphanDependentsByDefault() (warning string)
+}
+
+// Warner gives the warnings upstream's strategy for the resource gives
+// a write that passed validation (its WarningsOnCreate and
+// WarningsOnUpdate): old is nil for a create, sub the subresource
+// written ("" or "status").
+type Warner interface {
+	Warnings(obj, old map[string]any, sub string) []string
 }
 
 // NameValidator replaces the default name rule (DNS subdomain).

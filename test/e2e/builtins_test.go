@@ -143,6 +143,21 @@ func TestStoredBuiltins(t *testing.T) {
 		}
 	})
 
+	t.Run("job delete warning", func(t *testing.T) {
+		// A delete that leaves propagation to the Job default (orphan)
+		// is warned, as upstream warns; kubectl delete asks for
+		// background propagation and is not.
+		const warning = "Warning: child pods are preserved by default when jobs are deleted; set propagationPolicy=Background to remove them or set propagationPolicy=Orphan to suppress this warning"
+		kubectl(t, srv, "create", "job", "gone", "--image=busybox")
+		kubectl(t, srv, "create", "job", "gone-too", "--image=busybox")
+		if _, stderr, err := kubectlResult(srv, "delete", "--raw", "/apis/batch/v1/namespaces/default/jobs/gone"); err != nil || !strings.Contains(stderr, warning) {
+			t.Errorf("DELETE without a propagation policy: %v, stderr %q, want %q", err, stderr, warning)
+		}
+		if _, stderr, err := kubectlResult(srv, "delete", "job", "gone-too"); err != nil || strings.Contains(stderr, "Warning") {
+			t.Errorf("kubectl delete job: %v, stderr %q, want no warning", err, stderr)
+		}
+	})
+
 	t.Run("job status and field selector", func(t *testing.T) {
 		var job map[string]any
 		if err := yaml.Unmarshal([]byte(kubectl(t, srv, "get", "job", "pi", "-o", "yaml")), &job); err != nil {
