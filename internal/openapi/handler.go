@@ -93,9 +93,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	path := r.URL.Path
 	switch {
 	case path == "/openapi/v2":
-		h.serveV2(w, r, s)
+		serveGzipped(w, r, func(w http.ResponseWriter) { h.serveV2(w, r, s) })
 	case path == "/openapi/v3" || path == "/openapi/v3/":
-		serveBytes(w, r, s.index.json, s.index.etag, s.index.modified, mimeJSON)
+		// Upstream's aggregator writes the index with no Content-Type,
+		// which http.ServeContent then sniffs as text/plain.
+		serveBytes(w, r, s.index.json, s.index.etag, s.index.modified, "")
 	case strings.HasPrefix(path, "/openapi/v3/"):
 		serveGroupVersion(w, r, s, strings.TrimPrefix(path, "/openapi/v3/"))
 	default:
@@ -173,11 +175,14 @@ func serveGroupVersion(w http.ResponseWriter, r *http.Request, s *state, rest st
 }
 
 // serveBytes writes a document with its ETag; http.ServeContent answers
-// If-None-Match (304), If-Modified-Since and ranges.
+// If-None-Match (304), If-Modified-Since and ranges, and sniffs the
+// content type when contentType is "".
 func serveBytes(w http.ResponseWriter, r *http.Request, body []byte, etag string, modified time.Time, contentType string) {
 	hdr := w.Header()
 	hdr.Set("Etag", strconv.Quote(etag))
-	hdr.Set("Content-Type", contentType)
+	if contentType != "" {
+		hdr.Set("Content-Type", contentType)
+	}
 	if hdr.Get("Cache-Control") == "" {
 		hdr.Set("Cache-Control", "no-cache, private")
 	}
