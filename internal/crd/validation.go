@@ -2,7 +2,9 @@ package crd
 
 import (
 	"fmt"
+	"maps"
 	"net/url"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -742,7 +744,12 @@ func specHasDefaults(spec *apiextensionsv1.CustomResourceDefinitionSpec) bool {
 	return false
 }
 
-// schemaHas reports whether pred holds for s or any schema inside it.
+// schemaHas reports whether pred holds for s or any schema inside it. It
+// visits them in upstream's order (its SchemaHas), which the warnings of
+// a CRD's formats follow: the node, items, allOf, anyOf, oneOf, not,
+// properties, additionalProperties, patternProperties, additionalItems,
+// definitions, dependencies. Upstream takes map entries in Go's random
+// order; here they go by key.
 func schemaHas(s *apiextensionsv1.JSONSchemaProps, pred func(*apiextensionsv1.JSONSchemaProps) bool) bool {
 	if s == nil {
 		return false
@@ -760,25 +767,6 @@ func schemaHas(s *apiextensionsv1.JSONSchemaProps, pred func(*apiextensionsv1.JS
 			}
 		}
 	}
-	for _, m := range []map[string]apiextensionsv1.JSONSchemaProps{s.Properties, s.PatternProperties, s.Definitions} {
-		for k := range m {
-			v := m[k]
-			if schemaHas(&v, pred) {
-				return true
-			}
-		}
-	}
-	if s.AdditionalProperties != nil && schemaHas(s.AdditionalProperties.Schema, pred) {
-		return true
-	}
-	if s.AdditionalItems != nil && schemaHas(s.AdditionalItems.Schema, pred) {
-		return true
-	}
-	for k := range s.Dependencies {
-		if schemaHas(s.Dependencies[k].Schema, pred) {
-			return true
-		}
-	}
 	for _, l := range [][]apiextensionsv1.JSONSchemaProps{s.AllOf, s.AnyOf, s.OneOf} {
 		for i := range l {
 			if schemaHas(&l[i], pred) {
@@ -786,5 +774,36 @@ func schemaHas(s *apiextensionsv1.JSONSchemaProps, pred func(*apiextensionsv1.JS
 			}
 		}
 	}
-	return schemaHas(s.Not, pred)
+	if schemaHas(s.Not, pred) || schemaMapHas(s.Properties, pred) {
+		return true
+	}
+	if s.AdditionalProperties != nil && schemaHas(s.AdditionalProperties.Schema, pred) {
+		return true
+	}
+	if schemaMapHas(s.PatternProperties, pred) {
+		return true
+	}
+	if s.AdditionalItems != nil && schemaHas(s.AdditionalItems.Schema, pred) {
+		return true
+	}
+	if schemaMapHas(s.Definitions, pred) {
+		return true
+	}
+	for _, k := range slices.Sorted(maps.Keys(s.Dependencies)) {
+		if schemaHas(s.Dependencies[k].Schema, pred) {
+			return true
+		}
+	}
+	return false
+}
+
+// schemaMapHas is schemaHas over the schemas of m, by key.
+func schemaMapHas(m map[string]apiextensionsv1.JSONSchemaProps, pred func(*apiextensionsv1.JSONSchemaProps) bool) bool {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		v := m[k]
+		if schemaHas(&v, pred) {
+			return true
+		}
+	}
+	return false
 }
