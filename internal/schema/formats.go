@@ -41,6 +41,16 @@ func supportedFormat(format string, types []string) string {
 	return ""
 }
 
+// RecognizedFormat reports whether format, on a schema node whose type is
+// typ ("" when untyped), is one CRD validation checks rather than ignores.
+// Upstream warns of the others when a CRD is written. It decides at its
+// default compatibility version, one minor below the binary's (1.36 for
+// 1.37), where every format of formatCheckers is known: k8s-short-name
+// and k8s-long-name came in 1.34.
+func RecognizedFormat(format, typ string) bool {
+	return supportedFormat(format, []string{typ}) != ""
+}
+
 var (
 	rxHostname   = regexp.MustCompile(`^([a-zA-Z0-9\p{S}\p{L}]((-?[a-zA-Z0-9\p{S}\p{L}]{0,62})?)|([a-zA-Z0-9\p{S}\p{L}](([a-zA-Z0-9-\p{S}\p{L}]{0,61}[a-zA-Z0-9\p{S}\p{L}])?)(\.)){1,}([a-zA-Z\p{L}]){2,63})$`)
 	rxUUID       = regexp.MustCompile(`(?i)^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$`)
