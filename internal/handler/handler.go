@@ -142,6 +142,8 @@ type call struct {
 	present func(obj map[string]any) (map[string]any, error)
 	// presentPrinter renders what present returns as Table rows.
 	presentPrinter *printer
+	// warnings are the answer's Warning headers so far (addWarning).
+	warnings *warningRecorder
 	// tableHeadersSent is set once a watch sent a Table: as upstream's,
 	// later ones leave out the column definitions.
 	tableHeadersSent bool
@@ -410,7 +412,7 @@ func methodNotSupported(c *call) error {
 // k8s.io/removed-release) audit annotations, and the
 // apiserver_requested_deprecated_apis gauge.
 func (h *Handler) deprecatedRequested(c *call) {
-	c.w.Header().Add("Warning", `299 - "`+deprecationWarning(c)+`"`)
+	addWarning(c, deprecationWarning(c))
 	ctx := c.r.Context()
 	audit.AddAnnotation(ctx, "k8s.io/deprecated", "true")
 	if c.version.RemovedRelease != "" {

@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"unicode/utf8"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 
 	"github.com/crdserver/crdserver/internal/codec"
 )
@@ -110,12 +112,61 @@ func deletedStatus(c *call, name, uid string) *metav1.Status {
 	}
 }
 
-// addWarning adds a Warning header to the answer, once: an update retried
-// after a conflict finds the same problems again.
+// addWarning adds a Warning header to the answer as upstream's warning
+// recorder does: each text once (an update retried after a conflict finds
+// the same problems again), none that has control characters, and past
+// warningRunes in all, every one cut to warningItemRunes.
 func addWarning(c *call, text string) {
-	if w := fmt.Sprintf("299 - %q", text); !slices.Contains(c.w.Header().Values("Warning"), w) {
-		c.w.Header().Add("Warning", w)
+	if c.warnings == nil {
+		c.warnings = &warningRecorder{}
 	}
+	c.warnings.add(c.w.Header(), text)
+}
+
+// Upstream's limits on the warnings of one answer, in runes of text.
+const (
+	warningRunes     = 4 << 10
+	warningItemRunes = 256
+)
+
+// warningRecorder is one answer's warnings so far.
+type warningRecorder struct {
+	texts      []string // once each, in order
+	runes      int      // of the texts in the header
+	truncating bool
+}
+
+func (wr *warningRecorder) add(h http.Header, text string) {
+	if text == "" || slices.Contains(wr.texts, text) || wr.truncating && wr.runes >= warningRunes {
+		return
+	}
+	wr.texts = append(wr.texts, text)
+	if n := utf8.RuneCountInString(text); wr.truncating || wr.runes+n <= warningRunes {
+		wr.write(h, text)
+		return
+	}
+	// Over the limit: from now on every text is cut short, those sent
+	// already included.
+	wr.truncating, wr.runes = true, 0
+	h.Del("Warning")
+	for _, t := range wr.texts {
+		wr.write(h, t)
+	}
+}
+
+// write adds text to h, cut short when truncating; a text the header
+// cannot carry (control characters) is left out.
+func (wr *warningRecorder) write(h http.Header, text string) {
+	n := utf8.RuneCountInString(text)
+	if wr.truncating && n > warningItemRunes {
+		text, n = string([]rune(text)[:warningItemRunes]), warningItemRunes
+	}
+	v, err := utilnet.NewWarningHeader(299, "", text)
+	if err != nil {
+		return
+	}
+	wr.runes += n
+	h.Add("Warning", v)
 }
 
 // inVersion reports whether an encoded object is already in the request's

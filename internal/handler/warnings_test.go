@@ -1,7 +1,9 @@
 package handler
 
 import (
+	"net/http"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -31,6 +33,45 @@ func TestFinalizerWarnings(t *testing.T) {
 	} {
 		if got := finalizerWarnings(tc.obj, tc.old); !slices.Equal(got, tc.want) {
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestWarningRecorder: warnings are written as upstream's recorder
+// writes them.
+func TestWarningRecorder(t *testing.T) {
+	long := func(c string, n int) string { return strings.Repeat(c, n) }
+	for _, tc := range []struct {
+		name  string
+		texts []string
+		want  []string
+	}{
+		{"once each", []string{"a", "b", "a", ""}, []string{`299 - "a"`, `299 - "b"`}},
+		{"quotes and backslashes escaped, the rest as it is", []string{`say "hi" \o/ ü ☃`}, []string{`299 - "say \"hi\" \\o/ ü ☃"`}},
+		{"control characters: left out", []string{"two\nlines", "tab\there", "fine"}, []string{`299 - "fine"`}},
+		{"within the limit", []string{long("a", 4000), long("b", 96)}, []string{`299 - "` + long("a", 4000) + `"`, `299 - "` + long("b", 96) + `"`}},
+		{"over it: every one cut short, then no more past it", append([]string{long("a", 4000), long("b", 97)}, func() []string {
+			var more []string
+			for i := range 20 {
+				more = append(more, long(string(rune('c'+i)), 300))
+			}
+			return more
+		}()...), func() []string {
+			out := []string{`299 - "` + long("a", 256) + `"`, `299 - "` + long("b", 97) + `"`}
+			// 256+97 runes, then 256 each until 4096 is reached.
+			for i := range 15 {
+				out = append(out, `299 - "`+long(string(rune('c'+i)), 256)+`"`)
+			}
+			return out
+		}()},
+	} {
+		h := http.Header{}
+		var wr warningRecorder
+		for _, text := range tc.texts {
+			wr.add(h, text)
+		}
+		if got := h.Values("Warning"); !slices.Equal(got, tc.want) {
+			t.Errorf("%s:\n got %q\nwant %q", tc.name, got, tc.want)
 		}
 	}
 }
