@@ -458,15 +458,21 @@ func portsOf(in []networkingv1.NetworkPolicyIngressRule, out []networkingv1.Netw
 
 // validate checks the pod selector, each rule's ports and peers, and the
 // policy types, as upstream does with its StrictIPCIDRValidation gate on
-// (the default).
-func (networkPolicyRules) validate(np, _ *networkingv1.NetworkPolicy) field.ErrorList {
+// (the default). ipBlocks are a legacy field: a CIDR not in canonical
+// form is accepted (and warned of), and an update keeps the CIDRs the
+// stored policy has even if they are no longer valid.
+func (networkPolicyRules) validate(np, was *networkingv1.NetworkPolicy) field.ErrorList {
 	s, p := &np.Spec, field.NewPath("spec")
+	var stored []string
+	if was != nil {
+		stored = policyCIDRs(was)
+	}
 	errs := metav1validation.ValidateLabelSelector(&s.PodSelector, metav1validation.LabelSelectorValidationOptions{}, p.Child("podSelector"))
 	for i, r := range s.Ingress {
-		errs = append(errs, validateNetworkPolicyRule(r.Ports, r.From, p.Child("ingress").Index(i), "from")...)
+		errs = append(errs, validateNetworkPolicyRule(r.Ports, r.From, p.Child("ingress").Index(i), "from", stored)...)
 	}
 	for i, r := range s.Egress {
-		errs = append(errs, validateNetworkPolicyRule(r.Ports, r.To, p.Child("egress").Index(i), "to")...)
+		errs = append(errs, validateNetworkPolicyRule(r.Ports, r.To, p.Child("egress").Index(i), "to", stored)...)
 	}
 	types := []string{string(networkingv1.PolicyTypeIngress), string(networkingv1.PolicyTypeEgress)}
 	if len(s.PolicyTypes) > len(types) {
@@ -482,13 +488,13 @@ func (networkPolicyRules) validate(np, _ *networkingv1.NetworkPolicy) field.Erro
 
 // validateNetworkPolicyRule checks an ingress or egress rule: its ports
 // and its peers (under peersName: from or to).
-func validateNetworkPolicyRule(ports []networkingv1.NetworkPolicyPort, peers []networkingv1.NetworkPolicyPeer, p *field.Path, peersName string) field.ErrorList {
+func validateNetworkPolicyRule(ports []networkingv1.NetworkPolicyPort, peers []networkingv1.NetworkPolicyPeer, p *field.Path, peersName string, stored []string) field.ErrorList {
 	var errs field.ErrorList
 	for j := range ports {
 		errs = append(errs, validateNetworkPolicyPort(&ports[j], p.Child("ports").Index(j))...)
 	}
 	for j := range peers {
-		errs = append(errs, validateNetworkPolicyPeer(&peers[j], p.Child(peersName).Index(j))...)
+		errs = append(errs, validateNetworkPolicyPeer(&peers[j], p.Child(peersName).Index(j), stored)...)
 	}
 	return errs
 }
@@ -526,7 +532,7 @@ func validateNetworkPolicyPort(port *networkingv1.NetworkPolicyPort, p *field.Pa
 	return errs
 }
 
-func validateNetworkPolicyPeer(peer *networkingv1.NetworkPolicyPeer, p *field.Path) field.ErrorList {
+func validateNetworkPolicyPeer(peer *networkingv1.NetworkPolicyPeer, p *field.Path, stored []string) field.ErrorList {
 	var errs field.ErrorList
 	n := 0
 	for _, sel := range []struct {
@@ -540,7 +546,7 @@ func validateNetworkPolicyPeer(peer *networkingv1.NetworkPolicyPeer, p *field.Pa
 	}
 	if b := peer.IPBlock; b != nil {
 		n++
-		errs = append(errs, validateIPBlock(b, p.Child("ipBlock"))...)
+		errs = append(errs, validateIPBlock(b, p.Child("ipBlock"), stored)...)
 	}
 	switch {
 	case n == 0:
@@ -551,27 +557,47 @@ func validateNetworkPolicyPeer(peer *networkingv1.NetworkPolicyPeer, p *field.Pa
 	return errs
 }
 
-func validateIPBlock(b *networkingv1.IPBlock, p *field.Path) field.ErrorList {
+func validateIPBlock(b *networkingv1.IPBlock, p *field.Path, stored []string) field.ErrorList {
 	if b.CIDR == "" {
 		return field.ErrorList{field.Required(p.Child("cidr"), "")}
 	}
-	errs := validation.IsValidCIDR(p.Child("cidr"), b.CIDR)
+	errs := validation.IsValidCIDRForLegacyField(p.Child("cidr"), b.CIDR, true, stored)
 	cidr, err := netip.ParsePrefix(b.CIDR)
 	if err != nil {
 		return errs
 	}
+	cidr = cidr.Masked()
 	for i, e := range b.Except {
 		ep := p.Child("except").Index(i)
-		errs = append(errs, validation.IsValidCIDR(ep, e)...)
+		errs = append(errs, validation.IsValidCIDRForLegacyField(ep, e, true, stored)...)
 		except, err := netip.ParsePrefix(e)
 		if err != nil {
 			continue
 		}
-		if !cidr.Contains(except.Addr()) || cidr.Bits() >= except.Bits() {
+		if !cidr.Contains(except.Masked().Addr()) || cidr.Bits() >= except.Bits() {
 			errs = append(errs, field.Invalid(ep, e, "must be a strict subset of `cidr`"))
 		}
 	}
 	return errs
+}
+
+// policyCIDRs are all the CIDRs of np's ipBlocks.
+func policyCIDRs(np *networkingv1.NetworkPolicy) []string {
+	var out []string
+	add := func(peers []networkingv1.NetworkPolicyPeer) {
+		for _, peer := range peers {
+			if b := peer.IPBlock; b != nil {
+				out = append(append(out, b.CIDR), b.Except...)
+			}
+		}
+	}
+	for _, r := range np.Spec.Ingress {
+		add(r.From)
+	}
+	for _, r := range np.Spec.Egress {
+		add(r.To)
+	}
+	return out
 }
 
 func (networkPolicyRules) columns() []metav1.TableColumnDefinition {

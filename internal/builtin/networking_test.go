@@ -64,3 +64,23 @@ func TestDefaultIngressClassListError(t *testing.T) {
 		t.Fatal("no error")
 	}
 }
+
+// ipBlock CIDRs are a legacy field: one not in canonical form is valid
+// (and warned of), bits past the prefix are not, unless the stored
+// policy has that CIDR already.
+func TestNetworkPolicyCIDRs(t *testing.T) {
+	v := NetworkPolicies().Hooks.(registry.Validator)
+	policy := func(cidr string) map[string]any {
+		return decodeYAML(t, `{apiVersion: networking.k8s.io/v1, kind: NetworkPolicy, metadata: {name: np}, spec: {podSelector: {},
+  ingress: [{from: [{ipBlock: {cidr: "`+cidr+`"}}]}]}}`)
+	}
+	if errs := v.Validate(policy("2001:DB8::/32")); len(errs) > 0 {
+		t.Errorf("non-canonical IPv6 CIDR: %v", errs)
+	}
+	if errs := v.Validate(policy("10.0.0.1/8")); len(errs) != 1 || errs[0].Detail != "must not have bits set beyond the prefix length" {
+		t.Errorf("bits past the prefix: %v", errs)
+	}
+	if errs := v.ValidateUpdate(policy("10.0.0.1/8"), policy("10.0.0.1/8")); len(errs) > 0 {
+		t.Errorf("stored CIDR kept: %v", errs)
+	}
+}
