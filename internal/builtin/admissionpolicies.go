@@ -122,7 +122,13 @@ func defaultMatchResources(mc map[string]any) {
 	}
 }
 
+// Validate checks a create: the spec, and that the name is not one kept
+// for static configuration.
 func (h policyHooks) Validate(obj map[string]any) field.ErrorList {
+	return append(h.validateSpec(obj), staticNameErrors(obj)...)
+}
+
+func (h policyHooks) validateSpec(obj map[string]any) field.ErrorList {
 	p, _, err := h.Decode(obj)
 	if err != nil {
 		return field.ErrorList{field.InternalError(nil, err)}
@@ -237,7 +243,9 @@ func validatePolicyParts(fp *admissionregistrationv1.FailurePolicyType, mc *admi
 	return errs
 }
 
-func (h policyHooks) ValidateUpdate(obj, old map[string]any) field.ErrorList { return h.Validate(obj) }
+func (h policyHooks) ValidateUpdate(obj, old map[string]any) field.ErrorList {
+	return h.validateSpec(obj)
+}
 
 func checkExpression(expr string, result cel.PolicyResult, p *field.Path) field.ErrorList {
 	if expr == "" {
@@ -301,7 +309,13 @@ func defaultBinding(obj map[string]any) {
 
 var validationActions = []string{"Audit", "Deny", "Warn"}
 
+// Validate checks a create: the spec, and that the name is not one kept
+// for static configuration.
 func (h bindingHooks) Validate(obj map[string]any) field.ErrorList {
+	return append(h.validateSpec(obj), staticNameErrors(obj)...)
+}
+
+func (h bindingHooks) validateSpec(obj map[string]any) field.ErrorList {
 	b, _, err := h.Decode(obj)
 	if err != nil {
 		return field.ErrorList{field.InternalError(nil, err)}
@@ -335,7 +349,9 @@ func (h bindingHooks) Validate(obj map[string]any) field.ErrorList {
 	return errs
 }
 
-func (h bindingHooks) ValidateUpdate(obj, old map[string]any) field.ErrorList { return h.Validate(obj) }
+func (h bindingHooks) ValidateUpdate(obj, old map[string]any) field.ErrorList {
+	return h.validateSpec(obj)
+}
 
 func validateParamRef(ref *admissionregistrationv1.ParamRef, rp *field.Path) field.ErrorList {
 	if ref == nil {

@@ -78,7 +78,13 @@ var (
 	reinvocationPolicies = []string{"IfNeeded", "Never"}
 )
 
+// Validate checks a create: the spec, and that the name is not one kept
+// for static configuration.
 func (h mutatingPolicyHooks) Validate(obj map[string]any) field.ErrorList {
+	return append(h.validateSpec(obj), staticNameErrors(obj)...)
+}
+
+func (h mutatingPolicyHooks) validateSpec(obj map[string]any) field.ErrorList {
 	p, _, err := h.Decode(obj)
 	if err != nil {
 		return field.ErrorList{field.InternalError(nil, err)}
@@ -101,7 +107,7 @@ func (h mutatingPolicyHooks) Validate(obj map[string]any) field.ErrorList {
 }
 
 func (h mutatingPolicyHooks) ValidateUpdate(obj, old map[string]any) field.ErrorList {
-	return h.Validate(obj)
+	return h.validateSpec(obj)
 }
 
 // validateMutation checks that a mutation sets the field of its patchType,
@@ -173,7 +179,13 @@ func (h mutatingBindingHooks) PrepareForCreate(obj map[string]any) { h.Default(o
 
 func (h mutatingBindingHooks) PrepareForUpdate(obj, old map[string]any) { h.Default(obj) }
 
+// Validate checks a create: the spec, and that the name is not one kept
+// for static configuration.
 func (h mutatingBindingHooks) Validate(obj map[string]any) field.ErrorList {
+	return append(h.validateSpec(obj), staticNameErrors(obj)...)
+}
+
+func (h mutatingBindingHooks) validateSpec(obj map[string]any) field.ErrorList {
 	b, _, err := h.Decode(obj)
 	if err != nil {
 		return field.ErrorList{field.InternalError(nil, err)}
@@ -190,5 +202,5 @@ func (h mutatingBindingHooks) Validate(obj map[string]any) field.ErrorList {
 }
 
 func (h mutatingBindingHooks) ValidateUpdate(obj, old map[string]any) field.ErrorList {
-	return h.Validate(obj)
+	return h.validateSpec(obj)
 }

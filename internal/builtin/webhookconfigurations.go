@@ -159,7 +159,7 @@ func (h webhookConfigHooks[T]) Validate(obj map[string]any) field.ErrorList {
 		return field.ErrorList{field.InternalError(nil, err)}
 	}
 	v1 := !isV1beta1(obj)
-	return validateWebhooks(hooks, h.mutating, v1, v1)
+	return append(validateWebhooks(hooks, h.mutating, v1, v1), staticNameErrors(obj)...)
 }
 
 // ValidateUpdate relaxes what v1 requires where the stored configuration

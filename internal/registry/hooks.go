@@ -176,7 +176,8 @@ type OrphansByDefault interface {
 // Warner gives the warnings upstream's strategy for the resource gives
 // a write that passed validation (its WarningsOnCreate and
 // WarningsOnUpdate): old is nil for a create, sub the subresource
-// written ("" or "status").
+// written ("", "status", or "scale", which upstream writes through the
+// resource's own strategy and so warns of as an update).
 type Warner interface {
 	Warnings(obj, old map[string]any, sub string) []string
 }
