@@ -27,6 +27,15 @@ import (
 // (registry.Warner), kind by kind. Kinds whose strategies give none
 // (ConfigMaps, Events, Leases, Namespaces, RBAC, ...) have no Warnings.
 
+// The kinds with warnings of their own (the others warn through
+// kindHooks and their rules).
+var _ = []registry.Warner{
+	deploymentHooks{}, replicaSetHooks{}, statefulSetHooks{}, daemonSetHooks{}, podTemplateHooks{}, jobHooks{},
+	serviceHooks{}, endpointsHooks{}, endpointSliceHooks{}, secretHooks{}, serviceAccountHooks{},
+	webhookConfigHooks[admissionregistrationv1.MutatingWebhookConfiguration]{},
+	policyHooks{}, bindingHooks{}, mutatingPolicyHooks{}, mutatingBindingHooks{},
+}
+
 // warnRules are rules whose strategy warns: was is nil on a create, sub
 // "" or "status".
 type warnRules[T any] interface {
@@ -105,15 +114,6 @@ func metaOf[T any, P withMeta[T]](t *T) *metav1.ObjectMeta {
 }
 
 // ---- apps ----
-
-var (
-	_ registry.Warner = deploymentHooks{}
-	_ registry.Warner = replicaSetHooks{}
-	_ registry.Warner = statefulSetHooks{}
-	_ registry.Warner = daemonSetHooks{}
-	_ registry.Warner = podTemplateHooks{}
-	_ registry.Warner = jobHooks{}
-)
 
 func (h deploymentHooks) Warnings(obj, old map[string]any, sub string) []string {
 	d, was, ok := h.decodeWrite(obj, old)
@@ -222,14 +222,6 @@ func (cronJobRules) warnings(cj, was *batchv1.CronJob, sub string) []string {
 }
 
 // ---- core, discovery, networking ----
-
-var (
-	_ registry.Warner = serviceHooks{}
-	_ registry.Warner = endpointsHooks{}
-	_ registry.Warner = endpointSliceHooks{}
-	_ registry.Warner = secretHooks{}
-	_ registry.Warner = serviceAccountHooks{}
-)
 
 // Warnings of a Service: of fields its type ignores, deprecated fields
 // and annotations, and addresses not in canonical form; of a status
@@ -482,14 +474,6 @@ func (runtimeClassRules) warnings(rc, _ *nodev1.RuntimeClass, _ string) []string
 }
 
 // ---- admission configuration ----
-
-var (
-	_ registry.Warner = webhookConfigHooks[admissionregistrationv1.MutatingWebhookConfiguration]{}
-	_ registry.Warner = policyHooks{}
-	_ registry.Warner = bindingHooks{}
-	_ registry.Warner = mutatingPolicyHooks{}
-	_ registry.Warner = mutatingBindingHooks{}
-)
 
 // staticSuffix ends the names reserved for admission configuration
 // kube-apiserver reads from files.
