@@ -103,7 +103,7 @@ spec:
 	all, theirs := write("mine.yaml", mine), write("others.yaml", others)
 
 	applied := time.Now()
-	out := kubectlApplyEvery(t, srv, "apply", "--server-side", "-f", all)
+	out := kubectlLineWarned(t, srv, endpointsDeprecated, "apply", "--server-side", "-f", all)
 	if lines := strings.Split(out, "\n"); len(lines) != len(docs) || strings.Count(out, " serverside-applied") != len(docs) {
 		t.Fatalf("kubectl apply --server-side printed, for %d objects:\n%s", len(docs), out)
 	}
@@ -114,7 +114,7 @@ spec:
 	before := settledVersions(t, srv, all)
 	beforeObjs := kubectlItems(t, srv, all)
 	time.Sleep(time.Until(applied.Add(1100 * time.Millisecond)))
-	kubectlApplyEvery(t, srv, "apply", "--server-side", "-f", all)
+	kubectlLineWarned(t, srv, endpointsDeprecated, "apply", "--server-side", "-f", all)
 	after := resourceVersions(t, srv, all)
 	afterObjs := map[string]map[string]any{}
 	for _, obj := range kubectlItems(t, srv, all) {
@@ -148,7 +148,7 @@ spec:
 	}
 
 	// Forced, the other manager takes the label from kubectl.
-	kubectlApplyEvery(t, srv, "apply", "--server-side", "--field-manager=other", "--force-conflicts", "-f", theirs)
+	kubectlLineWarned(t, srv, endpointsDeprecated, "apply", "--server-side", "--field-manager=other", "--force-conflicts", "-f", theirs)
 	for _, obj := range kubectlItems(t, srv, all) {
 		name := objectName(obj)
 		if got := lookup(obj, "metadata.labels.owner"); got != "other" {
@@ -245,17 +245,3 @@ func settledVersions(t *testing.T, srv *server, file string) map[string]string {
 // endpointsDeprecated is the warning kube-apiserver gives, as crdserver
 // does, for each write of a core/v1 Endpoints, which every-kind.yaml has.
 const endpointsDeprecated = "Warning: v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice"
-
-// kubectlApplyEvery is kubectlLine for an apply of every kind: standard
-// error may have upstream's Endpoints deprecation, and nothing else.
-func kubectlApplyEvery(t *testing.T, srv *server, args ...string) string {
-	t.Helper()
-	stdout, stderr, err := kubectlResult(srv, args...)
-	if err != nil {
-		t.Fatalf("kubectl %s: %v\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), err, stdout, stderr)
-	}
-	if rest := strings.TrimSpace(strings.ReplaceAll(stderr, endpointsDeprecated, "")); rest != "" {
-		t.Errorf("kubectl %s printed on standard error:\n%s", strings.Join(args, " "), stderr)
-	}
-	return strings.TrimSpace(stdout)
-}

@@ -47,11 +47,22 @@ func kubectlFails(t *testing.T, srv *server, args ...string) string {
 // not use) are part of what the user sees.
 func kubectlLine(t *testing.T, srv *server, args ...string) string {
 	t.Helper()
+	return kubectlLineWarned(t, srv, "", args...)
+}
+
+// kubectlLineWarned is kubectlLine where standard error may also have
+// warning, a line upstream prints as well, however often.
+func kubectlLineWarned(t *testing.T, srv *server, warning string, args ...string) string {
+	t.Helper()
 	stdout, stderr, err := kubectlResult(srv, args...)
 	if err != nil {
 		t.Fatalf("kubectl %s: %v\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), err, stdout, stderr)
 	}
-	if stderr != "" {
+	rest := stderr
+	if warning != "" {
+		rest = strings.TrimSpace(strings.ReplaceAll(stderr, warning, ""))
+	}
+	if rest != "" {
 		t.Errorf("kubectl %s printed on standard error:\n%s", strings.Join(args, " "), stderr)
 	}
 	return strings.TrimSpace(stdout)
