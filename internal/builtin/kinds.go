@@ -4,7 +4,6 @@ import (
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -164,9 +163,7 @@ func define[T any, R rules[T]](k kindDef, r R) *registry.Definition {
 	} else {
 		def = k.definition(h)
 	}
-	if obj, ok := any(new(T)).(runtime.Object); ok {
-		def.Versions[0] = withLifecycle(def.Versions[0], obj, schema.GroupVersionKind{Group: k.group, Version: k.version, Kind: k.kind})
-	}
+	def.Versions[0] = withLifecycle(def.Versions[0], new(T), schema.GroupVersionKind{Group: k.group, Version: k.version, Kind: k.kind})
 	return def
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"runtime"
+	"strconv"
 	"strings"
 
 	apiversion "k8s.io/apimachinery/pkg/version"
@@ -35,6 +36,14 @@ const (
 	// minCompatibilityMinor is one minor release back, as upstream reports.
 	minCompatibilityMinor = "36"
 )
+
+// Serves reports whether the Kubernetes release crdserver serves is
+// major.minor or later.
+func Serves(major, minor int) bool {
+	m, _ := strconv.Atoi(kubeMajor)
+	n, _ := strconv.Atoi(kubeMinor)
+	return major < m || major == m && minor <= n
+}
 
 // Get returns the version information /version serves. gitVersion is
 // "v1.37.0+crdserver.<Version>", a valid semantic version whose build

@@ -71,3 +71,14 @@ func TestClientGoServerVersion(t *testing.T) {
 		t.Errorf("POST: status %d", resp.StatusCode)
 	}
 }
+
+func TestServes(t *testing.T) {
+	for _, tc := range []struct {
+		major, minor int
+		want         bool
+	}{{1, 16, true}, {1, 37, true}, {1, 38, false}, {2, 0, false}, {0, 99, true}} {
+		if got := Serves(tc.major, tc.minor); got != tc.want {
+			t.Errorf("Serves(%d, %d) = %v, want %v", tc.major, tc.minor, got, tc.want)
+		}
+	}
+}

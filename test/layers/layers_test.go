@@ -54,6 +54,8 @@ var layer = map[string]int{
 	"internal/storage/memory":      1,
 	"internal/storage/storagetest": 1,
 	"internal/builtin":             2,
+	// The warnings upstream gives a pod template, for the workload kinds.
+	"internal/builtin/podwarnings": 0,
 	// RBAC decisions from the watch caches; its bootstrap policy above it.
 	"internal/rbac":           2,
 	"internal/rbac/bootstrap": 3,
