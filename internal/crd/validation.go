@@ -534,7 +534,11 @@ func validateConversion(conv *apiextensionsv1.CustomResourceConversion, opts opt
 			if cc.Service.Port != nil {
 				port = *cc.Service.Port
 			}
-			errs = append(errs, builtin.ValidateWebhookService(cc.Service.Name, cc.Service.Namespace, cc.Service.Path, port, ccp.Child("service"))...)
+			// Upstream hands the service's name and namespace to the
+			// shared check in each other's place, so a missing namespace
+			// is reported at service.name and a missing name at
+			// service.namespace. Clients see those paths; keep them.
+			errs = append(errs, builtin.ValidateWebhookService(cc.Service.Namespace, cc.Service.Name, cc.Service.Path, port, ccp.Child("service"))...)
 		}
 		if len(cc.CABundle) > 0 && !opts.allowInvalidCABundle {
 			errs = append(errs, validateCABundle(cc.CABundle, ccp.Child("caBundle"))...)

@@ -265,9 +265,17 @@ func TestValidate(t *testing.T) {
 				set(o, "https://example.com/convert?x=1", "spec", "conversion", "webhook", "clientConfig", "url")
 			},
 			want: []wantErr{{"spec.conversion.webhookClientConfig.url", field.ErrorTypeInvalid, "query parameters are not permitted in the URL"}}}),
+		// Upstream swaps the two in its message: a missing name is
+		// required at service.namespace, a missing namespace at
+		// service.name.
 		tc(validationCase{name: "webhook service name", fixture: "crontab-webhook.yaml",
 			mutate: func(o map[string]any) {
 				set(o, nil, "spec", "conversion", "webhook", "clientConfig", "service", "name")
+			},
+			want: []wantErr{{"spec.conversion.webhookClientConfig.service.namespace", field.ErrorTypeRequired, ""}}}),
+		tc(validationCase{name: "webhook service namespace", fixture: "crontab-webhook.yaml",
+			mutate: func(o map[string]any) {
+				set(o, nil, "spec", "conversion", "webhook", "clientConfig", "service", "namespace")
 			},
 			want: []wantErr{{"spec.conversion.webhookClientConfig.service.name", field.ErrorTypeRequired, ""}}}),
 		tc(validationCase{name: "webhook service port", fixture: "crontab-webhook.yaml",
