@@ -245,11 +245,7 @@ func validateSpec(spec *apiextensionsv1.CustomResourceDefinitionSpec, opts optio
 		if !sh.subresources {
 			sub = v.Subresources
 		}
-		schema := topSchema
-		if !sh.schema {
-			schema = v.Schema
-		}
-		errs = append(errs, validateVersion(spec, sh.perVersion(v), schema, sub != nil && sub.Status != nil, opts, vp.Index(i))...)
+		errs = append(errs, validateVersion(spec, sh.perVersion(v), sub != nil && sub.Status != nil, opts, vp.Index(i))...)
 	}
 	if !unique {
 		errs = append(errs, field.Invalid(vp, internalVersions(spec.Versions, sh), "must contain unique version names"))
@@ -304,13 +300,14 @@ func validateSpec(spec *apiextensionsv1.CustomResourceDefinitionSpec, opts optio
 }
 
 // validateVersion checks one version, holding only the fields the versions
-// do not share; schema is the version's schema wherever it is held.
+// do not share.
 //
-// Unlike upstream, selectableFields of a version whose schema all versions
-// share are checked against that schema: upstream looks only at the
-// per-version field, which its internal form has emptied, and refuses
-// them.
-func validateVersion(spec *apiextensionsv1.CustomResourceDefinitionSpec, v apiextensionsv1.CustomResourceDefinitionVersion, schema *apiextensionsv1.CustomResourceValidation, statusEnabled bool, opts options, p *field.Path) field.ErrorList {
+// Selectable fields of the version alone are checked against the
+// version's own schema. When every version shares one schema, the
+// version holds none, and they are refused, as upstream refuses them:
+// they must then be alike on every version (and so lifted to the top of
+// the spec).
+func validateVersion(spec *apiextensionsv1.CustomResourceDefinitionSpec, v apiextensionsv1.CustomResourceDefinitionVersion, statusEnabled bool, opts options, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	for _, msg := range validateDeprecationWarning(v.Deprecated, v.DeprecationWarning) {
 		errs = append(errs, field.Invalid(p.Child("deprecationWarning"), v.DeprecationWarning, msg))
@@ -321,10 +318,10 @@ func validateVersion(spec *apiextensionsv1.CustomResourceDefinitionSpec, v apiex
 		errs = append(errs, validateColumn(&v.AdditionalPrinterColumns[i], p.Child("additionalPrinterColumns").Index(i))...)
 	}
 	if len(v.SelectableFields) > 0 {
-		if schema == nil || schema.OpenAPIV3Schema == nil {
+		if v.Schema == nil || v.Schema.OpenAPIV3Schema == nil {
 			errs = append(errs, field.Invalid(p.Child("selectableFields"), "", "may only be set when `version.schema.openAPIV3Schema` is not included"))
 		} else if opts.schemas != nil {
-			errs = append(errs, opts.schemas.CheckSelectableFields(selectableInput(spec, schema, v.Name, v.SelectableFields, opts), p.Child("selectableFields"))...)
+			errs = append(errs, opts.schemas.CheckSelectableFields(selectableInput(spec, v.Schema, v.Name, v.SelectableFields, opts), p.Child("selectableFields"))...)
 		}
 	}
 	return errs

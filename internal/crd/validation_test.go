@@ -310,6 +310,15 @@ func TestValidate(t *testing.T) {
 				set(o, []any{map[string]any{"jsonPath": ".host"}}, "spec", "versions", 1, "selectableFields")
 			},
 			want: []wantErr{{"spec.versions[1].selectableFields", field.ErrorTypeInvalid, "may only be set when `version.schema.openAPIV3Schema` is not included"}}}),
+		// When every version shares the schema, a version holds none of
+		// its own, so selectable fields of one version alone are refused,
+		// as upstream's internal form refuses them.
+		tc(validationCase{name: "selectableFields of one version need its own schema", fixture: "crontab-webhook.yaml",
+			mutate: func(o map[string]any) {
+				set(o, deepCopy(at(o, "spec", "versions", 0, "schema")), "spec", "versions", 1, "schema")
+				set(o, []any{map[string]any{"jsonPath": ".hostPort"}}, "spec", "versions", 1, "selectableFields")
+			},
+			want: []wantErr{{"spec.versions[1].selectableFields", field.ErrorTypeInvalid, "may only be set when `version.schema.openAPIV3Schema` is not included"}}}),
 		tc(validationCase{name: "protected group needs approval",
 			mutate: func(o map[string]any) {
 				set(o, "stable.k8s.io", "spec", "group")
