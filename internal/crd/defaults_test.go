@@ -98,6 +98,41 @@ func TestCheckDefaults(t *testing.T) {
 					"protocol": {Type: "string", Enum: []apiextensionsv1.JSON{*rawJSON("TCP")}, Default: rawJSON("UDP")},
 				}}}},
 		}), []string{"properties[ports].items.properties[protocol].default: Unsupported value: \"UDP\""}},
+		// A default must pass the rules of its node and of the nodes
+		// below it, with paths and messages as for a custom resource.
+		{"default failing its rule", spec(map[string]apiextensionsv1.JSONSchemaProps{
+			"a": {Type: "string", Default: rawJSON("abc"), XValidations: rules(apiextensionsv1.ValidationRule{Rule: "self.size() < 2"})},
+		}), []string{`openAPIV3Schema.properties[spec].properties[a].default: Invalid value: "abc": failed rule: self.size() < 2`}},
+		{"default failing a rule below it", spec(map[string]apiextensionsv1.JSONSchemaProps{
+			"a": {Type: "array", Default: rawJSON([]any{1, 5}), Items: &apiextensionsv1.JSONSchemaPropsOrArray{Schema: &apiextensionsv1.JSONSchemaProps{
+				Type: "integer", XValidations: rules(apiextensionsv1.ValidationRule{Rule: "self < 3", MessageExpression: "'too big: ' + string(self)"})}}},
+		}), []string{"openAPIV3Schema.properties[spec].properties[a].default[1]: Invalid value: 5: too big: 5"}},
+		{"a default's rule that does not compile", spec(map[string]apiextensionsv1.JSONSchemaProps{
+			"a": {Type: "string", Default: rawJSON("abc"), XValidations: rules(apiextensionsv1.ValidationRule{Rule: "self.nope"})},
+		}), []string{`openAPIV3Schema.properties[spec].properties[a].default: Invalid value: "string": rule compile error: compilation failed: ERROR: <input>:1:5: type 'string' does not support field selection`}},
+		// Transition rules hold (oldSelf is the default itself); a rule
+		// with optionalOldSelf is run as on a create too.
+		{"a default passes its transition rule", spec(map[string]apiextensionsv1.JSONSchemaProps{
+			"a": {Type: "string", Default: rawJSON("abc"), XValidations: rules(apiextensionsv1.ValidationRule{Rule: "self == oldSelf"})},
+		}), nil},
+		{"a default is checked as created", spec(map[string]apiextensionsv1.JSONSchemaProps{
+			"a": {Type: "string", Default: rawJSON("abc"), XValidations: rules(apiextensionsv1.ValidationRule{Rule: "oldSelf.hasValue()", OptionalOldSelf: &yes})},
+		}), []string{`openAPIV3Schema.properties[spec].properties[a].default: Invalid value: "abc": failed rule: oldSelf.hasValue()`}},
+		{"an embedded resource's default sees its metadata", spec(map[string]apiextensionsv1.JSONSchemaProps{
+			"e": {Type: "object", XEmbeddedResource: true, XPreserveUnknownFields: &yes,
+				Default:      rawJSON(map[string]any{"apiVersion": "v1", "kind": "K", "metadata": map[string]any{"name": "n"}}),
+				XValidations: rules(apiextensionsv1.ValidationRule{Rule: "self.metadata.name == 'm'"})},
+		}), []string{"openAPIV3Schema.properties[spec].properties[e].default: Invalid value: failed rule: self.metadata.name == 'm'"}},
+		// The root's default is a resource, as an embedded one.
+		{"a default at the root needs apiVersion and kind", &apiextensionsv1.JSONSchemaProps{
+			Type: "object", Default: rawJSON(map[string]any{}),
+			XValidations: rules(apiextensionsv1.ValidationRule{Rule: "has(self.spec)"}),
+			Properties:   map[string]apiextensionsv1.JSONSchemaProps{"spec": {Type: "string"}},
+		}, []string{"openAPIV3Schema.default.apiVersion: Required value", "openAPIV3Schema.default.kind: Required value"}},
+		{"a default at the root passes its rules", &apiextensionsv1.JSONSchemaProps{
+			Type: "object", Default: rawJSON(map[string]any{"apiVersion": "v1", "kind": "K", "metadata": map[string]any{"name": "n"}}),
+			XValidations: rules(apiextensionsv1.ValidationRule{Rule: "self.metadata.name == 'm'"}),
+		}, []string{"openAPIV3Schema.default: Invalid value: failed rule: self.metadata.name == 'm'"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -113,3 +148,5 @@ func TestCheckDefaults(t *testing.T) {
 		})
 	}
 }
+
+func rules(r ...apiextensionsv1.ValidationRule) apiextensionsv1.ValidationRules { return r }
