@@ -217,7 +217,11 @@ func generateName(base string) string {
 
 // validateCreate checks metadata and the resource's own rules.
 func validateCreate(c *call, obj map[string]any) field.ErrorList {
-	errs := apivalidation.ValidateObjectMetaAccessor(metaToValidate(obj, nil), c.def.Namespaced(), nameValidator(c.def), field.NewPath("metadata"))
+	nameFn := nameValidator(c.def)
+	if nv, ok := c.def.Hooks.(registry.CreateNameValidator); ok {
+		nameFn = nv.CreateNameValidator(obj)
+	}
+	errs := apivalidation.ValidateObjectMetaAccessor(metaToValidate(obj, nil), c.def.Namespaced(), nameFn, field.NewPath("metadata"))
 	if v, ok := c.def.Hooks.(registry.VersionValidator); ok {
 		errs = append(errs, v.ValidateIn(c.version.Name, obj)...)
 	} else if v, ok := c.def.Hooks.(registry.Validator); ok {

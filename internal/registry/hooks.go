@@ -187,6 +187,13 @@ type NameValidator interface {
 	ValidateName(name string, prefix bool) []string
 }
 
+// CreateNameValidator gives the name rule of a create when it depends on
+// the object created (a CRD is named <plural>.<group>). It is checked
+// where the name's own rule is, among the checks of metadata.
+type CreateNameValidator interface {
+	CreateNameValidator(obj map[string]any) func(name string, prefix bool) []string
+}
+
 // Protobuf marks a built-in with a generated Go type, so that protobuf
 // request bodies (kubectl and client-go send them for built-in kinds)
 // decode. NewProtobuf returns a new, empty object of that type.
