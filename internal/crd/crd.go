@@ -93,6 +93,7 @@ var (
 	_ registry.CreatePreparer       = Hooks{}
 	_ registry.UpdatePreparer       = Hooks{}
 	_ registry.Validator            = Hooks{}
+	_ registry.CreateNameValidator  = Hooks{}
 	_ registry.VersionValidator     = Hooks{}
 	_ registry.Finalizer            = Hooks{}
 	_ registry.StrategicMerger      = Hooks{}
@@ -153,7 +154,8 @@ func (Hooks) PrepareForUpdate(obj, old map[string]any) {
 // Validate checks a new CRD. Rules, field paths and messages are
 // upstream's, including its habit of naming fields as its internal
 // version does (spec.validation when every version has the same schema,
-// spec.conversion.webhookClientConfig).
+// spec.conversion.webhookClientConfig). Its name is checked with its
+// metadata (CreateNameValidator).
 func (h Hooks) Validate(obj map[string]any) field.ErrorList {
 	return h.ValidateIn(Version, obj)
 }

@@ -11,6 +11,7 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/transport"
@@ -59,8 +60,7 @@ func validateCreate(c *apiextensionsv1.CustomResourceDefinition, version string,
 		schemas:              schemas,
 		allowNonStructural:   version == VersionV1beta1 && mayBeNonStructural(&c.Spec),
 	}
-	errs := validateName(c)
-	errs = append(errs, validateSpec(&c.Spec, opts, field.NewPath("spec"))...)
+	errs := validateSpec(&c.Spec, opts, field.NewPath("spec"))
 	errs = append(errs, validateStatus(&c.Status, field.NewPath("status"))...)
 	errs = append(errs, validateStoredVersions(c.Status.StoredVersions, c.Spec.Versions, field.NewPath("status", "storedVersions"))...)
 	errs = append(errs, validateAPIApproval(c, nil)...)
@@ -112,19 +112,26 @@ func immutable[T comparable](v, old T, p *field.Path) field.ErrorList {
 	return field.ErrorList{field.Invalid(p, v, "field is immutable")}
 }
 
-// validateName: a CRD is named <plural>.<group>. The handler checks the
-// name is a DNS subdomain; upstream runs this rule on generateName too.
-func validateName(c *apiextensionsv1.CustomResourceDefinition) field.ErrorList {
-	const msg = `must be spec.names.plural+"."+spec.group`
-	want := c.Spec.Names.Plural + "." + c.Spec.Group
-	var errs field.ErrorList
-	if c.GenerateName != "" && c.GenerateName != want {
-		errs = append(errs, field.Invalid(field.NewPath("metadata", "generateName"), c.GenerateName, msg))
+// nameRule is the message of a CRD not named <plural>.<group>.
+const nameRule = `must be spec.names.plural+"."+spec.group`
+
+// CreateNameValidator implements registry.CreateNameValidator: a new
+// CRD's name (and generateName) must be a DNS subdomain and
+// <plural>.<group>, checked with the rest of its metadata, as upstream
+// checks it. An update cannot change the name.
+func (Hooks) CreateNameValidator(obj map[string]any) func(name string, prefix bool) []string {
+	spec, _ := obj["spec"].(map[string]any)
+	names, _ := spec["names"].(map[string]any)
+	plural, _ := names["plural"].(string)
+	group, _ := spec["group"].(string)
+	want := plural + "." + group
+	return func(name string, prefix bool) []string {
+		msgs := apivalidation.NameIsDNSSubdomain(name, prefix)
+		if name != want {
+			msgs = append(msgs, nameRule)
+		}
+		return msgs
 	}
-	if c.Name != "" && c.Name != want {
-		errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), c.Name, msg))
-	}
-	return errs
 }
 
 // shared says which per-version fields every version has alike, and so

@@ -66,20 +66,41 @@ func TestValidFixtures(t *testing.T) {
 	}
 }
 
+// The name rule is run with the checks of metadata, so that its error
+// comes where upstream's does: after the name's own, before the labels'.
+func TestCreateNameValidator(t *testing.T) {
+	const dns = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+	obj := valid(t, "crontab.yaml")
+	rule := Hooks{}.CreateNameValidator(obj)
+	for _, c := range []struct {
+		name   string
+		prefix bool
+		want   []string
+	}{
+		{"crontabs.stable.example.com", false, nil},
+		{"crontab.stable.example.com", false, []string{nameRule}},
+		{"Crontabs.stable.example.com", false, []string{dns, nameRule}},
+		{"crontabs-", true, []string{nameRule}},
+	} {
+		if got := rule(c.name, c.prefix); fmt.Sprint(got) != fmt.Sprint(c.want) {
+			t.Errorf("%q (prefix %v): got %q, want %q", c.name, c.prefix, got, c.want)
+		}
+	}
+	if errs := (Hooks{}).Validate(obj); len(errs) > 0 {
+		t.Errorf("Validate checks the name again: %s", list(errs))
+	}
+}
+
 func TestValidate(t *testing.T) {
 	const (
 		dns1035   = "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')"
 		colTypes  = "must be one of boolean,date,integer,number,string"
-		nameRule  = `must be spec.names.plural+"."+spec.group`
 		oneStored = "must have exactly one version marked as storage version"
 		approval  = `protected groups must have approval annotation "api-approved.kubernetes.io", see https://github.com/kubernetes/enhancements/pull/1111`
 	)
 	v0 := func(keys ...any) []any { return append([]any{"spec", "versions", 0}, keys...) }
 	webhook := func(obj map[string]any, conv map[string]any) { set(obj, conv, "spec", "conversion") }
 	cases := []validationCase{
-		tc(validationCase{name: "name is plural.group",
-			mutate: func(o map[string]any) { set(o, "crontab.stable.example.com", "metadata", "name") },
-			want:   []wantErr{{"metadata.name", field.ErrorTypeInvalid, nameRule}}}),
 		tc(validationCase{name: "group required",
 			mutate: func(o map[string]any) { set(o, "", "spec", "group") },
 			want:   []wantErr{{"spec.group", field.ErrorTypeRequired, ""}}}),

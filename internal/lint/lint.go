@@ -17,6 +17,9 @@ import (
 	"strings"
 
 	yamlv3 "go.yaml.in/yaml/v3"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
 
 	"github.com/crdserver/crdserver/internal/crd"
@@ -134,8 +137,10 @@ func document(name string, doc *yamlv3.Node) []Problem {
 		return []Problem{{File: name, Line: root.Line, Object: objName, Message: err.Error()}}
 	}
 	h.PrepareForCreate(obj)
+	// The server checks the name with the rest of metadata.
+	errs := apivalidation.ValidateObjectMetaAccessor(&unstructured.Unstructured{Object: obj}, false, h.CreateNameValidator(obj), field.NewPath("metadata"))
 	var out []Problem
-	for _, e := range h.ValidateIn(version, obj) {
+	for _, e := range append(errs, h.ValidateIn(version, obj)...) {
 		out = append(out, Problem{File: name, Line: lineOf(root, e.Field), Object: objName, Message: e.Error()})
 	}
 	return out
