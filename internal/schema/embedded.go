@@ -42,6 +42,13 @@ func validateEmbedded(p *field.Path, x any, n *node) field.ErrorList {
 	return errs
 }
 
+// ValidateResourceMeta checks the apiVersion, kind and metadata of x as
+// those of an embedded resource are checked (see validateEmbedded); p is
+// x's path.
+func ValidateResourceMeta(p *field.Path, x map[string]any) field.ErrorList {
+	return validateEmbeddedResource(p, x)
+}
+
 func validateEmbeddedResource(p *field.Path, x map[string]any) field.ErrorList {
 	var errs field.ErrorList
 	if _, ok := x["apiVersion"]; !ok {
