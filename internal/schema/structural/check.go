@@ -94,6 +94,14 @@ func IsStructural(s *apiextensionsv1.JSONSchemaProps) bool {
 // restrictions, the structural violations sorted by their text, then the
 // OpenAPI keyword errors in schema order.
 func Check(s *apiextensionsv1.JSONSchemaProps, p *field.Path, statusEnabled bool, opts Options) field.ErrorList {
+	return CheckWith(s, p, statusEnabled, opts, nil)
+}
+
+// CheckWith is Check that also runs whenStructural, when the schema
+// passes the structural rules, and puts its errors where upstream puts
+// those of the checks it makes only then (defaults): after the root
+// restrictions, before the OpenAPI keyword errors.
+func CheckWith(s *apiextensionsv1.JSONSchemaProps, p *field.Path, statusEnabled bool, opts Options, whenStructural func() field.ErrorList) field.ErrorList {
 	if s == nil {
 		return nil
 	}
@@ -111,7 +119,11 @@ func Check(s *apiextensionsv1.JSONSchemaProps, p *field.Path, statusEnabled bool
 	// keyword errors below say the same thing better.
 	initErr := unsupported(s, 0)
 	if initErr == "" && !opts.AllowNonStructural {
-		errs = append(errs, structuralErrors(s, p)...)
+		serrs := structuralErrors(s, p)
+		errs = append(errs, serrs...)
+		if len(serrs) == 0 && whenStructural != nil {
+			errs = append(errs, whenStructural()...)
+		}
 	}
 
 	k := keywords{opts: opts, requireValidType: !opts.AllowInvalidTypes}
