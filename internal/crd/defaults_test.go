@@ -133,6 +133,28 @@ func TestCheckDefaults(t *testing.T) {
 			Type: "object", Default: rawJSON(map[string]any{"apiVersion": "v1", "kind": "K", "metadata": map[string]any{"name": "n"}}),
 			XValidations: rules(apiextensionsv1.ValidationRule{Rule: "self.metadata.name == 'm'"}),
 		}, []string{"openAPIV3Schema.default: Invalid value: failed rule: self.metadata.name == 'm'"}},
+		// Defaults inside an embedded resource's apiVersion, kind and
+		// metadata must make a valid resource, and are not pruned.
+		{"an embedded apiVersion's default", spec(map[string]apiextensionsv1.JSONSchemaProps{
+			"e": {Type: "object", XEmbeddedResource: true, XPreserveUnknownFields: &yes, Properties: map[string]apiextensionsv1.JSONSchemaProps{
+				"apiVersion": {Type: "string", Default: rawJSON("a/b/c")}}},
+		}), []string{`openAPIV3Schema.properties[spec].properties[e].properties[apiVersion].default: Invalid value: "a/b/c": must result in valid metadata: apiVersion: Invalid value: "a/b/c": unexpected GroupVersion string: a/b/c`}},
+		{"an embedded label's default", spec(map[string]apiextensionsv1.JSONSchemaProps{
+			"e": {Type: "object", XEmbeddedResource: true, XPreserveUnknownFields: &yes, Properties: map[string]apiextensionsv1.JSONSchemaProps{
+				"metadata": {Type: "object", Properties: map[string]apiextensionsv1.JSONSchemaProps{
+					"labels": {Type: "object", Default: rawJSON(map[string]any{"bad key!": "x"}),
+						AdditionalProperties: &apiextensionsv1.JSONSchemaPropsOrBool{Schema: &apiextensionsv1.JSONSchemaProps{Type: "string"}}}}}}},
+		}), []string{`openAPIV3Schema.properties[spec].properties[e].properties[metadata].properties[labels].default: Invalid value: {"bad key!":"x"}: must result in valid metadata: metadata.labels: Invalid value: "bad key!": name part must consist of alphanumeric characters`}},
+		{"an embedded metadata's default keeps unknown fields", spec(map[string]apiextensionsv1.JSONSchemaProps{
+			"e": {Type: "object", XEmbeddedResource: true, Properties: map[string]apiextensionsv1.JSONSchemaProps{
+				"metadata": {Type: "object", Default: rawJSON(map[string]any{"name": "n", "other": 1}),
+					Properties: map[string]apiextensionsv1.JSONSchemaProps{"name": {Type: "string"}}}}},
+		}), nil},
+		{"an embedded finalizer's default", spec(map[string]apiextensionsv1.JSONSchemaProps{
+			"e": {Type: "object", XEmbeddedResource: true, Properties: map[string]apiextensionsv1.JSONSchemaProps{
+				"metadata": {Type: "object", Properties: map[string]apiextensionsv1.JSONSchemaProps{
+					"finalizers": {Type: "array", Items: &apiextensionsv1.JSONSchemaPropsOrArray{Schema: &apiextensionsv1.JSONSchemaProps{Type: "string", Default: rawJSON("a/b/c")}}}}}}},
+		}), []string{`openAPIV3Schema.properties[spec].properties[e].properties[metadata].properties[finalizers].items.default: Invalid value: "a/b/c": must result in valid metadata: metadata.finalizers: Invalid value: "a/b/c": a valid label key`}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -25,16 +25,16 @@ func (StructuralChecker) CheckSchema(in SchemaInput, p *field.Path) field.ErrorL
 		// v1beta1 did not require valid property types either.
 		opts.AllowNonStructural, opts.AllowInvalidTypes = true, true
 	}
-	errs := structural.Check(in.Schema, sp, in.StatusEnabled, opts)
-	if !structural.IsStructural(in.Schema) {
-		return errs
-	}
 	// Defaults, then CEL rules, are checked only on a structural schema,
-	// as upstream; rules only where no other error lies at or below them.
-	if len(errs) == 0 {
-		if errs = checkDefaults(in.Schema, sp); len(errs) > 0 {
-			return errs
-		}
+	// as upstream; rules only when the defaults are valid, and only where
+	// no other error lies at or below them.
+	var defaultErrs field.ErrorList
+	errs := structural.CheckWith(in.Schema, sp, in.StatusEnabled, opts, func() field.ErrorList {
+		defaultErrs = checkDefaults(in.Schema, sp)
+		return defaultErrs
+	})
+	if !structural.IsStructural(in.Schema) || len(defaultErrs) > 0 {
+		return errs
 	}
 	return append(errs, cel.Check(in.Schema, sp, cel.CheckOptions{
 		Stored:          cel.StoredExpressions(in.OldSpec),

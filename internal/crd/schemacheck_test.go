@@ -59,3 +59,40 @@ anyOf:
 		})
 	}
 }
+
+// TestStructuralCheckerDefaultsOrder: defaults are checked whenever the
+// schema is structural, even when keywords are wrong, and their errors
+// come where upstream's do: after the root's, before the keywords'.
+func TestStructuralCheckerDefaultsOrder(t *testing.T) {
+	h := Definition().Hooks.(Hooks)
+	var schema map[string]any
+	if err := yaml.Unmarshal([]byte(`
+type: object
+nullable: true
+properties:
+  metadata:
+    type: object
+    properties:
+      name: {type: string, default: "a/b"}
+  spec:
+    type: object
+    uniqueItems: true
+`), &schema); err != nil {
+		t.Fatal(err)
+	}
+	obj := valid(t, "crontab.yaml")
+	set(obj, schema, "spec", "versions", 0, "schema", "openAPIV3Schema")
+	var got []string
+	for _, e := range h.Validate(obj) {
+		got = append(got, e.Error())
+	}
+	want := []string{
+		"spec.validation.openAPIV3Schema.nullable: Forbidden: nullable cannot be true at the root",
+		`spec.validation.openAPIV3Schema.properties[metadata].properties[name].default: Invalid value: "a/b": must result in valid metadata: metadata.name: Invalid value: "a/b": may not contain '/'`,
+		"spec.validation.openAPIV3Schema.properties[metadata].properties[name].default: Forbidden: must not be set in top-level metadata",
+		"spec.validation.openAPIV3Schema.properties[spec].uniqueItems: Forbidden: uniqueItems cannot be set to true since the runtime complexity becomes quadratic",
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("got\n\t%s\nwant\n\t%s", strings.Join(got, "\n\t"), strings.Join(want, "\n\t"))
+	}
+}
