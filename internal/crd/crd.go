@@ -11,7 +11,9 @@ import (
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/crdserver/crdserver/internal/registry"
@@ -188,7 +190,14 @@ func (h Hooks) ValidateUpdateIn(version string, obj, old map[string]any) field.E
 		// The stored object is ours; validate as a create rather than fail.
 		return validateCreate(c, version, h.Schemas)
 	}
-	return validateUpdate(c, o, version, h.Schemas)
+	return append(metadataUpdate(obj, old), validateUpdate(c, o, version, h.Schemas)...)
+}
+
+// metadataUpdate checks the metadata of an update once more: upstream's
+// CRD validation repeats the generic checks of an update's metadata (the
+// handler's), so their errors come twice, then once more here.
+func metadataUpdate(obj, old map[string]any) field.ErrorList {
+	return apivalidation.ValidateObjectMetaAccessorUpdate(&unstructured.Unstructured{Object: obj}, &unstructured.Unstructured{Object: old}, field.NewPath("metadata"))
 }
 
 // PrepareForStatusUpdate puts the storage version back into an emptied
@@ -211,13 +220,14 @@ func (Hooks) PrepareForStatusUpdate(obj, old map[string]any) {
 }
 
 // ValidateStatusUpdate checks a write of the status subresource: upstream
-// validates only metadata (the handler's part) and status.acceptedNames.
+// validates only metadata (the handler's part, repeated) and
+// status.acceptedNames.
 func (Hooks) ValidateStatusUpdate(obj, old map[string]any) field.ErrorList {
 	c, err := decode(obj)
 	if err != nil {
 		return decodeErrors(err)
 	}
-	return validateStatus(&c.Status, field.NewPath("status"))
+	return append(metadataUpdate(obj, old), validateStatus(&c.Status, field.NewPath("status"))...)
 }
 
 // Pending reports whether a delete must only mark the CRD: true until it

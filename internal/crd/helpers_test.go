@@ -28,11 +28,13 @@ func load(t testing.TB, name string) map[string]any {
 	return obj
 }
 
-// valid returns a fixture as the handler holds it after PrepareForCreate.
+// valid returns a fixture as the handler holds it after PrepareForCreate,
+// with the resourceVersion it has once stored (which an update needs).
 func valid(t testing.TB, name string) map[string]any {
 	t.Helper()
 	obj := load(t, name)
 	Hooks{}.PrepareForCreate(obj)
+	set(obj, "1", "metadata", "resourceVersion")
 	return obj
 }
 

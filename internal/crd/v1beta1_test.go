@@ -279,6 +279,7 @@ func TestV1beta1Validation(t *testing.T) {
 			t.Fatal(err)
 		}
 		h.PrepareForCreate(v1)
+		set(v1, "1", "metadata", "resourceVersion") // as stored
 		return v1
 	}
 	legacy := write(t, "v1beta1-legacy.yaml", nil)

@@ -395,6 +395,12 @@ func TestValidateUpdate(t *testing.T) {
 		old func(old map[string]any)
 	}{
 		{validationCase: tc(validationCase{name: "unchanged"})},
+		// Upstream's CRD validation checks an update's metadata again,
+		// after the generic checks (the handler's).
+		{validationCase: tc(validationCase{name: "metadata checked again",
+			mutate: func(o map[string]any) { set(o, map[string]any{"a": "b c"}, "metadata", "labels") },
+			want: []wantErr{{"metadata.labels", field.ErrorTypeInvalid,
+				"a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"}}})},
 		{validationCase: tc(validationCase{name: "scope immutable once established",
 			mutate: func(o map[string]any) { set(o, "Cluster", "spec", "scope") },
 			want:   []wantErr{{"spec.scope", field.ErrorTypeInvalid, "field is immutable"}}}),
@@ -498,6 +504,12 @@ func TestValidateStatusUpdate(t *testing.T) {
 	set(obj, "Crontabs", "status", "acceptedNames", "plural")
 	errs := Hooks{}.ValidateStatusUpdate(obj, old)
 	if len(errs) != 1 || errs[0].Field != "status.acceptedNames.plural" {
+		t.Errorf("got %s", list(errs))
+	}
+	// Metadata is checked again, first.
+	set(obj, map[string]any{"a": "b c"}, "metadata", "labels")
+	errs = Hooks{}.ValidateStatusUpdate(obj, old)
+	if len(errs) != 2 || errs[0].Field != "metadata.labels" || errs[1].Field != "status.acceptedNames.plural" {
 		t.Errorf("got %s", list(errs))
 	}
 }
