@@ -1,6 +1,8 @@
 package schema
 
 import (
+	"cmp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -34,11 +36,16 @@ func isTypeOrObjectMeta(k string) bool {
 }
 
 // Prune removes the fields of obj the schema does not specify and returns
-// their paths, sorted, in upstream's wording for fieldValidation
-// ("spec.foo", "spec.list[0].bar", "metadata.foo"; the caller adds
-// `unknown field "…"`). apiVersion, kind and metadata are kept at the root
-// and in embedded resources; metadata is pruned to ObjectMeta's fields.
-// Nulls are left for Default to handle.
+// their paths in upstream's wording for fieldValidation ("spec.foo",
+// "spec.list[0].bar", "metadata.foo"; the caller adds `unknown field
+// "…"`). apiVersion, kind and metadata are kept at the root and in
+// embedded resources; metadata is pruned to ObjectMeta's fields. Nulls are
+// left for Default to handle.
+//
+// The paths come in the order of upstream's three passes: the root
+// metadata's (in the order of its JSON encoding, keys sorted), then the
+// rest of the object's, sorted, then the embedded resources' metadata's,
+// sorted.
 func (s *Schema) Prune(obj map[string]any) []string {
 	var buf [16]seg
 	p := pruner{segs: buf[:0]}
@@ -46,8 +53,22 @@ func (s *Schema) Prune(obj map[string]any) []string {
 	if !s.keepUnknown {
 		p.prune(obj, s.pruneRoot)
 	}
-	sort.Strings(p.paths)
-	return p.paths
+	return prunedInOrder(p.meta, p.paths, p.embedded)
+}
+
+// prunedInOrder joins the unknown field paths of an object as upstream
+// reports them: meta (the root metadata's, already in order), then body
+// and embedded (the embedded resources' metadata's), each sorted.
+func prunedInOrder(meta, body, embedded []string) []string {
+	sort.Strings(body)
+	sort.Strings(embedded)
+	if len(meta) == 0 && len(embedded) == 0 {
+		return body
+	}
+	out := make([]string, 0, len(meta)+len(body)+len(embedded))
+	out = append(out, meta...)
+	out = append(out, body...)
+	return append(out, embedded...)
 }
 
 type segKind uint8
@@ -69,6 +90,9 @@ type seg struct {
 type pruner struct {
 	segs  []seg
 	paths []string
+	// meta and embedded are the paths pruned from the root metadata and
+	// from embedded resources' metadata, which upstream reports apart.
+	meta, embedded []string
 }
 
 func (p *pruner) record(k string) {
@@ -214,19 +238,18 @@ func knownMembersOnly(raw codec.Raw, known map[string]bool) bool {
 }
 
 // pruneMetadata drops the fields of obj's metadata that ObjectMeta does
-// not have, reporting them as "<path>.metadata.<field>".
+// not have, reporting them as "<path>.metadata.<field>" in the order
+// upstream's strict decoding of the re-encoded metadata finds them: by
+// key, then list index, then member name.
 func (p *pruner) pruneMetadata(obj map[string]any, root bool) {
 	meta, ok := obj["metadata"].(map[string]any)
 	if !ok {
 		return
 	}
-	prefix := "metadata."
-	if !root {
-		prefix = p.fieldPath() + ".metadata."
-	}
+	var found []metaField
 	for k, v := range meta {
 		if !objectMetaFields[k] {
-			p.paths = append(p.paths, prefix+k)
+			found = append(found, metaField{key: k, idx: -1})
 			delete(meta, k)
 			continue
 		}
@@ -254,10 +277,39 @@ func (p *pruner) pruneMetadata(obj map[string]any, root bool) {
 			m, _ := e.(map[string]any)
 			for f := range m {
 				if !known[f] {
-					p.paths = append(p.paths, prefix+k+"["+strconv.Itoa(i)+"]."+f)
+					found = append(found, metaField{key: k, idx: i, member: f})
 					delete(m, f)
 				}
 			}
 		}
 	}
+	if len(found) == 0 {
+		return
+	}
+	slices.SortFunc(found, func(a, b metaField) int {
+		return cmp.Or(strings.Compare(a.key, b.key), cmp.Compare(a.idx, b.idx), strings.Compare(a.member, b.member))
+	})
+	prefix := "metadata."
+	if !root {
+		prefix = p.fieldPath() + ".metadata."
+	}
+	for _, f := range found {
+		path := prefix + f.key
+		if f.idx >= 0 {
+			path += "[" + strconv.Itoa(f.idx) + "]." + f.member
+		}
+		if root {
+			p.meta = append(p.meta, path)
+		} else {
+			p.embedded = append(p.embedded, path)
+		}
+	}
+}
+
+// metaField is a field pruned from metadata: a member of it (idx -1), or
+// a member of one of its lists' objects.
+type metaField struct {
+	key    string
+	idx    int
+	member string
 }

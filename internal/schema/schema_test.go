@@ -199,7 +199,66 @@ metadata:
   name: a
   labels: {x: y}
   ownerReferences: [{apiVersion: v1, kind: Pod, name: p, uid: u}]`,
-			paths: []string{"extra", "metadata.foo", "metadata.ownerReferences[0].extra"},
+			// Upstream reports the root metadata's before the rest.
+			paths: []string{"metadata.foo", "metadata.ownerReferences[0].extra", "extra"},
+		},
+		{
+			name: caseName("root metadata in its encoding's order, then the body, then embedded metadata"),
+			schema: `
+type: object
+properties:
+  spec:
+    type: object
+    properties:
+      e:
+        type: object
+        x-kubernetes-embedded-resource: true
+        x-kubernetes-preserve-unknown-fields: true
+      a: {type: string}
+`,
+			in: `
+metadata:
+  zz: 1
+  ownerReferences:
+  - {apiVersion: v1, kind: Pod, name: p0, uid: u}
+  - {apiVersion: v1, kind: Pod, name: p1, uid: u}
+  - {apiVersion: v1, kind: Pod, name: p2, uid: u, yy: 1, xx: 1}
+  - {apiVersion: v1, kind: Pod, name: p3, uid: u}
+  - {apiVersion: v1, kind: Pod, name: p4, uid: u}
+  - {apiVersion: v1, kind: Pod, name: p5, uid: u}
+  - {apiVersion: v1, kind: Pod, name: p6, uid: u}
+  - {apiVersion: v1, kind: Pod, name: p7, uid: u}
+  - {apiVersion: v1, kind: Pod, name: p8, uid: u}
+  - {apiVersion: v1, kind: Pod, name: p9, uid: u}
+  - {apiVersion: v1, kind: Pod, name: p10, uid: u, w: 1}
+  aa: 1
+a: 1
+spec:
+  b: 1
+  e: {apiVersion: v1, kind: X, metadata: {q: 1, b: 1}, free: 1}
+z: 1`,
+			want: `
+metadata:
+  ownerReferences:
+  - {apiVersion: v1, kind: Pod, name: p0, uid: u}
+  - {apiVersion: v1, kind: Pod, name: p1, uid: u}
+  - {apiVersion: v1, kind: Pod, name: p2, uid: u}
+  - {apiVersion: v1, kind: Pod, name: p3, uid: u}
+  - {apiVersion: v1, kind: Pod, name: p4, uid: u}
+  - {apiVersion: v1, kind: Pod, name: p5, uid: u}
+  - {apiVersion: v1, kind: Pod, name: p6, uid: u}
+  - {apiVersion: v1, kind: Pod, name: p7, uid: u}
+  - {apiVersion: v1, kind: Pod, name: p8, uid: u}
+  - {apiVersion: v1, kind: Pod, name: p9, uid: u}
+  - {apiVersion: v1, kind: Pod, name: p10, uid: u}
+spec:
+  e: {apiVersion: v1, kind: X, metadata: {}, free: 1}`,
+			paths: []string{
+				"metadata.aa", "metadata.ownerReferences[2].xx", "metadata.ownerReferences[2].yy",
+				"metadata.ownerReferences[10].w", "metadata.zz",
+				"a", "spec.b", "z",
+				"spec.e.metadata.b", "spec.e.metadata.q",
+			},
 		},
 		{
 			name:   caseName("embedded resources keep apiVersion kind metadata"),
@@ -227,7 +286,8 @@ pruned:
   kind: Foo
   metadata: {name: p}
   spec: {a: b}`,
-			paths: []string{"foo.metadata.unspecified", "pruned.spec.unspecified", "pruned.unspecified"},
+			// Upstream reports embedded resources' metadata last.
+			paths: []string{"pruned.spec.unspecified", "pruned.unspecified", "foo.metadata.unspecified"},
 		},
 		{
 			name: caseName("lists and additionalProperties"),
