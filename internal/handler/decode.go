@@ -20,6 +20,7 @@ import (
 
 	"github.com/crdserver/crdserver/internal/codec"
 	"github.com/crdserver/crdserver/internal/registry"
+	crschema "github.com/crdserver/crdserver/internal/schema"
 )
 
 // typedHooks is the value whose type checks apply to request bodies in the
@@ -171,7 +172,7 @@ func checkTyped(c *call, obj map[string]any, ct, mode string, problems []string)
 	if uf, ok := typedHooks(c).(registry.UnknownFielder); ok && mode != "Ignore" && !(listed && isJSON(ct)) {
 		problems = append(problems, uf.UnknownFields(obj)...)
 	}
-	if s := versionSchema(c); s != nil && isRequestKind(c, obj) {
+	if s := bodySchema(c, obj); s != nil {
 		for _, p := range s.Prune(obj) {
 			problems = append(problems, unknownField(p))
 		}
@@ -205,6 +206,50 @@ func claimedVersion(c *call, obj map[string]any) string {
 	}
 	return c.version.Name
 }
+
+// bodySchema is the schema that prunes a request body as it decodes: the
+// version's, for a body of the URL's version and kind. A custom resource
+// body of another version of the same kind (refused after decoding) is
+// pruned as upstream's decoder prunes it, by the schema of the version it
+// names — all but apiVersion, kind and metadata when there is no such
+// version — and one of another kind has its metadata pruned only.
+func bodySchema(c *call, obj map[string]any) registry.Schema {
+	s := versionSchema(c)
+	if goTyped(c.def) || isRequestKind(c, obj) {
+		return s
+	}
+	av, _ := obj["apiVersion"].(string)
+	kind, _ := obj["kind"].(string)
+	gv, err := schema.ParseGroupVersion(av)
+	switch {
+	case err != nil:
+		return nil
+	case gv.Group != c.def.Group || kind != c.def.Kind:
+		return metadataSchema
+	}
+	v := c.def.Version(gv.Version)
+	if v == nil {
+		return unspecifiedSchema
+	}
+	if s, ok := v.Schema.(registry.Schema); ok {
+		return s
+	}
+	return metadataSchema
+}
+
+// The schemas of bodies that no version's schema prunes: unspecifiedSchema
+// prunes all but apiVersion, kind and metadata, and the metadata;
+// metadataSchema prunes the metadata only.
+var (
+	unspecifiedSchema = func() *crschema.Schema {
+		s, err := crschema.Compile(nil)
+		if err != nil {
+			panic(err) // a nil schema has nothing that can fail to compile
+		}
+		return s
+	}()
+	metadataSchema = unspecifiedSchema.PreservingUnknownFields()
+)
 
 // isRequestKind reports whether obj claims the request's apiVersion and
 // kind (or leaves them to the URL).
