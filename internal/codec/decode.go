@@ -59,9 +59,9 @@ type DecodeOptions struct {
 // or a body that is not an object is a *DecodeError (400 BadRequest).
 //
 // problems are upstream's strict-decoding complaints that do not stop the
-// decode: `duplicate field "spec.replicas"` for JSON, `line 5: key
-// "replicas" already set in map` for YAML. The handler turns them into
-// warnings or, with fieldValidation=Strict, into an error.
+// decode: `duplicate field "spec.replicas"` for JSON, one "yaml: unmarshal
+// errors:" listing the keys for YAML. The handler turns them into
+// warnings (see Warnings) or, with fieldValidation=Strict, into an error.
 func Decode(body []byte, contentType string, opts DecodeOptions) (obj map[string]any, problems []string, err error) {
 	maxBytes := opts.MaxBytes
 	if maxBytes <= 0 {
@@ -256,8 +256,9 @@ func notAnObject(v any) error {
 }
 
 // yamlToJSON converts YAML to JSON. Duplicate keys, which the lenient
-// conversion drops silently, are reported as upstream does: one problem per
-// line of the strict converter's error.
+// conversion drops silently, are one problem as upstream's strict decoder
+// reports them: "yaml: unmarshal errors:" and a line per key (Warnings
+// splits it).
 func yamlToJSON(body []byte) ([]byte, []string, error) {
 	j, strictErr := yaml.YAMLToJSONStrict(body)
 	if strictErr == nil {
@@ -267,11 +268,24 @@ func yamlToJSON(body []byte) ([]byte, []string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	return j, yamlProblems(strictErr.Error()), nil
+	return j, []string{strictErr.Error()}, nil
 }
 
-// yamlProblems splits "error converting YAML to JSON: yaml: unmarshal
-// errors:\n  line 3: key \"a\" already set in map\n ..." into its lines.
+// Warnings are the Warning texts of strict-decoding problems under
+// fieldValidation=Warn, as upstream words them: each line of a YAML
+// problem on its own ("line 3: key \"a\" already set in map"), the
+// others as they are.
+func Warnings(problems []string) []string {
+	var out []string
+	for _, p := range problems {
+		out = append(out, yamlProblems(p)...)
+	}
+	return out
+}
+
+// yamlProblems splits "yaml: unmarshal errors:\n  line 3: key \"a\"
+// already set in map\n ..." (with or without "error converting YAML to
+// JSON: " before it) into its lines; any other text is one problem.
 func yamlProblems(msg string) []string {
 	for _, prefix := range []string{"yaml: unmarshal errors:\n", "error converting YAML to JSON: yaml: unmarshal errors:\n"} {
 		if rest, ok := strings.CutPrefix(msg, prefix); ok {

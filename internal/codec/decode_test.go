@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -60,7 +61,12 @@ func TestDecode(t *testing.T) {
 			want: map[string]any{"a": []any{[]any{map[string]any{"x": int64(1)}}}}, problems: []string{`duplicate field "a[0][0].x"`}},
 		{name: "duplicate reported once", body: `{"a":1,"a":2,"a":3}`, want: map[string]any{"a": int64(3)}, problems: []string{`duplicate field "a"`}},
 		{name: "yaml duplicate", body: "a: 1\nspec:\n  r: 1\n  r: 2\n", ctype: "application/yaml",
-			want: map[string]any{"a": int64(1), "spec": map[string]any{"r": int64(2)}}, problems: []string{`line 4: key "r" already set in map`}},
+			want: map[string]any{"a": int64(1), "spec": map[string]any{"r": int64(2)}}, problems: []string{"yaml: unmarshal errors:\n  line 4: key \"r\" already set in map"}},
+		// One problem for all the keys, as upstream's Strict message has
+		// them; Warnings splits it.
+		{name: "yaml duplicates", body: "a: 1\na: 2\nspec:\n  r: 1\n  r: 2\n", ctype: "application/yaml",
+			want:     map[string]any{"a": int64(2), "spec": map[string]any{"r": int64(2)}},
+			problems: []string{"yaml: unmarshal errors:\n  line 2: key \"a\" already set in map\n  line 5: key \"r\" already set in map"}},
 
 		{name: "malformed", body: `{"a":`, code: 400, msg: "couldn't get version/kind; json parse error: unexpected end of JSON input"},
 		{name: "bad char", body: `{"a":x}`, code: 400, msg: "invalid character 'x' looking for beginning of value"},
@@ -397,5 +403,30 @@ func TestDecodeUnchanging(t *testing.T) {
 	y, _, err := Decode([]byte("spec:\n  s: plain\n"), MediaYAML, DecodeOptions{Unchanging: true})
 	if err != nil || y["spec"].(map[string]any)["s"] != "plain" {
 		t.Errorf("YAML decoded to %v, %v", y, err)
+	}
+}
+
+func TestWarnings(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		problems []string
+		want     []string
+	}{
+		{name: "none"},
+		{name: "json", problems: []string{`duplicate field "a"`, `unknown field "b"`}, want: []string{`duplicate field "a"`, `unknown field "b"`}},
+		{
+			name:     "a yaml problem's lines",
+			problems: []string{"yaml: unmarshal errors:\n  line 2: key \"a\" already set in map\n  line 5: key \"r\" already set in map", `unknown field "b"`},
+			want:     []string{`line 2: key "a" already set in map`, `line 5: key "r" already set in map`, `unknown field "b"`},
+		},
+		{
+			name:     "the converter's wording",
+			problems: []string{"error converting YAML to JSON: yaml: unmarshal errors:\n  line 2: key \"a\" already set in map"},
+			want:     []string{`line 2: key "a" already set in map`},
+		},
+	} {
+		if got := Warnings(tc.problems); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
 	}
 }

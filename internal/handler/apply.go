@@ -71,12 +71,12 @@ func (h *Handler) doApply(c *call, sub string) error {
 			return nil, err
 		}
 		if len(problems) > 0 && mode == "Strict" {
-			fallback := errors.New("error converting YAML to JSON: yaml: unmarshal errors:\n  " + strings.Join(problems, "\n  "))
+			fallback := errors.New("error converting YAML to JSON: " + strings.Join(problems, ", "))
 			return nil, apierrors.NewBadRequest("error strict decoding patch: " + upstreamYAMLError(body, yaml.UnmarshalStrict, fallback))
 		}
 		if mode == "Warn" {
-			for _, p := range problems {
-				addWarning(c, p)
+			for _, w := range codec.Warnings(problems) {
+				addWarning(c, w)
 			}
 		}
 		// A configuration that sets resourceVersion applies only to that

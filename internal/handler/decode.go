@@ -266,8 +266,8 @@ func applyFieldValidation(c *call, mode string, problems []string) error {
 	if mode == "Strict" {
 		return apierrors.NewBadRequest("strict decoding error: " + strings.Join(problems, ", "))
 	}
-	for _, p := range problems {
-		addWarning(c, p)
+	for _, w := range codec.Warnings(problems) {
+		addWarning(c, w)
 	}
 	return nil
 }

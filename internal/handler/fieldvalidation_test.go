@@ -2,6 +2,7 @@ package handler_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strconv"
 	"testing"
@@ -81,10 +82,10 @@ func TestUnknownFieldWarnings(t *testing.T) {
 				`unknown field "spec.e.other"`, `unknown field "spec.x"`, `unknown field "spec.e.metadata.junk"`},
 		},
 		{
-			name: "strict, in upstream's order",
-			path: gizmos + "?fieldValidation=Strict",
-			body: `{"apiVersion":"fv.example.com/v1","kind":"Gizmo","metadata":{"name":"a","bogus":1},"a":1}`,
-			code: 400,
+			name:    "strict, in upstream's order",
+			path:    gizmos + "?fieldValidation=Strict",
+			body:    `{"apiVersion":"fv.example.com/v1","kind":"Gizmo","metadata":{"name":"a","bogus":1},"a":1}`,
+			code:    400,
 			message: `Gizmo in version "v1" cannot be handled as a Gizmo: strict decoding error: unknown field "metadata.bogus", unknown field "a"`,
 		},
 		{
@@ -136,6 +137,54 @@ func TestUnknownFieldWarnings(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := e.do(req{method: "POST", path: tc.path, body: tc.body})
+			if r.code != tc.code {
+				t.Fatalf("code %d, want %d: %s", r.code, tc.code, r.body)
+			}
+			if got := r.warnings(t); !slices.Equal(got, tc.warnings) {
+				t.Errorf("warnings\n got %q\nwant %q", got, tc.warnings)
+			}
+			if tc.message == "" {
+				return
+			}
+			var st struct{ Message string }
+			if err := json.Unmarshal(r.body, &st); err != nil || st.Message != tc.message {
+				t.Errorf("message\n got %q\nwant %q", st.Message, tc.message)
+			}
+		})
+	}
+}
+
+// Duplicate keys of a YAML body: a warning for each under Warn, and under
+// Strict the YAML decoder's one error listing them, as upstream's.
+func TestYAMLDuplicateKeyWarnings(t *testing.T) {
+	e := newGizmoEnv(t)
+	const gizmo = "apiVersion: fv.example.com/v1\nkind: Gizmo\nmetadata:\n  name: %s\nspec:\n  size: 1\n  size: 2\n  x: 1\n  free:\n    a: 1\n    a: 2\n"
+	const configMap = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %s\n  bogus: 1\ndata:\n  a: \"1\"\n  a: \"2\"\n"
+	for _, tc := range []struct {
+		name, path, body string
+		code             int
+		warnings         []string
+		message          string
+	}{
+		{
+			name: "custom resource", path: gizmos, body: fmt.Sprintf(gizmo, "y1"), code: 201,
+			warnings: []string{`line 7: key "size" already set in map`, `line 11: key "a" already set in map`, `unknown field "spec.x"`},
+		},
+		{
+			name: "custom resource, strict", path: gizmos + "?fieldValidation=Strict", body: fmt.Sprintf(gizmo, "y2"), code: 400,
+			message: "Gizmo in version \"v1\" cannot be handled as a Gizmo: strict decoding error: yaml: unmarshal errors:\n  line 7: key \"size\" already set in map\n  line 11: key \"a\" already set in map, unknown field \"spec.x\"",
+		},
+		{
+			name: "built-in", path: "/api/v1/namespaces/default/configmaps", body: fmt.Sprintf(configMap, "y3"), code: 201,
+			warnings: []string{`line 8: key "a" already set in map`, `unknown field "metadata.bogus"`},
+		},
+		{
+			name: "built-in, strict", path: "/api/v1/namespaces/default/configmaps?fieldValidation=Strict", body: fmt.Sprintf(configMap, "y4"), code: 400,
+			message: "ConfigMap in version \"v1\" cannot be handled as a ConfigMap: strict decoding error: yaml: unmarshal errors:\n  line 8: key \"a\" already set in map, unknown field \"metadata.bogus\"",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := e.do(req{method: "POST", path: tc.path, body: tc.body, contentType: "application/yaml"})
 			if r.code != tc.code {
 				t.Fatalf("code %d, want %d: %s", r.code, tc.code, r.body)
 			}
