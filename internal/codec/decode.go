@@ -14,6 +14,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"reflect"
 	"strings"
 	"unsafe"
 
@@ -50,6 +51,10 @@ type DecodeOptions struct {
 	// decodes to is in use: its strings are then slices of the body
 	// itself rather than of a copy.
 	Unchanging bool
+	// GoType is the Go type upstream decodes the body into, for a
+	// resource that has one: a key given twice then adds to what the
+	// first one set, as encoding/json decodes it (see typedmerge.go).
+	GoType reflect.Type
 }
 
 // Decode decodes a JSON or YAML body holding one object.
@@ -95,7 +100,7 @@ func Decode(body []byte, contentType string, opts DecodeOptions) (obj map[string
 		src = string(data)
 	}
 	v, dups, err := decodeJSONWith(parser{data: data, src: src, maxDepth: maxDepth,
-		rawManagedFields: opts.RawManagedFields && mt == MediaJSON})
+		rawManagedFields: opts.RawManagedFields && mt == MediaJSON, goType: opts.GoType})
 	if err != nil {
 		return nil, nil, &DecodeError{Err: fmt.Errorf("couldn't get version/kind; json parse error: %w", err), summary: summarize(body)}
 	}

@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"reflect"
 	"strconv"
 	"strings"
 	"unicode/utf16"
@@ -59,6 +60,9 @@ type parser struct {
 	// rawManagedFields keeps metadata.managedFields of the top-level
 	// object as a Raw when it is in Marshal's form (see rawfields.go).
 	rawManagedFields bool
+	// goType is the Go type the document is decoded as, if any: a key
+	// given twice is then decoded into its first value (typedmerge.go).
+	goType reflect.Type
 }
 
 // decodeJSON parses one JSON value (and nothing but whitespace after it).
@@ -198,6 +202,12 @@ func (p *parser) object() (any, error) {
 		}
 		if err != nil {
 			return nil, err
+		}
+		if p.goType != nil {
+			if prev, ok := m[key]; ok {
+				// p.stack still ends with key.
+				v = redecode(p.goType, p.stack, prev, v)
+			}
 		}
 		p.stack = p.stack[:len(p.stack)-1]
 		n := len(m)

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"mime"
+	"reflect"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -86,6 +87,11 @@ func decodeBodyWith(c *call, opts codec.DecodeOptions) (map[string]any, error) {
 		if obj, err := decodeProtobuf(typedHooks(c), body); obj != nil || err != nil {
 			return obj, err
 		}
+	}
+	if sm, ok := typedHooks(c).(registry.StrategicMerger); ok {
+		// A key given twice adds to what the first set, as upstream's
+		// typed decoding has it.
+		opts.GoType = reflect.TypeOf(sm.PatchSchema())
 	}
 	obj, problems, err := codec.Decode(body, ct, opts)
 	if err != nil {

@@ -3,6 +3,7 @@ package handler_test
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
 	"strconv"
 	"testing"
@@ -199,5 +200,28 @@ func TestYAMLDuplicateKeyWarnings(t *testing.T) {
 				t.Errorf("message\n got %q\nwant %q", st.Message, tc.message)
 			}
 		})
+	}
+}
+
+// A built-in's JSON body that gives a key twice: the second object adds
+// to the first, as upstream's typed decoder has it, and the duplicate is
+// warned of.
+func TestTypedBodyRepeatedKeys(t *testing.T) {
+	e := newEnv(t)
+	r := e.do(req{method: "POST", path: "/api/v1/namespaces/default/configmaps?dryRun=All",
+		body: `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","labels":{"x":"1"}},"data":{"a":"1","a":"2"},"metadata":{"labels":{"y":"2"}},"data":{"b":"x"}}`})
+	if r.code != 201 {
+		t.Fatalf("code %d: %s", r.code, r.body)
+	}
+	want := []string{`duplicate field "data.a"`, `duplicate field "metadata"`, `duplicate field "data"`}
+	if got := r.warnings(t); !slices.Equal(got, want) {
+		t.Errorf("warnings\n got %q\nwant %q", got, want)
+	}
+	obj := r.obj(t)
+	if got, want := obj["data"], map[string]any{"a": "2", "b": "x"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("data %v, want %v", got, want)
+	}
+	if str(obj, "metadata", "name") != "a" || str(obj, "metadata", "labels", "x") != "1" || str(obj, "metadata", "labels", "y") != "2" {
+		t.Errorf("metadata %v, want name a and labels x and y", obj["metadata"])
 	}
 }
