@@ -112,6 +112,9 @@ func decodeBodyWith(c *call, opts codec.DecodeOptions) (map[string]any, error) {
 	if err := checkTyped(c, obj, ct, mode, problems); err != nil {
 		return nil, err
 	}
+	if err := checkAPIVersion(c, obj); err != nil {
+		return nil, err
+	}
 	return obj, nil
 }
 
@@ -124,12 +127,12 @@ func goTyped(def *registry.Definition) bool {
 	return ok
 }
 
-// checkCustomTypeMeta refuses a custom resource body without kind or
-// apiVersion as upstream does. Without kind, its unstructured decoder
-// fails; the message depends on fieldValidation, since only the strict
-// decoder reports the kind it found (none) rather than the URL's. Without
-// apiVersion, the object's group and version are empty and do not match
-// the URL's.
+// checkCustomTypeMeta refuses a custom resource body without kind as
+// upstream does: its unstructured decoder fails; the message depends on
+// fieldValidation, since only the strict decoder reports the kind it found
+// (none) rather than the URL's. (A body without apiVersion decodes, and is
+// refused once decoding has reported its unknown fields: see
+// checkAPIVersion.)
 func checkCustomTypeMeta(c *call, obj map[string]any, body []byte, ct, mode string) error {
 	if goTyped(c.def) {
 		return nil
@@ -153,14 +156,44 @@ func checkCustomTypeMeta(c *call, obj map[string]any, body []byte, ct, mode stri
 		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v",
 			c.def.Kind, version, c.def.Kind, runtime.NewMissingKindErr(string(data))))
 	}
-	if av == "" {
-		return apierrors.NewBadRequest(fmt.Sprintf("the API version in the data () does not match the expected API version (%s)", c.apiVersion()))
+	if _, err := schema.ParseGroupVersion(av); err != nil {
+		return apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): %v (%s)", c.def.Kind, err, summarize(body)))
 	}
 	if err := metaTypeError(obj); err != nil {
-		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", c.def.Kind, claimedVersion(c, obj), c.def.Kind, err))
+		return decodeError(c, obj, err)
 	}
 	dropEmptyMetadata(obj)
 	return nil
+}
+
+// checkAPIVersion refuses a custom resource body without apiVersion, as
+// upstream does after decoding it: its group and version are empty and do
+// not match the URL's.
+func checkAPIVersion(c *call, obj map[string]any) error {
+	if av, _ := obj["apiVersion"].(string); av == "" && !goTyped(c.def) {
+		return apierrors.NewBadRequest(fmt.Sprintf("the API version in the data () does not match the expected API version (%s)", c.apiVersion()))
+	}
+	return nil
+}
+
+// decodeError is upstream's 400 for a body its decoder refuses with err:
+// it names the kind and version the body claims, and the kind it was to
+// be decoded as — a built-in's own, or a custom resource body's kind,
+// read from the body, which fails first when the body has no version.
+func decodeError(c *call, obj map[string]any, err error) error {
+	kind, _ := obj["kind"].(string)
+	if kind == "" {
+		kind = c.def.Kind
+	}
+	as := c.def.Kind
+	if !goTyped(c.def) {
+		av, _ := obj["apiVersion"].(string)
+		if gv, _ := schema.ParseGroupVersion(av); gv.Version == "" {
+			return apierrors.NewBadRequest(runtime.NewMissingVersionErr("object has no apiVersion field").Error())
+		}
+		as = kind
+	}
+	return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", kind, claimedVersion(c, obj), as, err))
 }
 
 // checkTyped applies a built-in's Go type to a decoded body: wrongly typed
@@ -185,13 +218,7 @@ func checkTyped(c *call, obj map[string]any, ct, mode string, problems []string)
 		c.bodyPruned = true
 	}
 	if mode == "Strict" && len(problems) > 0 {
-		// Upstream's decoder names the kind and version the body claims.
-		kind, _ := obj["kind"].(string)
-		if kind == "" {
-			kind = c.def.Kind
-		}
-		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: strict decoding error: %s",
-			kind, claimedVersion(c, obj), c.def.Kind, strings.Join(problems, ", ")))
+		return decodeError(c, obj, errors.New("strict decoding error: "+strings.Join(problems, ", ")))
 	}
 	return applyFieldValidation(c, mode, problems)
 }
@@ -220,9 +247,11 @@ func claimedVersion(c *call, obj map[string]any) string {
 // names — all but apiVersion, kind and metadata when there is no such
 // version — and one of another kind has its metadata pruned only.
 func bodySchema(c *call, obj map[string]any) registry.Schema {
-	s := versionSchema(c)
-	if goTyped(c.def) || isRequestKind(c, obj) {
-		return s
+	if goTyped(c.def) {
+		if isRequestKind(c, obj) {
+			return versionSchema(c)
+		}
+		return nil
 	}
 	av, _ := obj["apiVersion"].(string)
 	kind, _ := obj["kind"].(string)
@@ -231,7 +260,7 @@ func bodySchema(c *call, obj map[string]any) registry.Schema {
 	case err != nil:
 		return nil
 	case gv.Group != c.def.Group || kind != c.def.Kind:
-		return metadataSchema
+		return metadataSchema // a body without apiVersion too
 	}
 	v := c.def.Version(gv.Version)
 	if v == nil {

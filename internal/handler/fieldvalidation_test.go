@@ -135,6 +135,42 @@ func TestUnknownFieldWarnings(t *testing.T) {
 			warnings: []string{`unknown field "metadata.bogus"`},
 			message:  `Other.fv.example.com "a" is invalid: kind: Invalid value: "Other": must be Gizmo`,
 		},
+		{
+			name:    "another kind, strict: the body's kind",
+			path:    gizmos + "?fieldValidation=Strict",
+			body:    `{"apiVersion":"fv.example.com/v1","kind":"Other","metadata":{"name":"a","bogus":1},"spec":{"x":1}}`,
+			code:    400,
+			message: `Other in version "v1" cannot be handled as a Other: strict decoding error: unknown field "metadata.bogus"`,
+		},
+		{
+			name:     "no apiVersion: the metadata only",
+			path:     gizmos,
+			body:     `{"kind":"Gizmo","metadata":{"name":"a","bogus":1},"spec":{"x":1}}`,
+			code:     400,
+			warnings: []string{`unknown field "metadata.bogus"`},
+			message:  "the API version in the data () does not match the expected API version (fv.example.com/v1)",
+		},
+		{
+			name:    "no apiVersion, strict",
+			path:    gizmos + "?fieldValidation=Strict",
+			body:    `{"kind":"Gizmo","metadata":{"name":"a","bogus":1},"spec":{"x":1}}`,
+			code:    400,
+			message: "Object 'apiVersion' is missing in 'object has no apiVersion field'",
+		},
+		{
+			name:    "no apiVersion, strict, nothing unknown",
+			path:    gizmos + "?fieldValidation=Strict",
+			body:    `{"kind":"Gizmo","metadata":{"name":"a"}}`,
+			code:    400,
+			message: "the API version in the data () does not match the expected API version (fv.example.com/v1)",
+		},
+		{
+			name:    "an apiVersion that does not parse",
+			path:    gizmos,
+			body:    `{"apiVersion":"a/b/c","kind":"Gizmo","metadata":{"name":"a","bogus":1}}`,
+			code:    400,
+			message: `the object provided is unrecognized (must be of type Gizmo): unexpected GroupVersion string: a/b/c ({"apiVersion":"a/b/c","kind":" ...)`,
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := e.do(req{method: "POST", path: tc.path, body: tc.body})
