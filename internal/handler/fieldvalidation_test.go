@@ -136,6 +136,21 @@ func TestUnknownFieldWarnings(t *testing.T) {
 			message:  `Other.fv.example.com "a" is invalid: kind: Invalid value: "Other": must be Gizmo`,
 		},
 		{
+			// A control character makes no Warning header upstream.
+			name:     "field names quoted as they are",
+			path:     gizmos + "?dryRun=All",
+			body:     `{"apiVersion":"fv.example.com/v1","kind":"Gizmo","metadata":{"name":"a"},"spec":{"a\"b":1,"c\td":1,"é\\":1}}`,
+			code:     201,
+			warnings: []string{`unknown field "spec.a"b"`, `unknown field "spec.é\"`},
+		},
+		{
+			name:    "field names quoted as they are, strict",
+			path:    gizmos + "?fieldValidation=Strict",
+			body:    `{"apiVersion":"fv.example.com/v1","kind":"Gizmo","metadata":{"name":"a"},"spec":{"a\"b":1,"c\td":1}}`,
+			code:    400,
+			message: "Gizmo in version \"v1\" cannot be handled as a Gizmo: strict decoding error: unknown field \"spec.a\"b\", unknown field \"spec.c\td\"",
+		},
+		{
 			name:    "another kind, strict: the body's kind",
 			path:    gizmos + "?fieldValidation=Strict",
 			body:    `{"apiVersion":"fv.example.com/v1","kind":"Other","metadata":{"name":"a","bogus":1},"spec":{"x":1}}`,

@@ -74,12 +74,13 @@ func pruneAndDefaultSchema(c *call, obj map[string]any) error {
 	return nil
 }
 
-// unknownField words a pruned path as upstream's strict decoding does.
+// unknownField words a pruned path as upstream's decoder of custom
+// resources does: the path as it is between quotes, not escaped.
 func unknownField(p string) string {
 	if strings.HasPrefix(p, "unknown field") {
 		return p
 	}
-	return fmt.Sprintf("unknown field %q", strings.TrimPrefix(p, "."))
+	return `unknown field "` + strings.TrimPrefix(p, ".") + `"`
 }
 
 // validateSchema validates obj against its version's schema; on update,

@@ -1,10 +1,13 @@
 package handler
 
 import (
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
 	"testing"
+
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 )
 
 func TestFinalizerWarnings(t *testing.T) {
@@ -69,6 +72,50 @@ func TestWarningRecorder(t *testing.T) {
 		var wr warningRecorder
 		for _, text := range tc.texts {
 			wr.add(h, text)
+		}
+		if got := h.Values("Warning"); !slices.Equal(got, tc.want) {
+			t.Errorf("%s:\n got %q\nwant %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestWarningHeaders: more of upstream's recorder's cases.
+func TestWarningHeaders(t *testing.T) {
+	long := strings.Repeat("é", 300)
+	many := make([]string, 100)
+	for i := range many {
+		many[i] = fmt.Sprintf("unknown field \"spec.field%03d.with.a.long.enough.path\"", i)
+	}
+	for _, tc := range []struct {
+		name  string
+		texts []string
+		want  []string
+	}{
+		{name: "once each, in order", texts: []string{"b", "a", "b"}, want: []string{`299 - "b"`, `299 - "a"`}},
+		{name: "quotes and backslashes escaped, the rest as is",
+			texts: []string{`unknown field "spec.a\b"`, "spec.ü: ☃"},
+			want:  []string{`299 - "unknown field \"spec.a\\b\""`, `299 - "spec.ü: ☃"`}},
+		{name: "none empty, with a control character or not UTF-8",
+			texts: []string{"", "a\tb", "c\nd", "\xff", "e"}, want: []string{`299 - "e"`}},
+		{name: "one over the limit: cut", texts: []string{"a", strings.Repeat("x", 5000)},
+			want: []string{`299 - "a"`, `299 - "` + strings.Repeat("x", 256) + `"`}},
+		{name: "cut on a rune boundary", texts: []string{long + strings.Repeat("y", 4000)},
+			want: []string{`299 - "` + strings.Repeat("é", 256) + `"`}},
+		{name: "many: the ones after the cut texts fill the limit again dropped", texts: many,
+			want: func() []string {
+				var out []string
+				// The texts that fit, and the one that passes the limit.
+				for _, m := range many[:warningRunes/len(many[0])+1] {
+					h, _ := utilnet.NewWarningHeader(299, "", m)
+					out = append(out, h)
+				}
+				return out
+			}()},
+	} {
+		var wh warningRecorder
+		h := http.Header{}
+		for _, text := range tc.texts {
+			wh.add(h, text)
 		}
 		if got := h.Values("Warning"); !slices.Equal(got, tc.want) {
 			t.Errorf("%s:\n got %q\nwant %q", tc.name, got, tc.want)
