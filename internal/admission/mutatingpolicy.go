@@ -271,15 +271,20 @@ func (a *Admission) mutateWithPolicy(ctx context.Context, p *mutatingPolicy, inv
 		v, _, err := e.Eval(ctx, vars)
 		return v, err
 	}
-	if match, err := prepare(p.policy, vars, eval); !match || err != nil {
+	if match, err := prepare(p.policy, &vars, eval); !match || err != nil {
 		return false, err
 	}
 	original, obj := vars.Object, vars.Object
-	for _, m := range p.mutations {
+	for i, m := range p.mutations {
 		if m.err != nil {
 			return false, m.err
 		}
 		vars.Object = obj
+		if i > 0 {
+			// Upstream evaluates each mutation afresh: its variables
+			// read the object the mutations before it made.
+			bindVariables(p.policy, &vars, eval)
+		}
 		out, cost, err := m.expr.Eval(ctx, vars)
 		if err == nil && cost > celconfig.RuntimeCELCostBudget {
 			err = errors.New("validation failed due to running out of cost budget, no further validation rules will be run")

@@ -101,7 +101,7 @@ func TestMutatingPolicy(t *testing.T) {
 		{name: "type names", failurePolicy: "Fail", conditions: "[]", mutations: wrongType,
 			err: `policy 'p' with binding 'b' denied request: type mismatch:`},
 		{name: "condition error", failurePolicy: "Fail", conditions: `[{name: c, expression: "object.nope == 1"}]`, mutations: addAnno,
-			err: `policy 'p' with binding 'b' denied request: no such key: nope`},
+			err: `policy 'p' with binding 'b' denied request: expression 'object.nope == 1' resulted in error: no such key: nope`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			src := &mutatingSource{
@@ -133,6 +133,37 @@ func TestMutatingPolicy(t *testing.T) {
 				t.Errorf("metadata %s, want %s", got, tc.want)
 			}
 		})
+	}
+}
+
+// A mutation's variables read the object the mutations before it made,
+// as upstream evaluates each mutation afresh; one no mutation reads may
+// fail.
+func TestMutatingPolicyVariables(t *testing.T) {
+	src := &mutatingSource{
+		policies: []Stored{storedYAML(t, `
+metadata: {name: p}
+spec:
+  failurePolicy: Fail
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [example.com], apiVersions: [v1], operations: [CREATE], resources: [widgets]}
+  variables:
+  - {name: size, expression: "object.spec.size"}
+  - {name: unread, expression: "object.spec.missing"}
+  mutations:
+  - {patchType: JSONPatch, jsonPatch: {expression: "[JSONPatch{op: 'replace', path: '/spec/size', value: variables.size + 1}]"}}
+  - {patchType: JSONPatch, jsonPatch: {expression: "[JSONPatch{op: 'replace', path: '/spec/size', value: variables.size * 10}]"}}
+`, &admissionregistrationv1.MutatingAdmissionPolicy{})},
+		bindings: []Stored{storedYAML(t, "metadata: {name: b}\nspec: {policyName: p}", &admissionregistrationv1.MutatingAdmissionPolicyBinding{})},
+	}
+	a := New(Config{MutatingPolicies: src})
+	at := widgetAttributes(Create)
+	if err := a.Mutate(context.Background(), at); err != nil {
+		t.Fatal(err)
+	}
+	if got := at.Object["spec"].(map[string]any)["size"]; got != int64(20) {
+		t.Errorf("size %v, want 20: (1 + 1) * 10", got)
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 
 	"github.com/crdserver/crdserver/internal/cel"
 )
@@ -48,8 +49,10 @@ type policy struct {
 	exclude     *hook // excludeResourceRules, nil when none
 	conds       []namedExpr
 	variables   []namedExpr
-	validations []validation
-	annotations []auditAnnotation
+	// variableNames are the variables' names, in order.
+	variableNames []string
+	validations   []validation
+	annotations   []auditAnnotation
 	// err is a policy that does not compile.
 	err error
 }
@@ -57,6 +60,7 @@ type policy struct {
 type namedExpr struct {
 	name string
 	expr *cel.Expression
+	src  string // the expression as written
 }
 
 type validation struct {
@@ -195,10 +199,11 @@ func compilePolicy(p *admissionregistrationv1.ValidatingAdmissionPolicy) *policy
 		return e
 	}
 	for _, c := range p.Spec.MatchConditions {
-		cp.conds = append(cp.conds, namedExpr{c.Name, compile(c.Expression, cel.BoolResult)})
+		cp.conds = append(cp.conds, namedExpr{c.Name, compile(c.Expression, cel.BoolResult), c.Expression})
 	}
 	for _, v := range p.Spec.Variables {
-		cp.variables = append(cp.variables, namedExpr{v.Name, compile(v.Expression, cel.AnyResult)})
+		cp.variables = append(cp.variables, namedExpr{v.Name, compile(v.Expression, cel.AnyResult), v.Expression})
+		cp.variableNames = append(cp.variableNames, v.Name)
 	}
 	for _, v := range p.Spec.Validations {
 		cv := validation{Validation: v, expr: compile(v.Expression, cel.BoolResult)}
@@ -497,7 +502,7 @@ func (a *Admission) evaluatePolicy(ctx context.Context, p *policy, inv *invocati
 		}
 		return v, err
 	}
-	match, err := prepare(p, vars, eval)
+	match, err := prepare(p, &vars, eval)
 	if err != nil {
 		return failure(0, err), nil, nil
 	}
@@ -569,7 +574,7 @@ func (a *Admission) policyVars(ctx context.Context, inv *invocation, at *Attribu
 		return cel.PolicyVars{}, apierrors.NewInternalError(err)
 	}
 	vars := cel.PolicyVars{
-		Object: vo.object, OldObject: vo.old, Params: params, Variables: map[string]any{}, Authz: a.requestAuthz(at),
+		Object: vo.object, OldObject: vo.old, Params: params, Authz: a.requestAuthz(at),
 		Request: sync.OnceValue(func() map[string]any { return celRequest(inv, at) }),
 	}
 	if at.Namespace != "" && a.namespaces != nil && !isNamespaceResource(at.Resource) {
@@ -588,15 +593,17 @@ func (a *Admission) policyVars(ctx context.Context, inv *invocation, at *Attribu
 	return vars, nil
 }
 
-// prepare evaluates a policy's match conditions and, when they all hold,
-// its variables into vars.Variables. Conditions that fail to evaluate are
-// one error together, unless another condition is false.
-func prepare(p *policy, vars cel.PolicyVars, eval func(*cel.Expression) (any, error)) (bool, error) {
+// prepare binds a policy's variables into vars (bindVariables) and
+// evaluates its match conditions: whether they all hold. Conditions that
+// fail to evaluate are one error together, as upstream aggregates them,
+// unless another condition is false.
+func prepare(p *policy, vars *cel.PolicyVars, eval func(*cel.Expression) (any, error)) (bool, error) {
+	bindVariables(p, vars, eval)
 	var condErrs []error
 	for _, c := range p.conds {
 		v, err := eval(c.expr)
 		if err != nil {
-			condErrs = append(condErrs, err)
+			condErrs = append(condErrs, fmt.Errorf("expression '%s' resulted in error: %w", c.src, err))
 			continue
 		}
 		if v == false {
@@ -604,14 +611,36 @@ func prepare(p *policy, vars cel.PolicyVars, eval func(*cel.Expression) (any, er
 		}
 	}
 	if len(condErrs) > 0 {
-		return false, errors.Join(condErrs...)
-	}
-	for _, v := range p.variables {
-		val, err := eval(v.expr)
-		if err != nil {
-			return false, fmt.Errorf("variable %q: %w", v.name, err)
-		}
-		vars.Variables[v.name] = val
+		return false, utilerrors.NewAggregate(condErrs)
 	}
 	return true, nil
+}
+
+// bindVariables makes p's variables readable through vars, each evaluated
+// by eval when an expression first reads it (and kept until bound again),
+// as upstream's composited variables: one that fails to evaluate fails
+// only the expressions that read it.
+func bindVariables(p *policy, vars *cel.PolicyVars, eval func(*cel.Expression) (any, error)) {
+	if len(p.variables) == 0 {
+		return
+	}
+	type result struct {
+		val  any
+		err  error
+		done bool
+	}
+	results := make([]result, len(p.variables))
+	vars.VariableNames = p.variableNames
+	vars.Variable = func(name string) (any, error) {
+		i := slices.Index(p.variableNames, name)
+		if i < 0 {
+			return nil, fmt.Errorf("no such variable: %s", name)
+		}
+		r := &results[i]
+		if !r.done {
+			r.val, r.err = eval(p.variables[i].expr)
+			r.done = true
+		}
+		return r.val, r.err
+	}
 }

@@ -298,3 +298,78 @@ spec:
 		}
 	}
 }
+
+// The warnings of a policy whose match conditions or variables fail to
+// evaluate, in upstream's words: each condition's error names its
+// expression, several are one aggregate; a variable is evaluated when an
+// expression reads it, so one that fails fails only the expressions that
+// read it.
+func TestPolicyEvaluationErrorWarnings(t *testing.T) {
+	const policy = `
+metadata: {name: p}
+spec:
+  failurePolicy: Fail
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [example.com], apiVersions: [v1], operations: [CREATE], resources: [widgets]}
+`
+	const prefix = "Validation failed for ValidatingAdmissionPolicy 'p' with binding 'b': "
+	for _, tc := range []struct {
+		name, spec string
+		warnings   []string
+	}{
+		{
+			name: "a condition",
+			spec: `
+  matchConditions: [{name: a, expression: "object.spec.missing == 1"}]
+  validations: [{expression: "false", message: never}]`,
+			warnings: []string{prefix + "expression 'object.spec.missing == 1' resulted in error: no such key: missing"},
+		},
+		{
+			name: "two conditions",
+			spec: `
+  matchConditions:
+  - {name: a, expression: "object.spec.missing == 1"}
+  - {name: b, expression: "object.spec.other == 1"}
+  validations: [{expression: "false", message: never}]`,
+			warnings: []string{prefix + "[expression 'object.spec.missing == 1' resulted in error: no such key: missing, " +
+				"expression 'object.spec.other == 1' resulted in error: no such key: other]"},
+		},
+		{
+			name: "a variable no expression reads",
+			spec: `
+  variables: [{name: bad, expression: "object.spec.missing"}]
+  validations: [{expression: "object.spec.size > 1", message: "too small"}]`,
+			warnings: []string{prefix + "too small"},
+		},
+		{
+			name: "a variable an expression reads",
+			spec: `
+  variables:
+  - {name: bad, expression: "object.spec.missing"}
+  - {name: size, expression: "object.spec.size"}
+  validations:
+  - {expression: "variables.bad == 1", message: "reads bad"}
+  - {expression: "variables.size > 1", message: "too small"}`,
+			warnings: []string{
+				prefix + "expression 'variables.bad == 1' resulted in error: composited variable \"bad\" fails to evaluate: no such key: missing",
+				prefix + "too small",
+			},
+		},
+	} {
+		src := &policySource{
+			policies: []Stored{storedYAML(t, policy+tc.spec, &admissionregistrationv1.ValidatingAdmissionPolicy{})},
+			bindings: []Stored{storedYAML(t, "metadata: {name: b}\nspec: {policyName: p, validationActions: [Warn]}", &admissionregistrationv1.ValidatingAdmissionPolicyBinding{})},
+		}
+		a := New(Config{Policies: src})
+		at := widgetAttributes(Create)
+		var warnings []string
+		at.Warn = func(s string) { warnings = append(warnings, s) }
+		if err := a.Validate(context.Background(), at); err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+		}
+		if !reflect.DeepEqual(warnings, tc.warnings) {
+			t.Errorf("%s: warnings\n got %q\nwant %q", tc.name, warnings, tc.warnings)
+		}
+	}
+}

@@ -15,6 +15,7 @@ import (
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
 	"k8s.io/apiserver/pkg/cel/common"
 	"k8s.io/apiserver/pkg/cel/environment"
+	"k8s.io/apiserver/pkg/cel/lazy"
 	"k8s.io/apiserver/pkg/cel/library"
 	"k8s.io/apiserver/pkg/cel/mutation"
 	"k8s.io/apiserver/pkg/cel/mutation/dynamic"
@@ -193,6 +194,13 @@ type PolicyVars struct {
 	Object, OldObject, Params map[string]any
 	Request, Namespace        func() map[string]any
 	Variables                 map[string]any
+	// Variable, when set, gives the policy's variables (VariableNames
+	// names them) instead of Variables: an expression evaluates a variable
+	// through it when it reads it, and one that fails to evaluate fails
+	// only the expressions that read it, as upstream's composited
+	// variables. The caller memoizes the values.
+	Variable      func(name string) (any, error)
+	VariableNames []string
 	// Authz binds the authorizer variables; nil leaves them unbound.
 	Authz *RequestAuthz
 }
@@ -200,8 +208,12 @@ type PolicyVars struct {
 // Eval evaluates the expression and returns its value as Go (bool,
 // string, or what a variable holds) and the cost spent.
 func (e *Expression) Eval(ctx context.Context, v PolicyVars) (any, uint64, error) {
+	var variables any = v.Variables
+	if v.Variable != nil {
+		variables = lazyVariables(v.VariableNames, v.Variable)
+	}
 	out, det, err := e.prog.run(ctx, &policyActivation{
-		object: v.Object, oldObject: v.OldObject, params: v.Params, variables: v.Variables,
+		object: v.Object, oldObject: v.OldObject, params: v.Params, variables: variables,
 		requestFunc: v.Request, namespaceFunc: v.Namespace, authz: v.Authz,
 	})
 	var cost uint64
@@ -331,4 +343,24 @@ func ApplyConfiguration(v any) (map[string]any, error) {
 		return nil, fmt.Errorf("invalid return type: %T", v)
 	}
 	return m, nil
+}
+
+// variablesType is the type of a policy's lazily evaluated variables.
+var variablesType = types.NewObjectType("kubernetes.variables")
+
+// lazyVariables is the variables value of an evaluation whose variables
+// get evaluates when first read; a failure is an error value, which fails
+// the expression reading it in upstream's words.
+func lazyVariables(names []string, get func(string) (any, error)) ref.Val {
+	m := lazy.NewMapValue(variablesType)
+	for _, name := range names {
+		m.Append(name, func(*lazy.MapValue) ref.Val {
+			v, err := get(name)
+			if err != nil {
+				return types.NewErr("composited variable %q fails to evaluate: %v", name, err)
+			}
+			return policyEnv.CELTypeAdapter().NativeToValue(v)
+		})
+	}
+	return m
 }

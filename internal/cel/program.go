@@ -47,7 +47,9 @@ func (p program) run(ctx context.Context, input any) (ref.Val, *cel.EvalDetails,
 // without building one per evaluation. Variables no environment declares
 // are never asked for: the expressions were checked.
 type policyActivation struct {
-	object, oldObject, params, variables map[string]any
+	object, oldObject, params map[string]any
+	// variables is a map[string]any, or a ref.Val (lazyVariables).
+	variables any
 	// request is the request itself (match conditions), or built by
 	// requestFunc when first read (policies); namespaceFunc likewise.
 	request                    map[string]any
@@ -69,7 +71,7 @@ func (a *policyActivation) ResolveName(name string) (any, bool) {
 	case "params":
 		return nullable(a.params), true
 	case "variables":
-		if a.variables == nil {
+		if m, ok := a.variables.(map[string]any); a.variables == nil || ok && m == nil {
 			return map[string]any{}, true
 		}
 		return a.variables, true

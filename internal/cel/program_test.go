@@ -3,6 +3,7 @@ package cel
 import (
 	"context"
 	"errors"
+	"maps"
 	"strings"
 	"testing"
 )
@@ -86,5 +87,51 @@ func TestCancelledEvaluation(t *testing.T) {
 	}
 	if got, _, err := plain.Eval(ctx, PolicyVars{}); err != nil || got != true {
 		t.Errorf("no loop under a cancelled context: %v, %v; want true", got, err)
+	}
+}
+
+// Variables given by PolicyVars.Variable are evaluated when read: one
+// that fails fails the expressions reading it only, in upstream's words.
+func TestLazyPolicyVariables(t *testing.T) {
+	reads := map[string]int{}
+	vars := PolicyVars{
+		VariableNames: []string{"ok", "bad", "list"},
+		Variable: func(name string) (any, error) {
+			reads[name]++
+			switch name {
+			case "ok":
+				return "x", nil
+			case "list":
+				return []any{int64(1), int64(2)}, nil
+			}
+			return nil, errors.New("no such key: missing")
+		},
+	}
+	for _, c := range []struct {
+		expr  string
+		want  any
+		err   string
+		reads map[string]int
+	}{
+		{expr: "variables.ok + 'y'", want: "xy", reads: map[string]int{"ok": 1}},
+		{expr: "size(variables.list) == 2", want: true, reads: map[string]int{"list": 1}},
+		{expr: "variables.bad == 1", err: `composited variable "bad" fails to evaluate: no such key: missing`, reads: map[string]int{"bad": 1}},
+		{expr: "variables.ok == 'x' || variables.bad == 1", want: true, reads: map[string]int{"ok": 1}},
+	} {
+		clear(reads)
+		e, err := CompilePolicyExpression(c.expr, AnyResult)
+		if err != nil {
+			t.Fatalf("%s: %v", c.expr, err)
+		}
+		got, _, err := e.Eval(context.Background(), vars)
+		switch {
+		case c.err != "" && (err == nil || err.Error() != c.err):
+			t.Errorf("%s: error %v, want %q", c.expr, err, c.err)
+		case c.err == "" && (err != nil || got != c.want):
+			t.Errorf("%s = %v, %v; want %v", c.expr, got, err, c.want)
+		}
+		if !maps.Equal(reads, c.reads) {
+			t.Errorf("%s read %v, want %v", c.expr, reads, c.reads)
+		}
 	}
 }
