@@ -119,18 +119,25 @@ func TestPatchErrors(t *testing.T) {
 }
 
 // The scale subresource decodes Scales as autoscaling/v1 does: replicas is
-// an int32.
+// an int32. A custom resource's Scale that does not decode is refused in
+// the words of upstream's handler, which then fails to type the body.
 func TestScaleErrors(t *testing.T) {
 	e := newWidgetEnv(t)
 	put := func(path, body string) req { return req{method: "PUT", path: path, body: body} }
 	const tooMany = "json: cannot unmarshal number 2147483648 into Go struct field ScaleSpec.spec.replicas of type int32"
+	const untyped = `no kind is registered for the type v1.Scale in scheme "pkg/runtime/scheme.go:111"`
 	e.checkCases(t, []errCase{
 		at(errCase{name: "put: replicas over int32", req: put(scalePath, `{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"w1"},"spec":{"replicas":2147483648}}`), code: 400, reason: metav1.StatusReasonBadRequest,
-			message: `Scale in version "v1" cannot be handled as a Scale: ` + tooMany}),
+			message: untyped}),
 		at(errCase{name: "put: replicas a string", req: put(scalePath, `{"metadata":{"name":"w1"},"spec":{"replicas":"3"}}`), code: 400, reason: metav1.StatusReasonBadRequest,
-			message: `Scale in version "v1" cannot be handled as a Scale: json: cannot unmarshal string into Go struct field ScaleSpec.spec.replicas of type int32`}),
+			message: untyped}),
 		at(errCase{name: "put Strict: unknown field", req: put(scalePath+"?fieldValidation=Strict", `{"metadata":{"name":"w1"},"spec":{"replicas":3,"x":1}}`), code: 400, reason: metav1.StatusReasonBadRequest,
-			message: `Scale in version "v1" cannot be handled as a Scale: strict decoding error: unknown field "spec.x"`}),
+			message: untyped}),
+		at(errCase{name: "put: malformed", req: put(scalePath, `{"metadata":`), code: 400, reason: metav1.StatusReasonBadRequest, message: untyped}),
+		at(errCase{name: "put: another kind", req: put(scalePath, `{"apiVersion":"autoscaling/v1","kind":"Other","metadata":{"name":"w1"},"spec":{"replicas":3}}`), code: 400, reason: metav1.StatusReasonBadRequest,
+			message: untyped}),
+		at(errCase{name: "put: another version", req: put(scalePath, `{"apiVersion":"autoscaling/v2","kind":"Scale","metadata":{"name":"w1"},"spec":{"replicas":3}}`), code: 400, reason: metav1.StatusReasonBadRequest,
+			message: untyped}),
 		at(errCase{name: "put: negative", req: put(scalePath, `{"metadata":{"name":"w1"},"spec":{"replicas":-1}}`), code: 422, reason: metav1.StatusReasonInvalid, message: "spec.replicas"}),
 		at(errCase{name: "merge: replicas over int32", req: merge(scalePath, `{"spec":{"replicas":2147483648}}`), code: 422, reason: metav1.StatusReasonInvalid, message: tooMany}),
 		at(errCase{name: "json: replicas over int32", req: jsonPatch(scalePath, `[{"op":"replace","path":"/spec/replicas","value":2147483648}]`), code: 422, reason: metav1.StatusReasonInvalid, message: tooMany}),

@@ -120,18 +120,26 @@ func (h *Handler) updateScale(c *call, sc *registry.Scale) {
 		var de *codec.DecodeError
 		if errors.As(err, &de) {
 			err = de.ForKind("Scale")
+			if !goTyped(c.def) {
+				err = untypedScaleError()
+			}
 		}
 		codec.WriteStatus(c.w, c.r, err)
 		return
 	}
+	if !goTyped(c.def) && !isScaleV1(raw) {
+		// Upstream's decoder knows autoscaling/v1 Scales only.
+		codec.WriteStatus(c.w, c.r, untypedScaleError())
+		return
+	}
 	scale, strict, err := decodeScale(raw, mode)
 	if err != nil {
-		codec.WriteStatus(c.w, c.r, scaleDecodeError(raw, err))
+		codec.WriteStatus(c.w, c.r, scaleDecodeError(c, raw, err))
 		return
 	}
 	problems = append(problems, strict...)
 	if mode == "Strict" && len(problems) > 0 {
-		codec.WriteStatus(c.w, c.r, scaleDecodeError(raw, fmt.Errorf("strict decoding error: %s", strings.Join(problems, ", "))))
+		codec.WriteStatus(c.w, c.r, scaleDecodeError(c, raw, fmt.Errorf("strict decoding error: %s", strings.Join(problems, ", "))))
 		return
 	}
 	if err := applyFieldValidation(c, mode, problems); err != nil {
@@ -227,9 +235,28 @@ func decodeScale(raw map[string]any, mode string) (*autoscalingv1.Scale, []strin
 	return scale, errorTexts(strict), nil
 }
 
+// untypedScaleError is how upstream refuses a custom resource's Scale
+// body that does not decode: its handler asks a scheme that has no Scale
+// what kind the body is, and answers with that failure.
+func untypedScaleError() error {
+	return apierrors.NewBadRequest(`no kind is registered for the type v1.Scale in scheme "pkg/runtime/scheme.go:111"`)
+}
+
+// isScaleV1 reports whether a Scale body is an autoscaling/v1 Scale, or
+// leaves its apiVersion or kind to be one.
+func isScaleV1(raw map[string]any) bool {
+	av, _ := raw["apiVersion"].(string)
+	kind, _ := raw["kind"].(string)
+	return (av == "" || av == "autoscaling/v1") && (kind == "" || kind == "Scale")
+}
+
 // scaleDecodeError is upstream's 400 for a PUT body that does not decode
-// as the Scale it names (by default autoscaling/v1).
-func scaleDecodeError(raw map[string]any, err error) error {
+// (strictly, under fieldValidation=Strict) as the Scale it names (by
+// default autoscaling/v1); for a custom resource, untypedScaleError.
+func scaleDecodeError(c *call, raw map[string]any, err error) error {
+	if !goTyped(c.def) {
+		return untypedScaleError()
+	}
 	kind, _ := raw["kind"].(string)
 	if kind == "" {
 		kind = "Scale"
