@@ -77,28 +77,19 @@ func decodeInto(t reflect.Type, prev, next any) any {
 		return nil
 	}
 	switch t.Kind() {
-	case reflect.Struct:
+	case reflect.Struct, reflect.Map:
 		dst, ok1 := prev.(map[string]any)
 		src, ok2 := next.(map[string]any)
 		if !ok1 || !ok2 {
 			return next
 		}
 		for k, v := range src {
-			if ft := jsonField(t, k); ft != nil {
-				if old, ok := dst[k]; ok {
+			// A map's values are new; a struct's fields are decoded into.
+			if old, ok := dst[k]; ok && t.Kind() == reflect.Struct {
+				if ft := jsonField(t, k); ft != nil {
 					v = decodeInto(ft, old, v)
 				}
 			}
-			dst[k] = v
-		}
-		return dst
-	case reflect.Map:
-		dst, ok1 := prev.(map[string]any)
-		src, ok2 := next.(map[string]any)
-		if !ok1 || !ok2 {
-			return next
-		}
-		for k, v := range src {
 			dst[k] = v
 		}
 		return dst
