@@ -60,6 +60,37 @@ func (r resp) warnings(t *testing.T) []string {
 	return out
 }
 
+// warnedCase is a POST and its answer: code, Warning texts and, when not
+// empty, the Status message.
+type warnedCase struct {
+	name, path, body string
+	code             int
+	warnings         []string
+	message          string
+}
+
+// postWarned POSTs each case's body as contentType and checks the answer.
+func (e *env) postWarned(t *testing.T, contentType string, cases []warnedCase) {
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := e.do(req{method: "POST", path: tc.path, body: tc.body, contentType: contentType})
+			if r.code != tc.code {
+				t.Fatalf("code %d, want %d: %s", r.code, tc.code, r.body)
+			}
+			if got := r.warnings(t); !slices.Equal(got, tc.warnings) {
+				t.Errorf("warnings\n got %q\nwant %q", got, tc.warnings)
+			}
+			if tc.message == "" {
+				return
+			}
+			var st struct{ Message string }
+			if err := json.Unmarshal(r.body, &st); err != nil || st.Message != tc.message {
+				t.Errorf("message\n got %q\nwant %q", st.Message, tc.message)
+			}
+		})
+	}
+}
+
 // The unknown fields of a custom resource body, as upstream's decoder
 // reports them: the root metadata's first, then the others', then the
 // embedded resources' metadata's; a body of another version by that
@@ -67,12 +98,7 @@ func (r resp) warnings(t *testing.T) []string {
 // another kind or group by its metadata only.
 func TestUnknownFieldWarnings(t *testing.T) {
 	e := newGizmoEnv(t)
-	for _, tc := range []struct {
-		name, path, body string
-		code             int
-		warnings         []string
-		message          string
-	}{
+	e.postWarned(t, "application/json", []warnedCase{
 		{
 			name: "in upstream's order",
 			path: gizmos + "?dryRun=All",
@@ -186,24 +212,7 @@ func TestUnknownFieldWarnings(t *testing.T) {
 			code:    400,
 			message: `the object provided is unrecognized (must be of type Gizmo): unexpected GroupVersion string: a/b/c ({"apiVersion":"a/b/c","kind":" ...)`,
 		},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			r := e.do(req{method: "POST", path: tc.path, body: tc.body})
-			if r.code != tc.code {
-				t.Fatalf("code %d, want %d: %s", r.code, tc.code, r.body)
-			}
-			if got := r.warnings(t); !slices.Equal(got, tc.warnings) {
-				t.Errorf("warnings\n got %q\nwant %q", got, tc.warnings)
-			}
-			if tc.message == "" {
-				return
-			}
-			var st struct{ Message string }
-			if err := json.Unmarshal(r.body, &st); err != nil || st.Message != tc.message {
-				t.Errorf("message\n got %q\nwant %q", st.Message, tc.message)
-			}
-		})
-	}
+	})
 }
 
 // Duplicate keys of a YAML body: a warning for each under Warn, and under
@@ -212,12 +221,7 @@ func TestYAMLDuplicateKeyWarnings(t *testing.T) {
 	e := newGizmoEnv(t)
 	const gizmo = "apiVersion: fv.example.com/v1\nkind: Gizmo\nmetadata:\n  name: %s\nspec:\n  size: 1\n  size: 2\n  x: 1\n  free:\n    a: 1\n    a: 2\n"
 	const configMap = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %s\n  bogus: 1\ndata:\n  a: \"1\"\n  a: \"2\"\n"
-	for _, tc := range []struct {
-		name, path, body string
-		code             int
-		warnings         []string
-		message          string
-	}{
+	e.postWarned(t, "application/yaml", []warnedCase{
 		{
 			name: "custom resource", path: gizmos, body: fmt.Sprintf(gizmo, "y1"), code: 201,
 			warnings: []string{`line 7: key "size" already set in map`, `line 11: key "a" already set in map`, `unknown field "spec.x"`},
@@ -234,24 +238,7 @@ func TestYAMLDuplicateKeyWarnings(t *testing.T) {
 			name: "built-in, strict", path: "/api/v1/namespaces/default/configmaps?fieldValidation=Strict", body: fmt.Sprintf(configMap, "y4"), code: 400,
 			message: "ConfigMap in version \"v1\" cannot be handled as a ConfigMap: strict decoding error: yaml: unmarshal errors:\n  line 8: key \"a\" already set in map, unknown field \"metadata.bogus\"",
 		},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			r := e.do(req{method: "POST", path: tc.path, body: tc.body, contentType: "application/yaml"})
-			if r.code != tc.code {
-				t.Fatalf("code %d, want %d: %s", r.code, tc.code, r.body)
-			}
-			if got := r.warnings(t); !slices.Equal(got, tc.warnings) {
-				t.Errorf("warnings\n got %q\nwant %q", got, tc.warnings)
-			}
-			if tc.message == "" {
-				return
-			}
-			var st struct{ Message string }
-			if err := json.Unmarshal(r.body, &st); err != nil || st.Message != tc.message {
-				t.Errorf("message\n got %q\nwant %q", st.Message, tc.message)
-			}
-		})
-	}
+	})
 }
 
 // A built-in's JSON body that gives a key twice: the second object adds
