@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -129,6 +130,15 @@ func comparable(answer map[string]any) any {
 			delete(m, "time")
 		}
 	}
+	// Entries are ordered by time, then by manager: a create and an
+	// update in the same second come in the other order than across a
+	// second's boundary, which the two forms' writes may straddle.
+	// compat/managedfields holds the order to upstream's.
+	slices.SortStableFunc(l, func(a, b any) int {
+		ma, _ := a.(map[string]any)
+		mb, _ := b.(map[string]any)
+		return strings.Compare(fmt.Sprint(ma["manager"], ma["operation"]), fmt.Sprint(mb["manager"], mb["operation"]))
+	})
 	for _, k := range []string{"name", "uid", "resourceVersion", "creationTimestamp"} {
 		delete(md, k)
 	}
