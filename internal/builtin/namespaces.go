@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/crdserver/crdserver/internal/codec"
 	"github.com/crdserver/crdserver/internal/registry"
 )
 
@@ -106,7 +107,7 @@ func (h namespaceHooks) PrepareForCreate(obj map[string]any) {
 		spec = map[string]any{}
 		obj["spec"] = spec
 	}
-	fin := stringList(spec["finalizers"])
+	fin := codec.Strings(spec["finalizers"])
 	if !slices.Contains(fin, FinalizerKubernetes) {
 		fin = append(fin, FinalizerKubernetes)
 	}
@@ -165,7 +166,7 @@ func validateFinalizers(obj map[string]any) field.ErrorList {
 	var errs field.ErrorList
 	spec, _ := obj["spec"].(map[string]any)
 	p := field.NewPath("spec", "finalizers")
-	for i, f := range stringList(spec["finalizers"]) {
+	for i, f := range codec.Strings(spec["finalizers"]) {
 		for _, msg := range validation.IsQualifiedName(f) {
 			errs = append(errs, field.Invalid(p.Index(i), f, msg))
 		}
@@ -187,7 +188,7 @@ func (namespaceHooks) CheckDelete(name string) error {
 
 func (namespaceHooks) Pending(obj map[string]any) bool {
 	spec, _ := obj["spec"].(map[string]any)
-	return len(stringList(spec["finalizers"])) > 0
+	return len(codec.Strings(spec["finalizers"])) > 0
 }
 
 func (namespaceHooks) MarkDeleting(obj map[string]any) {
@@ -229,17 +230,6 @@ func (namespaceHooks) NoGeneration()                  {}
 
 func (namespaceHooks) ValidateName(name string, prefix bool) []string {
 	return apivalidation.ValidateNamespaceName(name, prefix)
-}
-
-func stringList(v any) []string {
-	l, _ := v.([]any)
-	out := make([]string, 0, len(l))
-	for _, x := range l {
-		if s, ok := x.(string); ok {
-			out = append(out, s)
-		}
-	}
-	return out
 }
 
 func anyList(l []string) []any {

@@ -36,3 +36,16 @@ func copyContainer(v any) (any, bool) {
 	}
 	return nil, false
 }
+
+// Strings returns the strings of a decoded JSON list, leaving out
+// elements of other types; nil or a non-list gives an empty slice.
+func Strings(v any) []string {
+	l, _ := v.([]any)
+	out := make([]string, 0, len(l))
+	for _, x := range l {
+		if s, ok := x.(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}

@@ -2,6 +2,7 @@ package codec
 
 import (
 	"reflect"
+	"slices"
 	"testing"
 	"unsafe"
 )
@@ -48,5 +49,20 @@ func TestDeepCopy(t *testing.T) {
 	}
 	if DeepCopy(nil) != nil {
 		t.Error("a copy of nil is not nil")
+	}
+}
+
+func TestStrings(t *testing.T) {
+	for _, tc := range []struct {
+		in   any
+		want []string
+	}{
+		{nil, []string{}},
+		{"a", []string{}},
+		{[]any{"a", 1, "b", nil}, []string{"a", "b"}},
+	} {
+		if got := Strings(tc.in); !slices.Equal(got, tc.want) {
+			t.Errorf("Strings(%v) = %q, want %q", tc.in, got, tc.want)
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	apimachineryvalidation "k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/crdserver/crdserver/internal/codec"
 	"github.com/crdserver/crdserver/internal/registry"
 )
 
@@ -34,9 +35,9 @@ var standardFinalizers = []string{"kubernetes", "orphan", "foregroundDeletion"}
 // name is not a qualified name, or not domain-qualified with a path, in
 // upstream's words for custom resources, in name order.
 func finalizerWarnings(obj, old map[string]any) []string {
-	added := stringList(metadata(obj)["finalizers"])
+	added := codec.Strings(metadata(obj)["finalizers"])
 	if old != nil {
-		had := stringList(metadata(old)["finalizers"])
+		had := codec.Strings(metadata(old)["finalizers"])
 		added = slices.DeleteFunc(added, func(f string) bool { return slices.Contains(had, f) })
 	}
 	slices.Sort(added)
@@ -53,18 +54,6 @@ func finalizerWarnings(obj, old map[string]any) []string {
 			out = append(out, fmt.Sprintf("metadata.finalizers: %q: prefer a domain-qualified finalizer name including a path (/) to avoid accidental conflicts with other finalizer writers", f))
 		} else {
 			out = append(out, fmt.Sprintf("metadata.finalizers: %q: prefer a domain-qualified finalizer name to avoid accidental conflicts with other finalizer writers", f))
-		}
-	}
-	return out
-}
-
-// stringList is the strings of a decoded list (others left out).
-func stringList(v any) []string {
-	l, _ := v.([]any)
-	out := make([]string, 0, len(l))
-	for _, x := range l {
-		if s, ok := x.(string); ok {
-			out = append(out, s)
 		}
 	}
 	return out
