@@ -79,7 +79,7 @@ func writePlain(w http.ResponseWriter, status, n int, nl bool, write func()) {
 
 // writeRendered answers JSON rendered as mt asks (YAML, indented).
 func writeRendered(w http.ResponseWriter, status int, mt MediaType, jsonBytes []byte) {
-	body, ctype, err := render(mt, jsonBytes)
+	body, ctype, err := Render(mt, jsonBytes)
 	if err != nil {
 		writeInternal(w, err)
 		return
@@ -98,8 +98,9 @@ func writeBody(w http.ResponseWriter, status int, ctype string, body []byte) {
 
 var newline = []byte{'\n'}
 
-// render returns the body and Content-Type of jsonBytes in form mt.
-func render(mt MediaType, jsonBytes []byte) ([]byte, string, error) {
+// Render returns the body and Content-Type of jsonBytes, a JSON object, in
+// form mt (JSON or YAML).
+func Render(mt MediaType, jsonBytes []byte) ([]byte, string, error) {
 	if mt.Type == MediaYAML {
 		y, err := yaml.JSONToYAML(jsonBytes)
 		if err != nil {
@@ -237,6 +238,17 @@ func NotFound() error {
 		Code:    http.StatusNotFound,
 		Reason:  metav1.StatusReasonNotFound,
 		Message: "the server could not find the requested resource",
+		Details: &metav1.StatusDetails{},
+	}}
+}
+
+// MethodNotAllowed is upstream's 405 for a method a path does not take.
+func MethodNotAllowed() error {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status:  metav1.StatusFailure,
+		Code:    http.StatusMethodNotAllowed,
+		Reason:  metav1.StatusReasonMethodNotAllowed,
+		Message: "the server does not allow this method on the requested resource",
 		Details: &metav1.StatusDetails{},
 	}}
 }

@@ -98,13 +98,17 @@ func TestNegotiate(t *testing.T) {
 			t.Errorf("Negotiate(%q) = %+v, %v; want %+v", tc.accept, got, err, tc.want)
 		}
 	}
-	disc := "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json"
-	got, err := NegotiateFor(disc, AggregatedDiscoveryTargets)
-	if err != nil || got.As != "APIGroupDiscoveryList" {
+	// The aggregated clause is found whatever its quality, in protobuf too.
+	disc := "application/json,application/vnd.kubernetes.protobuf;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList;q=0"
+	got, err := NegotiateDocument(disc, AggregatedDiscoveryOnly)
+	if err != nil || got.As != "APIGroupDiscoveryList" || got.Type != MediaProtobuf {
 		t.Errorf("discovery: %+v, %v", got, err)
 	}
-	if got, _ := NegotiateFor(disc, PlainOnly); got != JSON {
+	if got, _ := NegotiateDocument(disc, PlainOnly); got != JSON {
 		t.Errorf("plain only: %+v", got)
+	}
+	if _, err := NegotiateDocument("application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList", AggregatedDiscoveryOnly); err == nil {
+		t.Errorf("v2beta1 negotiated")
 	}
 }
 

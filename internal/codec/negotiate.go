@@ -2,6 +2,7 @@ package codec
 
 import (
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -131,28 +132,43 @@ func negotiate(accept string, allow func(MediaType) bool, protobuf func(MediaTyp
 
 // RouteNotAcceptable is the 406 of upstream's REST router, which serves the
 // built-ins with Go types: it answers it before the handler negotiates
-// when no clause of accept names one of the route's media types (JSON,
-// YAML, protobuf, or a wildcard), and nil otherwise. Lists and watches
-// also offer their stream types.
+// (see RouteAccepts) for the route's media types, JSON, YAML and protobuf;
+// lists and watches also name their stream types.
 func RouteNotAcceptable(accept string, list bool) error {
+	if list {
+		return RouteAccepts(accept, routeListTypes)
+	}
+	return RouteAccepts(accept, RouteTypes)
+}
+
+// RouteTypes are the media types of upstream's REST routes for objects
+// and discovery documents.
+var RouteTypes = []string{MediaJSON, MediaYAML, MediaProtobuf}
+
+var routeListTypes = append(slices.Clip(RouteTypes), MediaJSON+";stream=watch", MediaProtobuf+";stream=watch")
+
+// RouteAccepts is the check of upstream's REST router (go-restful) before
+// a route's handler runs: nil when accept is empty or one of its media
+// ranges, its parameters cut off, is exactly "*/*" or one of produces,
+// and otherwise the router's 406 listing produces. It knows no other
+// wildcard: "application/*" is not acceptable. Parameters of produces
+// never match (a range is compared without its own).
+func RouteAccepts(accept string, produces []string) error {
 	if accept == "" {
 		return nil
 	}
-	for _, c := range cachedAccept(accept) {
-		switch {
-		case c.typ == "*", c.typ == "application" && (c.sub == "*" || c.sub == "json" || c.sub == "yaml" || c.sub == "vnd.kubernetes.protobuf"):
+	for mediaRange := range strings.SplitSeq(accept, ",") {
+		mediaRange, _, _ = strings.Cut(mediaRange, ";")
+		mediaRange = strings.Trim(mediaRange, " ")
+		if mediaRange == "*/*" || slices.Contains(produces, mediaRange) {
 			return nil
 		}
-	}
-	available := "application/json, application/yaml, application/vnd.kubernetes.protobuf"
-	if list {
-		available += ", application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch"
 	}
 	return &apierrors.StatusError{ErrStatus: metav1.Status{
 		Status:  metav1.StatusFailure,
 		Code:    http.StatusNotAcceptable,
 		Reason:  metav1.StatusReasonNotAcceptable,
-		Message: "406: Not Acceptable\n\nAvailable representations: " + available,
+		Message: "406: Not Acceptable\n\nAvailable representations: " + strings.Join(produces, ", "),
 		Details: &metav1.StatusDetails{},
 	}}
 }
@@ -189,11 +205,16 @@ func ResourceTargets(mt MediaType) bool {
 // aggregated form, /version, OpenAPI).
 func PlainOnly(mt MediaType) bool { return mt.As == "" && mt.Group == "" && mt.Version == "" }
 
-// AggregatedDiscoveryTargets allows the plain document or the aggregated
-// discovery form apidiscovery.k8s.io/v2 APIGroupDiscoveryList.
-func AggregatedDiscoveryTargets(mt MediaType) bool {
-	return PlainOnly(mt) ||
-		(mt.As == "APIGroupDiscoveryList" && mt.Group == "apidiscovery.k8s.io" && mt.Version == "v2")
+// AggregatedDiscoveryOnly allows the aggregated discovery form alone,
+// apidiscovery.k8s.io/v2 APIGroupDiscoveryList.
+func AggregatedDiscoveryOnly(mt MediaType) bool {
+	return mt.As == "APIGroupDiscoveryList" && mt.Group == "apidiscovery.k8s.io" && mt.Version == "v2"
+}
+
+// NegotiateDocument is NegotiateFor for a document that has a protobuf
+// form in each form allow accepts (discovery's).
+func NegotiateDocument(accept string, allow func(MediaType) bool) (MediaType, error) {
+	return negotiate(accept, allow, allow)
 }
 
 // acceptCache holds parsed Accept headers. Clients send the same few

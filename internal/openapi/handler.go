@@ -10,6 +10,7 @@ package openapi
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"log/slog"
 	"net/http"
@@ -190,59 +191,65 @@ func serveBytes(w http.ResponseWriter, r *http.Request, body []byte, etag string
 }
 
 // negotiate picks the first offer the Accept header allows, trying clauses
-// from the highest quality down (in order among equals). An empty header
-// accepts anything.
+// as upstream's handler sorts them (goautoneg): by quality, highest first,
+// a concrete type before a wildcard among equals. A quality of zero still
+// counts, and types are compared as sent. An empty header accepts
+// anything.
 func negotiate(accept string, offers []string) (string, bool) {
 	if strings.TrimSpace(accept) == "" {
 		return offers[0], true
 	}
 	type clause struct {
-		typ string
-		q   float64
+		typ, sub string
+		q        float64
 	}
 	var clauses []clause
 	// Parsed by hand: mime.ParseMediaType rejects the '@' in the media types
 	// client-go asks for.
 	for _, c := range strings.Split(accept, ",") {
 		parts := strings.Split(c, ";")
-		mt := strings.ToLower(strings.TrimSpace(parts[0]))
-		if !strings.Contains(mt, "/") {
-			continue
+		typ, sub, ok := strings.Cut(strings.TrimSpace(parts[0]), "/")
+		if !ok {
+			if typ != "*" {
+				continue
+			}
+			sub = "*"
 		}
 		q := 1.0
 		for _, p := range parts[1:] {
 			k, v, _ := strings.Cut(strings.TrimSpace(p), "=")
 			if strings.TrimSpace(k) == "q" {
-				f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-				if err != nil {
-					f = 0
-				}
-				q = f
+				q, _ = strconv.ParseFloat(strings.TrimSpace(v), 64)
 			}
 		}
-		if q > 0 {
-			clauses = append(clauses, clause{mt, q})
-		}
+		clauses = append(clauses, clause{typ, sub, q})
 	}
 	slices.SortStableFunc(clauses, func(a, b clause) int {
 		switch {
-		case a.q > b.q:
-			return -1
-		case a.q < b.q:
-			return 1
+		case a.q != b.q:
+			return cmp.Compare(b.q, a.q)
+		case (a.typ == "*") != (b.typ == "*"):
+			return boolOrder(a.typ == "*") - boolOrder(b.typ == "*")
 		}
-		return 0
+		return boolOrder(a.sub == "*") - boolOrder(b.sub == "*")
 	})
 	for _, c := range clauses {
-		typ, sub, _ := strings.Cut(c.typ, "/")
 		for _, o := range offers {
 			otyp, osub, _ := strings.Cut(o, "/")
-			if (typ == "*" || typ == otyp) && (sub == "*" || sub == osub) {
+			if (c.typ == "*" || c.typ == otyp) && (c.sub == "*" || c.sub == osub) {
 				return o, true
 			}
 		}
 	}
 	return "", false
+}
+
+// boolOrder sorts false before true.
+func boolOrder(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // writeStatus writes a Failure Status as kube-apiserver answers paths and

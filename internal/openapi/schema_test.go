@@ -153,7 +153,9 @@ func TestNegotiate(t *testing.T) {
 		{"application/json;q=0.5, application/com.github.proto-openapi.spec.v2.v1.0+protobuf", mimeV2Protobuf, true},
 		{"text/html, application/*;q=0.1", mimeJSON, true},
 		{"text/html", "", false},
-		{"application/json;q=0", "", false},
+		// A quality of zero counts, as in upstream's handler.
+		{"application/json;q=0", mimeJSON, true},
+		{"APPLICATION/JSON", "", false},
 	}
 	for _, tt := range tests {
 		got, ok := negotiate(tt.accept, offers)

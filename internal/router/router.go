@@ -39,6 +39,15 @@ func New(c Config) http.Handler {
 		case isUnder(p, "/healthz"), isUnder(p, "/livez"), isUnder(p, "/readyz"):
 			c.Health.ServeHTTP(w, r)
 		case p == "/version" || p == "/version/":
+			// Upstream's REST router takes GET alone there, and JSON.
+			if r.Method != http.MethodGet {
+				codec.WriteStatus(w, r, codec.MethodNotAllowed())
+				return
+			}
+			if err := codec.RouteAccepts(r.Header.Get("Accept"), versionTypes); err != nil {
+				codec.WriteStatus(w, r, err)
+				return
+			}
 			c.Version.ServeHTTP(w, r)
 		case isUnder(p, "/version"):
 			// Upstream's REST router serves /version and answers below it.
@@ -59,6 +68,8 @@ func New(c Config) http.Handler {
 		}
 	})
 }
+
+var versionTypes = []string{codec.MediaJSON}
 
 func isUnder(p, root string) bool {
 	return p == root || strings.HasPrefix(p, root+"/")

@@ -90,18 +90,14 @@ func buildMetadata(v string) string {
 	return strings.Join(ids, ".")
 }
 
-// Handler serves /version. The zero value is ready to use.
+// Handler serves /version. The zero value is ready to use. The router
+// checks the method and Accept header first, as upstream's does.
 type Handler struct{}
 
 var _ http.Handler = Handler{}
 
 // ServeHTTP writes the version.Info as JSON.
 func (Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		w.Header().Set("Allow", "GET, HEAD")
-		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
-		return
-	}
 	b, err := json.MarshalIndent(Get(), "", "  ")
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)

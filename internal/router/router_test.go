@@ -1,0 +1,57 @@
+package router
+
+import (
+	"encoding/json"
+	"net/http/httptest"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/crdserver/crdserver/internal/version"
+)
+
+// TestVersionRoute checks /version's answers to methods and Accept
+// headers against kube-apiserver 1.37's, whose REST router takes GET and
+// JSON alone there.
+func TestVersionRoute(t *testing.T) {
+	h := New(Config{Version: version.Handler{}})
+	for _, tc := range []struct {
+		method, accept string
+		code           int
+		message        string
+	}{
+		{"GET", "", 200, ""},
+		{"GET", "*/*;q=0.5", 200, ""},
+		{"GET", "application/json;q=0", 200, ""},
+		{"GET", "text/html", 406, "406: Not Acceptable\n\nAvailable representations: application/json"},
+		{"GET", "application/*", 406, "406: Not Acceptable\n\nAvailable representations: application/json"},
+		{"GET", "application/yaml", 406, "406: Not Acceptable\n\nAvailable representations: application/json"},
+		{"HEAD", "", 405, "the server does not allow this method on the requested resource"},
+		{"POST", "", 405, "the server does not allow this method on the requested resource"},
+	} {
+		req := httptest.NewRequest(tc.method, "/version", nil)
+		if tc.accept != "" {
+			req.Header.Set("Accept", tc.accept)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != tc.code {
+			t.Errorf("%s %q: code %d, want %d", tc.method, tc.accept, rec.Code, tc.code)
+			continue
+		}
+		if tc.code == 200 {
+			continue
+		}
+		var st metav1.Status
+		if err := json.Unmarshal(rec.Body.Bytes(), &st); err != nil && tc.accept != "application/yaml" {
+			t.Errorf("%s %q: %v: %s", tc.method, tc.accept, err, rec.Body)
+			continue
+		}
+		if tc.accept != "application/yaml" && st.Message != tc.message {
+			t.Errorf("%s %q: message %q, want %q", tc.method, tc.accept, st.Message, tc.message)
+		}
+		if ct := rec.Header().Get("Content-Type"); tc.accept == "application/yaml" && ct != "application/yaml" {
+			t.Errorf("a YAML client's 406 is %q, want YAML as upstream writes it", ct)
+		}
+	}
+}
