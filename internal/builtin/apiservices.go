@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 
+	"github.com/crdserver/crdserver/internal/discovery"
 	"github.com/crdserver/crdserver/internal/registry"
 )
 
@@ -29,12 +30,13 @@ const AutomanagedLabel = "kube-aggregator.kubernetes.io/automanaged"
 // APIServices is the apiregistration.k8s.io/v1 apiservices resource.
 func APIServices() *registry.Definition {
 	return &registry.Definition{
-		Group:    "apiregistration.k8s.io",
-		Resource: "apiservices",
-		Singular: "apiservice",
-		Kind:     "APIService",
-		ListKind: "APIServiceList",
-		Scope:    registry.Cluster,
+		Group:      "apiregistration.k8s.io",
+		Resource:   "apiservices",
+		Singular:   "apiservice",
+		Kind:       "APIService",
+		ListKind:   "APIServiceList",
+		Categories: []string{"api-extensions"},
+		Scope:      registry.Cluster,
 		Versions: []registry.Version{{
 			Name: "v1", Served: true, Storage: true,
 			Subresources: registry.Subresources{Status: true},
@@ -163,43 +165,13 @@ func (h apiServiceHooks) TableRow(obj map[string]any) []any {
 	return []any{a.Name, service, available, age(&a.ObjectMeta)}
 }
 
-// apiServicePriorities are kube-apiserver's group and version priorities
-// of the built-in group/versions crdserver may serve. A built-in
-// group/version without one gets no APIService, as upstream's.
-var apiServicePriorities = map[schema.GroupVersion][2]int32{
-	{Version: "v1"}:                                             {18000, 1},
-	{Group: "apps", Version: "v1"}:                              {17800, 15},
-	{Group: "events.k8s.io", Version: "v1"}:                     {17750, 15},
-	{Group: "authentication.k8s.io", Version: "v1"}:             {17700, 15},
-	{Group: "authorization.k8s.io", Version: "v1"}:              {17600, 15},
-	{Group: "autoscaling", Version: "v1"}:                       {17500, 15},
-	{Group: "autoscaling", Version: "v2"}:                       {17500, 30},
-	{Group: "batch", Version: "v1"}:                             {17400, 15},
-	{Group: "certificates.k8s.io", Version: "v1"}:               {17300, 15},
-	{Group: "networking.k8s.io", Version: "v1"}:                 {17200, 15},
-	{Group: "policy", Version: "v1"}:                            {17100, 15},
-	{Group: "rbac.authorization.k8s.io", Version: "v1"}:         {17000, 15},
-	{Group: "storage.k8s.io", Version: "v1"}:                    {16800, 15},
-	{Group: "apiextensions.k8s.io", Version: "v1"}:              {16700, 15},
-	{Group: "admissionregistration.k8s.io", Version: "v1"}:      {16700, 15},
-	{Group: "scheduling.k8s.io", Version: "v1"}:                 {16600, 15},
-	{Group: "coordination.k8s.io", Version: "v1"}:               {16500, 15},
-	{Group: "node.k8s.io", Version: "v1"}:                       {16300, 15},
-	{Group: "discovery.k8s.io", Version: "v1"}:                  {16200, 15},
-	{Group: "flowcontrol.apiserver.k8s.io", Version: "v1"}:      {16100, 21},
-	{Group: "storagemigration.k8s.io", Version: "v1"}:           {15800, 15},
-	{Group: "storagemigration.k8s.io", Version: "v1beta1"}:      {15800, 9},
-	{Group: "storagemigration.k8s.io", Version: "v1alpha1"}:     {15800, 1},
-	{Group: "admissionregistration.k8s.io", Version: "v1beta1"}: {16700, 12},
-}
-
 // NewAPIService returns the stored APIService of a group/version the
 // server serves (custom: a CRD's), or nil when upstream would have none.
 func NewAPIService(gv schema.GroupVersion, custom bool, now time.Time) map[string]any {
-	prio, label := [2]int32{1000, 100}, "true" // CRDs': low, sorted by version name
+	prio, label := discovery.CustomPriority, "true"
 	if !custom {
 		var ok bool
-		if prio, ok = apiServicePriorities[gv]; !ok {
+		if prio, ok = discovery.BuiltinPriority(gv); !ok {
 			return nil
 		}
 		label = "onstart"
@@ -214,7 +186,7 @@ func NewAPIService(gv schema.GroupVersion, custom bool, now time.Time) map[strin
 		},
 		Spec: apiregistrationv1.APIServiceSpec{
 			Group: gv.Group, Version: gv.Version,
-			GroupPriorityMinimum: prio[0], VersionPriority: prio[1],
+			GroupPriorityMinimum: prio.Group, VersionPriority: prio.Version,
 		},
 		Status: apiregistrationv1.APIServiceStatus{Conditions: []apiregistrationv1.APIServiceCondition{{
 			Type: apiregistrationv1.Available, Status: apiregistrationv1.ConditionTrue,

@@ -47,7 +47,8 @@ func StorageVersionMigrations() *registry.Definition {
 			Subresources:   registry.Subresources{Status: true},
 			PrinterColumns: []registry.PrinterColumn{registry.BuiltinAgeColumn},
 		}},
-		Hooks: migrationHooks{migrationTyped},
+		Hooks:                migrationHooks{migrationTyped},
+		HashedStorageVersion: "v1beta1", // upstream stores them at v1beta1 still
 	}
 }
 

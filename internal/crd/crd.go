@@ -60,7 +60,8 @@ func NewDefinition(schemas SchemaChecker) *registry.Definition {
 			Subresources:       statusKeepingMetadata,
 			PrinterColumns:     crdPrinterColumns,
 		}},
-		Hooks: Hooks{Schemas: schemas},
+		Hooks:                Hooks{Schemas: schemas},
+		HashedStorageVersion: VersionV1beta1,
 	}
 }
 

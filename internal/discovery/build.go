@@ -1,7 +1,6 @@
 package discovery
 
 import (
-	"cmp"
 	"crypto/sha256"
 	"crypto/sha512"
 	"encoding/base64"
@@ -9,11 +8,13 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/crdserver/crdserver/internal/codec"
 	"github.com/crdserver/crdserver/internal/registry"
 )
 
@@ -24,22 +25,6 @@ var customResourceVerbs = []string{"delete", "deletecollection", "get", "list", 
 // subresourceVerbs are the verbs of the status and scale subresources.
 var subresourceVerbs = []string{"get", "patch", "update"}
 
-// groupPriority orders the built-in groups in /apis ahead of custom ones,
-// following kube-apiserver's APIService priorities (higher first). Every
-// other group has customGroupPriority, the minimum upstream gives CRD groups;
-// ties are broken by name.
-var groupPriority = map[string]int{
-	"events.k8s.io":                17750,
-	"authentication.k8s.io":        17700,
-	"authorization.k8s.io":         17600,
-	"rbac.authorization.k8s.io":    17000,
-	"admissionregistration.k8s.io": 16700,
-	"apiextensions.k8s.io":         16700,
-	"coordination.k8s.io":          16500,
-}
-
-const customGroupPriority = 1000
-
 // StorageVersionHash is the storageVersionHash discovery publishes for a
 // resource stored as group/version, Kind kind: the base64 of the first 8
 // bytes of the SHA-256 of "group/version/kind", as kube-apiserver computes it.
@@ -49,20 +34,50 @@ func StorageVersionHash(group, version, kind string) string {
 	return base64.StdEncoding.EncodeToString(sum[:8])
 }
 
-// doc is one encoded document and its entity tag (unquoted).
+// doc is one discovery document: its JSON and entity tag (unquoted), and
+// its protobuf form, made on first request.
 type doc struct {
 	body []byte
 	etag string
+	pb   *protoForm
 }
 
-func newDoc(v any) (doc, error) {
+// message is a discovery document's Go value: every one has a protobuf form.
+type message interface{ Marshal() ([]byte, error) }
+
+// protoForm is a document's protobuf form: the value, enveloped under
+// apiVersion and kind (upstream's core documents name no apiVersion).
+type protoForm struct {
+	msg              message
+	apiVersion, kind string
+	once             sync.Once
+	body             []byte
+	err              error
+}
+
+func (p *protoForm) bytes() ([]byte, error) {
+	p.once.Do(func() {
+		raw, err := p.msg.Marshal()
+		if err != nil {
+			p.err = err
+			return
+		}
+		p.body, p.err = codec.ProtobufEnvelope(p.apiVersion, p.kind, raw)
+		p.msg = nil
+	})
+	return p.body, p.err
+}
+
+// newDoc encodes v, whose protobuf form is enveloped under apiVersion
+// and kind.
+func newDoc(v message, apiVersion, kind string) (doc, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return doc{}, err
 	}
 	b = append(b, '\n')
 	sum := sha512.Sum512(b)
-	return doc{body: b, etag: fmt.Sprintf("%X", sum)}, nil
+	return doc{body: b, etag: fmt.Sprintf("%X", sum), pb: &protoForm{msg: v, apiVersion: apiVersion, kind: kind}}, nil
 }
 
 // docs holds every discovery document of one registry generation. It is
@@ -117,30 +132,25 @@ func build(t *registry.Table) (*docs, error) {
 	}
 
 	for gv, entries := range byGV {
+		// Upstream's core resource list names no apiVersion.
+		apiVersion := "v1"
+		if gv.Group == "" {
+			apiVersion = ""
+		}
 		list := &metav1.APIResourceList{
-			TypeMeta:     metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"},
+			TypeMeta:     metav1.TypeMeta{Kind: "APIResourceList", APIVersion: apiVersion},
 			GroupVersion: gv.String(),
 			APIResources: apiResources(entries),
 		}
-		rd, err := newDoc(list)
+		rd, err := newDoc(list, apiVersion, "APIResourceList")
 		if err != nil {
 			return nil, fmt.Errorf("encoding discovery for %s: %w", gv, err)
 		}
 		d.resources[gv] = rd
 	}
 
-	names := make([]string, 0, len(versionsOf))
-	for g := range versionsOf {
-		if g != "" {
-			names = append(names, g)
-		}
-	}
-	slices.SortFunc(names, func(a, b string) int {
-		pa, pb := priority(a), priority(b)
-		if pa != pb {
-			return cmp.Compare(pb, pa)
-		}
-		return strings.Compare(a, b)
+	names, aggregatedNames := orderGroups(versionsOf, func(gv schema.GroupVersion) bool {
+		return slices.ContainsFunc(byGV[gv], func(e entry) bool { return !e.def.Custom() })
 	})
 
 	groupList := &metav1.APIGroupList{
@@ -152,25 +162,25 @@ func build(t *registry.Table) (*docs, error) {
 		groupList.Groups = append(groupList.Groups, group)
 		withKind := group
 		withKind.TypeMeta = metav1.TypeMeta{Kind: "APIGroup", APIVersion: "v1"}
-		gd, err := newDoc(&withKind)
+		gd, err := newDoc(&withKind, "v1", "APIGroup")
 		if err != nil {
 			return nil, fmt.Errorf("encoding discovery for group %s: %w", g, err)
 		}
 		d.groups[g] = gd
 	}
 	var err error
-	if d.groupList, err = newDoc(groupList); err != nil {
+	if d.groupList, err = newDoc(groupList, "v1", "APIGroupList"); err != nil {
 		return nil, fmt.Errorf("encoding group list: %w", err)
 	}
 
 	// Aggregated discovery: /api holds the core group alone, /apis every
-	// other group in the order of /apis.
+	// other group, ordered as upstream's aggregated document orders them.
 	core := []apidiscoveryv2.APIGroupDiscovery{}
 	if len(d.coreVersions) > 0 {
 		core = append(core, groupDiscovery("", d.coreVersions, byGV))
 	}
-	named := make([]apidiscoveryv2.APIGroupDiscovery, 0, len(names))
-	for _, g := range names {
+	named := make([]apidiscoveryv2.APIGroupDiscovery, 0, len(aggregatedNames))
+	for _, g := range aggregatedNames {
 		named = append(named, groupDiscovery(g, versionsOf[g], byGV))
 	}
 	for _, c := range []struct {
@@ -180,20 +190,13 @@ func build(t *registry.Table) (*docs, error) {
 		ad, err := newDoc(&apidiscoveryv2.APIGroupDiscoveryList{
 			TypeMeta: metav1.TypeMeta{Kind: "APIGroupDiscoveryList", APIVersion: "apidiscovery.k8s.io/v2"},
 			Items:    c.items,
-		})
+		}, "apidiscovery.k8s.io/v2", "APIGroupDiscoveryList")
 		if err != nil {
 			return nil, fmt.Errorf("encoding aggregated discovery: %w", err)
 		}
 		*c.doc = ad
 	}
 	return d, nil
-}
-
-func priority(group string) int {
-	if p, ok := groupPriority[group]; ok {
-		return p
-	}
-	return customGroupPriority
 }
 
 func apiGroup(name string, versions []string) metav1.APIGroup {
@@ -205,10 +208,14 @@ func apiGroup(name string, versions []string) metav1.APIGroup {
 	return g
 }
 
-// verbs returns the verbs a definition serves: its own list for built-ins,
-// the custom-resource list otherwise; a terminating definition refuses
-// writes other than deletes.
+// verbs returns the verbs a definition serves: a built-in's sorted, as
+// kube-apiserver's installer lists them; a custom resource's in the order
+// apiextensions-apiserver lists them, without the writes other than
+// deletes while its CRD is terminating.
 func verbs(def *registry.Definition) []string {
+	if !def.Custom() {
+		return sortedVerbs(def)
+	}
 	vs := def.Verbs
 	if vs == nil {
 		vs = customResourceVerbs
@@ -219,6 +226,17 @@ func verbs(def *registry.Definition) []string {
 		})
 	}
 	return vs
+}
+
+func sortedVerbs(def *registry.Definition) []string {
+	vs := def.Verbs
+	if vs == nil {
+		vs = customResourceVerbs
+	}
+	if slices.IsSorted(vs) {
+		return vs
+	}
+	return slices.Sorted(slices.Values(vs))
 }
 
 // storageVersionHash follows upstream, which publishes the hash only when
@@ -233,6 +251,9 @@ func storageVersionHash(def *registry.Definition) string {
 		// The hash names what is stored: both event APIs publish core
 		// v1 Event's.
 		return StorageVersionHash(def.StoredAs.Group, def.StoredAs.Version, def.Kind)
+	}
+	if def.HashedStorageVersion != "" {
+		return StorageVersionHash(def.Group, def.HashedStorageVersion, def.Kind)
 	}
 	return StorageVersionHash(def.Group, sv.Name, def.Kind)
 }
@@ -305,18 +326,15 @@ func groupDiscovery(group string, versions []string, byGV map[schema.GroupVersio
 }
 
 func resourceDiscovery(gv schema.GroupVersion, e entry) apidiscoveryv2.APIResourceDiscovery {
+	if !e.def.Custom() {
+		return builtinDiscovery(apiResources([]entry{e}))
+	}
 	def := e.def
 	scope := apidiscoveryv2.ScopeCluster
 	if def.Namespaced() {
 		scope = apidiscoveryv2.ScopeNamespace
 	}
 	kind := &metav1.GroupVersionKind{Group: gv.Group, Version: gv.Version, Kind: def.Kind}
-	if def.StoredAs != nil {
-		// Upstream's aggregated discovery names only the kind of a
-		// resource served from another group's storage (events.k8s.io
-		// events: its storage's object is the internal core Event).
-		kind = &metav1.GroupVersionKind{Kind: def.Kind}
-	}
 	r := apidiscoveryv2.APIResourceDiscovery{
 		Resource:         def.Resource,
 		ResponseKind:     kind,
@@ -339,13 +357,35 @@ func resourceDiscovery(gv schema.GroupVersion, e entry) apidiscoveryv2.APIResour
 			Verbs:        subresourceVerbs,
 		})
 	}
-	for _, o := range sub.Other {
-		k := kind
-		if o.Kind != nil {
-			k = &metav1.GroupVersionKind{Group: o.Kind.Group, Version: o.Kind.Version, Kind: o.Kind.Kind}
-		}
+	return r
+}
+
+// builtinDiscovery is a built-in resource's aggregated entry, made from its
+// part of the group version's resource list (the resource, then its
+// subresources) as kube-apiserver makes it: a kind names a group and
+// version only where the list does (a scale's), and the subresources keep
+// the list's order.
+func builtinDiscovery(list []metav1.APIResource) apidiscoveryv2.APIResourceDiscovery {
+	res := list[0]
+	scope := apidiscoveryv2.ScopeCluster
+	if res.Namespaced {
+		scope = apidiscoveryv2.ScopeNamespace
+	}
+	r := apidiscoveryv2.APIResourceDiscovery{
+		Resource:         res.Name,
+		ResponseKind:     &metav1.GroupVersionKind{Group: res.Group, Version: res.Version, Kind: res.Kind},
+		Scope:            scope,
+		SingularResource: res.SingularName,
+		Verbs:            res.Verbs,
+		ShortNames:       res.ShortNames,
+		Categories:       res.Categories,
+	}
+	for _, sub := range list[1:] {
+		_, name, _ := strings.Cut(sub.Name, "/")
 		r.Subresources = append(r.Subresources, apidiscoveryv2.APISubresourceDiscovery{
-			Subresource: o.Name, ResponseKind: k, Verbs: o.Verbs,
+			Subresource:  name,
+			ResponseKind: &metav1.GroupVersionKind{Group: sub.Group, Version: sub.Version, Kind: sub.Kind},
+			Verbs:        sub.Verbs,
 		})
 	}
 	return r

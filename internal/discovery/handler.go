@@ -6,18 +6,19 @@
 package discovery
 
 import (
-	"encoding/json"
+	"errors"
 	"log/slog"
-	"mime"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/crdserver/crdserver/internal/codec"
 	"github.com/crdserver/crdserver/internal/registry"
 )
 
@@ -62,63 +63,100 @@ func (h *Handler) current() (*docs, error) {
 
 // ServeHTTP serves one discovery document.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		writeStatus(w, http.StatusMethodNotAllowed, metav1.StatusReasonMethodNotAllowed,
-			"the server does not allow this method on the requested resource")
-		return
-	}
 	d, err := h.current()
 	if err != nil {
 		slog.Error("building discovery documents", "err", err)
-		writeStatus(w, http.StatusInternalServerError, metav1.StatusReasonInternalError, "Internal error occurred: building discovery documents")
+		codec.WriteStatus(w, r, apierrors.NewInternalError(errors.New("building discovery documents")))
 		return
 	}
-
 	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
+	t := h.reg.Current()
+	find, aggregated, route := h.lookup(d, t, parts)
+	if find == nil {
+		// Upstream's REST router serves /api and the built-in groups,
+		// and answers a version it lacks with a Status; any other group
+		// falls through to a plain-text 404.
+		if parts[0] == "apis" && len(parts) > 1 && !t.BuiltinGroup(parts[1]) {
+			http.NotFound(w, r)
+			return
+		}
+		codec.WriteStatus(w, r, codec.NotFound())
+		return
+	}
+	// The REST router's routes (the core documents, a built-in group
+	// version's resources) take GET alone, and check Accept against
+	// their media types before their handler negotiates. Upstream's
+	// other discovery handlers answer any method.
+	accept := strings.Join(r.Header.Values("Accept"), ",")
+	if route {
+		if r.Method != http.MethodGet {
+			codec.WriteStatus(w, r, codec.MethodNotAllowed())
+			return
+		}
+		if err := codec.RouteAccepts(accept, codec.RouteTypes); err != nil {
+			codec.WriteStatus(w, r, err)
+			return
+		}
+	}
+	// /api and /apis are aggregated when any clause asks for
+	// apidiscovery.k8s.io/v2, whatever its quality and place, as
+	// upstream's wrapper decides; other documents are negotiated plainly.
+	if aggregated != nil {
+		if mt, err := codec.NegotiateDocument(accept, codec.AggregatedDiscoveryOnly); err == nil && codec.AggregatedDiscoveryOnly(mt) {
+			serveDoc(w, r, aggregated(), mt, aggregatedParams, "public")
+			return
+		}
+	}
+	mt, err := codec.NegotiateDocument(accept, codec.PlainOnly)
+	if err != nil {
+		codec.WriteStatus(w, r, err)
+		return
+	}
+	doc, err := find(r)
+	if err != nil {
+		slog.Error("encoding discovery document", "path", r.URL.Path, "err", err)
+		codec.WriteStatus(w, r, apierrors.NewInternalError(errors.New("encoding discovery document")))
+		return
+	}
+	serveDoc(w, r, doc, mt, "", "no-cache, private")
+}
+
+// aggregatedParams name the aggregated form in its Content-Type, which
+// client-go checks.
+const aggregatedParams = ";g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+
+// lookup finds the document at parts: find returns it (nil when there is
+// none), aggregated its aggregated form (nil for documents without one),
+// and route tells whether upstream serves it from a REST route.
+func (h *Handler) lookup(d *docs, t *registry.Table, parts []string) (find func(*http.Request) (doc, error), aggregated func() doc, route bool) {
+	fixed := func(d doc) func(*http.Request) (doc, error) {
+		return func(*http.Request) (doc, error) { return d, nil }
+	}
 	switch {
 	case len(parts) == 1 && parts[0] == "api":
-		if acceptsAggregated(r.Header.Values("Accept")) {
-			serveAggregated(w, r, d.aggregatedCore)
-			return
-		}
-		h.serveAPIVersions(w, r, d)
-		return
+		return func(r *http.Request) (doc, error) { return apiVersions(d, r) },
+			func() doc { return d.aggregatedCore }, true
 	case len(parts) == 1 && parts[0] == "apis":
-		if acceptsAggregated(r.Header.Values("Accept")) {
-			serveAggregated(w, r, d.aggregatedGroups)
-			return
-		}
-		serveDoc(w, r, d.groupList, "application/json", "no-cache, private")
-		return
+		return fixed(d.groupList), func() doc { return d.aggregatedGroups }, false
 	case len(parts) == 2 && parts[0] == "api":
 		if doc, ok := d.resources[schema.GroupVersion{Version: parts[1]}]; ok {
-			serveDoc(w, r, doc, "application/json", "no-cache, private")
-			return
+			return fixed(doc), nil, true
 		}
 	case len(parts) == 2 && parts[0] == "apis" && parts[1] != "":
 		if doc, ok := d.groups[parts[1]]; ok {
-			serveDoc(w, r, doc, "application/json", "no-cache, private")
-			return
+			return fixed(doc), nil, false
 		}
 	case len(parts) == 3 && parts[0] == "apis" && parts[1] != "":
 		if doc, ok := d.resources[schema.GroupVersion{Group: parts[1], Version: parts[2]}]; ok {
-			serveDoc(w, r, doc, "application/json", "no-cache, private")
-			return
+			return fixed(doc), nil, t.BuiltinGroup(parts[1])
 		}
 	}
-	// Upstream's REST router serves /api and the built-in groups, and
-	// answers a version it lacks with a Status; any other group falls
-	// through to a plain-text 404.
-	if parts[0] == "apis" && len(parts) > 1 && !h.reg.Current().BuiltinGroup(parts[1]) {
-		http.NotFound(w, r)
-		return
-	}
-	writeStatus(w, http.StatusNotFound, metav1.StatusReasonNotFound, "the server could not find the requested resource")
+	return nil, nil, false
 }
 
-// serveAPIVersions writes /api, which names the address the client reached
-// the server at, so it is encoded per request.
-func (h *Handler) serveAPIVersions(w http.ResponseWriter, r *http.Request, d *docs) {
+// apiVersions is /api, which names the address the client reached the
+// server at, so it is encoded per request.
+func apiVersions(d *docs, r *http.Request) (doc, error) {
 	v := &metav1.APIVersions{
 		TypeMeta: metav1.TypeMeta{Kind: "APIVersions"},
 		Versions: d.coreVersions,
@@ -126,24 +164,13 @@ func (h *Handler) serveAPIVersions(w http.ResponseWriter, r *http.Request, d *do
 			{ClientCIDR: "0.0.0.0/0", ServerAddress: r.Host},
 		},
 	}
-	doc, err := newDoc(v)
-	if err != nil {
-		slog.Error("encoding /api", "err", err)
-		writeStatus(w, http.StatusInternalServerError, metav1.StatusReasonInternalError, "Internal error occurred: encoding /api")
-		return
-	}
-	serveDoc(w, r, doc, "application/json", "no-cache, private")
+	return newDoc(v, "", "APIVersions")
 }
 
-// serveAggregated writes an APIGroupDiscoveryList with the content type
-// client-go checks (application/json with the g, v and as parameters).
-func serveAggregated(w http.ResponseWriter, r *http.Request, doc doc) {
-	serveDoc(w, r, doc, "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList", "public")
-}
-
-// serveDoc writes a cached document with its ETag and answers a matching
-// If-None-Match with 304. The body varies with Accept (aggregated or not).
-func serveDoc(w http.ResponseWriter, r *http.Request, doc doc, contentType, cacheControl string) {
+// serveDoc writes a document in the form mt asks for, its Content-Type
+// given params, with its ETag, and answers a matching If-None-Match with
+// 304. The body varies with Accept.
+func serveDoc(w http.ResponseWriter, r *http.Request, doc doc, mt codec.MediaType, params, cacheControl string) {
 	etag := strconv.Quote(doc.etag)
 	hdr := w.Header()
 	hdr.Set("ETag", etag)
@@ -153,11 +180,25 @@ func serveDoc(w http.ResponseWriter, r *http.Request, doc doc, contentType, cach
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
-	hdr.Set("Content-Type", contentType)
-	hdr.Set("Content-Length", strconv.Itoa(len(doc.body)))
+	body, ctype := doc.body, codec.MediaJSON
+	var err error
+	switch {
+	case mt.Type == codec.MediaProtobuf:
+		body, ctype = nil, codec.MediaProtobuf
+		body, err = doc.pb.bytes()
+	case mt.Type != codec.MediaJSON || mt.Pretty:
+		body, ctype, err = codec.Render(mt, doc.body)
+	}
+	if err != nil {
+		slog.Error("encoding discovery document", "path", r.URL.Path, "err", err)
+		codec.WriteStatus(w, r, apierrors.NewInternalError(errors.New("encoding discovery document")))
+		return
+	}
+	hdr.Set("Content-Type", ctype+params)
+	hdr.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(http.StatusOK)
 	if r.Method != http.MethodHead {
-		_, _ = w.Write(doc.body)
+		_, _ = w.Write(body)
 	}
 }
 
@@ -171,50 +212,4 @@ func etagMatches(header, etag string) bool {
 		}
 	}
 	return false
-}
-
-// acceptsAggregated reports whether an Accept header asks for aggregated
-// discovery: any acceptable JSON clause names apidiscovery.k8s.io/v2's
-// APIGroupDiscoveryList. Like kube-apiserver from 1.35 on, v2beta1 is not
-// served: a client asking only for it gets the unaggregated documents.
-func acceptsAggregated(accept []string) bool {
-	for _, header := range accept {
-		for _, clause := range strings.Split(header, ",") {
-			mt, params, err := mime.ParseMediaType(strings.TrimSpace(clause))
-			if err != nil {
-				continue
-			}
-			if mt != "application/json" && mt != "application/*" && mt != "*/*" {
-				continue
-			}
-			if params["g"] != "apidiscovery.k8s.io" || params["as"] != "APIGroupDiscoveryList" || params["v"] != "v2" {
-				continue
-			}
-			if q, ok := params["q"]; ok {
-				if f, err := strconv.ParseFloat(q, 64); err != nil || f <= 0 {
-					continue // q=0: "not acceptable"
-				}
-			}
-			return true
-		}
-	}
-	return false
-}
-
-// writeStatus writes a Failure Status the way kube-apiserver answers
-// discovery paths it does not serve.
-func writeStatus(w http.ResponseWriter, code int, reason metav1.StatusReason, message string) {
-	st := metav1.Status{
-		TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
-		Status:   metav1.StatusFailure,
-		Message:  message,
-		Reason:   reason,
-		Details:  &metav1.StatusDetails{},
-		Code:     int32(code),
-	}
-	b, _ := json.Marshal(&st)
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-cache, private")
-	w.WriteHeader(code)
-	_, _ = w.Write(append(b, '\n'))
 }

@@ -1,6 +1,7 @@
 package discovery
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -158,7 +159,8 @@ func TestDocuments(t *testing.T) {
 	}, {
 		name: "core v1", path: "/api/v1", wantCode: 200, wantCT: "application/json",
 		want: &metav1.APIResourceList{
-			TypeMeta:     metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"},
+			// Upstream's core list names no apiVersion.
+			TypeMeta:     metav1.TypeMeta{Kind: "APIResourceList"},
 			GroupVersion: "v1",
 			APIResources: []metav1.APIResource{nsResource, {
 				Name: "namespaces/finalize", Kind: "Namespace", Verbs: []string{"update"},
@@ -170,17 +172,19 @@ func TestDocuments(t *testing.T) {
 		name: "group list", path: "/apis", wantCode: 200, wantCT: "application/json",
 		want: &metav1.APIGroupList{
 			TypeMeta: metav1.TypeMeta{Kind: "APIGroupList", APIVersion: "v1"},
+			// Ordered by their first APIService's name, as upstream's
+			// list is: v1.stable.example.com, then v1alpha1.example.com.
 			Groups: []metav1.APIGroup{{
-				Name:             "example.com",
-				Versions:         []metav1.GroupVersionForDiscovery{{GroupVersion: "example.com/v1alpha1", Version: "v1alpha1"}},
-				PreferredVersion: metav1.GroupVersionForDiscovery{GroupVersion: "example.com/v1alpha1", Version: "v1alpha1"},
-			}, {
 				Name: "stable.example.com",
 				Versions: []metav1.GroupVersionForDiscovery{
 					{GroupVersion: "stable.example.com/v1", Version: "v1"},
 					{GroupVersion: "stable.example.com/v1beta1", Version: "v1beta1"},
 				},
 				PreferredVersion: metav1.GroupVersionForDiscovery{GroupVersion: "stable.example.com/v1", Version: "v1"},
+			}, {
+				Name:             "example.com",
+				Versions:         []metav1.GroupVersionForDiscovery{{GroupVersion: "example.com/v1alpha1", Version: "v1alpha1"}},
+				PreferredVersion: metav1.GroupVersionForDiscovery{GroupVersion: "example.com/v1alpha1", Version: "v1alpha1"},
 			}},
 		},
 	}, {
@@ -303,13 +307,15 @@ func wantAggregated() (core, named []apidiscoveryv2.APIGroupDiscovery) {
 		Versions: []apidiscoveryv2.APIVersionDiscovery{{
 			Version: "v1", Freshness: apidiscoveryv2.DiscoveryFreshnessCurrent,
 			Resources: []apidiscoveryv2.APIResourceDiscovery{{
-				Resource: "namespaces", ResponseKind: gvk("", "v1", "Namespace"),
+				// A built-in's kinds name no group or version, and its
+				// subresources are sorted, as in upstream's document.
+				Resource: "namespaces", ResponseKind: gvk("", "", "Namespace"),
 				Scope: apidiscoveryv2.ScopeCluster, SingularResource: "namespace",
 				Verbs:      []string{"create", "delete", "get", "list", "patch", "update", "watch"},
 				ShortNames: []string{"ns"},
 				Subresources: []apidiscoveryv2.APISubresourceDiscovery{
-					{Subresource: "status", ResponseKind: gvk("", "v1", "Namespace"), Verbs: sub},
-					{Subresource: "finalize", ResponseKind: gvk("", "v1", "Namespace"), Verbs: []string{"update"}},
+					{Subresource: "finalize", ResponseKind: gvk("", "", "Namespace"), Verbs: []string{"update"}},
+					{Subresource: "status", ResponseKind: gvk("", "", "Namespace"), Verbs: sub},
 				},
 			}},
 		}},
@@ -387,31 +393,87 @@ func TestAggregated(t *testing.T) {
 	}
 }
 
-func TestAcceptsAggregated(t *testing.T) {
-	tests := []struct {
-		accept []string
-		want   bool
+// TestMediaTypes checks the forms and refusals kube-apiserver 1.37 gave
+// for the same Accept headers and methods: aggregated whenever a clause
+// asks for apidiscovery.k8s.io/v2 (whatever its quality), JSON, YAML and
+// protobuf otherwise, and the REST router's 405 and 406 on its routes
+// (the core documents and a built-in group version's resources).
+func TestMediaTypes(t *testing.T) {
+	srv, _ := newTestServer(t, testDefinitions())
+	const (
+		agg      = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+		aggCT    = agg
+		routeMsg = "406: Not Acceptable\n\nAvailable representations: application/json, application/yaml, application/vnd.kubernetes.protobuf"
+		plainMsg = "only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf"
+	)
+	for _, tc := range []struct {
+		method, path, accept string
+		code                 int
+		ctype                string // or the Status message for an error
 	}{
-		{nil, false},
-		{[]string{"application/json"}, false},
-		{[]string{"*/*"}, false},
-		{[]string{cgdiscovery.AcceptV2}, true},
-		{[]string{"application/json; g=apidiscovery.k8s.io; v=v2; as=APIGroupDiscoveryList"}, true},
-		{[]string{"application/json;as=APIGroupDiscoveryList;v=v2;g=apidiscovery.k8s.io"}, true},
-		{[]string{cgdiscovery.AcceptV2NoPeer + "," + cgdiscovery.AcceptV2 + "," + cgdiscovery.AcceptV1}, true},
-		{[]string{"application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList"}, false},
-		{[]string{"application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList;q=0.5,application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"}, true},
-		{[]string{"application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList;q=0"}, false},
-		{[]string{"application/json;g=apidiscovery.k8s.io;v=v3;as=APIGroupDiscoveryList"}, false},
-		{[]string{"application/yaml;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"}, false},
-		{[]string{"application/vnd.kubernetes.protobuf;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"}, false},
-		{[]string{"application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupList"}, false},
-		{[]string{"garbage;;;", "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"}, true},
-	}
-	for _, tt := range tests {
-		if got := acceptsAggregated(tt.accept); got != tt.want {
-			t.Errorf("acceptsAggregated(%q) = %v, want %v", tt.accept, got, tt.want)
-		}
+		{"GET", "/apis", "", 200, "application/json"},
+		{"GET", "/apis", cgdiscovery.AcceptV2, 200, aggCT},
+		{"GET", "/apis", "application/json; g=apidiscovery.k8s.io; v=v2; as=APIGroupDiscoveryList", 200, aggCT},
+		{"GET", "/apis", "application/json," + agg, 200, aggCT},
+		{"GET", "/apis", agg + ";q=0,application/json", 200, aggCT},
+		{"GET", "/apis", "garbage;;;," + agg, 200, aggCT},
+		{"GET", "/api", "application/yaml;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList", 200, "application/yaml;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"},
+		{"GET", "/apis", "application/vnd.kubernetes.protobuf;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList", 200, "application/vnd.kubernetes.protobuf;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"},
+		{"GET", "/apis", "application/json;g=apidiscovery.k8s.io;v=v3;as=APIGroupDiscoveryList,application/json", 200, "application/json"},
+		{"GET", "/apis", "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList", 406, plainMsg},
+		{"GET", "/api", "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList", 406, plainMsg},
+		{"GET", "/apis", "text/html", 406, plainMsg},
+		{"GET", "/apis", "application/*", 200, "application/json"},
+		{"HEAD", "/apis", "", 200, "application/json"},
+		{"GET", "/api", "text/html", 406, routeMsg},
+		{"GET", "/api", "application/*", 406, routeMsg},
+		{"GET", "/api", "*/*;q=0.5", 200, "application/json"},
+		{"HEAD", "/api", "", 405, "the server does not allow this method on the requested resource"},
+		{"POST", "/apis", "", 200, "application/json"},
+		{"PUT", "/apis/stable.example.com/v1", "", 200, "application/json"},
+		{"POST", "/api/v1", "", 405, "the server does not allow this method on the requested resource"},
+		{"GET", "/api/v1", "application/yaml", 200, "application/yaml"},
+		{"GET", "/api/v1", "application/vnd.kubernetes.protobuf", 200, "application/vnd.kubernetes.protobuf"},
+		{"GET", "/api/v1", "application/*", 406, routeMsg},
+		{"GET", "/api/v1", "application/json;as=Table;v=v1;g=meta.k8s.io", 406, plainMsg},
+		{"GET", "/apis/stable.example.com", "application/yaml", 200, "application/yaml"},
+		{"GET", "/apis/stable.example.com", "application/*", 200, "application/json"},
+		{"GET", "/apis/stable.example.com", "text/plain", 406, plainMsg},
+		{"GET", "/apis/stable.example.com/v1", "text/plain", 406, plainMsg},
+		{"GET", "/apis/stable.example.com/v1", "application/vnd.kubernetes.protobuf", 200, "application/vnd.kubernetes.protobuf"},
+		{"HEAD", "/apis/stable.example.com/v1", "", 200, "application/json"},
+	} {
+		t.Run(tc.method+" "+tc.path+" "+tc.accept, func(t *testing.T) {
+			req, err := http.NewRequest(tc.method, srv.URL+tc.path, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.accept != "" {
+				req.Header.Set("Accept", tc.accept)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			body, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != tc.code {
+				t.Fatalf("code %d, want %d: %s", resp.StatusCode, tc.code, body)
+			}
+			if tc.code != 200 && tc.method != "HEAD" {
+				var st metav1.Status
+				if err := json.Unmarshal(body, &st); err != nil || st.Message != tc.ctype {
+					t.Errorf("status %q (%v), want %q", st.Message, err, tc.ctype)
+				}
+				return
+			}
+			if ct := resp.Header.Get("Content-Type"); tc.code == 200 && ct != tc.ctype {
+				t.Errorf("Content-Type %q, want %q", ct, tc.ctype)
+			}
+			if strings.Contains(tc.ctype, "protobuf") && !bytes.HasPrefix(body, []byte("k8s\x00")) {
+				t.Errorf("protobuf body %q", body)
+			}
+		})
 	}
 }
 
@@ -468,18 +530,6 @@ func TestETag(t *testing.T) {
 	}
 }
 
-func TestMethodNotAllowed(t *testing.T) {
-	srv, _ := newTestServer(t, testDefinitions())
-	resp, err := http.Post(srv.URL+"/apis", "application/json", strings.NewReader("{}"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusMethodNotAllowed {
-		t.Errorf("POST /apis: status %d", resp.StatusCode)
-	}
-}
-
 // TestClientGo drives the documents through client-go's discovery client,
 // aggregated and legacy, the way kubectl api-resources does.
 func TestClientGo(t *testing.T) {
@@ -498,7 +548,12 @@ func TestClientGo(t *testing.T) {
 			for _, g := range groups {
 				gotGroups = append(gotGroups, g.Name+"="+g.PreferredVersion.Version)
 			}
+			// The legacy list orders groups by their first APIService's
+			// name, the aggregated document by group name.
 			wantGroups := []string{"=v1", "example.com=v1alpha1", "stable.example.com=v1"}
+			if name == "legacy" {
+				wantGroups = []string{"=v1", "stable.example.com=v1", "example.com=v1alpha1"}
+			}
 			if !slices.Equal(gotGroups, wantGroups) {
 				t.Errorf("groups = %q, want %q", gotGroups, wantGroups)
 			}

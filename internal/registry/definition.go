@@ -86,6 +86,13 @@ type Definition struct {
 	// migration, object counts) walks the other resource's definition
 	// and skips this one.
 	StoredAs *StoredAs
+
+	// HashedStorageVersion, when set, is the version discovery's
+	// storageVersionHash names instead of the storage version's: the one
+	// kube-apiserver stores at and publishes the hash of, where crdserver
+	// stores at another (CRDs: apiextensions.k8s.io/v1beta1). Clients only
+	// compare hashes across reads, to notice a change.
+	HashedStorageVersion string
 }
 
 // StoredAs names the resource, and its version, whose storage a

@@ -32,6 +32,7 @@ import (
 //	GET /api/v1/namespaces accept=text/csv
 //	PUT /apis/stable.example.com/v1/namespaces/default/crontabs/x @x.json body
 //	GET /api/v1/namespaces?watch=1&resourceVersion=0&timeoutSeconds=1 body
+//	GET /apis/apps/v1 discovery
 //	sleep 1.1s
 //	PATCH /api/v1/namespaces/default/secrets/s @s.yaml application/apply-patch+yaml samerv
 //
@@ -40,6 +41,8 @@ import (
 // comparing answers; "wait" repeats one until it answers 200. "body" at
 // the end compares an answer that is an object too, with what differs
 // between any two servers left out: uids, resourceVersions and times.
+// "discovery" at the end compares a discovery document as "body" does,
+// without what crdserver knowingly serves otherwise (discovery.go).
 // "samerv" at the end compares whether the answer's resourceVersion is
 // the one the server's previous answer for the same path had: whether a
 // write that changes nothing is stored anyway. "sleep" waits (a second
@@ -53,6 +56,7 @@ type requestLine struct {
 	contentType string
 	accept      string
 	compareBody bool
+	discovery   bool // compare a discovery document, as discovery.go says
 	sameRV      bool
 	sleep       time.Duration // of a sleep line
 }
@@ -87,6 +91,9 @@ func readRequests(file string) ([]requestLine, error) {
 		}
 		if len(fields) > 2 && fields[len(fields)-1] == "body" {
 			r.compareBody, fields = true, fields[:len(fields)-1]
+		}
+		if len(fields) > 2 && fields[len(fields)-1] == "discovery" {
+			r.compareBody, r.discovery, fields = true, true, fields[:len(fields)-1]
 		}
 		if len(fields) > 2 && strings.HasPrefix(fields[len(fields)-1], "accept=") {
 			r.accept = strings.TrimPrefix(fields[len(fields)-1], "accept=")
@@ -232,6 +239,9 @@ func (q *requester) do(ctx context.Context, r requestLine) (answer, error) {
 			n, _ := json.Marshal(stable(events))
 			a.body = "events " + string(n)
 			break
+		}
+		if r.discovery {
+			obj = comparableDiscovery(q.name, obj)
 		}
 		n, _ := json.Marshal(stable(obj))
 		a.body = "object " + string(n)

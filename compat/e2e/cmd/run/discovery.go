@@ -1,0 +1,129 @@
+package main
+
+import (
+	"slices"
+	"strings"
+)
+
+// Discovery documents list what a server serves, and crdserver knowingly
+// serves less than kube-apiserver (no pods, nodes or volumes: nothing
+// that needs a kubelet or a controller crdserver does not run) and a
+// little more (two legacy versions). A "discovery" line compares the
+// documents whole after taking those out: upstream's answer without the
+// resources below, crdserver's without the versions below. Anything else
+// either lists, or lists otherwise, is a difference.
+
+// unservedResources are the resources and subresources, by group/version,
+// that kube-apiserver 1.37.2 lists and crdserver does not serve.
+var unservedResources = map[string][]string{
+	"v1": {
+		"bindings", "componentstatuses", "nodes", "persistentvolumeclaims",
+		"persistentvolumes", "pods", "replicationcontrollers", "services/proxy",
+	},
+	"apps/v1":                {"controllerrevisions"},
+	"certificates.k8s.io/v1": {"clustertrustbundles", "podcertificaterequests"},
+	"networking.k8s.io/v1":   {"ipaddresses", "servicecidrs"},
+	"storage.k8s.io/v1": {
+		"csidrivers", "csistoragecapacities", "storageclasses",
+		"volumeattachments", "volumeattributesclasses",
+	},
+}
+
+// unservedGroups are the groups crdserver serves none of.
+var unservedGroups = []string{"flowcontrol.apiserver.k8s.io", "resource.k8s.io"}
+
+// beyondUpstream are the group/versions crdserver serves and kube-apiserver
+// 1.37.2 does not: the legacy CRD API (issue 9) and the webhook
+// configurations' v1beta1.
+var beyondUpstream = []string{"admissionregistration.k8s.io/v1beta1", "apiextensions.k8s.io/v1beta1"}
+
+// comparableDiscovery is doc, a decoded discovery document from server,
+// without what one server knowingly serves and the other does not, and
+// without the servers' addresses.
+func comparableDiscovery(server string, doc any) any {
+	d, ok := doc.(map[string]any)
+	if !ok {
+		return doc
+	}
+	delete(d, "serverAddressByClientCIDRs")
+	switch d["kind"] {
+	case "APIResourceList":
+		if server == "kube-apiserver" {
+			gv, _ := d["groupVersion"].(string)
+			d["resources"] = dropEach(d["resources"], func(r map[string]any) bool {
+				return unserved(gv, r["name"])
+			})
+		}
+	case "APIGroupList":
+		d["groups"] = dropEach(d["groups"], func(g map[string]any) bool {
+			return !keepGroup(server, g)
+		})
+	case "APIGroup":
+		keepGroup(server, d)
+	case "APIGroupDiscoveryList":
+		d["items"] = dropEach(d["items"], func(g map[string]any) bool {
+			name, _ := g["metadata"].(map[string]any)["name"].(string)
+			if server == "kube-apiserver" && slices.Contains(unservedGroups, name) {
+				return true
+			}
+			g["versions"] = dropEach(g["versions"], func(v map[string]any) bool {
+				gv := groupVersion(name, v["version"])
+				if server != "kube-apiserver" {
+					return slices.Contains(beyondUpstream, gv)
+				}
+				v["resources"] = dropEach(v["resources"], func(r map[string]any) bool {
+					res, _ := r["resource"].(string)
+					r["subresources"] = dropEach(r["subresources"], func(s map[string]any) bool {
+						return unserved(gv, res+"/"+s["subresource"].(string))
+					})
+					if s, _ := r["subresources"].([]any); len(s) == 0 {
+						delete(r, "subresources")
+					}
+					return unserved(gv, res)
+				})
+				return false
+			})
+			return false
+		})
+	}
+	return d
+}
+
+// keepGroup drops from g, an APIGroup, the versions crdserver serves
+// beyond upstream, and reports whether the group is one both serve.
+func keepGroup(server string, g map[string]any) bool {
+	name, _ := g["name"].(string)
+	if server == "kube-apiserver" {
+		return !slices.Contains(unservedGroups, name)
+	}
+	g["versions"] = dropEach(g["versions"], func(v map[string]any) bool {
+		return slices.Contains(beyondUpstream, groupVersion(name, v["version"]))
+	})
+	return true
+}
+
+// unserved reports whether name, a resource or subresource of gv, is
+// one crdserver does not serve, or belongs to one.
+func unserved(gv string, name any) bool {
+	n, _ := name.(string)
+	parent, _, _ := strings.Cut(n, "/")
+	return slices.Contains(unservedResources[gv], n) || slices.Contains(unservedResources[gv], parent)
+}
+
+func groupVersion(group string, version any) string {
+	v, _ := version.(string)
+	return strings.TrimPrefix(group+"/"+v, "/")
+}
+
+// dropEach returns list, a decoded JSON array of objects, without those
+// drop reports true for.
+func dropEach(list any, drop func(map[string]any) bool) any {
+	l, ok := list.([]any)
+	if !ok {
+		return list
+	}
+	return slices.DeleteFunc(l, func(x any) bool {
+		m, ok := x.(map[string]any)
+		return ok && drop(m)
+	})
+}
