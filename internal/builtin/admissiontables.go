@@ -58,9 +58,10 @@ func policyRow(obj map[string]any, rules string) []any {
 	return []any{objectName(obj), int64(len(rs)), paramKindCell(spec), objectAge(obj)}
 }
 
-func objectName(obj map[string]any) any {
+func objectName(obj map[string]any) string {
 	md, _ := obj["metadata"].(map[string]any)
-	return md["name"]
+	name, _ := md["name"].(string) // "" for a bookmark, as upstream's printers show it
+	return name
 }
 
 func objectAge(obj map[string]any) string {

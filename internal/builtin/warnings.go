@@ -482,7 +482,7 @@ const staticSuffix = ".static.k8s.io"
 // staticNameErrors refuse the create of an admission configuration with
 // a name kept for static configuration.
 func staticNameErrors(obj map[string]any) field.ErrorList {
-	if name, _ := objectName(obj).(string); strings.HasSuffix(name, staticSuffix) {
+	if name := objectName(obj); strings.HasSuffix(name, staticSuffix) {
 		return field.ErrorList{field.Invalid(field.NewPath("metadata", "name"), name, staticNameMessage)}
 	}
 	return nil
@@ -493,7 +493,7 @@ var staticNameMessage = fmt.Sprintf("names ending with %q are reserved for stati
 // staticNameWarnings: an update of an admission configuration whose name
 // has the reserved suffix (stored before the name was kept) warns.
 func staticNameWarnings(obj, old map[string]any) []string {
-	if name, _ := objectName(obj).(string); old != nil && strings.HasSuffix(name, staticSuffix) {
+	if name := objectName(obj); old != nil && strings.HasSuffix(name, staticSuffix) {
 		return []string{"metadata.name: " + staticNameMessage}
 	}
 	return nil

@@ -365,6 +365,12 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request, info *request.In
 	if err != nil {
 		return nil, err
 	}
+	if info.Verb == "watch" && mt.Type == codec.MediaYAML {
+		// YAML has no stream form, and upstream does not look further
+		// than the first form the client accepts.
+		return nil, statusError(http.StatusNotAcceptable, "NotAcceptable",
+			"only the following media types are accepted: application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch")
+	}
 	if _, unstored := def.Hooks.(registry.Creator); unstored && mt.As != "" {
 		// The reviews have no Table or metadata form: upstream's
 		// negotiation refuses the transform before reading the body.

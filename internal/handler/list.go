@@ -31,6 +31,10 @@ func listOptions(c *call) (*metainternalversion.ListOptions, error) {
 	if err := metainternalversionscheme.ParameterCodec.DecodeParameters(c.r.URL.Query(), metav1.SchemeGroupVersion, opts); err != nil {
 		return nil, apierrors.NewBadRequest(err.Error())
 	}
+	// A watch from "" or "0" with neither sendInitialEvents nor
+	// resourceVersionMatch is a streaming list, as upstream defaults it
+	// with its WatchList feature on.
+	metainternalversion.SetListOptionsDefaults(opts, true)
 	if errs := validation.ValidateListOptions(opts, true); len(errs) > 0 {
 		return nil, apierrors.NewInvalid(metav1.SchemeGroupVersion.WithKind("ListOptions").GroupKind(), "", errs)
 	}

@@ -32,8 +32,10 @@ func (h *Handler) watch(c *call) {
 		codec.WriteStatus(c.w, c.r, err)
 		return
 	}
+	// Zero or none is the server's random timeout; a negative one ends the
+	// watch at once, as upstream's timer does.
 	timeout := minWatchTimeout + time.Duration(rand.Int64N(int64(minWatchTimeout)))
-	if opts.TimeoutSeconds != nil && *opts.TimeoutSeconds > 0 {
+	if opts.TimeoutSeconds != nil && *opts.TimeoutSeconds != 0 {
 		timeout = time.Duration(*opts.TimeoutSeconds) * time.Second
 	}
 	ctx := c.r.Context()
@@ -45,8 +47,7 @@ func (h *Handler) watch(c *call) {
 		Fields:               opts.FieldSelector,
 		AllowBookmarks:       opts.AllowWatchBookmarks,
 		SendInitialEvents:    opts.SendInitialEvents,
-		// Upstream sends a last bookmark two seconds before the timeout.
-		FinalBookmarkAt: h.now().Add(timeout - 2*time.Second),
+		FinalBookmarkAt:      finalBookmarkAt(h.now(), timeout),
 	})
 	if err != nil {
 		codec.WriteStatus(c.w, c.r, err)
@@ -54,17 +55,21 @@ func (h *Handler) watch(c *call) {
 	}
 	defer w.Stop()
 
-	flusher, _ := c.w.(http.Flusher)
+	hdr := c.w.Header()
 	if c.media.Type == codec.MediaProtobuf {
-		c.w.Header().Set("Content-Type", codec.MediaProtobuf+";stream=watch")
+		hdr.Set("Content-Type", codec.MediaProtobuf+";stream=watch")
 	} else {
-		c.w.Header().Set("Content-Type", "application/json")
+		hdr.Set("Content-Type", "application/json")
 	}
-	c.w.Header().Set("Transfer-Encoding", "chunked")
+	hdr.Set("Transfer-Encoding", "chunked")
+	out := newWatchWriter(c.w)
+	if streamingList(opts) && acceptsGzip(c.r) {
+		hdr.Set("Content-Encoding", "gzip")
+		hdr.Add("Vary", "Accept-Encoding")
+		out.gzip = true
+	}
 	c.w.WriteHeader(http.StatusOK)
-	if flusher != nil {
-		flusher.Flush()
-	}
+	out.flushHTTP()
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	sent := h.metrics.WatchEvents(c.def.Group, c.version.Name, c.def.Resource)
@@ -114,13 +119,10 @@ func (h *Handler) watch(c *call) {
 					break
 				}
 			}
-			if _, err := c.w.Write(frame.Bytes()); err != nil {
+			if err := out.send(frame.Bytes()); err != nil {
 				return
 			}
 			sent.Add(float64(n))
-			if flusher != nil {
-				flusher.Flush()
-			}
 			if end {
 				return
 			}
@@ -263,7 +265,7 @@ func (h *Handler) encodeEvent(c *call, buf *bytes.Buffer, ev watchcache.Event, c
 	buf.WriteString(`","object":`)
 	switch ev.Type {
 	case watchcache.Bookmark:
-		md := map[string]any{"resourceVersion": strconv.FormatInt(ev.Revision, 10), "creationTimestamp": nil}
+		md := map[string]any{"resourceVersion": strconv.FormatInt(ev.Revision, 10)}
 		if ev.InitialEventsEnd {
 			md["annotations"] = map[string]any{metav1.InitialEventsAnnotationKey: "true"}
 		}

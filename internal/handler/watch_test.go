@@ -2,10 +2,16 @@ package handler_test
 
 import (
 	"bytes"
+	"compress/gzip"
+	"context"
 	"encoding/binary"
 	"encoding/json"
+	"io"
+	"net/http"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -161,4 +167,138 @@ func protobufMetadata(t *testing.T, b []byte) metav1.PartialObjectMetadata {
 		t.Fatal(err)
 	}
 	return pm
+}
+
+// A streaming list (initial events, with bookmarks) is compressed for a
+// client that accepts gzip, as kube-apiserver 1.37 compresses it
+// (WatchListCompression); other watches are not. Its bookmark names no
+// creationTimestamp, and a watch too short for upstream's last bookmark
+// (two seconds before the end) gets none.
+func TestWatchListCompressed(t *testing.T) {
+	e := newEnv(t)
+	created := e.do(req{method: "POST", path: "/api/v1/namespaces", body: ns("gzipped")})
+	if created.code != 201 {
+		t.Fatalf("create: %d %s", created.code, created.body)
+	}
+	get := func(path, acceptEncoding string) (*http.Response, []byte) {
+		t.Helper()
+		hr, err := http.NewRequest("GET", e.srv.URL+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hr.Header.Set("Accept-Encoding", acceptEncoding) // the transport leaves the body as sent
+		res, err := e.client.Do(hr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, err := io.ReadAll(res.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res, b
+	}
+	const list = "/api/v1/namespaces?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&timeoutSeconds=1"
+	for _, tc := range []struct {
+		name, path, acceptEncoding string
+		gzipped                    bool
+	}{
+		{"streaming list", list + "&allowWatchBookmarks=true", "gzip", true},
+		{"streaming list, gzip among others", list + "&allowWatchBookmarks=true", "br, gzip", true},
+		{"streaming list, gzip with a quality", list + "&allowWatchBookmarks=true", "gzip;q=1", false},
+		{"streaming list, identity", list + "&allowWatchBookmarks=true", "identity", false},
+		{"no bookmarks", list, "gzip", false},
+		{"watch from 0, no bookmarks", "/api/v1/namespaces?watch=true&resourceVersion=0&timeoutSeconds=1", "gzip", false},
+		{"watch from 0, a streaming list by default", "/api/v1/namespaces?watch=true&resourceVersion=0&allowWatchBookmarks=true&timeoutSeconds=1", "gzip", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, body := get(tc.path, tc.acceptEncoding)
+			if res.StatusCode != 200 {
+				t.Fatalf("watch: %d %s", res.StatusCode, body)
+			}
+			if got := res.Header.Get("Content-Encoding") == "gzip"; got != tc.gzipped {
+				t.Fatalf("Content-Encoding %q, want gzip: %v", res.Header.Get("Content-Encoding"), tc.gzipped)
+			}
+			if tc.gzipped {
+				if !slices.Contains(res.Header.Values("Vary"), "Accept-Encoding") {
+					t.Errorf("Vary %q lacks Accept-Encoding", res.Header.Values("Vary"))
+				}
+				zr, err := gzip.NewReader(bytes.NewReader(body))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if body, err = io.ReadAll(zr); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var last string
+			for line := range bytes.Lines(body) {
+				var ev struct {
+					Type   string
+					Object map[string]any
+				}
+				if err := json.Unmarshal(line, &ev); err != nil {
+					t.Fatalf("frame %q: %v", line, err)
+				}
+				if ev.Type == "BOOKMARK" {
+					md, _ := ev.Object["metadata"].(map[string]any)
+					if _, ok := md["creationTimestamp"]; ok {
+						t.Errorf("bookmark names a creationTimestamp: %s", line)
+					}
+				}
+				last = ev.Type
+			}
+			if strings.Contains(tc.path, "allowWatchBookmarks") && last != "BOOKMARK" {
+				t.Errorf("last event %q, want the initial events' end: %s", last, body)
+			}
+			if !strings.Contains(tc.path, "allowWatchBookmarks") && last == "BOOKMARK" {
+				t.Errorf("a watch without bookmarks got one: %s", body)
+			}
+		})
+	}
+	// A one-second watch that allows bookmarks gets none: upstream's last
+	// one would be due before it began. (From "" or "0" it would be a
+	// streaming list, as upstream defaults such a watch.)
+	rv := str(created.obj(t), "metadata", "resourceVersion")
+	_, body := get("/api/v1/namespaces?watch=true&allowWatchBookmarks=true&timeoutSeconds=1&resourceVersion="+rv, "identity")
+	if len(body) != 0 {
+		t.Errorf("one-second watch from now sent %s", body)
+	}
+}
+
+// A compressed streaming list reaches the client as it is sent: Go's
+// gzip reader, as client-go uses it, returns the initial events and their
+// end while the watch goes on (a batch must not wait for the next one).
+func TestWatchListCompressedStreams(t *testing.T) {
+	e := newEnv(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	hr, err := http.NewRequestWithContext(ctx, "GET", e.srv.URL+"/api/v1/namespaces?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=600", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.client.Do(hr) // the transport asks for gzip and decompresses
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	if !res.Uncompressed {
+		t.Fatalf("the streaming list was not compressed")
+	}
+	dec := json.NewDecoder(res.Body)
+	for {
+		var ev struct {
+			Type   string
+			Object map[string]any
+		}
+		if err := dec.Decode(&ev); err != nil {
+			t.Fatalf("before the initial events' end: %v", err)
+		}
+		if ev.Type == "BOOKMARK" && str(ev.Object, "metadata", "annotations", metav1.InitialEventsAnnotationKey) == "true" {
+			if ctx.Err() != nil {
+				t.Fatal("the initial events' end came only when the request was given up")
+			}
+			return
+		}
+	}
 }
