@@ -1,7 +1,6 @@
 package codec
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,8 +15,9 @@ import (
 )
 
 // WriteObject encodes obj as JSON or YAML in the form mt asks for and writes
-// it with status. Bodies end in a newline, as upstream's encoder writes
-// them. An object that cannot be encoded becomes a 500 Status.
+// it with status. Plain JSON ends in a newline, as upstream's encoder
+// writes it; indented JSON does not, as upstream's MarshalIndent writes
+// it. An object that cannot be encoded becomes a 500 Status.
 func WriteObject(w http.ResponseWriter, status int, mt MediaType, obj any) {
 	b, err := Marshal(obj)
 	if err != nil {
@@ -109,12 +109,7 @@ func Render(mt MediaType, jsonBytes []byte) ([]byte, string, error) {
 		return y, MediaYAML, nil
 	}
 	if mt.Pretty {
-		var buf bytes.Buffer
-		if err := json.Indent(&buf, jsonBytes, "", "  "); err != nil {
-			return nil, "", fmt.Errorf("indenting response: %w", err)
-		}
-		buf.WriteByte('\n')
-		return buf.Bytes(), MediaJSON, nil
+		return AppendIndent(make([]byte, 0, 2*len(jsonBytes)), jsonBytes), MediaJSON, nil
 	}
 	if n := len(jsonBytes); n == 0 || jsonBytes[n-1] != '\n' {
 		jsonBytes = append(jsonBytes[:n:n], '\n')
@@ -199,9 +194,11 @@ func WriteStatus(w http.ResponseWriter, r *http.Request, err error) {
 		// As upstream: a Status goes out in the first form the client
 		// accepts without a conversion, protobuf included (even for a
 		// resource with no protobuf form); clauses asking for a Table or
-		// a metadata form do not count, and when none is left it is JSON.
+		// a metadata form do not count, and when none is left it is
+		// JSON, indented whoever asks (upstream's WriteRawJSON).
+		mt.Pretty = true
 		if m, err := negotiate(r.Header.Get("Accept"), PlainOnly, PlainOnly); err == nil {
-			mt = MediaType{Type: m.Type, Pretty: m.Pretty}
+			mt = MediaType{Type: m.Type, Pretty: m.Pretty || PrettyRequested(r)}
 		}
 	}
 	if mt.Type == MediaProtobuf {

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -120,7 +121,9 @@ func TestWriteObject(t *testing.T) {
 		body  string
 	}{
 		{JSON, "application/json", `{"kind":"Widget","spec":{"a":"\u003cb\u003e","size":3}}` + "\n"},
-		{MediaType{Type: MediaJSON, Pretty: true}, "application/json", "{\n  \"kind\": \"Widget\",\n  \"spec\": {\n    \"a\": \"\\u003cb\\u003e\",\n    \"size\": 3\n  }\n}\n"},
+		// Indented as upstream's MarshalIndent: no final newline.
+		{MediaType{Type: MediaJSON, Pretty: true}, "application/json", "{\n  \"kind\": \"Widget\",\n  \"spec\": {\n    \"a\": \"\\u003cb\\u003e\",\n    \"size\": 3\n  }\n}"},
+		{MediaType{Type: MediaYAML, Pretty: true}, "application/yaml", "kind: Widget\nspec:\n  a: <b>\n  size: 3\n"},
 		{MediaType{Type: MediaYAML}, "application/yaml", "kind: Widget\nspec:\n  a: <b>\n  size: 3\n"},
 	} {
 		w := httptest.NewRecorder()
@@ -133,6 +136,88 @@ func TestWriteObject(t *testing.T) {
 	WriteRaw(w, 200, MediaType{Type: MediaYAML}, []byte(`{"a":[1,2]}`))
 	if w.Body.String() != "a:\n- 1\n- 2\n" {
 		t.Errorf("raw yaml: %q", w.Body.String())
+	}
+}
+
+func TestPrettyRequested(t *testing.T) {
+	for _, tc := range []struct {
+		line         int
+		query, agent string
+		want         bool
+	}{
+		{line(), "", "", false},
+		{line(), "", "kubectl/v1.37.2 (linux/amd64) kubernetes/abcdef", false},
+		{line(), "", "Go-http-client/2.0", false},
+		{line(), "", "curl/8.5.0", true},
+		{line(), "", "curly", true}, // a prefix, as upstream
+		{line(), "", "Wget/1.21.4", true},
+		{line(), "", "wget/1.21.4", false},
+		{line(), "", "Mozilla/5.0 (X11; Linux x86_64)", true},
+		{line(), "", "Mozilla/4.0", false},
+		{line(), "pretty=true", "", true},
+		{line(), "pretty=1", "", true},
+		{line(), "pretty=T", "", true},
+		{line(), "pretty=false", "curl/8.5.0", false},
+		{line(), "pretty=0", "Mozilla/5.0", false},
+		// Anything else is false, and the User-Agent is not asked.
+		{line(), "pretty=yes", "", false},
+		{line(), "pretty=yes", "curl/8.5.0", false},
+		// Empty or absent: the User-Agent decides.
+		{line(), "pretty=", "curl/8.5.0", true},
+		{line(), "pretty", "Wget/1.21.4", true},
+		{line(), "pretty=", "", false},
+		{line(), "prettyx=1", "", false},
+		// The first value counts.
+		{line(), "pretty=1&pretty=0", "", true},
+		{line(), "limit=1&pretty=true", "", true},
+	} {
+		r := httptest.NewRequest(http.MethodGet, "/api/v1/namespaces?"+tc.query, nil)
+		if tc.agent != "" {
+			r.Header.Set("User-Agent", tc.agent)
+		}
+		if got := PrettyRequested(r); got != tc.want {
+			t.Errorf("line %d: ?%s, User-Agent %q: %v, want %v", tc.line, tc.query, tc.agent, got, tc.want)
+		}
+	}
+	r := httptest.NewRequest(http.MethodGet, "/api", nil)
+	r.Header.Set("User-Agent", "kubectl/v1.37.2")
+	if n := testing.AllocsPerRun(100, func() { PrettyRequested(r) }); n != 0 {
+		t.Errorf("PrettyRequested allocates %v times without ?pretty", n)
+	}
+}
+
+// TestWriteStatusPretty: a Status is indented as an object would be, and
+// always when no Accept clause can carry it (upstream's WriteRawJSON).
+func TestWriteStatusPretty(t *testing.T) {
+	indented := "{\n  \"kind\": \"Status\",\n  \"apiVersion\": \"v1\",\n  \"metadata\": {},\n  \"status\": \"Failure\",\n" +
+		"  \"message\": \"nope \\u003cb\\u003e\",\n  \"reason\": \"BadRequest\",\n  \"code\": 400\n}"
+	plain := `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"nope \u003cb\u003e","reason":"BadRequest","code":400}` + "\n"
+	for _, tc := range []struct {
+		line                 int
+		query, agent, accept string
+		want                 string
+	}{
+		{line(), "", "", "", plain},
+		{line(), "", "curl/8.5.0", "", indented},
+		{line(), "pretty=true", "", "", indented},
+		{line(), "pretty=false", "curl/8.5.0", "", plain},
+		{line(), "", "", "application/json;pretty=1", indented},
+		{line(), "", "", "application/json;as=Table;g=meta.k8s.io;v=v1;pretty=1,application/json", plain},
+		{line(), "", "", "text/csv", indented},
+		{line(), "pretty=false", "", "application/json;as=Table;g=meta.k8s.io;v=v1", indented},
+	} {
+		r := httptest.NewRequest(http.MethodGet, "/api/v1/namespaces/x?"+tc.query, nil)
+		if tc.agent != "" {
+			r.Header.Set("User-Agent", tc.agent)
+		}
+		if tc.accept != "" {
+			r.Header.Set("Accept", tc.accept)
+		}
+		w := httptest.NewRecorder()
+		WriteStatus(w, r, apierrors.NewBadRequest("nope <b>"))
+		if got := w.Body.String(); got != tc.want || w.Header().Get("Content-Type") != MediaJSON || w.Header().Get("Content-Length") != strconv.Itoa(len(got)) {
+			t.Errorf("line %d: %v\n%s", tc.line, w.Header(), got)
+		}
 	}
 }
 

@@ -29,8 +29,26 @@ type MediaType struct {
 	Version string
 	// Stream is the stream parameter ("watch") when given.
 	Stream string
-	// Pretty asks for indented output (pretty=1 in the Accept clause).
+	// Pretty asks for indented JSON: pretty=1 in the Accept clause, or
+	// what PrettyRequested finds in the request.
 	Pretty bool
+}
+
+// PrettyRequested reports whether upstream indents a JSON answer to r
+// whatever its Accept says: ?pretty= when it parses as a bool
+// (strconv.ParseBool: true, 1, t...; anything else, "yes" too, is false),
+// and when it is absent or empty, a User-Agent that starts with "curl",
+// "Wget" or "Mozilla/5.0" (command-line tools and browsers). It costs no
+// allocation unless the query names pretty.
+func PrettyRequested(r *http.Request) bool {
+	if r.URL != nil && strings.Contains(r.URL.RawQuery, "pretty") {
+		if v := r.URL.Query().Get("pretty"); v != "" {
+			pretty, _ := strconv.ParseBool(v)
+			return pretty
+		}
+	}
+	ua := r.UserAgent()
+	return strings.HasPrefix(ua, "curl") || strings.HasPrefix(ua, "Wget") || strings.HasPrefix(ua, "Mozilla/5.0")
 }
 
 // JSON is the media type of a request that expressed no preference.
