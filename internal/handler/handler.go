@@ -371,6 +371,7 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request, info *request.In
 		return nil, statusError(http.StatusNotAcceptable, "NotAcceptable",
 			"only the following media types are accepted: application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch")
 	}
+	mt.Pretty = mt.Pretty || codec.PrettyRequested(r)
 	if _, unstored := def.Hooks.(registry.Creator); unstored && mt.As != "" {
 		// The reviews have no Table or metadata form: upstream's
 		// negotiation refuses the transform before reading the body.

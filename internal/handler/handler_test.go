@@ -40,6 +40,7 @@ type req struct {
 	method, path, body string
 	contentType        string
 	accept             string
+	userAgent          string
 }
 
 type resp struct {
@@ -63,6 +64,9 @@ func (e *env) do(r req) resp {
 	}
 	if r.accept != "" {
 		hr.Header.Set("Accept", r.accept)
+	}
+	if r.userAgent != "" {
+		hr.Header.Set("User-Agent", r.userAgent)
 	}
 	res, err := e.client.Do(hr)
 	if err != nil {

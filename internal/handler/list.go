@@ -591,11 +591,12 @@ type listWriter interface {
 
 // writeItems sends a list answer: head (up to its items' opening
 // bracket), the n items that item writes, comma-separated, and "]}".
-// Plain JSON is written to the connection as it goes instead of being
+// JSON is written to the connection as it goes instead of being
 // assembled first: a list of 10,000 objects is tens of megabytes that
 // would otherwise be copied once more, and allocated, for every request.
-// The items are in memory already, so only the connection can fail.
-// Other forms (YAML, indented JSON) are assembled and then converted.
+// Indented JSON is indented on its way (and ends without a newline, as
+// upstream's). The items are in memory already, so only the connection
+// can fail. YAML is assembled and then converted.
 func (h *Handler) writeItems(c *call, head []byte, n int, item func(w listWriter, i int)) {
 	writeAll := func(w listWriter) {
 		w.Write(head)
@@ -607,7 +608,7 @@ func (h *Handler) writeItems(c *call, head []byte, n int, item func(w listWriter
 		}
 		w.WriteString("]}")
 	}
-	if c.media.Type != codec.MediaJSON || c.media.Pretty {
+	if c.media.Type != codec.MediaJSON {
 		var buf bytes.Buffer
 		writeAll(&buf)
 		codec.WriteRaw(c.w, http.StatusOK, c.media, buf.Bytes())
@@ -621,8 +622,12 @@ func (h *Handler) writeItems(c *call, head []byte, n int, item func(w listWriter
 		bw.Reset(nil)
 		listWriters.Put(bw)
 	}()
-	writeAll(bw)
-	bw.WriteByte('\n')
+	if c.media.Pretty {
+		writeAll(codec.NewIndenter(bw))
+	} else {
+		writeAll(bw)
+		bw.WriteByte('\n')
+	}
 	if err := bw.Flush(); err != nil {
 		// The client went away; nothing to tell it.
 		h.log.Debug("streaming a list", "resource", c.gr(), "err", err)

@@ -3,6 +3,7 @@ package handler_test
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	utiljson "k8s.io/apimachinery/pkg/util/json"
@@ -75,5 +76,71 @@ func TestPlainResponses(t *testing.T) {
 	j, err := yaml.YAMLToJSON(y.body)
 	if y.code != 200 || err != nil || !bytes.Equal(reencoded(j), updated.body) {
 		t.Errorf("yaml get: %d %v %s", y.code, err, y.body)
+	}
+}
+
+// TestPrettyAnswers: what a client asks to read indented (?pretty, a curl
+// or browser User-Agent, pretty=1 in Accept) is the plain answer indented
+// as encoding/json.Indent does, without the final newline, whatever
+// writes it: an object as stored, a list streamed from the cache, a Table,
+// a metadata list, a subresource, a Status. A watch's events never are.
+func TestPrettyAnswers(t *testing.T) {
+	e := newWidgetEnv(t)
+	if r := e.do(req{method: "POST", path: "/apis/patch.example.com/v1/namespaces/default/widgets",
+		body: `{"apiVersion":"patch.example.com/v1","kind":"Widget","metadata":{"name":"w2","annotations":{"a":"<b> & \"c\\\\"}},"spec":{}}`}); r.code != 201 {
+		t.Fatalf("creating w2: %d %s", r.code, r.body)
+	}
+	const table = "application/json;as=Table;v=v1;g=meta.k8s.io"
+	const metaList = "application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io"
+	widgets := "/apis/patch.example.com/v1/namespaces/default/widgets"
+	for _, tc := range []struct {
+		path, accept string
+	}{
+		{widgetPath, ""},
+		{widgets, ""},
+		{widgets, table},
+		{widgets, metaList},
+		{widgetPath, table},
+		{scalePath, ""},
+		{widgets + "/missing", ""},
+		{"/api/v1/namespaces/default", ""},
+		{"/api/v1/namespaces", ""},
+		{"/api/v1/namespaces/default/configmaps/missing", ""},
+	} {
+		plain := e.do(req{method: "GET", path: tc.path, accept: tc.accept})
+		if n := len(plain.body); n == 0 || plain.body[n-1] != '\n' || bytes.Contains(plain.body[:n-1], []byte("\n")) {
+			t.Fatalf("GET %s: plain answer %q, want one line and a newline", tc.path, plain.body)
+		}
+		var want bytes.Buffer
+		if err := json.Indent(&want, bytes.TrimSuffix(plain.body, []byte("\n")), "", "  "); err != nil {
+			t.Fatal(err)
+		}
+		sep := "?"
+		if strings.Contains(tc.path, "?") {
+			sep = "&"
+		}
+		prettyAccept := "application/json;pretty=1"
+		if tc.accept != "" {
+			prettyAccept = tc.accept + ";pretty=1"
+		}
+		for _, r := range []req{
+			{method: "GET", path: tc.path, accept: tc.accept, userAgent: "curl/8.5.0"},
+			{method: "GET", path: tc.path + sep + "pretty=true", accept: tc.accept},
+			{method: "GET", path: tc.path, accept: prettyAccept},
+		} {
+			got := e.do(r)
+			if got.code != plain.code || !bytes.Equal(got.body, want.Bytes()) || got.header.Get("Content-Type") != plain.header.Get("Content-Type") {
+				t.Errorf("GET %s (Accept %q, User-Agent %q): %d %s\n%s\nwant %d %s\n%s", r.path, r.accept, r.userAgent,
+					got.code, got.header.Get("Content-Type"), got.body, plain.code, plain.header.Get("Content-Type"), want.Bytes())
+			}
+		}
+		// Asked not to, a curl is answered plainly.
+		if got := e.do(req{method: "GET", path: tc.path + sep + "pretty=false", accept: tc.accept, userAgent: "curl/8.5.0"}); !bytes.Equal(got.body, plain.body) {
+			t.Errorf("GET %s?pretty=false by curl: %s", tc.path, got.body)
+		}
+	}
+	w := e.do(req{method: "GET", path: widgets + "?watch=1&resourceVersion=0&timeoutSeconds=1&pretty=true", userAgent: "curl/8.5.0"})
+	if lines := bytes.Split(bytes.TrimSpace(w.body), []byte("\n")); w.code != 200 || len(lines) != 2 || !bytes.HasPrefix(lines[0], []byte(`{"type":"ADDED","object":{`)) {
+		t.Errorf("watch by curl: %d %s, want two events of a line each", w.code, w.body)
 	}
 }
