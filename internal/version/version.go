@@ -96,7 +96,8 @@ type Handler struct{}
 
 var _ http.Handler = Handler{}
 
-// ServeHTTP writes the version.Info as JSON.
+// ServeHTTP writes the version.Info as JSON, always indented and without
+// a final newline, as upstream writes it (MarshalIndent, whoever asks).
 func (Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	b, err := json.MarshalIndent(Get(), "", "  ")
 	if err != nil {
@@ -107,6 +108,6 @@ func (Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-cache, private")
 	w.WriteHeader(http.StatusOK)
 	if r.Method != http.MethodHead {
-		_, _ = w.Write(append(b, '\n'))
+		_, _ = w.Write(b)
 	}
 }

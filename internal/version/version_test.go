@@ -1,6 +1,9 @@
 package version
 
 import (
+	"encoding/json"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"runtime"
 	"testing"
@@ -60,6 +63,18 @@ func TestClientGoServerVersion(t *testing.T) {
 	if info.EmulationMinor != "37" || info.MinCompatibilityMinor != "36" {
 		t.Errorf("compatibility fields = %+v", info)
 	}
+
+	// Indented whoever asks, without a final newline, as upstream's.
+	resp, err := http.Get(srv.URL + "?pretty=false")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if want, _ := json.MarshalIndent(Get(), "", "  "); string(body) != string(want) {
+		t.Errorf("GET /version: %q, want %q", body, want)
+	}
+
 }
 
 func TestServes(t *testing.T) {
