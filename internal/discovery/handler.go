@@ -101,8 +101,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// /api and /apis are aggregated when any clause asks for
 	// apidiscovery.k8s.io/v2, whatever its quality and place, as
 	// upstream's wrapper decides; other documents are negotiated plainly.
+	// Either is indented when pretty=1 is in the clause that chose it or
+	// the request asks as codec.PrettyRequested reads it.
 	if aggregated != nil {
 		if mt, err := codec.NegotiateDocument(accept, codec.AggregatedDiscoveryOnly); err == nil && codec.AggregatedDiscoveryOnly(mt) {
+			mt.Pretty = mt.Pretty || codec.PrettyRequested(r)
 			serveDoc(w, r, aggregated(), mt, aggregatedParams, "public")
 			return
 		}
@@ -112,6 +115,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		codec.WriteStatus(w, r, err)
 		return
 	}
+	mt.Pretty = mt.Pretty || codec.PrettyRequested(r)
 	doc, err := find(r)
 	if err != nil {
 		slog.Error("encoding discovery document", "path", r.URL.Path, "err", err)

@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -527,6 +528,47 @@ func TestETag(t *testing.T) {
 	after, body := get(t, srv.URL+"/apis", map[string]string{"Accept": acceptV2, "If-None-Match": before.Header.Get("ETag")})
 	if after.StatusCode != http.StatusOK || !strings.Contains(string(body), "new.example.com") {
 		t.Errorf("after adding a group: status %d body %s", after.StatusCode, body)
+	}
+}
+
+// TestPretty: a document, aggregated or not, and a Status are indented
+// as upstream indents them (encoding/json.Indent, no final newline) when
+// ?pretty, the User-Agent or the Accept clause that chose the form asks;
+// the ETag stays the document's.
+func TestPretty(t *testing.T) {
+	srv, _ := newTestServer(t, testDefinitions())
+	curl := map[string]string{"User-Agent": "curl/8.5.0"}
+	for _, tc := range []struct {
+		path        string
+		plain, asks map[string]string
+		pretty      bool
+	}{
+		{"/apis", nil, curl, true},
+		{"/api", nil, curl, true},
+		{"/api/v1", nil, nil, false},
+		{"/apis/stable.example.com/v1?pretty=1", nil, nil, true},
+		{"/apis/stable.example.com?pretty=false", nil, curl, false},
+		{"/apis", map[string]string{"Accept": acceptV2}, map[string]string{"Accept": acceptV2, "User-Agent": "Mozilla/5.0"}, true},
+		{"/apis", map[string]string{"Accept": acceptV2}, map[string]string{"Accept": "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList;pretty=1,application/json"}, true},
+		// pretty=1 counts in the clause that chose the form only.
+		{"/apis", map[string]string{"Accept": acceptV2}, map[string]string{"Accept": acceptV2 + ";pretty=1"}, false},
+		{"/apis", nil, map[string]string{"Accept": acceptV2beta1 + ";pretty=1"}, true},
+		{"/api/v9", nil, curl, true},
+	} {
+		plainResp, plain := get(t, srv.URL+strings.Split(tc.path, "?")[0], tc.plain)
+		resp, body := get(t, srv.URL+tc.path, tc.asks)
+		want := plain
+		if tc.pretty {
+			var buf bytes.Buffer
+			if err := json.Indent(&buf, bytes.TrimSuffix(plain, []byte("\n")), "", "  "); err != nil {
+				t.Fatal(err)
+			}
+			want = buf.Bytes()
+		}
+		if resp.StatusCode != plainResp.StatusCode || !bytes.Equal(body, want) || resp.Header.Get("Content-Length") != strconv.Itoa(len(want)) ||
+			resp.Header.Get("ETag") != plainResp.Header.Get("ETag") || resp.Header.Get("Content-Type") != plainResp.Header.Get("Content-Type") {
+			t.Errorf("GET %s %v: %d %v\n%s\nwant %d %v\n%s", tc.path, tc.asks, resp.StatusCode, resp.Header, body, plainResp.StatusCode, plainResp.Header, want)
+		}
 	}
 }
 
