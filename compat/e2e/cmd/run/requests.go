@@ -30,6 +30,7 @@ import (
 //	setup POST /apis/apiextensions.k8s.io/v1/customresourcedefinitions @crd.json
 //	wait GET /apis/stable.example.com/v1/crontabs
 //	GET /api/v1/namespaces accept=text/csv
+//	GET /api/v1/namespaces/default?pretty=1 ua=curl/8.5.0 raw
 //	PUT /apis/stable.example.com/v1/namespaces/default/crontabs/x @x.json body
 //	GET /api/v1/namespaces?watch=1&resourceVersion=0&timeoutSeconds=1 body
 //	GET /apis/apps/v1 discovery
@@ -43,6 +44,21 @@ import (
 // between any two servers left out: uids, resourceVersions and times.
 // "discovery" at the end compares a discovery document as "body" does,
 // without what crdserver knowingly serves otherwise (discovery.go).
+// "raw" at the end compares an answer's text as sent, whitespace (is it
+// indented, does it end in a newline), escapes and numbers included, with
+// what always differs masked (times, uids, resourceVersions, ports, Table
+// ages, /version's build) and one difference allowed: the order of an
+// object's members, since built-in objects are written in Go struct order
+// by kube-apiserver and in key order by crdserver. Each object's members
+// are sorted by key before comparing, each member's text kept byte for
+// byte, and the text between members too: where a server writes the same
+// separator between all members of an object (",\n" and the indentation
+// of their depth, or ","), the sorted text is what it would have written
+// with sorted keys; an object whose separators differ is left as it is,
+// so that the difference shows (see sortMembers). A Status is compared
+// as text too. "ua=AGENT" sends User-Agent AGENT (a prefix is enough:
+// kube-apiserver indents for "curl", "Wget" and "Mozilla/5.0"); without
+// it the Go client's own is sent.
 // "samerv" at the end compares whether the answer's resourceVersion is
 // the one the server's previous answer for the same path had: whether a
 // write that changes nothing is stored anyway. "sleep" waits (a second
@@ -55,8 +71,10 @@ type requestLine struct {
 	body        []byte
 	contentType string
 	accept      string
+	userAgent   string
 	compareBody bool
 	discovery   bool // compare a discovery document, as discovery.go says
+	raw         bool
 	sameRV      bool
 	sleep       time.Duration // of a sleep line
 }
@@ -86,21 +104,30 @@ func readRequests(file string) ([]requestLine, error) {
 		if fields[0] == "setup" || fields[0] == "wait" {
 			r.mode, fields = fields[0], fields[1:]
 		}
-		if len(fields) > 2 && fields[len(fields)-1] == "samerv" {
-			r.sameRV, fields = true, fields[:len(fields)-1]
-		}
-		if len(fields) > 2 && fields[len(fields)-1] == "body" {
-			r.compareBody, fields = true, fields[:len(fields)-1]
-		}
-		if len(fields) > 2 && fields[len(fields)-1] == "discovery" {
-			r.compareBody, r.discovery, fields = true, true, fields[:len(fields)-1]
-		}
-		if len(fields) > 2 && strings.HasPrefix(fields[len(fields)-1], "accept=") {
-			r.accept = strings.TrimPrefix(fields[len(fields)-1], "accept=")
+		// Modifiers end the line, in any order.
+	modifiers:
+		for len(fields) > 2 {
+			last := fields[len(fields)-1]
+			switch {
+			case last == "samerv":
+				r.sameRV = true
+			case last == "body":
+				r.compareBody = true
+			case last == "raw":
+				r.raw = true
+			case last == "discovery":
+				r.compareBody, r.discovery = true, true
+			case strings.HasPrefix(last, "accept="):
+				r.accept = strings.TrimPrefix(last, "accept=")
+			case strings.HasPrefix(last, "ua="):
+				r.userAgent = strings.TrimPrefix(last, "ua=")
+			default:
+				break modifiers
+			}
 			fields = fields[:len(fields)-1]
 		}
 		if len(fields) < 2 || len(fields) > 4 {
-			return nil, fmt.Errorf("%s:%d: want [setup|wait] METHOD PATH [@BODY [CONTENT-TYPE]] [accept=TYPE]", file, n)
+			return nil, fmt.Errorf("%s:%d: want [setup|wait] METHOD PATH [@BODY [CONTENT-TYPE]] [accept=TYPE] [ua=AGENT] [body|raw] [samerv]", file, n)
 		}
 		r.method, r.path = fields[0], fields[1]
 		if len(fields) > 2 {
@@ -173,6 +200,9 @@ func (q *requester) do(ctx context.Context, r requestLine) (answer, error) {
 	if r.accept != "" {
 		req.Header.Set("Accept", r.accept)
 	}
+	if r.userAgent != "" {
+		req.Header.Set("User-Agent", r.userAgent)
+	}
 	resp, err := q.client.Do(req)
 	if err != nil {
 		return answer{}, err
@@ -211,6 +241,8 @@ func (q *requester) do(ctx context.Context, r requestLine) (answer, error) {
 	switch {
 	case strings.HasPrefix(a.contentType, "application/vnd.kubernetes.protobuf"):
 		a.body = "(a protobuf object)" // objects differ in uid and times
+	case r.raw:
+		a.body = "raw " + rawText(b)
 	case !strings.HasPrefix(a.contentType, "application/json"):
 		a.body = strings.TrimSpace(string(b))
 	case json.Unmarshal(b, &status) == nil && status.Kind == "Status":
