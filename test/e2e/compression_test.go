@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bytes"
 	"compress/gzip"
 	"context"
 	"encoding/json"
@@ -108,31 +109,19 @@ func TestResponseCompression(t *testing.T) {
 // body, decompressed.
 func getEncoded(t *testing.T, hc *http.Client, url, encoding string) (string, []byte) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Accept-Encoding", encoding)
-	resp, err := hc.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
+	resp, body := getWith(t, hc, url, map[string]string{"Accept-Encoding": encoding})
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("GET %s: %s", url, resp.Status)
 	}
-	var r io.Reader = resp.Body
 	enc := resp.Header.Get("Content-Encoding")
 	if enc == "gzip" {
-		zr, err := gzip.NewReader(resp.Body)
+		zr, err := gzip.NewReader(bytes.NewReader(body))
 		if err != nil {
 			t.Fatal(err)
 		}
-		r = zr
-	}
-	body, err := io.ReadAll(r)
-	if err != nil {
-		t.Fatal(err)
+		if body, err = io.ReadAll(zr); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return enc, body
 }
