@@ -194,11 +194,21 @@ func TestBuiltinDescriptions(t *testing.T) {
 		{[]string{"io.k8s.api.core.v1.Namespace", "description"}, ns[""]},
 		{[]string{"io.k8s.api.core.v1.Namespace", "properties", "metadata", "description"}, ns["metadata"]},
 		{[]string{"io.k8s.api.core.v1.Namespace", "properties", "kind", "description"}, metav1.TypeMeta{}.SwaggerDoc()["kind"]},
-		{[]string{"io.k8s.api.core.v1.NamespaceStatus", "properties", "phase", "description"}, status["phase"]},
 	} {
 		if got := dig(toAnyMap(l.models), c.path...); got != c.want || c.want == "" {
 			t.Errorf("%v = %q, want %q", c.path, got, c.want)
 		}
+	}
+	// An enum's values, and its description followed by what each value
+	// means (from the Go comments of its constants), as kube-apiserver
+	// serves them and its published documents leave out.
+	phase := []string{"io.k8s.api.core.v1.NamespaceStatus", "properties", "phase"}
+	wantDesc := status["phase"] + "\n\nPossible enum values:\n - `\"Active\"` means the namespace is available for use in the system\n - `\"Terminating\"` means the namespace is undergoing graceful termination"
+	if got := dig(toAnyMap(l.models), append(phase, "description")...); got != wantDesc {
+		t.Errorf("%v description = %q, want %q", phase, got, wantDesc)
+	}
+	if got := dig(toAnyMap(l.models), append(phase, "enum")...); !reflect.DeepEqual(got, []any{"Active", "Terminating"}) {
+		t.Errorf("%v enum = %v, want [Active Terminating]", phase, got)
 	}
 	// builtin.json holds no model the generated definitions have: those are
 	// taken from there, but for those with a v2 form of their own and the

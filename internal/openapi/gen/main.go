@@ -1,10 +1,13 @@
 // Command gen writes internal/openapi/builtin.json: the OpenAPI v3 models of
-// the built-in resources, taken from the models upstream publishes with
-// kube-apiserver (api/openapi-spec/v3 in the k8s.io/kubernetes module, at
-// the release matching the k8s.io/api version in go.mod), so that their
-// schemas, descriptions and extensions are upstream's, not copies kept by
-// hand. It reads that module at generate time only; the server never
-// imports it.
+// the built-in resources as a kube-apiserver of the release matching the
+// k8s.io/api version in go.mod serves them, so that their schemas,
+// descriptions and extensions are upstream's, not copies kept by hand. It
+// reads the k8s.io/kubernetes module of that release at generate time only;
+// the server never imports it. The models are the ones upstream publishes
+// with kube-apiserver (api/openapi-spec/v3), with what the published
+// documents leave out and a kube-apiserver serves put back: enum values and
+// their descriptions (enums.go), read from the definitions kube-apiserver is
+// built with (pkg/generated/openapi/zz_generated.openapi.go).
 //
 // builtin.json holds the models named in roots and every model they refer
 // to, transitively, except those the openapi package takes from the
@@ -93,7 +96,7 @@ const refPrefix = "#/components/schemas/"
 func main() {
 	out := flag.String("o", "builtin.json", "file to write")
 	flag.Parse()
-	dir, err := specDir()
+	dir, err := moduleDir()
 	if err == nil {
 		var b []byte
 		if b, err = generate(dir); err == nil {
@@ -106,10 +109,10 @@ func main() {
 	}
 }
 
-// specDir returns the directory of upstream's published v3 documents, in
-// the k8s.io/kubernetes release that matches go.mod's k8s.io/api (v0.X.Y
-// is Kubernetes v1.X.Y), downloading the module if need be.
-func specDir() (string, error) {
+// moduleDir returns the directory of the k8s.io/kubernetes release that
+// matches go.mod's k8s.io/api (v0.X.Y is Kubernetes v1.X.Y), downloading
+// the module if need be.
+func moduleDir() (string, error) {
 	v, err := exec.Command("go", "list", "-m", "-f", "{{.Version}}", "k8s.io/api").Output()
 	if err != nil {
 		return "", fmt.Errorf("go list -m k8s.io/api: %w", err)
@@ -123,13 +126,17 @@ func specDir() (string, error) {
 	if err := json.Unmarshal(b, &mod); err != nil || mod.Dir == "" {
 		return "", fmt.Errorf("go mod download k8s.io/kubernetes@%s: no directory in %s", release, b)
 	}
-	return filepath.Join(mod.Dir, "api", "openapi-spec", "v3"), nil
+	return mod.Dir, nil
 }
 
-// generate returns builtin.json's content from the published documents in
-// dir: roots and their references, sorted by name, indented.
+// generate returns builtin.json's content from the k8s.io/kubernetes
+// module in dir: roots and their references, sorted by name, indented.
 func generate(dir string) ([]byte, error) {
-	published, err := publishedModels(dir)
+	published, err := publishedModels(filepath.Join(dir, "api", "openapi-spec", "v3"))
+	if err != nil {
+		return nil, err
+	}
+	sites, defined, err := enumSites(filepath.Join(dir, "pkg", "generated", "openapi", "zz_generated.openapi.go"))
 	if err != nil {
 		return nil, err
 	}
@@ -149,8 +156,17 @@ func generate(dir string) ([]byte, error) {
 		if !ok {
 			return nil, fmt.Errorf("no published model %s in %s", name, dir)
 		}
-		out[name] = m
 		queue = append(queue, refsIn(m)...)
+		if !defined[name] {
+			// Each published model is made from a generated
+			// definition: one not found means the names are read
+			// wrongly, and its enum sites would be missed.
+			return nil, fmt.Errorf("no generated definition of %s", name)
+		}
+		if m, err = withEnums(m, sites[name]); err != nil {
+			return nil, fmt.Errorf("enum values of %s: %w", name, err)
+		}
+		out[name] = m
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
