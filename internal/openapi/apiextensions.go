@@ -19,8 +19,9 @@ import (
 // from the Go types: the built-in CustomResourceDefinition resource, whose
 // schema is too large and too tied to the Go types to keep by hand
 // (JSONSchemaProps alone has some fifty fields and refers to itself), and the
-// meta types every document refers to (ObjectMeta, ListMeta, Status,
-// DeleteOptions, Patch, …) and autoscaling/v1 Scale. They are the same
+// meta types every document refers to (ObjectMeta, ListMeta, Status, Patch,
+// …; DeleteOptions is builtin.json's, which lists its kinds) and
+// autoscaling/v1 Scale. They are the same
 // source upstream's CRD OpenAPI builder publishes, so descriptions, formats,
 // defaults and list-type and patch-strategy extensions are upstream's.
 var (
@@ -33,13 +34,14 @@ var (
 
 	// generatedRoots are the models taken from the generated definitions
 	// whatever refers to them; what they refer to is taken too.
-	generatedRoots = []string{crdModel, crdListModel, crdV1beta1Model, crdV1beta1ListModel, objectMetaModel, listMetaModel, statusModel, deleteOptionsModel, patchModel, scaleModel}
+	generatedRoots = []string{crdModel, crdListModel, crdV1beta1Model, crdV1beta1ListModel, objectMetaModel, listMetaModel, statusModel, patchModel, scaleModel}
 
 	// generatedGVKs are the x-kubernetes-group-version-kind extensions
 	// upstream adds to generated models it publishes, taken from the scheme
 	// its definition namer is built from (for a CRD, client-go's). Status
 	// is registered unversioned. DeleteOptions, registered in every group
-	// version of that scheme, goes without (see TestMetaModelsAreUpstreams).
+	// version, is builtin.json's model with kube-apiserver's list, which
+	// each document narrows (deleteOptionsV3).
 	generatedGVKs = map[string]schema.GroupVersionKind{
 		crdModel:     apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"),
 		crdListModel: apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinitionList"),

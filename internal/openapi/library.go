@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -133,6 +134,39 @@ func indexByGVK(lib map[string]map[string]any) map[schema.GroupVersionKind]strin
 		}
 	}
 	return out
+}
+
+// DeleteOptions is registered in every group version of a scheme, and its
+// model lists them all in x-kubernetes-group-version-kind. The library's
+// model has the list of kube-apiserver's scheme, which the v2 document
+// publishes; each v3 document has its own (deleteOptionsV3).
+
+// clientGoLacks are the groups of kube-apiserver's scheme that client-go's
+// scheme (k8s.io/client-go/kubernetes/scheme) does not have: the
+// admission and image policy webhooks' payloads, and the APIs of the
+// aggregator and apiextensions-apiserver, which have clientsets of their
+// own. TestDeleteOptionsKinds checks them against client-go.
+var clientGoLacks = []string{"admission.k8s.io", "apiextensions.k8s.io", "apiregistration.k8s.io", "imagepolicy.k8s.io"}
+
+// deleteOptionsV3 returns DeleteOptions' model, encoded, as the v3 document
+// of gv publishes it. kube-apiserver narrows the list of a built-in group
+// version's document to that group version and core v1 (filterScopedGVKs
+// in k8s.io/apiserver/pkg/server/routes); a document of custom resources is
+// made by upstream's CRD builder, which names models with client-go's
+// scheme.
+func deleteOptionsV3(gv schema.GroupVersion, builtin bool) json.RawMessage {
+	m := maps.Clone(lib().models[deleteOptionsModel])
+	all, _ := m[extGVK].([]any)
+	m[extGVK] = slices.DeleteFunc(slices.Clone(all), func(x any) bool {
+		gvk, _ := x.(map[string]any)
+		g, _ := gvk["group"].(string)
+		v, _ := gvk["version"].(string)
+		if builtin {
+			return !(g == gv.Group && v == gv.Version || g == "" && v == "v1")
+		}
+		return slices.Contains(clientGoLacks, g)
+	})
+	return mustMarshal(m)
 }
 
 // Upstream model names of the meta types operations refer to.

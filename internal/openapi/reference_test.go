@@ -66,6 +66,10 @@ func referenceGV(gv schema.GroupVersion, entries []entry) (v3 []byte, v2Paths, v
 			queue = append(queue, l.refs[name]...)
 		}
 	}
+	if _, ok := schemas[deleteOptionsModel]; ok {
+		builtin := slices.ContainsFunc(entries, func(e entry) bool { return !e.def.Custom() })
+		schemas[deleteOptionsModel] = deleteOptionsV3(gv, builtin)
+	}
 	doc := map[string]any{
 		"openapi": "3.0.0",
 		"info":    map[string]any{"title": "Kubernetes", "version": "unversioned"},

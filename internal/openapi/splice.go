@@ -163,6 +163,11 @@ func splice(gv schema.GroupVersion, pieces []*piece) (v3 []byte, libModels []str
 		}
 		slog.Warn("OpenAPI reference to an unknown model", "model", name, "groupVersion", gv.String())
 	}
+	// DeleteOptions alone differs from one document to the next.
+	if _, ok := schemas[deleteOptionsModel]; ok {
+		builtin := slices.ContainsFunc(pieces, func(p *piece) bool { return !p.entry.def.Custom() })
+		schemas[deleteOptionsModel] = deleteOptionsV3(gv, builtin)
+	}
 
 	var buf bytes.Buffer
 	buf.Grow(rawSize(paths) + rawSize(schemas) + 512)

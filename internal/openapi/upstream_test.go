@@ -3,12 +3,16 @@ package openapi
 import (
 	"encoding/json"
 	"reflect"
+	"slices"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	generated "k8s.io/apiextensions-apiserver/pkg/generated/openapi"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1beta1 "k8s.io/apimachinery/pkg/apis/meta/v1beta1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	apiserveropenapi "k8s.io/apiserver/pkg/endpoints/openapi"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	builderutil "k8s.io/kube-openapi/pkg/builder3/util"
 	"k8s.io/kube-openapi/pkg/common"
 	"k8s.io/kube-openapi/pkg/validation/spec"
@@ -52,11 +56,9 @@ func upstreamModels(t *testing.T, v2 bool) map[string]any {
 // TestMetaModelsAreUpstreams compares every served model that upstream
 // takes from the generated definitions (the meta types, autoscaling/v1
 // Scale, the CustomResourceDefinition models) with what upstream's
-// builders make of those definitions, in v3 and v2.
-//
-// One difference is known and left: upstream lists on DeleteOptions the
-// group version kinds of every group version of client-go's scheme, which
-// this package does not have; it publishes DeleteOptions without them.
+// builders make of those definitions, in v3 and v2. DeleteOptions is
+// compared without its group version kinds, which each document lists
+// otherwise (TestDeleteOptionsKinds).
 func TestMetaModelsAreUpstreams(t *testing.T) {
 	srv, _, _ := newTestServer(t, withCRD())
 	served := map[string]map[string]any{} // v3 models of every document
@@ -86,7 +88,7 @@ func TestMetaModelsAreUpstreams(t *testing.T) {
 			}
 			compared++
 			if name == deleteOptionsModel {
-				delete(got.(map[string]any), extGVK) // the known difference
+				delete(got.(map[string]any), extGVK)
 			}
 			if !reflect.DeepEqual(got, want) {
 				g, _ := json.Marshal(got)
@@ -218,6 +220,60 @@ func TestBuiltinDescriptions(t *testing.T) {
 	for name, m := range mustLoadLibrary(builtinJSON) {
 		if def, ok := defs[name]; ok && def.Schema.Extensions[common.ExtensionV2Schema] == nil && m[extGVK] == nil {
 			t.Errorf("builtin.json holds %s, which the generated definitions have", name)
+		}
+	}
+}
+
+// TestDeleteOptionsKinds checks the x-kubernetes-group-version-kind list of
+// DeleteOptions in each document: in a built-in group version's, that
+// group version's and core v1's, as kube-apiserver narrows them; in a
+// custom resource's, every group version of client-go's scheme, as
+// upstream's CRD builder names the model; in v2, every group version of
+// kube-apiserver's scheme, which has those of client-go and more.
+func TestDeleteOptionsKinds(t *testing.T) {
+	srv, _, _ := newTestServer(t, withCRD())
+	kinds := func(gvs ...schema.GroupVersion) []any {
+		out := []any{}
+		for _, gv := range gvs {
+			out = append(out, map[string]any{"group": gv.Group, "version": gv.Version, "kind": "DeleteOptions"})
+		}
+		return out
+	}
+	_, ext := apiserveropenapi.NewDefinitionNamer(clientgoscheme.Scheme).GetDefinitionName(deleteOptionsModel)
+	b, err := json.Marshal(ext[extGVK])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var clientGo []any
+	if err := json.Unmarshal(b, &clientGo); err != nil || len(clientGo) < 40 {
+		t.Fatalf("client-go's scheme lists %d group versions of DeleteOptions (%v), want dozens", len(clientGo), err)
+	}
+	core := schema.GroupVersion{Version: "v1"}
+	for _, c := range []struct {
+		doc  string
+		want []any
+	}{
+		{"api/v1", kinds(core)},
+		{"apis/apiextensions.k8s.io/v1", kinds(core, schema.GroupVersion{Group: "apiextensions.k8s.io", Version: "v1"})},
+		{"apis/stable.example.com/v1", clientGo},
+	} {
+		_, body := get(t, srv.URL+"/openapi/v3/"+c.doc, nil)
+		got := dig(decode(t, body), "components", "schemas", deleteOptionsModel, extGVK)
+		if !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%s: DeleteOptions kinds %v, want %v", c.doc, got, c.want)
+		}
+	}
+
+	_, body := get(t, srv.URL+"/openapi/v2", map[string]string{"Accept": "application/json"})
+	v2, _ := dig(decode(t, body), "definitions", deleteOptionsModel, extGVK).([]any)
+	for _, gvk := range clientGo {
+		if !slices.ContainsFunc(v2, func(x any) bool { return reflect.DeepEqual(x, gvk) }) {
+			t.Errorf("v2: DeleteOptions kinds lack client-go's %v", gvk)
+		}
+	}
+	for _, g := range clientGoLacks {
+		if !slices.ContainsFunc(v2, func(x any) bool { return x.(map[string]any)["group"] == g }) {
+			t.Errorf("v2: DeleteOptions kinds lack group %s", g)
 		}
 	}
 }

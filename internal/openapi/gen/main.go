@@ -4,10 +4,17 @@
 // descriptions and extensions are upstream's, not copies kept by hand. It
 // reads the k8s.io/kubernetes module of that release at generate time only;
 // the server never imports it. The models are the ones upstream publishes
-// with kube-apiserver (api/openapi-spec/v3), with what the published
-// documents leave out and a kube-apiserver serves put back: enum values and
-// their descriptions (enums.go), read from the definitions kube-apiserver is
-// built with (pkg/generated/openapi/zz_generated.openapi.go).
+// with kube-apiserver (api/openapi-spec/v3), with two things put back that
+// the published documents leave out and a kube-apiserver serves:
+//
+//   - enum values and their descriptions (enums.go), read from the
+//     definitions kube-apiserver is built with
+//     (pkg/generated/openapi/zz_generated.openapi.go);
+//   - the full x-kubernetes-group-version-kind list of DeleteOptions, one
+//     entry per group version of kube-apiserver's scheme, which the
+//     published v3 documents narrow to their own group version (the
+//     openapi package narrows it per document as they do) and the
+//     published v2 document, swagger.json, keeps.
 //
 // builtin.json holds the models named in roots and every model they refer
 // to, transitively, except those the openapi package takes from the
@@ -15,9 +22,10 @@
 // autoscaling/v1 Scale, the CRD types), which it adds itself. A root is
 // always the published model, even when the generated definitions have
 // it too (autoscaling/v1's HorizontalPodAutoscaler, generated with Scale's
-// package): only the published one says which kind it is. Types whose
-// generated definition has a v2 form of its own (Quantity, IntOrString)
-// are the exception: the package does not take those, so they are here.
+// package; DeleteOptions): only the published one says which kind it is.
+// Types whose generated definition has a v2 form of its own (Quantity,
+// IntOrString) are the exception: the package does not take those, so they
+// are here.
 //
 // To serve the schema of another built-in, add its object and list model
 // names to roots, one line, and run `go generate ./internal/openapi`. The
@@ -89,7 +97,12 @@ var roots = []string{
 	// Create-only reviews and the TokenRequest of serviceaccounts/token
 	// have no list kinds.
 	"io.k8s.api.authentication.v1.TokenReview", "io.k8s.api.authentication.v1.SelfSubjectReview", "io.k8s.api.authentication.v1.TokenRequest",
+	// The body of every delete, with the kinds it is in every group
+	// version.
+	deleteOptionsModel,
 }
+
+const deleteOptionsModel = "io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions"
 
 const refPrefix = "#/components/schemas/"
 
@@ -168,6 +181,16 @@ func generate(dir string) ([]byte, error) {
 		}
 		out[name] = m
 	}
+	gvks, err := allKindsOf(filepath.Join(dir, "api", "openapi-spec", "swagger.json"), deleteOptionsModel)
+	if err != nil {
+		return nil, err
+	}
+	if out[deleteOptionsModel], err = editAt(out[deleteOptionsModel], nil, func(o *object) error {
+		o.set(extGVK, gvks)
+		return nil
+	}); err != nil {
+		return nil, err
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetIndent("", "  ")
@@ -179,7 +202,9 @@ func generate(dir string) ([]byte, error) {
 }
 
 // publishedModels reads the schemas of every document in dir. A model
-// published in several documents is the same in each.
+// published in several documents is the same in each, but for the
+// x-kubernetes-group-version-kind list of DeleteOptions and WatchEvent,
+// which each document narrows to its own group version.
 func publishedModels(dir string) (map[string]json.RawMessage, error) {
 	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
 	if err != nil || len(files) == 0 {
@@ -204,6 +229,29 @@ func publishedModels(dir string) (map[string]json.RawMessage, error) {
 		}
 	}
 	return models, nil
+}
+
+const extGVK = "x-kubernetes-group-version-kind"
+
+// allKindsOf returns the x-kubernetes-group-version-kind list of model in
+// the published v2 document, file, which keeps every group version kind of
+// kube-apiserver's scheme.
+func allKindsOf(file, model string) (json.RawMessage, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	var doc struct {
+		Definitions map[string]map[string]json.RawMessage `json:"definitions"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	gvks, ok := doc.Definitions[model][extGVK]
+	if !ok {
+		return nil, fmt.Errorf("%s: no %s of %s", file, extGVK, model)
+	}
+	return gvks, nil
 }
 
 // refsIn returns the model names m's references point at.
