@@ -220,9 +220,12 @@ func oneOfTypes(v any) bool {
 // dropped; a nullable schema loses type, items and properties (v2 cannot say
 // null is allowed) and leaves its parent's required list; a schema that
 // preserves unknown fields loses items and properties, and its type when
-// that is object; an array without items loses its type.
+// that is object; an array without items loses its type. Defaults are
+// dropped too, from every model, built-in or custom, as upstream's v2
+// documents drop them (handler.PruneDefaults in kube-openapi).
 func toV2(s map[string]any) map[string]any {
 	out := maps.Clone(s)
+	delete(out, "default")
 	if ref, ok := singleRef(out["allOf"]); ok {
 		out["$ref"] = ref
 		delete(out, "allOf")

@@ -20,7 +20,8 @@ import (
 
 // upstreamModels returns the generated definitions as upstream's OpenAPI
 // builders publish them, decoded: in v3 with references that have siblings
-// wrapped in allOf (kube-openapi's builder3), in v2 as generated.
+// wrapped in allOf (kube-openapi's builder3), in v2 without defaults
+// (upstream's v2 handlers prune them).
 func upstreamModels(t *testing.T, v2 bool) map[string]any {
 	t.Helper()
 	prefix := v3RefPrefix
@@ -44,6 +45,9 @@ func upstreamModels(t *testing.T, v2 bool) map[string]any {
 		var m map[string]any
 		if err := json.Unmarshal(b, &m); err != nil {
 			t.Fatal(err)
+		}
+		if v2 {
+			pruneDefaults(m)
 		}
 		if gvk, ok := generatedGVKs[name]; ok {
 			m[extGVK] = []any{map[string]any{"group": gvk.Group, "version": gvk.Version, "kind": gvk.Kind}}
@@ -125,6 +129,13 @@ func TestMetaModelsAreUpstreams(t *testing.T) {
 			t.Errorf("%v = %q, want %q", c.path, got, c.want)
 		}
 	}
+}
+
+// pruneDefaults removes the defaults of s and of the schemas below it, as
+// kube-openapi's handler.PruneDefaults does to upstream's v2 documents.
+func pruneDefaults(s map[string]any) {
+	delete(s, "default")
+	forEachSchemaBelow(s, pruneDefaults)
 }
 
 func toAnyMap(m map[string]map[string]any) map[string]any {
