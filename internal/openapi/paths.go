@@ -174,7 +174,6 @@ var (
 // upstream's CRD builder has them; a built-in's deletecollection takes
 // those of kube-apiserver's installer.
 func resourcePaths(def *registry.Definition, v *registry.Version, gvk schema.GroupVersionKind, model, listModel string) []pathItem {
-	serves := func(verb string) bool { return def.Verbs == nil || slices.Contains(def.Verbs, verb) }
 	prefix := "/apis/" + gvk.Group + "/" + gvk.Version
 	if gvk.Group == "" {
 		prefix = "/api/" + gvk.Version
@@ -193,7 +192,7 @@ func resourcePaths(def *registry.Definition, v *registry.Version, gvk schema.Gro
 	root := prefix + "/" + def.Resource
 	rootParams := []param{paramPretty}
 	if def.Namespaced() {
-		if serves("list") {
+		if serves(def, "list") {
 			items = append(items, newPathItem(root, rootParams, []operation{{
 				method: "get", action: "list", id: "list" + idPrefix + kind + "ForAllNamespaces",
 				description: "list or watch objects of kind " + kind, params: listParams,
@@ -205,14 +204,14 @@ func resourcePaths(def *registry.Definition, v *registry.Version, gvk schema.Gro
 	}
 
 	var collection []operation
-	if serves("list") {
+	if serves(def, "list") {
 		collection = append(collection, operation{
 			method: "get", action: "list", id: "list" + idPrefix + namespaced + kind,
 			description: "list or watch objects of kind " + kind, params: listParams,
 			responses: []response{{"200", "OK", listModel}}, gvk: gvk,
 		})
 	}
-	if serves("create") {
+	if serves(def, "create") {
 		collection = append(collection, operation{
 			method: "post", action: "post", id: "create" + idPrefix + namespaced + kind,
 			description: "create " + article(kind) + kind, params: createParams,
@@ -220,7 +219,7 @@ func resourcePaths(def *registry.Definition, v *registry.Version, gvk schema.Gro
 			responses: []response{{"200", "OK", model}, {"201", "Created", model}, {"202", "Accepted", model}}, gvk: gvk,
 		})
 	}
-	if serves("deletecollection") {
+	if serves(def, "deletecollection") {
 		op := operation{
 			method: "delete", action: "deletecollection", id: "delete" + idPrefix + "Collection" + namespaced + kind,
 			description: "delete collection of " + kind, params: listParams, consumes: bodyTypes,
@@ -241,14 +240,14 @@ func resourcePaths(def *registry.Definition, v *registry.Version, gvk schema.Gro
 	}
 	objParams := append(slices.Clone(rootParams), nameParam)
 	var object []operation
-	if serves("get") {
+	if serves(def, "get") {
 		object = append(object, operation{
 			method: "get", action: "get", id: "read" + idPrefix + namespaced + kind,
 			description: "read the specified " + kind, params: getParams,
 			responses: []response{{"200", "OK", model}}, gvk: gvk,
 		})
 	}
-	if serves("update") {
+	if serves(def, "update") {
 		object = append(object, operation{
 			method: "put", action: "put", id: "replace" + idPrefix + namespaced + kind,
 			description: "replace the specified " + kind, params: updateParams,
@@ -256,7 +255,7 @@ func resourcePaths(def *registry.Definition, v *registry.Version, gvk schema.Gro
 			responses: []response{{"200", "OK", model}, {"201", "Created", model}}, gvk: gvk,
 		})
 	}
-	if serves("delete") {
+	if serves(def, "delete") {
 		object = append(object, operation{
 			method: "delete", action: "delete", id: "delete" + idPrefix + namespaced + kind,
 			description: "delete " + article(kind) + kind, params: deleteParams,
@@ -264,7 +263,7 @@ func resourcePaths(def *registry.Definition, v *registry.Version, gvk schema.Gro
 			responses: []response{{"200", "OK", statusModel}, {"202", "Accepted", statusModel}}, gvk: gvk,
 		})
 	}
-	if serves("patch") {
+	if serves(def, "patch") {
 		object = append(object, operation{
 			method: "patch", action: "patch", id: "patch" + idPrefix + namespaced + kind,
 			description: "partially update the specified " + kind, params: patchParams,
@@ -340,6 +339,12 @@ func resourcePaths(def *registry.Definition, v *registry.Version, gvk schema.Gro
 
 // isStrategic reports whether a definition accepts strategic merge patches
 // (a built-in with a Go type).
+// serves reports whether def serves verb; a definition without a list of
+// verbs (a custom resource's) serves them all.
+func serves(def *registry.Definition, verb string) bool {
+	return def.Verbs == nil || slices.Contains(def.Verbs, verb)
+}
+
 func isStrategic(def *registry.Definition) bool {
 	_, ok := def.Hooks.(registry.StrategicMerger)
 	return ok

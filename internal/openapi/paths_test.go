@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/crdserver/crdserver/internal/registry"
 )
 
 // TestParametersAreUpstreams checks the query parameters of a custom
@@ -133,4 +135,29 @@ func params(doc any, path, method string) []map[string]any {
 		out = append(out, p.(map[string]any))
 	}
 	return out
+}
+
+// TestCreateOnlyHasNoListModel: a resource that is only created (an access
+// review) has no list operation, so its documents have no list model and
+// none of what only a list refers to, as upstream's have none.
+func TestCreateOnlyHasNoListModel(t *testing.T) {
+	srv, _, _ := newTestServer(t, []*registry.Definition{{
+		Group: "review.example.com", Resource: "checks", Singular: "check", Kind: "Check", ListKind: "CheckList",
+		Scope: registry.Cluster, Verbs: []string{"create"},
+		Versions: []registry.Version{{Name: "v1", Served: true, Storage: true, OpenAPISchema: []byte(`{"type":"object"}`)}},
+	}})
+	_, body := get(t, srv.URL+"/openapi/v3/apis/review.example.com/v1", nil)
+	v3, _ := dig(decode(t, body), "components", "schemas").(map[string]any)
+	_, body = get(t, srv.URL+"/openapi/v2", map[string]string{"Accept": "application/json"})
+	v2, _ := decode(t, body)["definitions"].(map[string]any)
+	for form, models := range map[string]map[string]any{"v3": v3, "v2": v2} {
+		if _, ok := models["com.example.review.v1.Check"]; !ok {
+			t.Errorf("%s: no model of Check", form)
+		}
+		for _, name := range []string{"com.example.review.v1.CheckList", listMetaModel} {
+			if _, ok := models[name]; ok {
+				t.Errorf("%s: model %s, which no operation answers with", form, name)
+			}
+		}
+	}
 }

@@ -30,7 +30,7 @@ func referenceGV(gv schema.GroupVersion, entries []entry) (v3 []byte, v2Paths, v
 			local[model] = obj
 			objects[model] = true
 		}
-		if _, ok := l.models[listModel]; !ok {
+		if _, ok := l.models[listModel]; !ok && serves(e.def, "list") {
 			local[listModel] = listSchema(e.def, e.version, listGVK, model)
 		}
 		for _, p := range resourcePaths(e.def, e.version, gvk, model, listModel) {

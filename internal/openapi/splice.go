@@ -110,7 +110,9 @@ func render(gv schema.GroupVersion, e entry, v2 bool, seen func(any)) (paths, mo
 			return nil, nil, err
 		}
 	}
-	if _, ok := l.models[listModel]; !ok {
+	// Only list operations answer with a list: a resource that is only
+	// created (the reviews) has no list model, as upstream's have none.
+	if _, ok := l.models[listModel]; !ok && serves(e.def, "list") {
 		list := listSchema(e.def, e.version, listGVK, model)
 		if models, err = encode(models, listModel, list, func() any { return toV2(list) }); err != nil {
 			return nil, nil, err
