@@ -30,6 +30,7 @@ const crontabV1Schema = `{
         "choice": {"type": "string", "anyOf": [{"enum": ["a"]}, {"enum": ["b"]}]},
         "extra": {"type": "object", "x-kubernetes-preserve-unknown-fields": true, "properties": {"known": {"type": "string"}}},
         "template": {"type": "object", "x-kubernetes-embedded-resource": true, "properties": {"spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}},
+        "raw": {"type": "object", "x-kubernetes-embedded-resource": true, "x-kubernetes-preserve-unknown-fields": true, "required": ["kind"]},
         "tags": {"type": "array", "nullable": true, "items": {"type": "string"}},
         "labels": {"type": "object", "additionalProperties": {"type": "string"}}
       }

@@ -15,7 +15,7 @@ func referenceGV(gv schema.GroupVersion, entries []entry) (v3 []byte, v2Paths, v
 	paths := map[string]any{}
 	v2Paths = map[string]any{}
 	local := map[string]map[string]any{}
-	objects := map[string]bool{}
+	objects := map[string]entry{} // the custom resources' object models
 	l := lib()
 	for _, e := range entries {
 		gvk := gv.WithKind(e.def.Kind)
@@ -28,7 +28,7 @@ func referenceGV(gv schema.GroupVersion, entries []entry) (v3 []byte, v2Paths, v
 		listModel := modelName(listGVK)
 		if _, ok := l.models[model]; !ok {
 			local[model] = obj
-			objects[model] = true
+			objects[model] = e
 		}
 		if _, ok := l.models[listModel]; !ok && serves(e.def, "list") {
 			local[listModel] = listSchema(e.def, e.version, listGVK, model)
@@ -52,8 +52,10 @@ func referenceGV(gv schema.GroupVersion, entries []entry) (v3 []byte, v2Paths, v
 		}
 		if s, ok := local[name]; ok {
 			schemas[name] = s
-			if objects[name] {
-				v2Defs[name] = objectSchemaV2(s)
+			if e, ok := objects[name]; ok {
+				if v2Defs[name], err = objectSchemaV2(e.version, gv.WithKind(e.def.Kind)); err != nil {
+					return nil, nil, nil, err
+				}
 			} else {
 				v2Defs[name] = toV2(s)
 			}

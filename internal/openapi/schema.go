@@ -24,10 +24,21 @@ func gvkExtension(gvk schema.GroupVersionKind) []any {
 	return []any{map[string]any{"group": gvk.Group, "version": gvk.Version, "kind": gvk.Kind}}
 }
 
-// refProperty is a property whose schema is a model, in the v3 form that
-// keeps a description beside the reference (allOf with one $ref); the v2
-// conversion turns it back into a plain $ref.
-func refProperty(model, description string) map[string]any {
+// The descriptions upstream's CRD builder gives apiVersion and kind of an
+// embedded resource, in place of TypeMeta's. They are literals in the
+// builder, not any type's documentation.
+const (
+	descEmbeddedAPIVersion = "apiVersion defines the versioned schema of this representation of an object. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources"
+	descEmbeddedKind       = "kind is a string value representing the type of this object. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds"
+)
+
+// refProperty is a property whose schema is a model, described: in v3 a
+// reference with siblings is an allOf with one $ref, in v2 a plain $ref
+// beside the description.
+func refProperty(model, description string, v2 bool) map[string]any {
+	if v2 {
+		return map[string]any{"$ref": v2RefPrefix + model, "description": description}
+	}
 	return map[string]any{
 		"allOf":       []any{map[string]any{"$ref": v3RefPrefix + model}},
 		"description": description,
@@ -36,8 +47,6 @@ func refProperty(model, description string) map[string]any {
 
 // typeMetaProperties sets apiVersion and kind in props to TypeMeta's
 // schemas of them, as upstream does for custom resources and their lists.
-// Upstream's builder words the two descriptions differently for embedded
-// resources; they are TypeMeta's here too.
 func typeMetaProperties(props map[string]any) {
 	for _, p := range []string{"apiVersion", "kind"} {
 		props[p] = maps.Clone(lib().typeMeta[p].(map[string]any))
@@ -46,40 +55,80 @@ func typeMetaProperties(props map[string]any) {
 
 // objectSchema returns the v3 schema of a resource version's objects. For a
 // built-in it is the library's model (shared: callers must not modify it).
-// For a custom resource it is Version.OpenAPISchema with metadata replaced by
-// a reference to ObjectMeta, apiVersion and kind described, int-or-string
-// fields unfolded and embedded resources completed, as upstream publishes
-// CRD schemas; a version without a schema, or with a non-structural one,
-// is a bare object.
+// For a custom resource it is Version.OpenAPISchema with int-or-string
+// fields unfolded and the rest upstream's CRD builder adds (completeObject);
+// a version without a schema, or with a non-structural one, is a bare
+// object.
 func objectSchema(v *registry.Version, gvk schema.GroupVersionKind) (map[string]any, error) {
 	if name, ok := lib().byGVK[gvk]; ok {
 		return lib().models[name], nil
 	}
+	s, err := customSchema(v, gvk)
+	if err != nil {
+		return nil, err
+	}
+	if s == nil {
+		return bareObject(v, gvk), nil
+	}
+	unfoldIntOrString(s)
+	completeObject(s, v, gvk, false)
+	return s, nil
+}
+
+// objectSchemaV2 returns the v2 schema of a custom resource version's
+// objects, made as upstream's CRD builder makes it: Version.OpenAPISchema
+// converted to v2 (toV2), then completed. A root that preserves unknown
+// fields is a bare object, as upstream publishes it, because kubectl would
+// otherwise reject fields the schema does not list.
+func objectSchemaV2(v *registry.Version, gvk schema.GroupVersionKind) (map[string]any, error) {
+	s, err := customSchema(v, gvk)
+	if err != nil {
+		return nil, err
+	}
+	if s == nil || s[extPreserve] == true {
+		return bareObject(v, gvk), nil
+	}
+	s = toV2(s)
+	completeObject(s, v, gvk, true)
+	return s, nil
+}
+
+// customSchema decodes the schema of a custom resource version; it is nil
+// when the version has none, or a non-structural one.
+func customSchema(v *registry.Version, gvk schema.GroupVersionKind) (map[string]any, error) {
 	var s map[string]any
 	if len(v.OpenAPISchema) > 0 && !v.NonStructural {
 		if err := json.Unmarshal(v.OpenAPISchema, &s); err != nil {
 			return nil, fmt.Errorf("decoding the OpenAPI schema of %s: %w", gvk, err)
 		}
 	}
-	if s == nil {
-		// Without a schema kubectl must not assume anything about fields,
-		// so not even metadata is described.
-		s = map[string]any{"type": "object", extGVK: gvkExtension(gvk)}
-		addSelectableFields(s, v)
-		return s, nil
-	}
-	unfoldIntOrString(s)
-	addEmbeddedProperties(s)
+	return s, nil
+}
+
+// bareObject is the model of a custom resource without a schema: kubectl
+// must not assume anything about its fields, so not even metadata is
+// described.
+func bareObject(v *registry.Version, gvk schema.GroupVersionKind) map[string]any {
+	s := map[string]any{"type": "object", extGVK: gvkExtension(gvk)}
+	addSelectableFields(s, v)
+	return s
+}
+
+// completeObject adds to s, a custom resource's schema in v3 or v2 form,
+// what upstream's CRD builder adds: the embedded resources' properties,
+// metadata as a reference to ObjectMeta, apiVersion and kind, the group
+// version kind and the selectable fields. It modifies s.
+func completeObject(s map[string]any, v *registry.Version, gvk schema.GroupVersionKind, v2 bool) {
+	addEmbeddedProperties(s, v2)
 	props, _ := s["properties"].(map[string]any)
 	if props == nil {
 		props = map[string]any{}
 		s["properties"] = props
 	}
-	props["metadata"] = refProperty(objectMetaModel, descMetadata)
+	props["metadata"] = refProperty(objectMetaModel, descMetadata, v2)
 	typeMetaProperties(props)
 	s[extGVK] = gvkExtension(gvk)
 	addSelectableFields(s, v)
-	return s, nil
 }
 
 // addSelectableFields lists v's selectable fields, in their declared order,
@@ -103,15 +152,15 @@ func listSchema(def *registry.Definition, v *registry.Version, listGVK schema.Gr
 	props := map[string]any{
 		"items": map[string]any{
 			"type":        "array",
-			"description": "The " + def.Resource + ".",
+			"description": "List of " + def.Resource + ". More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md",
 			"items":       map[string]any{"$ref": v3RefPrefix + itemModel},
 		},
-		"metadata": refProperty(listMetaModel, descListMeta),
+		"metadata": refProperty(listMetaModel, descListMeta, false),
 	}
 	typeMetaProperties(props)
 	s := map[string]any{
 		"type":        "object",
-		"description": listGVK.Kind + " is a list of " + def.Kind + ".",
+		"description": listGVK.Kind + " is a list of " + def.Kind,
 		"required":    []any{"items"},
 		"properties":  props,
 		extGVK:        gvkExtension(listGVK),
@@ -176,10 +225,12 @@ func firstAllOfIsIntOrString(v any) bool {
 
 // addEmbeddedProperties describes apiVersion, kind and metadata of every
 // x-kubernetes-embedded-resource object below s and requires apiVersion and
-// kind, as upstream does. It modifies s.
-func addEmbeddedProperties(s map[string]any) {
-	forEachSubschema(s, addEmbeddedProperties)
-	if s["x-kubernetes-embedded-resource"] != true {
+// kind, as upstream's CRD builder does; in v2 not of one that preserves
+// unknown fields, for which kubectl would then refuse any other field. It
+// modifies s.
+func addEmbeddedProperties(s map[string]any, v2 bool) {
+	forEachSubschema(s, func(sub map[string]any) { addEmbeddedProperties(sub, v2) })
+	if s["x-kubernetes-embedded-resource"] != true || v2 && s[extPreserve] == true {
 		return
 	}
 	props, _ := s["properties"].(map[string]any)
@@ -188,7 +239,10 @@ func addEmbeddedProperties(s map[string]any) {
 		s["properties"] = props
 	}
 	typeMetaProperties(props)
-	props["metadata"] = refProperty(objectMetaModel, descMetadata)
+	for p, desc := range map[string]string{"apiVersion": descEmbeddedAPIVersion, "kind": descEmbeddedKind} {
+		props[p].(map[string]any)["description"] = desc
+	}
+	props["metadata"] = refProperty(objectMetaModel, descMetadata, v2)
 	required, _ := s["required"].([]any)
 	for _, f := range []string{"kind", "apiVersion"} {
 		if !slices.Contains(required, any(f)) {
@@ -309,21 +363,6 @@ func singleRef(v any) (string, bool) {
 		return "", false
 	}
 	return ref, true
-}
-
-// objectSchemaV2 converts an object schema to v2. A custom resource whose
-// root preserves unknown fields is published as a bare object, as upstream
-// does, because kubectl would otherwise reject fields the schema does not
-// list.
-func objectSchemaV2(s map[string]any) map[string]any {
-	if s[extPreserve] == true {
-		bare := map[string]any{"type": "object", extGVK: s[extGVK]}
-		if f, ok := s[extSelectable]; ok {
-			bare[extSelectable] = f
-		}
-		return bare
-	}
-	return toV2(s)
 }
 
 // Models returns the v3 schemas describing objects of gvk at version v, as

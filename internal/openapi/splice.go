@@ -87,10 +87,12 @@ func render(gv schema.GroupVersion, e entry, v2 bool, seen func(any)) (paths, mo
 		}
 		return nil, nil, nil
 	}
-	encode := func(to []rawPair, key string, v3 any, toV2 func() any) ([]rawPair, error) {
+	encode := func(to []rawPair, key string, v3 any, toV2 func() (any, error)) ([]rawPair, error) {
 		v := v3
 		if v2 {
-			v = toV2()
+			if v, err = toV2(); err != nil {
+				return nil, err
+			}
 		} else {
 			seen(v3)
 		}
@@ -106,7 +108,7 @@ func render(gv schema.GroupVersion, e entry, v2 bool, seen func(any)) (paths, mo
 	listModel := modelName(listGVK)
 	// Built-ins' models come from the library, pre-encoded.
 	if _, ok := l.models[model]; !ok {
-		if models, err = encode(models, model, obj, func() any { return objectSchemaV2(obj) }); err != nil {
+		if models, err = encode(models, model, obj, func() (any, error) { return objectSchemaV2(e.version, gvk) }); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -114,7 +116,7 @@ func render(gv schema.GroupVersion, e entry, v2 bool, seen func(any)) (paths, mo
 	// created (the reviews) has no list model, as upstream's have none.
 	if _, ok := l.models[listModel]; !ok && serves(e.def, "list") {
 		list := listSchema(e.def, e.version, listGVK, model)
-		if models, err = encode(models, listModel, list, func() any { return toV2(list) }); err != nil {
+		if models, err = encode(models, listModel, list, func() (any, error) { return toV2(list), nil }); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -123,7 +125,7 @@ func render(gv schema.GroupVersion, e entry, v2 bool, seen func(any)) (paths, mo
 		if !v2 {
 			v3 = item.v3(gv)
 		}
-		if paths, err = encode(paths, item.path, v3, func() any { return item.v2(gv) }); err != nil {
+		if paths, err = encode(paths, item.path, v3, func() (any, error) { return item.v2(gv), nil }); err != nil {
 			return nil, nil, err
 		}
 	}

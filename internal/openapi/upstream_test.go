@@ -151,7 +151,10 @@ func toAnyMap(m map[string]map[string]any) map[string]any {
 // TypeMeta's generated definition has them, metadata a reference described
 // as PartialObjectMetadata's (PartialObjectMetadataList's for the list), in
 // v3 wrapped in allOf, in v2 a plain $ref; the same for an embedded
-// resource's metadata.
+// resource's metadata, with apiVersion and kind described in the builder's
+// own words, but in v2 for an embedded resource that preserves unknown
+// fields, which is left as it is. The list and its items are described in
+// the builder's words too.
 func TestCustomResourceMetaIsUpstreams(t *testing.T) {
 	srv, _, _ := newTestServer(t, withCRD())
 	_, body := get(t, srv.URL+"/openapi/v3/apis/stable.example.com/v1", nil)
@@ -170,6 +173,15 @@ func TestCustomResourceMetaIsUpstreams(t *testing.T) {
 	}
 	const ct, ctList = "com.example.stable.v1.CronTab", "com.example.stable.v1.CronTabList"
 	template := []string{ct, "properties", "spec", "properties", "template", "properties"}
+	raw := []string{ct, "properties", "spec", "properties", "raw"}
+	embedded := func(desc string) any {
+		return map[string]any{"type": "string", "description": desc}
+	}
+	const (
+		embeddedAPIVersion = "apiVersion defines the versioned schema of this representation of an object. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources"
+		embeddedKind       = "kind is a string value representing the type of this object. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds"
+		listItems          = "List of crontabs. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md"
+	)
 	for _, c := range []struct {
 		name string
 		got  any
@@ -180,7 +192,16 @@ func TestCustomResourceMetaIsUpstreams(t *testing.T) {
 		{"v3 metadata", dig(v3, ct, "properties", "metadata"), wrapped(objectMetaModel, objDesc)},
 		{"v3 list apiVersion", dig(v3, ctList, "properties", "apiVersion"), dig(typeMeta, "apiVersion")},
 		{"v3 list metadata", dig(v3, ctList, "properties", "metadata"), wrapped(listMetaModel, listDesc)},
+		{"v3 list", dig(v3, ctList, "description"), "CronTabList is a list of CronTab"},
+		{"v3 list items", dig(v3, ctList, "properties", "items", "description"), listItems},
 		{"v3 embedded metadata", dig(v3, append(template, "metadata")...), wrapped(objectMetaModel, objDesc)},
+		{"v3 embedded apiVersion", dig(v3, append(template, "apiVersion")...), embedded(embeddedAPIVersion)},
+		{"v3 embedded kind", dig(v3, append(template, "kind")...), embedded(embeddedKind)},
+		{"v3 embedded preserving", dig(v3, append(raw, "required")...), []any{"kind", "apiVersion"}},
+		{"v2 embedded apiVersion", dig(v2, append(template, "apiVersion")...), embedded(embeddedAPIVersion)},
+		{"v2 embedded metadata", dig(v2, append(template, "metadata")...), plain(objectMetaModel, objDesc)},
+		{"v2 embedded preserving", dig(v2, raw...), map[string]any{"x-kubernetes-embedded-resource": true, "x-kubernetes-preserve-unknown-fields": true, "required": []any{"kind"}}},
+		{"v2 list items", dig(v2, ctList, "properties", "items", "description"), listItems},
 		{"v2 apiVersion", dig(v2, ct, "properties", "apiVersion"), dig(typeMeta, "apiVersion")},
 		{"v2 kind", dig(v2, ct, "properties", "kind"), dig(typeMeta, "kind")},
 		{"v2 metadata", dig(v2, ct, "properties", "metadata"), plain(objectMetaModel, objDesc)},
