@@ -34,6 +34,7 @@ import (
 //	PUT /apis/stable.example.com/v1/namespaces/default/crontabs/x @x.json body
 //	GET /api/v1/namespaces?watch=1&resourceVersion=0&timeoutSeconds=1 body
 //	GET /apis/apps/v1 discovery
+//	GET /openapi/v3/apis/apps/v1 openapi
 //	sleep 1.1s
 //	PATCH /api/v1/namespaces/default/secrets/s @s.yaml application/apply-patch+yaml samerv
 //
@@ -59,6 +60,9 @@ import (
 // as text too. "ua=AGENT" sends User-Agent AGENT (a prefix is enough:
 // kube-apiserver indents for "curl", "Wget" and "Mozilla/5.0"); without
 // it the Go client's own is sent.
+// "openapi" at the end compares the models of an OpenAPI document, v3 or
+// v2, without those only of what crdserver's documents leave out
+// (openapi.go), and prints a difference model by model.
 // "samerv" at the end compares whether the answer's resourceVersion is
 // the one the server's previous answer for the same path had: whether a
 // write that changes nothing is stored anyway. "sleep" waits (a second
@@ -75,6 +79,7 @@ type requestLine struct {
 	compareBody bool
 	discovery   bool // compare a discovery document, as discovery.go says
 	raw         bool
+	openapi     bool // compare an OpenAPI document's models, as openapi.go says
 	sameRV      bool
 	sleep       time.Duration // of a sleep line
 }
@@ -117,6 +122,8 @@ func readRequests(file string) ([]requestLine, error) {
 				r.raw = true
 			case last == "discovery":
 				r.compareBody, r.discovery = true, true
+			case last == "openapi":
+				r.compareBody, r.openapi = true, true
 			case strings.HasPrefix(last, "accept="):
 				r.accept = strings.TrimPrefix(last, "accept=")
 			case strings.HasPrefix(last, "ua="):
@@ -275,6 +282,9 @@ func (q *requester) do(ctx context.Context, r requestLine) (answer, error) {
 		if r.discovery {
 			obj = comparableDiscovery(q.name, obj)
 		}
+		if r.openapi {
+			obj = comparableOpenAPI(q.name, obj)
+		}
 		n, _ := json.Marshal(stable(obj))
 		a.body = "object " + string(n)
 	default:
@@ -392,9 +402,14 @@ func runRequests(ctx context.Context, paths paths, dir, file string) (failed boo
 		if r.mode != "" {
 			continue
 		}
-		if answers[0] != answers[1] {
+		if a, b := answers[0], answers[1]; a != b {
 			failed = true
-			fmt.Printf("line %d: %s %s\n  crdserver:      %s\n  kube-apiserver: %s\n", r.line, r.method, r.path, answers[0], answers[1])
+			var models string
+			if r.openapi && a.body != b.body {
+				models = modelsDiff(a.body, b.body)
+				a.body, b.body = "(models differ, below)", "(models differ, below)"
+			}
+			fmt.Printf("line %d: %s %s\n  crdserver:      %s\n  kube-apiserver: %s\n%s", r.line, r.method, r.path, a, b, models)
 			continue
 		}
 		same++
