@@ -32,6 +32,32 @@ func TestWorkloadsAndServices(t *testing.T) {
 		}
 	})
 
+	// kubectl explain prints an enum's values and what each means, as
+	// kube-apiserver's OpenAPI has them (its published documents do not).
+	t.Run("explain enums", func(t *testing.T) {
+		for _, c := range []struct {
+			field string
+			want  []string
+		}{
+			{"deployment.spec.strategy", []string{
+				"enum: Recreate, RollingUpdate",
+				"Possible enum values:",
+				"- `\"Recreate\"` Kill all existing pods before creating new ones.",
+			}},
+			{"service.spec.type", []string{
+				"ENUM:", "    ClusterIP", "    ExternalName", "    LoadBalancer", "    NodePort",
+				"- `\"ExternalName\"` means a service consists of only a reference to an",
+			}},
+		} {
+			out := kubectl(t, srv, "explain", c.field)
+			for _, want := range c.want {
+				if !strings.Contains(out, want) {
+					t.Errorf("kubectl explain %s lacks %q; output:\n%s", c.field, want, out)
+				}
+			}
+		}
+	})
+
 	t.Run("create and scale a deployment", func(t *testing.T) {
 		kubectl(t, srv, "create", "deployment", "web", "--image=nginx:1.27")
 		rows := table(t, kubectl(t, srv, "get", "deploy"))
