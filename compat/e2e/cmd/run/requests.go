@@ -5,12 +5,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -256,10 +258,19 @@ func (q *requester) do(ctx context.Context, r requestLine) (answer, error) {
 		var details map[string]any
 		json.Unmarshal(status.Details, &details)
 		delete(details, "uid")
+		if causes, ok := details["causes"].([]any); ok {
+			for _, c := range causes {
+				if c, ok := c.(map[string]any); ok {
+					if m, ok := c["message"].(string); ok {
+						c["message"] = stableObjects(m)
+					}
+				}
+			}
+		}
 		d, _ := json.Marshal(details)
 		// A uid the server made (a precondition's message quotes the
 		// stored object's) is left out; one the request sent stays.
-		msg := uidText.ReplaceAllStringFunc(status.Message, func(uid string) string {
+		msg := uidText.ReplaceAllStringFunc(stableObjects(status.Message), func(uid string) string {
 			if bytes.Contains(r.body, []byte(uid)) {
 				return uid
 			}
@@ -267,8 +278,10 @@ func (q *requester) do(ctx context.Context, r requestLine) (answer, error) {
 		})
 		a.body = fmt.Sprintf("Status %s reason=%s code=%d message=%q details=%s", status.Status, status.Reason, status.Code, msg, d)
 	case r.compareBody:
+		// Numbers compare as written: float64 would hide a difference
+		// in an int64's last digits.
 		var obj any
-		if err := json.Unmarshal(b, &obj); err != nil {
+		if err := unmarshalNumbers(b, &obj); err != nil {
 			// A watch: its events, one JSON object after another.
 			events, ok := jsonStream(b)
 			if !ok {
@@ -330,10 +343,62 @@ func stable(v any) any {
 	return v
 }
 
+// stableObjects rewrites the objects a message quotes (a patch's result,
+// which upstream quotes whole as the invalid value, and again in a
+// decoding error) as stable rewrites an answer: their uids,
+// resourceVersions and times left out, their keys sorted (a built-in
+// object's keys are in its Go type's order upstream).
+func stableObjects(msg string) string {
+	const prefix = "Invalid value: "
+	var b strings.Builder
+	for i := 0; i < len(msg); {
+		if strings.HasPrefix(msg[i:], prefix+`"`) {
+			b.WriteString(prefix)
+			i += len(prefix)
+			if q, err := strconv.QuotedPrefix(msg[i:]); err == nil {
+				i += len(q)
+				if s, err := strconv.Unquote(q); err == nil {
+					q = strconv.Quote(stableObjects(s))
+				}
+				b.WriteString(q)
+			}
+			continue
+		}
+		if msg[i] == '{' {
+			dec := json.NewDecoder(strings.NewReader(msg[i:]))
+			var obj map[string]any
+			if dec.Decode(&obj) == nil {
+				n, _ := json.Marshal(stable(obj))
+				b.Write(n)
+				i += int(dec.InputOffset())
+				continue
+			}
+		}
+		b.WriteByte(msg[i])
+		i++
+	}
+	return b.String()
+}
+
+// unmarshalNumbers is json.Unmarshal keeping numbers as json.Number.
+func unmarshalNumbers(b []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return errors.New("more than one JSON value")
+	}
+	return nil
+}
+
 // jsonStream decodes b as JSON values one after another (a watch's
-// events); ok is false unless all of b is such values.
+// events, numbers as json.Number); ok is false unless all of b is such
+// values.
 func jsonStream(b []byte) (values []any, ok bool) {
 	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
 	for {
 		var v any
 		err := dec.Decode(&v)

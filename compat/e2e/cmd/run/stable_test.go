@@ -1,0 +1,32 @@
+package main
+
+import "testing"
+
+func TestStableObjects(t *testing.T) {
+	for _, tc := range []struct{ name, msg, want string }{
+		{"no value", `name: Required value`, `name: Required value`},
+		{"not an object", `spec.replicas: Invalid value: "three": must be a number`, `spec.replicas: Invalid value: "three": must be a number`},
+		{"a number", `spec.replicas: Invalid value: -1: must be greater`, `spec.replicas: Invalid value: -1: must be greater`},
+		{
+			"an object",
+			`patch: Invalid value: "{\"metadata\":{\"resourceVersion\":\"12\",\"name\":\"a\",\"creationTimestamp\":\"2026-11-30T09:12:07Z\"},\"kind\":\"K\"}": bad`,
+			`patch: Invalid value: "{\"kind\":\"K\",\"metadata\":{\"creationTimestamp\":\"-\",\"name\":\"a\",\"resourceVersion\":\"-\"}}": bad`,
+		},
+		{
+			"two",
+			`[a: Invalid value: "{\"uid\":\"x\"}": one, b: Invalid value: "{\"b\":1,\"a\":2}": two]`,
+			`[a: Invalid value: "{\"uid\":\"-\"}": one, b: Invalid value: "{\"a\":2,\"b\":1}": two]`,
+		},
+		{"unterminated", `a: Invalid value: "{`, `a: Invalid value: "{`},
+		{
+			"in a decoding error",
+			`patch: Invalid value: "{\"b\":1,\"a\":2}": Object 'Kind' is missing in '{"b":1,"a":{"uid":"u"}}'`,
+			`patch: Invalid value: "{\"a\":2,\"b\":1}": Object 'Kind' is missing in '{"a":{"uid":"-"},"b":1}'`,
+		},
+		{"not JSON", `map[a:{b}] {x`, `map[a:{b}] {x`},
+	} {
+		if got := stableObjects(tc.msg); got != tc.want {
+			t.Errorf("%s: stableObjects(%q)\n got %q\nwant %q", tc.name, tc.msg, got, tc.want)
+		}
+	}
+}
