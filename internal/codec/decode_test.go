@@ -43,6 +43,7 @@ func TestDecode(t *testing.T) {
 		{name: "json", body: `{"a":1,"b":1.5,"c":"x","d":true,"e":null,"f":[1,"2"],"g":{}}`, ctype: "application/json",
 			want: map[string]any{"a": int64(1), "b": 1.5, "c": "x", "d": true, "e": nil, "f": []any{int64(1), "2"}, "g": map[string]any{}}},
 		{name: "empty content type is json", body: `{"a":-0}`, want: map[string]any{"a": int64(0)}},
+		{name: "negative zero", body: `{"a":-0.0,"b":-0e5,"c":-1e-400,"d":0.0}`, want: map[string]any{"a": int64(0), "b": int64(0), "c": int64(0), "d": 0.0}},
 		{name: "json charset", body: `{"a":"b"}`, ctype: "application/json; charset=utf-8", want: map[string]any{"a": "b"}},
 		{name: "numbers", body: `{"i":9223372036854775807,"n":-9223372036854775808,"big":9223372036854775808,"f":1.0,"e":1e3,"E":2E-2}`,
 			want: map[string]any{"i": int64(math.MaxInt64), "n": int64(math.MinInt64), "big": 9223372036854775808.0, "f": 1.0, "e": 1000.0, "E": 0.02}},

@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"math"
 	"reflect"
 	"strconv"
 	"strings"
@@ -511,6 +512,12 @@ func (p *parser) number() (any, error) {
 			Msg:    "json: cannot unmarshal number " + string(lit) + " into Go value of type float64",
 			Offset: int64(i),
 		}
+	}
+	if f == 0 && math.Signbit(f) {
+		// Negative zero (-0.0, -1e-400) is the integer 0: upstream answers
+		// a write with the object it stored decoded again, and stores
+		// it as -0, which reads as an integer.
+		return int64(0), nil
 	}
 	return f, nil
 }
