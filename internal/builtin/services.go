@@ -243,7 +243,14 @@ func (h serviceHooks) ValidateUpdate(obj, old map[string]any) field.ErrorList {
 	was, _, err2 := h.Decode(old)
 	if err1 == nil && err2 == nil && was.Spec.ClusterIP != "" && svc.Spec.ClusterIP != was.Spec.ClusterIP &&
 		svc.Spec.Type != corev1.ServiceTypeExternalName && was.Spec.Type != corev1.ServiceTypeExternalName {
-		errs = append(errs, field.Invalid(field.NewPath("spec", "clusterIPs").Index(0), svc.Spec.ClusterIP, "may not change once set"))
+		// Upstream names the clusterIPs the update leaves: those sent, or
+		// the new clusterIP alone when they are the old ones (its
+		// strategy makes them follow clusterIP).
+		ips := svc.Spec.ClusterIPs
+		if slices.Equal(ips, was.Spec.ClusterIPs) {
+			ips = []string{svc.Spec.ClusterIP}
+		}
+		errs = append(errs, field.Invalid(field.NewPath("spec", "clusterIPs").Index(0), ips, "may not change once set"))
 	}
 	return errs
 }

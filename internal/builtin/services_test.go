@@ -139,3 +139,24 @@ func TestServiceUpdateKeepsAllocation(t *testing.T) {
 		}
 	}
 }
+
+// A changed cluster IP is refused naming the cluster IPs the update
+// leaves, as upstream's validation names them.
+func TestServiceClusterIPChange(t *testing.T) {
+	h := Services(nil).Hooks.(serviceHooks)
+	for _, tc := range []struct {
+		name, old, spec, want string
+	}{
+		{line(), `{clusterIP: None, clusterIPs: [None], ports: [{port: 80}]}`, `{clusterIP: 10.0.0.5, clusterIPs: [None], ports: [{port: 80}]}`,
+			`spec.clusterIPs[0]: Invalid value: ["10.0.0.5"]: may not change once set`},
+		{line(), `{clusterIP: 10.0.0.7, clusterIPs: [10.0.0.7], ports: [{port: 80}]}`, `{clusterIP: 10.0.0.8, clusterIPs: [10.0.0.8], ports: [{port: 80}]}`,
+			`spec.clusterIPs[0]: Invalid value: ["10.0.0.8"]: may not change once set`},
+		{line(), `{clusterIP: 10.0.0.7, clusterIPs: [10.0.0.7], ports: [{port: 80}]}`, `{clusterIP: 10.0.0.7, clusterIPs: [10.0.0.7], ports: [{port: 81}]}`, ""},
+	} {
+		old := decodeYAML(t, "apiVersion: v1\nkind: Service\nmetadata: {name: s}\nspec: "+tc.old)
+		obj := decodeYAML(t, "apiVersion: v1\nkind: Service\nmetadata: {name: s}\nspec: "+tc.spec)
+		h.PrepareForCreate(old)
+		h.PrepareForCreate(obj)
+		checkErrors(t, tc.name, h.ValidateUpdate(obj, old).ToAggregate(), tc.want)
+	}
+}
