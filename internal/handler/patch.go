@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"mime"
 	"net/http"
+	"slices"
 	"strings"
 	"sync/atomic"
 
@@ -38,26 +38,23 @@ const (
 // reads but does not apply (a JSON patch operation that fails) or whose
 // result is not a valid object is a 422 Invalid.
 func (h *Handler) patch(c *call, sub string) {
-	ct, _, _ := mime.ParseMediaType(c.r.Header.Get("Content-Type"))
+	ct := patchMediaType(c.r.Header.Get("Content-Type"))
+	if err := checkPatchType(c, ct); err != nil {
+		codec.WriteStatus(c.w, c.r, err)
+		return
+	}
 	sm, hasType := typedHooks(c).(registry.StrategicMerger)
-	switch ct {
-	case applyPatchType:
-		if otherUpdater(c, sub) != nil {
-			// Not built for a built-in's own subresource: an apply
-			// would write the whole object.
-			codec.WriteStatus(c.w, c.r, unsupportedPatch(ct))
-			return
-		}
+	switch {
+	case ct == applyPatchType && otherUpdater(c, sub) != nil:
+		// Not built for a built-in's own subresource: an apply would
+		// write the whole object.
+		codec.WriteStatus(c.w, c.r, unsupportedPatch(c))
+		return
+	case ct == applyPatchType:
 		h.apply(c, sub)
 		return
-	case jsonPatchType, mergePatchType:
-	case strategicPatchType:
-		if !hasType {
-			codec.WriteStatus(c.w, c.r, unsupportedPatch(ct))
-			return
-		}
-	default:
-		codec.WriteStatus(c.w, c.r, unsupportedPatch(ct))
+	case ct == strategicPatchType && !hasType:
+		codec.WriteStatus(c.w, c.r, unsupportedPatch(c))
 		return
 	}
 	p, mode, err := readPatchRequest(c, ct)
@@ -411,10 +408,67 @@ func upstreamTypeNames(msg string) string {
 	return strings.ReplaceAll(msg, "handler.jsonPatchOp", "handlers.jsonPatchOp")
 }
 
-func unsupportedPatch(ct string) error {
-	_ = ct
+// The patch types upstream's handlers take: a custom resource's, and a
+// built-in's, which take strategic merge patches too.
+var (
+	customPatchTypes  = []string{jsonPatchType, mergePatchType, applyPatchType}
+	builtinPatchTypes = []string{jsonPatchType, mergePatchType, strategicPatchType, applyPatchType}
+)
+
+func patchTypes(c *call) []string {
+	if goTyped(c.def) {
+		return builtinPatchTypes
+	}
+	return customPatchTypes
+}
+
+// patchMediaType is the patch type a Content-Type names as upstream's
+// patch handler reads it: what comes before the first ";" (a charset),
+// compared as it is, case and spaces included.
+func patchMediaType(contentType string) string {
+	if i := strings.Index(contentType, ";"); i > 0 {
+		return contentType[:i]
+	}
+	return contentType
+}
+
+// checkPatchType refuses a patch type the resource does not take, in the
+// words of what refuses it upstream: a built-in's routes first (see
+// restfulConsumes), then the patch handler, which names the types it
+// takes.
+func checkPatchType(c *call, ct string) error {
+	if goTyped(c.def) && !restfulConsumes(c.r.Header.Get("Content-Type"), builtinPatchTypes) {
+		return apierrors.NewGenericServerResponse(http.StatusUnsupportedMediaType, "", schema.GroupResource{}, "", "415: Unsupported Media Type", 0, false)
+	}
+	if !slices.Contains(patchTypes(c), ct) {
+		return unsupportedPatch(c)
+	}
+	return nil
+}
+
+// restfulConsumes reports whether upstream's REST router, which serves
+// the built-ins, routes a request with this Content-Type to a route
+// taking types: one of its comma-separated media types, without
+// parameters and the spaces around, must be one of them exactly. A request
+// without a Content-Type is taken as application/octet-stream.
+func restfulConsumes(contentType string, types []string) bool {
+	if contentType == "" {
+		contentType = "application/octet-stream"
+	}
+	for _, mt := range strings.Split(contentType, ",") {
+		mt, _, _ = strings.Cut(mt, ";")
+		if slices.Contains(types, strings.Trim(mt, " ")) {
+			return true
+		}
+	}
+	return false
+}
+
+// unsupportedPatch is the patch handler's 415 for a patch type the
+// resource does not take here.
+func unsupportedPatch(c *call) error {
 	return statusError(http.StatusUnsupportedMediaType, metav1.StatusReasonUnsupportedMediaType,
-		"the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml")
+		"the body of the request was in an unknown format - accepted media types include: "+strings.Join(patchTypes(c), ", "))
 }
 
 // Limits on JSON patches, as upstream's: a patch of a few hundred bytes

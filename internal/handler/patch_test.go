@@ -103,6 +103,15 @@ func TestPatchErrors(t *testing.T) {
 		at(errCase{name: "smp: array", req: smp(`[1]`), code: 400, reason: metav1.StatusReasonBadRequest, message: "json: cannot unmarshal array into Go value of type map[string]interface {}"}),
 		at(errCase{name: "smp: wrong type", req: smp(`{"spec":{"finalizers":"x"}}`), code: 422, reason: metav1.StatusReasonInvalid, message: `patch: Invalid value: "map[spec:map[finalizers:x]]"`}),
 		at(errCase{name: "smp: unsupported on custom resources", req: req{method: "PATCH", path: widgetPath, body: `{}`, contentType: "application/strategic-merge-patch+json"}, code: 415, reason: metav1.StatusReasonUnsupportedMediaType}),
+
+		// Patch types, as upstream's handlers read Content-Type: a custom
+		// resource's exactly, up to the first ";"; a built-in's routes
+		// first, which answer in their own words.
+		at(errCase{name: "custom: type in capitals", req: req{method: "PATCH", path: widgetPath, body: `{}`, contentType: "APPLICATION/MERGE-PATCH+JSON"}, code: 415, reason: metav1.StatusReasonUnsupportedMediaType,
+			message: "accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml"}),
+		at(errCase{name: "built-in: unknown type", req: req{method: "PATCH", path: nsPath, body: `{}`, contentType: "text/plain"}, code: 415, reason: metav1.StatusReasonUnsupportedMediaType, message: "415: Unsupported Media Type"}),
+		at(errCase{name: "built-in: a list of types", req: req{method: "PATCH", path: nsPath, body: `{}`, contentType: "application/merge-patch+json, text/plain"}, code: 415, reason: metav1.StatusReasonUnsupportedMediaType,
+			message: "accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json, application/apply-patch+yaml"}),
 	})
 
 	// A patch of unknown fields with the default fieldValidation warns and

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"mime"
 	"strings"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
@@ -161,11 +160,15 @@ func (h *Handler) updateScale(c *call, sc *registry.Scale) {
 // spec.replicas. Custom resources take JSON and merge patches only, on
 // their scale subresource as on the resource.
 func (h *Handler) patchScale(c *call, sc *registry.Scale) {
-	ct, _, _ := mime.ParseMediaType(c.r.Header.Get("Content-Type"))
 	// A built-in's Scale is a Go type: strategic merge patches apply to
 	// it too (as merge patches, a Scale having no list to merge).
-	if ct != jsonPatchType && ct != mergePatchType && !(ct == strategicPatchType && goTyped(c.def)) {
-		codec.WriteStatus(c.w, c.r, unsupportedPatch(ct))
+	ct := patchMediaType(c.r.Header.Get("Content-Type"))
+	err := checkPatchType(c, ct)
+	if err == nil && ct == applyPatchType {
+		err = unsupportedPatch(c)
+	}
+	if err != nil {
+		codec.WriteStatus(c.w, c.r, err)
 		return
 	}
 	p, mode, err := readPatchRequest(c, ct)
