@@ -36,7 +36,10 @@ const (
 // Which failures are 400 and which 422 follows upstream's patcher: a body
 // that cannot be read as its patch type is a 400 BadRequest; a patch that
 // reads but does not apply (a JSON patch operation that fails) or whose
-// result is not a valid object is a 422 Invalid.
+// result is not a valid object is a 422 Invalid. Upstream reads the body
+// as its patch type once it has the current object, so that a missing
+// object is a 404 first; only a body that is not JSON at all is refused
+// before.
 func (h *Handler) patch(c *call, sub string) {
 	ct := patchMediaType(c.r.Header.Get("Content-Type"))
 	if err := checkPatchType(c, ct); err != nil {
@@ -57,14 +60,18 @@ func (h *Handler) patch(c *call, sub string) {
 		codec.WriteStatus(c.w, c.r, unsupportedPatch(c))
 		return
 	}
-	p, mode, err := readPatchRequest(c, ct)
+	body, mode, err := readPatchRequest(c, ct)
 	if err != nil {
 		codec.WriteStatus(c.w, c.r, err)
 		return
 	}
-	c.mergesOnly = p.merge != nil
+	p, readErr := readPatch(ct, body, mode)
+	c.mergesOnly = readErr == nil && p.merge != nil
 	su := otherUpdater(c, sub)
 	h.write(c, sub, "", func(old map[string]any, oldJSON []byte) (map[string]any, error) {
+		if readErr != nil {
+			return nil, readErr
+		}
 		// doWrite hands over the current object in the request's version,
 		// a copy of its own, which a merge patch changes in place: its
 		// resourceVersion, which a patch's own must match, is read first.
@@ -177,10 +184,10 @@ type patchBody struct {
 }
 
 // readPatchRequest reads a patch request's options, its fieldValidation
-// mode and its body as a patch of type ct. As upstream's, a body that is
-// not JSON at all is refused before anything reads it as a patch, with
-// the same words for every patch type.
-func readPatchRequest(c *call, ct string) (*patchBody, string, error) {
+// mode and its body. As upstream's, a body that is not JSON at all is
+// refused before anything reads it as a patch, with the same words for
+// every patch type.
+func readPatchRequest(c *call, ct string) ([]byte, string, error) {
 	body, err := readBody(c)
 	if err != nil {
 		return nil, "", err
@@ -195,8 +202,7 @@ func readPatchRequest(c *call, ct string) (*patchBody, string, error) {
 	if !json.Valid(body) {
 		return nil, "", apierrors.NewBadRequest("invalid JSON patch")
 	}
-	p, err := readPatch(ct, body, mode)
-	return p, mode, err
+	return body, mode, nil
 }
 
 // readPatch reads a patch body as upstream does before applying it: with

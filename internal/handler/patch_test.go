@@ -64,6 +64,7 @@ func TestPatchErrors(t *testing.T) {
 		t.Fatalf("create namespace: %d %s", r.code, r.body)
 	}
 	const nsPath = "/api/v1/namespaces/smp"
+	missing := "/apis/patch.example.com/v1/namespaces/default/widgets/missing"
 	ignore := widgetPath + "?fieldValidation=Ignore"
 	strict := widgetPath + "?fieldValidation=Strict"
 	// A JSON patch operation that fails is upstream's generic 422: the
@@ -103,6 +104,13 @@ func TestPatchErrors(t *testing.T) {
 		at(errCase{name: "smp: array", req: smp(`[1]`), code: 400, reason: metav1.StatusReasonBadRequest, message: "json: cannot unmarshal array into Go value of type map[string]interface {}"}),
 		at(errCase{name: "smp: wrong type", req: smp(`{"spec":{"finalizers":"x"}}`), code: 422, reason: metav1.StatusReasonInvalid, message: `patch: Invalid value: "map[spec:map[finalizers:x]]"`}),
 		at(errCase{name: "smp: unsupported on custom resources", req: req{method: "PATCH", path: widgetPath, body: `{}`, contentType: "application/strategic-merge-patch+json"}, code: 415, reason: metav1.StatusReasonUnsupportedMediaType}),
+
+		// A body is read as its patch type once the object is: a missing
+		// object is a 404 first.
+		at(errCase{name: "json: object, missing object", req: jsonPatch(missing, `{}`), code: 404, reason: metav1.StatusReasonNotFound}),
+		at(errCase{name: "merge: array, missing object", req: merge(missing, `[1]`), code: 404, reason: metav1.StatusReasonNotFound}),
+		at(errCase{name: "json: too many operations", req: jsonPatch(widgetPath, "["+strings.Repeat("{},", 10000)+"{}]"), code: 413, reason: metav1.StatusReasonRequestEntityTooLarge,
+			message: "The allowed maximum operations in a JSON patch is 10000, got 10001"}),
 
 		// Patch types, as upstream's handlers read Content-Type: a custom
 		// resource's exactly, up to the first ";"; a built-in's routes

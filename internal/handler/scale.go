@@ -171,12 +171,16 @@ func (h *Handler) patchScale(c *call, sc *registry.Scale) {
 		codec.WriteStatus(c.w, c.r, err)
 		return
 	}
-	p, mode, err := readPatchRequest(c, ct)
+	body, mode, err := readPatchRequest(c, ct)
 	if err != nil {
 		codec.WriteStatus(c.w, c.r, err)
 		return
 	}
+	p, readErr := readPatch(ct, body, mode)
 	h.write(c, "scale", "", func(old map[string]any, _ []byte) (map[string]any, error) {
+		if readErr != nil {
+			return nil, readErr
+		}
 		before := toScale(old, sc)
 		if pathValue(old, sc.SpecReplicasPath) == nil {
 			// As upstream marks a Scale whose object has no spec replicas,
