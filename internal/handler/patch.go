@@ -359,7 +359,7 @@ func (p *patchBody) patchedJSON(curJSON, out []byte) string {
 
 // strategicPatchError gives a strategic merge patch failure upstream's
 // code: malformed directives are 400, patches that cannot apply to this
-// object 422; anything else is the server's fault.
+// object 422.
 func strategicPatchError(err error) error {
 	switch err {
 	case mergepatch.ErrBadJSONDoc, mergepatch.ErrBadPatchFormatForPrimitiveList, mergepatch.ErrBadPatchFormatForRetainKeys,
@@ -368,7 +368,10 @@ func strategicPatchError(err error) error {
 	case mergepatch.ErrNoListOfLists, mergepatch.ErrPatchContentNotMatchRetainKeys:
 		return apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "", schema.GroupResource{}, "", err.Error(), 0, false)
 	}
-	return fmt.Errorf("applying strategic merge patch: %w", err)
+	// Upstream answers any other failure (an unknown $patch, a list item
+	// without its merge key, a directive where no list is) as it is: a
+	// 500 without a reason whose message is the library's.
+	return statusError(http.StatusInternalServerError, metav1.StatusReasonUnknown, err.Error())
 }
 
 // invalidPatch is upstream's 422 for a patch whose result is not a valid

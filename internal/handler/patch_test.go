@@ -104,6 +104,7 @@ func TestPatchErrors(t *testing.T) {
 		at(errCase{name: "smp: array", req: smp(`[1]`), code: 400, reason: metav1.StatusReasonBadRequest, message: "json: cannot unmarshal array into Go value of type map[string]interface {}"}),
 		at(errCase{name: "smp: wrong type", req: smp(`{"spec":{"finalizers":"x"}}`), code: 422, reason: metav1.StatusReasonInvalid, message: `patch: Invalid value: "map[spec:map[finalizers:x]]"`}),
 		at(errCase{name: "smp: unsupported on custom resources", req: req{method: "PATCH", path: widgetPath, body: `{}`, contentType: "application/strategic-merge-patch+json"}, code: 415, reason: metav1.StatusReasonUnsupportedMediaType}),
+		at(errCase{name: "smp: unknown $patch", req: smp(`{"metadata":{"labels":{"$patch":"frob"}}}`), code: 500, reason: metav1.StatusReasonUnknown, message: "unknown patch type: frob in map: map[$patch:frob]"}),
 
 		// A body is read as its patch type once the object is: a missing
 		// object is a 404 first.
