@@ -372,22 +372,28 @@ func internalPackage(group string) string {
 	return first
 }
 
-// checkNameAndNamespace refuses a body whose name or namespace differs from
-// the URL's (update, patch).
+// checkNameAndNamespace refuses a body whose namespace or name differs from
+// the URL's, in that order, as upstream does: a namespaced object without
+// one takes the URL's; a cluster-scoped object's is dropped.
 func checkNameAndNamespace(c *call, obj map[string]any) error {
 	md := metadata(obj)
-	if name, _ := md["name"].(string); name != c.info.Name {
+	ns, _ := md["namespace"].(string)
+	switch {
+	case !c.def.Namespaced():
+		delete(md, "namespace")
+	case ns == "":
+		md["namespace"] = c.info.Namespace
+	case ns != c.info.Namespace:
+		return apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
+	}
+	switch name, _ := md["name"].(string); name {
+	case c.info.Name:
+		return nil
+	case "":
+		return apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s based on URL) was undeterminable: name must be provided", c.info.Name))
+	default:
 		return apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", name, c.info.Name))
 	}
-	if c.def.Namespaced() {
-		ns, _ := md["namespace"].(string)
-		if ns == "" {
-			md["namespace"] = c.info.Namespace
-		} else if ns != c.info.Namespace {
-			return apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
-		}
-	}
-	return nil
 }
 
 // summarize is upstream's short form of a body in decoding errors: an

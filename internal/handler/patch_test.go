@@ -113,6 +113,10 @@ func TestPatchErrors(t *testing.T) {
 		at(errCase{name: "json: too many operations", req: jsonPatch(widgetPath, "["+strings.Repeat("{},", 10000)+"{}]"), code: 413, reason: metav1.StatusReasonRequestEntityTooLarge,
 			message: "The allowed maximum operations in a JSON patch is 10000, got 10001"}),
 
+		// The result is checked as upstream's.
+		at(errCase{name: "json: metadata removed", req: jsonPatch(widgetPath, `[{"op":"remove","path":"/metadata"}]`), code: 400, reason: metav1.StatusReasonBadRequest,
+			message: "the name of the object (w1 based on URL) was undeterminable: name must be provided"}),
+
 		// Patch types, as upstream's handlers read Content-Type: a custom
 		// resource's exactly, up to the first ";"; a built-in's routes
 		// first, which answer in their own words.
@@ -226,5 +230,18 @@ func TestListContinue(t *testing.T) {
 	r = e.do(req{method: "GET", path: "/api/v1/namespaces"})
 	if md, _ := r.obj(t)["metadata"].(map[string]any); r.code != 200 || md["continue"] != nil {
 		t.Errorf("namespace list metadata: %d %s", r.code, r.body)
+	}
+}
+
+// A patch's result is checked as upstream's patcher checks it: a
+// cluster-scoped object's namespace is dropped.
+func TestPatchResultChecks(t *testing.T) {
+	e := newWidgetEnv(t)
+	if r := e.do(req{method: "POST", path: "/api/v1/namespaces", body: ns("res")}); r.code != 201 {
+		t.Fatalf("create namespace: %d %s", r.code, r.body)
+	}
+	r := e.do(jsonPatch("/api/v1/namespaces/res", `[{"op":"add","path":"/metadata/namespace","value":"default"}]`))
+	if r.code != 200 || str(r.obj(t), "metadata", "namespace") != "" {
+		t.Errorf("namespace given a namespace: %d %s", r.code, r.body)
 	}
 }
