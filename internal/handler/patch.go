@@ -138,13 +138,13 @@ func (h *Handler) patch(c *call, sub string) {
 		if err := patchFieldValidation(c, mode, value, problems); err != nil {
 			return nil, err
 		}
-		if rv, _ := metadata(obj)["resourceVersion"].(string); rv != "" && rv != oldRV {
-			return nil, apierrors.NewConflict(c.gr(), c.info.Name, fmt.Errorf("%s", optimisticLockMsg))
-		}
 		if err := checkTypeMeta(c, obj); err != nil {
 			return nil, err
 		}
 		if err := checkNameAndNamespace(c, obj); err != nil {
+			return nil, err
+		}
+		if err := checkNewResourceVersion(c, obj, oldRV); err != nil {
 			return nil, err
 		}
 		if su != nil {

@@ -114,8 +114,16 @@ func TestPatchErrors(t *testing.T) {
 			message: "The allowed maximum operations in a JSON patch is 10000, got 10001"}),
 
 		// The result is checked as upstream's.
+		at(errCase{name: "json: resourceVersion not a revision", req: jsonPatch(widgetPath, `[{"op":"replace","path":"/metadata/resourceVersion","value":"abc"}]`), code: 500, reason: metav1.StatusReasonUnknown,
+			message: `strconv.ParseUint: parsing "abc": invalid syntax`}),
+		at(errCase{name: "json: resourceVersion removed", req: jsonPatch(widgetPath, `[{"op":"remove","path":"/metadata/resourceVersion"}]`), code: 422, reason: metav1.StatusReasonInvalid,
+			message: `widgets.patch.example.com "w1" is invalid: metadata.resourceVersion: Invalid value: 0: must be specified for an update`}),
+		at(errCase{name: "json: resourceVersion 0", req: jsonPatch(widgetPath, `[{"op":"replace","path":"/metadata/resourceVersion","value":"0"}]`), code: 422, reason: metav1.StatusReasonInvalid,
+			message: `metadata.resourceVersion: Invalid value: 0: must be specified for an update`}),
 		at(errCase{name: "json: metadata removed", req: jsonPatch(widgetPath, `[{"op":"remove","path":"/metadata"}]`), code: 400, reason: metav1.StatusReasonBadRequest,
 			message: "the name of the object (w1 based on URL) was undeterminable: name must be provided"}),
+		at(errCase{name: "put: resourceVersion not a revision", req: req{method: "PUT", path: widgetPath, body: `{"apiVersion":"patch.example.com/v1","kind":"Widget","metadata":{"name":"w1","resourceVersion":"x1"}}`},
+			code: 500, reason: metav1.StatusReasonUnknown, message: `strconv.ParseUint: parsing "x1": invalid syntax`}),
 
 		// Patch types, as upstream's handlers read Content-Type: a custom
 		// resource's exactly, up to the first ";"; a built-in's routes
@@ -233,8 +241,9 @@ func TestListContinue(t *testing.T) {
 	}
 }
 
-// A patch's result is checked as upstream's patcher checks it: a
-// cluster-scoped object's namespace is dropped.
+// A patch's result is checked as upstream's patcher and store check it:
+// a cluster-scoped object's namespace is dropped, and a resource that
+// allows unconditional updates takes a result without resourceVersion.
 func TestPatchResultChecks(t *testing.T) {
 	e := newWidgetEnv(t)
 	if r := e.do(req{method: "POST", path: "/api/v1/namespaces", body: ns("res")}); r.code != 201 {
@@ -244,4 +253,21 @@ func TestPatchResultChecks(t *testing.T) {
 	if r.code != 200 || str(r.obj(t), "metadata", "namespace") != "" {
 		t.Errorf("namespace given a namespace: %d %s", r.code, r.body)
 	}
+
+	cm := `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c1"},"data":{"a":"1"}}`
+	if r := e.do(req{method: "POST", path: "/api/v1/namespaces/default/configmaps", body: cm}); r.code != 201 {
+		t.Fatalf("create configmap: %d %s", r.code, r.body)
+	}
+	for _, tc := range []struct {
+		line  int
+		patch string
+	}{
+		{line(), `[{"op":"remove","path":"/metadata/resourceVersion"},{"op":"replace","path":"/data/a","value":"2"}]`},
+		{line(), `[{"op":"replace","path":"/metadata/resourceVersion","value":"0"},{"op":"replace","path":"/data/a","value":"3"}]`},
+	} {
+		if r := e.do(jsonPatch("/api/v1/namespaces/default/configmaps/c1", tc.patch)); r.code != 200 || str(r.obj(t), "metadata", "resourceVersion") == "" {
+			t.Errorf("line %d: unconditional patch: %d %s", tc.line, r.code, r.body)
+		}
+	}
+
 }

@@ -51,6 +51,33 @@ func TestRestfulConsumes(t *testing.T) {
 	}
 }
 
+// TestParseResourceVersion: a resourceVersion reads as upstream's store
+// reads it, none as 0 and anything but a revision as the parser's error.
+func TestParseResourceVersion(t *testing.T) {
+	for _, tc := range []struct {
+		line int
+		rv   string
+		want uint64
+		err  string
+	}{
+		{line(), "", 0, ""},
+		{line(), "0", 0, ""},
+		{line(), "42", 42, ""},
+		{line(), "abc", 0, `strconv.ParseUint: parsing "abc": invalid syntax`},
+		{line(), "-1", 0, `strconv.ParseUint: parsing "-1": invalid syntax`},
+		{line(), "18446744073709551616", 0, `strconv.ParseUint: parsing "18446744073709551616": value out of range`},
+	} {
+		got, err := parseResourceVersion(tc.rv)
+		var msg string
+		if err != nil {
+			msg = err.Error()
+		}
+		if (err == nil && got != tc.want) || msg != tc.err {
+			t.Errorf("line %d: parseResourceVersion(%q) = %d, %q, want %d, %q", tc.line, tc.rv, got, msg, tc.want, tc.err)
+		}
+	}
+}
+
 // line is the line of its caller: a table case's.
 func line() int {
 	_, _, l, _ := runtime.Caller(1)

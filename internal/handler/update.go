@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -35,22 +37,23 @@ func (h *Handler) update(c *call, sub string) {
 		if err := checkUIDPrecondition(c, obj, cur); err != nil {
 			return nil, err
 		}
-		if err := requireResourceVersion(c, rv); err != nil {
+		next := codec.DeepCopy(obj)
+		curRV, _ := metadata(cur)["resourceVersion"].(string)
+		if err := checkNewResourceVersion(c, next, curRV); err != nil {
 			return nil, err
 		}
-		next := codec.DeepCopy(obj)
 		if err := keepSentManagedFields(next, cur); err != nil {
 			return nil, err
-		}
-		if rv == "" {
-			// An unconditional update (the resource allows it) takes the
-			// current object's resourceVersion, as upstream's store does.
-			metadata(next)["resourceVersion"] = metadata(cur)["resourceVersion"]
 		}
 		return next, nil
 	}
 	if sub == "" && c.def.CreateOnUpdate {
 		c.createMissing = func() error { return h.createOnUpdate(c, obj) }
+	}
+	// The write is conditional on a revision only when rv names one;
+	// replace refuses any other.
+	if n, err := parseResourceVersion(rv); err != nil || n == 0 {
+		rv = ""
 	}
 	if err := h.doWrite(c, sub, rv, replace, false); err != nil {
 		codec.WriteStatus(c.w, c.r, err)
@@ -183,6 +186,39 @@ func requireResourceVersion(c *call, rv string) error {
 	return apierrors.NewInvalid(schema.GroupKind{Group: gr.Group, Kind: gr.Resource}, c.info.Name, field.ErrorList{
 		field.Invalid(field.NewPath("metadata", "resourceVersion"), uint64(0), "must be specified for an update"),
 	})
+}
+
+// checkNewResourceVersion checks the resourceVersion an update's result
+// carries against the current object's, curRV, as upstream's store does:
+// one that is not a revision is its parser's error, a 500 without a
+// reason; none (or "0") makes the update unconditional, which takes the
+// current one when the resource allows it (see requireResourceVersion);
+// any other must be the current one.
+func checkNewResourceVersion(c *call, obj map[string]any, curRV string) error {
+	md := metadata(obj)
+	rv, _ := md["resourceVersion"].(string)
+	n, err := parseResourceVersion(rv)
+	switch {
+	case err != nil:
+		return statusError(http.StatusInternalServerError, metav1.StatusReasonUnknown, err.Error())
+	case n == 0:
+		if err := requireResourceVersion(c, ""); err != nil {
+			return err
+		}
+		md["resourceVersion"] = curRV
+	case rv != curRV:
+		return apierrors.NewConflict(c.gr(), c.info.Name, errors.New(optimisticLockMsg))
+	}
+	return nil
+}
+
+// parseResourceVersion reads an object's resourceVersion as upstream's
+// store does: none is 0.
+func parseResourceVersion(rv string) (uint64, error) {
+	if rv == "" {
+		return 0, nil
+	}
+	return strconv.ParseUint(rv, 10, 64)
 }
 
 // mutation computes the new object from the current one (a decoded copy the
