@@ -377,7 +377,14 @@ func validateUpdate(c *call, obj, old map[string]any, sub string) field.ErrorLis
 	// once.
 	objMeta := metaToValidate(obj, c.written)
 	errs := apivalidation.ValidateObjectMetaAccessor(objMeta, c.def.Namespaced(), nameValidator(c.def), field.NewPath("metadata"))
-	errs = append(errs, apivalidation.ValidateObjectMetaAccessorUpdate(objMeta, metaOf(old), field.NewPath("metadata"))...)
+	metaErrs := apivalidation.ValidateObjectMetaAccessorUpdate(objMeta, metaOf(old), field.NewPath("metadata"))
+	errs = append(errs, metaErrs...)
+	if c.def.Custom() {
+		// Upstream's custom resource validation checks the metadata's
+		// update once more, its errors listed twice (the message says
+		// each once).
+		errs = append(errs, metaErrs...)
+	}
 	if sv, ok := c.def.Hooks.(registry.StatusValidator); ok && sub == "status" {
 		return append(errs, sv.ValidateStatusUpdate(obj, old)...)
 	}

@@ -242,8 +242,10 @@ func TestListContinue(t *testing.T) {
 }
 
 // A patch's result is checked as upstream's patcher and store check it:
-// a cluster-scoped object's namespace is dropped, and a resource that
-// allows unconditional updates takes a result without resourceVersion.
+// a cluster-scoped object's namespace is dropped, a resource that allows
+// unconditional updates takes a result without resourceVersion, and a
+// custom resource's metadata update errors are listed twice, as
+// upstream's custom resource validation checks them once more.
 func TestPatchResultChecks(t *testing.T) {
 	e := newWidgetEnv(t)
 	if r := e.do(req{method: "POST", path: "/api/v1/namespaces", body: ns("res")}); r.code != 201 {
@@ -270,4 +272,11 @@ func TestPatchResultChecks(t *testing.T) {
 		}
 	}
 
+	r = e.do(jsonPatch(widgetPath, `[{"op":"replace","path":"/metadata/uid","value":"00000000-0000-0000-0000-000000000001"}]`))
+	st := r.status(t)
+	const uidErr = `metadata.uid: Invalid value: "00000000-0000-0000-0000-000000000001": field is immutable`
+	if r.code != 422 || !strings.HasSuffix(st.Message, `"w1" is invalid: `+uidErr) || st.Details == nil || len(st.Details.Causes) != 2 ||
+		st.Details.Causes[0] != st.Details.Causes[1] || st.Details.Causes[0].Field != "metadata.uid" {
+		t.Errorf("custom resource's uid changed: %d %s", r.code, r.body)
+	}
 }
