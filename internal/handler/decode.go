@@ -27,11 +27,14 @@ import (
 // typedHooks is the value whose type checks apply to request bodies in the
 // request's version: the definition's Hooks, or a version's own for a
 // built-in whose versions have different Go types.
-func typedHooks(c *call) any {
-	if vt, ok := c.def.Hooks.(registry.VersionTyped); ok {
-		return vt.TypedIn(c.version.Name)
+func typedHooks(c *call) any { return hooksIn(c.def, c.version.Name) }
+
+// hooksIn is typedHooks for def's version.
+func hooksIn(def *registry.Definition, version string) any {
+	if vt, ok := def.Hooks.(registry.VersionTyped); ok {
+		return vt.TypedIn(version)
 	}
-	return c.def.Hooks
+	return def.Hooks
 }
 
 // readBody reads the request body; the MaxBodySize filter bounds it.
@@ -313,7 +316,7 @@ func checkTypeMeta(c *call, obj map[string]any) error {
 	av, _ := obj["apiVersion"].(string)
 	kind, _ := obj["kind"].(string)
 	if goTyped(c.def) && av != "" && kind != "" && (av != c.apiVersion() || kind != c.def.Kind) {
-		return typedDecodeError(c, av, kind)
+		return typedDecodeError(c, av, kind, obj)
 	}
 	if av == "" {
 		obj["apiVersion"] = c.apiVersion()
@@ -332,33 +335,57 @@ func checkTypeMeta(c *call, obj map[string]any) error {
 }
 
 // typedDecodeError is upstream's 400 for a built-in's body of another
-// group, version or kind: its scheme decodes the body's kind and fails to
-// convert it to the resource's internal type, or knows no such kind. The
-// scheme here is what crdserver serves.
-func typedDecodeError(c *call, apiVersion, kind string) error {
+// group, version or kind: the words its handler adds to the decoder's
+// error (typedDecodeCause).
+func typedDecodeError(c *call, apiVersion, kind string, obj map[string]any) error {
 	gv, err := schema.ParseGroupVersion(apiVersion)
 	if err != nil {
 		return apierrors.NewBadRequest(err.Error())
 	}
-	prefix := fmt.Sprintf("%s in version %q cannot be handled as a %s: ", kind, gv.Version, c.def.Kind)
-	if !servedKind(c.table, gv.WithKind(kind)) {
-		return apierrors.NewBadRequest(prefix + fmt.Sprintf("no kind %q is registered for version %q in scheme %q", kind, apiVersion, "pkg/runtime/scheme.go:111"))
-	}
-	return apierrors.NewBadRequest(prefix + fmt.Sprintf("converting (%s.%s) to (%s.%s): unknown conversion", gv.Version, kind, internalPackage(c.def.Group), c.def.Kind))
+	return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v",
+		kind, gv.Version, c.def.Kind, typedDecodeCause(c, gv.WithKind(kind), obj)))
 }
 
-// servedKind reports whether a served definition has kind (or its list)
-// at gvk's group and version.
-func servedKind(t *registry.Table, gvk schema.GroupVersionKind) bool {
+// typedDecodeCause is the error of upstream's decoding of a built-in's
+// object that names another group, version or kind, gvk: its scheme
+// decodes the object as gvk's Go type, then fails to convert it to the
+// resource's internal type; or it knows no such kind. The scheme here is
+// what crdserver serves.
+func typedDecodeCause(c *call, gvk schema.GroupVersionKind, obj map[string]any) error {
+	def, ok := servedDefinition(c.table, gvk)
+	if !ok {
+		return fmt.Errorf("no kind %q is registered for version %q in scheme %q", gvk.Kind, gvk.GroupVersion().String(), "pkg/runtime/scheme.go:111")
+	}
+	if tc, ok := hooksIn(def, gvk.Version).(registry.TypeChecker); ok && def.Kind == gvk.Kind {
+		if err := tc.CheckType(obj); err != nil {
+			return decoderError(err)
+		}
+	}
+	return fmt.Errorf("converting (%s.%s) to (%s.%s): unknown conversion", gvk.Version, gvk.Kind, internalPackage(c.def.Group), c.def.Kind)
+}
+
+// decoderError is the decoding error a registry.TypeChecker's error
+// wraps: without the words upstream's create and update handlers add,
+// which its patch handler does not.
+func decoderError(err error) error {
+	if inner := errors.Unwrap(err); inner != nil {
+		return inner
+	}
+	return err
+}
+
+// servedDefinition is the served definition of gvk's kind (or of the
+// kind whose list it is) at gvk's group and version.
+func servedDefinition(t *registry.Table, gvk schema.GroupVersionKind) (*registry.Definition, bool) {
 	for _, d := range t.Definitions() {
 		if d.Group != gvk.Group || (d.Kind != gvk.Kind && d.Kind+"List" != gvk.Kind) {
 			continue
 		}
 		if _, ok := d.ServedVersion(gvk.Version); ok {
-			return true
+			return d, true
 		}
 	}
-	return false
+	return nil, false
 }
 
 // internalPackage names the Go package of a group's internal types in

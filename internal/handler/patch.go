@@ -109,23 +109,14 @@ func (h *Handler) patch(c *call, sub string) {
 		}
 		// Decoding the result into the resource's type: wrongly typed
 		// fields make it invalid, unknown ones are strict decoding errors.
-		// A custom resource's type is its metadata's (see metaTypeError).
-		if !goTyped(c.def) {
-			if err := metaTypeError(obj); err != nil {
-				return nil, invalidPatch(value(), err.Error())
-			}
-			dropEmptyMetadata(obj)
+		if err := checkPatchedType(c, obj, value); err != nil {
+			return nil, err
 		}
 		problems := p.strict
-		if tc, ok := typedHooks(c).(registry.TypeChecker); ok {
-			if err := tc.CheckType(obj); err != nil {
-				return nil, invalidPatch(value(), err.Error())
-			}
-		}
 		if uf, ok := typedHooks(c).(registry.UnknownFielder); ok && mode != "Ignore" {
 			problems = append(problems, uf.UnknownFields(obj)...)
 		}
-		if s := versionSchema(c); s != nil {
+		if s := bodySchema(c, obj); s != nil {
 			// Pruning here lets the fields it drops join this patch's
 			// strict errors; the update path then skips it.
 			for _, f := range s.Prune(obj) {
@@ -138,13 +129,18 @@ func (h *Handler) patch(c *call, sub string) {
 		if err := patchFieldValidation(c, mode, value, problems); err != nil {
 			return nil, err
 		}
-		if err := checkTypeMeta(c, obj); err != nil {
-			return nil, err
-		}
 		if err := checkNameAndNamespace(c, obj); err != nil {
 			return nil, err
 		}
+		// What upstream's store and validation check of the result, in
+		// their order, before anything else validates it.
+		if err := checkPatchedVersion(c, obj); err != nil {
+			return nil, err
+		}
 		if err := checkNewResourceVersion(c, obj, oldRV); err != nil {
+			return nil, err
+		}
+		if err := checkPatchedTypeMeta(c, obj); err != nil {
 			return nil, err
 		}
 		if su != nil {
@@ -155,6 +151,89 @@ func (h *Handler) patch(c *call, sub string) {
 		}
 		return obj, nil
 	})
+}
+
+// checkPatchedType reads a patch's result as upstream decodes it into the
+// resource's type, refusing it with upstream's 422 on the patch, which
+// quotes the decoder's own error. A built-in's Go type fills the
+// apiVersion and kind the result lacks, decodes one naming another as
+// that (typedDecodeCause), and refuses wrongly typed fields. A custom
+// resource decodes as an unstructured object, which must name its kind
+// and a well-formed apiVersion (none is refused later: see
+// checkPatchedVersion), with metadata of ObjectMeta's types.
+func checkPatchedType(c *call, obj map[string]any, value func() string) error {
+	av, _ := obj["apiVersion"].(string)
+	kind, _ := obj["kind"].(string)
+	if !goTyped(c.def) {
+		if kind == "" {
+			return invalidPatch(value(), runtime.NewMissingKindErr(value()).Error())
+		}
+		if _, err := schema.ParseGroupVersion(av); err != nil {
+			return invalidPatch(value(), err.Error())
+		}
+		if err := metaTypeError(obj); err != nil {
+			return invalidPatch(value(), err.Error())
+		}
+		dropEmptyMetadata(obj)
+		return nil
+	}
+	if av != "" && kind != "" && (av != c.apiVersion() || kind != c.def.Kind) {
+		gv, err := schema.ParseGroupVersion(av)
+		if err == nil {
+			err = typedDecodeCause(c, gv.WithKind(kind), obj)
+		}
+		return invalidPatch(value(), err.Error())
+	}
+	if av == "" {
+		obj["apiVersion"] = c.apiVersion()
+	}
+	if kind == "" {
+		obj["kind"] = c.def.Kind
+	}
+	if tc, ok := typedHooks(c).(registry.TypeChecker); ok {
+		if err := tc.CheckType(obj); err != nil {
+			return invalidPatch(value(), decoderError(err).Error())
+		}
+	}
+	return nil
+}
+
+// checkPatchedVersion refuses a custom resource patched into an object
+// whose apiVersion names no version: upstream decodes it, and fails to
+// tell its version once admission needs it, an internal error.
+func checkPatchedVersion(c *call, obj map[string]any) error {
+	if goTyped(c.def) {
+		return nil
+	}
+	av, _ := obj["apiVersion"].(string)
+	if gv, _ := schema.ParseGroupVersion(av); gv.Version == "" {
+		return apierrors.NewInternalError(runtime.NewMissingVersionErr("object has no apiVersion field"))
+	}
+	return nil
+}
+
+// checkPatchedTypeMeta refuses a custom resource patched into another
+// apiVersion or kind as upstream's validation does: both are invalid
+// fields of the kind the object names. (Upstream lists the metadata's
+// errors before them.)
+func checkPatchedTypeMeta(c *call, obj map[string]any) error {
+	if goTyped(c.def) {
+		return nil
+	}
+	av, _ := obj["apiVersion"].(string)
+	kind, _ := obj["kind"].(string)
+	var errs field.ErrorList
+	if kind != c.def.Kind {
+		errs = append(errs, field.Invalid(field.NewPath("kind"), kind, "must be "+c.def.Kind))
+	}
+	if av != c.apiVersion() {
+		errs = append(errs, field.Invalid(field.NewPath("apiVersion"), av, "must be "+c.apiVersion()))
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	gv, _ := schema.ParseGroupVersion(av)
+	return apierrors.NewInvalid(schema.GroupKind{Group: gv.Group, Kind: kind}, c.info.Name, errs)
 }
 
 // otherUpdater is the hooks writing sub when it is a subresource a

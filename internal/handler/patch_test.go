@@ -113,7 +113,15 @@ func TestPatchErrors(t *testing.T) {
 		at(errCase{name: "json: too many operations", req: jsonPatch(widgetPath, "["+strings.Repeat("{},", 10000)+"{}]"), code: 413, reason: metav1.StatusReasonRequestEntityTooLarge,
 			message: "The allowed maximum operations in a JSON patch is 10000, got 10001"}),
 
-		// The result is checked as upstream's.
+		// The result is decoded, and checked by the store, as upstream's.
+		at(errCase{name: "json: kind removed", req: jsonPatch(widgetPath, `[{"op":"remove","path":"/kind"}]`), code: 422, reason: metav1.StatusReasonInvalid, message: `: Object 'Kind' is missing in '{"apiVersion":"patch.example.com/v1",`}),
+		at(errCase{name: "json: apiVersion removed", req: jsonPatch(widgetPath, `[{"op":"remove","path":"/apiVersion"}]`), code: 500, reason: metav1.StatusReasonInternalError,
+			message: "Internal error occurred: Object 'apiVersion' is missing in 'object has no apiVersion field'"}),
+		at(errCase{name: "json: apiVersion malformed", req: jsonPatch(widgetPath, `[{"op":"replace","path":"/apiVersion","value":"a/b/c"}]`), code: 422, reason: metav1.StatusReasonInvalid, message: `": unexpected GroupVersion string: a/b/c`}),
+		at(errCase{name: "json: another version", req: jsonPatch(widgetPath, `[{"op":"replace","path":"/apiVersion","value":"patch.example.com/v2"}]`), code: 422, reason: metav1.StatusReasonInvalid,
+			message: `Widget.patch.example.com "w1" is invalid: apiVersion: Invalid value: "patch.example.com/v2": must be patch.example.com/v1`}),
+		at(errCase{name: "json: another group and kind", req: jsonPatch(widgetPath, `[{"op":"replace","path":"/apiVersion","value":"other.example.com/v1"},{"op":"replace","path":"/kind","value":"Gadget"}]`), code: 422, reason: metav1.StatusReasonInvalid,
+			message: `Gadget.other.example.com "w1" is invalid: [kind: Invalid value: "Gadget": must be Widget, apiVersion: Invalid value: "other.example.com/v1": must be patch.example.com/v1]`}),
 		at(errCase{name: "json: resourceVersion not a revision", req: jsonPatch(widgetPath, `[{"op":"replace","path":"/metadata/resourceVersion","value":"abc"}]`), code: 500, reason: metav1.StatusReasonUnknown,
 			message: `strconv.ParseUint: parsing "abc": invalid syntax`}),
 		at(errCase{name: "json: resourceVersion removed", req: jsonPatch(widgetPath, `[{"op":"remove","path":"/metadata/resourceVersion"}]`), code: 422, reason: metav1.StatusReasonInvalid,
