@@ -69,6 +69,12 @@ import (
 // the one the server's previous answer for the same path had: whether a
 // write that changes nothing is stored anyway. "sleep" waits (a second
 // lets a write's managedFields time move).
+//
+// In a body, {{uid}} and {{resourceVersion}} stand for the uid and the
+// resourceVersion of the object in the server's previous answer for the
+// same path (a delete's preconditions that hold), and that
+// resourceVersion is left out of a Status's message as uids are (a
+// precondition's conflict quotes the stored object's).
 type requestLine struct {
 	line        int
 	mode        string // "", "setup", "wait" or "sleep"
@@ -180,10 +186,11 @@ func (a answer) String() string {
 }
 
 type requester struct {
-	name   string
-	client *http.Client
-	url    string
-	lastRV map[string]string // of the previous answer by path that had one
+	name    string
+	client  *http.Client
+	url     string
+	lastRV  map[string]string // of the previous answer by path that had one
+	lastUID map[string]string // likewise
 }
 
 func newRequester(p *process) (*requester, error) {
@@ -195,15 +202,18 @@ func newRequester(p *process) (*requester, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &requester{name: p.name, client: c, url: strings.TrimSuffix(cfg.Host, "/"), lastRV: map[string]string{}}, nil
+	return &requester{name: p.name, client: c, url: strings.TrimSuffix(cfg.Host, "/"), lastRV: map[string]string{}, lastUID: map[string]string{}}, nil
 }
 
 func (q *requester) do(ctx context.Context, r requestLine) (answer, error) {
-	req, err := http.NewRequestWithContext(ctx, r.method, q.url+r.path, bytes.NewReader(r.body))
+	path, _, _ := strings.Cut(r.path, "?")
+	prevRV := q.lastRV[path]
+	body := fill(r.body, q.lastUID[path], prevRV)
+	req, err := http.NewRequestWithContext(ctx, r.method, q.url+r.path, bytes.NewReader(body))
 	if err != nil {
 		return answer{}, err
 	}
-	if r.body != nil {
+	if body != nil {
 		req.Header.Set("Content-Type", r.contentType)
 	}
 	if r.accept != "" {
@@ -231,13 +241,15 @@ func (q *requester) do(ctx context.Context, r requestLine) (answer, error) {
 		a.encoding = "gzip"
 	}
 	var meta struct {
-		Metadata struct{ ResourceVersion string } `json:"metadata"`
+		Metadata struct{ ResourceVersion, UID string } `json:"metadata"`
 	}
 	kept := false
 	if json.Unmarshal(b, &meta) == nil && meta.Metadata.ResourceVersion != "" {
-		path, _, _ := strings.Cut(r.path, "?")
-		kept = meta.Metadata.ResourceVersion == q.lastRV[path]
+		kept = meta.Metadata.ResourceVersion == prevRV
 		q.lastRV[path] = meta.Metadata.ResourceVersion
+		if meta.Metadata.UID != "" {
+			q.lastUID[path] = meta.Metadata.UID
+		}
 	}
 	var status struct {
 		Kind    string          `json:"kind"`
@@ -268,14 +280,10 @@ func (q *requester) do(ctx context.Context, r requestLine) (answer, error) {
 			}
 		}
 		d, _ := json.Marshal(details)
-		// A uid the server made (a precondition's message quotes the
-		// stored object's) is left out; one the request sent stays.
-		msg := uidText.ReplaceAllStringFunc(stableObjects(status.Message), func(uid string) string {
-			if bytes.Contains(r.body, []byte(uid)) {
-				return uid
-			}
-			return "-"
-		})
+		// A uid or resourceVersion the server made (a precondition's
+		// message quotes the stored object's) is left out; one the
+		// request sent stays.
+		msg := maskMessage(stableObjects(status.Message), body, prevRV)
 		a.body = fmt.Sprintf("Status %s reason=%s code=%d message=%q details=%s", status.Status, status.Reason, status.Code, msg, d)
 	case r.compareBody:
 		// Numbers compare as written: float64 would hide a difference
@@ -307,6 +315,33 @@ func (q *requester) do(ctx context.Context, r requestLine) (answer, error) {
 		a.body += fmt.Sprintf(" (resourceVersion kept: %v)", kept)
 	}
 	return a, nil
+}
+
+// fill is body with {{uid}} and {{resourceVersion}} replaced by uid and
+// rv, those of the server's previous answer for the request's path.
+func fill(body []byte, uid, rv string) []byte {
+	if body == nil {
+		return nil
+	}
+	body = bytes.ReplaceAll(body, []byte("{{uid}}"), []byte(uid))
+	return bytes.ReplaceAll(body, []byte("{{resourceVersion}}"), []byte(rv))
+}
+
+// maskMessage is a Status's message without what the server made: uids
+// and rv, the resourceVersion of its previous answer for the path (a
+// precondition's conflict quotes the stored object's), each kept where
+// the request's body sent it.
+func maskMessage(msg string, body []byte, rv string) string {
+	msg = uidText.ReplaceAllStringFunc(msg, func(uid string) string {
+		if bytes.Contains(body, []byte(uid)) {
+			return uid
+		}
+		return "-"
+	})
+	if rv == "" || bytes.Contains(body, []byte(`"`+rv+`"`)) {
+		return msg
+	}
+	return regexp.MustCompile(`\b`+regexp.QuoteMeta(rv)+`\b`).ReplaceAllString(msg, "-")
 }
 
 // stable is v without what two servers never agree on: uids and
