@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"mime"
 	"net/http"
 	"slices"
 	"time"
@@ -12,8 +13,8 @@ import (
 	metainternalversionscheme "k8s.io/apimachinery/pkg/apis/meta/internalversion/scheme"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	utiljson "k8s.io/apimachinery/pkg/util/json"
 
 	"github.com/crdserver/crdserver/internal/codec"
 	"github.com/crdserver/crdserver/internal/registry"
@@ -69,28 +70,22 @@ func warnOrphaning(c *call, opts *metav1.DeleteOptions) {
 
 // deleteOptions reads DeleteOptions from the body or, when there is none,
 // from the query, as upstream does: its parameter codec words a bad value
-// (strconv's words for gracePeriodSeconds) and reads a boolean as true
-// unless it is "0" or "false".
+// (strconv's words for gracePeriodSeconds), reads a boolean as true unless
+// it is "0" or "false", and takes uid and resourceVersion as
+// preconditions.
 func deleteOptions(c *call) (*metav1.DeleteOptions, error) {
 	opts := &metav1.DeleteOptions{}
 	body, err := readBody(c)
 	if err != nil {
 		return nil, err
 	}
-	switch {
-	case len(body) > 0 && isProtobuf(c.r.Header.Get("Content-Type")):
-		// client-go's typed clients send DeleteOptions as protobuf.
-		if err := unmarshalProtobuf(body, opts); err != nil {
-			return nil, err
-		}
-	case len(body) > 0:
-		if err := utiljson.Unmarshal(body, opts); err != nil {
-			return nil, apierrors.NewBadRequest(fmt.Sprintf("decoding DeleteOptions: %v", err))
-		}
-	default:
-		if err := metainternalversionscheme.ParameterCodec.DecodeParameters(c.r.URL.Query(), metav1.SchemeGroupVersion, opts); err != nil {
-			return nil, apierrors.NewBadRequest(err.Error())
-		}
+	if len(body) > 0 {
+		err = decodeDeleteOptions(body, c.r.Header.Get("Content-Type"), opts)
+	} else if err = metainternalversionscheme.ParameterCodec.DecodeParameters(c.r.URL.Query(), metav1.SchemeGroupVersion, opts); err != nil {
+		err = apierrors.NewBadRequest(err.Error())
+	}
+	if err != nil {
+		return nil, err
 	}
 	// Upstream's validation words the errors (a bad propagationPolicy or
 	// dryRun is a 422 on DeleteOptions).
@@ -98,6 +93,35 @@ func deleteOptions(c *call) (*metav1.DeleteOptions, error) {
 		return nil, err
 	}
 	return opts, nil
+}
+
+// decodeDeleteOptions decodes a DeleteOptions body into opts with
+// upstream's own decoder, the meta codecs': JSON (when contentType is
+// empty too), YAML or protobuf, else a 415. The kind is DeleteOptions,
+// under any apiVersion (it is registered unversioned: clients send
+// per-group ones), or missing; another kind, a malformed body and a field
+// of the wrong type are 400s in its words.
+func decodeDeleteOptions(body []byte, contentType string, opts *metav1.DeleteOptions) error {
+	if contentType == "" {
+		contentType = runtime.ContentTypeJSON
+	}
+	mt, _, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		return codec.UnsupportedMediaType()
+	}
+	info, ok := runtime.SerializerInfoForMediaType(metainternalversionscheme.Codecs.SupportedMediaTypes(), mt)
+	if !ok {
+		return codec.UnsupportedMediaType()
+	}
+	kind := metav1.SchemeGroupVersion.WithKind("DeleteOptions")
+	obj, _, err := metainternalversionscheme.Codecs.DecoderToVersion(info.Serializer, metav1.SchemeGroupVersion).Decode(body, &kind, opts)
+	if err != nil {
+		return apierrors.NewBadRequest(err.Error())
+	}
+	if obj != runtime.Object(opts) {
+		return apierrors.NewBadRequest("decoded object cannot be converted to DeleteOptions")
+	}
+	return nil
 }
 
 // DeleteObject deletes namespace/name, honouring preconditions and

@@ -87,18 +87,6 @@ func unwrapProtobuf(body []byte) (*runtime.Unknown, error) {
 	return env, nil
 }
 
-// unmarshalProtobuf decodes an enveloped protobuf body into msg.
-func unmarshalProtobuf(body []byte, msg registry.ProtoMessage) error {
-	env, err := unwrapProtobuf(body)
-	if err != nil {
-		return err
-	}
-	if err := msg.Unmarshal(env.Raw); err != nil {
-		return apierrors.NewBadRequest(fmt.Sprintf("decoding protobuf %s: %v", env.Kind, err))
-	}
-	return nil
-}
-
 // protoMarshaler is what generated Kubernetes types implement besides
 // registry.ProtoMessage.
 type protoMarshaler interface {
