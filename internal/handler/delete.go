@@ -52,11 +52,26 @@ func (h *Handler) delete(c *call) {
 		codec.WriteStatus(c.w, c.r, err)
 		return
 	}
-	if _, ok := c.def.Hooks.(registry.ReturnsDeletedObject); ok || !deleted {
+	if !deleted {
+		h.writeObject(c, markedCode(opts), obj)
+		return
+	}
+	if _, ok := c.def.Hooks.(registry.ReturnsDeletedObject); ok {
 		h.writeObject(c, http.StatusOK, obj)
 		return
 	}
 	writeObj(c, http.StatusOK, deleteStatus(c, obj))
+}
+
+// markedCode is the status code of a delete that only marked the object:
+// 202 when the client asked, with the legacy orphanDependents=false, to
+// delete the dependents, else 200, as upstream answers (it would answer
+// 202 to every delete that waits, but for the clients that expect 200).
+func markedCode(opts *metav1.DeleteOptions) int {
+	if o := opts.OrphanDependents; o != nil && !*o { //nolint:staticcheck // the legacy option is still served
+		return http.StatusAccepted
+	}
+	return http.StatusOK
 }
 
 // warnOrphaning warns a delete (or delete of a collection) that leaves

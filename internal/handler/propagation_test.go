@@ -11,7 +11,8 @@ import (
 
 // A delete's propagation options decide which of the garbage collector's
 // finalizers the object gets, as upstream's store does: the object stays,
-// marked deleted, while a finalizer remains.
+// marked deleted, while a finalizer remains, answered 200, or 202 when the
+// legacy orphanDependents=false asked for its dependents to go.
 func TestDeletePropagation(t *testing.T) {
 	e := newCronTabEnv(t)
 	// example.com/hold keeps every object here until the test ends, so
@@ -19,6 +20,7 @@ func TestDeletePropagation(t *testing.T) {
 	cases := []struct {
 		query, body string
 		finalizers  []string // besides example.com/hold
+		accepted    bool     // answered 202
 		line        int
 	}{
 		{line: line(), finalizers: nil}, // Background is the default
@@ -26,10 +28,11 @@ func TestDeletePropagation(t *testing.T) {
 		{line: line(), query: "?propagationPolicy=Foreground", finalizers: []string{metav1.FinalizerDeleteDependents}},
 		{line: line(), query: "?propagationPolicy=Orphan", finalizers: []string{metav1.FinalizerOrphanDependents}},
 		{line: line(), query: "?orphanDependents=true", finalizers: []string{metav1.FinalizerOrphanDependents}},
-		{line: line(), query: "?orphanDependents=false"},
+		{line: line(), query: "?orphanDependents=false", accepted: true},
 		// As upstream's parameter codec reads booleans: true unless "0" or "false".
 		{line: line(), query: "?orphanDependents=yes", finalizers: []string{metav1.FinalizerOrphanDependents}},
-		{line: line(), query: "?orphanDependents=FALSE"},
+		{line: line(), query: "?orphanDependents=FALSE", accepted: true},
+		{line: line(), body: `{"orphanDependents":false}`, accepted: true},
 		{line: line(), body: `{"kind":"DeleteOptions","apiVersion":"v1","propagationPolicy":"Foreground"}`, finalizers: []string{metav1.FinalizerDeleteDependents}},
 		{line: line(), body: `{"kind":"DeleteOptions","apiVersion":"v1","orphanDependents":true}`, finalizers: []string{metav1.FinalizerOrphanDependents}},
 	}
@@ -40,7 +43,7 @@ func TestDeletePropagation(t *testing.T) {
 			t.Fatalf("create %s: %d %s", name, r.code, r.body)
 		}
 		r := e.do(req{method: "DELETE", path: cronTabs + "/" + name + c.query, body: c.body})
-		if r.code != 200 {
+		if want := map[bool]int{false: 200, true: 202}[c.accepted]; r.code != want {
 			t.Errorf("line %d: delete: %d %s", c.line, r.code, r.body)
 			continue
 		}
