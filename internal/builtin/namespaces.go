@@ -4,12 +4,14 @@ package builtin
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -191,13 +193,54 @@ func (namespaceHooks) Pending(obj map[string]any) bool {
 	return len(codec.Strings(spec["finalizers"])) > 0
 }
 
-func (namespaceHooks) MarkDeleting(obj map[string]any) {
+// MarkDeleting marks a namespace on its first delete, as upstream's
+// namespace storage does: phase Terminating, and the garbage collector's
+// finalizers as opts ask, where the legacy orphanDependents=false asks
+// for foregroundDeletion (unlike other resources' deletes), else as they
+// were.
+func (namespaceHooks) MarkDeleting(obj map[string]any, opts *metav1.DeleteOptions) {
 	st, _ := obj["status"].(map[string]any)
 	if st == nil {
 		st = map[string]any{}
 		obj["status"] = st
 	}
 	st["phase"] = string(corev1.NamespaceTerminating)
+
+	md, _ := obj["metadata"].(map[string]any)
+	fins := codec.Strings(md["finalizers"])
+	orphan := slices.Contains(fins, metav1.FinalizerOrphanDependents)
+	foreground := slices.Contains(fins, metav1.FinalizerDeleteDependents)
+	switch {
+	case opts.OrphanDependents != nil: //nolint:staticcheck // the legacy option is still served
+		orphan, foreground = *opts.OrphanDependents, !*opts.OrphanDependents //nolint:staticcheck
+	case opts.PropagationPolicy != nil:
+		orphan = *opts.PropagationPolicy == metav1.DeletePropagationOrphan
+		foreground = *opts.PropagationPolicy == metav1.DeletePropagationForeground
+	default:
+		return
+	}
+	next := slices.DeleteFunc(slices.Clone(fins), func(f string) bool {
+		return f == metav1.FinalizerOrphanDependents || f == metav1.FinalizerDeleteDependents
+	})
+	if orphan {
+		next = append(next, metav1.FinalizerOrphanDependents)
+	}
+	if foreground {
+		next = append(next, metav1.FinalizerDeleteDependents)
+	}
+	switch {
+	case len(next) == 0:
+		delete(md, "finalizers")
+	case !slices.Equal(next, fins):
+		md["finalizers"] = anyList(next)
+	}
+}
+
+// PreconditionFailed words an unmet precondition as upstream's namespace
+// storage does.
+func (namespaceHooks) PreconditionFailed(name, field, want, have string) error {
+	return apierrors.NewConflict(schema.GroupResource{Resource: "namespaces"}, name,
+		fmt.Errorf("Precondition failed: %s in precondition: %s, %s in object meta: %s", field, want, field, have))
 }
 
 func (namespaceHooks) PatchSchema() any { return corev1.Namespace{} }

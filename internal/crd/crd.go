@@ -8,12 +8,16 @@
 package crd
 
 import (
+	"fmt"
+	"slices"
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/crdserver/crdserver/internal/registry"
@@ -231,33 +235,22 @@ func (Hooks) ValidateStatusUpdate(obj, old map[string]any) field.ErrorList {
 	return append(metadataUpdate(obj, old), validateStatus(&c.Status, field.NewPath("status"))...)
 }
 
-// Pending reports whether a delete must only mark the CRD: true until it
-// carries a deletionTimestamp. Once marked, the cleanup finalizer alone
-// keeps it.
-func (Hooks) Pending(obj map[string]any) bool {
-	md, _ := obj["metadata"].(map[string]any)
-	return md["deletionTimestamp"] == nil
-}
+// Pending is false: a CRD marked by its first delete is kept by the
+// cleanup finalizer alone.
+func (Hooks) Pending(obj map[string]any) bool { return false }
 
 // MarkDeleting adds the cleanup finalizer and the Terminating condition to
-// a CRD the handler has just given a deletionTimestamp; the condition's
-// lastTransitionTime is that timestamp. Upstream sets no grace period on
-// CRDs, so deletionGracePeriodSeconds is removed.
-func (Hooks) MarkDeleting(obj map[string]any) {
+// a CRD the handler has just given a deletionTimestamp, as upstream's CRD
+// storage does on the first delete, whatever the options; the condition's
+// lastTransitionTime is that timestamp.
+func (Hooks) MarkDeleting(obj map[string]any, _ *metav1.DeleteOptions) {
 	md, _ := obj["metadata"].(map[string]any)
 	if md == nil {
 		md = map[string]any{}
 		obj["metadata"] = md
 	}
-	delete(md, "deletionGracePeriodSeconds")
 	fin, _ := md["finalizers"].([]any)
-	has := false
-	for _, f := range fin {
-		if f == CleanupFinalizer {
-			has = true
-		}
-	}
-	if !has {
+	if !slices.Contains(fin, any(CleanupFinalizer)) {
 		md["finalizers"] = append(fin, CleanupFinalizer)
 	}
 	now := time.Now()
@@ -267,6 +260,13 @@ func (Hooks) MarkDeleting(obj map[string]any) {
 		}
 	}
 	SetCondition(obj, ConditionTerminating, StatusTrue, ReasonInstanceDeletionPending, MessageInstanceDeletionPending, now)
+}
+
+// PreconditionFailed words an unmet precondition as upstream's CRD
+// storage does.
+func (Hooks) PreconditionFailed(name, field, want, have string) error {
+	return apierrors.NewConflict(schema.GroupResource{Group: Group, Resource: Resource}, name,
+		fmt.Errorf("precondition failed: %s in precondition: %s, %s in object meta: %s", field, want, field, have))
 }
 
 // StartCleanup records that the cleanup controller is deleting the

@@ -6,6 +6,9 @@ import (
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/crdserver/crdserver/internal/registry"
 )
 
@@ -129,24 +132,25 @@ func TestPrepareForStatusUpdate(t *testing.T) {
 	}
 }
 
+// A CRD's first delete only marks it: the cleanup finalizer (once) and
+// the Terminating condition, whatever the options; a later delete is the
+// generic one (Pending is false), and an unmet precondition is worded as
+// upstream's CRD storage words it.
 func TestFinalizer(t *testing.T) {
 	h := Hooks{}
 	obj := valid(t, "crontab.yaml")
-	if !h.Pending(obj) {
-		t.Fatal("a live CRD must be marked, not deleted")
-	}
-	// What the handler does on delete.
+	// What the handler does on the first delete.
 	set(obj, "2026-01-02T03:04:05Z", "metadata", "deletionTimestamp")
-	set(obj, int64(0), "metadata", "deletionGracePeriodSeconds")
 	set(obj, []any{"example.com/keep"}, "metadata", "finalizers")
-	h.MarkDeleting(obj)
-	h.MarkDeleting(obj)
+	orphan := metav1.DeletePropagationOrphan
+	h.MarkDeleting(obj, &metav1.DeleteOptions{PropagationPolicy: &orphan})
+	h.MarkDeleting(obj, &metav1.DeleteOptions{})
 
 	if got := at(obj, "metadata", "finalizers"); !reflect.DeepEqual(got, []any{"example.com/keep", CleanupFinalizer}) {
 		t.Errorf("finalizers = %v", got)
 	}
 	if at(obj, "metadata", "deletionGracePeriodSeconds") != nil {
-		t.Error("deletionGracePeriodSeconds kept")
+		t.Error("deletionGracePeriodSeconds set")
 	}
 	want := map[string]any{
 		"type": "Terminating", "status": "True", "lastTransitionTime": "2026-01-02T03:04:05Z",
@@ -162,6 +166,10 @@ func TestFinalizer(t *testing.T) {
 	d, err := FromCRD(obj)
 	if err != nil || !d.Terminating {
 		t.Errorf("FromCRD: terminating %v, %v", d != nil && d.Terminating, err)
+	}
+	const msg = `Operation cannot be fulfilled on customresourcedefinitions.apiextensions.k8s.io "crontabs.stable.example.com": precondition failed: UID in precondition: a, UID in object meta: b`
+	if err := h.PreconditionFailed("crontabs.stable.example.com", "UID", "a", "b"); !apierrors.IsConflict(err) || err.Error() != msg {
+		t.Errorf("PreconditionFailed = %v, want a conflict %q", err, msg)
 	}
 }
 

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/crdserver/crdserver/internal/registry"
 )
 
@@ -201,7 +203,7 @@ func TestCleanup(t *testing.T) {
 			SetCondition(obj, ConditionEstablished, StatusTrue, ReasonInitialNamesAccepted, MessageInitialNamesAccepted, t0)
 		}
 		set(obj, "2026-01-01T00:00:00Z", "metadata", "deletionTimestamp")
-		Hooks{}.MarkDeleting(obj)
+		Hooks{}.MarkDeleting(obj, &metav1.DeleteOptions{})
 		if !StartCleanup(obj, t0) || StartCleanup(obj, t0) {
 			t.Error("StartCleanup changes once")
 		}

@@ -3,6 +3,7 @@ package handler
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -109,8 +110,11 @@ func (r *deleteRig) exists(name string) bool {
 
 type waitsHooks struct{}
 
-func (waitsHooks) Pending(map[string]any) bool { return false }
-func (waitsHooks) MarkDeleting(map[string]any) {}
+func (waitsHooks) Pending(map[string]any) bool                        { return false }
+func (waitsHooks) MarkDeleting(map[string]any, *metav1.DeleteOptions) {}
+func (waitsHooks) PreconditionFailed(name, field, want, have string) error {
+	return fmt.Errorf("%s precondition", field)
+}
 
 var _ registry.Finalizer = waitsHooks{}
 

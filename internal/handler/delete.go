@@ -257,6 +257,7 @@ func (h *Handler) deleteObject(ctx context.Context, def *registry.Definition, st
 	gr := def.GroupResource()
 	key := store.Key(namespace, name)
 	dry := len(opts.DryRun) > 0
+	own, _ := def.Hooks.(registry.Finalizer)
 	for attempt := 0; ; attempt++ {
 		kv, err := store.Storage.Get(ctx, key)
 		if err != nil {
@@ -268,47 +269,28 @@ func (h *Handler) deleteObject(ctx context.Context, def *registry.Definition, st
 		}
 		setRV(obj, kv.ModRevision)
 		md := metadata(obj)
-		if p := opts.Preconditions; p != nil {
-			// Upstream's words, which name the kind where other conflicts
-			// name the resource (its delete checks preconditions by kind).
-			byKind := schema.GroupResource{Group: def.Group, Resource: def.Kind}
-			if p.UID != nil && string(*p.UID) != md["uid"] {
-				return nil, false, apierrors.NewConflict(byKind, name, fmt.Errorf("the UID in the precondition (%s) does not match the UID in record (%v). The object might have been deleted and then recreated", *p.UID, md["uid"]))
-			}
-			if p.ResourceVersion != nil && *p.ResourceVersion != md["resourceVersion"] {
-				return nil, false, apierrors.NewConflict(byKind, name, fmt.Errorf("the ResourceVersion in the precondition (%s) does not match the ResourceVersion in record (%v). The object might have been modified", *p.ResourceVersion, md["resourceVersion"]))
-			}
+		if err := checkPreconditions(def, name, md, opts.Preconditions); err != nil {
+			return nil, false, err
+		}
+		_, deleting := md["deletionTimestamp"]
+		if own != nil && deleting && own.Pending(obj) {
+			return obj, false, nil // as upstream: nothing to do until it is finalized
 		}
 		if admit != nil {
 			if err := admit(ctx, obj); err != nil {
 				return nil, false, err
 			}
 		}
-		// The garbage collector's finalizers follow the options, even on
-		// an object already being deleted (a foreground delete may turn
-		// into an orphaning one), as upstream's store does.
-		_, orphans := def.Hooks.(registry.OrphansByDefault)
-		fins, changed := gcFinalizers(md, opts, orphans)
-		if changed {
-			setFinalizers(md, fins)
+		var stays, changed bool
+		if own != nil && !deleting {
+			md["deletionTimestamp"] = h.now().UTC().Format(time.RFC3339)
+			own.MarkDeleting(obj, opts)
+			stays, changed = true, true
+		} else {
+			stays, changed = h.markDeleting(def, md, opts)
 		}
-		if pendingFinalizers(def, obj) {
-			_, deleting := md["deletionTimestamp"]
-			if deleting && !changed {
-				return obj, false, nil // nothing new to record
-			}
-			if !deleting {
-				md["deletionTimestamp"] = h.now().UTC().Format(time.RFC3339)
-				md["deletionGracePeriodSeconds"] = int64(0)
-				// Upstream counts marking for deletion as a change of intent.
-				if gen, ok := md["generation"].(int64); ok && gen > 0 {
-					md["generation"] = gen + 1
-				}
-				if fz, ok := def.Hooks.(registry.Finalizer); ok {
-					fz.MarkDeleting(obj)
-				}
-			}
-			if dry {
+		if stays {
+			if dry || !changed {
 				return obj, false, nil
 			}
 			data, err := encodeStored(obj)
@@ -349,13 +331,65 @@ func (h *Handler) deleteObject(ctx context.Context, def *registry.Definition, st
 	}
 }
 
-// pendingFinalizers reports whether deleting obj must wait.
-func pendingFinalizers(def *registry.Definition, obj map[string]any) bool {
-	if f, _ := metadata(obj)["finalizers"].([]any); len(f) > 0 {
-		return true
+// checkPreconditions refuses a delete whose preconditions md does not
+// meet, in the words of the resource's own delete (registry.Finalizer),
+// else in upstream's generic ones, which name the kind where other
+// conflicts name the resource (its delete checks them by kind).
+func checkPreconditions(def *registry.Definition, name string, md map[string]any, p *metav1.Preconditions) error {
+	if p == nil {
+		return nil
 	}
-	fz, ok := def.Hooks.(registry.Finalizer)
-	return ok && fz.Pending(obj)
+	uid, _ := md["uid"].(string)
+	rv, _ := md["resourceVersion"].(string)
+	if own, ok := def.Hooks.(registry.Finalizer); ok {
+		if p.UID != nil && string(*p.UID) != uid {
+			return own.PreconditionFailed(name, "UID", string(*p.UID), uid)
+		}
+		if p.ResourceVersion != nil && *p.ResourceVersion != rv {
+			return own.PreconditionFailed(name, "ResourceVersion", *p.ResourceVersion, rv)
+		}
+		return nil
+	}
+	byKind := schema.GroupResource{Group: def.Group, Resource: def.Kind}
+	if p.UID != nil && string(*p.UID) != uid {
+		return apierrors.NewConflict(byKind, name, fmt.Errorf("the UID in the precondition (%s) does not match the UID in record (%s). The object might have been deleted and then recreated", *p.UID, uid))
+	}
+	if p.ResourceVersion != nil && *p.ResourceVersion != rv {
+		return apierrors.NewConflict(byKind, name, fmt.Errorf("the ResourceVersion in the precondition (%s) does not match the ResourceVersion in record (%s). The object might have been modified", *p.ResourceVersion, rv))
+	}
+	return nil
+}
+
+// markDeleting gives md the garbage collector's finalizers opts ask for
+// and, when any finalizer remains, marks it deleted as upstream's generic
+// delete does: a deletionTimestamp and a new generation the first time, a
+// grace period of 0 (also on a namespace or CRD its own delete marked
+// without one). It reports whether the object stays, and whether md
+// changed: a delete that changes nothing writes nothing. The finalizers
+// change even on an object already being deleted (a foreground delete may
+// turn into an orphaning one).
+func (h *Handler) markDeleting(def *registry.Definition, md map[string]any, opts *metav1.DeleteOptions) (stays, changed bool) {
+	_, orphans := def.Hooks.(registry.OrphansByDefault)
+	fins, changed := gcFinalizers(md, opts, orphans)
+	if len(fins) == 0 {
+		return false, changed
+	}
+	if changed {
+		setFinalizers(md, fins)
+	}
+	if _, ok := md["deletionTimestamp"]; !ok {
+		md["deletionTimestamp"] = h.now().UTC().Format(time.RFC3339)
+		// Upstream counts marking for deletion as a change of intent.
+		if gen, ok := md["generation"].(int64); ok && gen > 0 {
+			md["generation"] = gen + 1
+		}
+		changed = true
+	}
+	if g, ok := md["deletionGracePeriodSeconds"].(int64); !ok || g != 0 {
+		md["deletionGracePeriodSeconds"] = int64(0)
+		changed = true
+	}
+	return true, changed
 }
 
 // gcFinalizers returns md's finalizers with the garbage collector's

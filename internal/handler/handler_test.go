@@ -176,8 +176,9 @@ func TestErrors(t *testing.T) {
 		at(errCase{name: "update missing", req: req{method: "PUT", path: "/api/v1/namespaces/missing", body: ns("missing")}, code: 404, reason: metav1.StatusReasonNotFound}),
 		at(errCase{name: "patch unsupported type", req: req{method: "PATCH", path: "/api/v1/namespaces/exists", body: "{}", contentType: "text/plain"}, code: 415, reason: metav1.StatusReasonUnsupportedMediaType}),
 		at(errCase{name: "bad json patch", req: req{method: "PATCH", path: "/api/v1/namespaces/exists", body: `{}`, contentType: "application/json-patch+json"}, code: 400, reason: metav1.StatusReasonBadRequest}),
-		at(errCase{name: "delete uid precondition", req: req{method: "DELETE", path: "/api/v1/namespaces/exists", body: `{"preconditions":{"uid":"nope"}}`}, code: 409, reason: metav1.StatusReasonConflict, message: `Operation cannot be fulfilled on Namespace "exists": the UID in the precondition (nope) does not match the UID in record (`}),
-		at(errCase{name: "delete rv precondition", req: req{method: "DELETE", path: "/api/v1/namespaces/exists", body: `{"preconditions":{"resourceVersion":"1"}}`}, code: 409, reason: metav1.StatusReasonConflict}),
+		at(errCase{name: "delete uid precondition", req: req{method: "DELETE", path: "/api/v1/namespaces/exists", body: `{"preconditions":{"uid":"nope"}}`}, code: 409, reason: metav1.StatusReasonConflict, message: `Operation cannot be fulfilled on namespaces "exists": Precondition failed: UID in precondition: nope, UID in object meta: `}),
+		at(errCase{name: "delete rv precondition", req: req{method: "DELETE", path: "/api/v1/namespaces/exists", body: `{"preconditions":{"resourceVersion":"1"}}`}, code: 409, reason: metav1.StatusReasonConflict,
+			message: `Operation cannot be fulfilled on namespaces "exists": Precondition failed: ResourceVersion in precondition: 1, ResourceVersion in object meta: `}),
 		at(errCase{name: "namespaces have no deletecollection", req: req{method: "DELETE", path: "/api/v1/namespaces"}, code: 405, reason: metav1.StatusReasonMethodNotAllowed}),
 		at(errCase{name: "delete missing", req: req{method: "DELETE", path: "/api/v1/namespaces/missing"}, code: 404, reason: metav1.StatusReasonNotFound}),
 		// As upstream's NamespaceLifecycle admission, dry run or not.

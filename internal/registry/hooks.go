@@ -82,13 +82,22 @@ type DeleteChecker interface {
 	CheckDelete(name string) error
 }
 
-// Finalizer keeps an object after a delete request, beyond
-// metadata.finalizers: Pending reports whether the object still has work
-// pending (for namespaces: spec.finalizers), and MarkDeleting prepares the
-// object that is kept (for namespaces: phase Terminating).
+// Finalizer marks resources whose first delete is their own, as upstream's
+// storage of namespaces and CRDs overrides its generic delete: it checks
+// the preconditions in the resource's words (PreconditionFailed) and only
+// marks the object: the handler sets deletionTimestamp (no grace period,
+// no new generation) and MarkDeleting the rest (a namespace's phase and
+// the garbage collector's finalizers it takes from opts; a CRD's cleanup
+// finalizer and Terminating condition). A later delete answers with the
+// object as it is while Pending (a namespace's spec.finalizers), else is
+// the generic one (metadata.finalizers keep the object).
 type Finalizer interface {
 	Pending(obj map[string]any) bool
-	MarkDeleting(obj map[string]any)
+	MarkDeleting(obj map[string]any, opts *metav1.DeleteOptions)
+	// PreconditionFailed is the conflict of a precondition on field
+	// ("UID" or "ResourceVersion") that the object name does not meet:
+	// want is the precondition's value, have the object's.
+	PreconditionFailed(name, field, want, have string) error
 }
 
 // StrategicMerger marks a resource with a Go type, so that strategic merge
