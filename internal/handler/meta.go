@@ -273,12 +273,14 @@ func (h *Handler) prepareUpdate(c *call, obj, old map[string]any, sub string) ma
 		md["uid"] = omd["uid"]
 	}
 	copyOrDelete(md, omd, "creationTimestamp")
-	if _, ok := omd["deletionTimestamp"]; ok {
+	// As upstream: an update never moves or removes a deletionTimestamp,
+	// nor removes a grace period; one that sets either where there was
+	// none, or another grace period, is refused (validateUpdate).
+	if omd["deletionTimestamp"] != nil {
 		md["deletionTimestamp"] = omd["deletionTimestamp"]
-		copyOrDelete(md, omd, "deletionGracePeriodSeconds")
-	} else {
-		delete(md, "deletionTimestamp")
-		delete(md, "deletionGracePeriodSeconds")
+	}
+	if omd["deletionGracePeriodSeconds"] != nil && md["deletionGracePeriodSeconds"] == nil {
+		md["deletionGracePeriodSeconds"] = omd["deletionGracePeriodSeconds"]
 	}
 	delete(md, "selfLink")
 	if _, ok := c.def.Hooks.(registry.NoGeneration); ok {
