@@ -169,8 +169,7 @@ func deleteCached(ctx context.Context, def *registry.Definition, store *Store, n
 	if err != nil {
 		return "", false, nil
 	}
-	uid, _, done, err = deleteItem(ctx, def, store, it, opts)
-	return uid, done, err
+	return deleteItem(ctx, def, store, it, opts)
 }
 
 // mayDeleteCached reports whether a delete of def's objects with opts may
@@ -181,25 +180,24 @@ func mayDeleteCached(def *registry.Definition, opts *metav1.DeleteOptions) bool 
 }
 
 // deleteItem is deleteCached for a cached copy at hand, which the caller
-// has checked with mayDeleteCached; rev is the delete's revision.
-func deleteItem(ctx context.Context, def *registry.Definition, store *Store, it *watchcache.Item, opts *metav1.DeleteOptions) (uid string, rev int64, done bool, err error) {
+// has checked with mayDeleteCached.
+func deleteItem(ctx context.Context, def *registry.Definition, store *Store, it *watchcache.Item, opts *metav1.DeleteOptions) (uid string, done bool, err error) {
 	uid, finalizers, ok := deleteMetadata(it)
 	if !ok || finalizers {
-		return "", 0, false, nil
+		return "", false, nil
 	}
 	if p := opts.Preconditions; p != nil {
 		if p.UID != nil && string(*p.UID) != uid || p.ResourceVersion != nil && *p.ResourceVersion != rvString(it.Revision) {
-			return "", 0, false, nil
+			return "", false, nil
 		}
 	}
-	_, rev, err = store.Storage.Delete(ctx, it.Key, it.Revision)
-	if err != nil {
+	if _, _, err := store.Storage.Delete(ctx, it.Key, it.Revision); err != nil {
 		if staleCopy(err) {
-			return "", 0, false, nil
+			return "", false, nil
 		}
-		return "", 0, false, storageError(err, def.GroupResource(), it.Name, "delete")
+		return "", false, storageError(err, def.GroupResource(), it.Name, "delete")
 	}
-	return uid, rev, true, nil
+	return uid, true, nil
 }
 
 // deletesAtOnce reports whether def's objects go when deleted, with

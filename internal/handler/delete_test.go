@@ -7,24 +7,24 @@ import (
 	"testing"
 )
 
-// A deletecollection answers with each object as it was when deleted, at
-// the revision of its delete (or of its marking, while a finalizer keeps
-// it), as the watch's events carry it; a single delete answers with a
-// Status naming the object's uid. Objects without finalizers go by the
-// cached-copy path, the held one by the ordinary path: both answer alike.
+// A single delete answers with a Status naming the object's uid; a
+// deletecollection answers with the list it deleted from, as listed before
+// the deletes (an object a finalizer holds unmarked), one page of it when
+// it asks for a limit, as upstream does. Objects without finalizers go by
+// the cached-copy path, the held one by the ordinary path.
 func TestDeleteAnswers(t *testing.T) {
 	e := newCronTabEnv(t)
 	uids := map[string]string{}
-	for _, c := range []struct{ name, finalizers string }{{"d1", ""}, {"d2", ""}, {"d3", `"finalizers":["example.com/hold"],`}, {"single", ""}} {
+	for _, c := range []struct{ name, set, finalizers string }{{"d1", "d", ""}, {"d2", "d", ""}, {"d3", "d", `"finalizers":["example.com/hold"],`}, {"single", "single", ""},
+		{"p1", "p", ""}, {"p2", "p", ""}, {"p3", "p", ""}} {
 		body := fmt.Sprintf(`{"apiVersion":"stable.example.com/v1","kind":"CronTab","metadata":{%s"name":%q,"labels":{"set":%q}},"spec":{"cronSpec":"* * * * */%d"}}`,
-			c.finalizers, c.name, map[bool]string{true: "single", false: "d"}[c.name == "single"], len(c.name))
+			c.finalizers, c.name, c.set, len(c.name))
 		r := e.do(req{method: "POST", path: cronTabs, body: body})
 		if r.code != 201 {
 			t.Fatalf("create %s: %d %s", c.name, r.code, r.body)
 		}
 		uids[c.name] = str(r.obj(t), "metadata", "uid")
 	}
-	before := str(e.do(req{method: "GET", path: cronTabs}).obj(t), "metadata", "resourceVersion")
 
 	r := e.do(req{method: "DELETE", path: cronTabs + "/single"})
 	if st := r.status(t); r.code != 200 || st.Status != "Success" || st.Details == nil || st.Details.Name != "single" || string(st.Details.UID) != uids["single"] || st.Details.Kind != "crontabs" || st.Details.Group != "stable.example.com" {
@@ -34,61 +34,37 @@ func TestDeleteAnswers(t *testing.T) {
 		t.Errorf("single after its delete: %d %s", r.code, r.body)
 	}
 
+	listed := e.do(req{method: "GET", path: cronTabs + "?labelSelector=set%3Dd"}).obj(t)
 	r = e.do(req{method: "DELETE", path: cronTabs + "?labelSelector=set%3Dd"})
 	if r.code != 200 {
 		t.Fatalf("deletecollection: %d %s", r.code, r.body)
 	}
-	// The list deleted from, at its revision, as upstream answers.
-	if lm, _ := r.obj(t)["metadata"].(map[string]any); lm["resourceVersion"] == nil || lm["continue"] != "" {
+	got := r.obj(t)
+	if lm, _ := got["metadata"].(map[string]any); lm["resourceVersion"] == nil || lm["continue"] != "" {
 		t.Errorf("deletecollection's list metadata: %v", lm)
 	}
-	answered := map[string]map[string]any{}
-	items, _ := r.obj(t)["items"].([]any)
-	for _, it := range items {
-		answered[str(it, "metadata", "name")] = it.(map[string]any)
-	}
-	if len(answered) != 3 || len(items) != 3 {
-		t.Fatalf("deletecollection answered %d items: %s", len(items), r.body)
-	}
-	if str(answered["d3"], "metadata", "deletionTimestamp") == "" {
-		t.Errorf("d3, held by its finalizer, answered unmarked: %v", answered["d3"])
-	}
-
-	// The events since the delete began carry each object as it went.
-	w := e.do(req{method: "GET", path: cronTabs + "?watch=true&timeoutSeconds=1&labelSelector=set%3Dd&resourceVersion=" + before})
-	events := map[string]map[string]any{}
-	dec := json.NewDecoder(bytes.NewReader(w.body))
-	for dec.More() {
-		var ev struct {
-			Type   string         `json:"type"`
-			Object map[string]any `json:"object"`
-		}
-		if err := dec.Decode(&ev); err != nil {
-			t.Fatalf("watch: %v: %s", err, w.body)
-		}
-		events[str(ev.Object, "metadata", "name")] = ev.Object
-	}
-	for name, want := range events {
-		got, ok := answered[name]
-		if !ok {
-			t.Errorf("%s: an event but not in the answer", name)
-			continue
-		}
-		g, _ := json.Marshal(got)
-		w, _ := json.Marshal(want)
-		if !bytes.Equal(g, w) {
-			t.Errorf("%s answered\n%s\nits last event\n%s", name, g, w)
-		}
-		if str(got, "metadata", "uid") != uids[name] {
-			t.Errorf("%s: uid %s, want %s", name, str(got, "metadata", "uid"), uids[name])
-		}
-	}
-	if len(events) != 3 {
-		t.Errorf("%d objects in the events, want 3: %s", len(events), w.body)
+	g, _ := json.Marshal(got["items"])
+	w, _ := json.Marshal(listed["items"])
+	if !bytes.Equal(g, w) {
+		t.Errorf("deletecollection answered\n%s\nwhat a list answered before it\n%s", g, w)
 	}
 	for _, name := range []string{"d1", "d2"} {
 		if r := e.do(req{method: "GET", path: cronTabs + "/" + name}); r.code != 404 {
 			t.Errorf("%s after deletecollection: %d %s", name, r.code, r.body)
 		}
+	}
+	if r := e.do(req{method: "GET", path: cronTabs + "/d3"}); r.code != 200 || str(r.obj(t), "metadata", "deletionTimestamp") == "" {
+		t.Errorf("d3, held by its finalizer, after deletecollection: %d %s", r.code, r.body)
+	}
+
+	// A limit deletes one page, answered with its continue token.
+	r = e.do(req{method: "DELETE", path: cronTabs + "?labelSelector=set%3Dp&limit=2"})
+	items, _ := r.obj(t)["items"].([]any)
+	if lm, _ := r.obj(t)["metadata"].(map[string]any); r.code != 200 || len(items) != 2 || lm["continue"] == "" {
+		t.Errorf("deletecollection of a page: %d %s", r.code, r.body)
+	}
+	left, _ := e.do(req{method: "GET", path: cronTabs + "?labelSelector=set%3Dp"}).obj(t)["items"].([]any)
+	if len(left) != 1 || str(left[0], "metadata", "name") != "p3" {
+		t.Errorf("after deleting a page of 2, left: %v", left)
 	}
 }

@@ -92,16 +92,29 @@ func selectableField(c *call, f string) bool {
 // list serves a collection from the watch cache.
 func (h *Handler) list(c *call) {
 	opts, err := listOptions(c)
-	if err == nil && opts.Continue == "" {
-		// With a continue token the token's revision counts, and a
-		// resourceVersion is refused whatever it is.
-		err = listResourceVersionError(opts.ResourceVersion)
-	}
 	if err != nil {
 		codec.WriteStatus(c.w, c.r, err)
 		return
 	}
-	res, err := c.store.Cache.List(c.r.Context(), watchcache.ListOptions{
+	res, err := listPage(c, opts)
+	if err != nil {
+		codec.WriteStatus(c.w, c.r, err)
+		return
+	}
+	h.writeList(c, res)
+}
+
+// listPage reads from the watch cache the page of c's objects opts ask
+// for. A resourceVersion that does not parse is refused as upstream's
+// storage refuses it, unless a continue token gives the revision (then
+// any resourceVersion beside it is refused).
+func listPage(c *call, opts *metainternalversion.ListOptions) (watchcache.ListResult, error) {
+	if opts.Continue == "" {
+		if err := listResourceVersionError(opts.ResourceVersion); err != nil {
+			return watchcache.ListResult{}, err
+		}
+	}
+	return c.store.Cache.List(c.r.Context(), watchcache.ListOptions{
 		Namespace:            c.info.Namespace,
 		ResourceVersion:      opts.ResourceVersion,
 		ResourceVersionMatch: string(opts.ResourceVersionMatch),
@@ -110,11 +123,6 @@ func (h *Handler) list(c *call) {
 		Labels:               opts.LabelSelector,
 		Fields:               opts.FieldSelector,
 	})
-	if err != nil {
-		codec.WriteStatus(c.w, c.r, err)
-		return
-	}
-	h.writeList(c, res)
 }
 
 // writeList sends a page of cached items. Items are converted to the

@@ -1,6 +1,8 @@
 package handler_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"runtime"
 	"slices"
@@ -76,15 +78,28 @@ func TestDeletePropagation(t *testing.T) {
 			t.Fatalf("create %s: %d %s", name, r.code, r.body)
 		}
 	}
+	before := str(e.do(req{method: "GET", path: cronTabs}).obj(t), "metadata", "resourceVersion")
 	r = e.do(req{method: "DELETE", path: cronTabs + "?labelSelector=set%3Dc&propagationPolicy=Foreground"})
 	items, _ := r.obj(t)["items"].([]any)
 	if r.code != 200 || len(items) != 2 {
 		t.Fatalf("deletecollection: %d %s", r.code, r.body)
 	}
-	for _, it := range items {
-		if fins := str(it, "metadata", "finalizers"); fins != fmt.Sprint([]any{"example.com/hold", metav1.FinalizerDeleteDependents}) {
-			t.Errorf("%s after deletecollection: finalizers %s", str(it, "metadata", "name"), fins)
+	// It answers with the objects as listed before; the events show them
+	// marked (the garbage collector may have finished with them since).
+	w := e.do(req{method: "GET", path: cronTabs + "?watch=true&timeoutSeconds=1&labelSelector=set%3Dc&resourceVersion=" + before})
+	marked := map[string]bool{}
+	dec := json.NewDecoder(bytes.NewReader(w.body))
+	for dec.More() {
+		var ev struct{ Object map[string]any }
+		if err := dec.Decode(&ev); err != nil {
+			t.Fatalf("watch: %v: %s", err, w.body)
 		}
+		if str(ev.Object, "metadata", "finalizers") == fmt.Sprint([]any{"example.com/hold", metav1.FinalizerDeleteDependents}) {
+			marked[str(ev.Object, "metadata", "name")] = true
+		}
+	}
+	if !marked["c1"] || !marked["c2"] {
+		t.Errorf("objects the deletecollection marked with %s: %v", metav1.FinalizerDeleteDependents, marked)
 	}
 
 	e.checkCases(t, []errCase{
