@@ -23,12 +23,21 @@ import (
 // counts of what it serves; compute and storage resources, which only
 // pods and volume claims use, stay at 0 here.
 func ResourceQuotas() *registry.Definition {
-	return define[corev1.ResourceQuota](kindDef{
+	k := kindDef{
 		version: "v1", resource: "resourcequotas", kind: "ResourceQuota",
 		shortNames: []string{"quota"}, scope: registry.Namespaced, status: true,
 		statusMetadata: registry.UserMetadata, noGeneration: true,
-	}, resourceQuotaRules{})
+	}
+	return k.definition(resourceQuotaHooks{kindHooksNoGeneration[corev1.ResourceQuota, resourceQuotaRules]{kindHooks: newKindHooks[corev1.ResourceQuota](k, resourceQuotaRules{})}})
 }
+
+type resourceQuotaHooks struct {
+	kindHooksNoGeneration[corev1.ResourceQuota, resourceQuotaRules]
+}
+
+// ReturnDeletedObject: as upstream's store, a delete answers with the
+// ResourceQuota.
+func (resourceQuotaHooks) ReturnDeletedObject() {}
 
 type resourceQuotaRules struct{}
 

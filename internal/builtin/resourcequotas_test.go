@@ -6,6 +6,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/crdserver/crdserver/internal/registry"
 )
 
 func TestResourceQuotaValidation(t *testing.T) {
@@ -47,5 +49,32 @@ func TestResourceQuotaValidation(t *testing.T) {
 		if strings.Join(got, "\n") != strings.Join(c.want, "\n") {
 			t.Errorf("%s: errors\n%s\nwant\n%s", c.name, strings.Join(got, "\n"), strings.Join(c.want, "\n"))
 		}
+	}
+}
+
+// The resources whose delete answers with the object rather than a
+// Status: those whose upstream store says ReturnDeletedObject.
+func TestReturnsDeletedObject(t *testing.T) {
+	for _, tc := range []struct {
+		def  *registry.Definition
+		want bool
+	}{
+		{Namespaces(), true},
+		{Services(nil), true},
+		{ServiceAccounts(), true},
+		{PodTemplates(), true},
+		{CSINodes(), true},
+		{ResourceQuotas(), true},
+		{ConfigMaps(), false},
+		{Secrets(), false},
+		{Deployments(), false},
+		{Leases(), false},
+	} {
+		if _, got := tc.def.Hooks.(registry.ReturnsDeletedObject); got != tc.want {
+			t.Errorf("%s: returns the deleted object %v, want %v", tc.def.GroupResource(), got, tc.want)
+		}
+	}
+	if _, ok := ResourceQuotas().Hooks.(registry.NoGeneration); !ok {
+		t.Error("resourcequotas lost NoGeneration")
 	}
 }
