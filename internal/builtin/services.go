@@ -205,13 +205,11 @@ func defaultService(obj map[string]any) {
 	if spec["type"] == nil || spec["type"] == "" {
 		spec["type"] = string(corev1.ServiceTypeClusterIP)
 	}
-	if spec["type"] == string(corev1.ServiceTypeExternalName) {
-		return
-	}
 	if spec["sessionAffinity"] == nil || spec["sessionAffinity"] == "" {
 		spec["sessionAffinity"] = string(corev1.ServiceAffinityNone)
 	}
-	if spec["internalTrafficPolicy"] == nil {
+	// Every type but ExternalName routes inside the cluster.
+	if spec["internalTrafficPolicy"] == nil && spec["type"] != string(corev1.ServiceTypeExternalName) {
 		spec["internalTrafficPolicy"] = string(corev1.ServiceInternalTrafficPolicyCluster)
 	}
 	ports, _ := spec["ports"].([]any)

@@ -80,6 +80,28 @@ spec:
 	}
 }
 
+// Upstream defaults a Service's session affinity whatever its type, and
+// its internal traffic policy unless it is an ExternalName.
+func TestServiceDefaultsByType(t *testing.T) {
+	h := Services(nil).Hooks.(serviceHooks)
+	for _, tc := range []struct {
+		name, spec              string
+		affinity, trafficPolicy any
+	}{
+		{line(), `{ports: [{port: 80}]}`, "None", "Cluster"},
+		{line(), `{type: ExternalName, externalName: example.com}`, "None", nil},
+		{line(), `{type: ExternalName, externalName: example.com, sessionAffinity: ClientIP}`, "ClientIP", nil},
+		{line(), `{type: NodePort, ports: [{port: 80}], internalTrafficPolicy: Local}`, "None", "Local"},
+	} {
+		obj := decodeYAML(t, `{apiVersion: v1, kind: Service, metadata: {name: s}, spec: `+tc.spec+`}`)
+		h.Default(obj)
+		spec := obj["spec"].(map[string]any)
+		if spec["sessionAffinity"] != tc.affinity || spec["internalTrafficPolicy"] != tc.trafficPolicy {
+			t.Errorf("%s: sessionAffinity %v, internalTrafficPolicy %v; want %v, %v", tc.name, spec["sessionAffinity"], spec["internalTrafficPolicy"], tc.affinity, tc.trafficPolicy)
+		}
+	}
+}
+
 func TestEndpointsAndSlicesValidation(t *testing.T) {
 	eh := Endpoints().Hooks.(endpointsHooks)
 	eps := decodeYAML(t, `{apiVersion: v1, kind: Endpoints, metadata: {name: e}, subsets: [{addresses: [{ip: "10.0.0.300"}], ports: [{port: 70000}]}]}`)
