@@ -235,6 +235,26 @@ func NegotiateDocument(accept string, allow func(MediaType) bool) (MediaType, er
 	return negotiate(accept, allow, allow)
 }
 
+// NegotiateOffer picks the first of offers (plain media types, compared
+// case-sensitively) that the best clause of accept matches, as goautoneg's
+// Negotiate does for handlers that serve fixed types (kube-openapi's):
+// clauses in order of quality, a zero quality included, their parameters
+// ignored. An empty accept takes the first offer.
+func NegotiateOffer(accept string, offers []string) (string, bool) {
+	if strings.TrimSpace(accept) == "" {
+		return offers[0], true
+	}
+	for _, c := range cachedAccept(accept) {
+		for _, o := range offers {
+			typ, sub, _ := strings.Cut(o, "/")
+			if (c.typ == "*" || c.typ == typ) && (c.sub == "*" || c.sub == sub) {
+				return o, true
+			}
+		}
+	}
+	return "", false
+}
+
 // acceptCache holds parsed Accept headers. Clients send the same few
 // headers over and over; parsing one costs more than the rest of a get
 // from the watch cache. It stops growing at maxCachedAccepts, so headers

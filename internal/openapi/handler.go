@@ -10,12 +10,10 @@ package openapi
 
 import (
 	"bytes"
-	"cmp"
 	"encoding/json"
 	"log/slog"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -24,6 +22,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/crdserver/crdserver/internal/codec"
 	"github.com/crdserver/crdserver/internal/registry"
 )
 
@@ -110,7 +109,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handler) serveV2(w http.ResponseWriter, r *http.Request, s *state) {
 	w.Header().Add("Vary", "Accept")
-	ct, ok := negotiate(r.Header.Get("Accept"), []string{mimeJSON, mimeV2ProtobufOld, mimeV2Protobuf})
+	ct, ok := codec.NegotiateOffer(r.Header.Get("Accept"), []string{mimeJSON, mimeV2ProtobufOld, mimeV2Protobuf})
 	if !ok {
 		w.WriteHeader(http.StatusNotAcceptable)
 		return
@@ -148,7 +147,7 @@ func serveGroupVersion(w http.ResponseWriter, r *http.Request, s *state, rest st
 		return
 	}
 	w.Header().Add("Vary", "Accept")
-	ct, ok := negotiate(r.Header.Get("Accept"), []string{mimeJSON, mimeV3Protobuf, mimeV3ProtobufOld})
+	ct, ok := codec.NegotiateOffer(r.Header.Get("Accept"), []string{mimeJSON, mimeV3Protobuf, mimeV3ProtobufOld})
 	if !ok {
 		w.WriteHeader(http.StatusNotAcceptable)
 		return
@@ -188,68 +187,6 @@ func serveBytes(w http.ResponseWriter, r *http.Request, body []byte, etag string
 		hdr.Set("Cache-Control", "no-cache, private")
 	}
 	http.ServeContent(w, r, "", modified, bytes.NewReader(body))
-}
-
-// negotiate picks the first offer the Accept header allows, trying clauses
-// as upstream's handler sorts them (goautoneg): by quality, highest first,
-// a concrete type before a wildcard among equals. A quality of zero still
-// counts, and types are compared as sent. An empty header accepts
-// anything.
-func negotiate(accept string, offers []string) (string, bool) {
-	if strings.TrimSpace(accept) == "" {
-		return offers[0], true
-	}
-	type clause struct {
-		typ, sub string
-		q        float64
-	}
-	var clauses []clause
-	// Parsed by hand: mime.ParseMediaType rejects the '@' in the media types
-	// client-go asks for.
-	for _, c := range strings.Split(accept, ",") {
-		parts := strings.Split(c, ";")
-		typ, sub, ok := strings.Cut(strings.TrimSpace(parts[0]), "/")
-		if !ok {
-			if typ != "*" {
-				continue
-			}
-			sub = "*"
-		}
-		q := 1.0
-		for _, p := range parts[1:] {
-			k, v, _ := strings.Cut(strings.TrimSpace(p), "=")
-			if strings.TrimSpace(k) == "q" {
-				q, _ = strconv.ParseFloat(strings.TrimSpace(v), 64)
-			}
-		}
-		clauses = append(clauses, clause{typ, sub, q})
-	}
-	slices.SortStableFunc(clauses, func(a, b clause) int {
-		switch {
-		case a.q != b.q:
-			return cmp.Compare(b.q, a.q)
-		case (a.typ == "*") != (b.typ == "*"):
-			return boolOrder(a.typ == "*") - boolOrder(b.typ == "*")
-		}
-		return boolOrder(a.sub == "*") - boolOrder(b.sub == "*")
-	})
-	for _, c := range clauses {
-		for _, o := range offers {
-			otyp, osub, _ := strings.Cut(o, "/")
-			if (c.typ == "*" || c.typ == otyp) && (c.sub == "*" || c.sub == osub) {
-				return o, true
-			}
-		}
-	}
-	return "", false
-}
-
-// boolOrder sorts false before true.
-func boolOrder(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // writeStatus writes a Failure Status as kube-apiserver answers paths and

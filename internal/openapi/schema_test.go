@@ -9,6 +9,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/crdserver/crdserver/internal/codec"
 	"github.com/crdserver/crdserver/internal/registry"
 )
 
@@ -161,7 +162,7 @@ func TestNegotiate(t *testing.T) {
 		{"APPLICATION/JSON", "", false},
 	}
 	for _, tt := range tests {
-		got, ok := negotiate(tt.accept, offers)
+		got, ok := codec.NegotiateOffer(tt.accept, offers)
 		if got != tt.want || ok != tt.ok {
 			t.Errorf("negotiate(%q) = %q, %v; want %q, %v", tt.accept, got, ok, tt.want, tt.ok)
 		}
