@@ -129,12 +129,12 @@ func TestLogDropsWhenFull(t *testing.T) {
 	}
 	// Hold the writer: with no one draining the queue it fills after
 	// BufferSize events and Process must neither block nor panic.
-	release := make(chan struct{})
-	l.out = io.MultiWriter(gate{release}, l.file)
+	g := gate{entered: make(chan struct{}, 1), release: make(chan struct{})}
+	l.out = io.MultiWriter(g, l.file)
 	l.Process(event(0)) // taken by the writer, which then waits
-	for len(l.queue) > 0 {
-		time.Sleep(time.Millisecond)
-	}
+	// The writer takes what else is queued into its batch before it
+	// writes: only once it is in Write does it take no more.
+	<-g.entered
 	done := make(chan struct{})
 	go func() {
 		for i := 1; i <= 30; i++ {
@@ -147,7 +147,7 @@ func TestLogDropsWhenFull(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("Process blocked on a full queue")
 	}
-	close(release)
+	close(g.release)
 	l.Close()
 	if got := l.Dropped(); got != 20 {
 		t.Errorf("Dropped() = %d, want 20 (30 events, 10 queued)", got)
@@ -160,9 +160,18 @@ func TestLogDropsWhenFull(t *testing.T) {
 	}
 }
 
-type gate struct{ release chan struct{} }
+// gate is a writer that blocks each write until release is closed. Each
+// write first tells entered (buffered), if it has room.
+type gate struct {
+	entered chan struct{}
+	release chan struct{}
+}
 
 func (g gate) Write(p []byte) (int, error) {
+	select {
+	case g.entered <- struct{}{}:
+	default:
+	}
 	<-g.release
 	return len(p), nil
 }
