@@ -233,15 +233,15 @@ func TestMaxConcurrentStreams(t *testing.T) {
 // client keeps idle connections until the server gives up on them after
 // a second.
 func TestGracefulShutdown(t *testing.T) {
-	release := make(chan struct{})
-	p := startHolding(t, release)
+	holding, release := make(chan struct{}, 1), make(chan struct{})
+	p := startHolding(t, holding, release)
 	// A call in flight as the shutdown starts is answered.
 	answered := make(chan error, 1)
 	go func() {
 		_, err := post(context.Background(), p.tr, "/hold")
 		answered <- err
 	}()
-	time.Sleep(50 * time.Millisecond) // for the call to reach the handler
+	<-holding // the call reached the handler
 	shut := make(chan time.Duration, 1)
 	go func() {
 		start := time.Now()
@@ -416,10 +416,11 @@ func waitClosed(t *testing.T, p *peer, within time.Duration, stayedOpen string) 
 }
 
 // startHolding starts a peer that echoes, holding calls to /hold until
-// release closes, and makes one call to it.
-func startHolding(t *testing.T, release <-chan struct{}) *peer {
+// release closes (each tells holding first), and makes one call to it.
+func startHolding(t *testing.T, holding chan<- struct{}, release <-chan struct{}) *peer {
 	p := start(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/hold" {
+			holding <- struct{}{}
 			<-release
 		}
 		echo(w, r)
@@ -431,15 +432,15 @@ func startHolding(t *testing.T, release <-chan struct{}) *peer {
 }
 
 func TestCloseIdleConnections(t *testing.T) {
-	release := make(chan struct{})
-	p := startHolding(t, release)
+	holding, release := make(chan struct{}, 1), make(chan struct{})
+	p := startHolding(t, holding, release)
 	p.tr.CloseIdleConnections()
 	answered := make(chan error, 1)
 	go func() {
 		_, err := post(context.Background(), p.tr, "/hold")
 		answered <- err
 	}()
-	time.Sleep(50 * time.Millisecond)
+	<-holding
 	// A busy connection is left alone.
 	p.tr.CloseIdleConnections()
 	close(release)
