@@ -386,12 +386,12 @@ func TestNoneRewrite(t *testing.T) {
 // TestWebhookWaiterOutlivesSender: a caller waiting for another's review
 // of the same object converts it itself when the other goes away.
 func TestWebhookWaiterOutlivesSender(t *testing.T) {
-	first := make(chan struct{})
+	first, gaveUp := make(chan struct{}), make(chan struct{})
 	var calls atomic.Int64
 	h := webhooktest.Conversion(func(o map[string]any, to string) (map[string]any, error) {
 		if calls.Add(1) == 1 {
 			close(first)
-			time.Sleep(300 * time.Millisecond) // the sender gives up meanwhile
+			<-gaveUp // the sender gives up meanwhile
 		}
 		return pizza(o, to)
 	}, nil)
@@ -413,7 +413,15 @@ func TestWebhookWaiterOutlivesSender(t *testing.T) {
 	}()
 	time.Sleep(50 * time.Millisecond) // the waiter joins the sender's review
 	cancel()
-	if err := <-senderDone; err == nil {
+	var err error
+	select {
+	case err = <-senderDone:
+		close(gaveUp)
+	case <-time.After(10 * time.Second):
+		close(gaveUp)
+		t.Fatal("the canceled sender still waits for its review")
+	}
+	if err == nil {
 		t.Error("the canceled sender converted")
 	}
 	if err := <-waiterDone; err != nil {
