@@ -213,7 +213,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	// Webhooks registered by Service are resolved through the stored
 	// Services, Endpoints and EndpointSlices.
 	s.webhooks = &webhook.Manager{Resolver: webhook.ServiceResolver{Services: storedServices{s.stores}}, HTTP1: cfg.WebhookHTTP1}
-	if err := s.createInitialNamespaces(ctx); err != nil {
+	if err := untilAvailable(ctx, "creating the initial namespaces", startupPatience, s.createInitialNamespaces); err != nil {
 		return nil, err
 	}
 	registrations := newStoredAdmission(s.stores)
@@ -350,7 +350,9 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		ln.Close()
 		return nil, fmt.Errorf("writing kubeconfig: %w", err)
 	}
-	if err := s.createKubernetesService(ctx, ips, ln.Addr().(*net.TCPAddr).Port); err != nil {
+	if err := untilAvailable(ctx, "creating the kubernetes Service", startupPatience, func(ctx context.Context) error {
+		return s.createKubernetesService(ctx, ips, ln.Addr().(*net.TCPAddr).Port)
+	}); err != nil {
 		ln.Close()
 		return nil, err
 	}
