@@ -19,8 +19,7 @@ import (
 // PriorityClasses is the scheduling.k8s.io/v1 priorityclasses resource.
 // Nothing schedules pods here; the classes are stored with upstream's
 // rules for names, values and preemption policies. Upstream's two system
-// classes (system-node-critical, system-cluster-critical) are accepted
-// with their values but not created at start.
+// classes (SystemPriorityClasses) are created at start.
 func PriorityClasses() *registry.Definition {
 	return define[schedulingv1.PriorityClass](kindDef{
 		group: "scheduling.k8s.io", version: "v1", resource: "priorityclasses", kind: "PriorityClass",
@@ -41,6 +40,27 @@ const (
 var systemPriorityClasses = map[string]int32{
 	"system-node-critical":    2*highestUserDefinablePriority + 1000,
 	"system-cluster-critical": 2 * highestUserDefinablePriority,
+}
+
+// SystemPriorityClasses are the reserved classes as upstream's
+// kube-apiserver creates them at start, when they are missing (one that
+// exists is left as it is), defaulted: system-node-critical for what must
+// stay on its node, system-cluster-critical for what must run somewhere.
+func SystemPriorityClasses() []schedulingv1.PriorityClass {
+	class := func(name, description string) schedulingv1.PriorityClass {
+		pc := schedulingv1.PriorityClass{
+			TypeMeta:    metav1.TypeMeta{APIVersion: schedulingv1.SchemeGroupVersion.String(), Kind: "PriorityClass"},
+			ObjectMeta:  metav1.ObjectMeta{Name: name},
+			Value:       systemPriorityClasses[name],
+			Description: description,
+		}
+		priorityClassRules{}.defaults(&pc)
+		return pc
+	}
+	return []schedulingv1.PriorityClass{
+		class("system-node-critical", "Used for system critical pods that must not be moved from their current node."),
+		class("system-cluster-critical", "Used for system critical pods that must run in the cluster, but can be moved to another node if necessary."),
+	}
 }
 
 func (priorityClassRules) defaults(pc *schedulingv1.PriorityClass) {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -143,77 +144,121 @@ func (a *authorization) ready() bool {
 	default:
 		return false
 	}
-	for _, r := range bootstrap.ClusterRoles() {
-		if _, ok := a.index.ClusterRole(r.Name); !ok {
+	roles, bindings := policyNames()
+	for _, name := range roles {
+		if _, ok := a.index.ClusterRole(name); !ok {
 			return false
 		}
 	}
-	for _, b := range bootstrap.ClusterRoleBindings() {
-		if !a.index.HasClusterRoleBinding(b.Name) {
+	for _, name := range bindings {
+		if !a.index.HasClusterRoleBinding(name) {
 			return false
 		}
 	}
 	return true
 }
 
+// policyNames are the names of the default ClusterRoles and
+// ClusterRoleBindings, which readiness looks for in the index.
+var policyNames = sync.OnceValues(func() (roles, bindings []string) {
+	for _, r := range bootstrap.ClusterRoles() {
+		roles = append(roles, r.Name)
+	}
+	for _, b := range bootstrap.ClusterRoleBindings() {
+		bindings = append(bindings, b.Name)
+	}
+	return roles, bindings
+})
+
 // bootstrap stores the default policy, retrying until it succeeds.
 func (a *authorization) bootstrap(ctx context.Context, s *Server) {
+	if retry(ctx, s.log, "rbac: reconciling the bootstrap policy", func() error { return a.reconcilePolicy(ctx, s) }) {
+		a.bootstrapped.Store(true)
+	}
+}
+
+// retry calls fn every second until it succeeds, logging its errors as
+// what, or ctx ends; done reports whether it succeeded.
+func retry(ctx context.Context, log *slog.Logger, what string, fn func() error) (done bool) {
 	for ctx.Err() == nil {
-		err := a.reconcilePolicy(ctx, s)
+		err := fn()
 		if err == nil {
-			a.bootstrapped.Store(true)
-			return
+			return true
 		}
-		s.log.Warn("rbac: reconciling the bootstrap policy", "err", err)
+		log.Warn(what, "err", err)
 		select {
 		case <-ctx.Done():
 		case <-time.After(time.Second):
 		}
 	}
+	return false
 }
 
-// reconcilePolicy creates the default ClusterRoles and
-// ClusterRoleBindings, and adds to stored ones what they lack. Writes are
+// reconcilePolicy creates the default ClusterRoles, Roles and their
+// bindings, and adds to stored ones what they lack. Writes are
 // compare-and-swap, so replicas starting together agree.
 func (a *authorization) reconcilePolicy(ctx context.Context, s *Server) error {
+	clusterRoles, roles := keyPrefix(s.cfg.EtcdPrefix, clusterRolesGR), keyPrefix(s.cfg.EtcdPrefix, rolesGR)
 	for _, want := range bootstrap.ClusterRoles() {
-		err := writeReconciled(ctx, s.raw, keyPrefix(s.cfg.EtcdPrefix, clusterRolesGR)+want.Name, "ClusterRole",
-			func(have *rbacv1.ClusterRole) (*rbacv1.ClusterRole, bool) {
-				if have == nil {
-					return &want, true
-				}
-				return bootstrap.ReconcileClusterRole(have, &want)
-			})
-		if err != nil {
+		if err := writeReconciled(ctx, s.raw, clusterRoles+want.Name, rbacv1.SchemeGroupVersion.WithKind("ClusterRole"), orCreate(&want, bootstrap.ReconcileClusterRole)); err != nil {
 			return err
 		}
 	}
-	for _, want := range bootstrap.ClusterRoleBindings() {
-		key := keyPrefix(s.cfg.EtcdPrefix, clusterRoleBindingsGR) + want.Name
-		recreate := false
-		err := writeReconciled(ctx, s.raw, key, "ClusterRoleBinding",
-			func(have *rbacv1.ClusterRoleBinding) (*rbacv1.ClusterRoleBinding, bool) {
-				if have == nil {
-					return &want, true
-				}
-				out, changed, again := bootstrap.ReconcileClusterRoleBinding(have, &want)
-				recreate = again
-				return out, changed && !again
-			})
-		if err != nil {
+	for _, want := range bootstrap.Roles() {
+		if err := writeReconciled(ctx, s.raw, roles+want.Namespace+"/"+want.Name, rbacv1.SchemeGroupVersion.WithKind("Role"), orCreate(&want, bootstrap.ReconcileRole)); err != nil {
 			return err
 		}
-		if recreate {
-			// The roleRef is immutable: the binding is replaced.
-			if kv, err := s.raw.Get(ctx, key); err == nil {
-				if _, _, err := s.raw.Delete(ctx, key, kv.ModRevision); err != nil && !errors.Is(err, storage.ErrConflict) {
-					return fmt.Errorf("replacing clusterrolebinding %s: %w", want.Name, err)
-				}
-			}
-			return errRetry
+	}
+	clusterBindings, bindings := keyPrefix(s.cfg.EtcdPrefix, clusterRoleBindingsGR), keyPrefix(s.cfg.EtcdPrefix, roleBindingsGR)
+	for _, want := range bootstrap.ClusterRoleBindings() {
+		if err := reconcileBinding(ctx, s.raw, clusterBindings+want.Name, rbacv1.SchemeGroupVersion.WithKind("ClusterRoleBinding"), &want, bootstrap.ReconcileClusterRoleBinding); err != nil {
+			return err
+		}
+	}
+	for _, want := range bootstrap.RoleBindings() {
+		if err := reconcileBinding(ctx, s.raw, bindings+want.Namespace+"/"+want.Name, rbacv1.SchemeGroupVersion.WithKind("RoleBinding"), &want, bootstrap.ReconcileRoleBinding); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// orCreate is reconcile with want, or want itself where nothing is
+// stored.
+func orCreate[T any](want *T, reconcile func(have, want *T) (*T, bool)) func(have *T) (*T, bool) {
+	return func(have *T) (*T, bool) {
+		if have == nil {
+			return want, true
+		}
+		return reconcile(have, want)
+	}
+}
+
+// reconcileBinding writes the binding at key reconciled with want; one
+// whose roleRef differs (it is immutable) is deleted, and errRetry asks
+// for another pass, which creates it anew.
+func reconcileBinding[T any, P interface {
+	*T
+	metav1.Object
+}](ctx context.Context, st storage.Interface, key string, kind schema.GroupVersionKind, want P, reconcile func(have, want P) (P, bool, bool)) error {
+	recreate := false
+	err := writeReconciled(ctx, st, key, kind, func(have P) (P, bool) {
+		if have == nil {
+			return want, true
+		}
+		out, changed, again := reconcile(have, want)
+		recreate = again
+		return out, changed && !again
+	})
+	if err != nil || !recreate {
+		return err
+	}
+	if kv, err := st.Get(ctx, key); err == nil {
+		if _, _, err := st.Delete(ctx, key, kv.ModRevision); err != nil && !errors.Is(err, storage.ErrConflict) {
+			return fmt.Errorf("replacing %s %s: %w", kind.Kind, want.GetName(), err)
+		}
+	}
+	return errRetry
 }
 
 // errRetry asks bootstrap for another pass.
@@ -225,7 +270,7 @@ var errRetry = errors.New("binding replaced, reconciling again")
 func writeReconciled[T any, P interface {
 	*T
 	metav1.Object
-}](ctx context.Context, st storage.Interface, key, kind string, reconcile func(have P) (P, bool)) error {
+}](ctx context.Context, st storage.Interface, key string, kind schema.GroupVersionKind, reconcile func(have P) (P, bool)) error {
 	for attempt := 0; ; attempt++ {
 		var have P
 		kv, err := st.Get(ctx, key)
@@ -247,7 +292,7 @@ func writeReconciled[T any, P interface {
 			want.SetUID(uuid.NewUUID())
 			want.SetCreationTimestamp(metav1.NewTime(time.Now().Truncate(time.Second)))
 		}
-		data, err := encodeRBAC(want, kind)
+		data, err := encodeTyped(want, kind, have == nil)
 		if err != nil {
 			return err
 		}
@@ -268,18 +313,72 @@ func writeReconciled[T any, P interface {
 	}
 }
 
-// encodeRBAC encodes an RBAC object as stored.
-func encodeRBAC(obj any, kind string) ([]byte, error) {
+// encodeTyped encodes a built-in object of kind as stored; one the
+// server creates gets the managedFields entry of its create.
+func encodeTyped(obj any, kind schema.GroupVersionKind, create bool) ([]byte, error) {
 	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 	if err != nil {
-		return nil, fmt.Errorf("encoding %s: %w", kind, err)
+		return nil, fmt.Errorf("encoding %s: %w", kind.Kind, err)
 	}
-	u["apiVersion"] = rbacv1.SchemeGroupVersion.String()
-	u["kind"] = kind
-	if md, ok := u["metadata"].(map[string]any); ok && md["creationTimestamp"] == nil {
+	u["apiVersion"], u["kind"] = kind.ToAPIVersionAndKind()
+	md, _ := u["metadata"].(map[string]any)
+	if md["creationTimestamp"] == nil {
 		delete(md, "creationTimestamp")
 	}
+	if create && md != nil {
+		md["managedFields"] = []any{map[string]any{
+			"manager":    kubeAPIServer,
+			"operation":  "Update",
+			"apiVersion": u["apiVersion"],
+			"time":       md["creationTimestamp"],
+			"fieldsType": "FieldsV1",
+			"fieldsV1":   createdFields(u),
+		}}
+	}
 	return handler.EncodeStored(u)
+}
+
+// kubeAPIServer is the field manager of the objects upstream's
+// kube-apiserver creates at start.
+const kubeAPIServer = "kube-apiserver"
+
+// createdFields are the fields a create of u owns, as upstream's field
+// manager records them: the keys of its labels and annotations, and each
+// other top-level field, an object member by member unless its schema
+// makes it atomic (a binding's roleRef). Only the kinds created at start
+// (RBAC objects, PriorityClasses) are written so: worked out here rather
+// than by a field manager, whose types would cost every start (the
+// server's tests check these against its field manager).
+func createdFields(u map[string]any) map[string]any {
+	fields := map[string]any{}
+	md := map[string]any{}
+	for _, key := range []string{"labels", "annotations"} {
+		if m, ok := u["metadata"].(map[string]any)[key].(map[string]any); ok && len(m) > 0 {
+			md["f:"+key] = members(m)
+		}
+	}
+	if len(md) > 0 {
+		fields["f:metadata"] = md
+	}
+	for k, v := range u {
+		switch m, ok := v.(map[string]any); {
+		case k == "apiVersion" || k == "kind" || k == "metadata" || v == nil:
+		case ok && k != "roleRef":
+			fields["f:"+k] = members(m)
+		default:
+			fields["f:"+k] = map[string]any{}
+		}
+	}
+	return fields
+}
+
+// members is the fieldsV1 of an object owned member by member.
+func members(m map[string]any) map[string]any {
+	out := map[string]any{".": map[string]any{}}
+	for k := range m {
+		out["f:"+k] = map[string]any{}
+	}
+	return out
 }
 
 // runAggregation fills the rules of aggregated ClusterRoles whenever a
@@ -317,7 +416,7 @@ func (a *authorization) aggregateOnce(ctx context.Context, st storage.Interface,
 			}
 			continue
 		}
-		err := writeReconciled(ctx, st, prefix+r.Name, "ClusterRole", func(have *rbacv1.ClusterRole) (*rbacv1.ClusterRole, bool) {
+		err := writeReconciled(ctx, st, prefix+r.Name, rbacv1.SchemeGroupVersion.WithKind("ClusterRole"), func(have *rbacv1.ClusterRole) (*rbacv1.ClusterRole, bool) {
 			if have == nil || have.AggregationRule == nil {
 				return nil, false
 			}

@@ -70,7 +70,10 @@ type Server struct {
 	done          chan struct{}
 	// shuttingDown fails readyz's shutdown check once Shutdown began.
 	shuttingDown atomic.Bool
-	serveErr     chan error
+	// priorityClassesEnsured is set once the system PriorityClasses are
+	// stored.
+	priorityClassesEnsured atomic.Bool
+	serveErr               chan error
 
 	// stopBackground ends the background loops (controllers, compactor);
 	// background counts them, so that Shutdown closes storage only once
@@ -283,6 +286,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	s.background.Go(func() { qc.Run(bgCtx) })
 	s.background.Go(func() { s.backend.RunCompactor(bgCtx, 5*time.Minute) })
 	s.authz.start(bgCtx, s)
+	s.background.Go(func() { s.ensurePriorityClasses(bgCtx) })
 
 	var profiling http.Handler
 	if !cfg.DisableProfiling {
@@ -597,6 +601,12 @@ func (s *Server) healthHandler() http.Handler {
 			return nil
 		}})
 	}
+	ready = append(ready, health.Check{Name: "poststarthook/scheduling/bootstrap-system-priority-classes", Func: func(context.Context) error {
+		if !s.priorityClassesEnsured.Load() {
+			return errors.New("system priority classes not yet created")
+		}
+		return nil
+	}})
 	ready = append(ready, health.Check{Name: "shutdown", Func: func(context.Context) error {
 		if s.shuttingDown.Load() {
 			return errors.New("process is shutting down")

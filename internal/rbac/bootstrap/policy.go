@@ -1,9 +1,9 @@
 // Package bootstrap holds upstream's default RBAC policy, the roles and
-// bindings every kube-apiserver creates at start, restricted to those that
-// matter for a server without nodes, pods or controllers of its own, and
-// reconciles stored objects with it: what is missing is added, what users
-// added is kept, and objects annotated
-// rbac.authorization.kubernetes.io/autoupdate: "false" are left alone.
+// bindings every kube-apiserver creates at start (those of components and
+// controllers that do not run here included), and reconciles stored
+// objects with it: what is missing is added, what users added is kept,
+// and objects annotated rbac.authorization.kubernetes.io/autoupdate:
+// "false" are left alone.
 package bootstrap
 
 import (
@@ -15,20 +15,29 @@ import (
 
 // The groups the default rules name.
 const (
-	core          = ""
-	apps          = "apps"
-	authnGroup    = "authentication.k8s.io"
-	authzGroup    = "authorization.k8s.io"
-	autoscaling   = "autoscaling"
-	batch         = "batch"
-	coordination  = "coordination.k8s.io"
-	discoveryK8s  = "discovery.k8s.io"
-	events        = "events.k8s.io"
-	extensions    = "extensions"
-	networking    = "networking.k8s.io"
-	policy        = "policy"
-	rbacGroup     = rbacv1.GroupName
-	resourceGroup = "resource.k8s.io"
+	core               = ""
+	admissionGroup     = "admissionregistration.k8s.io"
+	apiextensionsGroup = "apiextensions.k8s.io"
+	apps               = "apps"
+	authnGroup         = "authentication.k8s.io"
+	authzGroup         = "authorization.k8s.io"
+	autoscaling        = "autoscaling"
+	batch              = "batch"
+	certificatesGroup  = "certificates.k8s.io"
+	coordination       = "coordination.k8s.io"
+	customMetrics      = "custom.metrics.k8s.io"
+	discoveryK8s       = "discovery.k8s.io"
+	events             = "events.k8s.io"
+	extensions         = "extensions"
+	externalMetrics    = "external.metrics.k8s.io"
+	metricsGroup       = "metrics.k8s.io"
+	networking         = "networking.k8s.io"
+	nodeGroup          = "node.k8s.io"
+	policy             = "policy"
+	rbacGroup          = rbacv1.GroupName
+	resourceGroup      = "resource.k8s.io"
+	storageGroup       = "storage.k8s.io"
+	storageMigration   = "storagemigration.k8s.io"
 )
 
 // Verb sets of the default roles.
@@ -56,6 +65,17 @@ func rule(verbs, groups []string, resources ...string) rbacv1.PolicyRule {
 	return rbacv1.PolicyRule{Verbs: set(verbs), APIGroups: set(groups), Resources: set(resources)}
 }
 
+// named is r restricted to the objects names.
+func named(r rbacv1.PolicyRule, names ...string) rbacv1.PolicyRule {
+	r.ResourceNames = set(names)
+	return r
+}
+
+// recordEvents is the rule of every component that records events.
+func recordEvents() rbacv1.PolicyRule {
+	return rule(v("create", "update", "patch"), g(core, events), "events")
+}
+
 // urls is a non-resource rule.
 func urls(verbs []string, paths ...string) rbacv1.PolicyRule {
 	return rbacv1.PolicyRule{Verbs: set(verbs), NonResourceURLs: set(paths)}
@@ -73,9 +93,21 @@ func v(verbs ...string) []string  { return verbs }
 // ClusterRoles returns the default ClusterRoles, as upstream defines them
 // with its feature gates at their defaults (dynamic resource allocation
 // on; workloads, pod groups and eviction requests off; /flagz and
-// /statusz on).
+// /statusz on): the users' roles, then those of the components
+// (componentRoles) and of the controllers (controllerRoles).
 func ClusterRoles() []rbacv1.ClusterRole {
-	roles := []rbacv1.ClusterRole{
+	roles := append(append(userRoles(), componentRoles()...), controllerRoles()...)
+	for i := range roles {
+		defaultMetadata(&roles[i].ObjectMeta)
+	}
+	return roles
+}
+
+// userRoles are the roles for people and the discovery every client
+// does: the aggregated admin, edit and view, cluster-admin, and the
+// roles bound to every (authenticated) user.
+func userRoles() []rbacv1.ClusterRole {
+	return []rbacv1.ClusterRole{
 		{
 			ObjectMeta: metav1.ObjectMeta{Name: "cluster-admin"},
 			Rules: []rbacv1.PolicyRule{
@@ -149,10 +181,6 @@ func ClusterRoles() []rbacv1.ClusterRole {
 				"/openid/v1/jwks", "/openid/v1/jwks/")},
 		},
 	}
-	for i := range roles {
-		defaultMetadata(&roles[i].ObjectMeta)
-	}
-	return roles
 }
 
 func aggregating(label string) *rbacv1.AggregationRule {
@@ -215,16 +243,17 @@ func editRules() []rbacv1.PolicyRule {
 // (system:masters) are cluster-admin, every authenticated user may
 // discover the API and review its own access, everyone may read the
 // health and version endpoints, and service accounts the issuer's
-// discovery documents.
+// discovery documents; then the components' and the controllers'.
 func ClusterRoleBindings() []rbacv1.ClusterRoleBinding {
-	bindings := []rbacv1.ClusterRoleBinding{
+	bindings := append([]rbacv1.ClusterRoleBinding{
 		groupBinding("cluster-admin", "system:masters"),
 		groupBinding("system:monitoring", "system:monitoring"),
 		groupBinding("system:discovery", "system:authenticated"),
 		groupBinding("system:basic-user", "system:authenticated"),
 		groupBinding("system:public-info-viewer", "system:authenticated", "system:unauthenticated"),
 		groupBinding("system:service-account-issuer-discovery", "system:serviceaccounts"),
-	}
+	}, componentBindings()...)
+	bindings = append(bindings, controllerBindings()...)
 	for i := range bindings {
 		defaultMetadata(&bindings[i].ObjectMeta)
 	}
@@ -233,14 +262,40 @@ func ClusterRoleBindings() []rbacv1.ClusterRoleBinding {
 
 // groupBinding binds the ClusterRole of the same name to groups.
 func groupBinding(role string, groups ...string) rbacv1.ClusterRoleBinding {
-	b := rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: role},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacGroup, Kind: "ClusterRole", Name: role},
-	}
+	b := rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: role}, RoleRef: clusterRoleRef(role)}
 	for _, name := range groups {
 		b.Subjects = append(b.Subjects, rbacv1.Subject{Kind: rbacv1.GroupKind, APIGroup: rbacGroup, Name: name})
 	}
 	return b
+}
+
+// userBinding binds the ClusterRole role, and names the binding, for one
+// user.
+func userBinding(role, name string) rbacv1.ClusterRoleBinding {
+	return rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: role}, RoleRef: clusterRoleRef(role), Subjects: []rbacv1.Subject{user(name)}}
+}
+
+// serviceAccountBinding binds the ClusterRole role, and names the
+// binding, for one service account.
+func serviceAccountBinding(role, namespace, name string) rbacv1.ClusterRoleBinding {
+	return rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: role},
+		RoleRef:    clusterRoleRef(role),
+		Subjects:   []rbacv1.Subject{serviceAccount(namespace, name)},
+	}
+}
+
+func clusterRoleRef(name string) rbacv1.RoleRef {
+	return rbacv1.RoleRef{APIGroup: rbacGroup, Kind: "ClusterRole", Name: name}
+}
+
+func user(name string) rbacv1.Subject {
+	return rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacGroup, Name: name}
+}
+
+// serviceAccount is a service account subject, which names no apiGroup.
+func serviceAccount(namespace, name string) rbacv1.Subject {
+	return rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Namespace: namespace, Name: name}
 }
 
 func defaultMetadata(m *metav1.ObjectMeta) {

@@ -24,9 +24,7 @@ func ReconcileClusterRole(existing, expected *rbacv1.ClusterRole) (out *rbacv1.C
 		return existing, false
 	}
 	out = existing.DeepCopy()
-	out.Annotations = merge(expected.Annotations, existing.Annotations)
-	out.Labels = merge(expected.Labels, existing.Labels)
-	changed = !reflect.DeepEqual(out.Annotations, existing.Annotations) || !reflect.DeepEqual(out.Labels, existing.Labels)
+	changed = reconcileMeta(&out.ObjectMeta, &expected.ObjectMeta)
 	if _, missing := rbac.Covers(existing.Rules, expected.Rules); len(missing) > 0 {
 		out.Rules = append(out.Rules, missing...)
 		changed = true
@@ -53,6 +51,25 @@ func ReconcileClusterRole(existing, expected *rbacv1.ClusterRole) (out *rbacv1.C
 	return out, changed
 }
 
+// ReconcileRole is ReconcileClusterRole for a namespace's Role, which
+// aggregates nothing.
+func ReconcileRole(existing, expected *rbacv1.Role) (out *rbacv1.Role, changed bool) {
+	asCluster := func(r *rbacv1.Role) *rbacv1.ClusterRole {
+		return &rbacv1.ClusterRole{TypeMeta: r.TypeMeta, ObjectMeta: r.ObjectMeta, Rules: r.Rules}
+	}
+	c, changed := ReconcileClusterRole(asCluster(existing), asCluster(expected))
+	return &rbacv1.Role{TypeMeta: c.TypeMeta, ObjectMeta: c.ObjectMeta, Rules: c.Rules}, changed
+}
+
+// reconcileMeta adds to meta the labels and annotations expected has and
+// it lacks (its own values win), and reports whether it changed.
+func reconcileMeta(meta, expected *metav1.ObjectMeta) bool {
+	annotations, labels := merge(expected.Annotations, meta.Annotations), merge(expected.Labels, meta.Labels)
+	changed := !reflect.DeepEqual(annotations, meta.Annotations) || !reflect.DeepEqual(labels, meta.Labels)
+	meta.Annotations, meta.Labels = annotations, labels
+	return changed
+}
+
 func containsSelector(sels []metav1.LabelSelector, s metav1.LabelSelector) bool {
 	for _, x := range sels {
 		if equality.Semantic.DeepEqual(x, s) {
@@ -75,9 +92,7 @@ func ReconcileClusterRoleBinding(existing, expected *rbacv1.ClusterRoleBinding) 
 		return expected, true, true
 	}
 	out = existing.DeepCopy()
-	out.Annotations = merge(expected.Annotations, existing.Annotations)
-	out.Labels = merge(expected.Labels, existing.Labels)
-	changed = !reflect.DeepEqual(out.Annotations, existing.Annotations) || !reflect.DeepEqual(out.Labels, existing.Labels)
+	changed = reconcileMeta(&out.ObjectMeta, &expected.ObjectMeta)
 	for _, s := range expected.Subjects {
 		if !containsSubject(existing.Subjects, s) {
 			out.Subjects = append(out.Subjects, s)
@@ -85,6 +100,16 @@ func ReconcileClusterRoleBinding(existing, expected *rbacv1.ClusterRoleBinding) 
 		}
 	}
 	return out, changed, false
+}
+
+// ReconcileRoleBinding is ReconcileClusterRoleBinding for a namespace's
+// RoleBinding.
+func ReconcileRoleBinding(existing, expected *rbacv1.RoleBinding) (out *rbacv1.RoleBinding, changed, recreate bool) {
+	asCluster := func(b *rbacv1.RoleBinding) *rbacv1.ClusterRoleBinding {
+		return &rbacv1.ClusterRoleBinding{TypeMeta: b.TypeMeta, ObjectMeta: b.ObjectMeta, Subjects: b.Subjects, RoleRef: b.RoleRef}
+	}
+	c, changed, recreate := ReconcileClusterRoleBinding(asCluster(existing), asCluster(expected))
+	return &rbacv1.RoleBinding{TypeMeta: c.TypeMeta, ObjectMeta: c.ObjectMeta, Subjects: c.Subjects, RoleRef: c.RoleRef}, changed, recreate
 }
 
 // containsSubject compares subjects as upstream does: a ServiceAccount's
