@@ -66,7 +66,28 @@ var (
 	_ registry.Creator  = localSubjectAccessReviewHooks{}
 	_ registry.Creator  = selfSubjectAccessReviewHooks{}
 	_ registry.Creator  = selfSubjectRulesReviewHooks{}
+	_ registry.Zeroer   = subjectAccessReviewHooks{}
 )
+
+// The reviews' zero objects, from which the field manager works out what
+// a review's create owns, as upstream's does from a new typed review: its
+// spec, never omitted, is there before the create (no "." in f:spec).
+
+func (subjectAccessReviewHooks) ZeroObject() map[string]any {
+	return Typed[authorizationv1.SubjectAccessReview]{}.ZeroObject()
+}
+
+func (localSubjectAccessReviewHooks) ZeroObject() map[string]any {
+	return Typed[authorizationv1.LocalSubjectAccessReview]{}.ZeroObject()
+}
+
+func (selfSubjectAccessReviewHooks) ZeroObject() map[string]any {
+	return Typed[authorizationv1.SelfSubjectAccessReview]{}.ZeroObject()
+}
+
+func (selfSubjectRulesReviewHooks) ZeroObject() map[string]any {
+	return Typed[authorizationv1.SelfSubjectRulesReview]{}.ZeroObject()
+}
 
 var (
 	sarTyped  = Typed[authorizationv1.SubjectAccessReview]{Kind: "SubjectAccessReview", Version: "v1"}

@@ -36,7 +36,16 @@ type tokenReviewHooks struct {
 	audiences []string
 }
 
-var _ registry.Creator = tokenReviewHooks{}
+var (
+	_ registry.Creator = tokenReviewHooks{}
+	_ registry.Zeroer  = tokenReviewHooks{}
+)
+
+// ZeroObject implements registry.Zeroer: a review's spec is there before
+// its create, as in upstream's new typed TokenReview.
+func (tokenReviewHooks) ZeroObject() map[string]any {
+	return Typed[authenticationv1.TokenReview]{}.ZeroObject()
+}
 
 // Create answers the review as upstream does: the token is authenticated
 // as if a request presented it; status.error says why it was not.
