@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -196,31 +197,50 @@ func retry(ctx context.Context, log *slog.Logger, what string, fn func() error) 
 
 // reconcilePolicy creates the default ClusterRoles, Roles and their
 // bindings, and adds to stored ones what they lack. Writes are
-// compare-and-swap, so replicas starting together agree.
+// compare-and-swap, so replicas starting together agree; they go out
+// several at a time, which etcd commits together: one by one, a first
+// start would wait for a hundred and fifty commits in turn.
 func (a *authorization) reconcilePolicy(ctx context.Context, s *Server) error {
+	var writes []func() error
 	clusterRoles, roles := keyPrefix(s.cfg.EtcdPrefix, clusterRolesGR), keyPrefix(s.cfg.EtcdPrefix, rolesGR)
 	for _, want := range bootstrap.ClusterRoles() {
-		if err := writeReconciled(ctx, s.raw, clusterRoles+want.Name, rbacv1.SchemeGroupVersion.WithKind("ClusterRole"), orCreate(&want, bootstrap.ReconcileClusterRole)); err != nil {
-			return err
-		}
+		writes = append(writes, func() error {
+			return writeReconciled(ctx, s.raw, clusterRoles+want.Name, rbacv1.SchemeGroupVersion.WithKind("ClusterRole"), orCreate(&want, bootstrap.ReconcileClusterRole))
+		})
 	}
 	for _, want := range bootstrap.Roles() {
-		if err := writeReconciled(ctx, s.raw, roles+want.Namespace+"/"+want.Name, rbacv1.SchemeGroupVersion.WithKind("Role"), orCreate(&want, bootstrap.ReconcileRole)); err != nil {
-			return err
-		}
+		writes = append(writes, func() error {
+			return writeReconciled(ctx, s.raw, roles+want.Namespace+"/"+want.Name, rbacv1.SchemeGroupVersion.WithKind("Role"), orCreate(&want, bootstrap.ReconcileRole))
+		})
 	}
 	clusterBindings, bindings := keyPrefix(s.cfg.EtcdPrefix, clusterRoleBindingsGR), keyPrefix(s.cfg.EtcdPrefix, roleBindingsGR)
 	for _, want := range bootstrap.ClusterRoleBindings() {
-		if err := reconcileBinding(ctx, s.raw, clusterBindings+want.Name, rbacv1.SchemeGroupVersion.WithKind("ClusterRoleBinding"), &want, bootstrap.ReconcileClusterRoleBinding); err != nil {
-			return err
-		}
+		writes = append(writes, func() error {
+			return reconcileBinding(ctx, s.raw, clusterBindings+want.Name, rbacv1.SchemeGroupVersion.WithKind("ClusterRoleBinding"), &want, bootstrap.ReconcileClusterRoleBinding)
+		})
 	}
 	for _, want := range bootstrap.RoleBindings() {
-		if err := reconcileBinding(ctx, s.raw, bindings+want.Namespace+"/"+want.Name, rbacv1.SchemeGroupVersion.WithKind("RoleBinding"), &want, bootstrap.ReconcileRoleBinding); err != nil {
-			return err
-		}
+		writes = append(writes, func() error {
+			return reconcileBinding(ctx, s.raw, bindings+want.Namespace+"/"+want.Name, rbacv1.SchemeGroupVersion.WithKind("RoleBinding"), &want, bootstrap.ReconcileRoleBinding)
+		})
 	}
-	return nil
+	return inParallel(16, writes)
+}
+
+// inParallel runs fns, at most n at a time, and returns their errors.
+func inParallel(n int, fns []func() error) error {
+	errs := make([]error, len(fns))
+	slots := make(chan struct{}, n)
+	var wg sync.WaitGroup
+	for i, fn := range fns {
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			errs[i] = fn()
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // orCreate is reconcile with want, or want itself where nothing is
@@ -332,7 +352,7 @@ func encodeTyped(obj any, kind schema.GroupVersionKind, create bool) ([]byte, er
 			"apiVersion": u["apiVersion"],
 			"time":       md["creationTimestamp"],
 			"fieldsType": "FieldsV1",
-			"fieldsV1":   createdFields(u),
+			"fieldsV1":   createdFields(u, zeroObject(obj)),
 		}}
 	}
 	return handler.EncodeStored(u)
@@ -345,11 +365,13 @@ const kubeAPIServer = "kube-apiserver"
 // createdFields are the fields a create of u owns, as upstream's field
 // manager records them: the keys of its labels and annotations, and each
 // other top-level field, an object member by member unless its schema
-// makes it atomic (a binding's roleRef). Only the kinds created at start
-// (RBAC objects, PriorityClasses) are written so: worked out here rather
-// than by a field manager, whose types would cost every start (the
-// server's tests check these against its field manager).
-func createdFields(u map[string]any) map[string]any {
+// makes it atomic (a binding's roleRef), and with itself (".") unless
+// zero, the new typed object, has it already (a Lease's spec). Only the
+// kinds written at start (RBAC objects, PriorityClasses, Leases) are
+// written so: worked out here rather than by a field manager, whose types
+// would cost every start (the server's tests check these against its
+// field manager).
+func createdFields(u, zero map[string]any) map[string]any {
 	fields := map[string]any{}
 	md := map[string]any{}
 	for _, key := range []string{"labels", "annotations"} {
@@ -365,11 +387,20 @@ func createdFields(u map[string]any) map[string]any {
 		case k == "apiVersion" || k == "kind" || k == "metadata" || v == nil:
 		case ok && k != "roleRef":
 			fields["f:"+k] = members(m)
+			if _, there := zero[k].(map[string]any); there {
+				delete(fields["f:"+k].(map[string]any), ".")
+			}
 		default:
 			fields["f:"+k] = map[string]any{}
 		}
 	}
 	return fields
+}
+
+// zeroObject is the unstructured zero value of obj's type, a pointer.
+func zeroObject(obj any) map[string]any {
+	zero, _ := runtime.DefaultUnstructuredConverter.ToUnstructured(reflect.New(reflect.TypeOf(obj).Elem()).Interface())
+	return zero
 }
 
 // members is the fieldsV1 of an object owned member by member.

@@ -6,10 +6,12 @@ import (
 	"testing"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
 
 	"github.com/crdserver/crdserver/internal/apply"
 	"github.com/crdserver/crdserver/internal/builtin"
@@ -26,7 +28,7 @@ func TestCreatedFields(t *testing.T) {
 		t.Fatal(err)
 	}
 	defs := map[string]*registry.Definition{}
-	for _, d := range append(a.definitions(), builtin.PriorityClasses()) {
+	for _, d := range append(a.definitions(), builtin.PriorityClasses(), builtin.Leases()) {
 		defs[d.Kind] = d
 	}
 	type object struct {
@@ -50,6 +52,12 @@ func TestCreatedFields(t *testing.T) {
 	for _, pc := range builtin.SystemPriorityClasses() {
 		objects = append(objects, object{&pc, pc.GroupVersionKind()})
 	}
+	lease := &coordinationv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "apiserver-x", Labels: map[string]string{identityLeaseLabel: "kube-apiserver", hostnameLabel: "h"},
+			Annotations: map[string]string{peerAddressAnnotation: "127.0.0.1:6443"}},
+		Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To("apiserver-x_1"), LeaseDurationSeconds: ptr.To[int32](3600), RenewTime: &metav1.MicroTime{Time: time.Now()}},
+	}
+	objects = append(objects, object{lease, coordinationv1.SchemeGroupVersion.WithKind("Lease")})
 	managers := map[string]*apply.Manager{}
 	for _, o := range objects {
 		o.obj.SetCreationTimestamp(metav1.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)))
@@ -65,6 +73,13 @@ func TestCreatedFields(t *testing.T) {
 		m := managers[o.kind.Kind]
 		if m == nil {
 			m = &apply.Manager{Types: apply.NewTypes(defs[o.kind.Kind]), GroupVersion: o.kind.GroupVersion(), Kind: o.kind.Kind}
+			// The object a create starts from, as the handler's
+			// managers have it: the new typed object.
+			if z, ok := defs[o.kind.Kind].Hooks.(registry.Zeroer); ok {
+				m.Zero = z.ZeroObject()
+			} else {
+				m.Zero = zeroObject(o.obj)
+			}
 			managers[o.kind.Kind] = m
 		}
 		delete(recorded["metadata"].(map[string]any), "managedFields")

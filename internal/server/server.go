@@ -360,6 +360,8 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		ln.Close()
 		return nil, err
 	}
+	lease := newIdentityLease(s)
+	s.background.Go(func() { lease.run(bgCtx) })
 	s.http = &http.Server{
 		Handler:           chain,
 		TLSConfig:         tlsCfg,
