@@ -37,6 +37,7 @@ import (
 //	GET /api/v1/namespaces?watch=1&resourceVersion=0&timeoutSeconds=1 body
 //	GET /apis/apps/v1 discovery
 //	GET /openapi/v3/apis/apps/v1 openapi
+//	GET /apis/rbac.authorization.k8s.io/v1/clusterroles bootstrap
 //	sleep 1.1s
 //	PATCH /api/v1/namespaces/default/secrets/s @s.yaml application/apply-patch+yaml samerv
 //
@@ -65,6 +66,8 @@ import (
 // "openapi" at the end compares the models of an OpenAPI document, v3 or
 // v2, without those only of what crdserver's documents leave out
 // (openapi.go), and prints a difference model by model.
+// "bootstrap" at the end compares the objects a server creates at start
+// as "body" does, without what differs by design (bootstrap.go).
 // "samerv" at the end compares whether the answer's resourceVersion is
 // the one the server's previous answer for the same path had: whether a
 // write that changes nothing is stored anyway. "sleep" waits (a second
@@ -88,6 +91,7 @@ type requestLine struct {
 	discovery   bool // compare a discovery document, as discovery.go says
 	raw         bool
 	openapi     bool // compare an OpenAPI document's models, as openapi.go says
+	bootstrap   bool // compare objects created at start, as bootstrap.go says
 	sameRV      bool
 	sleep       time.Duration // of a sleep line
 }
@@ -132,6 +136,8 @@ func readRequests(file string) ([]requestLine, error) {
 				r.compareBody, r.discovery = true, true
 			case last == "openapi":
 				r.compareBody, r.openapi = true, true
+			case last == "bootstrap":
+				r.compareBody, r.bootstrap = true, true
 			case strings.HasPrefix(last, "accept="):
 				r.accept = strings.TrimPrefix(last, "accept=")
 			case strings.HasPrefix(last, "ua="):
@@ -305,6 +311,9 @@ func (q *requester) do(ctx context.Context, r requestLine) (answer, error) {
 		}
 		if r.openapi {
 			obj = comparableOpenAPI(q.name, obj)
+		}
+		if r.bootstrap {
+			obj = comparableBootstrap(obj)
 		}
 		n, _ := json.Marshal(stable(obj))
 		a.body = "object " + string(n)
