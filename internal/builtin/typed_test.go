@@ -86,6 +86,11 @@ func TestZeroObject(t *testing.T) {
 		}},
 		{name: line(), def: Leases(), want: map[string]any{"spec": map[string]any{}}},
 		{name: line(), def: ClusterRoles(nil), want: map[string]any{"rules": nil}},
+		{name: line(), def: SubjectAccessReviews(nil), want: map[string]any{"spec": map[string]any{}}},
+		{name: line(), def: LocalSubjectAccessReviews(nil), want: map[string]any{"spec": map[string]any{}}},
+		{name: line(), def: SelfSubjectAccessReviews(nil), want: map[string]any{"spec": map[string]any{}}},
+		{name: line(), def: SelfSubjectRulesReviews(nil), want: map[string]any{"spec": map[string]any{}}},
+		{name: line(), def: TokenReviews(nil, nil), want: map[string]any{"spec": map[string]any{}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			z := tc.def.Hooks.(registry.Zeroer).ZeroObject()
