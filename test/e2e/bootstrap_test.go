@@ -15,7 +15,7 @@ import (
 // system PriorityClasses), and a restart reconciles them as upstream's
 // does: what a default role lost is added back beside what a user added,
 // deleted defaults come back, and objects annotated autoupdate=false keep
-// the user's edits.
+// the user's edits. The server keeps an identity Lease in kube-system.
 func TestRBACBootstrapAfterRestart(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -44,6 +44,12 @@ func TestRBACBootstrapAfterRestart(t *testing.T) {
 		if err != nil || pc.Value != value || pc.GlobalDefault || pc.Description == "" {
 			t.Errorf("priorityclass %s: %+v %v", name, pc, err)
 		}
+	}
+
+	// The replica's identity Lease.
+	leases, err := srv.Client.CoordinationV1().Leases("kube-system").List(ctx, metav1.ListOptions{LabelSelector: "apiserver.kubernetes.io/identity=kube-apiserver"})
+	if err != nil || len(leases.Items) != 1 || leases.Items[0].Spec.RenewTime == nil || *leases.Items[0].Spec.LeaseDurationSeconds != 3600 {
+		t.Errorf("identity leases: %+v %v, want one, renewed, for an hour", leases, err)
 	}
 
 	// A default role that lost rules and gained a label: the rules come
