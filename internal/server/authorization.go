@@ -159,6 +159,21 @@ func (a *authorization) ready() bool {
 	return true
 }
 
+// aggregated reports whether every aggregated ClusterRole in the index
+// has the rules its selectors pick.
+func (a *authorization) aggregated() bool {
+	roles := a.index.ClusterRoles()
+	for _, r := range roles {
+		if r.AggregationRule == nil {
+			continue
+		}
+		if _, changed, err := rbac.Aggregated(r, roles); changed && err == nil {
+			return false
+		}
+	}
+	return true
+}
+
 // policyNames are the names of the default ClusterRoles and
 // ClusterRoleBindings, which readiness looks for in the index.
 var policyNames = sync.OnceValues(func() (roles, bindings []string) {

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -47,6 +48,8 @@ type identityLease struct {
 	peer     string // host:port this replica serves on
 	now      func() time.Time
 	log      *slog.Logger
+	// written, if set, is set once the lease is first written.
+	written *atomic.Bool
 }
 
 func newIdentityLease(s *Server) *identityLease {
@@ -65,6 +68,7 @@ func newIdentityLease(s *Server) *identityLease {
 		peer:     peer,
 		now:      time.Now,
 		log:      s.log,
+		written:  &s.leaseWritten,
 	}
 }
 
@@ -87,6 +91,8 @@ func (l *identityLease) run(ctx context.Context) {
 	for {
 		if err := l.renew(ctx); err != nil && ctx.Err() == nil {
 			l.log.Warn("renewing the identity lease", "lease", l.name, "err", err)
+		} else if err == nil && l.written != nil {
+			l.written.Store(true)
 		}
 		select {
 		case <-ctx.Done():

@@ -11,6 +11,7 @@ import (
 	"net/http/pprof"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -73,7 +74,9 @@ type Server struct {
 	// priorityClassesEnsured is set once the system PriorityClasses are
 	// stored.
 	priorityClassesEnsured atomic.Bool
-	serveErr               chan error
+	// leaseWritten is set once the identity Lease is first written.
+	leaseWritten atomic.Bool
+	serveErr     chan error
 
 	// stopBackground ends the background loops (controllers, compactor);
 	// background counts them, so that Shutdown closes storage only once
@@ -553,8 +556,17 @@ func (s *Server) synced() bool { return s.stores.ready() && s.crds.served.Load()
 // when RBAC is not the authorizer).
 func (s *Server) bootstrapped() bool { return s.authz.mode != ModeRBAC || s.authz.ready() }
 
+// settled reports whether the rest of start-up's one-time work is done:
+// the system PriorityClasses stored, the identity Lease written, the
+// aggregated ClusterRoles filled. Code that runs after the drop below
+// faults back in.
+func (s *Server) settled() bool {
+	return s.priorityClassesEnsured.Load() && s.leaseWritten.Load() && (s.authz.mode != ModeRBAC || s.authz.aggregated())
+}
+
 // dropStartupPages waits until start-up is over (readyz's checks of the
-// caches and RBAC pass), then gives back the resident pages of the binary's
+// caches and RBAC pass, and the server settled), returns the heap start-up
+// freed, then gives back the resident pages of the binary's
 // code and read-only data that start-up mapped: the init functions of every
 // linked package and code run once, about 25 MB of an idle server's RSS.
 // What serving needs faults back in from the page cache (see textpages for
@@ -563,13 +575,17 @@ func (s *Server) bootstrapped() bool { return s.authz.mode != ModeRBAC || s.auth
 func (s *Server) dropStartupPages(ctx context.Context) {
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
-	for !s.synced() || !s.bootstrapped() {
+	for !s.synced() || !s.bootstrapped() || !s.settled() {
 		select {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
 		}
 	}
+	// Start-up's garbage (the bootstrap policy built and written, the
+	// caches filled) goes back to the system now rather than when the
+	// scavenger comes to it: an idle server's heap is a few megabytes.
+	debug.FreeOSMemory()
 	ranges, err := textpages.Drop()
 	if err != nil {
 		s.log.Warn("dropping start-up pages", "err", err)
