@@ -126,7 +126,9 @@ current-context: admin
 }
 
 // writeCredentials writes a service account signing key and a static
-// token file with one admin (system:masters) token, which it returns.
+// token file with one admin (system:masters) token, which it returns. The
+// admin has no uid, as crdserver's (a client certificate's) has none:
+// kubectl auth whoami prints the same user on both.
 func writeCredentials(keyPath, tokensPath string) (string, error) {
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
@@ -142,7 +144,7 @@ func writeCredentials(keyPath, tokensPath string) (string, error) {
 	b := make([]byte, 16)
 	rand.Read(b)
 	token := hex.EncodeToString(b)
-	line := token + `,admin,admin,"system:masters"` + "\n"
+	line := token + `,admin,,"system:masters"` + "\n"
 	return token, os.WriteFile(tokensPath, []byte(line), 0o600)
 }
 

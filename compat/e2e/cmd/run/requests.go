@@ -78,6 +78,9 @@ import (
 // same path (a delete's preconditions that hold), and that
 // resourceVersion is left out of a Status's message as uids are (a
 // precondition's conflict quotes the stored object's).
+//
+// A line "kubectl ARGS..." runs kubectl against both servers and
+// compares what it prints (see kubectl.go); it mixes with requests.
 type requestLine struct {
 	line        int
 	mode        string // "", "setup", "wait" or "sleep"
@@ -94,6 +97,11 @@ type requestLine struct {
 	bootstrap   bool // compare objects created at start, as bootstrap.go says
 	sameRV      bool
 	sleep       time.Duration // of a sleep line
+	// Of a kubectl line (kubectl.go): its arguments, its standard input
+	// and the kubectl release that runs it.
+	kubectl        []string
+	stdin          []byte
+	kubectlVersion string
 }
 
 func readRequests(file string) ([]requestLine, error) {
@@ -120,6 +128,15 @@ func readRequests(file string) ([]requestLine, error) {
 		r := requestLine{line: n, contentType: "application/json"}
 		if fields[0] == "setup" || fields[0] == "wait" {
 			r.mode, fields = fields[0], fields[1:]
+		}
+		if len(fields) > 0 && fields[0] == "kubectl" {
+			text := strings.TrimSpace(sc.Text())
+			text = strings.TrimSpace(strings.TrimPrefix(text, r.mode))
+			if err := parseKubectl(&r, strings.TrimPrefix(text, "kubectl"), filepath.Dir(file)); err != nil {
+				return nil, fmt.Errorf("%s:%d: %w", file, n, err)
+			}
+			out = append(out, r)
+			continue
 		}
 		// Modifiers end the line, in any order.
 	modifiers:
@@ -192,14 +209,16 @@ func (a answer) String() string {
 }
 
 type requester struct {
-	name    string
-	client  *http.Client
-	url     string
-	lastRV  map[string]string // of the previous answer by path that had one
-	lastUID map[string]string // likewise
+	name       string
+	client     *http.Client
+	url        string
+	kubeconfig string            // the admin's, for kubectl lines
+	home       string            // kubectl's home: its discovery cache
+	lastRV     map[string]string // of the previous answer by path that had one
+	lastUID    map[string]string // likewise
 }
 
-func newRequester(p *process) (*requester, error) {
+func newRequester(p *process, home string) (*requester, error) {
 	cfg, err := clientcmd.BuildConfigFromFlags("", p.kubeconfig)
 	if err != nil {
 		return nil, err
@@ -208,7 +227,7 @@ func newRequester(p *process) (*requester, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &requester{name: p.name, client: c, url: strings.TrimSuffix(cfg.Host, "/"), lastRV: map[string]string{}, lastUID: map[string]string{}}, nil
+	return &requester{name: p.name, client: c, url: strings.TrimSuffix(cfg.Host, "/"), kubeconfig: p.kubeconfig, home: home, lastRV: map[string]string{}, lastUID: map[string]string{}}, nil
 }
 
 func (q *requester) do(ctx context.Context, r requestLine) (answer, error) {
@@ -484,7 +503,7 @@ func runRequests(ctx context.Context, paths paths, dir, file string) (failed boo
 			return false, fmt.Errorf("%s: %w", name, err)
 		}
 		defer p.stop()
-		q, err := newRequester(p)
+		q, err := newRequester(p, filepath.Join(sdir, "kubectl-home"))
 		if err != nil {
 			return false, err
 		}
@@ -498,10 +517,16 @@ func runRequests(ctx context.Context, paths paths, dir, file string) (failed boo
 		}
 		var answers []answer
 		for _, q := range servers {
-			a, err := q.do(ctx, r)
-			for deadline := time.Now().Add(30 * time.Second); r.mode == "wait" && (err != nil || a.code != http.StatusOK) && time.Now().Before(deadline); {
+			do, ok := q.do, http.StatusOK
+			if r.kubectl != nil {
+				do, ok = func(ctx context.Context, r requestLine) (answer, error) {
+					return kubectlRun(ctx, r, q.kubeconfig, q.home, filepath.Dir(file))
+				}, 0
+			}
+			a, err := do(ctx, r)
+			for deadline := time.Now().Add(30 * time.Second); r.mode == "wait" && (err != nil || a.code != ok) && time.Now().Before(deadline); {
 				time.Sleep(100 * time.Millisecond)
-				a, err = q.do(ctx, r)
+				a, err = do(ctx, r)
 			}
 			if err != nil {
 				return false, fmt.Errorf("line %d: %s: %w", r.line, q.name, err)
@@ -513,6 +538,10 @@ func runRequests(ctx context.Context, paths paths, dir, file string) (failed boo
 		}
 		if a, b := answers[0], answers[1]; a != b {
 			failed = true
+			if r.kubectl != nil {
+				fmt.Printf("line %d: kubectl %s\n  crdserver exit %d, kube-apiserver exit %d; - crdserver, + kube-apiserver:\n%s", r.line, r.path, a.code, b.code, lineDiff(a.body, b.body))
+				continue
+			}
 			var models string
 			if r.openapi && a.body != b.body {
 				models = modelsDiff(a.body, b.body)
