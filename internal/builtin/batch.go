@@ -72,6 +72,12 @@ var (
 // trip through the Go type leaves to the handler, so the map is set here.
 func (h jobHooks) Default(obj map[string]any) {
 	h.kindHooks.Default(obj)
+	labelsFromTemplate(obj)
+}
+
+// labelsFromTemplate gives obj, a Job without labels, its pod template's
+// labels.
+func labelsFromTemplate(obj map[string]any) {
 	md, _ := obj["metadata"].(map[string]any)
 	if md == nil {
 		return
@@ -97,7 +103,8 @@ const (
 
 // PrepareForCreate defaults the job and, unless spec.manualSelector, gives
 // it upstream's generated selector: the pod template is labelled with the
-// job's name and uid, which the selector matches.
+// job's name and uid, which the selector matches, and so is a Job that
+// has no labels of its own.
 func (h jobHooks) PrepareForCreate(obj map[string]any) {
 	md, _ := obj["metadata"].(map[string]any)
 	name, _ := md["name"].(string)
@@ -109,6 +116,9 @@ func (h jobHooks) PrepareForCreate(obj map[string]any) {
 			generateJobSelector(j, name, uid)
 		}
 	})
+	// Upstream defaults the Job again as it reads it back from storage:
+	// one without labels takes the template's, generated ones included.
+	labelsFromTemplate(obj)
 }
 
 func generateJobSelector(j *batchv1.Job, name, uid string) {

@@ -168,9 +168,15 @@ func TestJobDefaults(t *testing.T) {
 		t.Errorf("selector %v", sel)
 	}
 	l := lookup(obj, "spec.template.metadata.labels").(map[string]any)
+	// The Job without labels takes its template's, as upstream's
+	// defaulting gives them when it reads the Job back.
+	jl, _ := lookup(obj, "metadata.labels").(map[string]any)
 	for k, v := range map[string]string{jobNameLabel: "pi", legacyJobNameLabel: "pi", controllerUIDLabel: uid, legacyControllerUIDLabel: uid} {
 		if l[k] != v {
 			t.Errorf("template label %s = %v, want %s", k, l[k], v)
+		}
+		if jl[k] != v {
+			t.Errorf("job label %s = %v, want %s", k, jl[k], v)
 		}
 	}
 	if got := Jobs().Hooks.(registry.FieldComputer).ComputedFields(obj); got["status.successful"] != "0" {
