@@ -198,8 +198,8 @@ func (h endpointSliceHooks) Default(obj map[string]any) {
 }
 
 // defaultService applies upstream's defaults for what resolution reads:
-// the type, protocols and target ports, session affinity and the internal
-// traffic policy.
+// the type, protocols and target ports, session affinity, the internal and
+// external traffic policies and a load balancer's node ports.
 func defaultService(obj map[string]any) {
 	spec := mapField(obj, "spec")
 	if spec["type"] == nil || spec["type"] == "" {
@@ -211,6 +211,19 @@ func defaultService(obj map[string]any) {
 	// Every type but ExternalName routes inside the cluster.
 	if spec["internalTrafficPolicy"] == nil && spec["type"] != string(corev1.ServiceTypeExternalName) {
 		spec["internalTrafficPolicy"] = string(corev1.ServiceInternalTrafficPolicyCluster)
+	}
+	// A Service reachable from outside (a node port, a load balancer,
+	// external IPs) routes to every endpoint of the cluster, and a load
+	// balancer gets node ports.
+	typ := spec["type"]
+	externalIPs, _ := spec["externalIPs"].([]any)
+	external := typ == string(corev1.ServiceTypeNodePort) || typ == string(corev1.ServiceTypeLoadBalancer) ||
+		typ == string(corev1.ServiceTypeClusterIP) && len(externalIPs) > 0
+	if external && (spec["externalTrafficPolicy"] == nil || spec["externalTrafficPolicy"] == "") {
+		spec["externalTrafficPolicy"] = string(corev1.ServiceExternalTrafficPolicyCluster)
+	}
+	if typ == string(corev1.ServiceTypeLoadBalancer) && spec["allocateLoadBalancerNodePorts"] == nil {
+		spec["allocateLoadBalancerNodePorts"] = true
 	}
 	ports, _ := spec["ports"].([]any)
 	for _, p := range ports {

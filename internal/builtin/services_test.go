@@ -80,24 +80,33 @@ spec:
 	}
 }
 
-// Upstream defaults a Service's session affinity whatever its type, and
-// its internal traffic policy unless it is an ExternalName.
+// Upstream defaults a Service's session affinity whatever its type, its
+// internal traffic policy unless it is an ExternalName, its external
+// traffic policy when it is reachable from outside (a node port, a load
+// balancer, external IPs), and a load balancer's node ports.
 func TestServiceDefaultsByType(t *testing.T) {
 	h := Services(nil).Hooks.(serviceHooks)
 	for _, tc := range []struct {
-		name, spec              string
-		affinity, trafficPolicy any
+		name, spec                                   string
+		affinity, trafficPolicy, external, allocates any
 	}{
-		{line(), `{ports: [{port: 80}]}`, "None", "Cluster"},
-		{line(), `{type: ExternalName, externalName: example.com}`, "None", nil},
-		{line(), `{type: ExternalName, externalName: example.com, sessionAffinity: ClientIP}`, "ClientIP", nil},
-		{line(), `{type: NodePort, ports: [{port: 80}], internalTrafficPolicy: Local}`, "None", "Local"},
+		{line(), `{ports: [{port: 80}]}`, "None", "Cluster", nil, nil},
+		{line(), `{type: ExternalName, externalName: example.com}`, "None", nil, nil, nil},
+		{line(), `{type: ExternalName, externalName: example.com, sessionAffinity: ClientIP}`, "ClientIP", nil, nil, nil},
+		{line(), `{type: NodePort, ports: [{port: 80}], internalTrafficPolicy: Local}`, "None", "Local", "Cluster", nil},
+		{line(), `{type: NodePort, ports: [{port: 80}], externalTrafficPolicy: Local}`, "None", "Cluster", "Local", nil},
+		{line(), `{type: LoadBalancer, ports: [{port: 80}]}`, "None", "Cluster", "Cluster", true},
+		{line(), `{type: LoadBalancer, ports: [{port: 80}], allocateLoadBalancerNodePorts: false}`, "None", "Cluster", "Cluster", false},
+		{line(), `{ports: [{port: 80}], externalIPs: [192.0.2.1]}`, "None", "Cluster", "Cluster", nil},
 	} {
 		obj := decodeYAML(t, `{apiVersion: v1, kind: Service, metadata: {name: s}, spec: `+tc.spec+`}`)
 		h.Default(obj)
 		spec := obj["spec"].(map[string]any)
-		if spec["sessionAffinity"] != tc.affinity || spec["internalTrafficPolicy"] != tc.trafficPolicy {
-			t.Errorf("%s: sessionAffinity %v, internalTrafficPolicy %v; want %v, %v", tc.name, spec["sessionAffinity"], spec["internalTrafficPolicy"], tc.affinity, tc.trafficPolicy)
+		if spec["sessionAffinity"] != tc.affinity || spec["internalTrafficPolicy"] != tc.trafficPolicy ||
+			spec["externalTrafficPolicy"] != tc.external || spec["allocateLoadBalancerNodePorts"] != tc.allocates {
+			t.Errorf("%s: sessionAffinity %v, internalTrafficPolicy %v, externalTrafficPolicy %v, allocateLoadBalancerNodePorts %v; want %v, %v, %v, %v", tc.name,
+				spec["sessionAffinity"], spec["internalTrafficPolicy"], spec["externalTrafficPolicy"], spec["allocateLoadBalancerNodePorts"],
+				tc.affinity, tc.trafficPolicy, tc.external, tc.allocates)
 		}
 	}
 }
