@@ -177,6 +177,19 @@ func defaultStatefulSet(ss *appsv1.StatefulSet) {
 	setDefault(&s.Replicas, 1)
 	setDefault(&s.RevisionHistoryLimit, 10)
 	defaultPodTemplate(&s.Template)
+	// Each claim template is a PersistentVolumeClaim with its defaults,
+	// and, as upstream's conversion writes it out, its apiVersion and
+	// kind.
+	for i := range s.VolumeClaimTemplates {
+		c := &s.VolumeClaimTemplates[i]
+		c.APIVersion, c.Kind = "v1", "PersistentVolumeClaim"
+		if c.Spec.VolumeMode == nil {
+			c.Spec.VolumeMode = ptr.To(corev1.PersistentVolumeFilesystem)
+		}
+		if c.Status.Phase == "" {
+			c.Status.Phase = corev1.ClaimPending
+		}
+	}
 }
 
 func defaultDaemonSet(ds *appsv1.DaemonSet) {
