@@ -86,6 +86,27 @@ func (f AuthorizerFunc) Authorize(ctx context.Context, a Attributes) (Decision, 
 
 var _ Authorizer = AuthorizerFunc(nil)
 
+// Named is a, the authorizer name of upstream's chain of authorizers
+// ("rbac" for RBAC), as that chain words its decisions: a reason given
+// with a decision that does not allow is prefixed with "name: " (the
+// chain collects such reasons from each authorizer it asks); an Allow's
+// reason is passed as it is.
+func Named(name string, a Authorizer) Authorizer {
+	return AuthorizerFunc(func(ctx context.Context, attrs Attributes) (Decision, string, error) {
+		d, reason, err := a.Authorize(ctx, attrs)
+		return d, NamedReason(name, d, reason), err
+	})
+}
+
+// NamedReason is reason, given by the authorizer name with d, as Named
+// words it.
+func NamedReason(name string, d Decision, reason string) string {
+	if d == Allow || reason == "" {
+		return reason
+	}
+	return name + ": " + reason
+}
+
 // AllowAll allows every request.
 var AllowAll Authorizer = AuthorizerFunc(func(context.Context, Attributes) (Decision, string, error) {
 	return Allow, "", nil

@@ -70,3 +70,24 @@ func TestPrivileged(t *testing.T) {
 		}
 	}
 }
+
+// Named prefixes the reasons of decisions that do not allow with the
+// authorizer's name, as upstream's chain words a denial
+// ("rbac: RBAC: role ... not found"), and passes an Allow's as it is.
+func TestNamed(t *testing.T) {
+	for _, tc := range []struct {
+		d            Decision
+		reason, want string
+	}{
+		{NoOpinion, `RBAC: role.rbac.authorization.k8s.io "r" not found`, `rbac: RBAC: role.rbac.authorization.k8s.io "r" not found`},
+		{Deny, "no", "rbac: no"},
+		{NoOpinion, "", ""},
+		{Allow, `RBAC: allowed by ClusterRoleBinding "b"`, `RBAC: allowed by ClusterRoleBinding "b"`},
+	} {
+		z := Named("rbac", AuthorizerFunc(func(context.Context, Attributes) (Decision, string, error) { return tc.d, tc.reason, nil }))
+		d, reason, err := z.Authorize(context.Background(), Attributes{})
+		if d != tc.d || reason != tc.want || err != nil {
+			t.Errorf("Named(%v, %q) = %v, %q, %v; want %q", tc.d, tc.reason, d, reason, err, tc.want)
+		}
+	}
+}

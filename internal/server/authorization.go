@@ -33,6 +33,10 @@ const (
 	ModeAlwaysAllow = "AlwaysAllow"
 )
 
+// rbacAuthorizerName is RBAC's name in upstream's chain of authorizers,
+// which prefixes its reasons for a denial.
+const rbacAuthorizerName = "rbac"
+
 var (
 	clusterRolesGR        = schema.GroupResource{Group: rbacv1.GroupName, Resource: "clusterroles"}
 	clusterRoleBindingsGR = schema.GroupResource{Group: rbacv1.GroupName, Resource: "clusterrolebindings"}
@@ -61,7 +65,7 @@ func newAuthorization(mode string) (*authorization, error) {
 	switch mode {
 	case "", ModeRBAC:
 		a.mode = ModeRBAC
-		a.chain = a.rbac
+		a.chain = authz.Named(rbacAuthorizerName, a.rbac)
 	case ModeAlwaysAllow:
 		// /metrics and /debug/pprof stay the admins' (authz.Privileged).
 		a.chain = authz.Privileged(authz.AllowAll)
@@ -87,7 +91,8 @@ var _ builtin.AccessReviewer = (*authorization)(nil)
 // configured chain, with RBAC's reason for what it allows.
 func (a *authorization) Authorize(ctx context.Context, attrs authz.Attributes) (authz.Decision, string, error) {
 	if a.mode == ModeRBAC {
-		return a.rbac.Explain(ctx, attrs)
+		d, reason, err := a.rbac.Explain(ctx, attrs)
+		return d, authz.NamedReason(rbacAuthorizerName, d, reason), err
 	}
 	return a.chain.Authorize(ctx, attrs)
 }

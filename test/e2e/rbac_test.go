@@ -169,7 +169,7 @@ func TestRBAC(t *testing.T) {
 		// denials.
 		dave := newUser(t, srv, "dave")
 		_, err := dave.client.CoreV1().ConfigMaps("team-a").Get(ctx, "c", metav1.GetOptions{})
-		if want := forbidden("get", "configmaps", "c", "team-a") + `: RBAC: role.rbac.authorization.k8s.io "not-created" not found`; err == nil || strings.Replace(err.Error(), `User "erin"`, `User "dave"`, 1) != strings.Replace(want, `User "erin"`, `User "dave"`, 1) {
+		if want := forbidden("get", "configmaps", "c", "team-a") + `: rbac: RBAC: role.rbac.authorization.k8s.io "not-created" not found`; err == nil || strings.Replace(err.Error(), `User "erin"`, `User "dave"`, 1) != strings.Replace(want, `User "erin"`, `User "dave"`, 1) {
 			t.Errorf("dave: %v\nwant %s", err, strings.Replace(want, `User "erin"`, `User "dave"`, 1))
 		}
 	})
