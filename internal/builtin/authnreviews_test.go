@@ -16,13 +16,14 @@ import (
 
 // fakeIssuer records what it was asked to sign.
 type fakeIssuer struct {
-	ns, name, uid string
-	auds          []string
-	ttl           time.Duration
+	ns, name, uid         string
+	auds                  []string
+	ttl                   time.Duration
+	secretName, secretUID string
 }
 
-func (f *fakeIssuer) Issue(ns, name, uid string, auds []string, ttl time.Duration) (string, time.Time, error) {
-	f.ns, f.name, f.uid, f.auds, f.ttl = ns, name, uid, auds, ttl
+func (f *fakeIssuer) IssueBound(ns, name, uid string, auds []string, ttl time.Duration, secretName, secretUID string) (string, time.Time, error) {
+	f.ns, f.name, f.uid, f.auds, f.ttl, f.secretName, f.secretUID = ns, name, uid, auds, ttl, secretName, secretUID
 	return "signed-token", time.Time{}, nil
 }
 
@@ -38,6 +39,7 @@ func TestTokenRequest(t *testing.T) {
 		body    map[string]any
 		auds    []string
 		ttl     time.Duration
+		secret  string // the uid of the Secret the token is bound to
 		code    int32
 		message string
 	}{
@@ -54,11 +56,28 @@ func TestTokenRequest(t *testing.T) {
 			code: 409, message: "the UID in the token request (uid-0) does not match the UID of the service account (uid-1)"},
 		{name: "bound to a pod", body: map[string]any{"spec": map[string]any{"boundObjectRef": map[string]any{"apiVersion": "v1", "kind": "Pod", "name": "p"}}},
 			code: 400, message: "cannot bind token to object of type /v1, Kind=Pod"},
+		// A Secret of the account's namespace, as upstream binds it.
+		{name: "bound to a secret", body: map[string]any{"spec": map[string]any{"boundObjectRef": map[string]any{"apiVersion": "v1", "kind": "Secret", "name": "creds"}}},
+			auds: []string{"https://kubernetes.default.svc.cluster.local"}, ttl: time.Hour, secret: "s-1"},
+		{name: "bound to a secret by uid", body: map[string]any{"spec": map[string]any{"boundObjectRef": map[string]any{"kind": "Secret", "name": "creds", "uid": "s-1"}}},
+			auds: []string{"https://kubernetes.default.svc.cluster.local"}, ttl: time.Hour, secret: "s-1"},
+		{name: "bound to a missing secret", body: map[string]any{"spec": map[string]any{"boundObjectRef": map[string]any{"kind": "Secret", "name": "nosuch"}}},
+			code: 404, message: `secrets "nosuch" not found`},
+		{name: "bound to a recreated secret", body: map[string]any{"spec": map[string]any{"boundObjectRef": map[string]any{"kind": "Secret", "name": "creds", "uid": "s-0"}}},
+			code: 409, message: `Operation cannot be fulfilled on Secret "creds": the UID in the bound object reference (s-0) does not match the UID in record. The object might have been deleted and then recreated`},
+		{name: "bound to another group's secret", body: map[string]any{"spec": map[string]any{"boundObjectRef": map[string]any{"apiVersion": "example.com/v1", "kind": "Secret", "name": "creds"}}},
+			code: 400, message: "cannot bind token to object of type example.com/v1, Kind=Secret"},
 	}
+	secrets := BoundSecretsFunc(func(_ context.Context, ns, name string) (string, bool, error) {
+		if ns == "ns1" && name == "creds" {
+			return "s-1", true, nil
+		}
+		return "", false, nil
+	})
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			iss := &fakeIssuer{}
-			d := WithTokenRequest(ServiceAccounts(), iss, nil)
+			d := WithTokenRequest(ServiceAccounts(), iss, secrets, nil)
 			h := d.Hooks.(tokenRequestHooks)
 			h.now = func() time.Time { return epoch }
 			out, err := h.CreateSubresource(context.Background(), "token", sa, c.body)
@@ -72,7 +91,8 @@ func TestTokenRequest(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if iss.ns != "ns1" || iss.name != "bot" || iss.uid != "uid-1" || !reflect.DeepEqual(iss.auds, c.auds) || iss.ttl != c.ttl {
+			if iss.ns != "ns1" || iss.name != "bot" || iss.uid != "uid-1" || !reflect.DeepEqual(iss.auds, c.auds) || iss.ttl != c.ttl ||
+				iss.secretUID != c.secret || (c.secret != "") != (iss.secretName == "creds") {
 				t.Errorf("signed %+v", iss)
 			}
 			st := out["status"].(map[string]any)
@@ -84,7 +104,7 @@ func TestTokenRequest(t *testing.T) {
 		})
 	}
 	// Discovery and OpenAPI learn of the subresource and its kind.
-	d := WithTokenRequest(ServiceAccounts(), &fakeIssuer{}, nil)
+	d := WithTokenRequest(ServiceAccounts(), &fakeIssuer{}, nil, nil)
 	other := d.Versions[0].Subresources.Other
 	if len(other) != 1 || other[0].Name != "token" || other[0].Kind.Kind != "TokenRequest" || len(ServiceAccounts().Versions[0].Subresources.Other) != 0 {
 		t.Errorf("subresources %+v", other)

@@ -18,12 +18,30 @@ import (
 
 // TokenIssuer signs service account tokens (satoken.Issuer).
 type TokenIssuer interface {
-	// Issue signs a token for the account, for audiences (nil: the
-	// server's), valid for ttl; it returns the token and its expiry.
-	Issue(namespace, name, uid string, audiences []string, ttl time.Duration) (string, time.Time, error)
+	// IssueBound signs a token for the account, for audiences (nil: the
+	// server's), valid for ttl, bound to the account's Secret secretName
+	// with secretUID (none when secretName is empty); it returns the
+	// token and its expiry.
+	IssueBound(namespace, name, uid string, audiences []string, ttl time.Duration, secretName, secretUID string) (string, time.Time, error)
 	// APIAudiences are the server's audiences, a request's default.
 	APIAudiences() []string
 }
+
+// BoundSecrets finds the Secret a token is bound to: its uid,
+// found=false when there is none.
+type BoundSecrets interface {
+	SecretUID(ctx context.Context, namespace, name string) (uid string, found bool, err error)
+}
+
+// BoundSecretsFunc adapts a function to BoundSecrets.
+type BoundSecretsFunc func(ctx context.Context, namespace, name string) (string, bool, error)
+
+// SecretUID calls f.
+func (f BoundSecretsFunc) SecretUID(ctx context.Context, namespace, name string) (string, bool, error) {
+	return f(ctx, namespace, name)
+}
+
+var _ BoundSecrets = BoundSecretsFunc(nil)
 
 // tokenRequestKind is what serviceaccounts/token takes and answers.
 var tokenRequestKind = schema.GroupVersionKind{Group: "authentication.k8s.io", Version: "v1", Kind: "TokenRequest"}
@@ -37,9 +55,10 @@ const (
 
 // WithTokenRequest adds the TokenRequest subresource (serviceaccounts/token,
 // behind `kubectl create token`) to the ServiceAccounts definition d; tokens
-// are signed by issuer. now is the clock of the answer's times (nil:
-// time.Now), the issuer's.
-func WithTokenRequest(d *registry.Definition, issuer TokenIssuer, now func() time.Time) *registry.Definition {
+// are signed by issuer, and may be bound to a Secret secrets finds (nil:
+// none). now is the clock of the answer's times (nil: time.Now), the
+// issuer's.
+func WithTokenRequest(d *registry.Definition, issuer TokenIssuer, secrets BoundSecrets, now func() time.Time) *registry.Definition {
 	cp := *d
 	cp.Versions = append([]registry.Version(nil), d.Versions...)
 	for i := range cp.Versions {
@@ -47,13 +66,14 @@ func WithTokenRequest(d *registry.Definition, issuer TokenIssuer, now func() tim
 		v.Subresources.Other = append(append([]registry.OtherSubresource(nil), v.Subresources.Other...),
 			registry.OtherSubresource{Name: "token", Verbs: []string{"create"}, Kind: &tokenRequestKind})
 	}
-	cp.Hooks = tokenRequestHooks{serviceAccountHooks: d.Hooks.(serviceAccountHooks), issuer: issuer, now: now}
+	cp.Hooks = tokenRequestHooks{serviceAccountHooks: d.Hooks.(serviceAccountHooks), issuer: issuer, secrets: secrets, now: now}
 	return &cp
 }
 
 type tokenRequestHooks struct {
 	serviceAccountHooks
-	issuer TokenIssuer
+	issuer  TokenIssuer
+	secrets BoundSecrets // nil: no token is bound to a Secret
 	// now is the clock; nil means time.Now.
 	now func() time.Time
 }
@@ -67,7 +87,7 @@ func (tokenRequestHooks) NewSubresourceProtobuf(string) registry.ProtoMessage {
 // CreateSubresource answers a TokenRequest for the ServiceAccount sa, as
 // upstream's: the body's name, namespace and uid, when given, must be the
 // account's; audiences default to the server's and the lifetime to an hour.
-func (h tokenRequestHooks) CreateSubresource(_ context.Context, _ string, sa, body map[string]any) (map[string]any, error) {
+func (h tokenRequestHooks) CreateSubresource(ctx context.Context, _ string, sa, body map[string]any) (map[string]any, error) {
 	var acct metav1.PartialObjectMetadata
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(sa, &acct); err != nil {
 		return nil, apierrors.NewInternalError(fmt.Errorf("reading service account: %w", err))
@@ -103,13 +123,29 @@ func (h tokenRequestHooks) CreateSubresource(_ context.Context, _ string, sa, bo
 	if errs := validateTokenRequest(&req); len(errs) > 0 {
 		return nil, apierrors.NewInvalid(gk, "", errs)
 	}
+	var secretName, secretUID string
 	if ref := req.Spec.BoundObjectRef; ref != nil {
-		// Pods, nodes and webhook configurations are not served here;
-		// upstream refuses kinds it cannot bind with the same words.
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("cannot bind token to object of type %s", schema.FromAPIVersionAndKind(ref.APIVersion, ref.Kind)))
+		gvk := schema.FromAPIVersionAndKind(ref.APIVersion, ref.Kind)
+		if gvk.Group != "" || gvk.Kind != "Secret" || h.secrets == nil {
+			// Pods, nodes and webhook configurations are not served
+			// here; upstream refuses kinds it cannot bind with the same
+			// words.
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("cannot bind token to object of type %s", gvk))
+		}
+		uid, found, err := h.secrets.SecretUID(ctx, acct.Namespace, ref.Name)
+		switch {
+		case err != nil:
+			return nil, apierrors.NewInternalError(err)
+		case !found:
+			return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "secrets"}, ref.Name)
+		case ref.UID != "" && string(ref.UID) != uid:
+			return nil, apierrors.NewConflict(schema.GroupResource{Group: gvk.Group, Resource: gvk.Kind}, ref.Name,
+				fmt.Errorf("the UID in the bound object reference (%s) does not match the UID in record. The object might have been deleted and then recreated", ref.UID))
+		}
+		secretName, secretUID = ref.Name, uid
 	}
 	ttl := time.Duration(*req.Spec.ExpirationSeconds) * time.Second
-	tok, _, err := h.issuer.Issue(acct.Namespace, name, string(acct.UID), req.Spec.Audiences, ttl)
+	tok, _, err := h.issuer.IssueBound(acct.Namespace, name, string(acct.UID), req.Spec.Audiences, ttl, secretName, secretUID)
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}

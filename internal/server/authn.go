@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
 	"github.com/crdserver/crdserver/internal/authn"
 	"github.com/crdserver/crdserver/internal/authn/satoken"
 	"github.com/crdserver/crdserver/internal/builtin"
@@ -43,7 +45,7 @@ func (s *Server) newAuthentication() (*authentication, error) {
 		url = satoken.DefaultIssuer
 	}
 	a := &authentication{
-		issuer: &satoken.Issuer{URL: url, Key: key, Accounts: satoken.AccountsFunc(s.serviceAccount)},
+		issuer: &satoken.Issuer{URL: url, Key: key, Accounts: satoken.AccountsFunc(s.serviceAccount), Secrets: satoken.AccountsFunc(s.boundSecret)},
 	}
 	if s.cfg.Clock != nil {
 		a.issuer.Now = s.cfg.Clock.Now
@@ -98,9 +100,29 @@ func (a *authentication) definitions() []*registry.Definition {
 // serviceAccount reads a ServiceAccount from the watch cache, for token
 // verification: every request with a service account token asks.
 func (s *Server) serviceAccount(ctx context.Context, ns, name string) (satoken.Account, bool, error) {
-	st, ok := s.stores.Store(builtin.ServiceAccounts().GroupResource())
+	return s.cachedLife(ctx, builtin.ServiceAccounts().GroupResource(), ns, name)
+}
+
+// boundSecret reads the Secret a service account token is bound to from
+// the watch cache, as serviceAccount reads the account: its uid and
+// deletion.
+func (s *Server) boundSecret(ctx context.Context, ns, name string) (satoken.Account, bool, error) {
+	return s.cachedLife(ctx, builtin.Secrets().GroupResource(), ns, name)
+}
+
+// secretUID is the uid of a Secret, which a token request binds a token
+// to.
+func (s *Server) secretUID(ctx context.Context, ns, name string) (string, bool, error) {
+	obj, found, err := s.boundSecret(ctx, ns, name)
+	return obj.UID, found, err
+}
+
+// cachedLife reads the uid and deletionTimestamp of gr's ns/name from
+// the watch cache.
+func (s *Server) cachedLife(ctx context.Context, gr schema.GroupResource, ns, name string) (satoken.Account, bool, error) {
+	st, ok := s.stores.Store(gr)
 	if !ok {
-		return satoken.Account{}, false, errors.New("no service account store")
+		return satoken.Account{}, false, fmt.Errorf("no %s store", gr.Resource)
 	}
 	it, err := st.Cache.Get(ctx, st.Key(ns, name), watchcache.GetOptions{ResourceVersion: "0"})
 	if errors.Is(err, storage.ErrNotFound) {
@@ -109,7 +131,7 @@ func (s *Server) serviceAccount(ctx context.Context, ns, name string) (satoken.A
 	if err != nil {
 		return satoken.Account{}, false, err
 	}
-	// Decoded once per revision of the account, however many requests
+	// Decoded once per revision of the object, however many requests
 	// its tokens make.
 	v := it.View(accountView{}, func(it *watchcache.Item) any {
 		var obj struct {
@@ -119,7 +141,7 @@ func (s *Server) serviceAccount(ctx context.Context, ns, name string) (satoken.A
 			} `json:"metadata"`
 		}
 		if err := json.Unmarshal(it.JSON(), &obj); err != nil {
-			return fmt.Errorf("decoding service account %s/%s: %w", ns, name, err)
+			return fmt.Errorf("decoding %s %s/%s: %w", gr.Resource, ns, name, err)
 		}
 		acct := satoken.Account{UID: obj.Metadata.UID}
 		if obj.Metadata.DeletionTimestamp != nil {

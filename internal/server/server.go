@@ -187,7 +187,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	builtins := []*registry.Definition{
 		builtin.Namespaces(), crd.Definition(), builtin.StorageVersionMigrations(),
 		builtin.Services(ips), builtin.Endpoints(), builtin.EndpointSlices(),
-		builtin.ConfigMaps(), builtin.Secrets(), builtin.WithTokenRequest(builtin.ServiceAccounts(), auth.issuer, auth.issuer.Now), builtin.Events(cfg.EventTTL), builtin.EventsV1(cfg.EventTTL),
+		builtin.ConfigMaps(), builtin.Secrets(), builtin.WithTokenRequest(builtin.ServiceAccounts(), auth.issuer, builtin.BoundSecretsFunc(s.secretUID), auth.issuer.Now), builtin.Events(cfg.EventTTL), builtin.EventsV1(cfg.EventTTL),
 		builtin.PodTemplates(), builtin.Leases(), builtin.ResourceQuotas(), builtin.LimitRanges(),
 		builtin.Deployments(), builtin.ReplicaSets(), builtin.StatefulSets(), builtin.DaemonSets(),
 		builtin.Jobs(), builtin.CronJobs(), builtin.HorizontalPodAutoscalers(), builtin.PodDisruptionBudgets(),

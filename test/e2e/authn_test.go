@@ -252,6 +252,23 @@ func TestAuthenticationKubeconfigs(t *testing.T) {
 			t.Errorf("token for a missing account: %v %s", err, stderr)
 		}
 	})
+	t.Run("token bound to a secret", func(t *testing.T) {
+		kubectl(t, srv, "create", "serviceaccount", "binder", "-n", "default")
+		kubectl(t, srv, "create", "secret", "generic", "binding", "-n", "default", "--from-literal=a=b")
+		token := strings.TrimSpace(kubectl(t, srv, "create", "token", "binder", "-n", "default", "--bound-object-kind=Secret", "--bound-object-name=binding"))
+		wantUser(t, "binder", whoami(t, srv.tokenUser(t, "binder", token)), "system:serviceaccount:default:binder",
+			"system:serviceaccounts", "system:serviceaccounts:default", "system:authenticated")
+		_, stderr, err := kubectlResult(srv, "create", "token", "binder", "-n", "default", "--bound-object-kind=Secret", "--bound-object-name=nosuch")
+		if err == nil || !strings.Contains(stderr, `secrets "nosuch" not found`) {
+			t.Errorf("a token bound to a missing secret: %v %s", err, stderr)
+		}
+		// The token works while its Secret exists.
+		kubectl(t, srv, "delete", "secret", "binding", "-n", "default")
+		waitFor(t, 30*time.Second, "the token of a deleted secret to be refused", func() (bool, error) {
+			code, _ := rawRequest(t, srv, "GET", "/apis", "Bearer "+token, nil)
+			return code == 401, nil
+		})
+	})
 	t.Run("admission of token requests", func(t *testing.T) {
 		policy := filepath.Join(t.TempDir(), "policy.yaml")
 		os.WriteFile(policy, []byte(`apiVersion: admissionregistration.k8s.io/v1

@@ -81,6 +81,10 @@ type Issuer struct {
 	Key crypto.Signer
 	// Accounts checks that a token's ServiceAccount still exists.
 	Accounts Accounts
+	// Secrets checks that the Secret a token is bound to still exists
+	// (an Account's UID and Deleting are the Secret's); nil: such a
+	// token is refused.
+	Secrets Accounts
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 
@@ -139,6 +143,9 @@ type claims struct {
 type kube struct {
 	Namespace      string `json:"namespace"`
 	ServiceAccount ref    `json:"serviceaccount"`
+	// Secret is the Secret the token is bound to: it works while that
+	// Secret exists.
+	Secret *ref `json:"secret,omitempty"`
 }
 
 type ref struct {
@@ -167,6 +174,13 @@ func (a *audiences) UnmarshalJSON(b []byte) error {
 // for audiences (nil: the server's), valid for ttl from now. It returns
 // the token and when it expires.
 func (i *Issuer) Issue(namespace, name, uid string, auds []string, ttl time.Duration) (string, time.Time, error) {
+	return i.IssueBound(namespace, name, uid, auds, ttl, "", "")
+}
+
+// IssueBound is Issue of a token bound to the account's Secret secretName
+// with secretUID (none when secretName is empty): it works while that
+// Secret exists.
+func (i *Issuer) IssueBound(namespace, name, uid string, auds []string, ttl time.Duration, secretName, secretUID string) (string, time.Time, error) {
 	if err := i.init(); err != nil {
 		return "", time.Time{}, err
 	}
@@ -179,6 +193,9 @@ func (i *Issuer) Issue(namespace, name, uid string, auds []string, ttl time.Dura
 		Issuer: i.URL, Subject: UserPrefix + namespace + ":" + name, Audience: auds,
 		Expiry: exp.Unix(), IssuedAt: now.Unix(), NotBefore: now.Unix(), ID: string(uuid.NewUUID()),
 		Kube: &kube{Namespace: namespace, ServiceAccount: ref{Name: name, UID: uid}},
+	}
+	if secretName != "" {
+		c.Kube.Secret = &ref{Name: secretName, UID: secretUID}
 	}
 	tok, err := jws.Sign(i.Key, i.kid, c)
 	if err != nil {
@@ -248,6 +265,24 @@ func (i *Issuer) AuthenticateToken(ctx context.Context, token string) (*authn.Us
 		return nil, false, fmt.Errorf("service account UID (%s) does not match claim (%s)", acct.UID, c.Kube.ServiceAccount.UID)
 	case !acct.Deleting.IsZero() && acct.Deleting.Before(now.Add(-leeway)):
 		return nil, false, fmt.Errorf("service account %s/%s has been deleted", ns, name)
+	}
+	if sec := c.Kube.Secret; sec != nil {
+		// Upstream's words: a token whose Secret is gone, or is being
+		// deleted, is invalidated.
+		var obj Account
+		found := false
+		err := errors.New("no secrets")
+		if i.Secrets != nil {
+			obj, found, err = i.Secrets.ServiceAccount(ctx, ns, sec.Name)
+		}
+		switch {
+		case err != nil || !found:
+			return nil, false, errors.New("service account token has been invalidated")
+		case obj.UID != sec.UID:
+			return nil, false, fmt.Errorf("secret UID (%s) does not match service account secret ref claim (%s)", obj.UID, sec.UID)
+		case !obj.Deleting.IsZero() && obj.Deleting.Before(now.Add(-leeway)):
+			return nil, false, errors.New("service account token has been invalidated")
+		}
 	}
 	u := &authn.User{
 		Name:   c.Subject,

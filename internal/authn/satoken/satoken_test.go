@@ -41,7 +41,8 @@ func TestIssueAndAuthenticate(t *testing.T) {
 	clock := func() time.Time { return now }
 	key := newKey(t)
 	accts := accounts{"ns1/bot": {UID: "uid-1"}, "ns1/gone": {UID: "uid-2", Deleting: epoch.Add(-time.Hour)}}
-	iss := &Issuer{URL: DefaultIssuer, Key: key, Accounts: accts, Now: clock}
+	secrets := accounts{"ns1/creds": {UID: "s-1"}, "ns1/going": {UID: "s-2", Deleting: epoch.Add(-time.Hour)}}
+	iss := &Issuer{URL: DefaultIssuer, Key: key, Accounts: accts, Secrets: secrets, Now: clock}
 	other := &Issuer{URL: DefaultIssuer, Key: newKey(t), Accounts: accts, Now: clock}
 	foreign := &Issuer{URL: "https://elsewhere", Key: key, Accounts: accts, Now: clock}
 
@@ -53,6 +54,13 @@ func TestIssueAndAuthenticate(t *testing.T) {
 		return tok
 	}
 	good := mint(iss, "ns1", "bot", "uid-1", nil)
+	bound := func(secret, uid string) string {
+		tok, _, err := iss.IssueBound("ns1", "bot", "uid-1", nil, time.Hour, secret, uid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tok
+	}
 	cases := []struct {
 		name  string
 		token string
@@ -70,6 +78,10 @@ func TestIssueAndAuthenticate(t *testing.T) {
 		{"deleted account", mint(iss, "ns1", "deleted", "uid-9", nil), epoch, false, `serviceaccounts "deleted" not found`},
 		{"recreated account", mint(iss, "ns1", "bot", "uid-old", nil), epoch, false, "service account UID (uid-1) does not match claim (uid-old)"},
 		{"account being deleted", mint(iss, "ns1", "gone", "uid-2", nil), epoch, false, "service account ns1/gone has been deleted"},
+		{"bound to a Secret", bound("creds", "s-1"), epoch, true, ""},
+		{"bound to a deleted Secret", bound("nosuch", "s-9"), epoch, false, "service account token has been invalidated"},
+		{"bound to a recreated Secret", bound("creds", "s-old"), epoch, false, "secret UID (s-1) does not match service account secret ref claim (s-old)"},
+		{"bound to a Secret being deleted", bound("going", "s-2"), epoch, false, "service account token has been invalidated"},
 		{"another issuer's token", mint(foreign, "ns1", "bot", "uid-1", nil), epoch, false, ""},
 		{"not a JWT", "abc", epoch, false, ""},
 	}
@@ -113,6 +125,17 @@ func TestTokenClaimsAreUpstreams(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("claims\n got %v\nwant %v", got, want)
+	}
+	// A token bound to a Secret names it, as upstream's.
+	tok, _, err = iss.IssueBound("ns1", "bot", "uid-1", []string{"a", "b"}, 10*time.Minute, "creds", "s-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	parsed, _ = jws.Parse(tok)
+	got = nil
+	json.Unmarshal(parsed.Payload, &got)
+	if k := got["kubernetes.io"].(map[string]any); !reflect.DeepEqual(k["secret"], map[string]any{"name": "creds", "uid": "s-1"}) {
+		t.Errorf("bound claims %v", k)
 	}
 	if kid, _ := jws.KeyID(iss.Key.Public()); parsed.Header.Kid != kid || parsed.Header.Alg != "ES256" {
 		t.Errorf("header %+v", parsed.Header)
