@@ -512,7 +512,13 @@ func runRequests(ctx context.Context, paths paths, dir, file string) (failed boo
 	same := 0
 	for _, r := range reqs {
 		if r.mode == "sleep" {
-			time.Sleep(r.sleep)
+			// An interrupt ends a sleep (one that keeps the servers up
+			// for probing), so that the servers are stopped.
+			select {
+			case <-time.After(r.sleep):
+			case <-ctx.Done():
+				return false, ctx.Err()
+			}
 			continue
 		}
 		var answers []answer
