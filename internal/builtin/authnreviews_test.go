@@ -54,8 +54,14 @@ func TestTokenRequest(t *testing.T) {
 			code: 422, message: `metadata.name: Invalid value: "other": must match the service account name if specified`},
 		{name: "another uid", body: map[string]any{"metadata": map[string]any{"uid": "uid-0"}},
 			code: 409, message: "the UID in the token request (uid-0) does not match the UID of the service account (uid-1)"},
+		// No pod or node exists here: upstream's answer when the one
+		// named does not.
 		{name: "bound to a pod", body: map[string]any{"spec": map[string]any{"boundObjectRef": map[string]any{"apiVersion": "v1", "kind": "Pod", "name": "p"}}},
-			code: 400, message: "cannot bind token to object of type /v1, Kind=Pod"},
+			code: 404, message: `pods "p" not found`},
+		{name: "bound to a node", body: map[string]any{"spec": map[string]any{"boundObjectRef": map[string]any{"apiVersion": "v1", "kind": "Node", "name": "n"}}},
+			code: 404, message: `nodes "n" not found`},
+		{name: "bound to a deployment", body: map[string]any{"spec": map[string]any{"boundObjectRef": map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "name": "d"}}},
+			code: 400, message: "cannot bind token to object of type apps/v1, Kind=Deployment"},
 		// A Secret of the account's namespace, as upstream binds it.
 		{name: "bound to a secret", body: map[string]any{"spec": map[string]any{"boundObjectRef": map[string]any{"apiVersion": "v1", "kind": "Secret", "name": "creds"}}},
 			auds: []string{"https://kubernetes.default.svc.cluster.local"}, ttl: time.Hour, secret: "s-1"},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -126,10 +127,14 @@ func (h tokenRequestHooks) CreateSubresource(ctx context.Context, _ string, sa, 
 	var secretName, secretUID string
 	if ref := req.Spec.BoundObjectRef; ref != nil {
 		gvk := schema.FromAPIVersionAndKind(ref.APIVersion, ref.Kind)
+		if gvk.Group == "" && (gvk.Kind == "Pod" || gvk.Kind == "Node") {
+			// No pod or node exists here: upstream's answer when the
+			// one named does not.
+			return nil, apierrors.NewNotFound(schema.GroupResource{Resource: strings.ToLower(gvk.Kind) + "s"}, ref.Name)
+		}
 		if gvk.Group != "" || gvk.Kind != "Secret" || h.secrets == nil {
-			// Pods, nodes and webhook configurations are not served
-			// here; upstream refuses kinds it cannot bind with the same
-			// words.
+			// Webhook configurations are not bound to here; upstream
+			// refuses kinds it cannot bind with the same words.
 			return nil, apierrors.NewBadRequest(fmt.Sprintf("cannot bind token to object of type %s", gvk))
 		}
 		uid, found, err := h.secrets.SecretUID(ctx, acct.Namespace, ref.Name)
