@@ -217,34 +217,59 @@ func TestMatrixMatchesUpstream(t *testing.T) {
 	}
 }
 
-// TestBootstrapPolicyIsUpstreams: every default ClusterRole and
-// ClusterRoleBinding crdserver creates is upstream's, with the same
-// rules, aggregation, subjects, labels and annotations.
+// TestBootstrapPolicyIsUpstreams: every default ClusterRole,
+// ClusterRoleBinding, Role and RoleBinding crdserver creates is upstream's
+// (what kube-apiserver's RBAC post-start hook stores: the cluster-wide
+// policy, the controllers' roles and bindings, and the namespaced roles),
+// with the same rules, aggregation, subjects, labels and annotations, and
+// none of upstream's is missing.
 func TestBootstrapPolicyIsUpstreams(t *testing.T) {
-	upRoles := map[string]rbacv1.ClusterRole{}
-	for _, r := range bootstrappolicy.ClusterRoles() {
-		upRoles[r.Name] = r
+	compareBootstrap(t, "clusterrole",
+		append(bootstrappolicy.ClusterRoles(), bootstrappolicy.ControllerRoles()...), bootstrap.ClusterRoles(),
+		func(r rbacv1.ClusterRole) string { return r.Name })
+	compareBootstrap(t, "clusterrolebinding",
+		append(bootstrappolicy.ClusterRoleBindings(), bootstrappolicy.ControllerRoleBindings()...), bootstrap.ClusterRoleBindings(),
+		func(b rbacv1.ClusterRoleBinding) string { return b.Name })
+	var upRoles []rbacv1.Role
+	for _, rs := range bootstrappolicy.NamespaceRoles() {
+		upRoles = append(upRoles, rs...)
 	}
-	for _, r := range bootstrap.ClusterRoles() {
-		up, ok := upRoles[r.Name]
+	compareBootstrap(t, "role", upRoles, bootstrap.Roles(),
+		func(r rbacv1.Role) string { return r.Namespace + "/" + r.Name })
+	var upBindings []rbacv1.RoleBinding
+	for _, bs := range bootstrappolicy.NamespaceRoleBindings() {
+		upBindings = append(upBindings, bs...)
+	}
+	compareBootstrap(t, "rolebinding", upBindings, bootstrap.RoleBindings(),
+		func(b rbacv1.RoleBinding) string { return b.Namespace + "/" + b.Name })
+}
+
+// compareBootstrap reports each of ours that is not upstream's alike, and
+// each of upstream's we lack.
+func compareBootstrap[T any](t *testing.T, kind string, upstream, ours []T, name func(T) string) {
+	t.Helper()
+	up := map[string]T{}
+	for _, o := range upstream {
+		up[name(o)] = o
+	}
+	seen := map[string]bool{}
+	for _, o := range ours {
+		n := name(o)
+		seen[n] = true
+		u, ok := up[n]
 		if !ok {
-			t.Errorf("clusterrole %s is not upstream's", r.Name)
+			t.Errorf("%s %s is not upstream's", kind, n)
 			continue
 		}
-		if !equality.Semantic.DeepEqual(r, up) {
-			a, _ := yaml.Marshal(r)
-			b, _ := yaml.Marshal(up)
-			t.Errorf("clusterrole %s:\ncrdserver:\n%s\nupstream:\n%s", r.Name, a, b)
+		if !equality.Semantic.DeepEqual(o, u) {
+			a, _ := yaml.Marshal(o)
+			b, _ := yaml.Marshal(u)
+			t.Errorf("%s %s:\ncrdserver:\n%s\nupstream:\n%s", kind, n, a, b)
 		}
 	}
-	upBindings := map[string]rbacv1.ClusterRoleBinding{}
-	for _, b := range bootstrappolicy.ClusterRoleBindings() {
-		upBindings[b.Name] = b
-	}
-	for _, b := range bootstrap.ClusterRoleBindings() {
-		up, ok := upBindings[b.Name]
-		if !ok || !equality.Semantic.DeepEqual(b, up) {
-			t.Errorf("clusterrolebinding %s:\ncrdserver %+v\nupstream  %+v", b.Name, b, up)
+	for n := range up {
+		if !seen[n] {
+			t.Errorf("upstream's %s %s is missing", kind, n)
 		}
 	}
 }
