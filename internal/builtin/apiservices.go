@@ -2,8 +2,10 @@ package builtin
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
+	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/api/validation/path"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -60,7 +62,14 @@ var (
 	_ registry.NoGeneration    = apiServiceHooks{}
 	_ registry.TablePrinter    = apiServiceHooks{}
 	_ registry.NameValidator   = apiServiceHooks{}
+
+	_ registry.StatusValidator      = apiServiceHooks{}
+	_ registry.DuplicateErrorKeeper = apiServiceHooks{}
 )
+
+// KeepDuplicateErrors: upstream's APIService strategy runs no declarative
+// validation, so an update lists each metadata error once per check.
+func (apiServiceHooks) KeepDuplicateErrors() {}
 
 // ValidateName: "v1." (the core group's) is a valid name; Validate checks
 // that the name is version.group.
@@ -105,8 +114,72 @@ func (h apiServiceHooks) Validate(obj map[string]any) field.ErrorList {
 	}
 	var errs field.ErrorList
 	if want := a.Spec.Version + "." + a.Spec.Group; a.Name != want {
-		errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), a.Name, fmt.Sprintf("must be `spec.version+\".\"+spec.group`: %q", want)))
+		errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), a.Name, versionGroupMsg(want)))
 	}
+	return append(errs, validateAPIServiceSpec(a)...)
+}
+
+// ValidateUpdate checks the metadata twice more than the generic update
+// checks do, as upstream's strategy does (its update's checks, then its
+// create's, the name's version.group among them), with no step that
+// lists alike errors once: an invalid label is listed four times.
+func (h apiServiceHooks) ValidateUpdate(obj, old map[string]any) field.ErrorList {
+	a, was, err := h.decodeUpdate(obj, old)
+	if err != nil {
+		return field.ErrorList{field.InternalError(nil, err)}
+	}
+	p := field.NewPath("metadata")
+	errs := apimachineryvalidation.ValidateObjectMetaUpdate(&a.ObjectMeta, &was.ObjectMeta, p)
+	errs = append(errs, apimachineryvalidation.ValidateObjectMeta(&a.ObjectMeta, false, versionGroupName(a), p)...)
+	return append(errs, validateAPIServiceSpec(a)...)
+}
+
+// ValidateStatusUpdate checks the metadata's update once more and the
+// conditions' statuses, as upstream's status strategy does.
+func (h apiServiceHooks) ValidateStatusUpdate(obj, old map[string]any) field.ErrorList {
+	a, was, err := h.decodeUpdate(obj, old)
+	if err != nil {
+		return field.ErrorList{field.InternalError(nil, err)}
+	}
+	errs := apimachineryvalidation.ValidateObjectMetaUpdate(&a.ObjectMeta, &was.ObjectMeta, field.NewPath("metadata"))
+	statuses := []string{string(apiregistrationv1.ConditionTrue), string(apiregistrationv1.ConditionFalse), string(apiregistrationv1.ConditionUnknown)}
+	for i, c := range a.Status.Conditions {
+		if !slices.Contains(statuses, string(c.Status)) {
+			errs = append(errs, field.NotSupported(field.NewPath("status", "conditions").Index(i).Child("status"), c.Status, statuses))
+		}
+	}
+	return errs
+}
+
+func (h apiServiceHooks) decodeUpdate(obj, old map[string]any) (*apiregistrationv1.APIService, *apiregistrationv1.APIService, error) {
+	a, _, err := h.Decode(obj)
+	if err != nil {
+		return nil, nil, err
+	}
+	was, _, err := h.Decode(old)
+	return a, was, err
+}
+
+// versionGroupName validates an APIService's name: a path segment, and
+// its spec's version.group.
+func versionGroupName(a *apiregistrationv1.APIService) apimachineryvalidation.ValidateNameFunc {
+	return func(name string, prefix bool) []string {
+		if msgs := path.ValidatePathSegmentName(name, prefix); len(msgs) > 0 {
+			return msgs
+		}
+		if want := a.Spec.Version + "." + a.Spec.Group; name != want {
+			return []string{versionGroupMsg(want)}
+		}
+		return nil
+	}
+}
+
+func versionGroupMsg(want string) string {
+	return fmt.Sprintf("must be `spec.version+\".\"+spec.group`: %q", want)
+}
+
+func validateAPIServiceSpec(a *apiregistrationv1.APIService) field.ErrorList {
+	var errs field.ErrorList
 	if a.Spec.Group == "" && a.Spec.Version != "v1" {
 		errs = append(errs, field.Required(field.NewPath("spec", "group"), "only v1 may have an empty group and it better be legacy kube"))
 	}
@@ -128,10 +201,6 @@ func (h apiServiceHooks) Validate(obj map[string]any) field.ErrorList {
 		errs = append(errs, field.Invalid(field.NewPath("spec", "caBundle"), fmt.Sprintf("%d bytes", len(a.Spec.CABundle)), "local APIServices may not have a caBundle"))
 	}
 	return errs
-}
-
-func (h apiServiceHooks) ValidateUpdate(obj, _ map[string]any) field.ErrorList {
-	return h.Validate(obj)
 }
 
 func (apiServiceHooks) TableColumns() []metav1.TableColumnDefinition {

@@ -239,7 +239,7 @@ func (h eventsV1Hooks) ValidateUpdate(obj, old map[string]any) field.ErrorList {
 	immutable(e.FirstTimestamp, was.FirstTimestamp, "firstTimestamp")
 	immutable(e.LastTimestamp, was.LastTimestamp, "lastTimestamp")
 	immutable(e.Count, was.Count, "count")
-	immutable(e.Reason, was.Reason, "reason") // upstream checks it twice
+	immutable(e.Reason, was.Reason, "reason") // upstream checks it twice (listed once)
 	immutable(e.Type, was.Type, "type")
 	if !e.EventTime.Truncate(time.Microsecond).UTC().Equal(was.EventTime.Truncate(time.Microsecond).UTC()) {
 		immutable(e.EventTime, was.EventTime, "eventTime")

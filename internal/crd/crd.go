@@ -108,7 +108,12 @@ var (
 	_ registry.Protobuf             = Hooks{}
 	_ registry.Defaulter            = Hooks{}
 	_ registry.Zeroer               = Hooks{}
+	_ registry.DuplicateErrorKeeper = Hooks{}
 )
+
+// KeepDuplicateErrors: upstream's CRD strategy runs no declarative
+// validation, so an update lists each metadata error once per check.
+func (Hooks) KeepDuplicateErrors() {}
 
 // Default applies the v1 defaults to a v1 object (conversion.strategy,
 // names.listKind, …) before its writer's fields are recorded, as

@@ -227,7 +227,7 @@ func validateCreate(c *call, obj map[string]any) field.ErrorList {
 	} else if v, ok := c.def.Hooks.(registry.Validator); ok {
 		errs = append(errs, v.Validate(obj)...)
 	}
-	return errs
+	return listedOnce(c.def, errs)
 }
 
 // prepareUpdate carries the system fields from old to obj and moves
@@ -388,12 +388,35 @@ func validateUpdate(c *call, obj, old map[string]any, sub string) field.ErrorLis
 		errs = append(errs, metaErrs...)
 	}
 	if sv, ok := c.def.Hooks.(registry.StatusValidator); ok && sub == "status" {
-		return append(errs, sv.ValidateStatusUpdate(obj, old)...)
-	}
-	if v, ok := c.def.Hooks.(registry.VersionValidator); ok {
+		errs = append(errs, sv.ValidateStatusUpdate(obj, old)...)
+	} else if v, ok := c.def.Hooks.(registry.VersionValidator); ok {
 		errs = append(errs, v.ValidateUpdateIn(c.version.Name, obj, old)...)
 	} else if v, ok := c.def.Hooks.(registry.Validator); ok {
 		errs = append(errs, v.ValidateUpdate(obj, old)...)
 	}
-	return errs
+	return listedOnce(c.def, errs)
+}
+
+// listedOnce returns errs as a built-in's upstream validation lists them:
+// its declarative validation step keeps the first of errors that read
+// alike (field, type, value and detail), so that metadata checked by the
+// generic update checks and again by the resource's own is listed once.
+// Custom resources, and the built-ins that keep duplicates (CRDs,
+// APIServices), list errs as they are.
+func listedOnce(def *registry.Definition, errs field.ErrorList) field.ErrorList {
+	if len(errs) < 2 || def.Custom() {
+		return errs
+	}
+	if _, ok := def.Hooks.(registry.DuplicateErrorKeeper); ok {
+		return errs
+	}
+	seen := make(map[string]bool, len(errs))
+	out := errs[:0:0]
+	for _, e := range errs {
+		if s := e.Error(); !seen[s] {
+			seen[s] = true
+			out = append(out, e)
+		}
+	}
+	return out
 }

@@ -150,6 +150,16 @@ type NoGeneration interface {
 	NoGeneration()
 }
 
+// DuplicateErrorKeeper marks the built-ins whose upstream validation lists
+// an error as often as its checks find it: CRDs and APIServices, whose
+// strategies run no declarative validation. Every other built-in's
+// strategy does, and that step lists each error once (an error is its
+// field, type, value and detail): the metadata an update checks twice, or
+// a field a rule checks twice, fails once.
+type DuplicateErrorKeeper interface {
+	KeepDuplicateErrors()
+}
+
 // ReturnsDeletedObject marks resources whose delete answers with the
 // deleted object rather than a Status (namespaces, services, service
 // accounts, pod templates, CSI nodes: upstream's stores that say so).
