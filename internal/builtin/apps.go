@@ -14,6 +14,7 @@ import (
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
@@ -422,31 +423,72 @@ func validateSelector(sel *metav1.LabelSelector, t *corev1.PodTemplateSpec, kind
 	return errs
 }
 
+// validateContainers checks a pod template's regular containers in
+// upstream's order: each one's own fields, then that its name is not an
+// earlier one's.
 func validateContainers(cs []corev1.Container, p *field.Path) field.ErrorList {
 	if len(cs) == 0 {
 		return field.ErrorList{field.Required(p, "")}
 	}
 	var errs field.ErrorList
-	seen := map[string]bool{}
+	seen := sets.New[string]()
 	for i, c := range cs {
 		cp := p.Index(i)
-		if c.Name == "" {
-			errs = append(errs, field.Required(cp.Child("name"), ""))
-		} else {
-			for _, msg := range validation.IsDNS1123Label(c.Name) {
-				errs = append(errs, field.Invalid(cp.Child("name"), c.Name, msg))
-			}
-		}
-		if c.Image == "" {
-			errs = append(errs, field.Required(cp.Child("image"), ""))
-		}
-		if seen[c.Name] {
+		errs = append(errs, validateContainer(c, cp)...)
+		if seen.Has(c.Name) {
 			errs = append(errs, field.Duplicate(cp.Child("name"), c.Name))
 		}
-		seen[c.Name] = true
-		for j, port := range c.Ports {
-			errs = append(errs, validatePort(port.ContainerPort, cp.Child("ports").Index(j).Child("containerPort"))...)
+		seen.Insert(c.Name)
+	}
+	return errs
+}
+
+// validateContainer checks what upstream checks of every container, init
+// or regular, that crdserver keeps: its name, image and ports.
+func validateContainer(c corev1.Container, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if c.Name == "" {
+		errs = append(errs, field.Required(p.Child("name"), ""))
+	} else {
+		for _, msg := range validation.IsDNS1123Label(c.Name) {
+			errs = append(errs, field.Invalid(p.Child("name"), c.Name, msg))
 		}
+	}
+	if c.Image == "" {
+		errs = append(errs, field.Required(p.Child("image"), ""))
+	}
+	return append(errs, validateContainerPorts(c.Ports, p.Child("ports"))...)
+}
+
+// validateContainerPorts checks one container's ports: a name, when set,
+// is a valid port name used once in the container (another container may
+// reuse it); the container port is set and in range, as is a host port
+// when set; the protocol is one upstream supports.
+func validateContainerPorts(ports []corev1.ContainerPort, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	names := sets.New[string]()
+	for i, port := range ports {
+		pp := p.Index(i)
+		if port.Name != "" {
+			if msgs := validation.IsValidPortName(port.Name); len(msgs) > 0 {
+				for _, msg := range msgs {
+					errs = append(errs, field.Invalid(pp.Child("name"), port.Name, msg))
+				}
+			} else if names.Has(port.Name) {
+				errs = append(errs, field.Duplicate(pp.Child("name"), port.Name))
+			} else {
+				names.Insert(port.Name)
+			}
+		}
+		if port.ContainerPort == 0 {
+			errs = append(errs, field.Required(pp.Child("containerPort"), ""))
+		} else {
+			errs = append(errs, validatePort(port.ContainerPort, pp.Child("containerPort"))...)
+		}
+		if port.HostPort != 0 {
+			errs = append(errs, validatePort(port.HostPort, pp.Child("hostPort"))...)
+		}
+		errs = append(errs, validateProtocol(string(port.Protocol), pp.Child("protocol"))...)
 	}
 	return errs
 }

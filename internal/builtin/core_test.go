@@ -1,6 +1,7 @@
 package builtin
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -157,16 +158,55 @@ func TestEventComputedSource(t *testing.T) {
 	}
 }
 
+// TestPodTemplateValidation checks against kube-apiserver 1.37's answers:
+// regular containers come before init containers, which share their name
+// space; a port name is used once in a container.
 func TestPodTemplateValidation(t *testing.T) {
 	checkValidation(t, PodTemplates(), []validateCase{
 		{name: line(), obj: "template: {metadata: {labels: {app: a}}, spec: {containers: [{name: c, image: i}]}}"},
 		{name: line(), obj: "template: {spec: {}}", want: []string{`template.spec.containers: Required value`}},
 		{name: line(), obj: "template: {metadata: {labels: {'a b': c}}, spec: {initContainers: [{name: c}], containers: [{name: c}, {name: ''}, {name: C}]}}", want: []string{
 			`template.labels: Invalid value: "a b": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')`,
-			`template.spec.containers[0].name: Duplicate value: "c"`,
+			`template.spec.containers[0].image: Required value`,
 			`template.spec.containers[1].name: Required value`,
-			`template.spec.containers[2].name: Invalid value: "C": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')`}},
+			`template.spec.containers[1].image: Required value`,
+			`template.spec.containers[2].name: Invalid value: "C": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')`,
+			`template.spec.containers[2].image: Required value`,
+			`template.spec.initContainers[0].image: Required value`,
+			`template.spec.initContainers[0].name: Duplicate value: "c"`}},
+		{name: line(), obj: `template: {spec: {
+			initContainers: [{name: init, image: i, ports: [{name: p, containerPort: 1}, {name: p, containerPort: 2}]}],
+			containers: [{name: c, image: i, ports: [{name: http, containerPort: 80}, {name: http, containerPort: 81}]}, {name: d, image: i, ports: [{name: http, containerPort: 80}]}]}}`,
+			want: []string{
+				`template.spec.containers[0].ports[1].name: Duplicate value: "http"`,
+				`template.spec.initContainers[0].ports[1].name: Duplicate value: "p"`}},
 	})
+}
+
+// TestContainerPorts checks a container's ports as kube-apiserver 1.37
+// does, in its order and words.
+func TestContainerPorts(t *testing.T) {
+	ports := `[{name: http, containerPort: 80}, {name: http, containerPort: 81}, {name: Bad_Name, containerPort: 82},
+		{containerPort: 0}, {name: udp, containerPort: 83, hostPort: 70000, protocol: FOO}]`
+	obj := decodeYAML(t, "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: w, namespace: default}\n"+
+		"spec: {selector: {matchLabels: {app: a}}, template: {metadata: {labels: {app: a}}, spec: {containers: ["+
+		"{name: c, image: i, ports: "+ports+"}, {name: d, image: i, ports: [{name: http, containerPort: 80}]}]}}}")
+	hooks := Deployments().Hooks
+	hooks.(registry.CreatePreparer).PrepareForCreate(obj)
+	var got []string
+	for _, e := range hooks.(registry.Validator).Validate(obj) {
+		got = append(got, e.Error())
+	}
+	want := []string{
+		`spec.template.spec.containers[0].ports[1].name: Duplicate value: "http"`,
+		`spec.template.spec.containers[0].ports[2].name: Invalid value: "Bad_Name": must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)`,
+		`spec.template.spec.containers[0].ports[3].containerPort: Required value`,
+		`spec.template.spec.containers[0].ports[4].hostPort: Invalid value: 70000: must be between 1 and 65535, inclusive`,
+		`spec.template.spec.containers[0].ports[4].protocol: Unsupported value: "FOO": supported values: "SCTP", "TCP", "UDP"`,
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("errors:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
 }
 
 func TestComputedColumns(t *testing.T) {

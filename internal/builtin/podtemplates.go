@@ -9,7 +9,6 @@ import (
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/sets"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/crdserver/crdserver/internal/registry"
@@ -17,7 +16,8 @@ import (
 
 // PodTemplates is the core v1 podtemplates resource. No pods are made from
 // them here; validation covers the template's metadata and containers'
-// names (see validatePodTemplateSpec), not all of upstream's pod rules,
+// names, images and ports (see validatePodTemplateSpec), not all of
+// upstream's pod rules,
 // and the pod spec gets the core/v1 defaults.
 func PodTemplates() *registry.Definition {
 	return &registry.Definition{
@@ -72,35 +72,28 @@ func (h podTemplateHooks) ValidateUpdate(obj, old map[string]any) field.ErrorLis
 
 // validatePodTemplateSpec checks, with upstream's messages, the part of a
 // pod template that stored objects rely on: its labels and annotations
-// (selectors match them) and that it has containers with unique DNS-label
-// names. Workload resources embedding a template may use it too.
+// (selectors match them), and its containers' names, images and ports.
+// Workload resources embedding a template may use it too.
 func validatePodTemplateSpec(t *corev1.PodTemplateSpec, p *field.Path) field.ErrorList {
 	errs := metav1validation.ValidateLabels(t.Labels, p.Child("labels"))
 	errs = append(errs, apivalidation.ValidateAnnotations(t.Annotations, p.Child("annotations"))...)
 	sp := p.Child("spec")
-	if len(t.Spec.Containers) == 0 {
-		errs = append(errs, field.Required(sp.Child("containers"), ""))
-	}
-	// Init containers and containers share one name space.
+	errs = append(errs, validateContainers(t.Spec.Containers, sp.Child("containers"))...)
+	// Init containers come after, and share the regular containers' name
+	// space: a name either already has is the init container's duplicate.
 	names := sets.New[string]()
-	check := func(list []corev1.Container, lp *field.Path) {
-		for i, c := range list {
-			np := lp.Index(i).Child("name")
-			switch {
-			case c.Name == "":
-				errs = append(errs, field.Required(np, ""))
-			case names.Has(c.Name):
-				errs = append(errs, field.Duplicate(np, c.Name))
-			default:
-				for _, msg := range validation.IsDNS1123Label(c.Name) {
-					errs = append(errs, field.Invalid(np, c.Name, msg))
-				}
-			}
+	for _, c := range t.Spec.Containers {
+		names.Insert(c.Name)
+	}
+	for i, c := range t.Spec.InitContainers {
+		cp := sp.Child("initContainers").Index(i)
+		errs = append(errs, validateContainer(c, cp)...)
+		if names.Has(c.Name) {
+			errs = append(errs, field.Duplicate(cp.Child("name"), c.Name))
+		} else if c.Name != "" {
 			names.Insert(c.Name)
 		}
 	}
-	check(t.Spec.InitContainers, sp.Child("initContainers"))
-	check(t.Spec.Containers, sp.Child("containers"))
 	if len(t.Spec.EphemeralContainers) > 0 {
 		errs = append(errs, field.Forbidden(sp.Child("ephemeralContainers"), "ephemeral containers not allowed in pod template"))
 	}
