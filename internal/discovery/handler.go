@@ -61,6 +61,29 @@ func (h *Handler) current() (*docs, error) {
 	return d, nil
 }
 
+// Paths are the discovery documents' paths in the current table: /api and
+// each core version, /apis and /apis/, each group and each of its
+// versions. Nil when the documents do not build (requests for them fail).
+func (h *Handler) Paths() []string {
+	d, err := h.current()
+	if err != nil {
+		return nil
+	}
+	paths := []string{"/api", "/apis", "/apis/"}
+	for _, v := range d.coreVersions {
+		paths = append(paths, "/api/"+v)
+	}
+	for g := range d.groups {
+		paths = append(paths, "/apis/"+g)
+	}
+	for gv := range d.resources {
+		if gv.Group != "" {
+			paths = append(paths, "/apis/"+gv.Group+"/"+gv.Version)
+		}
+	}
+	return paths
+}
+
 // ServeHTTP serves one discovery document.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	d, err := h.current()

@@ -713,3 +713,22 @@ func manyDefinitions(n int) []*registry.Definition {
 	}
 	return defs
 }
+
+// TestPaths checks the paths the root index lists of discovery: those of
+// served versions alone, /apis/ beside /apis as upstream's index lists it,
+// and a table swap's.
+func TestPaths(t *testing.T) {
+	reg := registry.New(testDefinitions())
+	h := New(reg)
+	got := h.Paths()
+	slices.Sort(got)
+	want := []string{"/api", "/api/v1", "/apis", "/apis/", "/apis/example.com", "/apis/example.com/v1alpha1",
+		"/apis/stable.example.com", "/apis/stable.example.com/v1", "/apis/stable.example.com/v1beta1"}
+	if !slices.Equal(got, want) {
+		t.Errorf("paths %q, want %q", got, want)
+	}
+	reg.Swap(testDefinitions()[:1])
+	if got := h.Paths(); len(got) != 4 {
+		t.Errorf("after a swap, paths %q, want /api, /api/v1, /apis and /apis/", got)
+	}
+}

@@ -31,6 +31,15 @@ type Endpoint struct {
 	Checks []Check
 }
 
+// Paths are the endpoint's path and each of its checks'.
+func (e Endpoint) Paths() []string {
+	paths := []string{"/" + e.Name}
+	for _, c := range e.Checks {
+		paths = append(paths, "/"+e.Name+"/"+c.Name)
+	}
+	return paths
+}
+
 // timeout bounds each check.
 const timeout = 2 * time.Second
 

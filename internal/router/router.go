@@ -5,8 +5,12 @@
 package router
 
 import (
+	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/crdserver/crdserver/internal/codec"
 	"github.com/crdserver/crdserver/internal/request"
@@ -25,6 +29,10 @@ type Config struct {
 	// (/.well-known/openid-configuration, /openid/v1/jwks); nil when not
 	// served.
 	Issuer http.Handler
+	// Paths lists the root paths served beside the router's own (health
+	// checks, discovery documents), called on each request of the index;
+	// nil lists the router's own alone.
+	Paths func() []string
 }
 
 // New returns the router.
@@ -62,6 +70,8 @@ func New(c Config) http.Handler {
 			c.Issuer.ServeHTTP(w, r)
 		case isDiscovery(p):
 			c.Discovery.ServeHTTP(w, r)
+		case p == "/" || p == "/index.html":
+			serveIndex(w, c)
 		default:
 			// Upstream's handler chain ends in a plain-text 404.
 			http.NotFound(w, r)
@@ -70,6 +80,29 @@ func New(c Config) http.Handler {
 }
 
 var versionTypes = []string{codec.MediaJSON}
+
+// serveIndex answers / as upstream's index does, whatever the method and
+// Accept header: the paths served at the root, sorted, as indented JSON.
+func serveIndex(w http.ResponseWriter, c Config) {
+	paths := []string{"/openapi/v2", "/openapi/v3", "/openapi/v3/", "/version"}
+	if c.Metrics != nil {
+		paths = append(paths, "/metrics")
+	}
+	if c.Issuer != nil {
+		paths = append(paths, "/.well-known/openid-configuration", "/openid/v1/jwks")
+	}
+	if c.Paths != nil {
+		paths = append(paths, c.Paths()...)
+	}
+	slices.Sort(paths)
+	body, err := json.MarshalIndent(metav1.RootPaths{Paths: slices.Compact(paths)}, "", "  ")
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(body)
+}
 
 func isUnder(p, root string) bool {
 	return p == root || strings.HasPrefix(p, root+"/")

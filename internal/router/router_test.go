@@ -2,6 +2,7 @@ package router
 
 import (
 	"encoding/json"
+	"net/http"
 	"net/http/httptest"
 	"testing"
 
@@ -53,5 +54,40 @@ func TestVersionRoute(t *testing.T) {
 		if ct := rec.Header().Get("Content-Type"); tc.accept == "application/yaml" && ct != "application/yaml" {
 			t.Errorf("a YAML client's 406 is %q, want YAML as upstream writes it", ct)
 		}
+	}
+}
+
+// TestIndex checks / and /index.html against kube-apiserver 1.37's index:
+// a 200 whatever the method, the paths served sorted and each once, in
+// JSON indented by two spaces with no newline after it.
+func TestIndex(t *testing.T) {
+	h := New(Config{
+		Metrics: http.NotFoundHandler(),
+		Paths:   func() []string { return []string{"/healthz", "/apis", "/api", "/healthz/ping", "/apis"} },
+	})
+	const want = `{
+  "paths": [
+    "/api",
+    "/apis",
+    "/healthz",
+    "/healthz/ping",
+    "/metrics",
+    "/openapi/v2",
+    "/openapi/v3",
+    "/openapi/v3/",
+    "/version"
+  ]
+}`
+	for _, tc := range []struct{ method, path string }{{"GET", "/"}, {"GET", "/index.html"}, {"POST", "/"}} {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(tc.method, tc.path, nil))
+		if rec.Code != 200 || rec.Header().Get("Content-Type") != "application/json" || rec.Body.String() != want {
+			t.Errorf("%s %s: %d %s\n%s", tc.method, tc.path, rec.Code, rec.Header().Get("Content-Type"), rec.Body)
+		}
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("GET", "/index.htm", nil))
+	if rec.Code != 404 {
+		t.Errorf("GET /index.htm: %d, want a 404", rec.Code)
 	}
 }

@@ -301,15 +301,24 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 		profiling = mux
 	}
+	healthz := s.healthEndpoints()
+	disc := discovery.New(reg)
 	routes := router.New(router.Config{
 		Profiling: profiling,
 		Metrics:   s.metrics.Handler(),
-		Health:    s.healthHandler(),
+		Health:    health.Handler(s.log, healthz...),
 		Version:   version.Handler{},
 		OpenAPI:   openapi.New(reg),
-		Discovery: discovery.New(reg),
+		Discovery: disc,
 		Resources: s.handler,
 		Issuer:    auth.discovery,
+		Paths: func() []string {
+			paths := disc.Paths()
+			for _, e := range healthz {
+				paths = append(paths, e.Paths()...)
+			}
+			return paths
+		},
 	})
 	auditPolicy, auditSink, err := s.startAudit()
 	if err != nil {
@@ -598,10 +607,10 @@ func (s *Server) dropStartupPages(ctx context.Context) {
 	s.log.Debug("dropped start-up pages of the binary", "mappings", len(ranges), "residentBytes", rss)
 }
 
-// healthHandler serves /healthz, /livez and /readyz with upstream's check
+// healthEndpoints are /healthz, /livez and /readyz with upstream's check
 // names: live while storage answers; ready once every cache is filled and
 // the RBAC roles exist, until shutdown begins.
-func (s *Server) healthHandler() http.Handler {
+func (s *Server) healthEndpoints() []health.Endpoint {
 	ok := func(context.Context) error { return nil }
 	etcd := health.Check{Name: "etcd", Func: s.backend.Healthy}
 	live := []health.Check{{Name: "ping", Func: ok}, {Name: "log", Func: ok}, etcd}
@@ -631,8 +640,9 @@ func (s *Server) healthHandler() http.Handler {
 		}
 		return nil
 	}})
-	return health.Handler(s.log,
-		health.Endpoint{Name: "healthz", Checks: live},
-		health.Endpoint{Name: "livez", Checks: live},
-		health.Endpoint{Name: "readyz", Checks: ready})
+	return []health.Endpoint{
+		{Name: "healthz", Checks: live},
+		{Name: "livez", Checks: live},
+		{Name: "readyz", Checks: ready},
+	}
 }

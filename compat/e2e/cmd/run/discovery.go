@@ -37,15 +37,32 @@ var unservedGroups = []string{"flowcontrol.apiserver.k8s.io", "resource.k8s.io"}
 // configurations' v1beta1.
 var beyondUpstream = []string{"admissionregistration.k8s.io/v1beta1", "apiextensions.k8s.io/v1beta1"}
 
+// unlistedRootPaths are the paths kube-apiserver 1.37.2's root index
+// lists and crdserver does not serve, beside its unserved groups: its
+// component pages and SLI metrics, and the health checks crdserver does
+// not run (its post-start hooks among them, the RBAC roles' check
+// included: crdserver's is /readyz's alone), below each health endpoint.
+var (
+	unlistedRootPaths    = []string{"/flagz", "/statusz", "/metrics/slis"}
+	unlistedHealthChecks = []string{"autoregister-completion", "loopback-serving-certificate", "etcd-readiness"}
+)
+
 // comparableDiscovery is doc, a decoded discovery document from server,
 // without what one server knowingly serves and the other does not, and
-// without the servers' addresses.
+// without the servers' addresses. The root index (GET /, which has no
+// kind) is compared by its paths of what both serve.
 func comparableDiscovery(server string, doc any) any {
 	d, ok := doc.(map[string]any)
 	if !ok {
 		return doc
 	}
 	delete(d, "serverAddressByClientCIDRs")
+	if _, ok := d["paths"]; ok && d["kind"] == nil {
+		d["paths"] = slices.DeleteFunc(d["paths"].([]any), func(p any) bool {
+			return !listedByBoth(server, p.(string))
+		})
+		return d
+	}
 	switch d["kind"] {
 	case "APIResourceList":
 		if server == "kube-apiserver" {
@@ -87,6 +104,22 @@ func comparableDiscovery(server string, doc any) any {
 		})
 	}
 	return d
+}
+
+// listedByBoth reports whether p, a path server's root index lists, is
+// one both servers serve.
+func listedByBoth(server, p string) bool {
+	if health, check, ok := strings.Cut(strings.TrimPrefix(p, "/"), "/"); ok && slices.Contains([]string{"healthz", "livez", "readyz"}, health) {
+		return !strings.HasPrefix(check, "poststarthook/") && !slices.Contains(unlistedHealthChecks, check)
+	}
+	if group, ok := strings.CutPrefix(p, "/apis/"); ok && group != "" {
+		if server != "kube-apiserver" {
+			return !slices.Contains(beyondUpstream, group)
+		}
+		group, _, _ = strings.Cut(group, "/")
+		return !slices.Contains(unservedGroups, group)
+	}
+	return server != "kube-apiserver" || !slices.Contains(unlistedRootPaths, p)
 }
 
 // keepGroup drops from g, an APIGroup, the versions crdserver serves

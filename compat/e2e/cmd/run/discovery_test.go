@@ -1,0 +1,30 @@
+package main
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+// TestComparableRootIndex checks that the root index is compared by the
+// paths both servers serve: upstream's unserved groups, component pages
+// and health checks, and crdserver's versions beyond upstream, left out.
+func TestComparableRootIndex(t *testing.T) {
+	for _, tc := range []struct{ server, paths, want string }{
+		{"kube-apiserver",
+			`["/api","/apis/","/apis/apps/v1","/apis/resource.k8s.io","/apis/resource.k8s.io/v1","/flagz","/healthz/etcd",
+			"/healthz/poststarthook/rbac/bootstrap-roles","/livez/autoregister-completion","/metrics","/metrics/slis","/readyz/shutdown"]`,
+			`["/api","/apis/","/apis/apps/v1","/healthz/etcd","/metrics","/readyz/shutdown"]`},
+		{"crdserver",
+			`["/api","/apis/apiextensions.k8s.io/v1","/apis/apiextensions.k8s.io/v1beta1","/readyz/poststarthook/rbac/bootstrap-roles","/version"]`,
+			`["/api","/apis/apiextensions.k8s.io/v1","/version"]`},
+	} {
+		var doc any
+		if err := json.Unmarshal([]byte(`{"paths":`+tc.paths+`}`), &doc); err != nil {
+			t.Fatal(err)
+		}
+		got, _ := json.Marshal(comparableDiscovery(tc.server, doc))
+		if want := `{"paths":` + tc.want + `}`; string(got) != want {
+			t.Errorf("%s: %s, want %s", tc.server, got, want)
+		}
+	}
+}
