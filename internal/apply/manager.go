@@ -427,8 +427,16 @@ func (m *Manager) coveredBy(u *merge.Updater, config *typed.TypedValue, last *fi
 // manages, as upstream sets them up before applying to it: every field
 // belongs to an Update manager "before-first-apply", so that the apply
 // conflicts where it changes a value.
+//
+// A built-in's live object is typed as upstream types its Go object,
+// through the unstructured converter, which leaves out the empty structs
+// and maps its omitempty fields hold (a CSR's status {}): they are not
+// fields anyone owns.
 func (m *Manager) beforeFirstApply(live map[string]any) (*managed, error) {
 	obj := withoutManagedFields(live) // update sets obj's managedFields
+	if m.Zero != nil {
+		obj = withoutEmptyObjects(obj)
+	}
 	if _, err := m.update(nil, obj, "before-first-apply"); err != nil {
 		return nil, err
 	}
@@ -642,6 +650,22 @@ func shallowWithoutManagedFields(obj map[string]any) map[string]any {
 
 // withoutManagedFields returns a shallow copy of obj whose metadata, a
 // copy too, lacks managedFields.
+// withoutEmptyObjects is a copy of obj without the members, at any depth
+// of objects, that are empty objects once theirs are left out.
+func withoutEmptyObjects(obj map[string]any) map[string]any {
+	out := make(map[string]any, len(obj))
+	for k, v := range obj {
+		if m, ok := v.(map[string]any); ok {
+			if m = withoutEmptyObjects(m); len(m) == 0 {
+				continue
+			}
+			v = m
+		}
+		out[k] = v
+	}
+	return out
+}
+
 func withoutManagedFields(obj map[string]any) map[string]any {
 	out := maps.Clone(obj)
 	md := maps.Clone(metadata(obj))

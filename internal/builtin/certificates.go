@@ -11,6 +11,7 @@ import (
 	"time"
 
 	certificatesv1 "k8s.io/api/certificates/v1"
+	certificatesv1beta1 "k8s.io/api/certificates/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/duration"
@@ -46,10 +47,12 @@ type csrHooks struct {
 }
 
 var (
-	_ registry.RequestPreparer    = csrHooks{}
-	_ registry.UpdatePreparer     = csrHooks{}
-	_ registry.SubresourceUpdater = csrHooks{}
-	_ registry.NameValidator      = csrHooks{}
+	_ registry.RequestPreparer      = csrHooks{}
+	_ registry.UpdatePreparer       = csrHooks{}
+	_ registry.SubresourceUpdater   = csrHooks{}
+	_ registry.FieldResetter        = csrHooks{}
+	_ registry.StatusUpdatePreparer = csrHooks{}
+	_ registry.NameValidator        = csrHooks{}
 )
 
 // ValidateName: upstream puts no rule on CSR names beyond metadata's.
@@ -84,6 +87,22 @@ func (h csrHooks) PrepareForUpdate(obj, old map[string]any) {
 	}
 }
 
+// ResetFields are upstream's CSR strategies': a write of the main
+// resource owns neither spec nor status, one through /status neither
+// spec nor conditions, one through /approval neither spec nor
+// certificate.
+func (csrHooks) ResetFields(subresource string) [][]string {
+	switch subresource {
+	case "":
+		return [][]string{{"spec"}, {"status"}}
+	case "status":
+		return [][]string{{"spec"}, {"status", "conditions"}}
+	case "approval":
+		return [][]string{{"spec"}, {"status", "certificate"}}
+	}
+	return nil
+}
+
 // UpdateSubresource serves /approval: of the spec and status, only
 // status.conditions change; the metadata a client sets (labels,
 // annotations, finalizers, owner references) changes too, as upstream's
@@ -112,11 +131,49 @@ func (csrHooks) UpdateSubresource(name string, obj, old map[string]any) (map[str
 	}
 	newStatus, _ := obj["status"].(map[string]any)
 	if c, ok := newStatus["conditions"]; ok {
+		was, _ := status["conditions"].([]any)
+		stampConditions(c, was, time.Now())
 		status["conditions"] = c
 	} else {
 		delete(status, "conditions")
 	}
 	return old, true
+}
+
+// PrepareForStatusUpdate sets the times the status's conditions lack.
+func (csrHooks) PrepareForStatusUpdate(obj, old map[string]any) {
+	status, _ := obj["status"].(map[string]any)
+	oldStatus, _ := old["status"].(map[string]any)
+	was, _ := oldStatus["conditions"].([]any)
+	stampConditions(status["conditions"], was, time.Now())
+}
+
+// stampConditions sets the times a CSR's conditions lack, as upstream's
+// approval and status strategies do: lastUpdateTime now, and
+// lastTransitionTime that of the stored condition of the same type and
+// status, or now.
+func stampConditions(conditions any, was []any, now time.Time) {
+	list, _ := conditions.([]any)
+	stamp := metav1.NewTime(now).Rfc3339Copy().UTC().Format(time.RFC3339)
+	for _, c := range list {
+		c, ok := c.(map[string]any)
+		if !ok {
+			continue
+		}
+		if c["lastUpdateTime"] == nil {
+			c["lastUpdateTime"] = stamp
+		}
+		if c["lastTransitionTime"] != nil {
+			continue
+		}
+		c["lastTransitionTime"] = stamp
+		for _, w := range was {
+			if w, ok := w.(map[string]any); ok && w["type"] == c["type"] && w["status"] == c["status"] && w["lastTransitionTime"] != nil {
+				c["lastTransitionTime"] = w["lastTransitionTime"]
+				break
+			}
+		}
+	}
 }
 
 type csrRules struct{}
@@ -210,8 +267,10 @@ func validateSignerName(p *field.Path, name string) field.ErrorList {
 	return errs
 }
 
+// columns are upstream's, described by the v1beta1 types' docs, as its
+// printer describes them.
 func (csrRules) columns() []metav1.TableColumnDefinition {
-	spec, status := certificatesv1.CertificateSigningRequestSpec{}.SwaggerDoc(), certificatesv1.CertificateSigningRequestStatus{}.SwaggerDoc()
+	spec, status := certificatesv1beta1.CertificateSigningRequestSpec{}.SwaggerDoc(), certificatesv1beta1.CertificateSigningRequestStatus{}.SwaggerDoc()
 	return []metav1.TableColumnDefinition{
 		nameColumn, ageColumn,
 		{Name: "SignerName", Type: "string", Description: spec["signerName"]},

@@ -91,6 +91,15 @@ func converterFor(c *call, apiVersion string) *registry.Definition {
 // nor the metadata they do not keep (Subresources.StatusMetadata) — in
 // every version.
 func resetFields(c *call, sub string) map[fieldpath.APIVersion]*fieldpath.Set {
+	if r, ok := c.def.Hooks.(registry.FieldResetter); ok {
+		if fields := r.ResetFields(sub); fields != nil {
+			paths := make([]fieldpath.Path, len(fields))
+			for i, f := range fields {
+				paths[i] = fieldpath.MakePathOrDie(anySlice(f)...)
+			}
+			return allVersions(c, fieldpath.NewSet(paths...))
+		}
+	}
 	if !c.version.Subresources.Status {
 		return nil
 	}
@@ -98,14 +107,26 @@ func resetFields(c *call, sub string) map[fieldpath.APIVersion]*fieldpath.Set {
 	case "":
 		return map[fieldpath.APIVersion]*fieldpath.Set{fieldpath.APIVersion(c.apiVersion()): statusFields}
 	case "status":
-		reset := statusResets(c.version.Subresources.StatusMetadata)
-		out := make(map[fieldpath.APIVersion]*fieldpath.Set, len(c.def.Versions))
-		for _, v := range c.def.Versions {
-			out[fieldpath.APIVersion(registry.APIVersion(c.def.Group, v.Name))] = reset
-		}
-		return out
+		return allVersions(c, statusResets(c.version.Subresources.StatusMetadata))
 	}
 	return nil
+}
+
+// allVersions resets the same fields in each version of the resource.
+func allVersions(c *call, reset *fieldpath.Set) map[fieldpath.APIVersion]*fieldpath.Set {
+	out := make(map[fieldpath.APIVersion]*fieldpath.Set, len(c.def.Versions))
+	for _, v := range c.def.Versions {
+		out[fieldpath.APIVersion(registry.APIVersion(c.def.Group, v.Name))] = reset
+	}
+	return out
+}
+
+func anySlice(names []string) []any {
+	out := make([]any, len(names))
+	for i, n := range names {
+		out[i] = n
+	}
+	return out
 }
 
 // statusResets is what a status write keeping the metadata kept does not

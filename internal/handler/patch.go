@@ -48,11 +48,6 @@ func (h *Handler) patch(c *call, sub string) {
 	}
 	sm, hasType := typedHooks(c).(registry.StrategicMerger)
 	switch {
-	case ct == applyPatchType && otherUpdater(c, sub) != nil:
-		// Not built for a built-in's own subresource: an apply would
-		// write the whole object.
-		codec.WriteStatus(c.w, c.r, unsupportedPatch(c))
-		return
 	case ct == applyPatchType:
 		h.apply(c, sub)
 		return

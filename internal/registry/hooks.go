@@ -113,6 +113,18 @@ type SubresourceUpdater interface {
 	UpdateSubresource(name string, obj, old map[string]any) (map[string]any, bool)
 }
 
+// FieldResetter names the fields a write through the resource ("") or a
+// subresource ("status", or a built-in's own) leaves as they were, or
+// that its strategy sets, each a path of field names: a write does not
+// own them, as upstream's strategy's reset fields (a CSR's spec and
+// status on the main resource, its spec and conditions through /status,
+// its spec and certificate through /approval). Nil leaves the generic
+// ones: the status on the main resource, the spec (and the metadata not
+// kept) through /status.
+type FieldResetter interface {
+	ResetFields(subresource string) [][]string
+}
+
 // Creator answers creates without storing anything: the reviews
 // (TokenReview, SubjectAccessReview, SelfSubjectReview) compute their
 // status from the request and the caller (authn.UserFrom(ctx)) and return

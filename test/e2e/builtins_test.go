@@ -16,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/yaml"
@@ -307,9 +306,17 @@ func TestStoredBuiltins(t *testing.T) {
 		if patched.Spec.SignerName != "example.com/signer" || patched.Annotations["patched"] != "true" {
 			t.Errorf("patching /approval: signer %q, annotations %v; want the signer unchanged, the annotation set", patched.Spec.SignerName, patched.Annotations)
 		}
-		_, err = srv.Client.CertificatesV1().CertificateSigningRequests().Patch(context.Background(), "alice", types.ApplyPatchType, []byte(`{}`), metav1.PatchOptions{FieldManager: "e2e"}, "approval")
-		if !apierrors.IsUnsupportedMediaType(err) {
-			t.Errorf("applying to /approval: %v, want 415", err)
+		// A server-side apply of /approval is served as upstream's: its
+		// condition applies (the patch's other one, another manager's,
+		// stays), its spec does not.
+		apply := `{"apiVersion":"certificates.k8s.io/v1","kind":"CertificateSigningRequest","metadata":{"name":"alice"},` +
+			`"spec":{"signerName":"example.com/applied"},"status":{"conditions":[{"type":"Approved","status":"True","reason":"Applied"}]}}`
+		applied, err := srv.Client.CertificatesV1().CertificateSigningRequests().Patch(context.Background(), "alice", types.ApplyPatchType, []byte(apply), metav1.PatchOptions{FieldManager: "e2e", Force: ptr(true)}, "approval")
+		if err != nil {
+			t.Fatalf("applying to /approval: %v", err)
+		}
+		if c := applied.Status.Conditions; len(c) != 2 || c[0].Reason != "Applied" || c[1].Type != "Extra" || applied.Spec.SignerName != "example.com/signer" {
+			t.Errorf("applying to /approval: conditions %+v, signer %q; want Approved applied and Extra kept, the signer unchanged", c, applied.Spec.SignerName)
 		}
 	})
 
