@@ -170,7 +170,32 @@ func checkUIDPrecondition(c *call, obj, cur map[string]any) error {
 	}
 	return apierrors.NewConflict(c.gr(), c.info.Name, fmt.Errorf(
 		"StorageError: invalid object, Code: 4, Key: %s, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: %s, UID in object meta: %s",
-		c.store.Key(c.info.Namespace, c.info.Name), uid, have))
+		upstreamKey(c), uid, have))
+}
+
+// upstreamKeyPrefixes are the built-ins kube-apiserver's storage keeps
+// under another prefix than their resource's name (its storage factory's
+// special prefixes).
+var upstreamKeyPrefixes = map[schema.GroupResource]string{
+	{Resource: "services"}:                              "services/specs",
+	{Resource: "endpoints"}:                             "services/endpoints",
+	{Group: "networking.k8s.io", Resource: "ingresses"}: "ingress",
+}
+
+// upstreamKey is the storage key of the URL's object in kube-apiserver,
+// which its storage errors quote: a custom resource's, a CRD's and an
+// APIService's are this server's, under their group; another built-in's
+// is under its resource's name alone (or its special prefix).
+func upstreamKey(c *call) string {
+	if c.def.Custom() || c.def.Group == "apiextensions.k8s.io" || c.def.Group == "apiregistration.k8s.io" {
+		return c.store.Key(c.info.Namespace, c.info.Name)
+	}
+	gr := schema.GroupResource{Group: c.def.Group, Resource: c.def.Resource}
+	prefix, ok := upstreamKeyPrefixes[gr]
+	if !ok {
+		prefix = c.def.Resource
+	}
+	return (&Store{Prefix: "/registry/" + prefix + "/"}).Key(c.info.Namespace, c.info.Name)
 }
 
 // requireResourceVersion refuses a PUT without a resourceVersion, unless
