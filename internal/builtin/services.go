@@ -2,6 +2,7 @@ package builtin
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"slices"
@@ -245,14 +246,17 @@ func (h serviceHooks) Validate(obj map[string]any) field.ErrorList {
 	if err != nil {
 		return field.ErrorList{field.InternalError(nil, err)}
 	}
-	return validateServiceSpec(&svc.Spec, field.NewPath("spec"))
+	return append(validateServiceSpec(&svc.Spec, field.NewPath("spec")), validateSourceRanges(svc, nil)...)
 }
 
 func (h serviceHooks) ValidateUpdate(obj, old map[string]any) field.ErrorList {
-	errs := h.Validate(obj)
 	svc, _, err1 := h.Decode(obj)
 	was, _, err2 := h.Decode(old)
-	if err1 == nil && err2 == nil && was.Spec.ClusterIP != "" && svc.Spec.ClusterIP != was.Spec.ClusterIP &&
+	if err := errors.Join(err1, err2); err != nil {
+		return field.ErrorList{field.InternalError(nil, err)}
+	}
+	errs := append(validateServiceSpec(&svc.Spec, field.NewPath("spec")), validateSourceRanges(svc, was)...)
+	if was.Spec.ClusterIP != "" && svc.Spec.ClusterIP != was.Spec.ClusterIP &&
 		svc.Spec.Type != corev1.ServiceTypeExternalName && was.Spec.Type != corev1.ServiceTypeExternalName {
 		// Upstream names the clusterIPs the update leaves: those sent, or
 		// the new clusterIP alone when they are the old ones (its
@@ -335,6 +339,50 @@ func externalIPs(svc *corev1.Service) string {
 }
 
 var serviceTypes = []string{string(corev1.ServiceTypeClusterIP), string(corev1.ServiceTypeExternalName), string(corev1.ServiceTypeLoadBalancer), string(corev1.ServiceTypeNodePort)}
+
+// validateSourceRanges checks a load balancer's source ranges as
+// upstream does, under its field path's Go name
+// (spec.LoadBalancerSourceRanges): only a LoadBalancer has them, and each,
+// spaces around it dropped, is a CIDR with no bits set beyond its prefix
+// unless the stored Service has it already. Without them, the legacy
+// annotation's comma-separated ranges are checked alike when it changed.
+func validateSourceRanges(svc, old *corev1.Service) field.ErrorList {
+	var errs field.ErrorList
+	notLB := svc.Spec.Type != corev1.ServiceTypeLoadBalancer
+	if ranges := svc.Spec.LoadBalancerSourceRanges; len(ranges) > 0 {
+		p := field.NewPath("spec", "LoadBalancerSourceRanges")
+		if notLB {
+			errs = append(errs, field.Forbidden(p, "may only be used when `type` is 'LoadBalancer'"))
+		}
+		var kept []string
+		if old != nil {
+			for _, r := range old.Spec.LoadBalancerSourceRanges {
+				kept = append(kept, strings.TrimSpace(r))
+			}
+		}
+		for i, r := range ranges {
+			errs = append(errs, validation.IsValidCIDRForLegacyField(p.Index(i), strings.TrimSpace(r), true, kept)...)
+		}
+		return errs
+	}
+	val, ok := svc.Annotations[corev1.AnnotationLoadBalancerSourceRangesKey]
+	if !ok {
+		return nil
+	}
+	p := field.NewPath("metadata", "annotations").Key(corev1.AnnotationLoadBalancerSourceRangesKey)
+	if notLB {
+		errs = append(errs, field.Forbidden(p, "may only be used when `type` is 'LoadBalancer'"))
+	}
+	if old != nil && old.Annotations[corev1.AnnotationLoadBalancerSourceRangesKey] == val {
+		return errs
+	}
+	if val = strings.TrimSpace(val); val != "" {
+		for _, r := range strings.Split(val, ",") {
+			errs = append(errs, validation.IsValidCIDRForLegacyField(p, strings.TrimSpace(r), true, nil)...)
+		}
+	}
+	return errs
+}
 
 var protocols = []string{string(corev1.ProtocolSCTP), string(corev1.ProtocolTCP), string(corev1.ProtocolUDP)}
 

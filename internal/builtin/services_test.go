@@ -191,3 +191,24 @@ func TestServiceClusterIPChange(t *testing.T) {
 		checkErrors(t, tc.name, h.ValidateUpdate(obj, old).ToAggregate(), tc.want)
 	}
 }
+
+// TestServiceSourceRanges checks a load balancer's source ranges against
+// kube-apiserver 1.37's answers: spaces around a range are allowed, bits
+// beyond the prefix and what is no CIDR are not, unless the stored
+// Service has the range already; only a LoadBalancer may have them, or
+// the legacy annotation.
+func TestServiceSourceRanges(t *testing.T) {
+	const lb = "spec: {type: LoadBalancer, ports: [{port: 80}], loadBalancerSourceRanges: "
+	checkValidation(t, Services(nil), []validateCase{
+		{name: line(), obj: lb + "['10.0.0.0/8', ' 192.168.0.0/16 ']}"},
+		{name: line(), obj: lb + "['10.0.0.1/8', '192.168.1.0/24', bogus]}", want: []string{
+			`spec.LoadBalancerSourceRanges[0]: Invalid value: "10.0.0.1/8": must not have bits set beyond the prefix length`,
+			`spec.LoadBalancerSourceRanges[2]: Invalid value: "bogus": must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)`}},
+		{name: line(), old: lb + "['10.0.0.1/8']}", obj: lb + "['10.0.0.1/8', '10.1.0.1/16']}", want: []string{
+			`spec.LoadBalancerSourceRanges[1]: Invalid value: "10.1.0.1/16": must not have bits set beyond the prefix length`}},
+		{name: line(), obj: "spec: {ports: [{port: 80}], loadBalancerSourceRanges: ['10.0.0.0/8']}", want: []string{
+			"spec.LoadBalancerSourceRanges: Forbidden: may only be used when `type` is 'LoadBalancer'"}},
+		{name: line(), obj: "metadata: {name: x, namespace: ns, annotations: {service.beta.kubernetes.io/load-balancer-source-ranges: '10.0.0.0/8, 10.0.0.1/8'}}\n" + lb + "[]}", want: []string{
+			`metadata.annotations[service.beta.kubernetes.io/load-balancer-source-ranges]: Invalid value: "10.0.0.1/8": must not have bits set beyond the prefix length`}},
+	})
+}
