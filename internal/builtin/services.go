@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	netutils "k8s.io/utils/net"
 
 	"github.com/crdserver/crdserver/internal/registry"
 )
@@ -519,11 +520,55 @@ func (h endpointsHooks) ValidateUpdate(obj, old map[string]any) field.ErrorList 
 	return h.Validate(obj)
 }
 
+// validateIP checks an Endpoints address as upstream does: strictly (no
+// leading zeros, no IPv4-mapped IPv6 address), then as an endpoint's.
 func validateIP(ip string, p *field.Path) field.ErrorList {
-	if net.ParseIP(ip) == nil {
-		return field.ErrorList{field.Invalid(p, ip, "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)")}
+	return append(validation.IsValidIPForLegacyField(p, ip, true, nil), validateEndpointIP(ip, p)...)
+}
+
+// validateEndpointIP refuses the addresses no endpoint has: unspecified,
+// loopback and link-local ones, and (read as leniently as upstream reads
+// them here) what is no IP at all.
+func validateEndpointIP(ip string, p *field.Path) field.ErrorList {
+	addr := netutils.ParseIPSloppy(ip)
+	if addr == nil {
+		return field.ErrorList{field.Invalid(p, ip, "must be a valid IP address")}
 	}
-	return nil
+	var errs field.ErrorList
+	if addr.IsUnspecified() {
+		errs = append(errs, field.Invalid(p, ip, fmt.Sprintf("may not be unspecified (%v)", ip)))
+	}
+	if addr.IsLoopback() {
+		errs = append(errs, field.Invalid(p, ip, "may not be in the loopback range (127.0.0.0/8, ::1/128)"))
+	}
+	if addr.IsLinkLocalUnicast() {
+		errs = append(errs, field.Invalid(p, ip, "may not be in the link-local range (169.254.0.0/16, fe80::/10)"))
+	}
+	if addr.IsLinkLocalMulticast() {
+		errs = append(errs, field.Invalid(p, ip, "may not be in the link-local multicast range (224.0.0.0/24, ff02::/10)"))
+	}
+	return errs
+}
+
+// validateSliceAddress checks an EndpointSlice's IP address as upstream
+// does: an IPv4 one strictly as a legacy field, an IPv6 one in canonical
+// form, then that it is of the slice's type (named at the list's path)
+// and an endpoint's.
+func validateSliceAddress(t discoveryv1.AddressType, a string, list *field.Path, i int) field.ErrorList {
+	p := list.Index(i)
+	var errs field.ErrorList
+	if t == discoveryv1.AddressTypeIPv4 {
+		errs = validation.IsValidIPForLegacyField(p, a, true, nil)
+	} else {
+		errs = validation.IsValidIP(p, a)
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	if want4 := t == discoveryv1.AddressTypeIPv4; want4 != netutils.IsIPv4String(a) {
+		errs = append(errs, field.Invalid(list, a, "must be an "+string(t)+" address"))
+	}
+	return append(errs, validateEndpointIP(a, p)...)
 }
 
 // endpointSliceHooks are the stored hooks with the protocol defaults.
@@ -572,10 +617,7 @@ func (h endpointSliceHooks) Validate(obj map[string]any) field.ErrorList {
 		for j, a := range ep.Addresses {
 			switch s.AddressType {
 			case discoveryv1.AddressTypeIPv4, discoveryv1.AddressTypeIPv6:
-				ip := net.ParseIP(a)
-				if ip == nil || (s.AddressType == discoveryv1.AddressTypeIPv4) != (ip.To4() != nil) {
-					errs = append(errs, field.Invalid(ap.Index(j), a, "must be a valid "+string(s.AddressType)+" address"))
-				}
+				errs = append(errs, validateSliceAddress(s.AddressType, a, ap, j)...)
 			case discoveryv1.AddressTypeFQDN:
 				for _, msg := range validation.IsFullyQualifiedDomainName(ap.Index(j), a) {
 					errs = append(errs, msg)
