@@ -107,6 +107,7 @@ var (
 	_ registry.CreatePreparer  = serviceHooks{}
 	_ registry.UpdatePreparer  = serviceHooks{}
 	_ registry.Validator       = serviceHooks{}
+	_ registry.StatusValidator = serviceHooks{}
 	_ registry.StrategicMerger = serviceHooks{}
 	_ registry.Protobuf        = serviceHooks{}
 	_ registry.TypeChecker     = serviceHooks{}
@@ -227,6 +228,17 @@ func defaultService(obj map[string]any) {
 	if typ == string(corev1.ServiceTypeLoadBalancer) && spec["allocateLoadBalancerNodePorts"] == nil {
 		spec["allocateLoadBalancerNodePorts"] = true
 	}
+	if typ == string(corev1.ServiceTypeLoadBalancer) {
+		// A load balancer's ingress points with an IP default to its mode.
+		status, _ := obj["status"].(map[string]any)
+		lb, _ := status["loadBalancer"].(map[string]any)
+		ingress, _ := lb["ingress"].([]any)
+		for _, in := range ingress {
+			if in, ok := in.(map[string]any); ok && in["ip"] != nil && in["ip"] != "" && in["ipMode"] == nil {
+				in["ipMode"] = string(corev1.LoadBalancerIPModeVIP)
+			}
+		}
+	}
 	ports, _ := spec["ports"].([]any)
 	for _, p := range ports {
 		pm, ok := p.(map[string]any)
@@ -267,6 +279,53 @@ func (h serviceHooks) ValidateUpdate(obj, old map[string]any) field.ErrorList {
 			ips = []string{svc.Spec.ClusterIP}
 		}
 		errs = append(errs, field.Invalid(field.NewPath("spec", "clusterIPs").Index(0), ips, "may not change once set"))
+	}
+	return errs
+}
+
+// ValidateStatusUpdate checks the load balancer's status as upstream's
+// status strategy does: only a LoadBalancer has ingress points; each one's
+// IP is valid (strictly, unless stored already) with its mode, its
+// hostname a DNS name and no IP.
+func (h serviceHooks) ValidateStatusUpdate(obj, old map[string]any) field.ErrorList {
+	svc, _, err1 := h.Decode(obj)
+	was, _, err2 := h.Decode(old)
+	if err := errors.Join(err1, err2); err != nil {
+		return field.ErrorList{field.InternalError(nil, err)}
+	}
+	p := field.NewPath("status", "loadBalancer", "ingress")
+	ingress := svc.Status.LoadBalancer.Ingress
+	if svc.Spec.Type != corev1.ServiceTypeLoadBalancer && len(ingress) > 0 {
+		return field.ErrorList{field.Forbidden(p, "may only be used when `spec.type` is 'LoadBalancer'")}
+	}
+	var kept []string
+	for _, in := range was.Status.LoadBalancer.Ingress {
+		if in.IP != "" {
+			kept = append(kept, in.IP)
+		}
+	}
+	var errs field.ErrorList
+	for i, in := range ingress {
+		ip := p.Index(i)
+		if in.IP != "" {
+			errs = append(errs, validation.IsValidIPForLegacyField(ip.Child("ip"), in.IP, true, kept)...)
+		}
+		switch {
+		case in.IPMode == nil && in.IP != "":
+			errs = append(errs, field.Required(ip.Child("ipMode"), "must be specified when `ip` is set"))
+		case in.IPMode != nil && in.IP == "":
+			errs = append(errs, field.Forbidden(ip.Child("ipMode"), "may not be specified when `ip` is not set"))
+		case in.IPMode != nil && *in.IPMode != corev1.LoadBalancerIPModeVIP && *in.IPMode != corev1.LoadBalancerIPModeProxy:
+			errs = append(errs, field.NotSupported(ip.Child("ipMode"), in.IPMode, []string{string(corev1.LoadBalancerIPModeProxy), string(corev1.LoadBalancerIPModeVIP)}))
+		}
+		if in.Hostname != "" {
+			for _, msg := range validation.IsDNS1123Subdomain(in.Hostname) {
+				errs = append(errs, field.Invalid(ip.Child("hostname"), in.Hostname, msg))
+			}
+			if netutils.ParseIPSloppy(in.Hostname) != nil {
+				errs = append(errs, field.Invalid(ip.Child("hostname"), in.Hostname, "must be a DNS name, not an IP address"))
+			}
+		}
 	}
 	return errs
 }

@@ -235,3 +235,34 @@ func TestEndpointAddresses(t *testing.T) {
 			`subsets[0].addresses[2].ip: Invalid value: "bogus": must be a valid IP address`}},
 	})
 }
+
+// TestServiceStatusValidation checks status writes against kube-apiserver
+// 1.37's answers: only a LoadBalancer has ingress points, whose IPs are
+// checked strictly and modes defaulted, whose hostnames are DNS names.
+func TestServiceStatusValidation(t *testing.T) {
+	h := Services(nil).Hooks.(serviceHooks)
+	for _, tc := range []struct {
+		name, typ, ingress string
+		want               []string
+	}{
+		{line(), "ClusterIP", `[{ip: 1.2.3.4}]`, []string{"status.loadBalancer.ingress: Forbidden: may only be used when `spec.type` is 'LoadBalancer'"}},
+		{line(), "ClusterIP", `[]`, nil},
+		{line(), "LoadBalancer", `[{ip: 1.2.3.4}, {ip: 010.0.0.1}, {hostname: 1.2.3.4}, {hostname: x, ipMode: VIP}, {ip: 1.2.3.5, ipMode: Bogus}]`, []string{
+			`status.loadBalancer.ingress[1].ip: Invalid value: "010.0.0.1": must not have leading 0s`,
+			`status.loadBalancer.ingress[2].hostname: Invalid value: "1.2.3.4": must be a DNS name, not an IP address`,
+			"status.loadBalancer.ingress[3].ipMode: Forbidden: may not be specified when `ip` is not set",
+			`status.loadBalancer.ingress[4].ipMode: Unsupported value: "Bogus": supported values: "Proxy", "VIP"`}},
+	} {
+		spec := "{type: " + tc.typ + ", ports: [{port: 80}]}"
+		old := decodeYAML(t, "apiVersion: v1\nkind: Service\nmetadata: {name: s, namespace: ns}\nspec: "+spec)
+		obj := decodeYAML(t, "apiVersion: v1\nkind: Service\nmetadata: {name: s, namespace: ns}\nspec: "+spec+"\nstatus: {loadBalancer: {ingress: "+tc.ingress+"}}")
+		h.Default(obj)
+		var got []string
+		for _, e := range h.ValidateStatusUpdate(obj, old) {
+			got = append(got, e.Error())
+		}
+		if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+			t.Errorf("%s: errors:\n%s\nwant:\n%s", tc.name, strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
+		}
+	}
+}
