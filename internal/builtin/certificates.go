@@ -1,6 +1,7 @@
 package builtin
 
 import (
+	"bytes"
 	"context"
 	"crypto/x509"
 	"encoding/pem"
@@ -12,6 +13,8 @@ import (
 
 	certificatesv1 "k8s.io/api/certificates/v1"
 	certificatesv1beta1 "k8s.io/api/certificates/v1beta1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/duration"
@@ -27,7 +30,8 @@ import (
 // stored with their requester, approved or denied through /approval, and
 // a client may write a certificate to /status. Validation covers the
 // request (a signed PEM CERTIFICATE REQUEST), usages, the signer name and
-// expirationSeconds; status conditions and certificates are not checked.
+// expirationSeconds; writes to /status and /approval have their
+// conditions and certificate checked as upstream's strategies check them.
 func CertificateSigningRequests() *registry.Definition {
 	k := kindDef{
 		group: "certificates.k8s.io", version: "v1", resource: "certificatesigningrequests", kind: "CertificateSigningRequest",
@@ -53,6 +57,8 @@ var (
 	_ registry.FieldResetter        = csrHooks{}
 	_ registry.StatusUpdatePreparer = csrHooks{}
 	_ registry.NameValidator        = csrHooks{}
+	_ registry.StatusValidator      = csrHooks{}
+	_ registry.SubresourceValidator = csrHooks{}
 )
 
 // ValidateName: upstream puts no rule on CSR names beyond metadata's.
@@ -140,12 +146,36 @@ func (csrHooks) UpdateSubresource(name string, obj, old map[string]any) (map[str
 	return old, true
 }
 
-// PrepareForStatusUpdate sets the times the status's conditions lack.
+// PrepareForStatusUpdate keeps the stored Approved and Denied conditions
+// where the write has as many of each (their number changed is refused
+// by validation), then sets the times the conditions lack, as upstream's
+// status strategy does.
 func (csrHooks) PrepareForStatusUpdate(obj, old map[string]any) {
 	status, _ := obj["status"].(map[string]any)
 	oldStatus, _ := old["status"].(map[string]any)
 	was, _ := oldStatus["conditions"].([]any)
+	conds, _ := status["conditions"].([]any)
+	for _, t := range []string{string(certificatesv1.CertificateApproved), string(certificatesv1.CertificateDenied)} {
+		now, before := conditionIndices(conds, t), conditionIndices(was, t)
+		if len(now) != len(before) {
+			continue
+		}
+		for i, at := range now {
+			conds[at] = runtime.DeepCopyJSONValue(was[before[i]])
+		}
+	}
 	stampConditions(status["conditions"], was, time.Now())
+}
+
+// conditionIndices are the places of the conditions of type t.
+func conditionIndices(conds []any, t string) []int {
+	var out []int
+	for i, c := range conds {
+		if c, ok := c.(map[string]any); ok && c["type"] == t {
+			out = append(out, i)
+		}
+	}
+	return out
 }
 
 // stampConditions sets the times a CSR's conditions lack, as upstream's
@@ -174,6 +204,171 @@ func stampConditions(conditions any, was []any, now time.Time) {
 			}
 		}
 	}
+}
+
+// ValidateStatusUpdate checks a /status write as upstream's status
+// strategy does: the conditions, a certificate that is set or changed,
+// and no Approved or Denied condition added, changed or removed.
+func (h csrHooks) ValidateStatusUpdate(obj, old map[string]any) field.ErrorList {
+	return h.validateSubresource(obj, old, false)
+}
+
+// ValidateSubresourceUpdate checks an /approval write as upstream's
+// approval strategy does: as a /status write, but Approved and Denied may
+// be added (not both) and the certificate is not the writer's.
+func (h csrHooks) ValidateSubresourceUpdate(name string, obj, old map[string]any) field.ErrorList {
+	if name != "approval" {
+		return nil
+	}
+	return h.validateSubresource(obj, old, true)
+}
+
+func (h csrHooks) validateSubresource(obj, old map[string]any, approval bool) field.ErrorList {
+	csr, _, err := h.Decode(obj)
+	if err != nil {
+		return field.ErrorList{field.InternalError(nil, err)}
+	}
+	was, _, err := h.Decode(old)
+	if err != nil {
+		return field.ErrorList{field.InternalError(nil, err)}
+	}
+	return validateCSRStatus(csr, was, approval)
+}
+
+// validateCSRStatus is upstream's check of a CSR's status on update. What
+// the stored object already breaks (Approved beside Denied, a type twice,
+// an empty type, a certificate that does not parse) is tolerated, as
+// upstream tolerates it for compatibility.
+func validateCSRStatus(csr, was *certificatesv1.CertificateSigningRequest, approval bool) field.ErrorList {
+	p := field.NewPath("status", "conditions")
+	errs := validateCSRConditions(p, csr.Status.Conditions, was.Status.Conditions)
+	certChanged := !bytes.Equal(csr.Status.Certificate, was.Status.Certificate)
+	if certChanged && checkCertificates(was.Status.Certificate) == nil {
+		if err := checkCertificates(csr.Status.Certificate); err != nil {
+			errs = append(errs, field.Invalid(field.NewPath("status", "certificate"), "<certificate data>", err.Error()))
+		}
+	}
+	for _, t := range []certificatesv1.RequestConditionType{certificatesv1.CertificateApproved, certificatesv1.CertificateDenied, certificatesv1.CertificateFailed} {
+		if len(conditionsOf(csr, t)) < len(conditionsOf(was, t)) {
+			errs = append(errs, field.Forbidden(p, fmt.Sprintf("updates may not remove a condition of type %q", t)))
+		}
+	}
+	if !approval {
+		for _, t := range []certificatesv1.RequestConditionType{certificatesv1.CertificateApproved, certificatesv1.CertificateDenied} {
+			now, before := conditionsOf(csr, t), conditionsOf(was, t)
+			switch {
+			case len(now) < len(before):
+				// a removal, refused above
+			case len(now) > len(before):
+				errs = append(errs, field.Forbidden(p, fmt.Sprintf("updates may not add a condition of type %q", t)))
+			case !equality.Semantic.DeepEqual(now, before):
+				errs = append(errs, field.Forbidden(p, fmt.Sprintf("updates may not modify a condition of type %q", t)))
+			}
+		}
+	}
+	if certChanged {
+		switch {
+		case approval:
+			errs = append(errs, field.Forbidden(field.NewPath("status", "certificate"), "updates may not set certificate content"))
+		case len(was.Status.Certificate) > 0:
+			errs = append(errs, field.Forbidden(field.NewPath("status", "certificate"), "updates may not modify existing certificate content"))
+		}
+	}
+	// Upstream's declarative rule, listed after the others: at most one
+	// of Approved and Denied (unless the stored object has both already).
+	both := func(c *certificatesv1.CertificateSigningRequest) bool {
+		return len(conditionsOf(c, certificatesv1.CertificateApproved)) > 0 && len(conditionsOf(c, certificatesv1.CertificateDenied)) > 0
+	}
+	if both(csr) && !both(was) {
+		errs = append(errs, field.Invalid(p, `{conditions[{"type":"Approved"}], conditions[{"type":"Denied"}]}`,
+			"must specify at most one of: `conditions[{\"type\":\"Approved\"}]`, `conditions[{\"type\":\"Denied\"}]`"))
+	}
+	return errs
+}
+
+// validateCSRConditions checks each condition's type and status and that
+// no type is there twice, tolerating in each what the stored conditions
+// already do.
+func validateCSRConditions(p *field.Path, conds, was []certificatesv1.CertificateSigningRequestCondition) field.ErrorList {
+	var dupBefore, emptyBefore bool
+	seenBefore := map[certificatesv1.RequestConditionType]bool{}
+	for _, c := range was {
+		dupBefore = dupBefore || seenBefore[c.Type]
+		seenBefore[c.Type] = true
+		emptyBefore = emptyBefore || c.Type == ""
+	}
+
+	var errs field.ErrorList
+	seen := map[certificatesv1.RequestConditionType]bool{}
+	for i, c := range conds {
+		cp := p.Index(i)
+		if !emptyBefore && c.Type == "" {
+			errs = append(errs, field.Required(cp.Child("type"), ""))
+		}
+		allowed := []string{string(corev1.ConditionFalse), string(corev1.ConditionTrue), string(corev1.ConditionUnknown)}
+		switch c.Type {
+		case certificatesv1.CertificateApproved, certificatesv1.CertificateDenied, certificatesv1.CertificateFailed:
+			allowed = []string{string(corev1.ConditionTrue)}
+		}
+		switch {
+		case c.Status == "":
+			errs = append(errs, field.Required(cp.Child("status"), ""))
+		case !slices.Contains(allowed, string(c.Status)):
+			errs = append(errs, field.NotSupported(cp.Child("status"), c.Status, allowed))
+		}
+		if !dupBefore {
+			if seen[c.Type] {
+				errs = append(errs, field.Duplicate(cp.Child("type"), c.Type))
+			}
+			seen[c.Type] = true
+		}
+	}
+	return errs
+}
+
+func conditionsOf(csr *certificatesv1.CertificateSigningRequest, t certificatesv1.RequestConditionType) []certificatesv1.CertificateSigningRequestCondition {
+	var out []certificatesv1.CertificateSigningRequestCondition
+	for _, c := range csr.Status.Conditions {
+		if c.Type == t {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// checkCertificates checks a status.certificate as upstream does: empty,
+// or one or more CERTIFICATE PEM blocks without headers, each holding
+// certificates that parse.
+func checkCertificates(data []byte) error {
+	if len(data) == 0 {
+		return nil
+	}
+	blocks := 0
+	for {
+		block, rest := pem.Decode(data)
+		if block == nil {
+			break
+		}
+		if block.Type != "CERTIFICATE" {
+			return fmt.Errorf("only CERTIFICATE PEM blocks are allowed, found %q", block.Type)
+		}
+		if len(block.Headers) != 0 {
+			return errors.New("no PEM block headers are permitted")
+		}
+		blocks++
+		certs, err := x509.ParseCertificates(block.Bytes)
+		if err != nil {
+			return err
+		}
+		if len(certs) == 0 {
+			return errors.New("found CERTIFICATE PEM block containing 0 certificates")
+		}
+		data = rest
+	}
+	if blocks == 0 {
+		return errors.New("must contain at least one CERTIFICATE PEM block")
+	}
+	return nil
 }
 
 type csrRules struct{}

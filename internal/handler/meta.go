@@ -387,8 +387,12 @@ func validateUpdate(c *call, obj, old map[string]any, sub string) field.ErrorLis
 		// each once).
 		errs = append(errs, metaErrs...)
 	}
-	if sv, ok := c.def.Hooks.(registry.StatusValidator); ok && sub == "status" {
+	sv, status := c.def.Hooks.(registry.StatusValidator)
+	ov, other := c.def.Hooks.(registry.SubresourceValidator)
+	if status && sub == "status" {
 		errs = append(errs, sv.ValidateStatusUpdate(obj, old)...)
+	} else if other && sub != "" && sub != "status" && sub != "scale" {
+		errs = append(errs, ov.ValidateSubresourceUpdate(sub, obj, old)...)
 	} else if v, ok := c.def.Hooks.(registry.VersionValidator); ok {
 		errs = append(errs, v.ValidateUpdateIn(c.version.Name, obj, old)...)
 	} else if v, ok := c.def.Hooks.(registry.Validator); ok {

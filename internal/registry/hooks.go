@@ -242,6 +242,13 @@ type StatusValidator interface {
 	ValidateStatusUpdate(obj, old map[string]any) field.ErrorList
 }
 
+// SubresourceValidator validates writes to a subresource of its own
+// (OtherSubresource: a CSR's /approval) instead of ValidateUpdate, as
+// upstream's strategy for that subresource validates them.
+type SubresourceValidator interface {
+	ValidateSubresourceUpdate(name string, obj, old map[string]any) field.ErrorList
+}
+
 // TypeChecker refuses request bodies whose fields have the wrong JSON type
 // for the resource's Go type (a 400, as upstream's typed decoding gives).
 type TypeChecker interface {
