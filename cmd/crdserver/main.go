@@ -208,6 +208,7 @@ func serverFlags(cfg *server.Config, logOpts *logOptions, showVersion *bool) *fl
 	fs.StringVar(&cfg.ClientCAFile, "client-ca-file", "", "CA bundle to verify client certificates instead of the generated CA")
 	fs.Var((*listFlag)(&cfg.TLSSANs), "tls-san", "extra DNS name or IP for the generated serving certificate, comma-separated or repeated")
 	fs.StringVar(&cfg.ServiceClusterIPRange, "service-cluster-ip-range", "10.0.0.0/24", "CIDR from which Services get their cluster IPs; the kubernetes Service gets the first address")
+	fs.StringVar(&cfg.ServiceNodePortRange, "service-node-port-range", "30000-32767", "port range (low-high) from which NodePort and LoadBalancer Services get their node ports")
 	fs.IntVar(&cfg.MaxRequestsInflight, "max-requests-inflight", 400, "non-long-running requests served at once, shared fairly among users; more wait in their user's queue (429 when it is full); negative disables the limit")
 	cfg.RequestTimeout = time.Minute
 	fs.Func("request-timeout", "how long a non-long-running request may take before it gets 504; 0 disables (default 1m0s)", zeroMeansNever(&cfg.RequestTimeout))

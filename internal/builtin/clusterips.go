@@ -42,7 +42,13 @@ type ClusterIPs struct {
 	// Prefix is the key prefix of the IPAddress records; ServicePrefix
 	// that of the Services (a Service's key is namespace/name under it).
 	Prefix, ServicePrefix string
-	// Grace defaults to a minute; Now to time.Now.
+	Reclaim
+}
+
+// Reclaim says when an allocation's record whose object no longer holds
+// what it records may be taken over: once older than Grace (a minute by
+// default), by Now's clock (time.Now by default).
+type Reclaim struct {
 	Grace time.Duration
 	Now   func() time.Time
 }
@@ -207,11 +213,24 @@ func setFamilies(spec map[string]any, ip string, family netip.Addr) {
 
 // next reserves a free address. As upstream, dynamic addresses come
 // first from the upper part of the range, from a random start, so that
-// the lower part stays for addresses clients ask for; a full range is
-// searched once more for stale records.
+// the lower part stays for addresses clients ask for.
 func (a *ClusterIPs) next(ctx context.Context, ns, name string) (netip.Addr, error) {
 	n := a.size()
-	offset := min(max(16, n/16), 256)
+	i, err := searchFree(ctx, n, min(max(16, n/16), 256), func(i uint64, reclaim bool) error {
+		return a.reserve(ctx, a.at(i), ns, name, reclaim)
+	})
+	if err != nil {
+		return netip.Addr{}, err
+	}
+	return a.at(i), nil
+}
+
+// searchFree reserves, through reserve, the first of n offsets of a range
+// it finds free, in upstream's allocators' order: from a random start in
+// the part from offset up, then in the part below; a full range is
+// searched once more for stale records (reclaim). reserve answers
+// storage.ErrExists for an offset taken; ErrRangeFull when all are.
+func searchFree(ctx context.Context, n, offset uint64, reserve func(i uint64, reclaim bool) error) (uint64, error) {
 	if offset >= n {
 		offset = 0
 	}
@@ -223,45 +242,50 @@ func (a *ClusterIPs) next(ctx context.Context, ns, name string) (netip.Addr, err
 			}
 			start := lo + rand.Uint64N(hi-lo)
 			for i := uint64(0); i < hi-lo; i++ {
-				ip := a.at(lo + (start-lo+i)%(hi-lo))
-				err := a.reserve(ctx, ip, ns, name, reclaim)
+				at := lo + (start-lo+i)%(hi-lo)
+				err := reserve(at, reclaim)
 				if err == nil {
-					return ip, nil
+					return at, nil
 				}
 				if !errors.Is(err, storage.ErrExists) {
-					return netip.Addr{}, err
+					return 0, err
 				}
 				if err := ctx.Err(); err != nil {
-					return netip.Addr{}, err
+					return 0, err
 				}
 			}
 		}
 	}
-	return netip.Addr{}, ErrRangeFull
+	return 0, ErrRangeFull
 }
 
 // reserve creates ip's record for namespace/name; ErrExists when another
 // Service holds it. With reclaim, a stale record is taken over (a
 // compare-and-swap on its revision, so two replicas cannot both take it).
 func (a *ClusterIPs) reserve(ctx context.Context, ip netip.Addr, ns, name string, reclaim bool) error {
-	key := a.Prefix + ip.String()
 	data, err := json.Marshal(a.record(ip, ns, name))
 	if err != nil {
 		return err
 	}
-	_, err = a.Storage.Create(ctx, key, data)
+	return takeRecord(ctx, a.Storage, a.Prefix+ip.String(), data, reclaim, func(value []byte) bool {
+		var cur networkingv1.IPAddress
+		return json.Unmarshal(value, &cur) == nil && a.stale(ctx, &cur, ns, name)
+	})
+}
+
+// takeRecord creates key with data; storage.ErrExists when it exists
+// and, with reclaim, its value is not stale. A stale one is replaced by a
+// compare-and-swap on its revision, so two replicas cannot both take it.
+func takeRecord(ctx context.Context, st storage.Interface, key string, data []byte, reclaim bool, stale func(value []byte) bool) error {
+	_, err := st.Create(ctx, key, data)
 	if !errors.Is(err, storage.ErrExists) || !reclaim {
 		return err
 	}
-	kv, gerr := a.Storage.Get(ctx, key)
-	if gerr != nil {
+	kv, gerr := st.Get(ctx, key)
+	if gerr != nil || !stale(kv.Value) {
 		return err
 	}
-	var cur networkingv1.IPAddress
-	if json.Unmarshal(kv.Value, &cur) != nil || !a.stale(ctx, &cur, ns, name) {
-		return err
-	}
-	if _, uerr := a.Storage.Update(ctx, key, data, kv.ModRevision); uerr != nil {
+	if _, uerr := st.Update(ctx, key, data, kv.ModRevision); uerr != nil {
 		return err
 	}
 	return nil
@@ -340,16 +364,16 @@ func (a *ClusterIPs) Release(ctx context.Context, ip, ns, name string) {
 	_, _, _ = a.Storage.Delete(ctx, key, kv.ModRevision) // a stale record is reclaimed later
 }
 
-func (a *ClusterIPs) now() time.Time {
-	if a.Now != nil {
-		return a.Now()
+func (r Reclaim) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
 	}
 	return time.Now()
 }
 
-func (a *ClusterIPs) grace() time.Duration {
-	if a.Grace > 0 {
-		return a.Grace
+func (r Reclaim) grace() time.Duration {
+	if r.Grace > 0 {
+		return r.Grace
 	}
 	return time.Minute
 }

@@ -111,38 +111,50 @@ func TestClusterIPConcurrentAllocation(t *testing.T) {
 	// Two allocators on one store stand for two replicas.
 	a := newClusterIPs(t, st, "10.0.0.0/27") // 30 usable addresses
 	b := *a
-	var mu sync.Mutex
-	got := map[string]string{}
-	var full int
-	var wg sync.WaitGroup
-	for i := range 40 {
+	got, full := allocateConcurrently(t, 40, func(i int) (string, error) {
 		alloc := a
 		if i%2 == 1 {
 			alloc = &b
 		}
+		svc := service(fmt.Sprintf("s%d", i), "")
+		_, err := alloc.AllocateService(ctx, svc)
+		ip, _ := mapField(svc, "spec")["clusterIP"].(string)
+		return ip, err
+	})
+	if got != 30 || full != 10 {
+		t.Errorf("allocated %d, refused %d; want 30 and 10", got, full)
+	}
+}
+
+// allocateConcurrently runs n allocations at once, each returning what
+// it got, and fails the test when two got the same or one failed but for
+// a full range. It returns how many got one and how many found the range
+// full.
+func allocateConcurrently(t *testing.T, n int, alloc func(i int) (string, error)) (allocated, full int) {
+	t.Helper()
+	var mu sync.Mutex
+	got := map[string]int{}
+	var wg sync.WaitGroup
+	for i := range n {
 		wg.Go(func() {
-			svc := service(fmt.Sprintf("s%d", i), "")
-			_, err := alloc.AllocateService(ctx, svc)
+			v, err := alloc(i)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
 				if !strings.Contains(err.Error(), "range is full") {
-					t.Errorf("s%d: %v", i, err)
+					t.Errorf("allocation %d: %v", i, err)
 				}
 				full++
 				return
 			}
-			ip := svc["spec"].(map[string]any)["clusterIP"].(string)
-			if other, ok := got[ip]; ok {
-				t.Errorf("%s given to s%d and %s", ip, i, other)
+			if other, ok := got[v]; ok {
+				t.Errorf("%s given to allocations %d and %d", v, i, other)
 			}
-			got[ip] = fmt.Sprintf("s%d", i)
+			got[v] = i
 		})
 	}
 	wg.Wait()
-	if len(got) != 30 || full != 10 {
-		t.Errorf("allocated %d, refused %d; want 30 and 10", len(got), full)
-	}
+	return len(got), full
 }
 
 // A released address can be given again; a record whose Service is gone

@@ -11,7 +11,7 @@ import (
 func TestLifecycle(t *testing.T) {
 	deprecated := map[string]registry.Version{}
 	for _, d := range []*registry.Definition{
-		ConfigMaps(), Secrets(), Endpoints(), EndpointSlices(), Services(nil), PodTemplates(), Leases(),
+		ConfigMaps(), Secrets(), Endpoints(), EndpointSlices(), Services(nil, nil), PodTemplates(), Leases(),
 		Deployments(), ReplicaSets(), StatefulSets(), DaemonSets(), Jobs(), CronJobs(),
 		HorizontalPodAutoscalers(), PodDisruptionBudgets(), PriorityClasses(), RuntimeClasses(),
 		NetworkPolicies(), IngressClasses(), ResourceQuotas(), LimitRanges(), CSINodes(),

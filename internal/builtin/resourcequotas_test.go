@@ -60,7 +60,7 @@ func TestReturnsDeletedObject(t *testing.T) {
 		want bool
 	}{
 		{Namespaces(), true},
-		{Services(nil), true},
+		{Services(nil, nil), true},
 		{ServiceAccounts(), true},
 		{PodTemplates(), true},
 		{CSINodes(), true},

@@ -28,14 +28,15 @@ import (
 // package). Validation covers what resolution relies on: types, ports,
 // addresses.
 //
-// Cluster IPs are allocated from a range (see ClusterIPs). Not done
-// (yet): node ports, load balancers, dual stack, allocation when an
+// Cluster IPs are allocated from a range (see ClusterIPs), node ports
+// from another (see NodePorts). Not done (yet): load balancers, dual stack, allocation when an
 // update turns an ExternalName Service into another type, upstream's
 // computed Table columns of Endpoints and EndpointSlices.
 
 // Services is the core v1 services resource; ips allocates cluster IPs
-// (nil: a Service keeps the cluster IP its client sent).
-func Services(ips *ClusterIPs) *registry.Definition {
+// (nil: a Service keeps the cluster IP its client sent), ports node ports
+// (nil: a Service keeps the node ports its client sent).
+func Services(ips *ClusterIPs, ports *NodePorts) *registry.Definition {
 	return &registry.Definition{
 		Resource:   "services",
 		Singular:   "service",
@@ -52,7 +53,7 @@ func Services(ips *ClusterIPs) *registry.Definition {
 			// As upstream's field label conversion of services.
 			SelectableFields: []string{"spec.clusterIP", "spec.type"},
 		}},
-		Hooks: serviceHooks{Typed: Typed[corev1.Service]{Kind: "Service", Version: "v1"}, ips: ips},
+		Hooks: serviceHooks{Typed: Typed[corev1.Service]{Kind: "Service", Version: "v1"}, ips: ips, ports: ports},
 	}
 }
 
@@ -92,7 +93,8 @@ func EndpointSlices() *registry.Definition {
 type serviceHooks struct {
 	Typed[corev1.Service]
 	coreFieldLabels
-	ips *ClusterIPs
+	ips   *ClusterIPs
+	ports *NodePorts
 }
 
 // AllowUnconditionalUpdate: as upstream's strategy, a PUT may omit
@@ -115,6 +117,7 @@ var (
 	_ registry.NoGeneration    = serviceHooks{}
 	_ registry.NameValidator   = serviceHooks{}
 	_ registry.Allocator       = serviceHooks{}
+	_ registry.UpdateAllocator = serviceHooks{}
 	_ registry.TablePrinter    = serviceHooks{}
 )
 
@@ -151,27 +154,57 @@ func (h serviceHooks) PrepareForUpdate(obj, old map[string]any) {
 			}
 		}
 	}
+	patchNodePorts(spec, oldSpec)
 	defaultService(obj)
 }
 
-// Allocate implements registry.Allocator.
+// Allocate implements registry.Allocator: the cluster IP, then the node
+// ports, as upstream.
 func (h serviceHooks) Allocate(ctx context.Context, obj map[string]any) (func(), error) {
-	if h.ips == nil {
-		return func() {}, nil
+	undoIP, undoPorts := func() {}, func() {}
+	if h.ips != nil {
+		var err error
+		if undoIP, err = h.ips.AllocateService(ctx, obj); err != nil {
+			return nil, err
+		}
 	}
-	return h.ips.AllocateService(ctx, obj)
+	if h.ports != nil {
+		var err error
+		if undoPorts, err = h.ports.AllocateService(ctx, obj); err != nil {
+			undoIP()
+			return nil, err
+		}
+	}
+	return func() { undoPorts(); undoIP() }, nil
 }
 
 // AllocateDryRun implements registry.DryRunAllocator.
 func (h serviceHooks) AllocateDryRun(ctx context.Context, obj map[string]any) error {
-	if h.ips == nil {
-		return nil
+	if h.ips != nil {
+		if err := h.ips.PreviewService(ctx, obj); err != nil {
+			return err
+		}
 	}
-	return h.ips.PreviewService(ctx, obj)
+	if h.ports != nil {
+		return h.ports.PreviewService(ctx, obj)
+	}
+	return nil
+}
+
+// AllocateUpdate implements registry.UpdateAllocator: node ports an
+// update adds are reserved, those it drops freed once it is stored.
+func (h serviceHooks) AllocateUpdate(ctx context.Context, obj, old map[string]any, dry bool) (commit, undo func(), err error) {
+	if h.ports == nil {
+		return func() {}, func() {}, nil
+	}
+	return h.ports.UpdateService(ctx, obj, old, dry)
 }
 
 // Release implements registry.Allocator.
 func (h serviceHooks) Release(ctx context.Context, obj map[string]any) {
+	if h.ports != nil {
+		h.ports.ReleaseService(ctx, obj)
+	}
 	ip, _ := mapField(obj, "spec")["clusterIP"].(string)
 	if h.ips == nil || ip == "" || ip == corev1.ClusterIPNone {
 		return

@@ -38,7 +38,7 @@ func line() string {
 }
 
 func TestServiceDefaultsAndValidation(t *testing.T) {
-	h := Services(nil).Hooks.(serviceHooks)
+	h := Services(nil, nil).Hooks.(serviceHooks)
 	obj := decodeYAML(t, `
 apiVersion: v1
 kind: Service
@@ -85,7 +85,7 @@ spec:
 // traffic policy when it is reachable from outside (a node port, a load
 // balancer, external IPs), and a load balancer's node ports.
 func TestServiceDefaultsByType(t *testing.T) {
-	h := Services(nil).Hooks.(serviceHooks)
+	h := Services(nil, nil).Hooks.(serviceHooks)
 	for _, tc := range []struct {
 		name, spec                                   string
 		affinity, trafficPolicy, external, allocates any
@@ -135,7 +135,7 @@ func TestEndpointsAndSlicesValidation(t *testing.T) {
 }
 
 func TestServiceTableRow(t *testing.T) {
-	h := Services(nil).Hooks.(serviceHooks)
+	h := Services(nil, nil).Hooks.(serviceHooks)
 	for _, tc := range []struct{ name, spec, want string }{
 		{line(), `{clusterIP: 10.0.0.1, clusterIPs: [10.0.0.1], ports: [{name: https, port: 443, targetPort: 6443}]}`, "ClusterIP 10.0.0.1 <none> 443/TCP"},
 		{line(), `{type: NodePort, clusterIPs: [10.0.0.9], ports: [{name: a, port: 80, nodePort: 30080}, {name: b, port: 53, protocol: UDP}]}`, "NodePort 10.0.0.9 <none> 80:30080/TCP,53/UDP"},
@@ -155,7 +155,7 @@ func TestServiceTableRow(t *testing.T) {
 // the cluster IP, and with the same cluster IP its clusterIPs and IP
 // families, as upstream's update does.
 func TestServiceUpdateKeepsAllocation(t *testing.T) {
-	h := Services(nil).Hooks.(serviceHooks)
+	h := Services(nil, nil).Hooks.(serviceHooks)
 	old := decodeYAML(t, `{apiVersion: v1, kind: Service, metadata: {name: web},
   spec: {clusterIP: 10.0.0.77, clusterIPs: [10.0.0.77], ipFamilies: [IPv4], ipFamilyPolicy: SingleStack, ports: [{port: 80}]}}`)
 	for _, body := range []string{
@@ -174,7 +174,7 @@ func TestServiceUpdateKeepsAllocation(t *testing.T) {
 // A changed cluster IP is refused naming the cluster IPs the update
 // leaves, as upstream's validation names them.
 func TestServiceClusterIPChange(t *testing.T) {
-	h := Services(nil).Hooks.(serviceHooks)
+	h := Services(nil, nil).Hooks.(serviceHooks)
 	for _, tc := range []struct {
 		name, old, spec, want string
 	}{
@@ -199,7 +199,7 @@ func TestServiceClusterIPChange(t *testing.T) {
 // the legacy annotation.
 func TestServiceSourceRanges(t *testing.T) {
 	const lb = "spec: {type: LoadBalancer, ports: [{port: 80}], loadBalancerSourceRanges: "
-	checkValidation(t, Services(nil), []validateCase{
+	checkValidation(t, Services(nil, nil), []validateCase{
 		{name: line(), obj: lb + "['10.0.0.0/8', ' 192.168.0.0/16 ']}"},
 		{name: line(), obj: lb + "['10.0.0.1/8', '192.168.1.0/24', bogus]}", want: []string{
 			`spec.LoadBalancerSourceRanges[0]: Invalid value: "10.0.0.1/8": must not have bits set beyond the prefix length`,
@@ -240,7 +240,7 @@ func TestEndpointAddresses(t *testing.T) {
 // 1.37's answers: only a LoadBalancer has ingress points, whose IPs are
 // checked strictly and modes defaulted, whose hostnames are DNS names.
 func TestServiceStatusValidation(t *testing.T) {
-	h := Services(nil).Hooks.(serviceHooks)
+	h := Services(nil, nil).Hooks.(serviceHooks)
 	for _, tc := range []struct {
 		name, typ, ingress string
 		want               []string

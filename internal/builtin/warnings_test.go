@@ -128,7 +128,7 @@ func TestWarnings(t *testing.T) {
 		},
 		{
 			name: "headless service",
-			def:  Services(nil),
+			def:  Services(nil, nil),
 			obj: `{apiVersion: v1, kind: Service, metadata: {name: s, annotations: {service.kubernetes.io/topology-aware-hints: auto}},
   spec: {type: ClusterIP, clusterIP: None, sessionAffinity: ClientIP, externalName: x, trafficDistribution: PreferClose, ports: [{port: 80}]}}`,
 			want: []string{
@@ -140,7 +140,7 @@ func TestWarnings(t *testing.T) {
 		},
 		{
 			name: "service with external IPs",
-			def:  Services(nil),
+			def:  Services(nil, nil),
 			obj:  `{apiVersion: v1, kind: Service, metadata: {name: s}, spec: {type: ExternalName, externalName: x, externalIPs: ["2001:DB8::1"]}}`,
 			want: []string{
 				`spec.externalIPs[0]: IPv6 address "2001:DB8::1" should be in RFC 5952 canonical format ("2001:db8::1")`,
@@ -149,7 +149,7 @@ func TestWarnings(t *testing.T) {
 		},
 		{
 			name: "service status",
-			def:  Services(nil),
+			def:  Services(nil, nil),
 			old:  `{apiVersion: v1, kind: Service, metadata: {name: s}, spec: {type: LoadBalancer, ports: [{port: 80}]}}`,
 			obj:  `{apiVersion: v1, kind: Service, metadata: {name: s}, spec: {type: LoadBalancer, ports: [{port: 80}]}, status: {loadBalancer: {ingress: [{hostname: h}, {ip: "::ffff:1.2.3.4"}]}}}`,
 			sub:  "status",

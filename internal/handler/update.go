@@ -297,7 +297,12 @@ func (h *Handler) doWrite(c *call, sub, wantRV string, mutate mutation, copyOld 
 		c.def.StorageAPIVersion() == c.apiVersion() && h.admissionKeepsEncoded(c) {
 		decodeOld = decodeStoredFieldsRaw
 	}
+	// What an attempt reserved (registry.UpdateAllocator) is freed unless
+	// that attempt's object is stored.
+	var alloc updateAllocation
+	defer func() { alloc.undo() }()
 	for attempt := 0; ; attempt++ {
+		alloc.undo()
 		cur, err := h.current(ctx, c, key, useCache)
 		if err != nil {
 			if c.createMissing != nil && apierrors.IsNotFound(err) {
@@ -400,6 +405,14 @@ func (h *Handler) doWrite(c *call, sub, wantRV string, mutate mutation, copyOld 
 				return err
 			}
 		}
+		if ua, ok := c.def.Hooks.(registry.UpdateAllocator); ok && sub == "" && !shouldDeleteOnUpdate(c, obj) {
+			if alloc.commit, alloc.release, err = ua.AllocateUpdate(ctx, obj, old, dry); err != nil {
+				return err
+			}
+			if dry {
+				alloc = updateAllocation{}
+			}
+		}
 		if obj, err = c.conv().ToStorage(c.r.Context(), obj); err != nil {
 			return err
 		}
@@ -442,6 +455,7 @@ func (h *Handler) doWrite(c *call, sub, wantRV string, mutate mutation, copyOld 
 		if cur.stored != nil && bytes.Equal(data, cur.stored) {
 			// Nothing changed: upstream writes nothing and answers with the
 			// current object.
+			alloc.done()
 			h.writeStored(c, http.StatusOK, key, obj, enc, cur.rev)
 			return nil
 		}
@@ -465,6 +479,7 @@ func (h *Handler) doWrite(c *call, sub, wantRV string, mutate mutation, copyOld 
 					continue
 				}
 				if unchanged {
+					alloc.done()
 					h.writeStored(c, http.StatusOK, key, obj, enc, cur.rev)
 					return nil
 				}
@@ -483,9 +498,32 @@ func (h *Handler) doWrite(c *call, sub, wantRV string, mutate mutation, copyOld 
 		default:
 			return storageError(err, c.gr(), c.info.Name, "update")
 		}
+		alloc.done()
 		h.writeStored(c, http.StatusOK, key, obj, enc, rev)
 		return nil
 	}
+}
+
+// updateAllocation is what an update attempt reserved: commit frees what
+// the stored object no longer holds, release what the attempt reserved.
+type updateAllocation struct {
+	commit, release func()
+}
+
+// undo frees what the attempt reserved; its object was not stored.
+func (a *updateAllocation) undo() {
+	if a.release != nil {
+		a.release()
+	}
+	*a = updateAllocation{}
+}
+
+// done frees what the stored object no longer holds.
+func (a *updateAllocation) done() {
+	if a.commit != nil {
+		a.commit()
+	}
+	*a = updateAllocation{}
 }
 
 // staleCopy reports whether a write's failure may mean only that it

@@ -363,6 +363,17 @@ type Allocator interface {
 	Release(ctx context.Context, obj map[string]any)
 }
 
+// UpdateAllocator is an Allocator whose objects' updates may reserve more
+// (a Service's node ports when it becomes a NodePort) or hold less.
+// AllocateUpdate runs on an update once obj passed validation and
+// admission, before it is stored, each attempt anew: it fills obj's
+// allocated fields and reserves them (with dry, only fills and checks);
+// commit frees what old held and obj no longer does, once obj is stored;
+// undo frees what it reserved, when obj is not.
+type UpdateAllocator interface {
+	AllocateUpdate(ctx context.Context, obj, old map[string]any, dry bool) (commit, undo func(), err error)
+}
+
 // DryRunAllocator fills, for a dry-run create, what Allocate would (a
 // Service's clusterIPs and IP families), and fails where it would,
 // reserving nothing.

@@ -43,6 +43,9 @@ type Config struct {
 	// ServiceClusterIPRange is the CIDR Services' cluster IPs come from;
 	// the default is upstream's, 10.0.0.0/24.
 	ServiceClusterIPRange string
+	// ServiceNodePortRange is the range ("low-high") Services' node ports
+	// come from; the default is upstream's, 30000-32767.
+	ServiceNodePortRange string
 
 	// MaxRequestsInflight is the number of non-long-running requests
 	// served at once, shared fairly among users; beyond it requests wait

@@ -181,12 +181,20 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
+	// Node port records live under a key of their own: upstream keeps a
+	// bitmap of the range instead, which replicas could not share safely
+	// without rewriting it whole on every allocation.
+	nodePorts, err := builtin.NewNodePorts(cfg.ServiceNodePortRange, s.raw,
+		cfg.EtcdPrefix+"/crdserver/servicenodeports/", keyPrefix(cfg.EtcdPrefix, servicesGR))
+	if err != nil {
+		return nil, err
+	}
 	if s.authz, err = newAuthorization(cfg.AuthorizationMode); err != nil {
 		return nil, err
 	}
 	builtins := []*registry.Definition{
 		builtin.Namespaces(), crd.Definition(), builtin.StorageVersionMigrations(),
-		builtin.Services(ips), builtin.Endpoints(), builtin.EndpointSlices(),
+		builtin.Services(ips, nodePorts), builtin.Endpoints(), builtin.EndpointSlices(),
 		builtin.ConfigMaps(), builtin.Secrets(), builtin.WithTokenRequest(builtin.ServiceAccounts(), auth.issuer, builtin.BoundSecretsFunc(s.secretUID), auth.issuer.Now), builtin.Events(cfg.EventTTL), builtin.EventsV1(cfg.EventTTL),
 		builtin.PodTemplates(), builtin.Leases(), builtin.ResourceQuotas(), builtin.LimitRanges(),
 		builtin.Deployments(), builtin.ReplicaSets(), builtin.StatefulSets(), builtin.DaemonSets(),
