@@ -618,9 +618,11 @@ func validateIP(ip string, p *field.Path) field.ErrorList {
 	return append(validation.IsValidIPForLegacyField(p, ip, true, nil), validateEndpointIP(ip, p)...)
 }
 
-// validateEndpointIP refuses the addresses no endpoint has: unspecified,
-// loopback and link-local ones, and (read as leniently as upstream reads
-// them here) what is no IP at all.
+// validateEndpointIP refuses the addresses no endpoint has: unspecified
+// and link-local ones, and (read as leniently as upstream reads them here)
+// what is no IP at all. Unlike upstream, a loopback address is allowed:
+// a crdserver has no nodes, and the webhooks its Services name (admission,
+// conversion) run beside it, often in the test process on 127.0.0.1.
 func validateEndpointIP(ip string, p *field.Path) field.ErrorList {
 	addr := netutils.ParseIPSloppy(ip)
 	if addr == nil {
@@ -629,9 +631,6 @@ func validateEndpointIP(ip string, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if addr.IsUnspecified() {
 		errs = append(errs, field.Invalid(p, ip, fmt.Sprintf("may not be unspecified (%v)", ip)))
-	}
-	if addr.IsLoopback() {
-		errs = append(errs, field.Invalid(p, ip, "may not be in the loopback range (127.0.0.0/8, ::1/128)"))
 	}
 	if addr.IsLinkLocalUnicast() {
 		errs = append(errs, field.Invalid(p, ip, "may not be in the link-local range (169.254.0.0/16, fe80::/10)"))

@@ -216,20 +216,21 @@ func TestServiceSourceRanges(t *testing.T) {
 // TestEndpointAddresses checks addresses against kube-apiserver 1.37's
 // answers: an EndpointSlice's strictly (IPv6 in canonical form, IPv4
 // without leading zeros or an IPv6 mapping), of its type, and no
-// loopback; an Endpoints' strictly too.
+// link-local one; an Endpoints' strictly too. A loopback address is
+// allowed, unlike upstream: webhooks beside crdserver listen there.
 func TestEndpointAddresses(t *testing.T) {
 	checkValidation(t, EndpointSlices(), []validateCase{
 		{name: line(), obj: "addressType: IPv6\nendpoints: [{addresses: [\"2001:db8:0::1\"]}, {addresses: [\"2001:DB8::2\"]}, {addresses: [\"2001:db8::3\"]}]", want: []string{
 			`endpoints[0].addresses[0]: Invalid value: "2001:db8:0::1": must be in canonical form ("2001:db8::1")`,
 			`endpoints[1].addresses[0]: Invalid value: "2001:DB8::2": must be in canonical form ("2001:db8::2")`}},
-		{name: line(), obj: "addressType: IPv4\nendpoints: [{addresses: [\"010.000.000.001\"]}, {addresses: [\"10.0.0.1\"]}, {addresses: [\"::ffff:10.0.0.2\"]}, {addresses: [\"127.0.0.1\"]}, {addresses: [\"2001:db8::1\"]}]", want: []string{
+		{name: line(), obj: "addressType: IPv4\nendpoints: [{addresses: [\"010.000.000.001\"]}, {addresses: [\"10.0.0.1\"]}, {addresses: [\"::ffff:10.0.0.2\"]}, {addresses: [\"169.254.0.1\"]}, {addresses: [\"2001:db8::1\"]}, {addresses: [\"127.0.0.1\"]}]", want: []string{
 			`endpoints[0].addresses[0]: Invalid value: "010.000.000.001": must not have leading 0s`,
 			`endpoints[2].addresses[0]: Invalid value: "::ffff:10.0.0.2": must not be an IPv4-mapped IPv6 address`,
-			`endpoints[3].addresses[0]: Invalid value: "127.0.0.1": may not be in the loopback range (127.0.0.0/8, ::1/128)`,
+			`endpoints[3].addresses[0]: Invalid value: "169.254.0.1": may not be in the link-local range (169.254.0.0/16, fe80::/10)`,
 			`endpoints[4].addresses: Invalid value: "2001:db8::1": must be an IPv4 address`}},
 	})
 	checkValidation(t, Endpoints(), []validateCase{
-		{name: line(), obj: `subsets: [{addresses: [{ip: "010.0.0.1"}, {ip: "2001:db8:0::1"}, {ip: bogus}], ports: [{port: 80}]}]`, want: []string{
+		{name: line(), obj: `subsets: [{addresses: [{ip: "010.0.0.1"}, {ip: "2001:db8:0::1"}, {ip: bogus}, {ip: "127.0.0.1"}], ports: [{port: 80}]}]`, want: []string{
 			`subsets[0].addresses[0].ip: Invalid value: "010.0.0.1": must not have leading 0s`,
 			`subsets[0].addresses[2].ip: Invalid value: "bogus": must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)`,
 			`subsets[0].addresses[2].ip: Invalid value: "bogus": must be a valid IP address`}},

@@ -3,6 +3,7 @@ package server
 import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/crdserver/crdserver/internal/builtin"
 	"github.com/crdserver/crdserver/internal/storage"
 	"github.com/crdserver/crdserver/internal/storage/encrypt"
 )
@@ -18,9 +19,12 @@ func loadEncryption(path string) (*encrypt.Config, error) {
 
 // rawGRs are the resources whose values the server reads or writes
 // outside their stores: the kubernetes Service and its endpoints, cluster
-// IP records, the APIService and CRD lists the APIService loop reads, and
-// the bootstrap RBAC objects it reconciles.
-var rawGRs = []schema.GroupResource{servicesGR, endpointsGR, endpointSlicesGR, ipAddressesGR, apiServicesGR, crdGR, clusterRolesGR, clusterRoleBindingsGR}
+// IP records, the APIService and CRD lists the APIService loop reads, the
+// bootstrap RBAC objects it reconciles (cluster-wide and namespaced), the
+// system PriorityClasses and the identity Lease.
+var rawGRs = []schema.GroupResource{servicesGR, endpointsGR, endpointSlicesGR, ipAddressesGR, apiServicesGR, crdGR,
+	clusterRolesGR, clusterRoleBindingsGR, rolesGR, roleBindingsGR,
+	builtin.PriorityClasses().GroupResource(), builtin.Leases().GroupResource()}
 
 // rawStorage is b encrypting rawGRs as their stores do, so that values
 // written around the stores read back through them (an
