@@ -122,7 +122,7 @@ func TestEndpointsAndSlicesValidation(t *testing.T) {
 	for _, tc := range []struct{ name, body, want string }{
 		{line(), `{addressType: IPv4, endpoints: [{addresses: ["10.0.0.1"]}], ports: [{port: 443}]}`, ""},
 		{line(), `{endpoints: [{addresses: ["127.0.0.1"]}]}`, "addressType: Required value"},
-		{line(), `{addressType: IPv4, endpoints: [{addresses: ["::1"]}]}`, "endpoints[0].addresses[0]: Invalid value"},
+		{line(), `{addressType: IPv4, endpoints: [{addresses: ["::1"]}]}`, `endpoints[0].addresses: Invalid value: "::1": must be an IPv4 address`},
 		{line(), `{addressType: IPv4, endpoints: [{addresses: []}]}`, "endpoints[0].addresses: Required value"},
 		{line(), `{addressType: IPv6, endpoints: [{addresses: ["::1"]}], ports: [{port: 0}]}`, "ports[0].port: Invalid value"},
 	} {
