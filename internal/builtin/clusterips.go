@@ -198,7 +198,10 @@ func (a *ClusterIPs) invalid(name, ip, why string) error {
 // setFamilies fills what upstream fills beside spec.clusterIP.
 func setFamilies(spec map[string]any, ip string, family netip.Addr) {
 	spec["clusterIP"] = ip
-	spec["clusterIPs"] = []any{ip}
+	// clusterIPs a client sent are validation's to check against it.
+	if spec["clusterIPs"] == nil {
+		spec["clusterIPs"] = []any{ip}
+	}
 	fam := corev1.IPv4Protocol
 	if family.Is6() {
 		fam = corev1.IPv6Protocol
