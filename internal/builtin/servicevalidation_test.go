@@ -24,7 +24,7 @@ func TestServiceValidation(t *testing.T) {
 		{line(), `{ports: []}`, "spec.ports: Required value"},
 		{line(), `{clusterIP: None, ports: []}`, ""},
 		{line(), `{ports: [{port: 80, appProtocol: "not valid!"}]}`, `spec.ports[0].appProtocol: Invalid value: "not valid!": name part must consist of alphanumeric characters, '-', '_' or '.', ` +
-				`and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')`},
+			`and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')`},
 		{line(), `{sessionAffinity: Sticky, ports: [{port: 80}]}`,
 			`spec.sessionAffinity: Unsupported value: "Sticky": supported values: "ClientIP", "None"`},
 		{line(), `{sessionAffinity: ClientIP, sessionAffinityConfig: {clientIP: {timeoutSeconds: 86401}}, ports: [{port: 80}]}`,

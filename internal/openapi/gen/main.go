@@ -83,6 +83,8 @@ var roots = []string{
 	"io.k8s.api.networking.v1.Ingress", "io.k8s.api.networking.v1.IngressList",
 	"io.k8s.api.networking.v1.IngressClass", "io.k8s.api.networking.v1.IngressClassList",
 	"io.k8s.api.networking.v1.NetworkPolicy", "io.k8s.api.networking.v1.NetworkPolicyList",
+	"io.k8s.api.networking.v1.IPAddress", "io.k8s.api.networking.v1.IPAddressList",
+	"io.k8s.api.networking.v1.ServiceCIDR", "io.k8s.api.networking.v1.ServiceCIDRList",
 	"io.k8s.api.certificates.v1.CertificateSigningRequest", "io.k8s.api.certificates.v1.CertificateSigningRequestList",
 	"io.k8s.api.node.v1.RuntimeClass", "io.k8s.api.node.v1.RuntimeClassList",
 	"io.k8s.api.scheduling.v1.PriorityClass", "io.k8s.api.scheduling.v1.PriorityClassList",

@@ -22,7 +22,6 @@ var unservedResources = map[string][]string{
 	},
 	"apps/v1":                {"controllerrevisions"},
 	"certificates.k8s.io/v1": {"clustertrustbundles", "podcertificaterequests"},
-	"networking.k8s.io/v1":   {"ipaddresses", "servicecidrs"},
 	"storage.k8s.io/v1": {
 		"csidrivers", "csistoragecapacities", "storageclasses",
 		"volumeattachments", "volumeattributesclasses",
