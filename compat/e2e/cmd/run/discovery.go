@@ -18,7 +18,7 @@ import (
 var unservedResources = map[string][]string{
 	"v1": {
 		"bindings", "componentstatuses", "nodes", "persistentvolumeclaims",
-		"persistentvolumes", "pods", "replicationcontrollers", "services/proxy",
+		"persistentvolumes", "pods", "services/proxy",
 	},
 	"apps/v1":                {"controllerrevisions"},
 	"certificates.k8s.io/v1": {"clustertrustbundles", "podcertificaterequests"},
