@@ -20,7 +20,6 @@ var unservedResources = map[string][]string{
 		"bindings", "componentstatuses", "nodes", "persistentvolumeclaims",
 		"persistentvolumes", "pods", "services/proxy",
 	},
-	"apps/v1":                {"controllerrevisions"},
 	"certificates.k8s.io/v1": {"clustertrustbundles", "podcertificaterequests"},
 	"storage.k8s.io/v1": {
 		"csidrivers", "csistoragecapacities", "storageclasses",
