@@ -17,7 +17,7 @@ import (
 // that kube-apiserver 1.37.2 lists and crdserver does not serve.
 var unservedResources = map[string][]string{
 	"v1": {
-		"bindings", "componentstatuses", "nodes", "persistentvolumeclaims",
+		"bindings", "nodes", "persistentvolumeclaims",
 		"persistentvolumes", "pods", "services/proxy",
 	},
 	"certificates.k8s.io/v1": {"clustertrustbundles", "podcertificaterequests"},
