@@ -225,7 +225,12 @@ func (h *Handler) writeTableList(c *call, lm metav1.ListMeta, l listed) {
 			}
 			objs = append(objs, obj)
 		}
-		t, err := h.buildTable(c, objs, lm.ResourceVersion, lm.Continue, lm.RemainingItemCount)
+		var t *metav1.Table
+		if lp, ok := c.def.Hooks.(registry.ListTablePrinter); ok {
+			t, err = buildTableWith(c, lp.(registry.TablePrinter).TableColumns(), lp.TableListRow(objs), objs, lm.ResourceVersion, lm.Continue, lm.RemainingItemCount)
+		} else {
+			t, err = h.buildTable(c, objs, lm.ResourceVersion, lm.Continue, lm.RemainingItemCount)
+		}
 		if err != nil {
 			codec.WriteStatus(c.w, c.r, err)
 			return

@@ -287,6 +287,14 @@ type TablePrinter interface {
 	TableRow(obj map[string]any) []any
 }
 
+// ListTablePrinter is a TablePrinter whose rows in a list's Table depend
+// on the whole list (the "(default)" StorageClass): TableListRow returns
+// the row function for the listed objs. A single object, and a watch
+// event, is printed by TableRow alone.
+type ListTablePrinter interface {
+	TableListRow(objs []map[string]any) func(obj map[string]any) []any
+}
+
 // FieldComputer gives the values of selectable fields that are not a path
 // in the object (events' "source": the source component, else the
 // reporting component). Version.SelectableFields lists them too; those it

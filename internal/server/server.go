@@ -205,6 +205,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		builtin.Ingresses(s.ingressClasses), builtin.IngressClasses(), builtin.NetworkPolicies(), builtin.CertificateSigningRequests(),
 		builtin.RuntimeClasses(), builtin.PriorityClasses(), builtin.CSINodes(),
 		builtin.IPAddresses(), builtin.ServiceCIDRs(),
+		builtin.PersistentVolumeClaims(s.storageClasses), builtin.StorageClasses(),
 		builtin.MutatingWebhookConfigurations(), builtin.ValidatingWebhookConfigurations(),
 		builtin.ValidatingAdmissionPolicies(), builtin.ValidatingAdmissionPolicyBindings(),
 		builtin.APIServices(),
