@@ -1,6 +1,7 @@
 package builtin
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -502,10 +503,18 @@ func internalPVCSpec(s *corev1.PersistentVolumeClaimSpec) pvcSpecInternal {
 // specDiff is the unified diff (3 lines of context) of a and b as
 // indented JSON, as upstream's immutability messages show it.
 func specDiff(a, b any) string {
-	as, _ := json.MarshalIndent(a, "", " ")
-	bs, _ := json.MarshalIndent(b, "", " ")
+	as, _ := json.Marshal(a)
+	bs, _ := json.Marshal(b)
+	return specDiffRaw(as, bs)
+}
+
+// specDiffRaw is specDiff of two JSON texts.
+func specDiffRaw(a, b []byte) string {
+	var as, bs bytes.Buffer
+	_ = json.Indent(&as, a, "", " ")
+	_ = json.Indent(&bs, b, "", " ")
 	d, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
-		A: difflib.SplitLines(string(as)), B: difflib.SplitLines(string(bs)), Context: 3,
+		A: difflib.SplitLines(as.String()), B: difflib.SplitLines(bs.String()), Context: 3,
 	})
 	if err != nil {
 		return fmt.Sprintf("error generating diff: %v", err)

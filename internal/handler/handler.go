@@ -222,6 +222,8 @@ func verbOf(c *call) func(*Handler, *call) {
 		return (*Handler).serveStatus
 	case sub == "scale" && c.version.Subresources.Scale != nil:
 		return (*Handler).serveScale
+	case connects(c):
+		return (*Handler).connect
 	case !servesOther(c):
 		return nil
 	}

@@ -184,7 +184,7 @@ func (h *Handler) prepareCreate(c *call, obj map[string]any) {
 			md["name"] = generateName(gn)
 		}
 	}
-	if c.version.Subresources.Status {
+	if _, keeps := c.def.Hooks.(registry.StatusOnCreateKeeper); c.version.Subresources.Status && !keeps {
 		// Status is written through /status only.
 		delete(obj, "status")
 	}

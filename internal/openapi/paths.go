@@ -325,6 +325,9 @@ func resourcePaths(def *registry.Definition, v *registry.Version, gvk schema.Gro
 		items = append(items, subresource("scale", scaleModel, subVerbs))
 	}
 	for _, o := range v.Subresources.Other {
+		if o.Connect {
+			continue
+		}
 		m := model
 		subGVK = gvk
 		if o.Kind != nil {

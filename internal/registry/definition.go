@@ -209,6 +209,9 @@ type OtherSubresource struct {
 	// the resource's own kind (serviceaccounts/token: an
 	// authentication.k8s.io/v1 TokenRequest), for discovery and OpenAPI.
 	Kind *schema.GroupVersionKind
+	// Connect marks a connect subresource (nodes/proxy), which a
+	// Connecter serves for every verb; the OpenAPI documents leave it out.
+	Connect bool
 }
 
 // UserMetadata is the metadata a client sets and a status write of most

@@ -287,6 +287,24 @@ type TablePrinter interface {
 	TableRow(obj map[string]any) []any
 }
 
+// StatusOnCreateKeeper marks a resource with a status subresource whose
+// create keeps the status it is given (nodes: a kubelet registers its
+// node with its status), where others drop it.
+type StatusOnCreateKeeper interface {
+	KeepStatusOnCreate()
+}
+
+// Connecter serves a connect subresource (nodes/proxy), declared in
+// Subresources.Other, for every verb: ConnectName parses the request's
+// name (which may carry a scheme and a port) into the object's, and
+// Connect answers for that stored object. Connect's error is the
+// answer: nothing here proxies.
+type Connecter interface {
+	ConnectSubresource() string
+	ConnectName(name string) (string, error)
+	Connect(ctx context.Context, obj map[string]any) error
+}
+
 // ListTablePrinter is a TablePrinter whose rows in a list's Table depend
 // on the whole list (the "(default)" StorageClass): TableListRow returns
 // the row function for the listed objs. A single object, and a watch

@@ -206,6 +206,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		builtin.RuntimeClasses(), builtin.PriorityClasses(), builtin.CSINodes(),
 		builtin.IPAddresses(), builtin.ServiceCIDRs(),
 		builtin.PersistentVolumeClaims(s.storageClasses), builtin.StorageClasses(),
+		builtin.PersistentVolumes(nil), builtin.Nodes(),
 		builtin.MutatingWebhookConfigurations(), builtin.ValidatingWebhookConfigurations(),
 		builtin.ValidatingAdmissionPolicies(), builtin.ValidatingAdmissionPolicyBindings(),
 		builtin.APIServices(),

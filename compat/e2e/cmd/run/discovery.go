@@ -17,8 +17,7 @@ import (
 // that kube-apiserver 1.37.2 lists and crdserver does not serve.
 var unservedResources = map[string][]string{
 	"v1": {
-		"bindings", "nodes",
-		"persistentvolumes", "pods", "services/proxy",
+		"bindings", "pods", "services/proxy",
 	},
 	"certificates.k8s.io/v1": {"clustertrustbundles", "podcertificaterequests"},
 	"storage.k8s.io/v1": {
