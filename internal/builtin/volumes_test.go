@@ -38,6 +38,12 @@ func TestVolumesValidation(t *testing.T) {
 		{line(), StorageClasses, `{kind: StorageClass, metadata: {name: s}}`, "provisioner: Required value"},
 		{line(), StorageClasses, `{kind: StorageClass, metadata: {name: s}, provisioner: example.com/csi, reclaimPolicy: Recycle}`, `reclaimPolicy: Unsupported value: "Recycle": supported values: "Delete", "Retain"`},
 		{line(), StorageClasses, `{kind: StorageClass, metadata: {name: s}, provisioner: example.com/csi, volumeBindingMode: Later}`, `volumeBindingMode: Unsupported value: "Later": supported values: "Immediate", "WaitForFirstConsumer"`},
+		{line(), CSIDrivers, `{kind: CSIDriver, metadata: {name: d.example.com}}`, ""},
+		{line(), CSIDrivers, `{kind: CSIDriver, metadata: {name: d.example.com}, spec: {fsGroupPolicy: Sometimes}}`, `spec.fsGroupPolicy: Unsupported value: "Sometimes": supported values: "File", "None", "ReadWriteOnceWithFSType"`},
+		{line(), CSIDrivers, `{kind: CSIDriver, metadata: {name: d.example.com}, spec: {tokenRequests: [{audience: a, expirationSeconds: 60}]}}`, "spec.tokenRequests[0].expirationSeconds: Invalid value: 60: may not specify a duration less than 10 minutes"},
+		{line(), CSIDrivers, `{kind: CSIDriver, metadata: {name: d.example.com}, spec: {serviceAccountTokenInSecrets: true}}`, "spec.serviceAccountTokenInSecrets: Invalid value: true: serviceAccountTokenInSecrets is set but no tokenRequests are specified"},
+		{line(), VolumeAttributesClasses, `{kind: VolumeAttributesClass, metadata: {name: v}, driverName: d.example.com, parameters: {iops: "1"}}`, ""},
+		{line(), VolumeAttributesClasses, `{kind: VolumeAttributesClass, metadata: {name: v}, driverName: d.example.com}`, "parameters: Required value: must contain at least one key/value pair"},
 		{line(), StorageClasses, `{kind: StorageClass, metadata: {name: s}, provisioner: example.com/csi, allowedTopologies: [{matchLabelExpressions: [{key: zone, values: [a]}]}, {matchLabelExpressions: [{key: zone, values: [a]}]}]}`, "allowedTopologies[1].matchLabelExpressions: Duplicate value"},
 	} {
 		_, err := create(t, tc.def(), tc.obj)

@@ -193,7 +193,8 @@ func (h *Handler) prepareCreate(c *call, obj map[string]any) {
 	delete(md, "deletionTimestamp")
 	delete(md, "deletionGracePeriodSeconds")
 	delete(md, "selfLink")
-	if _, ok := c.def.Hooks.(registry.NoGeneration); ok {
+	_, none := c.def.Hooks.(registry.NoGeneration)
+	if _, later := c.def.Hooks.(registry.GenerationOnChange); none || later {
 		delete(md, "generation")
 	} else {
 		md["generation"] = int64(1)
@@ -291,6 +292,9 @@ func (h *Handler) prepareUpdate(c *call, obj, old map[string]any, sub string) ma
 			gen++
 		}
 		md["generation"] = gen
+		if _, later := c.def.Hooks.(registry.GenerationOnChange); later && gen == 0 {
+			delete(md, "generation")
+		}
 	}
 	return obj
 }

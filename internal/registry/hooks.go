@@ -173,6 +173,13 @@ type NoGeneration interface {
 	NoGeneration()
 }
 
+// GenerationOnChange marks resources whose metadata.generation starts at
+// their first spec change (CSIDrivers): a create has none, each update
+// that changes the spec adds one.
+type GenerationOnChange interface {
+	GenerationOnChange()
+}
+
 // DuplicateErrorKeeper marks the built-ins whose upstream validation lists
 // an error as often as its checks find it: CRDs and APIServices, whose
 // strategies run no declarative validation. Every other built-in's

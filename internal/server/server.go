@@ -207,6 +207,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		builtin.IPAddresses(), builtin.ServiceCIDRs(),
 		builtin.PersistentVolumeClaims(s.storageClasses), builtin.StorageClasses(),
 		builtin.PersistentVolumes(nil), builtin.Nodes(),
+		builtin.CSIDrivers(), builtin.VolumeAttributesClasses(),
 		builtin.MutatingWebhookConfigurations(), builtin.ValidatingWebhookConfigurations(),
 		builtin.ValidatingAdmissionPolicies(), builtin.ValidatingAdmissionPolicyBindings(),
 		builtin.APIServices(),

@@ -21,8 +21,7 @@ var unservedResources = map[string][]string{
 	},
 	"certificates.k8s.io/v1": {"clustertrustbundles", "podcertificaterequests"},
 	"storage.k8s.io/v1": {
-		"csidrivers", "csistoragecapacities",
-		"volumeattachments", "volumeattributesclasses",
+		"csistoragecapacities", "volumeattachments",
 	},
 }
 
