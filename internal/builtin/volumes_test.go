@@ -44,6 +44,11 @@ func TestVolumesValidation(t *testing.T) {
 		{line(), CSIDrivers, `{kind: CSIDriver, metadata: {name: d.example.com}, spec: {serviceAccountTokenInSecrets: true}}`, "spec.serviceAccountTokenInSecrets: Invalid value: true: serviceAccountTokenInSecrets is set but no tokenRequests are specified"},
 		{line(), VolumeAttributesClasses, `{kind: VolumeAttributesClass, metadata: {name: v}, driverName: d.example.com, parameters: {iops: "1"}}`, ""},
 		{line(), VolumeAttributesClasses, `{kind: VolumeAttributesClass, metadata: {name: v}, driverName: d.example.com}`, "parameters: Required value: must contain at least one key/value pair"},
+		{line(), VolumeAttachments, `{kind: VolumeAttachment, metadata: {name: a}, spec: {attacher: d.example.com, nodeName: node1, source: {persistentVolumeName: pv1}}}`, ""},
+		{line(), VolumeAttachments, `{kind: VolumeAttachment, metadata: {name: a}, spec: {attacher: d.example.com, nodeName: node1, source: {}}}`, "spec.source: Required value: must specify exactly one of inlineVolumeSpec and persistentVolumeName"},
+		{line(), VolumeAttachments, `{kind: VolumeAttachment, metadata: {name: a}, spec: {attacher: d.example.com, nodeName: node1, source: {inlineVolumeSpec: {accessModes: [ReadWriteOnce]}}}}`, "spec.source.inlineVolumeSpec.csi: Required value: has to be specified in the context of inline volumes"},
+		{line(), CSIStorageCapacities, `{kind: CSIStorageCapacity, metadata: {name: c}, storageClassName: standard, capacity: 1Gi}`, ""},
+		{line(), CSIStorageCapacities, `{kind: CSIStorageCapacity, metadata: {name: c}, storageClassName: standard, capacity: -1Gi}`, `capacity: Invalid value: "-1Gi": must be greater than or equal to 0`},
 		{line(), StorageClasses, `{kind: StorageClass, metadata: {name: s}, provisioner: example.com/csi, allowedTopologies: [{matchLabelExpressions: [{key: zone, values: [a]}]}, {matchLabelExpressions: [{key: zone, values: [a]}]}]}`, "allowedTopologies[1].matchLabelExpressions: Duplicate value"},
 	} {
 		_, err := create(t, tc.def(), tc.obj)

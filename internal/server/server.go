@@ -208,6 +208,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		builtin.PersistentVolumeClaims(s.storageClasses), builtin.StorageClasses(),
 		builtin.PersistentVolumes(nil), builtin.Nodes(),
 		builtin.CSIDrivers(), builtin.VolumeAttributesClasses(),
+		builtin.VolumeAttachments(), builtin.CSIStorageCapacities(),
 		builtin.MutatingWebhookConfigurations(), builtin.ValidatingWebhookConfigurations(),
 		builtin.ValidatingAdmissionPolicies(), builtin.ValidatingAdmissionPolicyBindings(),
 		builtin.APIServices(),

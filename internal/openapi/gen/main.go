@@ -98,6 +98,8 @@ var roots = []string{
 	"io.k8s.api.storage.v1.StorageClass", "io.k8s.api.storage.v1.StorageClassList",
 	"io.k8s.api.storage.v1.CSIDriver", "io.k8s.api.storage.v1.CSIDriverList",
 	"io.k8s.api.storage.v1.VolumeAttributesClass", "io.k8s.api.storage.v1.VolumeAttributesClassList",
+	"io.k8s.api.storage.v1.VolumeAttachment", "io.k8s.api.storage.v1.VolumeAttachmentList",
+	"io.k8s.api.storage.v1.CSIStorageCapacity", "io.k8s.api.storage.v1.CSIStorageCapacityList",
 	"io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIService", "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceList",
 	"io.k8s.api.rbac.v1.Role", "io.k8s.api.rbac.v1.RoleList",
 	"io.k8s.api.rbac.v1.ClusterRole", "io.k8s.api.rbac.v1.ClusterRoleList",

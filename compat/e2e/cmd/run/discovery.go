@@ -20,9 +20,6 @@ var unservedResources = map[string][]string{
 		"bindings", "pods", "services/proxy",
 	},
 	"certificates.k8s.io/v1": {"clustertrustbundles", "podcertificaterequests"},
-	"storage.k8s.io/v1": {
-		"csistoragecapacities", "volumeattachments",
-	},
 }
 
 // unservedGroups are the groups crdserver serves none of.
