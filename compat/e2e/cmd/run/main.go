@@ -213,6 +213,9 @@ func runAgainst(ctx context.Context, o options, paths paths, name, dir, bin, kub
 	if err != nil {
 		return nil, err
 	}
+	if err := registerNode(ctx, srv); err != nil {
+		return nil, err
+	}
 	// Rounds: a round that stalls is interrupted, and the next one skips
 	// every spec that already has an outcome.
 	start = time.Now()
