@@ -19,6 +19,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
 	"github.com/crdserver/crdserver/internal/admission"
 	"github.com/crdserver/crdserver/internal/apply"
 	"github.com/crdserver/crdserver/internal/audit"
@@ -296,6 +298,23 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	vapStore, _ := s.stores.Store(builtin.ValidatingAdmissionPolicies().GroupResource())
 	ptc := &controllers.Each{Name: "policy type checker", Cache: vapStore.Cache, Sync: newPolicyTypeServer(s, reg).CheckPolicy, Log: s.log}
 	s.background.Go(func() { ptc.Run(bgCtx) })
+	// kube-controller-manager's pvc-protection and pv-protection
+	// controllers: deleted claims and volumes no longer in use go.
+	protection := storageProtection{s: s}
+	for _, c := range []struct {
+		name string
+		gr   schema.GroupResource
+		sync func(context.Context, string) error
+	}{
+		{"pvc protection", pvcGR, protection.SyncClaim},
+		{"pv protection", pvGR, protection.SyncVolume},
+		{"pvc protection (pods)", podsGR, protection.SyncPod},
+	} {
+		if st, ok := s.stores.Store(c.gr); ok {
+			ctl := &controllers.Each{Name: c.name, Cache: st.Cache, Sync: c.sync, Log: s.log}
+			s.background.Go(func() { ctl.Run(bgCtx) })
+		}
+	}
 	apiServiceStore, _ := s.stores.Store(builtin.APIServices().GroupResource())
 	avc := &controllers.Each{Name: "APIService availability", Cache: apiServiceStore.Cache, Sync: apis.markAvailable, Log: s.log}
 	s.background.Go(func() { avc.Run(bgCtx) })
