@@ -17,8 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/crdserver/crdserver/internal/builtin/podwarnings"
@@ -296,44 +294,6 @@ func noBacksteps(target string, p *field.Path) field.ErrorList {
 		return field.ErrorList{field.Invalid(p, target, "must not contain '..'")}
 	}
 	return nil
-}
-
-// validateNodeSelector checks a required node selector's terms as
-// upstream checks them.
-func validateNodeSelector(sel *corev1.NodeSelector, p *field.Path) field.ErrorList {
-	tp := p.Child("nodeSelectorTerms")
-	if len(sel.NodeSelectorTerms) == 0 {
-		return field.ErrorList{field.Required(tp, "must have at least one node selector term")}
-	}
-	var errs field.ErrorList
-	for i, t := range sel.NodeSelectorTerms {
-		for j, r := range t.MatchExpressions {
-			rp := tp.Index(i).Child("matchExpressions").Index(j)
-			switch r.Operator {
-			case corev1.NodeSelectorOpIn, corev1.NodeSelectorOpNotIn:
-				if len(r.Values) == 0 {
-					errs = append(errs, field.Required(rp.Child("values"), "must be specified when `operator` is 'In' or 'NotIn'"))
-				}
-			case corev1.NodeSelectorOpExists, corev1.NodeSelectorOpDoesNotExist:
-				if len(r.Values) > 0 {
-					errs = append(errs, field.Forbidden(rp.Child("values"), "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"))
-				}
-			case corev1.NodeSelectorOpGt, corev1.NodeSelectorOpLt:
-				if len(r.Values) != 1 {
-					errs = append(errs, field.Required(rp.Child("values"), "must be specified single value when `operator` is 'Lt' or 'Gt'"))
-				}
-			default:
-				errs = append(errs, field.Invalid(rp.Child("operator"), r.Operator, "not a valid selector operator"))
-			}
-			errs = append(errs, metav1validation.ValidateLabelName(r.Key, rp.Child("key"))...)
-			for k, v := range r.Values {
-				for _, msg := range validation.IsValidLabelValue(v) {
-					errs = append(errs, field.Invalid(rp.Child("values").Index(k), v, msg))
-				}
-			}
-		}
-	}
-	return errs
 }
 
 // validateStatus: upstream checks nothing of a volume's status but its

@@ -41,6 +41,7 @@ var builtinPriorities = map[schema.GroupVersion]Priority{
 	{Group: "node.k8s.io", Version: "v1"}:                       {16300, 15},
 	{Group: "discovery.k8s.io", Version: "v1"}:                  {16200, 15},
 	{Group: "flowcontrol.apiserver.k8s.io", Version: "v1"}:      {16100, 21},
+	{Group: "resource.k8s.io", Version: "v1"}:                   {16200, 21},
 	{Group: "storagemigration.k8s.io", Version: "v1"}:           {15800, 15},
 	{Group: "storagemigration.k8s.io", Version: "v1beta1"}:      {15800, 9},
 	{Group: "storagemigration.k8s.io", Version: "v1alpha1"}:     {15800, 1},

@@ -20,10 +20,11 @@ var unservedResources = map[string][]string{
 		"bindings", "pods", "services/proxy",
 	},
 	"certificates.k8s.io/v1": {"clustertrustbundles", "podcertificaterequests"},
+	"resource.k8s.io/v1":     {"devicetaintrules", "devicetaintrules/status"},
 }
 
 // unservedGroups are the groups crdserver serves none of.
-var unservedGroups = []string{"flowcontrol.apiserver.k8s.io", "resource.k8s.io"}
+var unservedGroups = []string{"flowcontrol.apiserver.k8s.io"}
 
 // beyondUpstream are the group/versions crdserver serves and kube-apiserver
 // 1.37.2 does not: the legacy CRD API (issue 9) and the webhook

@@ -11,7 +11,7 @@ import (
 func TestComparableRootIndex(t *testing.T) {
 	for _, tc := range []struct{ server, paths, want string }{
 		{"kube-apiserver",
-			`["/api","/apis/","/apis/apps/v1","/apis/resource.k8s.io","/apis/resource.k8s.io/v1","/flagz","/healthz/etcd",
+			`["/api","/apis/","/apis/apps/v1","/apis/flowcontrol.apiserver.k8s.io","/apis/flowcontrol.apiserver.k8s.io/v1","/flagz","/healthz/etcd",
 			"/healthz/poststarthook/rbac/bootstrap-roles","/livez/autoregister-completion","/metrics","/metrics/slis","/readyz/shutdown"]`,
 			`["/api","/apis/","/apis/apps/v1","/healthz/etcd","/metrics","/readyz/shutdown"]`},
 		{"crdserver",
