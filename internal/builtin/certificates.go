@@ -433,8 +433,8 @@ func checkCSR(pemBytes []byte) error {
 	return req.CheckSignature()
 }
 
-// validateSignerName checks the form domain/path of a signer name; the
-// path's length and labels are not checked.
+// validateSignerName checks the form domain/path of a signer name: the
+// domain's labels and length, the path's labels, the whole length.
 func validateSignerName(p *field.Path, name string) field.ErrorList {
 	if name == "" {
 		return field.ErrorList{field.Required(p, "")}
@@ -458,6 +458,18 @@ func validateSignerName(p *field.Path, name string) field.ErrorList {
 	}
 	if len(labels) < 2 {
 		errs = append(errs, field.Invalid(p, segments[0], "should be a domain with at least two segments separated by dots"))
+	}
+	for _, l := range strings.Split(segments[1], ".") {
+		if msgs := validation.IsDNS1123Subdomain(l); len(msgs) > 0 {
+			for _, msg := range msgs {
+				errs = append(errs, field.Invalid(p, segments[1], fmt.Sprintf("validating label %q: %s", l, msg)))
+			}
+			break
+		}
+	}
+	// The path fits a DNS label, a dot and a subdomain.
+	if maxLen := 2*validation.DNS1123SubdomainMaxLength + validation.DNS1123LabelMaxLength + 2; len(name) > maxLen {
+		errs = append(errs, field.TooLong(p, "", maxLen))
 	}
 	return errs
 }

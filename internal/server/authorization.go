@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -83,6 +84,31 @@ func (a *authorization) definitions() []*registry.Definition {
 		builtin.SubjectAccessReviews(a), builtin.LocalSubjectAccessReviews(a),
 		builtin.SelfSubjectAccessReviews(a), builtin.SelfSubjectRulesReviews(a),
 	}
+}
+
+var _ builtin.SignerAuthorizer = (*authorization)(nil)
+
+// AuthorizedForSigner implements builtin.SignerAuthorizer as upstream's
+// certificates authorization helper asks: verb on the signers resource
+// named signerName, else named its domain and "/*". A request without a
+// user is refused.
+func (a *authorization) AuthorizedForSigner(ctx context.Context, verb, signerName string) bool {
+	u, ok := authn.UserFrom(ctx)
+	if !ok {
+		return false
+	}
+	names := []string{signerName}
+	if domain, _, found := strings.Cut(signerName, "/"); found {
+		names = append(names, domain+"/*")
+	}
+	for _, name := range names {
+		attrs := authz.Attributes{User: u, Verb: verb, APIGroup: "certificates.k8s.io", APIVersion: "*",
+			Resource: "signers", Name: name, ResourceRequest: true}
+		if d, _, _ := a.chain.Authorize(ctx, attrs); d == authz.Allow {
+			return true
+		}
+	}
+	return false
 }
 
 var _ builtin.AccessReviewer = (*authorization)(nil)

@@ -19,7 +19,7 @@ var unservedResources = map[string][]string{
 	"v1": {
 		"bindings", "pods", "services/proxy",
 	},
-	"certificates.k8s.io/v1": {"clustertrustbundles", "podcertificaterequests"},
+	"certificates.k8s.io/v1": {"podcertificaterequests", "podcertificaterequests/status"},
 	"resource.k8s.io/v1":     {"devicetaintrules", "devicetaintrules/status"},
 }
 
