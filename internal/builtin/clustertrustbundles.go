@@ -35,12 +35,15 @@ func ClusterTrustBundles(signers SignerAuthorizer) *registry.Definition {
 		scope: registry.Cluster, noGeneration: true, conditional: true,
 		selectable: []string{"spec.signerName"},
 	}
-	return k.definition(clusterTrustBundleHooks{
+	def := k.definition(clusterTrustBundleHooks{
 		kindHooksNoGeneration: kindHooksNoGeneration[certificatesv1.ClusterTrustBundle, clusterTrustBundleRules]{
 			kindHooks: newKindHooks[certificatesv1.ClusterTrustBundle](k, clusterTrustBundleRules{}),
 		},
 		signers: signers,
 	})
+	// kube-apiserver 1.37 stores bundles at v1beta1.
+	def.HashedStorageVersion = "v1beta1"
+	return def
 }
 
 type clusterTrustBundleHooks struct {

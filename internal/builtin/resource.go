@@ -7,6 +7,7 @@ import (
 
 	resourcev1 "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	metatable "k8s.io/apimachinery/pkg/api/meta/table"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
@@ -292,4 +293,105 @@ func (resourceSliceRules) cells(s *resourcev1.ResourceSlice) []any {
 		node = *s.Spec.NodeName
 	}
 	return []any{s.Name, node, s.Spec.Driver, s.Spec.Pool.Name, age(&s.ObjectMeta)}
+}
+
+// DeviceTaintRules is the resource.k8s.io/v1 devicetaintrules resource:
+// taints for the devices a selector picks, with a /status no controller
+// writes here. A PUT names the revision it replaces; a delete answers a
+// Status, as upstream's store does.
+func DeviceTaintRules() *registry.Definition {
+	k := kindDef{
+		group: "resource.k8s.io", version: "v1", resource: "devicetaintrules", kind: "DeviceTaintRule",
+		scope: registry.Cluster, status: true, conditional: true,
+	}
+	def := k.definition(deviceTaintRuleHooks{newKindHooks[resourcev1.DeviceTaintRule](k, deviceTaintRuleRules{})})
+	// kube-apiserver 1.37 stores the rules at v1beta2.
+	def.HashedStorageVersion = "v1beta2"
+	return def
+}
+
+type deviceTaintRuleHooks struct {
+	kindHooks[resourcev1.DeviceTaintRule, deviceTaintRuleRules]
+}
+
+var _ registry.UpdatePreparer = deviceTaintRuleHooks{}
+
+// PrepareForUpdate stamps the taint anew when its effect changes and its
+// time does not, as upstream's strategy does.
+func (h deviceTaintRuleHooks) PrepareForUpdate(obj, old map[string]any) {
+	h.kindHooks.PrepareForUpdate(obj, old)
+	r, was, err := h.decodeUpdate(obj, old)
+	if err != nil || r.Spec.Taint.Effect == was.Spec.Taint.Effect || !r.Spec.Taint.TimeAdded.Equal(was.Spec.Taint.TimeAdded) {
+		return
+	}
+	h.rewrite(obj, func(r *resourcev1.DeviceTaintRule) {
+		r.Spec.Taint.TimeAdded = &metav1.Time{Time: time.Now().Truncate(time.Second)}
+	})
+}
+
+type deviceTaintRuleRules struct{}
+
+func (deviceTaintRuleRules) defaults(r *resourcev1.DeviceTaintRule) { defaultTaint(&r.Spec.Taint) }
+
+// validate checks the selector's driver, pool and device names and the
+// taint (its effect only when it changes).
+func (deviceTaintRuleRules) validate(r, was *resourcev1.DeviceTaintRule) field.ErrorList {
+	var e draErrs
+	p := field.NewPath("spec")
+	if s := r.Spec.DeviceSelector; s != nil {
+		sp := p.Child("deviceSelector")
+		if s.Driver != nil {
+			e.hv = append(e.hv, validateCSIDriverName(*s.Driver, sp.Child("driver"))...)
+		}
+		if s.Pool != nil {
+			e.hv = append(e.hv, validatePoolName(*s.Pool, sp.Child("pool"))...)
+		}
+		if s.Device != nil {
+			e.hv = append(e.hv, validateDNSLabel(*s.Device, sp.Child("device"))...)
+		}
+	}
+	t, tp := r.Spec.Taint, p.Child("taint")
+	e.hv = append(e.hv, metav1validation.ValidateLabelName(t.Key, tp.Child("key"))...)
+	if t.Value != "" {
+		e.hv = append(e.hv, validateLabelValue(t.Value, tp.Child("value"))...)
+	}
+	if was == nil || was.Spec.Taint.Effect != t.Effect {
+		switch {
+		case t.Effect == "":
+			e.dv = append(e.dv, field.Required(tp.Child("effect"), ""))
+		case !containsEffect(t.Effect):
+			e.dv = append(e.dv, field.NotSupported(tp.Child("effect"), t.Effect, deviceTaintEffects))
+		}
+	}
+	return e.list()
+}
+
+// validateStatus checks the conditions, at most upstream's number.
+func (deviceTaintRuleRules) validateStatus(r *resourcev1.DeviceTaintRule) field.ErrorList {
+	p := field.NewPath("status", "conditions")
+	errs := metav1validation.ValidateConditions(r.Status.Conditions, p)
+	if n := len(r.Status.Conditions); n > resourcev1.DeviceTaintRuleStatusMaxConditions {
+		errs = append(errs, field.TooMany(p, n, resourcev1.DeviceTaintRuleStatusMaxConditions))
+	}
+	return errs
+}
+
+func (deviceTaintRuleRules) columns() []metav1.TableColumnDefinition {
+	doc := resourcev1.DeviceTaint{}.SwaggerDoc()
+	return []metav1.TableColumnDefinition{
+		nameColumn,
+		{Name: "Key", Type: "string", Description: doc["key"]},
+		{Name: "Value", Type: "string", Description: doc["value"]},
+		{Name: "Effect", Type: "string", Description: doc["effect"]},
+		{Name: "TimeAdded", Type: "string", Description: doc["timeAdded"]},
+		ageColumn,
+	}
+}
+
+func (deviceTaintRuleRules) cells(r *resourcev1.DeviceTaintRule) []any {
+	added := ""
+	if t := r.Spec.Taint.TimeAdded; t != nil {
+		added = metatable.ConvertToHumanReadableDateType(*t)
+	}
+	return []any{r.Name, r.Spec.Taint.Key, r.Spec.Taint.Value, string(r.Spec.Taint.Effect), added, age(&r.ObjectMeta)}
 }

@@ -74,6 +74,12 @@ func TestResourceValidation(t *testing.T) {
 				"spec.devices[0].attributes[x]: Invalid value: \"\": must specify one of: `int`, `bool`, `string`, `version`, `ints`, `bools`, `strings`, `versions`",
 				"spec.devices[1].taints[0].effect: Required value",
 			}},
+		{line: line(), def: DeviceTaintRules, obj: `{kind: DeviceTaintRule, metadata: {name: r}, spec: {deviceSelector: {driver: Bad_Driver, device: Gpu_0}, taint: {key: k, effect: Evict}}}`,
+			want: []string{
+				`spec.deviceSelector.driver: Invalid value: "Bad_Driver": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`,
+				`spec.deviceSelector.device: Invalid value: "Gpu_0": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')`,
+				`spec.taint.effect: Unsupported value: "Evict": supported values: "NoExecute", "NoSchedule", "None"`,
+			}},
 		{line: line(), def: ResourceSlices, old: slice + `{driver: d, nodeName: node-1, pool: {name: p, resourceSliceCount: 1}}}`,
 			obj:  slice + `{driver: e, nodeName: node-1, pool: {name: p, resourceSliceCount: 1}}}`,
 			want: []string{`spec.driver: Invalid value: "e": field is immutable`}},
@@ -144,6 +150,7 @@ func TestResourceTables(t *testing.T) {
 		{line(), ResourceSlices, `{kind: ResourceSlice, metadata: {name: s}, spec: {driver: d, nodeName: node-1, pool: {name: p}}}`, []any{"s", "node-1", "d", "p"}},
 		{line(), ResourceSlices, `{kind: ResourceSlice, metadata: {name: s}, spec: {driver: d, allNodes: true, pool: {name: p}}}`, []any{"s", "", "d", "p"}},
 		{line(), DeviceClasses, `{kind: DeviceClass, metadata: {name: c}}`, []any{"c"}},
+		{line(), DeviceTaintRules, `{kind: DeviceTaintRule, metadata: {name: r}, spec: {taint: {key: k, value: v, effect: NoSchedule}}}`, []any{"r", "k", "v", "NoSchedule", ""}},
 	} {
 		p := tc.def().Hooks.(registry.TablePrinter)
 		cells := p.TableRow(decodeYAML(t, tc.obj))

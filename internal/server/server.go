@@ -211,7 +211,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		builtin.PersistentVolumes(nil), builtin.Nodes(),
 		builtin.CSIDrivers(), builtin.VolumeAttributesClasses(),
 		builtin.VolumeAttachments(), builtin.CSIStorageCapacities(),
-		builtin.DeviceClasses(), builtin.ResourceClaims(), builtin.ResourceClaimTemplates(), builtin.ResourceSlices(),
+		builtin.DeviceClasses(), builtin.ResourceClaims(), builtin.ResourceClaimTemplates(), builtin.ResourceSlices(), builtin.DeviceTaintRules(),
 		builtin.MutatingWebhookConfigurations(), builtin.ValidatingWebhookConfigurations(),
 		builtin.ValidatingAdmissionPolicies(), builtin.ValidatingAdmissionPolicyBindings(),
 		builtin.APIServices(),

@@ -105,6 +105,7 @@ var roots = []string{
 	"io.k8s.api.resource.v1.ResourceClaim", "io.k8s.api.resource.v1.ResourceClaimList",
 	"io.k8s.api.resource.v1.ResourceClaimTemplate", "io.k8s.api.resource.v1.ResourceClaimTemplateList",
 	"io.k8s.api.resource.v1.ResourceSlice", "io.k8s.api.resource.v1.ResourceSliceList",
+	"io.k8s.api.resource.v1.DeviceTaintRule", "io.k8s.api.resource.v1.DeviceTaintRuleList",
 	"io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIService", "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceList",
 	"io.k8s.api.rbac.v1.Role", "io.k8s.api.rbac.v1.RoleList",
 	"io.k8s.api.rbac.v1.ClusterRole", "io.k8s.api.rbac.v1.ClusterRoleList",

@@ -20,7 +20,6 @@ var unservedResources = map[string][]string{
 		"bindings", "pods", "services/proxy",
 	},
 	"certificates.k8s.io/v1": {"podcertificaterequests", "podcertificaterequests/status"},
-	"resource.k8s.io/v1":     {"devicetaintrules", "devicetaintrules/status"},
 }
 
 // unservedGroups are the groups crdserver serves none of.
