@@ -46,8 +46,11 @@ func ClusterTrustBundles(signers SignerAuthorizer) *registry.Definition {
 	return def
 }
 
+// clusterTrustBundleHooks word a refused field selector as upstream's
+// field label conversion of bundles does.
 type clusterTrustBundleHooks struct {
 	kindHooksNoGeneration[certificatesv1.ClusterTrustBundle, clusterTrustBundleRules]
+	coreFieldLabels
 	signers SignerAuthorizer
 }
 
@@ -55,6 +58,7 @@ var (
 	_ registry.NameValidator       = clusterTrustBundleHooks{}
 	_ registry.CreateNameValidator = clusterTrustBundleHooks{}
 	_ registry.WriteChecker        = clusterTrustBundleHooks{}
+	_ registry.FieldLabelRefuser   = clusterTrustBundleHooks{}
 )
 
 // ValidateName accepts any name: a create checks it with
