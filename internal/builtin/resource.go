@@ -1,6 +1,7 @@
 package builtin
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"time"
@@ -394,4 +395,13 @@ func (deviceTaintRuleRules) cells(r *resourcev1.DeviceTaintRule) []any {
 		added = metatable.ConvertToHumanReadableDateType(*t)
 	}
 	return []any{r.Name, r.Spec.Taint.Key, r.Spec.Taint.Value, string(r.Spec.Taint.Effect), added, age(&r.ObjectMeta)}
+}
+
+// warnings are upstream's: a driver name with capitals works, but should
+// not be.
+func (resourceSliceRules) warnings(s, _ *resourcev1.ResourceSlice, _ string) []string {
+	if s.Spec.Driver != strings.ToLower(s.Spec.Driver) {
+		return []string{fmt.Sprintf("spec.driver: driver names should be lowercase; %q contains uppercase characters", s.Spec.Driver)}
+	}
+	return nil
 }

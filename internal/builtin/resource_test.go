@@ -163,3 +163,17 @@ func TestResourceTables(t *testing.T) {
 		}
 	}
 }
+
+// A slice's driver name with capitals is taken with upstream's warning.
+func TestResourceSliceWarnings(t *testing.T) {
+	w := ResourceSlices().Hooks.(registry.Warner)
+	obj := decodeYAML(t, `{kind: ResourceSlice, metadata: {name: s}, spec: {driver: GPU.example.com}}`)
+	want := []string{`spec.driver: driver names should be lowercase; "GPU.example.com" contains uppercase characters`}
+	if got := w.Warnings(obj, nil, ""); !reflect.DeepEqual(got, want) {
+		t.Errorf("warnings %q, want %q", got, want)
+	}
+	obj = decodeYAML(t, `{kind: ResourceSlice, metadata: {name: s}, spec: {driver: gpu.example.com}}`)
+	if got := w.Warnings(obj, nil, ""); got != nil {
+		t.Errorf("warnings %q, want none", got)
+	}
+}
