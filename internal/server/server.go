@@ -219,7 +219,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	builtins = append(builtins, auth.definitions()...)
 	builtins = append(builtins, s.authz.definitions()...)
-	builtins = append(builtins, builtin.ClusterTrustBundles(s.authz))
+	builtins = append(builtins, builtin.ClusterTrustBundles(s.authz), builtin.PodCertificateRequests(s.authz))
 	for _, d := range builtins {
 		d.FieldTypes = apply.NewTypes(d)
 		if d.StoredAs != nil {

@@ -90,6 +90,7 @@ var roots = []string{
 	"io.k8s.api.networking.v1.ServiceCIDR", "io.k8s.api.networking.v1.ServiceCIDRList",
 	"io.k8s.api.certificates.v1.CertificateSigningRequest", "io.k8s.api.certificates.v1.CertificateSigningRequestList",
 	"io.k8s.api.certificates.v1.ClusterTrustBundle", "io.k8s.api.certificates.v1.ClusterTrustBundleList",
+	"io.k8s.api.certificates.v1.PodCertificateRequest", "io.k8s.api.certificates.v1.PodCertificateRequestList",
 	"io.k8s.api.node.v1.RuntimeClass", "io.k8s.api.node.v1.RuntimeClassList",
 	"io.k8s.api.scheduling.v1.PriorityClass", "io.k8s.api.scheduling.v1.PriorityClassList",
 	"io.k8s.api.storage.v1.CSINode", "io.k8s.api.storage.v1.CSINodeList",

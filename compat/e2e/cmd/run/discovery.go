@@ -19,7 +19,6 @@ var unservedResources = map[string][]string{
 	"v1": {
 		"bindings", "pods", "services/proxy",
 	},
-	"certificates.k8s.io/v1": {"podcertificaterequests", "podcertificaterequests/status"},
 }
 
 // unservedGroups are the groups crdserver serves none of.
