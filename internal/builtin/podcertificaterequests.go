@@ -119,7 +119,7 @@ const (
 	pcrMaxKeySize             = 10 * 1024
 	pcrMinMaxExpiration       = 60 * 60
 	pcrMaxMaxExpiration       = 91 * 24 * 60 * 60
-	pcrKubernetesMaxExpiraton = 24 * 60 * 60
+	pcrKubernetesMaxExpiration = 24 * 60 * 60
 	pcrMaxUIDLength           = 128
 	pcrMaxCertificateChain    = 100 * 1024
 )
@@ -176,7 +176,7 @@ func (podCertificateRequestRules) validate(r, was *certificatesv1.PodCertificate
 	}
 	maxSeconds := int32(pcrMaxMaxExpiration)
 	if domain, _, _ := strings.Cut(s.SignerName, "/"); domain == "kubernetes.io" || strings.HasSuffix(domain, ".kubernetes.io") {
-		maxSeconds = pcrKubernetesMaxExpiraton
+		maxSeconds = pcrKubernetesMaxExpiration
 	}
 	if e := *s.MaxExpirationSeconds; e < pcrMinMaxExpiration || e > maxSeconds {
 		errs = append(errs, field.Invalid(p.Child("maxExpirationSeconds"), s.MaxExpirationSeconds, fmt.Sprintf("must be in the range [%d, %d]", pcrMinMaxExpiration, maxSeconds)))
