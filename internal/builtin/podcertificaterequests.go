@@ -116,12 +116,12 @@ func (podCertificateRequestRules) defaults(r *certificatesv1.PodCertificateReque
 
 // Upstream's bounds on pod certificate requests.
 const (
-	pcrMaxKeySize             = 10 * 1024
-	pcrMinMaxExpiration       = 60 * 60
-	pcrMaxMaxExpiration       = 91 * 24 * 60 * 60
+	pcrMaxKeySize              = 10 * 1024
+	pcrMinMaxExpiration        = 60 * 60
+	pcrMaxMaxExpiration        = 91 * 24 * 60 * 60
 	pcrKubernetesMaxExpiration = 24 * 60 * 60
-	pcrMaxUIDLength           = 128
-	pcrMaxCertificateChain    = 100 * 1024
+	pcrMaxUIDLength            = 128
+	pcrMaxCertificateChain     = 100 * 1024
 )
 
 var (
