@@ -2,6 +2,7 @@ package builtin
 
 import (
 	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -243,6 +244,95 @@ func defaultPodTemplate(t *corev1.PodTemplateSpec) {
 			defaultContainer(&cs[i])
 		}
 	}
+	for i := range s.Volumes {
+		defaultVolume(&s.Volumes[i])
+	}
+}
+
+// defaultVolume applies upstream's volume defaults: a volume with no
+// source is an emptyDir; secret, configMap, downwardAPI and projected
+// volumes get mode 0644, a projected token an hour's lifetime, a host
+// path the unset type, a field reference version v1.
+func defaultVolume(v *corev1.Volume) {
+	if reflect.ValueOf(v.VolumeSource).IsZero() {
+		v.EmptyDir = &corev1.EmptyDirVolumeSource{}
+	}
+	mode := func(m **int32, def int32) {
+		if *m == nil {
+			*m = ptr.To(def)
+		}
+	}
+	if s := v.Secret; s != nil {
+		mode(&s.DefaultMode, corev1.SecretVolumeSourceDefaultMode)
+	}
+	if s := v.ConfigMap; s != nil {
+		mode(&s.DefaultMode, corev1.ConfigMapVolumeSourceDefaultMode)
+	}
+	if s := v.DownwardAPI; s != nil {
+		mode(&s.DefaultMode, corev1.DownwardAPIVolumeSourceDefaultMode)
+		defaultDownwardAPIFiles(s.Items)
+	}
+	if s := v.Projected; s != nil {
+		mode(&s.DefaultMode, corev1.ProjectedVolumeSourceDefaultMode)
+		for i := range s.Sources {
+			src := &s.Sources[i]
+			if t := src.ServiceAccountToken; t != nil && t.ExpirationSeconds == nil {
+				t.ExpirationSeconds = ptr.To[int64](3600)
+			}
+			if d := src.DownwardAPI; d != nil {
+				defaultDownwardAPIFiles(d.Items)
+			}
+		}
+	}
+	if s := v.HostPath; s != nil && s.Type == nil {
+		s.Type = ptr.To(corev1.HostPathUnset)
+	}
+}
+
+func defaultDownwardAPIFiles(items []corev1.DownwardAPIVolumeFile) {
+	for i := range items {
+		if f := items[i].FieldRef; f != nil && f.APIVersion == "" {
+			f.APIVersion = "v1"
+		}
+	}
+}
+
+// defaultProbe applies upstream's probe defaults: a timeout of 1s, a
+// period of 10s, thresholds of 1 success and 3 failures, and its
+// handler's.
+func defaultProbe(p *corev1.Probe) {
+	if p == nil {
+		return
+	}
+	if p.TimeoutSeconds == 0 {
+		p.TimeoutSeconds = 1
+	}
+	if p.PeriodSeconds == 0 {
+		p.PeriodSeconds = 10
+	}
+	if p.SuccessThreshold == 0 {
+		p.SuccessThreshold = 1
+	}
+	if p.FailureThreshold == 0 {
+		p.FailureThreshold = 3
+	}
+	defaultHTTPGet(p.HTTPGet)
+	if g := p.GRPC; g != nil && g.Service == nil {
+		g.Service = ptr.To("")
+	}
+}
+
+// defaultHTTPGet: path "/", scheme HTTP.
+func defaultHTTPGet(h *corev1.HTTPGetAction) {
+	if h == nil {
+		return
+	}
+	if h.Path == "" {
+		h.Path = "/"
+	}
+	if h.Scheme == "" {
+		h.Scheme = corev1.URISchemeHTTP
+	}
 }
 
 func defaultContainer(c *corev1.Container) {
@@ -258,6 +348,21 @@ func defaultContainer(c *corev1.Container) {
 	for i := range c.Ports {
 		if c.Ports[i].Protocol == "" {
 			c.Ports[i].Protocol = corev1.ProtocolTCP
+		}
+	}
+	defaultProbe(c.LivenessProbe)
+	defaultProbe(c.ReadinessProbe)
+	defaultProbe(c.StartupProbe)
+	if l := c.Lifecycle; l != nil {
+		for _, h := range []*corev1.LifecycleHandler{l.PostStart, l.PreStop} {
+			if h != nil {
+				defaultHTTPGet(h.HTTPGet)
+			}
+		}
+	}
+	for i := range c.Env {
+		if vf := c.Env[i].ValueFrom; vf != nil && vf.FieldRef != nil && vf.FieldRef.APIVersion == "" {
+			vf.FieldRef.APIVersion = "v1"
 		}
 	}
 }

@@ -397,3 +397,14 @@ type FieldLabelConverter interface {
 type Expiring interface {
 	TTL() time.Duration
 }
+
+// GracefulDeleter marks resources whose objects are deleted gracefully,
+// as upstream's pod strategy does: GracePeriod is the period a first
+// delete with opts gives obj, 0 to delete it at once. The handler marks
+// the object deleted (deletionTimestamp now plus the period, the period
+// as deletionGracePeriodSeconds, a new generation); one marked with a
+// period stays until a delete shortens it to 0 or its finalizers are
+// gone.
+type GracefulDeleter interface {
+	GracePeriod(obj map[string]any, opts *metav1.DeleteOptions) int64
+}

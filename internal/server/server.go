@@ -205,6 +205,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		builtin.ValidatingAdmissionPolicies(), builtin.ValidatingAdmissionPolicyBindings(),
 		builtin.APIServices(),
 		builtin.MutatingAdmissionPolicies(), builtin.MutatingAdmissionPolicyBindings(),
+		builtin.Pods(podAdmission{s}),
 	}
 	builtins = append(builtins, auth.definitions()...)
 	builtins = append(builtins, s.authz.definitions()...)

@@ -18,7 +18,9 @@ import (
 var unservedResources = map[string][]string{
 	"v1": {
 		"bindings", "componentstatuses", "nodes", "persistentvolumeclaims",
-		"persistentvolumes", "pods", "replicationcontrollers", "services/proxy",
+		"persistentvolumes", "replicationcontrollers", "services/proxy",
+		"pods/attach", "pods/binding", "pods/ephemeralcontainers", "pods/eviction", "pods/exec",
+		"pods/log", "pods/portforward", "pods/proxy", "pods/resize",
 	},
 	"apps/v1":                {"controllerrevisions"},
 	"certificates.k8s.io/v1": {"clustertrustbundles", "podcertificaterequests"},

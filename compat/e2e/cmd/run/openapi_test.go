@@ -41,14 +41,14 @@ func TestComparableOpenAPI(t *testing.T) {
 	const doc = `{
 	  "paths": {
 	    "/api/v1/namespaces/{namespace}/configmaps/{name}": {"delete": {"parameters": [{"$ref": "#/parameters/body"}]}, "get": {"responses": {"200": {"schema": {"$ref": "#/definitions/ConfigMap"}}}}},
-	    "/api/v1/namespaces/{namespace}/pods/{name}": {"get": {"responses": {"200": {"schema": {"$ref": "#/definitions/Pod"}}}}, "delete": {"parameters": [{"$ref": "#/parameters/body"}]}},
+	    "/api/v1/componentstatuses/{name}": {"get": {"responses": {"200": {"schema": {"$ref": "#/definitions/ComponentStatus"}}}}, "delete": {"parameters": [{"$ref": "#/parameters/body"}]}},
 	    "/api/v1/watch/configmaps": {"get": {"responses": {"200": {"schema": {"$ref": "#/definitions/WatchEvent"}}}}}
 	  },
 	  "parameters": {"body": {"in": "body", "schema": {"$ref": "#/definitions/DeleteOptions"}}},
 	  "definitions": {
 	    "ConfigMap": {"properties": {"metadata": {"$ref": "#/definitions/ObjectMeta"}}},
-	    "Pod": {"properties": {"metadata": {"$ref": "#/definitions/ObjectMeta"}, "spec": {"$ref": "#/definitions/PodSpec"}}},
-	    "PodSpec": {"properties": {"spec": {"$ref": "#/definitions/PodSpec"}}},
+	    "ComponentStatus": {"properties": {"metadata": {"$ref": "#/definitions/ObjectMeta"}, "conditions": {"$ref": "#/definitions/ComponentCondition"}}},
+	    "ComponentCondition": {"properties": {"next": {"$ref": "#/definitions/ComponentCondition"}}},
 	    "ObjectMeta": {},
 	    "DeleteOptions": {},
 	    "WatchEvent": {},
