@@ -26,7 +26,7 @@ import (
 // deleted, for its grace period's sake until deleted with a grace period
 // of 0, as nothing on the node confirms it stopped. src reads the service
 // accounts and priority classes the plugins look up.
-func Pods(src PodAdmissionSource) *registry.Definition {
+func Pods(src PodAdmissionSource, store PodStore) *registry.Definition {
 	k := kindDef{
 		version: "v1", resource: "pods", kind: "Pod",
 		shortNames: []string{"po"}, categories: []string{"all"}, scope: registry.Namespaced,
@@ -36,8 +36,10 @@ func Pods(src PodAdmissionSource) *registry.Definition {
 			"spec.hostNetwork", "status.phase", "status.podIP", "status.podIPs", "status.nominatedNodeName",
 		},
 	}
-	h := podHooks{kindHooks: newKindHooks[corev1.Pod](k, podRules{}), src: src, suffix: func() string { return utilrand.String(5) }}
-	return k.definition(h)
+	h := podHooks{kindHooks: newKindHooks[corev1.Pod](k, podRules{}), src: src, store: store, suffix: func() string { return utilrand.String(5) }}
+	def := k.definition(h)
+	def.Versions[0].Subresources.Other = podSubresources
+	return def
 }
 
 // PodAdmissionSource reads what upstream's pod admission plugins read.
@@ -53,7 +55,8 @@ type PodAdmissionSource interface {
 type podHooks struct {
 	kindHooks[corev1.Pod, podRules]
 	coreFieldLabels
-	src PodAdmissionSource
+	src   PodAdmissionSource
+	store PodStore
 	// suffix names a new service account token volume
 	// (kube-api-access-<suffix>), as upstream's name generator does.
 	suffix func() string

@@ -3,13 +3,17 @@ package builtin
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"net/url"
 	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 
 	"github.com/crdserver/crdserver/internal/registry"
@@ -34,7 +38,7 @@ func (f fakePodSource) PriorityClasses(context.Context) ([]schedulingv1.Priority
 }
 
 func testPods(src PodAdmissionSource) *registry.Definition {
-	def := Pods(src)
+	def := Pods(src, nil)
 	h := def.Hooks.(podHooks)
 	h.suffix = func() string { return "abcde" }
 	def.Hooks = h
@@ -147,7 +151,7 @@ func TestPodAdmission(t *testing.T) {
 }
 
 func TestPodGracePeriod(t *testing.T) {
-	h := Pods(nil).Hooks.(registry.GracefulDeleter)
+	h := Pods(nil, nil).Hooks.(registry.GracefulDeleter)
 	for _, tc := range []struct {
 		name, pod string
 		asked     *int64
@@ -161,7 +165,7 @@ func TestPodGracePeriod(t *testing.T) {
 		{line(), "spec: {nodeName: node1, containers: [{name: c, image: x}]}\nstatus: {phase: Succeeded}", nil, 0},
 	} {
 		obj := decodeYAML(t, "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n"+tc.pod)
-		Pods(nil).Hooks.(registry.Defaulter).Default(obj)
+		Pods(nil, nil).Hooks.(registry.Defaulter).Default(obj)
 		if got := h.GracePeriod(obj, &metav1.DeleteOptions{GracePeriodSeconds: tc.asked}); got != tc.want {
 			t.Errorf("%s: grace period %d, want %d", tc.name, got, tc.want)
 		}
@@ -170,7 +174,7 @@ func TestPodGracePeriod(t *testing.T) {
 
 func TestPodValidation(t *testing.T) {
 	const c = "containers: [{name: app, image: busybox}]"
-	checkValidation(t, Pods(nil), []validateCase{
+	checkValidation(t, Pods(nil, nil), []validateCase{
 		{name: line(), obj: "spec: {" + c + "}"},
 		{name: line(), obj: "spec: {containers: []}", want: []string{"spec.containers: Required value"}},
 		{name: line(), obj: "spec: {containers: [{name: Bad_Name, image: x}]}", want: []string{
@@ -196,7 +200,7 @@ func TestPodValidation(t *testing.T) {
 	// difference.
 	obj := decodeYAML(t, "apiVersion: v1\nkind: Pod\nmetadata: {name: x}\nspec: {containers: [{name: app, image: x, command: [sh]}]}")
 	old := decodeYAML(t, "apiVersion: v1\nkind: Pod\nmetadata: {name: x}\nspec: {containers: [{name: app, image: x}]}")
-	def := Pods(nil)
+	def := Pods(nil, nil)
 	def.Hooks.(registry.CreatePreparer).PrepareForCreate(old)
 	def.Hooks.(registry.UpdatePreparer).PrepareForUpdate(obj, old)
 	errs := def.Hooks.(registry.Validator).ValidateUpdate(obj, old)
@@ -206,7 +210,7 @@ func TestPodValidation(t *testing.T) {
 }
 
 func TestPodTable(t *testing.T) {
-	def := Pods(nil)
+	def := Pods(nil, nil)
 	for _, tc := range []struct{ name, pod, want string }{
 		{line(), "spec: {containers: [{name: c, image: x}]}\nstatus: {phase: Pending}", "p 0/1 Pending 0 <none> <none> <none> <none>"},
 		{line(), "spec: {nodeName: node1, readinessGates: [{conditionType: G}], containers: [{name: c, image: x}, {name: d, image: x}]}\n" +
@@ -229,6 +233,105 @@ func TestPodTable(t *testing.T) {
 		}
 		if strings.Join(got, " ") != tc.want {
 			t.Errorf("%s: row %q, want %q", tc.name, strings.Join(got, " "), tc.want)
+		}
+	}
+}
+
+// fakePodStore keeps pods by namespace/name for the subresources.
+type fakePodStore struct {
+	pods    map[string]*corev1.Pod
+	deleted []string
+}
+
+func (f *fakePodStore) UpdatePod(_ context.Context, ns, name string, change func(*corev1.Pod) error) error {
+	p, ok := f.pods[ns+"/"+name]
+	if !ok {
+		return apierrors.NewNotFound(corev1.Resource("pods"), name)
+	}
+	next := p.DeepCopy()
+	if err := change(next); err != nil {
+		return err
+	}
+	f.pods[ns+"/"+name] = next
+	return nil
+}
+
+func (f *fakePodStore) DeletePod(_ context.Context, ns, name string, _ *metav1.DeleteOptions) error {
+	f.deleted = append(f.deleted, ns+"/"+name)
+	return nil
+}
+
+func (f *fakePodStore) DisruptionBudgets(context.Context, string) ([]policyv1.PodDisruptionBudget, error) {
+	return []policyv1.PodDisruptionBudget{{
+		ObjectMeta: metav1.ObjectMeta{Name: "pdb", Generation: 1},
+		Spec:       policyv1.PodDisruptionBudgetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}},
+		Status:     policyv1.PodDisruptionBudgetStatus{ObservedGeneration: 1},
+	}}, nil
+}
+
+func TestPodSubresources(t *testing.T) {
+	st := &fakePodStore{pods: map[string]*corev1.Pod{
+		"ns/free":    {ObjectMeta: metav1.ObjectMeta{Name: "free", Namespace: "ns"}},
+		"ns/bound":   {ObjectMeta: metav1.ObjectMeta{Name: "bound", Namespace: "ns"}, Spec: corev1.PodSpec{NodeName: "n1"}},
+		"ns/running": {ObjectMeta: metav1.ObjectMeta{Name: "running", Namespace: "ns", Labels: map[string]string{"app": "web"}}, Status: corev1.PodStatus{Phase: corev1.PodRunning}},
+	}}
+	h := Pods(nil, st).Hooks.(podHooks)
+	parent := func(name string) map[string]any {
+		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(st.pods["ns/"+name])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return u
+	}
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name, sub, pod string
+		body           map[string]any
+		err            string
+	}{
+		{line(), "binding", "free", map[string]any{"metadata": map[string]any{"name": "free"}, "target": map[string]any{"name": "n2"}}, ""},
+		{line(), "binding", "free", map[string]any{"metadata": map[string]any{"name": "free"}, "target": map[string]any{"name": "n3"}}, `Operation cannot be fulfilled on pods/binding "free": pod free is already assigned to node "n2"`},
+		{line(), "binding", "free", map[string]any{"metadata": map[string]any{"name": "other"}, "target": map[string]any{"name": "n3"}}, "name in URL does not match name in Binding object"},
+		{line(), "binding", "free", map[string]any{"metadata": map[string]any{"name": "free"}, "target": map[string]any{"kind": "Pod"}}, `[target.kind: Unsupported value: "Pod": supported values: "Node", "<empty>", target.name: Required value]`},
+		{line(), "eviction", "running", map[string]any{"metadata": map[string]any{"name": "running"}}, "Cannot evict pod as it would violate the pod's disruption budget."},
+		{line(), "eviction", "bound", map[string]any{"metadata": map[string]any{"name": "bound"}}, ""},
+	} {
+		_, err := h.CreateSubresource(ctx, tc.sub, parent(tc.pod), tc.body)
+		if got := fmt.Sprint(err); (tc.err == "" && err != nil) || (tc.err != "" && got != tc.err) {
+			t.Errorf("%s: %s error %v, want %q", tc.name, tc.sub, err, tc.err)
+		}
+	}
+	if st.pods["ns/free"].Spec.NodeName != "n2" || st.pods["ns/free"].Status.Conditions[0].Type != corev1.PodScheduled {
+		t.Errorf("bound pod %+v", st.pods["ns/free"])
+	}
+	if len(st.deleted) != 1 || st.deleted[0] != "ns/bound" {
+		t.Errorf("evicted %v", st.deleted)
+	}
+
+	for _, tc := range []struct {
+		name, sub, pod, query string
+		code                  int32
+		msg                   string
+	}{
+		{line(), "log", "spec: {containers: [{name: a, image: x}]}", "", 0, ""},
+		{line(), "log", "spec: {containers: [{name: a, image: x}, {name: b, image: x}]}", "", 400, "a container name must be specified for pod p, choose one of: [a b]"},
+		{line(), "log", "spec: {containers: [{name: a, image: x}]}", "container=z", 400, "container z is not valid for pod p"},
+		{line(), "exec", "spec: {containers: [{name: a, image: x}]}", "", 400, "pod p does not have a host assigned"},
+		{line(), "exec", "spec: {nodeName: n1, containers: [{name: a, image: x}]}", "", 404, `pods "n1" not found`},
+		{line(), "proxy", "spec: {containers: [{name: a, image: x}]}", "", 400, "address not allowed"},
+	} {
+		obj := decodeYAML(t, "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: ns}\n"+tc.pod)
+		q, _ := url.ParseQuery(tc.query)
+		_, _, err := h.Connect(ctx, tc.sub, obj, q)
+		var code int32
+		msg := ""
+		if se, ok := err.(*apierrors.StatusError); ok {
+			code, msg = se.ErrStatus.Code, se.ErrStatus.Message
+		} else if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if code != tc.code || msg != tc.msg {
+			t.Errorf("%s: %s answered %d %q, want %d %q", tc.name, tc.sub, code, msg, tc.code, tc.msg)
 		}
 	}
 }

@@ -64,6 +64,43 @@ func (h *Handler) doCreateSubresource(c *call, sc registry.SubresourceCreator) e
 	return nil
 }
 
+// connect answers a request to a connect subresource (a pod's log): the
+// object the path names is read, the hook answers.
+func (h *Handler) connect(c *call, cn registry.Connecter) {
+	parent, err := h.readParent(c)
+	if err == nil {
+		var ct string
+		var body []byte
+		if ct, body, err = cn.Connect(c.r.Context(), c.info.Subresource, parent, c.r.URL.Query()); err == nil {
+			if ct == "" && len(body) == 0 {
+				c.w.WriteHeader(http.StatusNoContent)
+				return
+			}
+			c.w.Header().Set("Content-Type", ct)
+			c.w.WriteHeader(http.StatusOK)
+			_, _ = c.w.Write(body)
+			return
+		}
+	}
+	codec.WriteStatus(c.w, c.r, err)
+}
+
+// readParent reads the stored object the request's path names.
+func (h *Handler) readParent(c *call) (map[string]any, error) {
+	kv, err := c.store.Storage.Get(c.r.Context(), c.store.Key(c.info.Namespace, c.info.Name))
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, apierrors.NewNotFound(c.gr(), c.info.Name)
+	}
+	if err != nil {
+		return nil, storageError(err, c.gr(), c.info.Name, "get")
+	}
+	parent, err := decodeStored(kv.Value)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	return parent, nil
+}
+
 // admitSubresource runs mutating then validating admission on the
 // subresource's object, as upstream's create handler does for a
 // TokenRequest: policies and webhooks see kind TokenRequest, resource

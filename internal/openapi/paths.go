@@ -325,6 +325,13 @@ func resourcePaths(def *registry.Definition, v *registry.Version, gvk schema.Gro
 		items = append(items, subresource("scale", scaleModel, subVerbs))
 	}
 	for _, o := range v.Subresources.Other {
+		if o.Kind != nil {
+			if _, ok := lib().byGVK[*o.Kind]; !ok {
+				// A pod's connect subresources take query options
+				// that have no model: they are not described.
+				continue
+			}
+		}
 		m := model
 		subGVK = gvk
 		if o.Kind != nil {

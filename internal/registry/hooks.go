@@ -2,6 +2,7 @@ package registry
 
 import (
 	"context"
+	"net/url"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -407,4 +408,16 @@ type Expiring interface {
 // gone.
 type GracefulDeleter interface {
 	GracePeriod(obj map[string]any, opts *metav1.DeleteOptions) int64
+}
+
+// Connecter serves the connect subresources of a built-in (a pod's log,
+// exec, attach, portforward and proxy), which upstream forwards to a node
+// or the object's address: Connects says which of the version's other
+// subresources it serves; Connect answers a request of any verb to one
+// of them for parent, the stored object, with the request's query: a
+// body and its content type (neither: a 204), or an error that is the
+// client's answer.
+type Connecter interface {
+	Connects(subresource string) bool
+	Connect(ctx context.Context, subresource string, parent map[string]any, query url.Values) (contentType string, body []byte, err error)
 }

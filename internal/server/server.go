@@ -192,6 +192,8 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if s.authz, err = newAuthorization(cfg.AuthorizationMode); err != nil {
 		return nil, err
 	}
+	pods := &podAdmission{s: s}
+	pods.def = builtin.Pods(pods, pods)
 	builtins := []*registry.Definition{
 		builtin.Namespaces(), crd.Definition(), builtin.StorageVersionMigrations(),
 		builtin.Services(ips, nodePorts), builtin.Endpoints(), builtin.EndpointSlices(),
@@ -205,7 +207,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		builtin.ValidatingAdmissionPolicies(), builtin.ValidatingAdmissionPolicyBindings(),
 		builtin.APIServices(),
 		builtin.MutatingAdmissionPolicies(), builtin.MutatingAdmissionPolicyBindings(),
-		builtin.Pods(podAdmission{s}),
+		pods.def, builtin.Bindings(pods.def),
 	}
 	builtins = append(builtins, auth.definitions()...)
 	builtins = append(builtins, s.authz.definitions()...)

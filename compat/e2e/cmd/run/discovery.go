@@ -17,10 +17,9 @@ import (
 // that kube-apiserver 1.37.2 lists and crdserver does not serve.
 var unservedResources = map[string][]string{
 	"v1": {
-		"bindings", "componentstatuses", "nodes", "persistentvolumeclaims",
+		"componentstatuses", "nodes", "persistentvolumeclaims",
 		"persistentvolumes", "replicationcontrollers", "services/proxy",
-		"pods/attach", "pods/binding", "pods/ephemeralcontainers", "pods/eviction", "pods/exec",
-		"pods/log", "pods/portforward", "pods/proxy", "pods/resize",
+		"pods/resize",
 	},
 	"apps/v1":                {"controllerrevisions"},
 	"certificates.k8s.io/v1": {"clustertrustbundles", "podcertificaterequests"},

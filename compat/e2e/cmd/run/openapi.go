@@ -86,7 +86,15 @@ func leftOut(server, path string) bool {
 	if len(segs) > 2 && segs[1] == "{name}" {
 		name += "/" + segs[2]
 	}
-	return slices.Contains(unservedGroups, group) || unserved(gv, name)
+	return slices.Contains(unservedGroups, group) || unserved(gv, name) || slices.Contains(unlistedPaths[gv], name)
+}
+
+// unlistedPaths are the paths, by group/version, that crdserver serves
+// and its OpenAPI documents do not describe as upstream's do: the pods'
+// connect subresources (upstream describes each verb's query options),
+// binding and eviction, and the legacy bindings.
+var unlistedPaths = map[string][]string{
+	"v1": {"bindings", "pods/attach", "pods/binding", "pods/eviction", "pods/exec", "pods/log", "pods/portforward", "pods/proxy"},
 }
 
 // splitPath splits a path below a group version, /api/v1/<rest> or
