@@ -79,3 +79,21 @@ func TestModelsDiff(t *testing.T) {
 		}
 	}
 }
+
+// The paths both servers describe otherwise are left out of both.
+func TestLeftOutUnlisted(t *testing.T) {
+	for _, c := range []struct {
+		server, path string
+		want         bool
+	}{
+		{"kube-apiserver", "/api/v1/namespaces/{namespace}/pods/{name}/binding", true},
+		{"crdserver", "/api/v1/namespaces/{namespace}/pods/{name}/binding", true},
+		{"crdserver", "/api/v1/namespaces/{namespace}/bindings", true},
+		{"crdserver", "/api/v1/namespaces/{namespace}/pods/{name}/status", false},
+		{"crdserver", "/api/v1/namespaces/{namespace}/pods/{name}", false},
+	} {
+		if got := leftOut(c.server, c.path); got != c.want {
+			t.Errorf("leftOut(%s, %s) = %v, want %v", c.server, c.path, got, c.want)
+		}
+	}
+}
