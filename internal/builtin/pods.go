@@ -3,6 +3,7 @@ package builtin
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -48,6 +49,8 @@ type PodAdmissionSource interface {
 	// apierrors.IsNotFound when there is none.
 	ServiceAccount(ctx context.Context, namespace, name string) (*corev1.ServiceAccount, error)
 	PriorityClasses(ctx context.Context) ([]schedulingv1.PriorityClass, error)
+	// LimitRanges are namespace's LimitRanges, by name.
+	LimitRanges(ctx context.Context, namespace string) ([]corev1.LimitRange, error)
 }
 
 // podHooks are a pod's hooks: the kind's rules, the admission plugins and
@@ -143,7 +146,8 @@ func (h podHooks) PrepareForStatusUpdate(obj, old map[string]any) {
 }
 
 // AdmitCreate is what upstream's default mutating admission plugins do to
-// a new pod, in their order: ServiceAccount (the account, default
+// a new pod, in their order: LimitRanger (each of the namespace's
+// LimitRanges' container defaults), ServiceAccount (the account, default
 // "default", must exist; its token volume is mounted in every container
 // unless automounting is off; its image pull secrets are the pod's when
 // the pod has none), Priority (from the named class, or the global
@@ -157,6 +161,13 @@ func (h podHooks) AdmitCreate(ctx context.Context, obj map[string]any) error {
 		return nil // CheckType refused it
 	}
 	ns, _ := nested(obj, "metadata", "namespace").(string)
+	ranges, err := h.src.LimitRanges(ctx, ns)
+	if err != nil {
+		return fmt.Errorf("listing LimitRanges: %w", err)
+	}
+	for i := range ranges {
+		applyLimitRange(&ranges[i], p)
+	}
 	if _, mirror := p.Annotations[corev1.MirrorPodAnnotationKey]; !mirror {
 		if err := h.admitServiceAccount(ctx, ns, p); err != nil {
 			return err
@@ -167,7 +178,80 @@ func (h podHooks) AdmitCreate(ctx context.Context, obj map[string]any) error {
 	}
 	addDefaultTolerations(&p.Spec)
 	h.rewrite(obj, func(t *corev1.Pod) { t.Spec = p.Spec })
+	if a := p.Annotations[limitRangerAnnotation]; a != "" {
+		md, _ := obj["metadata"].(map[string]any)
+		ann, _ := md["annotations"].(map[string]any)
+		if ann == nil {
+			ann = map[string]any{}
+			md["annotations"] = ann
+		}
+		ann[limitRangerAnnotation] = a
+	}
 	return nil
+}
+
+// limitRangerAnnotation records what upstream's LimitRanger set.
+const limitRangerAnnotation = "kubernetes.io/limit-ranger"
+
+// applyLimitRange is upstream's LimitRanger defaulting of a new pod: each
+// container's limits and requests it lacks are the range's Container
+// defaults, and the annotation says which it set (validation of the
+// range's minimums and maximums is not done).
+func applyLimitRange(lr *corev1.LimitRange, p *corev1.Pod) {
+	def := corev1.ResourceRequirements{Requests: corev1.ResourceList{}, Limits: corev1.ResourceList{}}
+	for _, l := range lr.Spec.Limits {
+		if l.Type != corev1.LimitTypeContainer {
+			continue
+		}
+		for k, v := range l.DefaultRequest {
+			def.Requests[k] = v.DeepCopy()
+		}
+		for k, v := range l.Default {
+			def.Limits[k] = v.DeepCopy()
+		}
+	}
+	var notes []string
+	merge := func(c *corev1.Container, kind string) {
+		if c.Resources.Limits == nil {
+			c.Resources.Limits = corev1.ResourceList{}
+		}
+		if c.Resources.Requests == nil {
+			c.Resources.Requests = corev1.ResourceList{}
+		}
+		var reqs, lims []string
+		for k, v := range def.Limits {
+			if _, ok := c.Resources.Limits[k]; !ok {
+				c.Resources.Limits[k] = v.DeepCopy()
+				lims = append(lims, string(k))
+			}
+		}
+		for k, v := range def.Requests {
+			if _, ok := c.Resources.Requests[k]; !ok {
+				c.Resources.Requests[k] = v.DeepCopy()
+				reqs = append(reqs, string(k))
+			}
+		}
+		if len(reqs) > 0 {
+			slices.Sort(reqs)
+			notes = append(notes, strings.Join(reqs, ", ")+" request for "+kind+" "+c.Name)
+		}
+		if len(lims) > 0 {
+			slices.Sort(lims)
+			notes = append(notes, strings.Join(lims, ", ")+" limit for "+kind+" "+c.Name)
+		}
+	}
+	for i := range p.Spec.Containers {
+		merge(&p.Spec.Containers[i], "container")
+	}
+	for i := range p.Spec.InitContainers {
+		merge(&p.Spec.InitContainers[i], "init container")
+	}
+	if len(notes) > 0 {
+		if p.Annotations == nil {
+			p.Annotations = map[string]string{}
+		}
+		p.Annotations[limitRangerAnnotation] = "LimitRanger plugin set: " + strings.Join(notes, "; ")
+	}
 }
 
 // defaultServiceAccount is the account a pod naming none runs as.

@@ -12,6 +12,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
@@ -24,6 +25,11 @@ import (
 type fakePodSource struct {
 	accounts map[string]*corev1.ServiceAccount
 	classes  []schedulingv1.PriorityClass
+	ranges   []corev1.LimitRange
+}
+
+func (f fakePodSource) LimitRanges(context.Context, string) ([]corev1.LimitRange, error) {
+	return f.ranges, nil
 }
 
 func (f fakePodSource) ServiceAccount(_ context.Context, ns, name string) (*corev1.ServiceAccount, error) {
@@ -74,6 +80,11 @@ func TestPodAdmission(t *testing.T) {
 			{ObjectMeta: metav1.ObjectMeta{Name: "high"}, Value: 1000, PreemptionPolicy: ptr.To(corev1.PreemptNever)},
 			{ObjectMeta: metav1.ObjectMeta{Name: "low-default"}, Value: 5, GlobalDefault: true},
 		},
+		ranges: []corev1.LimitRange{{Spec: corev1.LimitRangeSpec{Limits: []corev1.LimitRangeItem{{
+			Type:           corev1.LimitTypeContainer,
+			Default:        corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")},
+			DefaultRequest: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")},
+		}}}}},
 	}
 	def := testPods(src)
 	for _, tc := range []struct {
@@ -99,7 +110,8 @@ func TestPodAdmission(t *testing.T) {
 			if len(p.Spec.Tolerations) != 2 || p.Spec.Tolerations[0].Key != corev1.TaintNodeNotReady || *p.Spec.Tolerations[1].TolerationSeconds != 300 {
 				t.Errorf("tolerations %+v", p.Spec.Tolerations)
 			}
-			if p.Status.Phase != corev1.PodPending || p.Status.QOSClass != corev1.PodQOSBestEffort {
+			// The LimitRange's memory alone: Burstable.
+			if p.Status.Phase != corev1.PodPending || p.Status.QOSClass != corev1.PodQOSBurstable {
 				t.Errorf("status %+v", p.Status)
 			}
 			if !ptr.Deref(p.Spec.EnableServiceLinks, false) {
@@ -120,13 +132,22 @@ func TestPodAdmission(t *testing.T) {
 				t.Errorf("a toleration of everything needs no others: %+v", p.Spec.Tolerations)
 			}
 		}},
+		{name: line(), pod: "spec: {containers: [{name: c, image: nginx}], initContainers: [{name: i, image: x, resources: {limits: {memory: 2Gi}}}]}", check: func(t *testing.T, p *corev1.Pod) {
+			want := "LimitRanger plugin set: memory request for container c; memory limit for container c"
+			if got := p.Annotations[limitRangerAnnotation]; got != want {
+				t.Errorf("annotation %q, want %q", got, want)
+			}
+			if r := p.Spec.InitContainers[0].Resources; r.Limits.Memory().String() != "2Gi" || r.Requests.Memory().String() != "2Gi" {
+				t.Errorf("init container resources %v", r)
+			}
+		}},
 		{name: line(), pod: "spec: {containers: [{name: c, image: nginx, resources: {limits: {cpu: 1, memory: 1Gi}}}]}", check: func(t *testing.T, p *corev1.Pod) {
 			if p.Status.QOSClass != corev1.PodQOSGuaranteed || p.Spec.Containers[0].Resources.Requests.Cpu().String() != "1" {
 				t.Errorf("qos %s requests %v", p.Status.QOSClass, p.Spec.Containers[0].Resources.Requests)
 			}
 		}},
 		{name: line(), pod: "spec: {containers: [{name: c, image: nginx, resources: {requests: {cpu: 1}}}]}", check: func(t *testing.T, p *corev1.Pod) {
-			if p.Status.QOSClass != corev1.PodQOSBurstable {
+			if p.Status.QOSClass != corev1.PodQOSBurstable || p.Annotations[limitRangerAnnotation] == "" {
 				t.Errorf("qos %s", p.Status.QOSClass)
 			}
 		}},

@@ -73,6 +73,30 @@ var (
 	pdbsGR = schema.GroupResource{Group: "policy", Resource: "poddisruptionbudgets"}
 )
 
+var limitRangesGR = schema.GroupResource{Resource: "limitranges"}
+
+func (a *podAdmission) LimitRanges(ctx context.Context, namespace string) ([]corev1.LimitRange, error) {
+	st, ok := a.s.stores.Store(limitRangesGR)
+	if !ok {
+		return nil, fmt.Errorf("%s are not served", limitRangesGR)
+	}
+	res, err := st.Cache.List(ctx, watchcache.ListOptions{ResourceVersion: "0", Namespace: namespace})
+	if err != nil {
+		return nil, err
+	}
+	var out []corev1.LimitRange
+	for _, it := range res.Items {
+		var lr corev1.LimitRange
+		if err := json.Unmarshal(it.JSON(), &lr); err != nil {
+			return nil, err
+		}
+		if lr.Namespace == namespace {
+			out = append(out, lr)
+		}
+	}
+	return out, nil
+}
+
 // UpdatePod writes namespace/name as change leaves it, straight to
 // storage at the revision read, again while another write wins.
 func (a *podAdmission) UpdatePod(ctx context.Context, namespace, name string, change func(*corev1.Pod) error) error {
