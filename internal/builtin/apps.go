@@ -517,7 +517,7 @@ func validateSelector(sel *metav1.LabelSelector, t *corev1.PodTemplateSpec, kind
 		errs = append(errs, field.Invalid(tp.Child("metadata", "labels"), t.Labels, "`selector` does not match template `labels`"))
 	}
 	errs = append(errs, metav1validation.ValidateLabels(t.Labels, tp.Child("metadata", "labels"))...)
-	errs = append(errs, validateContainers(t.Spec.Containers, tp.Child("spec", "containers"))...)
+	errs = append(errs, validatePodSpec(&t.Spec, tp.Child("spec"))...)
 	if t.Spec.RestartPolicy != corev1.RestartPolicyAlways {
 		errs = append(errs, field.NotSupported(tp.Child("spec", "restartPolicy"), t.Spec.RestartPolicy, []string{string(corev1.RestartPolicyAlways)}))
 	}
@@ -526,43 +526,6 @@ func validateSelector(sel *metav1.LabelSelector, t *corev1.PodTemplateSpec, kind
 		errs = append(errs, field.Forbidden(tp.Child("spec", "activeDeadlineSeconds"), "activeDeadlineSeconds in "+what+" is not Supported"))
 	}
 	return errs
-}
-
-// validateContainers checks a pod template's regular containers in
-// upstream's order: each one's own fields, then that its name is not an
-// earlier one's.
-func validateContainers(cs []corev1.Container, p *field.Path) field.ErrorList {
-	if len(cs) == 0 {
-		return field.ErrorList{field.Required(p, "")}
-	}
-	var errs field.ErrorList
-	seen := sets.New[string]()
-	for i, c := range cs {
-		cp := p.Index(i)
-		errs = append(errs, validateContainer(c, cp)...)
-		if seen.Has(c.Name) {
-			errs = append(errs, field.Duplicate(cp.Child("name"), c.Name))
-		}
-		seen.Insert(c.Name)
-	}
-	return errs
-}
-
-// validateContainer checks what upstream checks of every container, init
-// or regular, that crdserver keeps: its name, image and ports.
-func validateContainer(c corev1.Container, p *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	if c.Name == "" {
-		errs = append(errs, field.Required(p.Child("name"), ""))
-	} else {
-		for _, msg := range validation.IsDNS1123Label(c.Name) {
-			errs = append(errs, field.Invalid(p.Child("name"), c.Name, msg))
-		}
-	}
-	if c.Image == "" {
-		errs = append(errs, field.Required(p.Child("image"), ""))
-	}
-	return append(errs, validateContainerPorts(c.Ports, p.Child("ports"))...)
 }
 
 // validateContainerPorts checks one container's ports: a name, when set,
