@@ -456,6 +456,40 @@ func validateReplicaSetSpec(s *appsv1.ReplicaSetSpec, p *field.Path) field.Error
 	return append(errs, validateSelector(s.Selector, &s.Template, "deployment", p)...)
 }
 
+// statefulSetTemplate is the template as upstream validates a
+// StatefulSet's: without the hostname and subdomain its controller sets,
+// and with a volume of each claim template (before the template's own,
+// which a claim's name replaces), so that mounts may name them.
+func statefulSetTemplate(s *appsv1.StatefulSetSpec) *corev1.PodTemplateSpec {
+	t := &s.Template
+	if t.Spec.Subdomain == "" && t.Spec.Hostname == "" && len(s.VolumeClaimTemplates) == 0 {
+		return t
+	}
+	t = t.DeepCopy()
+	t.Spec.Subdomain, t.Spec.Hostname = "", ""
+	if len(s.VolumeClaimTemplates) == 0 {
+		return t
+	}
+	claims := sets.New[string]()
+	var vols []corev1.Volume
+	for _, c := range s.VolumeClaimTemplates {
+		if claims.Has(c.Name) {
+			continue
+		}
+		claims.Insert(c.Name)
+		vols = append(vols, corev1.Volume{Name: c.Name, VolumeSource: corev1.VolumeSource{
+			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: c.Name},
+		}})
+	}
+	for _, v := range t.Spec.Volumes {
+		if !claims.Has(v.Name) {
+			vols = append(vols, v)
+		}
+	}
+	t.Spec.Volumes = vols
+	return t
+}
+
 func validateStatefulSetSpec(s *appsv1.StatefulSetSpec, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	switch s.PodManagementPolicy {
@@ -479,7 +513,7 @@ func validateStatefulSetSpec(s *appsv1.StatefulSetSpec, p *field.Path) field.Err
 			errs = append(errs, field.Invalid(p.Child("serviceName"), s.ServiceName, msg))
 		}
 	}
-	return append(errs, validateSelector(s.Selector, &s.Template, "statefulset", p)...)
+	return append(errs, validateSelector(s.Selector, statefulSetTemplate(s), "statefulset", p)...)
 }
 
 func validateDaemonSetSpec(s *appsv1.DaemonSetSpec, p *field.Path) field.ErrorList {
