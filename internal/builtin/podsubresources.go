@@ -2,6 +2,7 @@ package builtin
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -179,6 +180,9 @@ func (h podHooks) bind(ctx context.Context, ns string, b *corev1.Binding) (map[s
 		if refuse != nil {
 			return apierrors.NewConflict(corev1.Resource("pods/binding"), b.Name, refuse)
 		}
+		if registry.DryRun(ctx) {
+			return errDryRun
+		}
 		p.Spec.NodeName = b.Target.Name
 		p.Status.NominatedNodeName = ""
 		for k, v := range b.Annotations {
@@ -190,11 +194,15 @@ func (h podHooks) bind(ctx context.Context, ns string, b *corev1.Binding) (map[s
 		setPodCondition(&p.Status, corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionTrue})
 		return nil
 	})
-	if err != nil {
+	if err != nil && !errors.Is(err, errDryRun) {
 		return nil, err
 	}
 	return successStatus(), nil
 }
+
+// errDryRun ends the change of a dry run once its checks passed: nothing
+// is stored.
+var errDryRun = errors.New("dry run")
 
 // setPodCondition sets c among the status's conditions, as upstream's
 // helper does: a new or changed one moves its transition time to now.
@@ -222,9 +230,12 @@ func (h podHooks) evict(ctx context.Context, pod *corev1.Pod, e *policyv1.Evicti
 		return nil, unknownError("pods cannot be evicted here")
 	}
 	ns := pod.Namespace
-	opts := e.DeleteOptions
-	if opts == nil {
-		opts = &metav1.DeleteOptions{}
+	opts := &metav1.DeleteOptions{}
+	if e.DeleteOptions != nil {
+		opts = e.DeleteOptions.DeepCopy()
+	}
+	if registry.DryRun(ctx) {
+		opts.DryRun = []string{metav1.DryRunAll}
 	}
 	ignorePDB := pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed ||
 		pod.Status.Phase == corev1.PodPending || pod.DeletionTimestamp != nil

@@ -56,7 +56,13 @@ func (h *Handler) doCreateSubresource(c *call, sc registry.SubresourceCreator) e
 	if obj, err = h.admitSubresource(c, obj); err != nil {
 		return err
 	}
-	out, err := sc.CreateSubresource(c.r.Context(), c.info.Subresource, parent, obj)
+	ctx := c.r.Context()
+	if dry, err := dryRun(c.r); err != nil {
+		return err
+	} else if dry {
+		ctx = registry.WithDryRun(ctx)
+	}
+	out, err := sc.CreateSubresource(ctx, c.info.Subresource, parent, obj)
 	if err != nil {
 		return err
 	}

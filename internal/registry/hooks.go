@@ -421,3 +421,19 @@ type Connecter interface {
 	Connects(subresource string) bool
 	Connect(ctx context.Context, subresource string, parent map[string]any, query url.Values) (contentType string, body []byte, err error)
 }
+
+// dryRunKey marks a request context as a dry run.
+type dryRunKey struct{}
+
+// WithDryRun returns ctx marked as a dry run's, for hooks that write
+// themselves (a pod's binding and eviction): they check, and store
+// nothing.
+func WithDryRun(ctx context.Context) context.Context {
+	return context.WithValue(ctx, dryRunKey{}, true)
+}
+
+// DryRun reports whether ctx is a dry run's (WithDryRun).
+func DryRun(ctx context.Context) bool {
+	dry, _ := ctx.Value(dryRunKey{}).(bool)
+	return dry
+}
