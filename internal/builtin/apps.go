@@ -29,9 +29,9 @@ import (
 // They are served with upstream's defaults for what a user reads back,
 // its validation of the selector, the replica count and the strategy,
 // and the basics of the pod template (containers, names, images, restart
-// policy); the rest of upstream's pod validation is not done.
-//
-// Not done (yet): ControllerRevisions.
+// policy); the rest of upstream's pod validation is not done. The
+// ControllerRevisions their controllers would write are those clients
+// write (controllerrevisions.go).
 
 // Deployments is the apps/v1 deployments resource.
 func Deployments() *registry.Definition {

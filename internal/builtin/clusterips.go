@@ -198,7 +198,10 @@ func (a *ClusterIPs) invalid(name, ip, why string) error {
 // setFamilies fills what upstream fills beside spec.clusterIP.
 func setFamilies(spec map[string]any, ip string, family netip.Addr) {
 	spec["clusterIP"] = ip
-	spec["clusterIPs"] = []any{ip}
+	// clusterIPs a client sent are validation's to check against it.
+	if spec["clusterIPs"] == nil {
+		spec["clusterIPs"] = []any{ip}
+	}
 	fam := corev1.IPv4Protocol
 	if family.Is6() {
 		fam = corev1.IPv6Protocol
@@ -322,17 +325,29 @@ func (a *ClusterIPs) holds(ctx context.Context, ns, name, ip string) bool {
 	return json.Unmarshal(kv.Value, &svc) != nil || svc.Spec.ClusterIP == ip
 }
 
+// ipAddressFields are the fields the allocator's write of an IPAddress
+// owns.
+var ipAddressFields = []byte(`{"f:metadata":{"f:labels":{".":{},"f:ipaddress.kubernetes.io/ip-family":{},"f:ipaddress.kubernetes.io/managed-by":{}}},` +
+	`"f:spec":{"f:parentRef":{".":{},"f:name":{},"f:namespace":{},"f:resource":{}}}}`)
+
 func (a *ClusterIPs) record(ip netip.Addr, ns, name string) *networkingv1.IPAddress {
 	fam := corev1.IPv4Protocol
 	if ip.Is6() {
 		fam = corev1.IPv6Protocol
 	}
+	created := metav1.NewTime(a.now().UTC().Truncate(time.Second))
 	return &networkingv1.IPAddress{
 		TypeMeta: metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "IPAddress"},
 		ObjectMeta: metav1.ObjectMeta{
 			Name:              ip.String(),
 			UID:               uuid.NewUUID(),
-			CreationTimestamp: metav1.NewTime(a.now().UTC().Truncate(time.Second)),
+			CreationTimestamp: created,
+			// As upstream's allocator writes it, through its own client.
+			ManagedFields: []metav1.ManagedFieldsEntry{{
+				Manager: "kube-apiserver", Operation: metav1.ManagedFieldsOperationUpdate,
+				APIVersion: "networking.k8s.io/v1", Time: &created, FieldsType: "FieldsV1",
+				FieldsV1: &metav1.FieldsV1{Raw: ipAddressFields},
+			}},
 			Labels: map[string]string{
 				networkingv1.LabelIPAddressFamily: string(fam),
 				networkingv1.LabelManagedBy:       "ipallocator.k8s.io",

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -12,7 +12,6 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -133,6 +132,12 @@ func (serviceHooks) ValidateName(name string, prefix bool) []string {
 func (h serviceHooks) PrepareForCreate(obj map[string]any) {
 	h.Default(obj)
 	obj["status"] = map[string]any{"loadBalancer": map[string]any{}}
+	// A client that names clusterIP alone (an old one) means clusterIPs
+	// too; one that names both has them checked against each other.
+	spec := mapField(obj, "spec")
+	if ip, _ := spec["clusterIP"].(string); ip != "" && spec["clusterIPs"] == nil {
+		spec["clusterIPs"] = []any{ip}
+	}
 }
 
 func (h serviceHooks) PrepareForUpdate(obj, old map[string]any) {
@@ -146,16 +151,92 @@ func (h serviceHooks) PrepareForUpdate(obj, old map[string]any) {
 		if v, ok := oldSpec["clusterIP"]; ok && spec["clusterIP"] == nil {
 			spec["clusterIP"] = v
 		}
+		if v, ok := oldSpec["clusterIPs"]; ok && spec["clusterIPs"] == nil && oldSpec["type"] != string(corev1.ServiceTypeExternalName) {
+			spec["clusterIPs"] = v
+		}
 		if spec["clusterIP"] == oldSpec["clusterIP"] {
-			for _, k := range []string{"clusterIPs", "ipFamilies", "ipFamilyPolicy"} {
+			for _, k := range []string{"ipFamilies", "ipFamilyPolicy"} {
 				if v, ok := oldSpec[k]; ok && spec[k] == nil {
 					spec[k] = v
 				}
 			}
 		}
 	}
+	normalizeClusterIPs(spec, oldSpec)
 	patchNodePorts(spec, oldSpec)
+	dropTypeDependentFields(obj, oldSpec)
 	defaultService(obj)
+}
+
+// dropTypeDependentFields clears, on a change of type, what the old type
+// needed and the new one does not, as upstream's strategy does — each
+// only when the update left it as it was (one the client changed is
+// validation's to refuse): cluster IPs and IP families going to
+// ExternalName, a load balancer's class and node port switch, the
+// external traffic policy of a Service no longer reachable from outside,
+// and the load balancer status of what is no longer one. (Node ports and
+// the health check node port: patchNodePorts.)
+func dropTypeDependentFields(obj, oldSpec map[string]any) {
+	spec := mapField(obj, "spec")
+	same := func(k string) bool { return reflect.DeepEqual(spec[k], oldSpec[k]) }
+	extName := string(corev1.ServiceTypeExternalName)
+	if oldSpec["type"] != extName && spec["type"] == extName {
+		if same("clusterIP") && same("clusterIPs") {
+			delete(spec, "clusterIP")
+			delete(spec, "clusterIPs")
+		}
+		for _, k := range []string{"ipFamilies", "ipFamilyPolicy"} {
+			if same(k) {
+				delete(spec, k)
+			}
+		}
+	}
+	lb := string(corev1.ServiceTypeLoadBalancer)
+	if oldSpec["type"] == lb && spec["type"] != lb {
+		if spec["allocateLoadBalancerNodePorts"] != nil && same("allocateLoadBalancerNodePorts") {
+			delete(spec, "allocateLoadBalancerNodePorts")
+		}
+		if same("loadBalancerClass") {
+			delete(spec, "loadBalancerClass")
+		}
+	}
+	if externallyReachable(oldSpec) && !externallyReachable(spec) && same("externalTrafficPolicy") {
+		delete(spec, "externalTrafficPolicy")
+	}
+	if spec["type"] != lb {
+		if status, ok := obj["status"].(map[string]any); ok {
+			status["loadBalancer"] = map[string]any{}
+		}
+	}
+}
+
+// externallyReachable is externallyAccessible for a Service's spec as
+// decoded into a map.
+func externallyReachable(spec map[string]any) bool {
+	ips, _ := spec["externalIPs"].([]any)
+	switch spec["type"] {
+	case string(corev1.ServiceTypeLoadBalancer), string(corev1.ServiceTypeNodePort):
+		return true
+	case string(corev1.ServiceTypeClusterIP), nil, "":
+		return len(ips) > 0
+	}
+	return false
+}
+
+// normalizeClusterIPs keeps clusterIPs in step with a clusterIP an update
+// changes while it leaves clusterIPs as they were: cleared with it, or
+// the new address alone. Other changes are validation's to judge.
+func normalizeClusterIPs(spec, oldSpec map[string]any) {
+	ip, _ := spec["clusterIP"].(string)
+	was, _ := oldSpec["clusterIP"].(string)
+	if ip == was || !reflect.DeepEqual(spec["clusterIPs"], oldSpec["clusterIPs"]) {
+		return
+	}
+	if ip == "" {
+		delete(spec, "clusterIPs")
+		return
+	}
+	spec["clusterIPs"] = []any{ip}
 }
 
 // Allocate implements registry.Allocator: the cluster IP, then the node
@@ -244,8 +325,25 @@ func defaultService(obj map[string]any) {
 	if spec["sessionAffinity"] == nil || spec["sessionAffinity"] == "" {
 		spec["sessionAffinity"] = string(corev1.ServiceAffinityNone)
 	}
-	// Every type but ExternalName routes inside the cluster.
-	if spec["internalTrafficPolicy"] == nil && spec["type"] != string(corev1.ServiceTypeExternalName) {
+	// No affinity has no configuration; a ClientIP one lasts three hours
+	// unless told otherwise.
+	switch spec["sessionAffinity"] {
+	case string(corev1.ServiceAffinityNone):
+		delete(spec, "sessionAffinityConfig")
+	case string(corev1.ServiceAffinityClientIP):
+		cfg, _ := spec["sessionAffinityConfig"].(map[string]any)
+		clientIP, _ := cfg["clientIP"].(map[string]any)
+		if clientIP["timeoutSeconds"] == nil {
+			spec["sessionAffinityConfig"] = map[string]any{"clientIP": map[string]any{"timeoutSeconds": int64(corev1.DefaultClientIPServiceAffinitySeconds)}}
+		}
+	}
+	// Every type but ExternalName routes inside the cluster. Upstream
+	// stores an ExternalName's policy but never shows it: it is dropped.
+	if spec["type"] == string(corev1.ServiceTypeExternalName) {
+		if p, _ := spec["internalTrafficPolicy"].(string); slices.Contains(internalTrafficPolicies, p) {
+			delete(spec, "internalTrafficPolicy")
+		}
+	} else if spec["internalTrafficPolicy"] == nil {
 		spec["internalTrafficPolicy"] = string(corev1.ServiceInternalTrafficPolicyCluster)
 	}
 	// A Service reachable from outside (a node port, a load balancer,
@@ -292,7 +390,7 @@ func (h serviceHooks) Validate(obj map[string]any) field.ErrorList {
 	if err != nil {
 		return field.ErrorList{field.InternalError(nil, err)}
 	}
-	return append(validateServiceSpec(&svc.Spec, field.NewPath("spec")), validateSourceRanges(svc, nil)...)
+	return validateService(svc, nil)
 }
 
 func (h serviceHooks) ValidateUpdate(obj, old map[string]any) field.ErrorList {
@@ -301,19 +399,7 @@ func (h serviceHooks) ValidateUpdate(obj, old map[string]any) field.ErrorList {
 	if err := errors.Join(err1, err2); err != nil {
 		return field.ErrorList{field.InternalError(nil, err)}
 	}
-	errs := append(validateServiceSpec(&svc.Spec, field.NewPath("spec")), validateSourceRanges(svc, was)...)
-	if was.Spec.ClusterIP != "" && svc.Spec.ClusterIP != was.Spec.ClusterIP &&
-		svc.Spec.Type != corev1.ServiceTypeExternalName && was.Spec.Type != corev1.ServiceTypeExternalName {
-		// Upstream names the clusterIPs the update leaves: those sent, or
-		// the new clusterIP alone when they are the old ones (its
-		// strategy makes them follow clusterIP).
-		ips := svc.Spec.ClusterIPs
-		if slices.Equal(ips, was.Spec.ClusterIPs) {
-			ips = []string{svc.Spec.ClusterIP}
-		}
-		errs = append(errs, field.Invalid(field.NewPath("spec", "clusterIPs").Index(0), ips, "may not change once set"))
-	}
-	return errs
+	return validateService(svc, was)
 }
 
 // ValidateStatusUpdate checks the load balancer's status as upstream's
@@ -478,57 +564,6 @@ func validateSourceRanges(svc, old *corev1.Service) field.ErrorList {
 }
 
 var protocols = []string{string(corev1.ProtocolSCTP), string(corev1.ProtocolTCP), string(corev1.ProtocolUDP)}
-
-func validateServiceSpec(spec *corev1.ServiceSpec, p *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	switch spec.Type {
-	case corev1.ServiceTypeClusterIP, corev1.ServiceTypeNodePort, corev1.ServiceTypeLoadBalancer:
-		if len(spec.Ports) == 0 && spec.ClusterIP != corev1.ClusterIPNone {
-			errs = append(errs, field.Required(p.Child("ports"), ""))
-		}
-	case corev1.ServiceTypeExternalName:
-		if spec.ExternalName == "" {
-			errs = append(errs, field.Required(p.Child("externalName"), ""))
-		} else {
-			for _, msg := range validation.IsDNS1123Subdomain(spec.ExternalName) {
-				errs = append(errs, field.Invalid(p.Child("externalName"), spec.ExternalName, msg))
-			}
-		}
-	default:
-		errs = append(errs, field.NotSupported(p.Child("type"), spec.Type, serviceTypes))
-	}
-	if ip := spec.ClusterIP; ip != "" && ip != corev1.ClusterIPNone && net.ParseIP(ip) == nil {
-		errs = append(errs, field.Invalid(p.Child("clusterIPs").Index(0), ip, "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"))
-	}
-	names := map[string]bool{}
-	for i, port := range spec.Ports {
-		pp := p.Child("ports").Index(i)
-		if len(spec.Ports) > 1 && port.Name == "" {
-			errs = append(errs, field.Required(pp.Child("name"), ""))
-		} else if port.Name != "" {
-			for _, msg := range validation.IsDNS1123Label(port.Name) {
-				errs = append(errs, field.Invalid(pp.Child("name"), port.Name, msg))
-			}
-			if names[port.Name] {
-				errs = append(errs, field.Duplicate(pp.Child("name"), port.Name))
-			}
-			names[port.Name] = true
-		}
-		errs = append(errs, validatePort(port.Port, pp.Child("port"))...)
-		errs = append(errs, validateProtocol(string(port.Protocol), pp.Child("protocol"))...)
-		if tp := port.TargetPort; tp.IntVal != 0 || tp.StrVal != "" {
-			if tp.StrVal != "" {
-				for _, msg := range validation.IsValidPortName(tp.StrVal) {
-					errs = append(errs, field.Invalid(pp.Child("targetPort"), tp.StrVal, msg))
-				}
-			} else {
-				errs = append(errs, validatePort(tp.IntVal, pp.Child("targetPort"))...)
-			}
-		}
-	}
-	errs = append(errs, metav1validation.ValidateLabels(spec.Selector, p.Child("selector"))...)
-	return errs
-}
 
 func validatePort(port int32, p *field.Path) field.ErrorList {
 	var errs field.ErrorList

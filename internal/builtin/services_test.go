@@ -187,7 +187,7 @@ func TestServiceClusterIPChange(t *testing.T) {
 		old := decodeYAML(t, "apiVersion: v1\nkind: Service\nmetadata: {name: s}\nspec: "+tc.old)
 		obj := decodeYAML(t, "apiVersion: v1\nkind: Service\nmetadata: {name: s}\nspec: "+tc.spec)
 		h.PrepareForCreate(old)
-		h.PrepareForCreate(obj)
+		h.PrepareForUpdate(obj, old)
 		checkErrors(t, tc.name, h.ValidateUpdate(obj, old).ToAggregate(), tc.want)
 	}
 }

@@ -241,10 +241,11 @@ func sortedVerbs(def *registry.Definition) []string {
 
 // storageVersionHash follows upstream, which publishes the hash only when
 // the storage version is also served, and none for resources that store
-// nothing (reviews).
+// nothing (reviews, componentstatuses).
 func storageVersionHash(def *registry.Definition) string {
 	sv := def.StorageVersion()
-	if _, unstored := def.Hooks.(registry.Creator); sv == nil || !sv.Served || unstored {
+	_, computed := def.Hooks.(registry.Reader)
+	if _, unstored := def.Hooks.(registry.Creator); sv == nil || !sv.Served || unstored || computed {
 		return ""
 	}
 	if def.StoredAs != nil {

@@ -95,6 +95,28 @@ func (h *Handler) createObject(c *call, obj map[string]any, dry bool) (err error
 	if c.def.Terminating {
 		return apierrors.NewForbidden(c.gr(), name, errors.New("create not allowed while custom resource definition is terminating"))
 	}
+	// As upstream's store, what the object is given from shared ranges
+	// (a Service's cluster IP and node ports) is allocated before it is
+	// validated: validation sees the allocation, and an allocation that
+	// fails is the answer.
+	if dry {
+		if a, ok := c.def.Hooks.(registry.DryRunAllocator); ok {
+			if err := a.AllocateDryRun(c.r.Context(), obj); err != nil {
+				return err
+			}
+		}
+	} else if a, ok := c.def.Hooks.(registry.Allocator); ok {
+		undo, aerr := a.Allocate(c.r.Context(), obj)
+		if aerr != nil {
+			return aerr
+		}
+		// Freed again unless the object is stored (err is the result).
+		defer func() {
+			if err != nil {
+				undo()
+			}
+		}()
+	}
 	errs := append(validateCreate(c, obj), validateSchema(c, obj, nil, "")...)
 	errs = append(errs, validateScale(c, obj, "")...)
 	if errs = validateRules(c, obj, nil, errs); len(errs) > 0 {
@@ -123,25 +145,8 @@ func (h *Handler) createObject(c *call, obj map[string]any, dry bool) (err error
 		} else if !errors.Is(err, storage.ErrNotFound) {
 			return storageError(err, c.gr(), name, "create")
 		}
-		if a, ok := c.def.Hooks.(registry.DryRunAllocator); ok {
-			if err := a.AllocateDryRun(c.r.Context(), obj); err != nil {
-				return err
-			}
-		}
 		h.writeObject(c, http.StatusCreated, obj)
 		return nil
-	}
-	if a, ok := c.def.Hooks.(registry.Allocator); ok {
-		undo, aerr := a.Allocate(c.r.Context(), obj)
-		if aerr != nil {
-			return aerr
-		}
-		// Freed again unless the object is stored (err is the result).
-		defer func() {
-			if err != nil {
-				undo()
-			}
-		}()
 	}
 	enc, err := encodeForStorage(obj)
 	if err != nil {

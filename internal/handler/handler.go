@@ -203,7 +203,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		codec.WriteStatus(w, r, unknownSubresource(c))
 		return
 	}
-	if c.version.Deprecated {
+	if c.version.Deprecated && routed(c) {
 		// Only a request something serves: upstream warns in each
 		// route's handler, and a subresource without one has no route.
 		h.deprecatedRequested(c)
@@ -280,12 +280,31 @@ func methodNotAllowed() error {
 	return apierrors.NewGenericServerResponse(http.StatusMethodNotAllowed, "", schema.GroupResource{}, "", "", 0, false)
 }
 
+// routed reports whether upstream has a route for c: every verb of a
+// resource that serves them all, and for one that serves fewer (namespaces
+// have no deletecollection, reviews only create), its verbs, and a watch
+// where it lists (its list route answers the watch).
+func routed(c *call) bool {
+	if c.info.Subresource != "" || c.def.Verbs == nil || slices.Contains(c.def.Verbs, c.info.Verb) {
+		return true
+	}
+	return c.info.Verb == "watch" && slices.Contains(c.def.Verbs, "list")
+}
+
 func (h *Handler) serveMain(c *call) {
-	if c.def.Verbs != nil && !slices.Contains(c.def.Verbs, c.info.Verb) {
-		// A built-in that serves fewer verbs (namespaces have no
-		// deletecollection, reviews only create): upstream registers no
-		// route for the others.
+	if !routed(c) {
 		codec.WriteStatus(c.w, c.r, methodNotAllowed())
+		return
+	}
+	if rd, ok := c.def.Hooks.(registry.Reader); ok {
+		switch c.info.Verb {
+		case "get":
+			h.getComputed(c, rd)
+		case "list":
+			h.listComputed(c, rd)
+		default:
+			codec.WriteStatus(c.w, c.r, methodNotSupported(c))
+		}
 		return
 	}
 	switch c.info.Verb {

@@ -645,7 +645,12 @@ func (h *Handler) writeItems(c *call, head []byte, n int, item func(w listWriter
 // listMeta is a list's metadata as the unstructured lists of custom
 // resources write it.
 func listMeta(lm metav1.ListMeta) map[string]any {
-	m := map[string]any{"resourceVersion": lm.ResourceVersion}
+	// A stored list always has a resourceVersion; a computed one
+	// (componentstatuses) has none, and upstream leaves it out.
+	m := map[string]any{}
+	if lm.ResourceVersion != "" {
+		m["resourceVersion"] = lm.ResourceVersion
+	}
 	if lm.Continue != "" {
 		m["continue"] = lm.Continue
 	}

@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -76,6 +77,8 @@ func toScale(obj map[string]any, sc *registry.Scale) map[string]any {
 		v := pathValue(obj, sc.LabelSelectorPath)
 		if m, ok := v.(map[string]any); ok && sc.LabelSelectorObject {
 			v = selectorString(m)
+		} else if ok && sc.LabelSelectorSet {
+			v = setSelectorString(m)
 		}
 		if s, ok := v.(string); ok && s != "" {
 			status["selector"] = s
@@ -96,6 +99,17 @@ func selectorString(m map[string]any) string {
 		return ""
 	}
 	return sel.String()
+}
+
+// setSelectorString is a map of labels as the selector of exactly those
+// labels, in its string form.
+func setSelectorString(m map[string]any) string {
+	set := make(labels.Set, len(m))
+	for k, v := range m {
+		s, _ := v.(string)
+		set[k] = s
+	}
+	return labels.SelectorFromSet(set).String()
 }
 
 // updateScale writes a Scale's spec.replicas into the object.

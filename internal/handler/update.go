@@ -377,6 +377,15 @@ func (h *Handler) doWrite(c *call, sub, wantRV string, mutate mutation, copyOld 
 			return err
 		}
 		obj = h.prepareUpdate(c, obj, old, sub)
+		// Allocated before validation, as on a create.
+		if ua, ok := c.def.Hooks.(registry.UpdateAllocator); ok && sub == "" && !shouldDeleteOnUpdate(c, obj) {
+			if alloc.commit, alloc.release, err = ua.AllocateUpdate(ctx, obj, old, dry); err != nil {
+				return err
+			}
+			if dry {
+				alloc = updateAllocation{}
+			}
+		}
 		errs := append(validateUpdate(c, obj, old, sub), validateSchema(c, obj, old, sub)...)
 		errs = append(errs, validateScale(c, obj, sub)...)
 		if errs = validateRules(c, obj, old, errs); len(errs) > 0 {
@@ -403,14 +412,6 @@ func (h *Handler) doWrite(c *call, sub, wantRV string, mutate mutation, copyOld 
 		if h.quota != nil && sub == "" && c.def.Namespaced() {
 			if err := h.chargeQuota(c, c.info.Name, obj, old, dry); err != nil {
 				return err
-			}
-		}
-		if ua, ok := c.def.Hooks.(registry.UpdateAllocator); ok && sub == "" && !shouldDeleteOnUpdate(c, obj) {
-			if alloc.commit, alloc.release, err = ua.AllocateUpdate(ctx, obj, old, dry); err != nil {
-				return err
-			}
-			if dry {
-				alloc = updateAllocation{}
 			}
 		}
 		if obj, err = c.conv().ToStorage(c.r.Context(), obj); err != nil {

@@ -224,6 +224,9 @@ type Scale struct {
 	// (a built-in's spec.selector), which the Scale gives in its string
 	// form; a CRD's path holds the string itself.
 	LabelSelectorObject bool
+	// LabelSelectorSet says the selector path holds a map of labels (a
+	// ReplicationController's spec.selector), given in its string form.
+	LabelSelectorSet bool
 }
 
 // PrinterColumn is one additionalPrinterColumns entry.

@@ -137,6 +137,17 @@ type Creator interface {
 	Create(ctx context.Context, obj map[string]any) (map[string]any, error)
 }
 
+// Reader serves the reads of a resource whose objects are made on each
+// request rather than stored: componentstatuses, which upstream probes
+// every time it is read. Get answers a name it does not know with the
+// resource's NotFound; List gives every object, which the handler then
+// selects by label and field. Its definition's Verbs should be "get" and
+// "list".
+type Reader interface {
+	Get(ctx context.Context, name string) (map[string]any, error)
+	List(ctx context.Context) ([]map[string]any, error)
+}
+
 // SubresourceCreator serves a create on a subresource that takes and
 // answers another kind than the resource's (serviceaccounts/token: a
 // TokenRequest). parent is the stored object the request names; body is

@@ -21,10 +21,10 @@ func loadEncryption(path string) (*encrypt.Config, error) {
 // outside their stores: the kubernetes Service and its endpoints, cluster
 // IP records, the APIService and CRD lists the APIService loop reads, the
 // bootstrap RBAC objects it reconciles (cluster-wide and namespaced), the
-// system PriorityClasses and the identity Lease.
+// system PriorityClasses, the default ServiceCIDR and the identity Lease.
 var rawGRs = []schema.GroupResource{servicesGR, endpointsGR, endpointSlicesGR, ipAddressesGR, apiServicesGR, crdGR,
 	clusterRolesGR, clusterRoleBindingsGR, rolesGR, roleBindingsGR,
-	builtin.PriorityClasses().GroupResource(), builtin.Leases().GroupResource()}
+	builtin.PriorityClasses().GroupResource(), builtin.ServiceCIDRs().GroupResource(), builtin.Leases().GroupResource()}
 
 // rawStorage is b encrypting rawGRs as their stores do, so that values
 // written around the stores read back through them (an

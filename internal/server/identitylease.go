@@ -126,6 +126,15 @@ func (l *identityLease) renew(ctx context.Context) error {
 		lease.Spec.HolderIdentity = ptr.To(l.holder)
 		lease.Spec.LeaseDurationSeconds = ptr.To(int32(identityLeaseDuration / time.Second))
 		lease.Spec.RenewTime = &now
+		// The server's update moves its managedFields entry's time, as
+		// upstream's field manager moves it for every write that changes
+		// what the manager owns (the renew time, each time).
+		written := metav1.NewTime(l.now().UTC().Truncate(time.Second))
+		for i := range lease.ManagedFields {
+			if f := &lease.ManagedFields[i]; f.Manager == kubeAPIServer && f.Operation == metav1.ManagedFieldsOperationUpdate {
+				f.Time = &written
+			}
+		}
 		return lease, true
 	})
 }

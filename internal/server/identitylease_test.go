@@ -61,6 +61,8 @@ func TestIdentityLeases(t *testing.T) {
 	}
 	if lease := read(a); lease.UID != created || !lease.Spec.RenewTime.Time.Equal(now) {
 		t.Errorf("renewed lease %+v, want the same one renewed at %v", lease, now)
+	} else if f := lease.ManagedFields; len(f) != 1 || f[0].Time == nil || !f[0].Time.Time.Equal(now) {
+		t.Errorf("renewed lease's managedFields %+v, want the server's entry written at %v", f, now)
 	}
 	now = now.Add(20 * time.Minute) // b last renewed 70 minutes ago, a 20
 	a.collect(ctx)

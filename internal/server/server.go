@@ -74,6 +74,8 @@ type Server struct {
 	// priorityClassesEnsured is set once the system PriorityClasses are
 	// stored.
 	priorityClassesEnsured atomic.Bool
+	// serviceCIDREnsured is set once the default ServiceCIDR is stored.
+	serviceCIDREnsured atomic.Bool
 	// leaseWritten is set once the identity Lease is first written.
 	leaseWritten atomic.Bool
 	serveErr     chan error
@@ -200,9 +202,11 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		builtin.ConfigMaps(), builtin.Secrets(), builtin.WithTokenRequest(builtin.ServiceAccounts(), auth.issuer, builtin.BoundSecretsFunc(s.secretUID), auth.issuer.Now), builtin.Events(cfg.EventTTL), builtin.EventsV1(cfg.EventTTL),
 		builtin.PodTemplates(), builtin.Leases(), builtin.ResourceQuotas(), builtin.LimitRanges(),
 		builtin.Deployments(), builtin.ReplicaSets(), builtin.StatefulSets(), builtin.DaemonSets(),
+		builtin.ReplicationControllers(), builtin.ControllerRevisions(), builtin.ComponentStatuses(builtin.Components(s.etcdHealth())),
 		builtin.Jobs(), builtin.CronJobs(), builtin.HorizontalPodAutoscalers(), builtin.PodDisruptionBudgets(),
 		builtin.Ingresses(s.ingressClasses), builtin.IngressClasses(), builtin.NetworkPolicies(), builtin.CertificateSigningRequests(),
 		builtin.RuntimeClasses(), builtin.PriorityClasses(), builtin.CSINodes(),
+		builtin.IPAddresses(), builtin.ServiceCIDRs(),
 		builtin.MutatingWebhookConfigurations(), builtin.ValidatingWebhookConfigurations(),
 		builtin.ValidatingAdmissionPolicies(), builtin.ValidatingAdmissionPolicyBindings(),
 		builtin.APIServices(),
@@ -301,6 +305,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	s.background.Go(func() { s.backend.RunCompactor(bgCtx, 5*time.Minute) })
 	s.authz.start(bgCtx, s)
 	s.background.Go(func() { s.ensurePriorityClasses(bgCtx) })
+	s.background.Go(func() { s.ensureDefaultServiceCIDR(bgCtx) })
 
 	var profiling http.Handler
 	if !cfg.DisableProfiling {
@@ -577,11 +582,11 @@ func (s *Server) synced() bool { return s.stores.ready() && s.crds.served.Load()
 func (s *Server) bootstrapped() bool { return s.authz.mode != ModeRBAC || s.authz.ready() }
 
 // settled reports whether the rest of start-up's one-time work is done:
-// the system PriorityClasses stored, the identity Lease written, the
+// the system PriorityClasses and the default ServiceCIDR stored, the identity Lease written, the
 // aggregated ClusterRoles filled. Code that runs after the drop below
 // faults back in.
 func (s *Server) settled() bool {
-	return s.priorityClassesEnsured.Load() && s.leaseWritten.Load() && (s.authz.mode != ModeRBAC || s.authz.aggregated())
+	return s.priorityClassesEnsured.Load() && s.serviceCIDREnsured.Load() && s.leaseWritten.Load() && (s.authz.mode != ModeRBAC || s.authz.aggregated())
 }
 
 // dropStartupPages waits until start-up is over (readyz's checks of the

@@ -17,13 +17,10 @@ import (
 // that kube-apiserver 1.37.2 lists and crdserver does not serve.
 var unservedResources = map[string][]string{
 	"v1": {
-		"componentstatuses", "nodes", "persistentvolumeclaims",
-		"persistentvolumes", "replicationcontrollers", "services/proxy",
-		"pods/resize",
+		"nodes", "persistentvolumeclaims",
+		"persistentvolumes", "services/proxy", "pods/resize",
 	},
-	"apps/v1":                {"controllerrevisions"},
 	"certificates.k8s.io/v1": {"clustertrustbundles", "podcertificaterequests"},
-	"networking.k8s.io/v1":   {"ipaddresses", "servicecidrs"},
 	"storage.k8s.io/v1": {
 		"csidrivers", "csistoragecapacities", "storageclasses",
 		"volumeattachments", "volumeattributesclasses",

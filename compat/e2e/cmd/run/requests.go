@@ -75,7 +75,8 @@ import (
 //
 // In a body, {{uid}} and {{resourceVersion}} stand for the uid and the
 // resourceVersion of the object in the server's previous answer for the
-// same path (a delete's preconditions that hold), and that
+// same path (a delete's preconditions that hold), {{uid PATH}} for the
+// uid in its previous answer for PATH (an owner reference), and that
 // resourceVersion is left out of a Status's message as uids are (a
 // precondition's conflict quotes the stored object's).
 //
@@ -233,7 +234,7 @@ func newRequester(p *process, home string) (*requester, error) {
 func (q *requester) do(ctx context.Context, r requestLine) (answer, error) {
 	path, _, _ := strings.Cut(r.path, "?")
 	prevRV := q.lastRV[path]
-	body := fill(r.body, q.lastUID[path], prevRV)
+	body := fill(r.body, q.lastUID[path], prevRV, q.lastUID)
 	req, err := http.NewRequestWithContext(ctx, r.method, q.url+r.path, bytes.NewReader(body))
 	if err != nil {
 		return answer{}, err
@@ -346,14 +347,20 @@ func (q *requester) do(ctx context.Context, r requestLine) (answer, error) {
 }
 
 // fill is body with {{uid}} and {{resourceVersion}} replaced by uid and
-// rv, those of the server's previous answer for the request's path.
-func fill(body []byte, uid, rv string) []byte {
+// rv, those of the server's previous answer for the request's path, and
+// {{uid PATH}} by uids[PATH], the uid of its previous answer for PATH.
+func fill(body []byte, uid, rv string, uids map[string]string) []byte {
 	if body == nil {
 		return nil
 	}
 	body = bytes.ReplaceAll(body, []byte("{{uid}}"), []byte(uid))
+	body = uidOfPath.ReplaceAllFunc(body, func(m []byte) []byte {
+		return []byte(uids[string(uidOfPath.FindSubmatch(m)[1])])
+	})
 	return bytes.ReplaceAll(body, []byte("{{resourceVersion}}"), []byte(rv))
 }
+
+var uidOfPath = regexp.MustCompile(`\{\{uid (/[^}\s]*)\}\}`)
 
 // maskMessage is a Status's message without what the server made: uids
 // and rv, the resourceVersion of its previous answer for the path (a
@@ -374,16 +381,20 @@ func maskMessage(msg string, body []byte, rv string) string {
 
 // stable is v without what two servers never agree on: uids and
 // resourceVersions become "-", and so does every string that is a time,
-// every uid in a string (a Job's controller-uid label), a Table cell
-// that is an age ("0s" on one, "1s" on the other), and the generated
-// suffix of a pod's service account token volume, a string that is
-// that volume's name and nothing else ("kube-api-access-7x2kq").
-const tokenVolumePrefix = "kube-api-access-"
-
+// every uid in a string (a Job's controller-uid label) or a key (an
+// owner reference's in managedFields), a Table cell that is an age ("0s"
+// on one, "1s" on the other), and the generated suffix of a pod's service
+// account token volume, a string that is that volume's name and nothing
+// else ("kube-api-access-7x2kq").
 func stable(v any) any {
 	switch x := v.(type) {
 	case map[string]any:
 		for k, y := range x {
+			if uidText.MatchString(k) {
+				delete(x, k)
+				k = uidText.ReplaceAllString(k, "-")
+				x[k] = y
+			}
 			if _, ok := y.(string); ok && (k == "uid" || k == "resourceVersion") {
 				x[k] = "-"
 				continue
@@ -481,6 +492,10 @@ func jsonStream(b []byte) (values []any, ok bool) {
 		values = append(values, v)
 	}
 }
+
+// tokenVolumePrefix starts the name of a pod's service account token
+// volume.
+const tokenVolumePrefix = "kube-api-access-"
 
 var (
 	// tokenVolume is the name of the service account token volume the

@@ -3,11 +3,15 @@ package main
 import "testing"
 
 func TestFill(t *testing.T) {
-	got := string(fill([]byte(`{"preconditions":{"uid":"{{uid}}","resourceVersion":"{{resourceVersion}}"}}`), "u-1", "42"))
+	got := string(fill([]byte(`{"preconditions":{"uid":"{{uid}}","resourceVersion":"{{resourceVersion}}"}}`), "u-1", "42", nil))
 	if want := `{"preconditions":{"uid":"u-1","resourceVersion":"42"}}`; got != want {
 		t.Errorf("fill = %s, want %s", got, want)
 	}
-	if fill(nil, "u-1", "42") != nil {
+	got = string(fill([]byte(`{"ownerReferences":[{"uid":"{{uid /apis/apps/v1/namespaces/a/statefulsets/db}}"}]}`), "", "", map[string]string{"/apis/apps/v1/namespaces/a/statefulsets/db": "u-2"}))
+	if want := `{"ownerReferences":[{"uid":"u-2"}]}`; got != want {
+		t.Errorf("fill = %s, want %s", got, want)
+	}
+	if fill(nil, "u-1", "42", nil) != nil {
 		t.Error("fill(nil) is not nil")
 	}
 }

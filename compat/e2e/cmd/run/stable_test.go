@@ -1,6 +1,9 @@
 package main
 
-import "testing"
+import (
+	"reflect"
+	"testing"
+)
 
 func TestStableObjects(t *testing.T) {
 	for _, tc := range []struct{ name, msg, want string }{
@@ -28,6 +31,17 @@ func TestStableObjects(t *testing.T) {
 		if got := stableObjects(tc.msg); got != tc.want {
 			t.Errorf("%s: stableObjects(%q)\n got %q\nwant %q", tc.name, tc.msg, got, tc.want)
 		}
+	}
+}
+
+// A uid in a key, as managedFields name an owner reference by it, is left
+// out as uids in values are.
+func TestStableKeys(t *testing.T) {
+	const uid = "0d6e1a53-6b0a-4c8e-9d1f-2c3b4a5d6e7f"
+	got := stable(map[string]any{"f:ownerReferences": map[string]any{`k:{"uid":"` + uid + `"}`: map[string]any{}}})
+	want := map[string]any{"f:ownerReferences": map[string]any{`k:{"uid":"-"}`: map[string]any{}}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("stable = %v, want %v", got, want)
 	}
 }
 
