@@ -2,6 +2,7 @@ package builtin
 
 import (
 	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -243,6 +244,95 @@ func defaultPodTemplate(t *corev1.PodTemplateSpec) {
 			defaultContainer(&cs[i])
 		}
 	}
+	for i := range s.Volumes {
+		defaultVolume(&s.Volumes[i])
+	}
+}
+
+// defaultVolume applies upstream's volume defaults: a volume with no
+// source is an emptyDir; secret, configMap, downwardAPI and projected
+// volumes get mode 0644, a projected token an hour's lifetime, a host
+// path the unset type, a field reference version v1.
+func defaultVolume(v *corev1.Volume) {
+	if reflect.ValueOf(v.VolumeSource).IsZero() {
+		v.EmptyDir = &corev1.EmptyDirVolumeSource{}
+	}
+	mode := func(m **int32, def int32) {
+		if *m == nil {
+			*m = ptr.To(def)
+		}
+	}
+	if s := v.Secret; s != nil {
+		mode(&s.DefaultMode, corev1.SecretVolumeSourceDefaultMode)
+	}
+	if s := v.ConfigMap; s != nil {
+		mode(&s.DefaultMode, corev1.ConfigMapVolumeSourceDefaultMode)
+	}
+	if s := v.DownwardAPI; s != nil {
+		mode(&s.DefaultMode, corev1.DownwardAPIVolumeSourceDefaultMode)
+		defaultDownwardAPIFiles(s.Items)
+	}
+	if s := v.Projected; s != nil {
+		mode(&s.DefaultMode, corev1.ProjectedVolumeSourceDefaultMode)
+		for i := range s.Sources {
+			src := &s.Sources[i]
+			if t := src.ServiceAccountToken; t != nil && t.ExpirationSeconds == nil {
+				t.ExpirationSeconds = ptr.To[int64](3600)
+			}
+			if d := src.DownwardAPI; d != nil {
+				defaultDownwardAPIFiles(d.Items)
+			}
+		}
+	}
+	if s := v.HostPath; s != nil && s.Type == nil {
+		s.Type = ptr.To(corev1.HostPathUnset)
+	}
+}
+
+func defaultDownwardAPIFiles(items []corev1.DownwardAPIVolumeFile) {
+	for i := range items {
+		if f := items[i].FieldRef; f != nil && f.APIVersion == "" {
+			f.APIVersion = "v1"
+		}
+	}
+}
+
+// defaultProbe applies upstream's probe defaults: a timeout of 1s, a
+// period of 10s, thresholds of 1 success and 3 failures, and its
+// handler's.
+func defaultProbe(p *corev1.Probe) {
+	if p == nil {
+		return
+	}
+	if p.TimeoutSeconds == 0 {
+		p.TimeoutSeconds = 1
+	}
+	if p.PeriodSeconds == 0 {
+		p.PeriodSeconds = 10
+	}
+	if p.SuccessThreshold == 0 {
+		p.SuccessThreshold = 1
+	}
+	if p.FailureThreshold == 0 {
+		p.FailureThreshold = 3
+	}
+	defaultHTTPGet(p.HTTPGet)
+	if g := p.GRPC; g != nil && g.Service == nil {
+		g.Service = ptr.To("")
+	}
+}
+
+// defaultHTTPGet: path "/", scheme HTTP.
+func defaultHTTPGet(h *corev1.HTTPGetAction) {
+	if h == nil {
+		return
+	}
+	if h.Path == "" {
+		h.Path = "/"
+	}
+	if h.Scheme == "" {
+		h.Scheme = corev1.URISchemeHTTP
+	}
 }
 
 func defaultContainer(c *corev1.Container) {
@@ -258,6 +348,21 @@ func defaultContainer(c *corev1.Container) {
 	for i := range c.Ports {
 		if c.Ports[i].Protocol == "" {
 			c.Ports[i].Protocol = corev1.ProtocolTCP
+		}
+	}
+	defaultProbe(c.LivenessProbe)
+	defaultProbe(c.ReadinessProbe)
+	defaultProbe(c.StartupProbe)
+	if l := c.Lifecycle; l != nil {
+		for _, h := range []*corev1.LifecycleHandler{l.PostStart, l.PreStop} {
+			if h != nil {
+				defaultHTTPGet(h.HTTPGet)
+			}
+		}
+	}
+	for i := range c.Env {
+		if vf := c.Env[i].ValueFrom; vf != nil && vf.FieldRef != nil && vf.FieldRef.APIVersion == "" {
+			vf.FieldRef.APIVersion = "v1"
 		}
 	}
 }
@@ -351,6 +456,40 @@ func validateReplicaSetSpec(s *appsv1.ReplicaSetSpec, p *field.Path) field.Error
 	return append(errs, validateSelector(s.Selector, &s.Template, "deployment", p)...)
 }
 
+// statefulSetTemplate is the template as upstream validates a
+// StatefulSet's: without the hostname and subdomain its controller sets,
+// and with a volume of each claim template (before the template's own,
+// which a claim's name replaces), so that mounts may name them.
+func statefulSetTemplate(s *appsv1.StatefulSetSpec) *corev1.PodTemplateSpec {
+	t := &s.Template
+	if t.Spec.Subdomain == "" && t.Spec.Hostname == "" && len(s.VolumeClaimTemplates) == 0 {
+		return t
+	}
+	t = t.DeepCopy()
+	t.Spec.Subdomain, t.Spec.Hostname = "", ""
+	if len(s.VolumeClaimTemplates) == 0 {
+		return t
+	}
+	claims := sets.New[string]()
+	var vols []corev1.Volume
+	for _, c := range s.VolumeClaimTemplates {
+		if claims.Has(c.Name) {
+			continue
+		}
+		claims.Insert(c.Name)
+		vols = append(vols, corev1.Volume{Name: c.Name, VolumeSource: corev1.VolumeSource{
+			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: c.Name},
+		}})
+	}
+	for _, v := range t.Spec.Volumes {
+		if !claims.Has(v.Name) {
+			vols = append(vols, v)
+		}
+	}
+	t.Spec.Volumes = vols
+	return t
+}
+
 func validateStatefulSetSpec(s *appsv1.StatefulSetSpec, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	switch s.PodManagementPolicy {
@@ -374,7 +513,7 @@ func validateStatefulSetSpec(s *appsv1.StatefulSetSpec, p *field.Path) field.Err
 			errs = append(errs, field.Invalid(p.Child("serviceName"), s.ServiceName, msg))
 		}
 	}
-	return append(errs, validateSelector(s.Selector, &s.Template, "statefulset", p)...)
+	return append(errs, validateSelector(s.Selector, statefulSetTemplate(s), "statefulset", p)...)
 }
 
 func validateDaemonSetSpec(s *appsv1.DaemonSetSpec, p *field.Path) field.ErrorList {
@@ -412,7 +551,7 @@ func validateSelector(sel *metav1.LabelSelector, t *corev1.PodTemplateSpec, kind
 		errs = append(errs, field.Invalid(tp.Child("metadata", "labels"), t.Labels, "`selector` does not match template `labels`"))
 	}
 	errs = append(errs, metav1validation.ValidateLabels(t.Labels, tp.Child("metadata", "labels"))...)
-	errs = append(errs, validateContainers(t.Spec.Containers, tp.Child("spec", "containers"))...)
+	errs = append(errs, validatePodSpec(&t.Spec, tp.Child("spec"))...)
 	if t.Spec.RestartPolicy != corev1.RestartPolicyAlways {
 		errs = append(errs, field.NotSupported(tp.Child("spec", "restartPolicy"), t.Spec.RestartPolicy, []string{string(corev1.RestartPolicyAlways)}))
 	}
@@ -421,43 +560,6 @@ func validateSelector(sel *metav1.LabelSelector, t *corev1.PodTemplateSpec, kind
 		errs = append(errs, field.Forbidden(tp.Child("spec", "activeDeadlineSeconds"), "activeDeadlineSeconds in "+what+" is not Supported"))
 	}
 	return errs
-}
-
-// validateContainers checks a pod template's regular containers in
-// upstream's order: each one's own fields, then that its name is not an
-// earlier one's.
-func validateContainers(cs []corev1.Container, p *field.Path) field.ErrorList {
-	if len(cs) == 0 {
-		return field.ErrorList{field.Required(p, "")}
-	}
-	var errs field.ErrorList
-	seen := sets.New[string]()
-	for i, c := range cs {
-		cp := p.Index(i)
-		errs = append(errs, validateContainer(c, cp)...)
-		if seen.Has(c.Name) {
-			errs = append(errs, field.Duplicate(cp.Child("name"), c.Name))
-		}
-		seen.Insert(c.Name)
-	}
-	return errs
-}
-
-// validateContainer checks what upstream checks of every container, init
-// or regular, that crdserver keeps: its name, image and ports.
-func validateContainer(c corev1.Container, p *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	if c.Name == "" {
-		errs = append(errs, field.Required(p.Child("name"), ""))
-	} else {
-		for _, msg := range validation.IsDNS1123Label(c.Name) {
-			errs = append(errs, field.Invalid(p.Child("name"), c.Name, msg))
-		}
-	}
-	if c.Image == "" {
-		errs = append(errs, field.Required(p.Child("image"), ""))
-	}
-	return append(errs, validateContainerPorts(c.Ports, p.Child("ports"))...)
 }
 
 // validateContainerPorts checks one container's ports: a name, when set,

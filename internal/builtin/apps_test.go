@@ -103,6 +103,9 @@ func TestAppsValidation(t *testing.T) {
 		{line(), "StatefulSet", `{selector: {matchLabels: {app: a}}, template: {metadata: {labels: {app: a}}, spec: {containers: [{name: c, image: i}]}}}`, ""},
 		{line(), "StatefulSet", `{selector: {}, template: {spec: {containers: [{name: c, image: i}]}}}`, "empty selector is invalid for statefulset"},
 		{line(), "StatefulSet", `{serviceName: Bad_Name, selector: {matchLabels: {app: a}}, template: {metadata: {labels: {app: a}}, spec: {containers: [{name: c, image: i}]}}}`, `spec.serviceName: Invalid value: "Bad_Name"`},
+		// Mounts may name a claim template; not another volume.
+		{line(), "StatefulSet", `{selector: {matchLabels: {app: a}}, volumeClaimTemplates: [{metadata: {name: data}}], template: {metadata: {labels: {app: a}}, spec: {containers: [{name: c, image: i, volumeMounts: [{name: data, mountPath: /d}]}]}}}`, ""},
+		{line(), "StatefulSet", `{selector: {matchLabels: {app: a}}, template: {metadata: {labels: {app: a}}, spec: {containers: [{name: c, image: i, volumeMounts: [{name: data, mountPath: /d}]}]}}}`, `spec.template.spec.containers[0].volumeMounts[0].name: Not found: "data"`},
 		{line(), "DaemonSet", `{selector: {matchLabels: {app: a}}, template: {metadata: {labels: {app: a}}, spec: {containers: [{name: c, image: i}]}}}`, ""},
 		{line(), "DaemonSet", `{selector: {matchLabels: {app: a}}, template: {metadata: {labels: {app: a}}, spec: {activeDeadlineSeconds: 5, containers: [{name: c, image: i}]}}}`, "activeDeadlineSeconds in DaemonSet is not Supported"},
 	} {

@@ -319,7 +319,7 @@ func validateJobSpec(s *batchv1.JobSpec, p *field.Path) field.ErrorList {
 	tp := p.Child("template")
 	errs = append(errs, metav1validation.ValidateLabels(s.Template.Labels, tp.Child("metadata", "labels"))...)
 	errs = append(errs, apivalidation.ValidateAnnotations(s.Template.Annotations, tp.Child("metadata", "annotations"))...)
-	errs = append(errs, validateContainers(s.Template.Spec.Containers, tp.Child("spec", "containers"))...)
+	errs = append(errs, validatePodSpec(&s.Template.Spec, tp.Child("spec"))...)
 	rp := tp.Child("spec", "restartPolicy")
 	switch rp2 := s.Template.Spec.RestartPolicy; {
 	case rp2 == corev1.RestartPolicyAlways || rp2 == "":

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 
@@ -75,8 +76,8 @@ func (h nodeHooks) AdmitCreate(_ context.Context, obj map[string]any) error {
 	return nil
 }
 
-// ConnectSubresource is nodes/proxy.
-func (nodeHooks) ConnectSubresource() string { return "proxy" }
+// Connects: nodes/proxy.
+func (nodeHooks) Connects(sub string) bool { return sub == "proxy" }
 
 // ConnectName parses nodes/proxy's [scheme:]name[:port] as upstream does.
 func (nodeHooks) ConnectName(id string) (string, error) {
@@ -94,7 +95,11 @@ var kubeletAddressTypes = []corev1.NodeAddressType{corev1.NodeHostName, corev1.N
 // listens: a node without an address of a preferred type is upstream's
 // 500, one whose address is not a global unicast IP its 400; any other
 // is what dialing a kubelet that does not run gives, a 503.
-func (h nodeHooks) Connect(_ context.Context, obj map[string]any) error {
+func (h nodeHooks) Connect(_ context.Context, _ string, obj map[string]any, _ url.Values) (string, []byte, error) {
+	return "", nil, h.proxyError(obj)
+}
+
+func (h nodeHooks) proxyError(obj map[string]any) error {
 	n, _, err := h.Decode(obj)
 	if err != nil {
 		return apierrors.NewInternalError(err)

@@ -84,7 +84,8 @@ func TestNodeCreate(t *testing.T) {
 
 // nodes/proxy answers as upstream does with no kubelet to reach.
 func TestNodeProxy(t *testing.T) {
-	cn := Nodes().Hooks.(registry.Connecter)
+	hooks := Nodes().Hooks
+	cn, nm := hooks.(registry.Connecter), hooks.(registry.ConnectNamer)
 	for _, tc := range []struct {
 		name, id, node string
 		code           int32
@@ -94,17 +95,17 @@ func TestNodeProxy(t *testing.T) {
 		{line(), "https:node1:10255", `{kind: Node, metadata: {name: node1}, status: {addresses: [{type: InternalIP, address: 127.0.0.1}]}}`, http.StatusBadRequest, "address not allowed"},
 		{line(), "node1", `{kind: Node, metadata: {name: node1}, status: {addresses: [{type: InternalIP, address: 10.0.0.1}]}}`, http.StatusServiceUnavailable, "dial tcp 10.0.0.1:10250"},
 	} {
-		name, err := cn.ConnectName(tc.id)
+		name, err := nm.ConnectName(tc.id)
 		if err != nil || name != "node1" {
 			t.Fatalf("%s: name %q, %v", tc.name, name, err)
 		}
-		err = cn.Connect(context.Background(), decodeYAML(t, tc.node))
+		_, _, err = cn.Connect(context.Background(), "proxy", decodeYAML(t, tc.node), nil)
 		var se apierrors.APIStatus
 		if !errorsAs(err, &se) || se.Status().Code != tc.code || !strings.Contains(se.Status().Message, tc.msg) {
 			t.Errorf("%s: got %v, want %d %q", tc.name, err, tc.code, tc.msg)
 		}
 	}
-	if _, err := cn.ConnectName("a:b:c:d"); !apierrors.IsBadRequest(err) {
+	if _, err := nm.ConnectName("a:b:c:d"); !apierrors.IsBadRequest(err) {
 		t.Errorf("a:b:c:d: %v, want a 400", err)
 	}
 }

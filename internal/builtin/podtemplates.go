@@ -8,17 +8,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/crdserver/crdserver/internal/registry"
 )
 
 // PodTemplates is the core v1 podtemplates resource. No pods are made from
-// them here; validation covers the template's metadata and containers'
-// names, images and ports (see validatePodTemplateSpec), not all of
-// upstream's pod rules,
-// and the pod spec gets the core/v1 defaults.
+// them here; validation covers the template's metadata and the pod rules
+// validatePodSpec checks, and the pod spec gets the core/v1 defaults.
 func PodTemplates() *registry.Definition {
 	return &registry.Definition{
 		Resource: "podtemplates",
@@ -70,30 +67,15 @@ func (h podTemplateHooks) ValidateUpdate(obj, old map[string]any) field.ErrorLis
 	return h.Validate(obj)
 }
 
-// validatePodTemplateSpec checks, with upstream's messages, the part of a
-// pod template that stored objects rely on: its labels and annotations
-// (selectors match them), and its containers' names, images and ports.
-// Workload resources embedding a template may use it too.
+// validatePodTemplateSpec checks, with upstream's messages, a pod
+// template: its labels and annotations (selectors match them), its spec
+// as a pod's (validatePodSpec), and that it has no ephemeral containers.
+// Workload resources embedding a template use it too.
 func validatePodTemplateSpec(t *corev1.PodTemplateSpec, p *field.Path) field.ErrorList {
 	errs := metav1validation.ValidateLabels(t.Labels, p.Child("labels"))
 	errs = append(errs, apivalidation.ValidateAnnotations(t.Annotations, p.Child("annotations"))...)
 	sp := p.Child("spec")
-	errs = append(errs, validateContainers(t.Spec.Containers, sp.Child("containers"))...)
-	// Init containers come after, and share the regular containers' name
-	// space: a name either already has is the init container's duplicate.
-	names := sets.New[string]()
-	for _, c := range t.Spec.Containers {
-		names.Insert(c.Name)
-	}
-	for i, c := range t.Spec.InitContainers {
-		cp := sp.Child("initContainers").Index(i)
-		errs = append(errs, validateContainer(c, cp)...)
-		if names.Has(c.Name) {
-			errs = append(errs, field.Duplicate(cp.Child("name"), c.Name))
-		} else if c.Name != "" {
-			names.Insert(c.Name)
-		}
-	}
+	errs = append(errs, validatePodSpec(&t.Spec, sp)...)
 	if len(t.Spec.EphemeralContainers) > 0 {
 		errs = append(errs, field.Forbidden(sp.Child("ephemeralContainers"), "ephemeral containers not allowed in pod template"))
 	}

@@ -296,7 +296,12 @@ func apiResources(entries []entry) []metav1.APIResource {
 		for _, o := range sub.Other {
 			r := metav1.APIResource{Name: def.Resource + "/" + o.Name, Namespaced: ns, Kind: def.Kind, Verbs: o.Verbs}
 			if o.Kind != nil {
-				r.Group, r.Version, r.Kind = o.Kind.Group, o.Kind.Version, o.Kind.Kind
+				r.Kind = o.Kind.Kind
+				// As upstream: a kind of the resource's own group
+				// version names neither.
+				if o.Kind.Group != def.Group || o.Kind.Version != e.version.Name {
+					r.Group, r.Version = o.Kind.Group, o.Kind.Version
+				}
 			}
 			out = append(out, r)
 		}

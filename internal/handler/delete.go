@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
 
 	"github.com/crdserver/crdserver/internal/codec"
 	"github.com/crdserver/crdserver/internal/registry"
@@ -207,7 +208,8 @@ func deletesAtOnce(def *registry.Definition) bool {
 	_, waits := def.Hooks.(registry.Finalizer)
 	_, releases := def.Hooks.(registry.Allocator)
 	_, answers := def.Hooks.(registry.ReturnsDeletedObject)
-	return !waits && !releases && !answers
+	_, graceful := def.Hooks.(registry.GracefulDeleter)
+	return !waits && !releases && !answers && !graceful
 }
 
 // addsGCFinalizer reports whether a delete of def's objects with opts may
@@ -256,6 +258,7 @@ func (h *Handler) deleteObject(ctx context.Context, def *registry.Definition, st
 	key := store.Key(namespace, name)
 	dry := len(opts.DryRun) > 0
 	own, _ := def.Hooks.(registry.Finalizer)
+	gd, _ := def.Hooks.(registry.GracefulDeleter)
 	for attempt := 0; ; attempt++ {
 		kv, err := store.Storage.Get(ctx, key)
 		if err != nil {
@@ -274,18 +277,49 @@ func (h *Handler) deleteObject(ctx context.Context, def *registry.Definition, st
 		if own != nil && deleting && own.Pending(obj) {
 			return obj, false, nil // as upstream: nothing to do until it is finalized
 		}
+		var period int64
+		graceful := gd != nil && (!deleting || gracePeriodOf(md) > 0)
+		if graceful {
+			var pending bool
+			if period, pending = h.gracePeriod(gd, obj, opts); pending {
+				return obj, false, nil // as upstream: the grace period it has runs on
+			}
+		}
 		if admit != nil {
 			if err := admit(ctx, obj); err != nil {
 				return nil, false, err
 			}
 		}
 		var stays, changed bool
-		if own != nil && !deleting {
+		switch {
+		case own != nil && !deleting:
 			md["deletionTimestamp"] = h.now().UTC().Format(time.RFC3339)
 			own.MarkDeleting(obj, opts)
 			stays, changed = true, true
-		} else {
+		case graceful:
+			stays = h.markGraceful(def, md, opts, period)
+			changed = true
+		default:
 			stays, changed = h.markDeleting(def, md, opts)
+		}
+		if graceful && !stays && !dry {
+			// Upstream writes the mark, then deletes what it wrote: a
+			// watcher sees the pod modified, then deleted.
+			data, err := encodeStored(obj)
+			if err != nil {
+				return nil, false, apierrors.NewInternalError(err)
+			}
+			rev, err := storage.UpdateWithTTL(ctx, store.Storage, key, data, kv.ModRevision, ttl(def))
+			if errors.Is(err, storage.ErrConflict) {
+				if err := backoff(ctx, attempt); err != nil {
+					return nil, false, storageError(err, gr, name, "delete")
+				}
+				continue
+			}
+			if err != nil {
+				return nil, false, storageError(err, gr, name, "delete")
+			}
+			kv.ModRevision = rev
 		}
 		if stays {
 			if dry || !changed {
@@ -356,6 +390,71 @@ func checkPreconditions(def *registry.Definition, name string, md map[string]any
 		return apierrors.NewConflict(byKind, name, fmt.Errorf("the ResourceVersion in the precondition (%s) does not match the ResourceVersion in record (%s). The object might have been modified", *p.ResourceVersion, rv))
 	}
 	return nil
+}
+
+// gracePeriodOf is the deletionGracePeriodSeconds of md, 0 when it has
+// none.
+func gracePeriodOf(md map[string]any) int64 {
+	g, _ := md["deletionGracePeriodSeconds"].(int64)
+	return g
+}
+
+// gracePeriod is the grace period a delete with opts gives obj, as
+// upstream's graceful delete decides it: for an object not yet marked,
+// the resource's (a negative period asked for is 1); for one marked with
+// a period, a shorter one asked for, else pending: the delete changes
+// nothing.
+func (h *Handler) gracePeriod(gd registry.GracefulDeleter, obj map[string]any, opts *metav1.DeleteOptions) (period int64, pending bool) {
+	asked := opts.GracePeriodSeconds
+	if asked != nil && *asked < 0 {
+		asked = ptr.To[int64](1)
+	}
+	md := metadata(obj)
+	if _, marked := md["deletionTimestamp"]; !marked {
+		o := *opts
+		o.GracePeriodSeconds = asked
+		return gd.GracePeriod(obj, &o), false
+	}
+	if asked == nil || *asked >= gracePeriodOf(md) {
+		return 0, true
+	}
+	return *asked, false
+}
+
+// markGraceful marks md deleted with period: a first delete sets the
+// deletionTimestamp period seconds from now and a new generation; a
+// later, shorter one moves the timestamp back by the difference (not
+// before now: a period left that is not 0 is then 1). It gives md the
+// garbage collector's finalizers opts ask for, and reports whether the
+// object stays: while finalizers remain or the period is not 0.
+func (h *Handler) markGraceful(def *registry.Definition, md map[string]any, opts *metav1.DeleteOptions, period int64) bool {
+	now := h.now().UTC()
+	if ts, ok := md["deletionTimestamp"].(string); ok {
+		t, err := time.Parse(time.RFC3339, ts)
+		if err != nil {
+			t = now
+		}
+		next := t.Add(time.Duration(period-gracePeriodOf(md)) * time.Second)
+		if next.Before(now) {
+			next = now
+			if period != 0 {
+				period = 1
+			}
+		}
+		md["deletionTimestamp"] = next.Format(time.RFC3339)
+	} else {
+		md["deletionTimestamp"] = now.Add(time.Duration(period) * time.Second).Format(time.RFC3339)
+		if gen, ok := md["generation"].(int64); ok && gen > 0 {
+			md["generation"] = gen + 1
+		}
+	}
+	md["deletionGracePeriodSeconds"] = period
+	_, orphans := def.Hooks.(registry.OrphansByDefault)
+	fins, changed := gcFinalizers(md, opts, orphans)
+	if changed {
+		setFinalizers(md, fins)
+	}
+	return len(fins) > 0 || period > 0
 }
 
 // markDeleting gives md the garbage collector's finalizers opts ask for

@@ -222,8 +222,6 @@ func verbOf(c *call) func(*Handler, *call) {
 		return (*Handler).serveStatus
 	case sub == "scale" && c.version.Subresources.Scale != nil:
 		return (*Handler).serveScale
-	case connects(c):
-		return (*Handler).connect
 	case !servesOther(c):
 		return nil
 	}
@@ -232,6 +230,9 @@ func verbOf(c *call) func(*Handler, *call) {
 	// which the subresource keeps what it may change.
 	su, updates := c.def.Hooks.(registry.SubresourceUpdater)
 	sc, creates := c.def.Hooks.(registry.SubresourceCreator)
+	if cn, ok := c.def.Hooks.(registry.Connecter); ok && cn.Connects(sub) {
+		return func(h *Handler, c *call) { h.connect(c, cn) }
+	}
 	switch verb := c.info.Verb; {
 	case verb == "get":
 		return (*Handler).get

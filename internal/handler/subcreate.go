@@ -56,12 +56,64 @@ func (h *Handler) doCreateSubresource(c *call, sc registry.SubresourceCreator) e
 	if obj, err = h.admitSubresource(c, obj); err != nil {
 		return err
 	}
-	out, err := sc.CreateSubresource(c.r.Context(), c.info.Subresource, parent, obj)
+	ctx := c.r.Context()
+	if dry, err := dryRun(c.r); err != nil {
+		return err
+	} else if dry {
+		ctx = registry.WithDryRun(ctx)
+	}
+	out, err := sc.CreateSubresource(ctx, c.info.Subresource, parent, obj)
 	if err != nil {
 		return err
 	}
 	codec.WriteObject(c.w, http.StatusCreated, c.media, out)
 	return nil
+}
+
+// connect answers a request to a connect subresource (a pod's log): the
+// object the path names is read, the hook answers.
+func (h *Handler) connect(c *call, cn registry.Connecter) {
+	name := c.info.Name
+	var err error
+	if nm, ok := cn.(registry.ConnectNamer); ok {
+		// nodes/proxy names [scheme:]name[:port].
+		if name, err = nm.ConnectName(name); err != nil {
+			codec.WriteStatus(c.w, c.r, err)
+			return
+		}
+	}
+	parent, err := h.readParent(c, name)
+	if err == nil {
+		var ct string
+		var body []byte
+		if ct, body, err = cn.Connect(c.r.Context(), c.info.Subresource, parent, c.r.URL.Query()); err == nil {
+			if ct == "" && len(body) == 0 {
+				c.w.WriteHeader(http.StatusNoContent)
+				return
+			}
+			c.w.Header().Set("Content-Type", ct)
+			c.w.WriteHeader(http.StatusOK)
+			_, _ = c.w.Write(body)
+			return
+		}
+	}
+	codec.WriteStatus(c.w, c.r, err)
+}
+
+// readParent reads the stored object the request's path names.
+func (h *Handler) readParent(c *call, name string) (map[string]any, error) {
+	kv, err := c.store.Storage.Get(c.r.Context(), c.store.Key(c.info.Namespace, name))
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, apierrors.NewNotFound(c.gr(), name)
+	}
+	if err != nil {
+		return nil, storageError(err, c.gr(), name, "get")
+	}
+	parent, err := decodeStored(kv.Value)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	return parent, nil
 }
 
 // admitSubresource runs mutating then validating admission on the

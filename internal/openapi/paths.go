@@ -328,6 +328,13 @@ func resourcePaths(def *registry.Definition, v *registry.Version, gvk schema.Gro
 		if o.Connect {
 			continue
 		}
+		if o.Kind != nil {
+			if _, ok := lib().byGVK[*o.Kind]; !ok {
+				// A pod's connect subresources take query options
+				// that have no model: they are not described.
+				continue
+			}
+		}
 		m := model
 		subGVK = gvk
 		if o.Kind != nil {

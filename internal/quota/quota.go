@@ -3,10 +3,11 @@
 // for the resources crdserver serves: every namespaced resource counts
 // as count/<resource>.<group>; ConfigMaps, Secrets, Services,
 // ResourceQuotas and ReplicationControllers also under their legacy
-// names, and Services' node ports and load balancers. Pods and
-// persistent volume claims are not served, so what they count (pods,
-// compute, storage) is always 0. The server reads and writes the quotas
-// (internal/server); this package only computes.
+// names, and Services' node ports and load balancers. Pods count as
+// objects (pods, count/pods; upstream's pods leaves out finished ones,
+// here every pod counts); what their containers request (compute) and
+// volume claims (not served) use is always 0. The server reads and
+// writes the quotas (internal/server); this package only computes.
 package quota
 
 import (
@@ -117,8 +118,8 @@ func podOrClaimResource(name corev1.ResourceName) bool {
 		strings.HasPrefix(s, corev1.DefaultResourceRequestsPrefix) && strings.Contains(s, "/")
 }
 
-// Scoped reports whether q has scopes: they select pods or claims,
-// which are not served, so a scoped quota counts nothing here.
+// Scoped reports whether q has scopes: they select pods or claims by
+// what is not counted here, so a scoped quota counts nothing.
 func Scoped(q *corev1.ResourceQuota) bool {
 	return len(q.Spec.Scopes) > 0 || q.Spec.ScopeSelector != nil && len(q.Spec.ScopeSelector.MatchExpressions) > 0
 }

@@ -2,6 +2,7 @@ package registry
 
 import (
 	"context"
+	"net/url"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -301,17 +302,6 @@ type StatusOnCreateKeeper interface {
 	KeepStatusOnCreate()
 }
 
-// Connecter serves a connect subresource (nodes/proxy), declared in
-// Subresources.Other, for every verb: ConnectName parses the request's
-// name (which may carry a scheme and a port) into the object's, and
-// Connect answers for that stored object. Connect's error is the
-// answer: nothing here proxies.
-type Connecter interface {
-	ConnectSubresource() string
-	ConnectName(name string) (string, error)
-	Connect(ctx context.Context, obj map[string]any) error
-}
-
 // ListTablePrinter is a TablePrinter whose rows in a list's Table depend
 // on the whole list (the "(default)" StorageClass): TableListRow returns
 // the row function for the listed objs. A single object, and a watch
@@ -440,4 +430,50 @@ type FieldLabelConverter interface {
 // keys (storage.Expirer) keeps them.
 type Expiring interface {
 	TTL() time.Duration
+}
+
+// GracefulDeleter marks resources whose objects are deleted gracefully,
+// as upstream's pod strategy does: GracePeriod is the period a first
+// delete with opts gives obj, 0 to delete it at once. The handler marks
+// the object deleted (deletionTimestamp now plus the period, the period
+// as deletionGracePeriodSeconds, a new generation); one marked with a
+// period stays until a delete shortens it to 0 or its finalizers are
+// gone.
+type GracefulDeleter interface {
+	GracePeriod(obj map[string]any, opts *metav1.DeleteOptions) int64
+}
+
+// Connecter serves the connect subresources of a built-in (a pod's log,
+// exec, attach, portforward and proxy), which upstream forwards to a node
+// or the object's address: Connects says which of the version's other
+// subresources it serves; Connect answers a request of any verb to one
+// of them for parent, the stored object, with the request's query: a
+// body and its content type (neither: a 204), or an error that is the
+// client's answer.
+type Connecter interface {
+	Connects(subresource string) bool
+	Connect(ctx context.Context, subresource string, parent map[string]any, query url.Values) (contentType string, body []byte, err error)
+}
+
+// ConnectNamer is a Connecter whose connect requests name the object with
+// more than its name (nodes/proxy's [scheme:]name[:port]): ConnectName
+// gives the object's name, or the client's error.
+type ConnectNamer interface {
+	ConnectName(name string) (string, error)
+}
+
+// dryRunKey marks a request context as a dry run.
+type dryRunKey struct{}
+
+// WithDryRun returns ctx marked as a dry run's, for hooks that write
+// themselves (a pod's binding and eviction): they check, and store
+// nothing.
+func WithDryRun(ctx context.Context) context.Context {
+	return context.WithValue(ctx, dryRunKey{}, true)
+}
+
+// DryRun reports whether ctx is a dry run's (WithDryRun).
+func DryRun(ctx context.Context) bool {
+	dry, _ := ctx.Value(dryRunKey{}).(bool)
+	return dry
 }

@@ -18,17 +18,15 @@ import (
 )
 
 var (
-	pvcGR  = schema.GroupResource{Resource: "persistentvolumeclaims"}
-	pvGR   = schema.GroupResource{Resource: "persistentvolumes"}
-	podsGR = schema.GroupResource{Resource: "pods"}
+	pvcGR = schema.GroupResource{Resource: "persistentvolumeclaims"}
+	pvGR  = schema.GroupResource{Resource: "persistentvolumes"}
 )
 
 // storageProtection is what kube-controller-manager's pvc-protection and
 // pv-protection controllers do beside kube-apiserver: a deleted claim
 // loses its kubernetes.io/pvc-protection finalizer once no pod that has
-// not terminated names it among its volumes (no pod does while pods are
-// not served), and a deleted volume its kubernetes.io/pv-protection
-// finalizer once it is not Bound. An object left without finalizers is
+// not terminated names it among its volumes, and a deleted volume its
+// kubernetes.io/pv-protection finalizer once it is not Bound. An object left without finalizers is
 // then deleted, as upstream's store deletes it.
 type storageProtection struct{ s *Server }
 

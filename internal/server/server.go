@@ -196,6 +196,8 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if s.authz, err = newAuthorization(cfg.AuthorizationMode); err != nil {
 		return nil, err
 	}
+	pods := &podAdmission{s: s}
+	pods.def = builtin.Pods(pods, pods)
 	builtins := []*registry.Definition{
 		builtin.Namespaces(), crd.Definition(), builtin.StorageVersionMigrations(),
 		builtin.Services(ips, nodePorts), builtin.Endpoints(), builtin.EndpointSlices(),
@@ -216,6 +218,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		builtin.ValidatingAdmissionPolicies(), builtin.ValidatingAdmissionPolicyBindings(),
 		builtin.APIServices(),
 		builtin.MutatingAdmissionPolicies(), builtin.MutatingAdmissionPolicyBindings(),
+		pods.def, builtin.Bindings(pods.def),
 	}
 	builtins = append(builtins, auth.definitions()...)
 	builtins = append(builtins, s.authz.definitions()...)

@@ -58,6 +58,9 @@ var roots = []string{
 	"io.k8s.api.core.v1.Event", "io.k8s.api.core.v1.EventList",
 	"io.k8s.api.events.v1.Event", "io.k8s.api.events.v1.EventList",
 	"io.k8s.api.core.v1.PodTemplate", "io.k8s.api.core.v1.PodTemplateList",
+	"io.k8s.api.core.v1.Pod", "io.k8s.api.core.v1.PodList",
+	// What pods/binding, pods/eviction and the legacy bindings take.
+	"io.k8s.api.core.v1.Binding", "io.k8s.api.policy.v1.Eviction",
 	"io.k8s.api.core.v1.ResourceQuota", "io.k8s.api.core.v1.ResourceQuotaList",
 	"io.k8s.api.core.v1.LimitRange", "io.k8s.api.core.v1.LimitRangeList",
 	"io.k8s.api.core.v1.Service", "io.k8s.api.core.v1.ServiceList",

@@ -72,13 +72,6 @@ func leftOut(server, path string) bool {
 	if !ok || rest == "" || strings.HasPrefix(rest, "watch/") {
 		return true
 	}
-	if server != "kube-apiserver" {
-		return slices.Contains(beyondUpstream, gv)
-	}
-	group, _, found := strings.Cut(gv, "/")
-	if !found {
-		group = ""
-	}
 	// rest is <resource>[/{name}[/<subresource>]], after
 	// namespaces/{namespace}/ for a namespaced resource.
 	segs := strings.Split(strings.TrimPrefix(rest, "namespaces/{namespace}/"), "/")
@@ -86,7 +79,26 @@ func leftOut(server, path string) bool {
 	if len(segs) > 2 && segs[1] == "{name}" {
 		name += "/" + segs[2]
 	}
+	if slices.Contains(unlistedPaths[gv], name) {
+		return true
+	}
+	if server != "kube-apiserver" {
+		return slices.Contains(beyondUpstream, gv)
+	}
+	group, _, found := strings.Cut(gv, "/")
+	if !found {
+		group = ""
+	}
 	return slices.Contains(unservedGroups, group) || unserved(gv, name)
+}
+
+// unlistedPaths are the paths, by group/version, that crdserver serves
+// and its OpenAPI documents do not describe as upstream's do: the pods'
+// connect subresources (upstream describes each verb's query options),
+// binding and eviction, and the legacy bindings. Both servers' are left
+// out, and the models only they refer to.
+var unlistedPaths = map[string][]string{
+	"v1": {"bindings", "pods/attach", "pods/binding", "pods/eviction", "pods/exec", "pods/log", "pods/portforward", "pods/proxy"},
 }
 
 // splitPath splits a path below a group version, /api/v1/<rest> or

@@ -40,17 +40,20 @@ func TestLeftOut(t *testing.T) {
 // A model only left-out paths refer to goes, through shared parameters
 // too; one a kept path refers to stays, and so does one no path refers to.
 func TestComparableOpenAPI(t *testing.T) {
+	// A resource not served, whatever crdserver comes to serve.
+	defer func(old map[string][]string) { unservedResources = old }(unservedResources)
+	unservedResources = map[string][]string{"v1": {"componentstatuses"}}
 	const doc = `{
 	  "paths": {
 	    "/api/v1/namespaces/{namespace}/configmaps/{name}": {"delete": {"parameters": [{"$ref": "#/parameters/body"}]}, "get": {"responses": {"200": {"schema": {"$ref": "#/definitions/ConfigMap"}}}}},
-	    "/api/v1/namespaces/{namespace}/pods/{name}": {"get": {"responses": {"200": {"schema": {"$ref": "#/definitions/Pod"}}}}, "delete": {"parameters": [{"$ref": "#/parameters/body"}]}},
+	    "/api/v1/componentstatuses/{name}": {"get": {"responses": {"200": {"schema": {"$ref": "#/definitions/ComponentStatus"}}}}, "delete": {"parameters": [{"$ref": "#/parameters/body"}]}},
 	    "/api/v1/watch/configmaps": {"get": {"responses": {"200": {"schema": {"$ref": "#/definitions/WatchEvent"}}}}}
 	  },
 	  "parameters": {"body": {"in": "body", "schema": {"$ref": "#/definitions/DeleteOptions"}}},
 	  "definitions": {
 	    "ConfigMap": {"properties": {"metadata": {"$ref": "#/definitions/ObjectMeta"}}},
-	    "Pod": {"properties": {"metadata": {"$ref": "#/definitions/ObjectMeta"}, "spec": {"$ref": "#/definitions/PodSpec"}}},
-	    "PodSpec": {"properties": {"spec": {"$ref": "#/definitions/PodSpec"}}},
+	    "ComponentStatus": {"properties": {"metadata": {"$ref": "#/definitions/ObjectMeta"}, "conditions": {"$ref": "#/definitions/ComponentCondition"}}},
+	    "ComponentCondition": {"properties": {"next": {"$ref": "#/definitions/ComponentCondition"}}},
 	    "ObjectMeta": {},
 	    "DeleteOptions": {},
 	    "WatchEvent": {},
@@ -78,6 +81,24 @@ func TestModelsDiff(t *testing.T) {
 	for _, want := range []string{"  A: crdserver's alone", "  C: kube-apiserver's alone", "  B/description:", `kube-apiserver: ["a"]`} {
 		if !strings.Contains(got, want) {
 			t.Errorf("modelsDiff lacks %q:\n%s", want, got)
+		}
+	}
+}
+
+// The paths both servers describe otherwise are left out of both.
+func TestLeftOutUnlisted(t *testing.T) {
+	for _, c := range []struct {
+		server, path string
+		want         bool
+	}{
+		{"kube-apiserver", "/api/v1/namespaces/{namespace}/pods/{name}/binding", true},
+		{"crdserver", "/api/v1/namespaces/{namespace}/pods/{name}/binding", true},
+		{"crdserver", "/api/v1/namespaces/{namespace}/bindings", true},
+		{"crdserver", "/api/v1/namespaces/{namespace}/pods/{name}/status", false},
+		{"crdserver", "/api/v1/namespaces/{namespace}/pods/{name}", false},
+	} {
+		if got := leftOut(c.server, c.path); got != c.want {
+			t.Errorf("leftOut(%s, %s) = %v, want %v", c.server, c.path, got, c.want)
 		}
 	}
 }

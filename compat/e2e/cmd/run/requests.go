@@ -382,8 +382,10 @@ func maskMessage(msg string, body []byte, rv string) string {
 // stable is v without what two servers never agree on: uids and
 // resourceVersions become "-", and so does every string that is a time,
 // every uid in a string (a Job's controller-uid label) or a key (an
-// owner reference's in managedFields), and a Table cell that is an age
-// ("0s" on one, "1s" on the other).
+// owner reference's in managedFields), a Table cell that is an age ("0s"
+// on one, "1s" on the other), and the generated suffix of a pod's service
+// account token volume, a string that is that volume's name and nothing
+// else ("kube-api-access-7x2kq").
 func stable(v any) any {
 	switch x := v.(type) {
 	case map[string]any:
@@ -413,6 +415,9 @@ func stable(v any) any {
 	case string:
 		if _, err := time.Parse(time.RFC3339, x); err == nil {
 			return "-"
+		}
+		if tokenVolume.MatchString(x) {
+			return tokenVolumePrefix + "-"
 		}
 		return uidText.ReplaceAllString(x, "-")
 	}
@@ -488,9 +493,17 @@ func jsonStream(b []byte) (values []any, ok bool) {
 	}
 }
 
+// tokenVolumePrefix starts the name of a pod's service account token
+// volume.
+const tokenVolumePrefix = "kube-api-access-"
+
 var (
-	uidText = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
-	ageCell = regexp.MustCompile(`^[0-9]+[smhdy]([0-9]+[smh])?$`)
+	// tokenVolume is the name of the service account token volume the
+	// ServiceAccount admission plugin gives a pod: its prefix and five
+	// characters upstream's name generator draws.
+	tokenVolume = regexp.MustCompile(`^` + tokenVolumePrefix + `[bcdfghjklmnpqrstvwxz2456789]{5}$`)
+	uidText     = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
+	ageCell     = regexp.MustCompile(`^[0-9]+[smhdy]([0-9]+[smh])?$`)
 )
 
 // runRequests sends file's requests to a crdserver and a kube-apiserver

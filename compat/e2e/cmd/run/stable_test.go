@@ -44,3 +44,26 @@ func TestStableKeys(t *testing.T) {
 		t.Errorf("stable = %v, want %v", got, want)
 	}
 }
+
+// TestStableTokenVolume: the generated suffix of a pod's token volume is
+// masked where a string is that name whole, and nowhere else.
+func TestStableTokenVolume(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"kube-api-access-7x2kq", "kube-api-access--"},
+		{"kube-api-access-bcdfg", "kube-api-access--"},
+		{"kube-api-access-abcde", "kube-api-access-abcde"}, // a vowel: not generated
+		{"kube-api-access-7x2k", "kube-api-access-7x2k"},
+		{"kube-api-access-7x2kqq", "kube-api-access-7x2kqq"},
+		{"my-kube-api-access-7x2kq", "my-kube-api-access-7x2kq"},
+		{"web-7x2kq", "web-7x2kq"},
+	} {
+		if got := stable(tc.in); got != tc.want {
+			t.Errorf("stable(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+	obj := map[string]any{"volumes": []any{map[string]any{"name": "kube-api-access-7x2kq"}}}
+	got := stable(obj).(map[string]any)["volumes"].([]any)[0].(map[string]any)["name"]
+	if got != "kube-api-access--" {
+		t.Errorf("in an object: %q", got)
+	}
+}
