@@ -376,7 +376,10 @@ func maskMessage(msg string, body []byte, rv string) string {
 	if rv == "" || bytes.Contains(body, []byte(`"`+rv+`"`)) {
 		return msg
 	}
-	return regexp.MustCompile(`\b`+regexp.QuoteMeta(rv)+`\b`).ReplaceAllString(msg, "-")
+	// Only where a message quotes it after naming a ResourceVersion (a
+	// precondition's "ResourceVersion in record (N)"): a number elsewhere
+	// that happens to be the same ("no more than 253 characters") stays.
+	return regexp.MustCompile(`(ResourceVersion[^0-9]{0,30})`+regexp.QuoteMeta(rv)+`\b`).ReplaceAllString(msg, "${1}-")
 }
 
 // stable is v without what two servers never agree on: uids and

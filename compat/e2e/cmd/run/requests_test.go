@@ -26,6 +26,7 @@ func TestMaskMessage(t *testing.T) {
 		{"stored resourceVersion", "in the precondition (1) does not match the ResourceVersion in record (142)", `{"resourceVersion":"1"}`, "142", "in the precondition (1) does not match the ResourceVersion in record (-)"},
 		{"sent resourceVersion", "in the precondition (142)", `{"resourceVersion":"142"}`, "142", "in the precondition (142)"},
 		{"part of a number", "limit is 1420", `{}`, "142", "limit is 1420"},
+		{"another number", "must be no more than 142 characters", `{}`, "142", "must be no more than 142 characters"},
 		{"no previous answer", "record (142)", `{}`, "", "record (142)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
