@@ -32,6 +32,9 @@ type Each struct {
 	// Retry is how long to wait before syncing an object again after an
 	// error. Default 1s.
 	Retry time.Duration
+	// Deletes syncs an object's name when it is deleted too (a controller
+	// that acts on what the object held: a deleted pod frees its claims).
+	Deletes bool
 
 	queue *nameQueue
 }
@@ -49,12 +52,15 @@ func (e *Each) Run(ctx context.Context) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	wg.Go(func() { e.queue.work(ctx, e.sync) })
-	watchChanges(ctx, e.Cache, e.Log, e.Name, func(it *watchcache.Item) {
-		if it.Namespace != "" {
-			e.queue.add(it.Namespace + "/" + it.Name)
+	watchEvents(ctx, e.Cache, e.Log, e.Name, func(ev watchcache.Event) {
+		if ev.Type == watchcache.Deleted && !e.Deletes {
 			return
 		}
-		e.queue.add(it.Name)
+		if it := ev.Item; it.Namespace != "" {
+			e.queue.add(it.Namespace + "/" + it.Name)
+		} else {
+			e.queue.add(it.Name)
+		}
 	})
 }
 

@@ -20,14 +20,18 @@ import (
 var (
 	pvcGR = schema.GroupResource{Resource: "persistentvolumeclaims"}
 	pvGR  = schema.GroupResource{Resource: "persistentvolumes"}
+	vacGR = schema.GroupResource{Group: "storage.k8s.io", Resource: "volumeattributesclasses"}
 )
 
-// storageProtection is what kube-controller-manager's pvc-protection and
-// pv-protection controllers do beside kube-apiserver: a deleted claim
-// loses its kubernetes.io/pvc-protection finalizer once no pod that has
-// not terminated names it among its volumes, and a deleted volume its
-// kubernetes.io/pv-protection finalizer once it is not Bound. An object left without finalizers is
-// then deleted, as upstream's store deletes it.
+// storageProtection is what kube-controller-manager's pvc-protection,
+// pv-protection and vac-protection controllers do beside kube-apiserver:
+// a deleted claim loses its kubernetes.io/pvc-protection finalizer once no
+// scheduled pod that has not terminated names it among its volumes, a
+// deleted volume its kubernetes.io/pv-protection finalizer once it is not
+// Bound, and a deleted VolumeAttributesClass its
+// kubernetes.io/vac-protection finalizer once no claim or volume names it.
+// An object left without finalizers is then deleted, as upstream's store
+// deletes it.
 type storageProtection struct{ s *Server }
 
 // SyncClaim syncs the claim named namespace/name.
@@ -44,6 +48,78 @@ func (p storageProtection) SyncVolume(ctx context.Context, name string) error {
 		status, _ := obj["status"].(map[string]any)
 		return status["phase"] == string(corev1.VolumeBound), nil
 	})
+}
+
+// SyncClass syncs the named VolumeAttributesClass: a deleted one goes
+// once no claim or volume names it, as kube-controller-manager's
+// vac-protection controller lets it.
+func (p storageProtection) SyncClass(ctx context.Context, name string) error {
+	return p.release(ctx, vacGR, "", name, "kubernetes.io/vac-protection", func(ctx context.Context, _ map[string]any) (bool, error) {
+		return p.classInUse(ctx, name)
+	})
+}
+
+// classInUse reports whether a claim (its spec, current or target class)
+// or a volume names the VolumeAttributesClass.
+func (p storageProtection) classInUse(ctx context.Context, class string) (bool, error) {
+	for _, gr := range []schema.GroupResource{pvcGR, pvGR} {
+		st, ok := p.s.stores.Store(gr)
+		if !ok {
+			continue
+		}
+		res, err := st.Cache.List(ctx, watchcache.ListOptions{ResourceVersion: "0"})
+		if err != nil {
+			return false, err
+		}
+		for _, it := range res.Items {
+			var o struct {
+				Spec struct {
+					Class *string `json:"volumeAttributesClassName"`
+				} `json:"spec"`
+				Status struct {
+					Current *string `json:"currentVolumeAttributesClassName"`
+					Modify  *struct {
+						Target string `json:"targetVolumeAttributesClassName"`
+					} `json:"modifyVolumeStatus"`
+				} `json:"status"`
+			}
+			if err := json.Unmarshal(it.JSON(), &o); err != nil {
+				return false, err
+			}
+			if o.Spec.Class != nil && *o.Spec.Class == class || o.Status.Current != nil && *o.Status.Current == class ||
+				o.Status.Modify != nil && o.Status.Modify.Target == class {
+				return true, nil
+			}
+		}
+	}
+	return false, nil
+}
+
+// SyncClassUsers re-syncs the VolumeAttributesClasses being deleted when
+// a claim or volume changes: one it named may now be free.
+func (p storageProtection) SyncClassUsers(ctx context.Context, _ string) error {
+	st, ok := p.s.stores.Store(vacGR)
+	if !ok {
+		return nil
+	}
+	res, err := st.Cache.List(ctx, watchcache.ListOptions{ResourceVersion: "0"})
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, it := range res.Items {
+		var m struct {
+			Metadata struct {
+				Name              string  `json:"name"`
+				DeletionTimestamp *string `json:"deletionTimestamp"`
+			} `json:"metadata"`
+		}
+		if err := json.Unmarshal(it.JSON(), &m); err != nil || m.Metadata.DeletionTimestamp == nil {
+			continue
+		}
+		errs = append(errs, p.SyncClass(ctx, m.Metadata.Name))
+	}
+	return errors.Join(errs...)
 }
 
 // release removes finalizer from the named object if it is being deleted
@@ -108,8 +184,8 @@ func asSlice(v any) []any {
 	return s
 }
 
-// claimInUse reports whether a pod in ns that has not terminated names
-// the claim among its volumes. Without served pods, none does.
+// claimInUse reports whether a pod in ns, scheduled and not terminated,
+// names the claim among its volumes.
 func (p storageProtection) claimInUse(ctx context.Context, ns, claim string) (bool, error) {
 	st, ok := p.s.stores.Store(podsGR)
 	if !ok {
@@ -124,7 +200,9 @@ func (p storageProtection) claimInUse(ctx context.Context, ns, claim string) (bo
 		if err := json.Unmarshal(it.JSON(), &pod); err != nil {
 			return false, err
 		}
-		if pod.Namespace != ns || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+		// As upstream's controller, only a scheduled pod holds a claim: a
+		// kubelet starts no pod whose claim is being deleted.
+		if pod.Namespace != ns || pod.Spec.NodeName == "" || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
 			continue
 		}
 		for _, v := range pod.Spec.Volumes {

@@ -303,20 +303,26 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	vapStore, _ := s.stores.Store(builtin.ValidatingAdmissionPolicies().GroupResource())
 	ptc := &controllers.Each{Name: "policy type checker", Cache: vapStore.Cache, Sync: newPolicyTypeServer(s, reg).CheckPolicy, Log: s.log}
 	s.background.Go(func() { ptc.Run(bgCtx) })
-	// kube-controller-manager's pvc-protection and pv-protection
-	// controllers: deleted claims and volumes no longer in use go.
+	// kube-controller-manager's pvc-protection, pv-protection and
+	// vac-protection controllers: deleted claims, volumes and
+	// VolumeAttributesClasses no longer in use go.
 	protection := storageProtection{s: s}
 	for _, c := range []struct {
 		name string
 		gr   schema.GroupResource
 		sync func(context.Context, string) error
+		// users: the objects watched hold others; their deletes free them.
+		users bool
 	}{
-		{"pvc protection", pvcGR, protection.SyncClaim},
-		{"pv protection", pvGR, protection.SyncVolume},
-		{"pvc protection (pods)", podsGR, protection.SyncPod},
+		{"pvc protection", pvcGR, protection.SyncClaim, false},
+		{"pv protection", pvGR, protection.SyncVolume, false},
+		{"pvc protection (pods)", podsGR, protection.SyncPod, true},
+		{"vac protection", vacGR, protection.SyncClass, false},
+		{"vac protection (claims)", pvcGR, protection.SyncClassUsers, true},
+		{"vac protection (volumes)", pvGR, protection.SyncClassUsers, true},
 	} {
 		if st, ok := s.stores.Store(c.gr); ok {
-			ctl := &controllers.Each{Name: c.name, Cache: st.Cache, Sync: c.sync, Log: s.log}
+			ctl := &controllers.Each{Name: c.name, Cache: st.Cache, Sync: c.sync, Log: s.log, Deletes: c.users}
 			s.background.Go(func() { ctl.Run(bgCtx) })
 		}
 	}
