@@ -177,6 +177,12 @@ func (h podHooks) AdmitCreate(ctx context.Context, obj map[string]any) error {
 		return err
 	}
 	addDefaultTolerations(&p.Spec)
+	// Upstream checks the ranges in its validating phase, after these.
+	for i := range ranges {
+		if err := checkLimitRange(&ranges[i], p); err != nil {
+			return err
+		}
+	}
 	h.rewrite(obj, func(t *corev1.Pod) { t.Spec = p.Spec })
 	if a := p.Annotations[limitRangerAnnotation]; a != "" {
 		md, _ := obj["metadata"].(map[string]any)
@@ -195,8 +201,8 @@ const limitRangerAnnotation = "kubernetes.io/limit-ranger"
 
 // applyLimitRange is upstream's LimitRanger defaulting of a new pod: each
 // container's limits and requests it lacks are the range's Container
-// defaults, and the annotation says which it set (validation of the
-// range's minimums and maximums is not done).
+// defaults, and the annotation says which it set (checkLimitRange checks
+// the range's minimums, maximums and ratios).
 func applyLimitRange(lr *corev1.LimitRange, p *corev1.Pod) {
 	def := corev1.ResourceRequirements{Requests: corev1.ResourceList{}, Limits: corev1.ResourceList{}}
 	for _, l := range lr.Spec.Limits {
