@@ -98,11 +98,17 @@ func (p storageProtection) classInUse(ctx context.Context, class string) (bool, 
 // SyncClassUsers re-syncs the VolumeAttributesClasses being deleted when
 // a claim or volume changes: one it named may now be free.
 func (p storageProtection) SyncClassUsers(ctx context.Context, _ string) error {
-	st, ok := p.s.stores.Store(vacGR)
+	return p.syncDeleting(ctx, vacGR, "", p.SyncClass)
+}
+
+// syncDeleting syncs, by sync, each object of gr in ns that is being
+// deleted (named namespace/name when ns is not empty).
+func (p storageProtection) syncDeleting(ctx context.Context, gr schema.GroupResource, ns string, sync func(context.Context, string) error) error {
+	st, ok := p.s.stores.Store(gr)
 	if !ok {
 		return nil
 	}
-	res, err := st.Cache.List(ctx, watchcache.ListOptions{ResourceVersion: "0"})
+	res, err := st.Cache.List(ctx, watchcache.ListOptions{ResourceVersion: "0", Namespace: ns})
 	if err != nil {
 		return err
 	}
@@ -117,7 +123,11 @@ func (p storageProtection) SyncClassUsers(ctx context.Context, _ string) error {
 		if err := json.Unmarshal(it.JSON(), &m); err != nil || m.Metadata.DeletionTimestamp == nil {
 			continue
 		}
-		errs = append(errs, p.SyncClass(ctx, m.Metadata.Name))
+		name := m.Metadata.Name
+		if ns != "" {
+			name = ns + "/" + name
+		}
+		errs = append(errs, sync(ctx, name))
 	}
 	return errors.Join(errs...)
 }
@@ -221,26 +231,5 @@ func (p storageProtection) claimInUse(ctx context.Context, ns, claim string) (bo
 // named namespace/name: one the pod used may now be free.
 func (p storageProtection) SyncPod(ctx context.Context, name string) error {
 	ns, _, _ := strings.Cut(name, "/")
-	st, ok := p.s.stores.Store(pvcGR)
-	if !ok {
-		return nil
-	}
-	res, err := st.Cache.List(ctx, watchcache.ListOptions{ResourceVersion: "0", Namespace: ns})
-	if err != nil {
-		return err
-	}
-	var errs []error
-	for _, it := range res.Items {
-		var m struct {
-			Metadata struct {
-				Name              string  `json:"name"`
-				DeletionTimestamp *string `json:"deletionTimestamp"`
-			} `json:"metadata"`
-		}
-		if err := json.Unmarshal(it.JSON(), &m); err != nil || m.Metadata.DeletionTimestamp == nil {
-			continue
-		}
-		errs = append(errs, p.SyncClaim(ctx, ns+"/"+m.Metadata.Name))
-	}
-	return errors.Join(errs...)
+	return p.syncDeleting(ctx, pvcGR, ns, p.SyncClaim)
 }
