@@ -302,22 +302,34 @@ func (h *Handler) deleteObject(ctx context.Context, def *registry.Definition, st
 		default:
 			stays, changed = h.markDeleting(def, md, opts)
 		}
+		// writeMark stores obj as now marked, compare-and-swap on what was
+		// read; retry says a conflict wants the loop run again.
+		writeMark := func() (rev int64, retry bool, err error) {
+			data, err := encodeStored(obj)
+			if err != nil {
+				return 0, false, apierrors.NewInternalError(err)
+			}
+			rev, err = storage.UpdateWithTTL(ctx, store.Storage, key, data, kv.ModRevision, ttl(def))
+			if errors.Is(err, storage.ErrConflict) {
+				if err := backoff(ctx, attempt); err != nil {
+					return 0, false, storageError(err, gr, name, "delete")
+				}
+				return 0, true, nil
+			}
+			if err != nil {
+				return 0, false, storageError(err, gr, name, "delete")
+			}
+			return rev, false, nil
+		}
 		if graceful && !stays && !dry {
 			// Upstream writes the mark, then deletes what it wrote: a
 			// watcher sees the pod modified, then deleted.
-			data, err := encodeStored(obj)
+			rev, retry, err := writeMark()
 			if err != nil {
-				return nil, false, apierrors.NewInternalError(err)
+				return nil, false, err
 			}
-			rev, err := storage.UpdateWithTTL(ctx, store.Storage, key, data, kv.ModRevision, ttl(def))
-			if errors.Is(err, storage.ErrConflict) {
-				if err := backoff(ctx, attempt); err != nil {
-					return nil, false, storageError(err, gr, name, "delete")
-				}
+			if retry {
 				continue
-			}
-			if err != nil {
-				return nil, false, storageError(err, gr, name, "delete")
 			}
 			kv.ModRevision = rev
 		}
@@ -325,19 +337,12 @@ func (h *Handler) deleteObject(ctx context.Context, def *registry.Definition, st
 			if dry || !changed {
 				return obj, false, nil
 			}
-			data, err := encodeStored(obj)
+			rev, retry, err := writeMark()
 			if err != nil {
-				return nil, false, apierrors.NewInternalError(err)
+				return nil, false, err
 			}
-			rev, err := storage.UpdateWithTTL(ctx, store.Storage, key, data, kv.ModRevision, ttl(def))
-			if errors.Is(err, storage.ErrConflict) {
-				if err := backoff(ctx, attempt); err != nil {
-					return nil, false, storageError(err, gr, name, "delete")
-				}
+			if retry {
 				continue
-			}
-			if err != nil {
-				return nil, false, storageError(err, gr, name, "delete")
 			}
 			setRV(obj, rev)
 			return obj, false, nil
