@@ -85,12 +85,21 @@ func (h ingressHooks) AdmitCreate(ctx context.Context, obj map[string]any) error
 }
 
 // defaultIngressClass names the class marked default, or "" when none
-// is. Of several, upstream takes the newest, then the first by name.
+// is (defaultClass).
 func defaultIngressClass(classes []metav1.ObjectMeta) string {
+	return defaultClass(classes, func(m *metav1.ObjectMeta) bool {
+		return m.Annotations[networkingv1.AnnotationIsDefaultIngressClass] == "true"
+	})
+}
+
+// defaultClass names the class of metas that isDefault marks, or "" when
+// none is. Of several, upstream's admission plugins (DefaultIngressClass,
+// DefaultStorageClass) take the newest, then the first by name.
+func defaultClass(metas []metav1.ObjectMeta, isDefault func(*metav1.ObjectMeta) bool) string {
 	var best *metav1.ObjectMeta
-	for i := range classes {
-		c := &classes[i]
-		if c.Annotations[networkingv1.AnnotationIsDefaultIngressClass] != "true" {
+	for i := range metas {
+		c := &metas[i]
+		if !isDefault(c) {
 			continue
 		}
 		if best == nil {

@@ -166,28 +166,13 @@ func addFinalizer(md map[string]any, f string) {
 }
 
 // defaultStorageClass names the class annotated default (by the current
-// or the beta annotation), or "" when none is. Of several, upstream takes
-// the newest, then the first by name.
+// or the beta annotation), or "" when none is (defaultClass).
 func defaultStorageClass(classes []storagev1.StorageClass) string {
-	var best *storagev1.StorageClass
+	metas := make([]metav1.ObjectMeta, len(classes))
 	for i := range classes {
-		c := &classes[i]
-		if !isDefaultStorageClass(&c.ObjectMeta) {
-			continue
-		}
-		if best == nil {
-			best = c
-			continue
-		}
-		t, bt := c.CreationTimestamp.UnixNano(), best.CreationTimestamp.UnixNano()
-		if t > bt || t == bt && c.Name < best.Name {
-			best = c
-		}
+		metas[i] = classes[i].ObjectMeta
 	}
-	if best == nil {
-		return ""
-	}
-	return best.Name
+	return defaultClass(metas, isDefaultStorageClass)
 }
 
 func isDefaultStorageClass(m *metav1.ObjectMeta) bool {
