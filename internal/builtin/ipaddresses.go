@@ -50,7 +50,7 @@ func (ipAddressRules) defaults(*networkingv1.IPAddress) {}
 func (ipAddressRules) validate(ip, was *networkingv1.IPAddress) field.ErrorList {
 	p := field.NewPath("spec", "parentRef")
 	if was != nil {
-		if !equalParentRef(ip.Spec.ParentRef, was.Spec.ParentRef) {
+		if !equalPtr(ip.Spec.ParentRef, was.Spec.ParentRef) {
 			// Upstream's message shows its internal value, which prints
 			// as null.
 			return field.ErrorList{field.Invalid(p, nil, "field is immutable")}
@@ -86,10 +86,6 @@ func requiredPathSegment(v string, p *field.Path) field.ErrorList {
 		errs = append(errs, field.Invalid(p, v, msg))
 	}
 	return errs
-}
-
-func equalParentRef(a, b *networkingv1.ParentReference) bool {
-	return a == nil && b == nil || a != nil && b != nil && *a == *b
 }
 
 // columns are upstream's: it declares two, and its rows have the age as

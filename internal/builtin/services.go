@@ -659,6 +659,12 @@ func validateIP(ip string, p *field.Path) field.ErrorList {
 // a crdserver has no nodes, and the webhooks its Services name (admission,
 // conversion) run beside it, often in the test process on 127.0.0.1.
 func validateEndpointIP(ip string, p *field.Path) field.ErrorList {
+	return validateReachableIP(ip, p, true)
+}
+
+// validateReachableIP is upstream's check of an endpoint's or external
+// address, loopback ones refused unless loopback.
+func validateReachableIP(ip string, p *field.Path, loopback bool) field.ErrorList {
 	addr := netutils.ParseIPSloppy(ip)
 	if addr == nil {
 		return field.ErrorList{field.Invalid(p, ip, "must be a valid IP address")}
@@ -666,6 +672,9 @@ func validateEndpointIP(ip string, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if addr.IsUnspecified() {
 		errs = append(errs, field.Invalid(p, ip, fmt.Sprintf("may not be unspecified (%v)", ip)))
+	}
+	if addr.IsLoopback() && !loopback {
+		errs = append(errs, field.Invalid(p, ip, "may not be in the loopback range (127.0.0.0/8, ::1/128)"))
 	}
 	if addr.IsLinkLocalUnicast() {
 		errs = append(errs, field.Invalid(p, ip, "may not be in the link-local range (169.254.0.0/16, fe80::/10)"))

@@ -2,7 +2,6 @@ package builtin
 
 import (
 	"fmt"
-	"net/netip"
 	"slices"
 	"strings"
 
@@ -362,21 +361,11 @@ func validateIPFamiliesKept(svc, old *corev1.Service) field.ErrorList {
 }
 
 // validateExternalIP refuses the addresses no Service can be reached at
-// from outside: unspecified, loopback and link-local ones. (Upstream
-// checks them as endpoint addresses; crdserver's endpoint check lets
-// loopback through, for webhooks beside it, so external IPs have their
-// own.)
+// from outside: unspecified, loopback and link-local ones, as upstream
+// checks them (as endpoint addresses, which crdserver's own check lets be
+// loopback).
 func validateExternalIP(ip string, p *field.Path) field.ErrorList {
-	errs := validateEndpointIP(ip, p)
-	if addr, err := netip.ParseAddr(ip); err == nil && addr.IsLoopback() {
-		// In upstream's order: after unspecified, before link-local.
-		i := 0
-		for i < len(errs) && strings.HasPrefix(errs[i].Detail, "may not be unspecified") {
-			i++
-		}
-		errs = slices.Insert(errs, i, field.Invalid(p, ip, "may not be in the loopback range (127.0.0.0/8, ::1/128)"))
-	}
-	return errs
+	return validateReachableIP(ip, p, false)
 }
 
 // validateServiceNodePorts: a ClusterIP Service has no node ports, and no
