@@ -7,10 +7,7 @@ import (
 	"os"
 	"time"
 
-	"k8s.io/apimachinery/pkg/runtime"
-
 	"github.com/crdserver/crdserver/internal/builtin"
-	"github.com/crdserver/crdserver/internal/handler"
 	"github.com/crdserver/crdserver/internal/storage"
 )
 
@@ -80,25 +77,12 @@ func (c *clusterAuthInfo) Sync(ctx context.Context, key string) error {
 	} else if err != nil {
 		return err
 	}
-	_, err := storage.GuaranteedUpdate(ctx, st.Storage, k, func(cur storage.KeyValue) ([]byte, error) {
-		obj, err := handler.DecodeStored(cur.Value)
-		if err != nil {
-			return nil, err
-		}
-		old := runtime.DeepCopyJSON(obj)
+	return updateConfigMap(ctx, st, k, builtin.APIServerManager, func(obj map[string]any) bool {
 		data, _ := obj["data"].(map[string]any)
 		if data == nil {
 			data = map[string]any{}
 			obj["data"] = data
 		}
-		if !keep(data) {
-			return cur.Value, nil
-		}
-		configMapFields().Update(old, obj, builtin.APIServerManager)
-		return handler.EncodeStored(obj)
+		return keep(data)
 	})
-	if errors.Is(err, storage.ErrNotFound) {
-		return nil // deleted meanwhile: its deletion brings it back
-	}
-	return err
 }
