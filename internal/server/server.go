@@ -208,6 +208,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		builtin.Jobs(), builtin.CronJobs(), builtin.HorizontalPodAutoscalers(), builtin.PodDisruptionBudgets(),
 		builtin.Ingresses(s.ingressClasses), builtin.IngressClasses(), builtin.NetworkPolicies(), builtin.CertificateSigningRequests(),
 		builtin.RuntimeClasses(), builtin.PriorityClasses(), builtin.CSINodes(),
+		builtin.FlowSchemas(), builtin.PriorityLevelConfigurations(),
 		builtin.IPAddresses(), builtin.ServiceCIDRs(),
 		builtin.PersistentVolumeClaims(s.storageClasses), builtin.StorageClasses(),
 		builtin.PersistentVolumes(nil), builtin.Nodes(),
