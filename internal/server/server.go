@@ -337,6 +337,8 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	s.background.Go(func() { s.backend.RunCompactor(bgCtx, 5*time.Minute) })
 	s.authz.start(bgCtx, s)
 	s.background.Go(func() { s.ensurePriorityClasses(bgCtx) })
+	apf := newAPFConfig(s, builtins)
+	s.background.Go(func() { apf.run(bgCtx) })
 	s.background.Go(func() { s.ensureDefaultServiceCIDR(bgCtx) })
 
 	var profiling http.Handler
