@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
@@ -20,6 +21,7 @@ import (
 	"github.com/crdserver/crdserver/internal/apply"
 	"github.com/crdserver/crdserver/internal/builtin"
 	"github.com/crdserver/crdserver/internal/controllers"
+	"github.com/crdserver/crdserver/internal/flowcontrol"
 	"github.com/crdserver/crdserver/internal/handler"
 	"github.com/crdserver/crdserver/internal/registry"
 	"github.com/crdserver/crdserver/internal/storage"
@@ -53,6 +55,10 @@ type apfConfig struct {
 	// status applies FlowSchemas' status as the consumer.
 	status *apply.Manager
 	now    func() time.Time
+	// classifier is compiled from the stored objects, again whenever one
+	// changes; requests read it (current).
+	classifier atomic.Pointer[flowcontrol.Classifier]
+	mandatory  flowcontrol.Mandatory
 }
 
 func newAPFConfig(s *Server, defs []*registry.Definition) *apfConfig {
@@ -66,7 +72,58 @@ func newAPFConfig(s *Server, defs []*registry.Definition) *apfConfig {
 		}
 	}
 	c.status = statusFieldManager(c.fsDef, "v1")
+	for _, fs := range builtin.BootstrapFlowSchemas() {
+		if builtin.IsMandatoryFlowcontrolName(fs.Name) {
+			c.mandatory.FlowSchemas = append(c.mandatory.FlowSchemas, fs)
+		}
+	}
+	for _, pl := range builtin.BootstrapPriorityLevels() {
+		if builtin.IsMandatoryFlowcontrolName(pl.Name) {
+			c.mandatory.PriorityLevels = append(c.mandatory.PriorityLevels, pl)
+		}
+	}
+	c.classifier.Store(flowcontrol.New(nil, nil, c.mandatory))
 	return c
+}
+
+// current is the classifier of the objects stored.
+func (c *apfConfig) current() *flowcontrol.Classifier { return c.classifier.Load() }
+
+// reclassify compiles the classifier again from the cached objects.
+func (c *apfConfig) reclassify(ctx context.Context) error {
+	fsStore, _ := c.s.stores.Store(flowSchemasGR)
+	plStore, _ := c.s.stores.Store(priorityLevelsGR)
+	var schemas []flowcontrolv1.FlowSchema
+	var levels []flowcontrolv1.PriorityLevelConfiguration
+	for _, l := range []struct {
+		st  *handler.Store
+		add func([]byte) error
+	}{
+		{fsStore, func(b []byte) error {
+			var fs flowcontrolv1.FlowSchema
+			err := json.Unmarshal(b, &fs)
+			schemas = append(schemas, fs)
+			return err
+		}},
+		{plStore, func(b []byte) error {
+			var pl flowcontrolv1.PriorityLevelConfiguration
+			err := json.Unmarshal(b, &pl)
+			levels = append(levels, pl)
+			return err
+		}},
+	} {
+		res, err := l.st.Cache.List(ctx, watchcache.ListOptions{ResourceVersion: "0"})
+		if err != nil {
+			return err
+		}
+		for _, it := range res.Items {
+			if err := l.add(it.JSON()); err != nil {
+				return err
+			}
+		}
+	}
+	c.classifier.Store(flowcontrol.New(schemas, levels, c.mandatory))
+	return nil
 }
 
 // run ensures the configuration at start, then every minute as upstream
@@ -78,6 +135,9 @@ func (c *apfConfig) run(ctx context.Context) {
 	schemas := &controllers.Each{Name: "APF FlowSchemas", Cache: fsStore.Cache, Deletes: true, Log: c.s.log, Sync: c.syncFlowSchema}
 	levels := &controllers.Each{Name: "APF priority levels", Cache: plStore.Cache, Deletes: true, Log: c.s.log, Sync: func(ctx context.Context, name string) error {
 		if err := c.ensureLevel(ctx, name); err != nil {
+			return err
+		}
+		if err := c.reclassify(ctx); err != nil {
 			return err
 		}
 		// The schemas that name the level may dangle now, or no longer.
@@ -170,8 +230,9 @@ func (c *apfConfig) ensureLevel(ctx context.Context, name string) error {
 	return nil
 }
 
-// syncFlowSchema ensures the named schema, if it is a bootstrap one, and
-// its Dangling condition.
+// syncFlowSchema ensures the named schema, if it is a bootstrap one,
+// compiles the classifier again, and applies the schema's Dangling
+// condition.
 func (c *apfConfig) syncFlowSchema(ctx context.Context, name string) error {
 	for _, fs := range builtin.BootstrapFlowSchemas() {
 		if fs.Name == name {
@@ -179,6 +240,9 @@ func (c *apfConfig) syncFlowSchema(ctx context.Context, name string) error {
 				return err
 			}
 		}
+	}
+	if err := c.reclassify(ctx); err != nil {
+		return err
 	}
 	return c.syncDangling(ctx, name)
 }

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 )
 
 // The server keeps upstream's APF configuration: a deleted mandatory
@@ -17,7 +18,8 @@ import (
 // auto-update gets upstream's spec back (and keeps a change once marked
 // otherwise), and each FlowSchema says whether its level is missing.
 func TestAPFConfiguration(t *testing.T) {
-	dc := dynamic.NewForConfigOrDie(startMemory(t, t.TempDir()))
+	cfg := startMemory(t, t.TempDir())
+	dc := dynamic.NewForConfigOrDie(cfg)
 	gv := schema.GroupVersion{Group: "flowcontrol.apiserver.k8s.io", Version: "v1"}
 	schemas, levels := dc.Resource(gv.WithResource("flowschemas")), dc.Resource(gv.WithResource("prioritylevelconfigurations"))
 	eventually := func(what string, ok func() bool) {
@@ -89,4 +91,24 @@ func TestAPFConfiguration(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually("mine no longer dangling", func() bool { return dangling("mine") == "False/Found" })
+
+	// The admin's requests are classified as exempt (by the schema and
+	// level stored), and the answer says so.
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := get("exempt").GetUID()
+	pl, err = levels.Get(t.Context(), "exempt", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually("the exempt schema's uid in the answer", func() bool {
+		resp, err := hc.Get(cfg.Host + "/api/v1/namespaces/default/configmaps")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.Header.Get("X-Kubernetes-PF-FlowSchema-UID") == string(want) && resp.Header.Get("X-Kubernetes-PF-PriorityLevel-UID") == string(pl.GetUID())
+	})
 }

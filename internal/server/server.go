@@ -394,6 +394,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		// on them, as upstream's audit filter runs before impersonation.
 		filters.Audit(auditCfg),
 		filters.Impersonate(s.authz.chain),
+		filters.Classify(apf.current),
 		filters.Authorize(s.authz.chain),
 		filters.AuditAllowed,
 		filters.Instrument(s.metrics, served(reg)),
