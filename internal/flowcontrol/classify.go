@@ -11,6 +11,7 @@ package flowcontrol
 
 import (
 	"cmp"
+	"math"
 	"slices"
 	"strings"
 
@@ -36,6 +37,15 @@ type Classifier struct {
 	schemas []schema
 	// fallback is catch-all, for a request nothing matches.
 	fallback *schema
+	// levels are the priority levels' nominal concurrency shares, by name.
+	levels []LevelSeats
+}
+
+// LevelSeats is a priority level's nominal concurrency: its shares, or
+// the seats they come to (NominalSeats).
+type LevelSeats struct {
+	Name  string
+	Seats int
 }
 
 type schema struct {
@@ -114,6 +124,10 @@ func New(schemas []flowcontrolv1.FlowSchema, levels []flowcontrolv1.PriorityLeve
 			byName[pl.Name] = pl
 		}
 	}
+	for name, pl := range byName {
+		c.levels = append(c.levels, LevelSeats{Name: name, Seats: int(shares(pl))})
+	}
+	slices.SortFunc(c.levels, func(a, b LevelSeats) int { return strings.Compare(a.Name, b.Name) })
 	for i := range m.FlowSchemas {
 		fs := &m.FlowSchemas[i]
 		if pl := byName[fs.Spec.PriorityLevelConfiguration.Name]; !have[fs.Name] && pl != nil {
@@ -129,6 +143,38 @@ func New(schemas []flowcontrolv1.FlowSchema, levels []flowcontrolv1.PriorityLeve
 		}
 	}
 	return c
+}
+
+// shares are a level's nominal concurrency shares, as defaulted.
+func shares(pl *flowcontrolv1.PriorityLevelConfiguration) int32 {
+	switch {
+	case pl.Spec.Limited != nil:
+		if n := pl.Spec.Limited.NominalConcurrencyShares; n != nil {
+			return *n
+		}
+		return 30
+	case pl.Spec.Exempt != nil && pl.Spec.Exempt.NominalConcurrencyShares != nil:
+		return *pl.Spec.Exempt.NominalConcurrencyShares
+	}
+	return 0
+}
+
+// NominalSeats shares serverSeats among the priority levels in proportion
+// to their nominal concurrency shares, each rounded up, as upstream
+// computes each level's nominal concurrency limit; by name.
+func (c *Classifier) NominalSeats(serverSeats int) []LevelSeats {
+	var sum float64
+	for _, l := range c.levels {
+		sum += float64(l.Seats)
+	}
+	out := make([]LevelSeats, len(c.levels))
+	for i, l := range c.levels {
+		out[i] = LevelSeats{Name: l.Name}
+		if sum > 0 {
+			out[i].Seats = int(math.Ceil(float64(serverSeats) * float64(l.Seats) / sum))
+		}
+	}
+	return out
 }
 
 func compile(fs *flowcontrolv1.FlowSchema, pl *flowcontrolv1.PriorityLevelConfiguration) schema {

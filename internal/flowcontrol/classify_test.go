@@ -155,3 +155,21 @@ func BenchmarkClassify(b *testing.B) {
 		c.Classify(u, info)
 	}
 }
+
+// Each level's nominal seats are its share of the server's, rounded up.
+func TestNominalSeats(t *testing.T) {
+	limited := func(name string, shares int32) flowcontrolv1.PriorityLevelConfiguration {
+		pl := level(name, flowcontrolv1.PriorityLevelEnablementLimited)
+		pl.Spec.Limited = &flowcontrolv1.LimitedPriorityLevelConfiguration{NominalConcurrencyShares: &shares}
+		return pl
+	}
+	exempt := level("exempt", flowcontrolv1.PriorityLevelEnablementExempt)
+	c := New(nil, []flowcontrolv1.PriorityLevelConfiguration{limited("a", 20), limited("b", 40), exempt}, Mandatory{
+		PriorityLevels: []flowcontrolv1.PriorityLevelConfiguration{limited("catch-all", 5)},
+	})
+	got := c.NominalSeats(600)
+	want := []LevelSeats{{"a", 185}, {"b", 370}, {"catch-all", 47}, {"exempt", 0}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+}

@@ -18,6 +18,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/crdserver/crdserver/internal/apply"
 	"github.com/crdserver/crdserver/internal/builtin"
 	"github.com/crdserver/crdserver/internal/controllers"
@@ -433,4 +435,25 @@ func (c *apfConfig) fieldManager(def *registry.Definition) *apply.Manager {
 		m.Zero = z.ZeroObject()
 	}
 	return m
+}
+
+var nominalSeatsDesc = prometheus.NewDesc("apiserver_flowcontrol_nominal_limit_seats",
+	"Nominal number of execution seats configured for each priority level", []string{"priority_level"}, nil)
+
+// nominalSeats reports each priority level's nominal seats: its share of
+// the server's seats (--max-requests-inflight), as upstream shares its
+// server concurrency limit. crdserver still serves every level from one
+// shared set of seats (internal/fairness); the numbers say what upstream
+// would give each.
+type nominalSeats struct {
+	apf   *apfConfig
+	seats int
+}
+
+func (n nominalSeats) Describe(ch chan<- *prometheus.Desc) { ch <- nominalSeatsDesc }
+
+func (n nominalSeats) Collect(ch chan<- prometheus.Metric) {
+	for _, l := range n.apf.current().NominalSeats(n.seats) {
+		ch <- prometheus.MustNewConstMetric(nominalSeatsDesc, prometheus.GaugeValue, float64(l.Seats), l.Name)
+	}
 }

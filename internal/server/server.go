@@ -338,6 +338,9 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	s.authz.start(bgCtx, s)
 	s.background.Go(func() { s.ensurePriorityClasses(bgCtx) })
 	apf := newAPFConfig(s, builtins)
+	if cfg.MaxRequestsInflight >= 0 {
+		s.metrics.Register(nominalSeats{apf: apf, seats: cfg.MaxRequestsInflight})
+	}
 	s.background.Go(func() { apf.run(bgCtx) })
 	s.background.Go(func() { s.ensureDefaultServiceCIDR(bgCtx) })
 
