@@ -157,12 +157,14 @@ func (c *apfConfig) run(ctx context.Context) {
 	tick := time.NewTicker(time.Minute)
 	defer tick.Stop()
 	for {
-		retry(ctx, c.s.log, "ensuring the APF configuration", func() error {
+		if retry(ctx, c.s.log, "ensuring the APF configuration", func() error {
 			if err := c.ensureAll(ctx); ctx.Err() == nil {
 				return err
 			}
 			return nil // shutting down: not worth a warning
-		})
+		}) {
+			c.s.apfEnsured.Store(true)
+		}
 		select {
 		case <-ctx.Done():
 			return

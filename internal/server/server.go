@@ -78,6 +78,8 @@ type Server struct {
 	priorityClassesEnsured atomic.Bool
 	// serviceCIDREnsured is set once the default ServiceCIDR is stored.
 	serviceCIDREnsured atomic.Bool
+	// apfEnsured is set once upstream's APF configuration is first stored.
+	apfEnsured atomic.Bool
 	// leaseWritten is set once the identity Lease is first written.
 	leaseWritten atomic.Bool
 	serveErr     chan error
@@ -685,6 +687,12 @@ func (s *Server) healthEndpoints() []health.Endpoint {
 	ready = append(ready, health.Check{Name: "poststarthook/scheduling/bootstrap-system-priority-classes", Func: func(context.Context) error {
 		if !s.priorityClassesEnsured.Load() {
 			return errors.New("system priority classes not yet created")
+		}
+		return nil
+	}})
+	ready = append(ready, health.Check{Name: "poststarthook/priority-and-fairness-config-producer", Func: func(context.Context) error {
+		if !s.apfEnsured.Load() {
+			return errors.New("APF configuration not yet stored")
 		}
 		return nil
 	}})
