@@ -310,6 +310,13 @@ type ListTablePrinter interface {
 	TableListRow(objs []map[string]any) func(obj map[string]any) []any
 }
 
+// TableListSorter is a TablePrinter whose list's Table orders its rows
+// itself (FlowSchemas, in the order they are matched) rather than as
+// listed. The JSON list keeps storage's order.
+type TableListSorter interface {
+	SortTableList(objs []map[string]any)
+}
+
 // FieldComputer gives the values of selectable fields that are not a path
 // in the object (events' "source": the source component, else the
 // reporting component). Version.SelectableFields lists them too; those it

@@ -81,6 +81,8 @@ type Server struct {
 	authInfoPublished atomic.Bool
 	// serviceCIDREnsured is set once the default ServiceCIDR is stored.
 	serviceCIDREnsured atomic.Bool
+	// apfEnsured is set once upstream's APF configuration is first stored.
+	apfEnsured atomic.Bool
 	// leaseWritten is set once the identity Lease is first written.
 	leaseWritten atomic.Bool
 	serveErr     chan error
@@ -211,6 +213,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		builtin.Jobs(), builtin.CronJobs(), builtin.HorizontalPodAutoscalers(), builtin.PodDisruptionBudgets(),
 		builtin.Ingresses(s.ingressClasses), builtin.IngressClasses(), builtin.NetworkPolicies(), builtin.CertificateSigningRequests(),
 		builtin.RuntimeClasses(), builtin.PriorityClasses(), builtin.CSINodes(),
+		builtin.FlowSchemas(), builtin.PriorityLevelConfigurations(),
 		builtin.IPAddresses(), builtin.ServiceCIDRs(),
 		builtin.PersistentVolumeClaims(s.storageClasses), builtin.StorageClasses(),
 		builtin.PersistentVolumes(nil), builtin.Nodes(),
@@ -346,6 +349,11 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	s.background.Go(func() { s.backend.RunCompactor(bgCtx, 5*time.Minute) })
 	s.authz.start(bgCtx, s)
 	s.background.Go(func() { s.ensurePriorityClasses(bgCtx) })
+	apf := newAPFConfig(s, builtins)
+	if cfg.MaxRequestsInflight >= 0 {
+		s.metrics.Register(nominalSeats{apf: apf, seats: cfg.MaxRequestsInflight})
+	}
+	s.background.Go(func() { apf.run(bgCtx) })
 	s.background.Go(func() { s.ensureDefaultServiceCIDR(bgCtx) })
 
 	var profiling http.Handler
@@ -401,6 +409,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		// on them, as upstream's audit filter runs before impersonation.
 		filters.Audit(auditCfg),
 		filters.Impersonate(s.authz.chain),
+		filters.Classify(apf.current),
 		filters.Authorize(s.authz.chain),
 		filters.AuditAllowed,
 		filters.Instrument(s.metrics, served(reg)),
@@ -690,6 +699,12 @@ func (s *Server) healthEndpoints() []health.Endpoint {
 	ready = append(ready, health.Check{Name: "poststarthook/scheduling/bootstrap-system-priority-classes", Func: func(context.Context) error {
 		if !s.priorityClassesEnsured.Load() {
 			return errors.New("system priority classes not yet created")
+		}
+		return nil
+	}})
+	ready = append(ready, health.Check{Name: "poststarthook/priority-and-fairness-config-producer", Func: func(context.Context) error {
+		if !s.apfEnsured.Load() {
+			return errors.New("APF configuration not yet stored")
 		}
 		return nil
 	}})

@@ -47,7 +47,8 @@ import (
 // token automount, PersistentVolumes and claims, StorageClasses,
 // CSIDrivers, VolumeAttachments, CSIStorageCapacities, ClusterTrustBundles,
 // PodCertificateRequests, ComponentStatuses, ServiceCIDRs and
-// IPAddresses), the RuntimeClass admission plugin's refusals, and the
+// IPAddresses), the RuntimeClass admission plugin's refusals, API
+// priority and fairness's objects and classification, and the
 // ResourceQuota specs that count what is served (not pods, claims or
 // their scopes).
 const (
@@ -63,7 +64,8 @@ const (
 		`|\[sig-auth\] (ServiceAccounts should allow opting out of API token automount|PodCertificateRequest API .*should support PodCertificateRequest API operations|.*CRUD Tests certificates\.k8s\.io/v1 ClusterTrustBundles)` +
 		`|\[sig-cli\] Kubectl client Kubectl get componentstatuses` +
 		`|\[sig-network\] (Services should (delete a collection of services|find a service from listing all namespaces|complete a service status lifecycle)|IngressClass API|Ingress API|DefaultIngressClass|IngressClass should allow IngressClass to have Namespace-scoped|EndpointSlice should support creating EndpointSlice API operations|Netpol API|Endpoints should test the lifecycle|API Server should|ServiceCIDR and IPAddress API)` +
-		`|\[sig-cli\] (Kubectl client (Kubectl (api-versions|cluster-info should|describe should check if kubectl describe prints relevant information for cronjob|diff|validation|version)|Proxy server|kubectl subresource flag should not)|kubectl apply (should reuse port|apply set/view|Kubectl prune))`
+		`|\[sig-cli\] (Kubectl client (Kubectl (api-versions|cluster-info should|describe should check if kubectl describe prints relevant information for cronjob|diff|validation|version)|Proxy server|kubectl subresource flag should not)|kubectl apply (should reuse port|apply set/view|Kubectl prune))` +
+		`|\[sig-api-machinery\] API priority and fairness should (ensure that requests can be classified|support (FlowSchema|PriorityLevelConfiguration) API operations)`
 	// [Serial] specs are not skipped: the suite runs one spec at a time.
 	defaultSkip = `\[Disruptive\]|\[Flaky\]|\[Slow\]|` + podSpecs
 	// podSpecs are specs in the focus that deploy pods (conversion webhook
