@@ -367,11 +367,13 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		profiling = mux
 	}
 	healthz := s.healthEndpoints()
+	slis := metrics.NewSLIs()
 	disc := discovery.New(reg)
 	routes := router.New(router.Config{
 		Profiling: profiling,
 		Metrics:   s.metrics.Handler(),
-		Health:    health.Handler(s.log, healthz...),
+		SLIs:      slis.Handler(),
+		Health:    health.Handler(s.log, slis, healthz...),
 		Version:   version.Handler{},
 		OpenAPI:   openapi.New(reg),
 		Discovery: disc,

@@ -48,7 +48,9 @@ import (
 // CSIDrivers, VolumeAttachments, CSIStorageCapacities, ClusterTrustBundles,
 // PodCertificateRequests, ComponentStatuses, ServiceCIDRs and
 // IPAddresses), the RuntimeClass admission plugin's refusals, API
-// priority and fairness's objects and classification, and the
+// priority and fairness's objects and classification, kubectl's
+// cluster-info dump, quotas, waits and node status, the metrics and SLIs
+// endpoints, and the
 // ResourceQuota specs that count what is served (not pods, claims or
 // their scopes).
 const (
@@ -62,7 +64,8 @@ const (
 		`|\[sig-instrumentation\] (Events API|Events should)` +
 		`|\[sig-storage\] (CSIInlineVolumes should (support CSIVolumeSource in Pod API|run through the lifecycle of a CSIDriver)|VolumeAttachment Conformance|CSIStorageCapacity should support|PersistentVolumes CSI Conformance|StorageClasses CSI Conformance|VolumeAttributesClass .*lifecycle)` +
 		`|\[sig-auth\] (ServiceAccounts should allow opting out of API token automount|PodCertificateRequest API .*should support PodCertificateRequest API operations|.*CRUD Tests certificates\.k8s\.io/v1 ClusterTrustBundles)` +
-		`|\[sig-cli\] Kubectl client Kubectl get componentstatuses` +
+		`|\[sig-cli\] Kubectl client (Kubectl get componentstatuses|Kubectl cluster-info dump|Kubectl create quota|kubectl subresource flag GET on status subresource of built-in type \(node\)|kubectl wait should ignore not found error with --for=delete)` +
+		`|\[sig-instrumentation\] MetricsGrabber should grab all metrics (from API server|slis from API server)` +
 		`|\[sig-network\] (Services should (delete a collection of services|find a service from listing all namespaces|complete a service status lifecycle)|IngressClass API|Ingress API|DefaultIngressClass|IngressClass should allow IngressClass to have Namespace-scoped|EndpointSlice should support creating EndpointSlice API operations|Netpol API|Endpoints should test the lifecycle|API Server should|ServiceCIDR and IPAddress API)` +
 		`|\[sig-cli\] (Kubectl client (Kubectl (api-versions|cluster-info should|describe should check if kubectl describe prints relevant information for cronjob|diff|validation|version)|Proxy server|kubectl subresource flag should not)|kubectl apply (should reuse port|apply set/view|Kubectl prune))` +
 		`|\[sig-api-machinery\] API priority and fairness should (ensure that requests can be classified|support (FlowSchema|PriorityLevelConfiguration) API operations)`
