@@ -13,9 +13,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 
+	"github.com/crdserver/crdserver/internal/builtin/podwarnings"
 	"github.com/crdserver/crdserver/internal/registry"
 )
 
@@ -79,7 +81,9 @@ var (
 func (podHooks) ReturnDeletedObject() {}
 
 // PrepareForCreate is upstream's strategy: the status a new pod has is
-// phase Pending and the QoS class its resources give.
+// phase Pending and the QoS class its resources give; the match label
+// keys of its affinity terms and spread constraints are merged into
+// their selectors.
 func (h podHooks) PrepareForCreate(obj map[string]any) {
 	h.kindHooks.PrepareForCreate(obj)
 	h.rewrite(obj, func(p *corev1.Pod) {
@@ -88,9 +92,11 @@ func (h podHooks) PrepareForCreate(obj map[string]any) {
 			p.Status.Conditions = []corev1.PodCondition{{
 				Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
 				Reason: corev1.PodReasonSchedulingGated, Message: "Scheduling is blocked due to non-empty scheduling gates",
+				LastTransitionTime: metav1.Now(),
 			}}
 		}
 		p.Status.QOSClass = podQOS(p)
+		mergeMatchLabelKeys(p)
 	})
 }
 
@@ -617,6 +623,20 @@ func (podRules) validate(p, was *corev1.Pod) field.ErrorList {
 		errs = append(errs, validatePodSpecUpdate(&p.Spec, &was.Spec)...)
 	}
 	return errs
+}
+
+// warnings are upstream's for a new pod: a name that is no DNS label,
+// then those of its spec and metadata as of a pod template's. An update
+// warns of nothing (upstream skips the cost on a path written often).
+func (podRules) warnings(p, was *corev1.Pod, sub string) []string {
+	if was != nil || sub != "" {
+		return nil
+	}
+	var out []string
+	if msgs := validation.IsDNS1123Label(p.Name); len(msgs) != 0 {
+		out = append(out, fmt.Sprintf("metadata.name: this is used in the Pod's hostname, which can result in surprising behavior; a DNS label is recommended: %v", msgs))
+	}
+	return append(out, podwarnings.Template(nil, &corev1.PodTemplateSpec{ObjectMeta: p.ObjectMeta, Spec: p.Spec})...)
 }
 
 func (podRules) columns() []metav1.TableColumnDefinition {

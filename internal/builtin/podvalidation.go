@@ -26,8 +26,12 @@ import (
 // three, images, ports, environment names, volume mounts, resources,
 // pull and termination message policies), the restart and DNS policies,
 // the node selector, the service account, node, host and priority class
-// names and the active deadline. Security contexts, probes, affinity and
-// the other scheduling fields are not checked.
+// names and the active deadline; and the pod-level fields of
+// podschedulingvalidation.go: resource claims, host network ports,
+// affinity, DNS configuration, readiness and scheduling gates, topology
+// spread constraints, user namespaces, the hostname override,
+// tolerations, host aliases, runtime class, overhead and the OS.
+// Security contexts and probes are not checked.
 func validatePodSpec(s *corev1.PodSpec, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if s.TerminationGracePeriodSeconds == nil {
@@ -35,6 +39,7 @@ func validatePodSpec(s *corev1.PodSpec, p *field.Path) field.ErrorList {
 	}
 	vols, verrs := validateVolumes(s.Volumes, p.Child("volumes"))
 	errs = append(errs, verrs...)
+	errs = append(errs, validatePodResourceClaims(s.ResourceClaims, p.Child("resourceClaims"))...)
 	cp := p.Child("containers")
 	if len(s.Containers) == 0 {
 		errs = append(errs, field.Required(cp, ""))
@@ -79,11 +84,20 @@ func validatePodSpec(s *corev1.PodSpec, p *field.Path) field.ErrorList {
 			names.Insert(c.Name)
 		}
 	}
+	errs = append(errs, validatePodHostNetworkDeps(s, p)...)
 	errs = append(errs, validateEnum(s.RestartPolicy, p.Child("restartPolicy"),
 		corev1.RestartPolicyAlways, corev1.RestartPolicyOnFailure, corev1.RestartPolicyNever)...)
 	errs = append(errs, validateEnum(s.DNSPolicy, p.Child("dnsPolicy"),
 		corev1.DNSClusterFirstWithHostNet, corev1.DNSClusterFirst, corev1.DNSDefault, corev1.DNSNone)...)
 	errs = append(errs, metav1validation.ValidateLabels(s.NodeSelector, p.Child("nodeSelector"))...)
+	errs = append(errs, validateShareProcessNamespace(s, p)...)
+	errs = append(errs, validateAffinity(s.Affinity, p.Child("affinity"))...)
+	errs = append(errs, validatePodDNSConfig(s.DNSConfig, s.DNSPolicy, p.Child("dnsConfig"))...)
+	errs = append(errs, validateReadinessGates(s.ReadinessGates, p.Child("readinessGates"))...)
+	errs = append(errs, validateSchedulingGates(s.SchedulingGates, p.Child("schedulingGates"))...)
+	errs = append(errs, validateTopologySpreadConstraints(s.TopologySpreadConstraints, p.Child("topologySpreadConstraints"))...)
+	errs = append(errs, validatePodHostUsers(s, p)...)
+	errs = append(errs, validatePodHostnameOverride(s, p)...)
 	if s.ServiceAccountName != "" {
 		for _, msg := range apivalidation.NameIsDNSSubdomain(s.ServiceAccountName, false) {
 			errs = append(errs, field.Invalid(p.Child("serviceAccountName"), s.ServiceAccountName, msg))
@@ -110,14 +124,19 @@ func validatePodSpec(s *corev1.PodSpec, p *field.Path) field.ErrorList {
 			}
 		}
 	}
+	errs = append(errs, validatePodTolerations(s.Tolerations, p.Child("tolerations"))...)
+	errs = append(errs, validateHostAliases(s.HostAliases, p.Child("hostAliases"))...)
 	if s.PriorityClassName != "" {
 		for _, msg := range apivalidation.NameIsDNSSubdomain(s.PriorityClassName, false) {
 			errs = append(errs, field.Invalid(p.Child("priorityClassName"), s.PriorityClassName, msg))
 		}
 	}
+	errs = append(errs, validateRuntimeClassName(s.RuntimeClassName, p.Child("runtimeClassName"))...)
 	if s.PreemptionPolicy != nil {
 		errs = append(errs, validatePreemptionPolicy(*s.PreemptionPolicy, p.Child("preemptionPolicy"))...)
 	}
+	errs = append(errs, validateOverhead(s.Overhead, p.Child("overhead"))...)
+	errs = append(errs, validatePodOS(s, p)...)
 	return errs
 }
 
@@ -312,6 +331,7 @@ func validatePodSpecUpdate(s, was *corev1.PodSpec) field.ErrorList {
 		}
 	}
 	errs = append(errs, validateTolerationsUpdate(s.Tolerations, was.Tolerations, sp.Child("tolerations"))...)
+	errs = append(errs, validateSchedulingGatesUpdate(s.SchedulingGates, was.SchedulingGates, sp.Child("schedulingGates"))...)
 	munged := s.DeepCopy()
 	for i := range munged.Containers {
 		if i < len(was.Containers) {
@@ -340,7 +360,9 @@ func validatePodSpecUpdate(s, was *corev1.PodSpec) field.ErrorList {
 }
 
 // validateTolerationsUpdate refuses an update that drops or changes a
-// toleration, but for lowering the seconds of a NoExecute one.
+// toleration, but for lowering the seconds of a NoExecute one; if none
+// is, it checks the tolerations again, as upstream does (so that their
+// errors come twice).
 func validateTolerationsUpdate(now, was []corev1.Toleration, p *field.Path) field.ErrorList {
 	for _, old := range was {
 		found := false
@@ -356,5 +378,5 @@ func validateTolerationsUpdate(now, was []corev1.Toleration, p *field.Path) fiel
 			return field.ErrorList{field.Forbidden(p, "existing toleration can not be modified except its tolerationSeconds")}
 		}
 	}
-	return nil
+	return validatePodTolerations(now, p)
 }
