@@ -22,8 +22,8 @@ import (
 
 // validatePodSpec checks, with upstream's messages and in its order, the
 // parts of a pod's spec users meet: the grace period, volumes (names,
-// exactly one source), containers of each kind (names unique across all
-// three, images, ports, environment names, volume mounts, resources,
+// exactly one source, its fields), containers of each kind (names unique
+// across all three, images, ports, environment names, volume mounts, resources,
 // pull and termination message policies), the restart and DNS policies,
 // the node selector, the service account, node, host and priority class
 // names and the active deadline; and the pod-level fields of
@@ -155,8 +155,8 @@ func validateEnum[T ~string](v T, p *field.Path, supported ...T) field.ErrorList
 }
 
 // validateVolumes checks the volumes' names (DNS labels, unique) and that
-// each has exactly one source, returning the valid ones by name for the
-// containers' mounts.
+// each has exactly one, valid, source, returning the valid ones by name
+// for the containers' mounts.
 func validateVolumes(vs []corev1.Volume, p *field.Path) (sets.Set[string], field.ErrorList) {
 	var errs field.ErrorList
 	names := sets.New[string]()
@@ -184,7 +184,7 @@ func validateVolumes(vs []corev1.Volume, p *field.Path) (sets.Set[string], field
 // volumeSourceFields are the JSON names of a volume's sources, in the
 // order upstream checks them (its misspelt downwarAPI included).
 var volumeSourceFields = []struct{ json, path string }{
-	{"hostPath", "hostPath"}, {"emptyDir", "emptyDir"}, {"gitRepo", "gitRepo"},
+	{"emptyDir", "emptyDir"}, {"hostPath", "hostPath"}, {"gitRepo", "gitRepo"},
 	{"gcePersistentDisk", "gcePersistentDisk"}, {"awsElasticBlockStore", "awsElasticBlockStore"},
 	{"secret", "secret"}, {"nfs", "nfs"}, {"iscsi", "iscsi"}, {"glusterfs", "glusterfs"},
 	{"flocker", "flocker"}, {"persistentVolumeClaim", "persistentVolumeClaim"}, {"rbd", "rbd"},
@@ -196,8 +196,9 @@ var volumeSourceFields = []struct{ json, path string }{
 	{"image", "image"},
 }
 
-// validateVolumeSource refuses a volume with no source, or with more than
-// one (each further one named).
+// validateVolumeSource checks the fields of a volume's first source
+// (podvolumevalidation.go), and refuses a volume with no source, or with
+// more than one (each further one named).
 func validateVolumeSource(s *corev1.VolumeSource, p *field.Path) field.ErrorList {
 	v := reflect.ValueOf(*s)
 	t := v.Type()
@@ -206,7 +207,7 @@ func validateVolumeSource(s *corev1.VolumeSource, p *field.Path) field.ErrorList
 		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
 		set[name] = !v.Field(i).IsNil()
 	}
-	var errs field.ErrorList
+	errs := validateVolumeSourceFields(s, p)
 	n := 0
 	for _, f := range volumeSourceFields {
 		if !set[f.json] {
