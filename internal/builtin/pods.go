@@ -83,7 +83,8 @@ func (podHooks) ReturnDeletedObject() {}
 // PrepareForCreate is upstream's strategy: the status a new pod has is
 // phase Pending and the QoS class its resources give; the match label
 // keys of its affinity terms and spread constraints are merged into
-// their selectors.
+// their selectors, and its own resources are completed from its
+// containers'.
 func (h podHooks) PrepareForCreate(obj map[string]any) {
 	h.kindHooks.PrepareForCreate(obj)
 	h.rewrite(obj, func(p *corev1.Pod) {
@@ -95,15 +96,17 @@ func (h podHooks) PrepareForCreate(obj map[string]any) {
 				LastTransitionTime: metav1.Now(),
 			}}
 		}
-		p.Status.QOSClass = podQOS(p)
 		mergeMatchLabelKeys(p)
+		defaultPodLevelResources(&p.Spec)
+		p.Status.QOSClass = podQOS(p)
 	})
 }
 
 // PrepareForUpdate defaults again and keeps what upstream's Priority and
 // DefaultTolerationSeconds plugins give an update: the old priority and
 // preemption policy when the new pod leaves them out, the two default
-// tolerations when it drops them.
+// tolerations when it drops them; and, as upstream's strategy, the old
+// pod-level resources when the new pod has none.
 func (h podHooks) PrepareForUpdate(obj, old map[string]any) {
 	h.kindHooks.PrepareForUpdate(obj, old)
 	was, _, err := h.Decode(old)
@@ -116,6 +119,9 @@ func (h podHooks) PrepareForUpdate(obj, old map[string]any) {
 		}
 		if p.Spec.PreemptionPolicy == nil {
 			p.Spec.PreemptionPolicy = was.Spec.PreemptionPolicy
+		}
+		if p.Spec.Resources == nil {
+			p.Spec.Resources = was.Spec.Resources
 		}
 		addDefaultTolerations(&p.Spec)
 	})

@@ -27,7 +27,8 @@ import (
 // pull and termination message policies), the restart and DNS policies,
 // the node selector, the service account, node, host and priority class
 // names and the active deadline; and the pod-level fields of
-// podschedulingvalidation.go: resource claims, host network ports,
+// podschedulingvalidation.go: resource claims, pod-level resources
+// (podresourcevalidation.go), host network ports,
 // affinity, DNS configuration, readiness and scheduling gates, topology
 // spread constraints, user namespaces, the hostname override,
 // tolerations, host aliases, runtime class, overhead and the OS.
@@ -84,6 +85,7 @@ func validatePodSpec(s *corev1.PodSpec, p *field.Path) field.ErrorList {
 			names.Insert(c.Name)
 		}
 	}
+	errs = append(errs, validatePodResources(s, p)...)
 	errs = append(errs, validatePodHostNetworkDeps(s, p)...)
 	errs = append(errs, validateEnum(s.RestartPolicy, p.Child("restartPolicy"),
 		corev1.RestartPolicyAlways, corev1.RestartPolicyOnFailure, corev1.RestartPolicyNever)...)
