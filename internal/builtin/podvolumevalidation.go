@@ -226,7 +226,6 @@ func fileMode(m *int32, p *field.Path) field.ErrorList {
 	return nil
 }
 
-
 // localDescendingPath: relative, and no ".." element.
 func localDescendingPath(target string, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
