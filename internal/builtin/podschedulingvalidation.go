@@ -381,12 +381,16 @@ func validateTopologySpreadConstraints(cs []corev1.TopologySpreadConstraint, p *
 }
 
 // validatePodHostUsers: a pod in its own user namespace may not share
-// the host's PID or IPC namespace, nor use block devices.
+// the host's network (UserNamespacesHostNetworkSupport is an alpha of
+// 1.37), PID or IPC namespace, nor use block devices.
 func validatePodHostUsers(s *corev1.PodSpec, p *field.Path) field.ErrorList {
 	if s.HostUsers == nil || *s.HostUsers {
 		return nil
 	}
 	var errs field.ErrorList
+	if s.HostNetwork {
+		errs = append(errs, field.Forbidden(p.Child("hostNetwork"), "when `hostUsers` is false"))
+	}
 	if s.HostPID {
 		errs = append(errs, field.Forbidden(p.Child("HostPID"), "when `hostUsers` is false"))
 	}

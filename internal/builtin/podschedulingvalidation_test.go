@@ -52,7 +52,8 @@ func TestPodSchedulingValidation(t *testing.T) {
 		{name: line(), obj: "spec: {hostNetwork: true, hostPID: true, shareProcessNamespace: true, containers: [{name: app, image: x, ports: [{containerPort: 80, hostPort: 81}]}]}", want: []string{
 			"spec.containers[0].ports[0].hostPort: Invalid value: 81: must match `containerPort` when `hostNetwork` is true",
 			"spec.shareProcessNamespace: Invalid value: true: ShareProcessNamespace and HostPID cannot both be enabled"}},
-		{name: line(), obj: "spec: {hostUsers: false, hostIPC: true, " + c + "}", want: []string{"spec.HostIPC: Forbidden: when `hostUsers` is false"}},
+		{name: line(), obj: "spec: {hostUsers: false, hostNetwork: true, hostIPC: true, " + c + "}", want: []string{
+			"spec.hostNetwork: Forbidden: when `hostUsers` is false", "spec.HostIPC: Forbidden: when `hostUsers` is false"}},
 		{name: line(), obj: "spec: {os: {name: windows}, hostPID: true, " + c + "}", want: []string{"spec.hostPID: Forbidden: cannot be set for a windows pod"}},
 		{name: line(), obj: "spec: {os: {name: plan9}, " + c + "}", want: []string{`spec.os: Unsupported value: "plan9": supported values: "linux", "windows"`}},
 		{name: line(), obj: "spec: {resourceClaims: [{name: r}], " + c + "}", want: []string{
