@@ -221,9 +221,11 @@ func setDefault(p **int32, v int32) {
 }
 
 // defaultPodTemplate applies the core/v1 pod defaults a user sees in
-// `kubectl get -o yaml` of a workload.
+// `kubectl get -o yaml` of a workload, once the fields of features that
+// are off are dropped.
 func defaultPodTemplate(t *corev1.PodTemplateSpec) {
 	s := &t.Spec
+	dropDisabledPodFields(s)
 	if s.RestartPolicy == "" {
 		s.RestartPolicy = corev1.RestartPolicyAlways
 	}

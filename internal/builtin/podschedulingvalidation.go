@@ -690,3 +690,62 @@ func mergeMatchLabelKeys(p *corev1.Pod) {
 		}
 	}
 }
+
+// dropDisabledPodFields clears the fields of a pod spec whose features
+// are off by default in 1.37, as upstream's strategies do before
+// anything else looks at a pod or template: an emptyDir's mode
+// (EmptyDirVolumeMode), the owners of volume files (AtomicWriteVolumeUserFields),
+// the scheduling group (GenericWorkload) and the eviction responders
+// (EvictionRequestAPI). Upstream keeps one that the stored object uses
+// already; crdserver never stored one.
+func dropDisabledPodFields(s *corev1.PodSpec) {
+	s.SchedulingGroup = nil
+	s.EvictionResponders = nil
+	for i := range s.Volumes {
+		v := &s.Volumes[i].VolumeSource
+		switch {
+		case v.EmptyDir != nil:
+			v.EmptyDir.Mode = nil
+		case v.Secret != nil:
+			v.Secret.DefaultUser = nil
+			dropKeyToPathUsers(v.Secret.Items)
+		case v.ConfigMap != nil:
+			v.ConfigMap.DefaultUser = nil
+			dropKeyToPathUsers(v.ConfigMap.Items)
+		case v.DownwardAPI != nil:
+			v.DownwardAPI.DefaultUser = nil
+			dropDownwardAPIUsers(v.DownwardAPI.Items)
+		case v.Projected != nil:
+			v.Projected.DefaultUser = nil
+			for j := range v.Projected.Sources {
+				src := &v.Projected.Sources[j]
+				switch {
+				case src.Secret != nil:
+					dropKeyToPathUsers(src.Secret.Items)
+				case src.DownwardAPI != nil:
+					dropDownwardAPIUsers(src.DownwardAPI.Items)
+				case src.ConfigMap != nil:
+					dropKeyToPathUsers(src.ConfigMap.Items)
+				case src.ServiceAccountToken != nil:
+					src.ServiceAccountToken.User = nil
+				case src.ClusterTrustBundle != nil:
+					src.ClusterTrustBundle.User = nil
+				case src.PodCertificate != nil:
+					src.PodCertificate.User = nil
+				}
+			}
+		}
+	}
+}
+
+func dropKeyToPathUsers(items []corev1.KeyToPath) {
+	for i := range items {
+		items[i].User = nil
+	}
+}
+
+func dropDownwardAPIUsers(items []corev1.DownwardAPIVolumeFile) {
+	for i := range items {
+		items[i].User = nil
+	}
+}

@@ -1,6 +1,10 @@
 package builtin
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/crdserver/crdserver/internal/registry"
+)
 
 func TestPodSchedulingValidation(t *testing.T) {
 	const c = "containers: [{name: app, image: busybox}]"
@@ -67,4 +71,24 @@ func TestPodSchedulingValidation(t *testing.T) {
 			"spec.tolerations[0].operator: Invalid value: \"v\": value must be empty when `operator` is 'Exists'",
 			"spec.tolerations[0].operator: Invalid value: \"v\": value must be empty when `operator` is 'Exists'"}},
 	})
+}
+
+// The fields of features off in 1.37 are gone from a defaulted pod.
+func TestDropDisabledPodFields(t *testing.T) {
+	obj := decodeYAML(t, "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: ns}\n"+
+		"spec: {schedulingGroup: {podGroupName: g}, evictionResponders: [{name: r, priority: 1}], containers: [{name: app, image: x}], "+
+		"volumes: [{name: a, emptyDir: {mode: 0700}}, {name: b, secret: {secretName: s, defaultUser: 1, items: [{key: k, path: p, user: 2}]}}, "+
+		"{name: c, projected: {defaultUser: 3, sources: [{serviceAccountToken: {path: t, user: 4}}]}}]}")
+	def := Pods(nil, nil)
+	def.Hooks.(registry.Defaulter).Default(obj)
+	p, _, err := def.Hooks.(podHooks).Decode(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := p.Spec.Volumes
+	if p.Spec.SchedulingGroup != nil || p.Spec.EvictionResponders != nil || v[0].EmptyDir.Mode != nil ||
+		v[1].Secret.DefaultUser != nil || v[1].Secret.Items[0].User != nil ||
+		v[2].Projected.DefaultUser != nil || v[2].Projected.Sources[0].ServiceAccountToken.User != nil {
+		t.Errorf("fields kept: %+v", p.Spec)
+	}
 }
