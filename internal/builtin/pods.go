@@ -163,11 +163,7 @@ func (h podHooks) PrepareForStatusUpdate(obj, old map[string]any) {
 // "default", must exist; its token volume is mounted in every container
 // unless automounting is off; its image pull secrets are the pod's when
 // the pod has none), Priority (from the named class, or the global
-// default class, else 0), DefaultTolerationSeconds and RuntimeClass (the
-// class's overhead and scheduling; podruntimeclass.go); then the checks
-// of the LimitRanges (upstream's validating half of LimitRanger, which
-// runs after the pod is validated: CheckCreateAdmission is where the
-// overhead's is).
+// default class, else 0) and DefaultTolerationSeconds.
 func (h podHooks) AdmitCreate(ctx context.Context, obj map[string]any) error {
 	if h.src == nil {
 		return nil
@@ -193,16 +189,12 @@ func (h podHooks) AdmitCreate(ctx context.Context, obj map[string]any) error {
 		return err
 	}
 	addDefaultTolerations(&p.Spec)
-	if err := h.admitRuntimeClass(ctx, p); err != nil {
-		return err
-	}
 	// Upstream checks the ranges in its validating phase, after these.
 	for i := range ranges {
 		if err := checkLimitRange(&ranges[i], p); err != nil {
 			return err
 		}
 	}
-
 	h.rewrite(obj, func(t *corev1.Pod) { t.Spec = p.Spec })
 	if a := p.Annotations[limitRangerAnnotation]; a != "" {
 		md, _ := obj["metadata"].(map[string]any)

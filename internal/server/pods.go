@@ -8,7 +8,6 @@ import (
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
-	nodev1 "k8s.io/api/node/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -29,8 +28,7 @@ var (
 )
 
 // podAdmission reads, from the watch caches, what the pods' admission
-// plugins look up: a pod's service account, the priority classes, the
-// namespace's LimitRanges, a pod's runtime class.
+// plugins look up: a pod's service account and the priority classes.
 type podAdmission struct {
 	s   *Server
 	def *registry.Definition // the pods'
@@ -66,22 +64,6 @@ func (a *podAdmission) PriorityClasses(ctx context.Context) ([]schedulingv1.Prio
 		}
 	}
 	return out, nil
-}
-
-var _ builtin.RuntimeClassSource = (*podAdmission)(nil)
-
-var runtimeClassesGR = schema.GroupResource{Group: "node.k8s.io", Resource: "runtimeclasses"}
-
-func (a *podAdmission) RuntimeClass(ctx context.Context, name string) (*nodev1.RuntimeClass, error) {
-	rc := &nodev1.RuntimeClass{}
-	found, err := storedServices{a.s.stores}.get(ctx, runtimeClassesGR, "", name, rc)
-	if err != nil {
-		return nil, err
-	}
-	if !found {
-		return nil, apierrors.NewNotFound(runtimeClassesGR, name)
-	}
-	return rc, nil
 }
 
 var (
