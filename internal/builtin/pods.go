@@ -9,6 +9,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	nodev1 "k8s.io/api/node/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -53,6 +54,9 @@ type PodAdmissionSource interface {
 	PriorityClasses(ctx context.Context) ([]schedulingv1.PriorityClass, error)
 	// LimitRanges are namespace's LimitRanges, by name.
 	LimitRanges(ctx context.Context, namespace string) ([]corev1.LimitRange, error)
+	// RuntimeClass returns the named class as of now, or an error that
+	// is apierrors.IsNotFound when there is none.
+	RuntimeClass(ctx context.Context, name string) (*nodev1.RuntimeClass, error)
 }
 
 // podHooks are a pod's hooks: the kind's rules, the admission plugins and
@@ -163,7 +167,9 @@ func (h podHooks) PrepareForStatusUpdate(obj, old map[string]any) {
 // "default", must exist; its token volume is mounted in every container
 // unless automounting is off; its image pull secrets are the pod's when
 // the pod has none), Priority (from the named class, or the global
-// default class, else 0) and DefaultTolerationSeconds.
+// default class, else 0), DefaultTolerationSeconds and RuntimeClass (the
+// named class must exist; its overhead and scheduling constraints become
+// the pod's); then the validating halves of LimitRanger and RuntimeClass.
 func (h podHooks) AdmitCreate(ctx context.Context, obj map[string]any) error {
 	if h.src == nil {
 		return nil
@@ -189,11 +195,21 @@ func (h podHooks) AdmitCreate(ctx context.Context, obj map[string]any) error {
 		return err
 	}
 	addDefaultTolerations(&p.Spec)
-	// Upstream checks the ranges in its validating phase, after these.
+	rc, err := h.runtimeClassFor(ctx, p)
+	if err != nil {
+		return err
+	}
+	if err := admitRuntimeClass(p, rc); err != nil {
+		return err
+	}
+	// Upstream checks in its validating phase, after every mutation.
 	for i := range ranges {
 		if err := checkLimitRange(&ranges[i], p); err != nil {
 			return err
 		}
+	}
+	if err := validateRuntimeClass(p, rc); err != nil {
+		return err
 	}
 	h.rewrite(obj, func(t *corev1.Pod) { t.Spec = p.Spec })
 	if a := p.Annotations[limitRangerAnnotation]; a != "" {

@@ -76,6 +76,9 @@ type Server struct {
 	// priorityClassesEnsured is set once the system PriorityClasses are
 	// stored.
 	priorityClassesEnsured atomic.Bool
+	// authInfoPublished is set once kube-system's
+	// extension-apiserver-authentication ConfigMap is written.
+	authInfoPublished atomic.Bool
 	// serviceCIDREnsured is set once the default ServiceCIDR is stored.
 	serviceCIDREnsured atomic.Bool
 	// leaseWritten is set once the identity Lease is first written.
@@ -285,6 +288,13 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		Ensure: s.ensureRootCA, Log: s.log,
 	}
 	s.background.Go(func() { rootCA.Run(bgCtx) })
+	authInfo, err := newClusterAuthInfo(s)
+	if err != nil {
+		return nil, err
+	}
+	s.background.Go(func() { s.authInfoPublished.Store(authInfo.ensure(bgCtx)) })
+	sysc := &controllers.Each{Name: "cluster authentication info", Cache: cmStore.Cache, Sync: authInfo.Sync, Log: s.log, Deletes: true}
+	s.background.Go(func() { sysc.Run(bgCtx) })
 	// Before the CRD controller, which tells it of new resources.
 	s.gc = controllers.NewGarbageCollector(&gcServer{s: s, reg: reg}, s.log)
 	s.background.Go(func() { s.gc.Run(bgCtx) })
@@ -613,11 +623,13 @@ func (s *Server) synced() bool { return s.stores.ready() && s.crds.served.Load()
 func (s *Server) bootstrapped() bool { return s.authz.mode != ModeRBAC || s.authz.ready() }
 
 // settled reports whether the rest of start-up's one-time work is done:
-// the system PriorityClasses and the default ServiceCIDR stored, the identity Lease written, the
-// aggregated ClusterRoles filled. Code that runs after the drop below
+// the system PriorityClasses, the default ServiceCIDR and
+// extension-apiserver-authentication stored, the identity Lease written, the aggregated
+// ClusterRoles filled. Code that runs after the drop below
 // faults back in.
 func (s *Server) settled() bool {
-	return s.priorityClassesEnsured.Load() && s.serviceCIDREnsured.Load() && s.leaseWritten.Load() && (s.authz.mode != ModeRBAC || s.authz.aggregated())
+	return s.priorityClassesEnsured.Load() && s.serviceCIDREnsured.Load() && s.leaseWritten.Load() && s.authInfoPublished.Load() &&
+		(s.authz.mode != ModeRBAC || s.authz.aggregated())
 }
 
 // dropStartupPages waits until start-up is over (readyz's checks of the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -28,9 +29,21 @@ type stores struct {
 	// before the first store starts.
 	encryption *encrypt.Config
 
+	// settled is set once every built-in cache is ready: caches started
+	// from then on (a CRD's, as it is created or changed) list at the
+	// current revision, and only those the server starts with backfill.
+	settled atomic.Bool
+
 	mu sync.RWMutex
 	m  map[schema.GroupResource]*entry
 }
+
+// startBackfill is how many revisions back a cache started with the server
+// begins its window (watchcache.Options.Backfill): enough for the writes
+// of a restart, so that informers resume their watches across it, and for
+// a new server's first writes, which upstream's caches, started before
+// any write, cover.
+const startBackfill = 1000
 
 // entry is one storage's store. Resources that share a storage share
 // their entry: the map holds it under each of their names, and gr is the
@@ -105,7 +118,11 @@ func (s *stores) startLocked(gr schema.GroupResource) *handler.Store {
 		return d
 	}
 	backend := s.metrics.Storage(encrypt.Wrap(s.backend, s.encryption.For(gr)), gr)
-	cache := watchcache.New(backend, prefix, handler.ItemDecoder(current), watchcache.Options{Logger: s.log.With("resource", gr.String())})
+	opts := watchcache.Options{Logger: s.log.With("resource", gr.String())}
+	if !s.settled.Load() {
+		opts.Backfill = startBackfill
+	}
+	cache := watchcache.New(backend, prefix, handler.ItemDecoder(current), opts)
 	ctx, cancel := context.WithCancel(s.ctx)
 	go cache.Start(ctx)
 	st := &handler.Store{Storage: backend, Cache: cache, Prefix: prefix}
@@ -133,10 +150,11 @@ func (s *stores) ready() bool {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	for _, e := range s.m {
-		if !e.custom && e.store.Cache.Revision() == 0 { // not listed yet
+		if !e.custom && !e.store.Cache.Ready() {
 			return false
 		}
 	}
+	s.settled.Store(true)
 	return true
 }
 

@@ -52,6 +52,17 @@ type Options struct {
 	FreshTimeout time.Duration
 	// ListPageSize is the page size of the reflector's storage lists.
 	ListPageSize int64
+	// Backfill, when positive, makes the first list read the prefix as it
+	// was that many revisions before storage's current one, and the watch
+	// replay the events since, so that the window starts there rather
+	// than at the list: a client that resumes a watch from a revision a
+	// little older than the cache (a server restarted under its
+	// informers, or a watch from the first revisions of a new server, as
+	// upstream's caches, started before any write, allow) continues where
+	// it was instead of getting 410 Expired and relisting. The cache is
+	// ready only once it has caught up with the revision it started from.
+	// A compacted revision falls back to a list at the current one.
+	Backfill int64
 	// Clock is the time source for bookmarks, timeouts and the slow-watcher
 	// budget; tests inject a fake one.
 	Clock  clock.Clock
@@ -117,6 +128,9 @@ type Cache struct {
 	// fresh is closed and replaced whenever rev advances.
 	fresh chan struct{}
 	ready bool
+	// readyAt, while not ready, is the revision a backfilled first list
+	// must catch up with before the cache is ready (see Options.Backfill).
+	readyAt int64
 
 	// wmu guards the watcher registry.
 	wmu      sync.Mutex
@@ -233,6 +247,10 @@ func (c *Cache) Revision() int64 {
 	return c.rev
 }
 
+// Ready reports whether the first list is in and, with Options.Backfill,
+// the cache has caught up with the revision it started from.
+func (c *Cache) Ready() bool { return c.isReady() }
+
 func (c *Cache) isReady() bool {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
@@ -281,17 +299,50 @@ func (c *Cache) reflect(ctx context.Context) {
 }
 
 // relist reads the whole prefix at one revision, page by page, and
-// replaces the cache's state with it.
+// replaces the cache's state with it. The first list of a cache with
+// Options.Backfill reads an older revision (see there).
 func (c *Cache) relist(ctx context.Context) error {
+	var from, readyAt int64
+	if c.opts.Backfill > 0 && !c.isReady() {
+		if cur, err := c.store.CurrentRevision(ctx); err == nil && cur > 0 {
+			from, readyAt = max(1, cur-c.opts.Backfill), cur
+		}
+	}
+	tree, rev, err := c.list(ctx, from)
+	if from > 0 && errors.Is(err, storage.ErrCompacted) {
+		readyAt = 0
+		tree, rev, err = c.list(ctx, 0)
+	}
+	if err != nil {
+		return err
+	}
+	c.replace(tree, rev, readyAt)
+	if readyAt > rev {
+		// An idle prefix sees no events: ask storage for progress until
+		// the cache has caught up.
+		c.wg.Add(1)
+		go func() {
+			defer c.wg.Done()
+			for ctx.Err() == nil && !c.isReady() {
+				if _, err := c.waitFresh(ctx, readyAt); err != nil {
+					return
+				}
+			}
+		}()
+	}
+	return nil
+}
+
+// list reads the whole prefix at rev (0: the current revision).
+func (c *Cache) list(ctx context.Context, rev int64) (*btree.BTree[*Item], int64, error) {
 	// Each page is decoded as it arrives, so that only one page of stored
 	// values is held at a time next to the decoded items.
 	tree := newTree()
-	var rev int64
 	start := ""
 	for {
 		res, err := c.store.List(ctx, c.prefix, storage.ListOptions{Revision: rev, Limit: c.opts.ListPageSize, StartKey: start})
 		if err != nil {
-			return fmt.Errorf("list %s at %d: %w", c.prefix, rev, err)
+			return nil, 0, fmt.Errorf("list %s at %d: %w", c.prefix, rev, err)
 		}
 		if rev == 0 {
 			rev = res.Revision
@@ -305,12 +356,10 @@ func (c *Cache) relist(ctx context.Context) error {
 			tree.ReplaceOrInsert(it)
 		}
 		if !res.More || len(res.Items) == 0 {
-			break
+			return tree, rev, nil
 		}
 		start = res.Items[len(res.Items)-1].Key + "\x00"
 	}
-	c.replace(tree, rev)
-	return nil
 }
 
 // watch applies the storage watch from the cache's revision until it

@@ -356,8 +356,9 @@ func (c *Cache) keepLocked(i int, s *btree.BTree[*Item]) {
 
 // replace installs a freshly listed state at rev: the window restarts
 // there, and every watcher is told its history is gone (410) because the
-// events between its position and rev are unknown.
-func (c *Cache) replace(tree *btree.BTree[*Item], rev int64) {
+// events between its position and rev are unknown. A first list is ready
+// at once, or with readyAt once the cache reaches that revision.
+func (c *Cache) replace(tree *btree.BTree[*Item], rev, readyAt int64) {
 	c.mu.Lock()
 	if rev < c.rev {
 		// A list can't be older than what we've seen; keep monotonic.
@@ -366,14 +367,14 @@ func (c *Cache) replace(tree *btree.BTree[*Item], rev int64) {
 	c.tree = tree
 	c.win.reset(rev)
 	wasReady := c.ready
-	c.ready = true
+	if !wasReady {
+		c.readyAt = readyAt
+	}
 	c.advanceLocked(rev)
 	c.mu.Unlock()
 
 	if wasReady {
 		c.terminateAll(errWatchExpired())
-	} else {
-		close(c.readyCh)
 	}
 	c.send(&change{kind: kindProgress, rev: rev})
 }
@@ -440,6 +441,10 @@ func (c *Cache) progress(rev int64) {
 func (c *Cache) advanceLocked(rev int64) {
 	if rev > c.rev {
 		c.rev = rev
+	}
+	if !c.ready && c.rev >= c.readyAt && c.rev > 0 {
+		c.ready = true
+		close(c.readyCh)
 	}
 	close(c.fresh)
 	c.fresh = make(chan struct{})

@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/utils/clock"
 
 	"github.com/crdserver/crdserver/internal/storage"
 )
@@ -532,5 +533,77 @@ func TestNoGoroutineLeaks(t *testing.T) {
 			t.Fatalf("%d goroutines left, started with %d:\n%s", runtime.NumGoroutine(), before, buf[:runtime.Stack(buf, true)])
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// A cache started with Backfill after writes serves a watch from a
+// revision older than its start (a client resuming across a restart)
+// with the events since, and is ready only once it has caught up; other
+// prefixes' writes (an idle prefix) do not keep it from getting there.
+func TestBackfill(t *testing.T) { forEachBackend(t, testBackfill) }
+
+func testBackfill(t *testing.T, newStore func(testing.TB) storage.Interface) {
+	store := newStore(t)
+	ctx := context.Background()
+	first, err := store.Create(ctx, key("a", "x"), object("a", "x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.Create(ctx, key("a", "y"), object("a", "y")); err != nil {
+		t.Fatal(err)
+	}
+	last, err := store.Create(ctx, "/registry/other/thing", object("b", "thing"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newRig(t, store, Options{Backfill: 100, Clock: clock.RealClock{}})
+
+	if got := r.cache.Revision(); got < last {
+		t.Fatalf("ready at %d, before the revision it started from (%d)", got, last)
+	}
+	w, err := r.cache.Watch(ctx, WatchOptions{ResourceVersion: strconv.FormatInt(first, 10)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	if ev := next(t, w); ev.Type != Added || ev.Item.Name != "y" {
+		t.Fatalf("got %s, want y ADDED", evString(ev))
+	}
+	// Without Backfill the same watch is too old, as before.
+	r = newRig(t, store, Options{Clock: clock.RealClock{}})
+
+	w, err = r.cache.Watch(ctx, WatchOptions{ResourceVersion: strconv.FormatInt(first, 10)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if evs := closed(t, w); len(evs) != 1 || evs[0].Type != Error || !apierrors.IsResourceExpired(evs[0].Err) {
+		t.Fatalf("without backfill: got %v", evs)
+	}
+}
+
+// Backfill reaching into compacted history lists at the current revision.
+func TestBackfillCompacted(t *testing.T) {
+	store := newMemStore()
+	ctx := context.Background()
+	first, err := store.Create(ctx, key("a", "x"), object("a", "x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	last, err := store.Create(ctx, key("a", "y"), object("a", "y"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	store.compact(last)
+	r := newRig(t, store, Options{Backfill: 100, Clock: clock.RealClock{}})
+
+	w, err := r.cache.Watch(ctx, WatchOptions{ResourceVersion: strconv.FormatInt(first, 10)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if evs := closed(t, w); len(evs) != 1 || evs[0].Type != Error || !apierrors.IsResourceExpired(evs[0].Err) {
+		t.Fatalf("got %v", evs)
+	}
+	if n := r.cache.Stats().Objects; n != 2 {
+		t.Fatalf("%d objects, want 2", n)
 	}
 }

@@ -13,8 +13,10 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
 )
 
 // TestRestartKeepsState stops a server with SIGTERM and starts another on
@@ -38,6 +40,16 @@ func TestRestartKeepsState(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := snapshot(t, srv)
+	listed, err := ns.List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A write of another resource after it: the restarted server's
+	// namespaces start at a later revision than the list's.
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "after-list"}}
+	if _, err := srv.Client.CoreV1().ConfigMaps("keep-0").Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	caBefore := srv.Config.CAData
 	certBefore := srv.servedCertificate(t)
 	adminBefore := srv.Config.CertData
@@ -79,9 +91,27 @@ func TestRestartKeepsState(t *testing.T) {
 			maxRV = b.rv
 		}
 	}
+	// An informer's watch resumes across the restart from where it was,
+	// without a 410 and a relist.
+	w, err := srv2.Client.CoreV1().Namespaces().Watch(ctx, metav1.ListOptions{ResourceVersion: listed.ResourceVersion})
+	if err != nil {
+		t.Fatalf("watch from %s after restart: %v", listed.ResourceVersion, err)
+	}
+	defer w.Stop()
 	created, err := srv2.Client.CoreV1().Namespaces().Create(ctx, namespace("after-restart"), metav1.CreateOptions{})
 	if err != nil {
 		t.Fatalf("create after restart: %v", err)
+	}
+	for ev := range w.ResultChan() {
+		if ev.Type == watch.Error {
+			t.Fatalf("watch from %s (before the restart) ended: %v", listed.ResourceVersion, apierrors.FromObject(ev.Object))
+		}
+		if n, ok := ev.Object.(*corev1.Namespace); ok && n.Name == "after-restart" {
+			if ev.Type != watch.Added {
+				t.Errorf("after-restart: %s event, want ADDED", ev.Type)
+			}
+			break
+		}
 	}
 	if created.ResourceVersion == maxRV || !atLeast(created.ResourceVersion, maxRV) {
 		t.Errorf("create after restart got resourceVersion %s, not after the last one before (%s)", created.ResourceVersion, maxRV)
