@@ -169,7 +169,8 @@ func (h podHooks) PrepareForStatusUpdate(obj, old map[string]any) {
 // the pod has none), Priority (from the named class, or the global
 // default class, else 0), DefaultTolerationSeconds and RuntimeClass (the
 // named class must exist; its overhead and scheduling constraints become
-// the pod's); then the validating halves of LimitRanger and RuntimeClass.
+// the pod's); then the validating half of LimitRanger. (RuntimeClass's
+// runs after the pod is validated, as upstream's: CheckCreateAdmission.)
 func (h podHooks) AdmitCreate(ctx context.Context, obj map[string]any) error {
 	if h.src == nil {
 		return nil
@@ -207,9 +208,6 @@ func (h podHooks) AdmitCreate(ctx context.Context, obj map[string]any) error {
 		if err := checkLimitRange(&ranges[i], p); err != nil {
 			return err
 		}
-	}
-	if err := validateRuntimeClass(p, rc); err != nil {
-		return err
 	}
 	h.rewrite(obj, func(t *corev1.Pod) { t.Spec = p.Spec })
 	if a := p.Annotations[limitRangerAnnotation]; a != "" {
