@@ -1,6 +1,7 @@
 package builtin
 
 import (
+	"fmt"
 	"maps"
 	"net"
 	"path"
@@ -380,8 +381,8 @@ func validateResourceDivisor(name string, d resource.Quantity, p *field.Path) fi
 	return errs
 }
 
-// validateProjectionSources checks each source of a projected volume and
-// that no two write the same path. Upstream names the paths of a
+// validateProjectionSources checks each source of a projected volume
+// (one kind of projection a source) and that no two write the same path. Upstream names the paths of a
 // service account token at the volume's path, not the source's.
 func validateProjectionSources(v *corev1.ProjectedVolumeSource, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
@@ -394,6 +395,13 @@ func validateProjectionSources(v *corev1.ProjectedVolumeSource, p *field.Path) f
 	}
 	for i, src := range v.Sources {
 		sp := p.Child("sources").Index(i)
+		n := 0
+		for _, set := range []bool{src.Secret != nil, src.ConfigMap != nil, src.DownwardAPI != nil,
+			src.ServiceAccountToken != nil, src.ClusterTrustBundle != nil, src.PodCertificate != nil} {
+			if set {
+				n++
+			}
+		}
 		if s := src.Secret; s != nil {
 			pp := sp.Child("secret")
 			if s.Name == "" {
@@ -443,6 +451,121 @@ func validateProjectionSources(v *corev1.ProjectedVolumeSource, p *field.Path) f
 			} else {
 				errs = append(errs, localNonReservedPath(s.Path, p.Child("path"))...)
 			}
+		}
+		if s := src.ClusterTrustBundle; s != nil {
+			errs = append(errs, validateClusterTrustBundleProjection(s, sp.Child("clusterTrustBundle"))...)
+			claim(s.Path, s.Path)
+		}
+		if s := src.PodCertificate; s != nil {
+			pp := sp.Child("podCertificate")
+			errs = append(errs, validatePodCertificateProjection(s, pp)...)
+			any := false
+			for _, f := range []struct{ name, path string }{
+				{"credentialBundlePath", s.CredentialBundlePath}, {"keyPath", s.KeyPath}, {"certificateChainPath", s.CertificateChainPath},
+			} {
+				if f.path == "" {
+					continue
+				}
+				any = true
+				errs = append(errs, localNonReservedPath(f.path, pp.Child(f.name))...)
+				claim(f.path, f.path)
+			}
+			if !any {
+				errs = append(errs, field.Required(pp, "specify at least one of credentialBundlePath, keyPath, and certificateChainPath"))
+			}
+		}
+		if n > 1 {
+			errs = append(errs, field.Forbidden(sp, "may not specify more than 1 volume type per source"))
+		}
+	}
+	return errs
+}
+
+// internalClusterTrustBundleProjection is a projection as upstream quotes
+// it in an error: its internal type, whose fields have no JSON names.
+type internalClusterTrustBundleProjection struct {
+	Name          *string
+	SignerName    *string
+	LabelSelector *metav1.LabelSelector
+	Optional      *bool
+	Path          string
+	User          *int64
+}
+
+// validateClusterTrustBundleProjection: a bundle by name (a valid bundle
+// name, no selector) or by signer (a valid signer name, a valid
+// selector), and a path.
+func validateClusterTrustBundleProjection(s *corev1.ClusterTrustBundleProjection, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	switch {
+	case s.Name != nil && s.SignerName != nil:
+		errs = append(errs, field.Invalid(p, internalClusterTrustBundleProjection{s.Name, s.SignerName, s.LabelSelector, s.Optional, s.Path, s.User}, "only one of name and signerName may be used"))
+	case s.Name != nil:
+		name := *s.Name
+		if name == "" {
+			errs = append(errs, field.Required(p.Child("name"), "must be a valid object name"))
+		}
+		signer := ""
+		if i := strings.LastIndex(name, ":"); i >= 0 {
+			signer = strings.ReplaceAll(name[:i], ":", "/")
+		}
+		for _, msg := range bundleNameRule(signer)(name, false) {
+			errs = append(errs, field.Invalid(p.Child("name"), name, "not a valid clustertrustbundlename: "+msg))
+		}
+		if s.LabelSelector != nil {
+			errs = append(errs, field.Invalid(p.Child("labelSelector"), s.LabelSelector, "labelSelector must be unset if name is specified"))
+		}
+	case s.SignerName != nil:
+		if *s.SignerName == "" {
+			errs = append(errs, field.Required(p.Child("signerName"), "must be a valid signer name"))
+		}
+		errs = append(errs, validateSignerName(p.Child("signerName"), *s.SignerName)...)
+		errs = append(errs, metav1validation.ValidateLabelSelector(s.LabelSelector, metav1validation.LabelSelectorValidationOptions{}, p.Child("labelSelector"))...)
+	default:
+		errs = append(errs, field.Required(p, "either name or signerName must be specified"))
+	}
+	if s.Path == "" {
+		errs = append(errs, field.Required(p.Child("path"), ""))
+	}
+	return append(errs, localNonReservedPath(s.Path, p.Child("path"))...)
+}
+
+// The longest certificate lifetime a pod certificate may ask for, and
+// the longest from a kubernetes.io signer.
+const (
+	podCertMaxExpiration           = 91 * 24 * 60 * 60
+	podCertKubernetesMaxExpiration = 24 * 60 * 60
+)
+
+var podCertKeyTypes = []string{"RSA3072", "RSA4096", "ECDSAP256", "ECDSAP384", "ECDSAP521", "ED25519"}
+
+// validatePodCertificateProjection checks a pod certificate's signer,
+// annotations, key type and lifetime (its paths are checked with the
+// others of the volume).
+func validatePodCertificateProjection(s *corev1.PodCertificateProjection, p *field.Path) field.ErrorList {
+	errs := validateSignerName(p.Child("signerName"), s.SignerName)
+	if s.UserAnnotations != nil {
+		ap := p.Child("userAnnotations")
+		for _, k := range slices.Sorted(maps.Keys(s.UserAnnotations)) {
+			errs = append(errs, validation.IsDomainPrefixedKey(ap, strings.ToLower(k))...)
+		}
+		if apivalidation.ValidateAnnotationsSize(s.UserAnnotations) != nil {
+			errs = append(errs, field.TooLong(ap, "", apivalidation.TotalAnnotationSizeLimitB))
+		}
+	}
+	if !slices.Contains(podCertKeyTypes, s.KeyType) {
+		errs = append(errs, field.NotSupported(p.Child("keyType"), s.KeyType, podCertKeyTypes))
+	}
+	if m := s.MaxExpirationSeconds; m != nil {
+		if *m < 3600 {
+			errs = append(errs, field.Invalid(p.Child("maxExpirationSeconds"), *m, "if provided, maxExpirationSeconds must be >= 3600"))
+		}
+		limit := podCertMaxExpiration
+		if host, _, _ := strings.Cut(s.SignerName, "/"); host == "kubernetes.io" || strings.HasSuffix(host, ".kubernetes.io") {
+			limit = podCertKubernetesMaxExpiration
+		}
+		if *m > int32(limit) {
+			errs = append(errs, field.Invalid(p.Child("maxExpirationSeconds"), *m, fmt.Sprintf("if provided, maxExpirationSeconds must be <= %d", limit)))
 		}
 	}
 	return errs

@@ -40,6 +40,10 @@ func TestPodVolumeSourceValidation(t *testing.T) {
 			`spec.volumes[0].projected: Invalid value: "c": conflicting duplicate paths`,
 			"spec.volumes[0].projected.sources[2].serviceAccountToken.expirationSeconds: Invalid value: 60: may not specify a duration less than 10 minutes",
 			`spec.volumes[0].projected.path: Invalid value: "/t": must be a relative path`}},
+		{name: line(), obj: vols("{name: a, projected: {sources: [{secret: {name: s}, configMap: {name: c}}, {clusterTrustBundle: {path: x}}, {podCertificate: {signerName: example.com/s, keyType: ED25519}}]}}"), want: []string{
+			"spec.volumes[0].projected.sources[0]: Forbidden: may not specify more than 1 volume type per source",
+			"spec.volumes[0].projected.sources[1].clusterTrustBundle: Required value: either name or signerName must be specified",
+			"spec.volumes[0].projected.sources[2].podCertificate: Required value: specify at least one of credentialBundlePath, keyPath, and certificateChainPath"}},
 		{name: line(), obj: vols("{name: a, ephemeral: {volumeClaimTemplate: {metadata: {name: x}, spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}}}}"), want: []string{
 			"spec.volumes[0].ephemeral.volumeClaimTemplate.metadata.name: Forbidden: cannot be set"}},
 		{name: line(), obj: vols("{name: a, image: {reference: '', pullPolicy: Sometimes}}"), want: []string{
