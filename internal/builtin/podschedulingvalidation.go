@@ -21,7 +21,9 @@ import (
 // causes of a 422 come in upstream's order. The options upstream derives
 // from the gates take 1.37.2's defaults: comparison operators in
 // tolerations are refused, matchLabelKeys of spread constraints are
-// checked as merged into the selector.
+// checked as merged into the selector. Those it derives from the old
+// object on an update (invalid selectors or token paths an older version
+// let through may stay) are not taken: an update is checked as a create.
 
 // validatePodResourceClaims checks the pod's claims: a unique DNS label
 // each, and exactly one of a claim or a template named.
