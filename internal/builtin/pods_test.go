@@ -63,8 +63,8 @@ func testPods(src PodAdmissionSource) *registry.Definition {
 }
 
 // admitted is the pod y (a Pod's YAML in namespace ns) defaulted,
-// admitted and prepared for create as the handler does, or the
-// admission error.
+// admitted, prepared for create and checked by the validating admission
+// as the handler does, or the admission error.
 func admitted(t *testing.T, def *registry.Definition, y string) (*corev1.Pod, error) {
 	t.Helper()
 	obj := decodeYAML(t, "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: ns}\n"+y)
@@ -73,6 +73,9 @@ func admitted(t *testing.T, def *registry.Definition, y string) (*corev1.Pod, er
 		return nil, err
 	}
 	def.Hooks.(registry.CreatePreparer).PrepareForCreate(obj)
+	if err := def.Hooks.(registry.CreateAdmissionChecker).CheckCreateAdmission(context.Background(), obj); err != nil {
+		return nil, err
+	}
 	b, _ := json.Marshal(obj)
 	p := &corev1.Pod{}
 	if err := json.Unmarshal(b, p); err != nil {

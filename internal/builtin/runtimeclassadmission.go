@@ -8,6 +8,8 @@ import (
 	nodev1 "k8s.io/api/node/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/crdserver/crdserver/internal/registry"
 )
 
 // runtimeClassFor is what upstream's RuntimeClass admission plugin looks
@@ -55,6 +57,26 @@ func admitRuntimeClass(p *corev1.Pod, rc *nodev1.RuntimeClass) error {
 }
 
 var errOverheadMismatch = fmt.Errorf("pod rejected: Pod's Overhead doesn't match RuntimeClass's defined Overhead")
+
+var _ registry.CreateAdmissionChecker = podHooks{}
+
+// CheckCreateAdmission is the plugin's validating half, where upstream
+// runs it: after the new pod is validated (an invalid overhead is a 422
+// first).
+func (h podHooks) CheckCreateAdmission(ctx context.Context, obj map[string]any) error {
+	if h.src == nil {
+		return nil
+	}
+	p, _, err := h.Decode(obj)
+	if err != nil {
+		return nil // CheckType refused it
+	}
+	rc, err := h.runtimeClassFor(ctx, p)
+	if err != nil {
+		return err
+	}
+	return validateRuntimeClass(p, rc)
+}
 
 // validateRuntimeClass is the plugin's validating half, after every
 // mutation: the pod's overhead is its class's, and a pod whose class has
