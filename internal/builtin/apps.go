@@ -112,9 +112,13 @@ func (h appsHooks[T]) Default(obj map[string]any) { h.rewrite(obj, h.defaults) }
 func (h appsHooks[T]) PrepareForCreate(obj map[string]any) {
 	delete(obj, "status")
 	h.Default(obj)
+	dropDisabledContainerFields(obj, "spec", "template", "spec")
 }
 
-func (h appsHooks[T]) PrepareForUpdate(obj, _ map[string]any) { h.Default(obj) }
+func (h appsHooks[T]) PrepareForUpdate(obj, _ map[string]any) {
+	h.Default(obj)
+	dropDisabledContainerFields(obj, "spec", "template", "spec")
+}
 
 func typedV1[T any](kind string, defaults func(*T)) appsHooks[T] {
 	return appsHooks[T]{Typed[T]{Kind: kind, Version: "v1"}, defaults}

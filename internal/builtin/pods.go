@@ -562,6 +562,8 @@ type podRules struct{}
 // template's), then those of a pod alone: requests default to limits,
 // service links are on, a negative grace period is 1, host network ports
 // default their host port.
+func (podRules) podSpecPath() []string { return []string{"spec"} }
+
 func (podRules) defaults(p *corev1.Pod) {
 	t := corev1.PodTemplateSpec{Spec: p.Spec}
 	defaultPodTemplate(&t)
