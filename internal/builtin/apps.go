@@ -372,13 +372,10 @@ func defaultContainer(c *corev1.Container) {
 }
 
 // pullPolicy is upstream's default: Always for an image tagged latest or
-// not tagged at all, IfNotPresent for other tags and for digests.
+// not tagged at all, IfNotPresent for other tags, for digests and for a
+// reference that does not parse.
 func pullPolicy(image string) corev1.PullPolicy {
-	if strings.Contains(image, "@") {
-		return corev1.PullIfNotPresent
-	}
-	name := image[strings.LastIndex(image, "/")+1:]
-	if i := strings.LastIndex(name, ":"); i < 0 || name[i+1:] == "latest" {
+	if imageTag(image) == "latest" {
 		return corev1.PullAlways
 	}
 	return corev1.PullIfNotPresent

@@ -742,3 +742,21 @@ func validateHTTPGetAction(h *corev1.HTTPGetAction, p *field.Path) field.ErrorLi
 	}
 	return errs
 }
+
+// validatePodContainerImages is upstream's check of a pod's (not a
+// template's) regular and init containers: an image without surrounding
+// whitespace.
+func validatePodContainerImages(s *corev1.PodSpec, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for _, l := range []struct {
+		cs   []corev1.Container
+		name string
+	}{{s.Containers, "containers"}, {s.InitContainers, "initContainers"}} {
+		for i, c := range l.cs {
+			if len(c.Image) != len(strings.TrimSpace(c.Image)) {
+				errs = append(errs, field.Invalid(p.Child(l.name).Index(i).Child("image"), c.Image, "must not have leading or trailing whitespace"))
+			}
+		}
+	}
+	return errs
+}

@@ -615,6 +615,7 @@ func (podRules) defaults(p *corev1.Pod) {
 
 func (podRules) validate(p, was *corev1.Pod) field.ErrorList {
 	errs := validatePodSpec(&p.Spec, field.NewPath("spec"))
+	errs = append(errs, validatePodContainerImages(&p.Spec, field.NewPath("spec"))...)
 	if was != nil {
 		errs = append(errs, validatePodSpecUpdate(&p.Spec, &was.Spec)...)
 	}
