@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"path"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -745,17 +746,56 @@ func validateHTTPGetAction(h *corev1.HTTPGetAction, p *field.Path) field.ErrorLi
 
 // validatePodContainerImages is upstream's check of a pod's (not a
 // template's) regular and init containers: an image without surrounding
-// whitespace.
+// whitespace. Ephemeral containers are checked with the others of their
+// kind (validateContainerImageSpace).
 func validatePodContainerImages(s *corev1.PodSpec, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	for _, l := range []struct {
-		cs   []corev1.Container
-		name string
-	}{{s.Containers, "containers"}, {s.InitContainers, "initContainers"}} {
-		for i, c := range l.cs {
-			if len(c.Image) != len(strings.TrimSpace(c.Image)) {
-				errs = append(errs, field.Invalid(p.Child(l.name).Index(i).Child("image"), c.Image, "must not have leading or trailing whitespace"))
-			}
+	for i := range s.Containers {
+		errs = append(errs, validateContainerImageSpace(&s.Containers[i], p.Child("containers").Index(i))...)
+	}
+	for i := range s.InitContainers {
+		errs = append(errs, validateContainerImageSpace(&s.InitContainers[i], p.Child("initContainers").Index(i))...)
+	}
+	return errs
+}
+
+func validateContainerImageSpace(c *corev1.Container, p *field.Path) field.ErrorList {
+	if len(c.Image) != len(strings.TrimSpace(c.Image)) {
+		return field.ErrorList{field.Invalid(p.Child("image"), c.Image, "must not have leading or trailing whitespace")}
+	}
+	return nil
+}
+
+// ephemeralContainerFields are the fields an ephemeral container may set:
+// none that would make it part of the pod's service (ports, probes,
+// lifecycle, resources, restart and resize policies).
+var ephemeralContainerFields = sets.New("Name", "Image", "Command", "Args", "WorkingDir", "EnvFrom", "Env",
+	"VolumeMounts", "VolumeDevices", "TerminationMessagePath", "TerminationMessagePolicy", "ImagePullPolicy",
+	"SecurityContext", "Stdin", "StdinOnce", "TTY")
+
+// validateEphemeralContainer is the rest of upstream's check of an
+// ephemeral container: its target is a regular or init container, it
+// sets only the allowed fields, and its volume mounts no subpaths.
+func validateEphemeralContainer(ec *corev1.EphemeralContainer, s *corev1.PodSpec, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if t := ec.TargetContainerName; t != "" && !slices.ContainsFunc(s.Containers, func(c corev1.Container) bool { return c.Name == t }) &&
+		!slices.ContainsFunc(s.InitContainers, func(c corev1.Container) bool { return c.Name == t }) {
+		errs = append(errs, field.NotFound(p.Child("targetContainerName"), t))
+	}
+	v := reflect.ValueOf(ec.EphemeralContainerCommon)
+	for i := 0; i < v.NumField(); i++ {
+		name := v.Type().Field(i).Name
+		if !ephemeralContainerFields.Has(name) && !v.Field(i).IsZero() {
+			errs = append(errs, field.Forbidden(p.Child(strings.ToLower(name[:1])+name[1:]), "cannot be set for an Ephemeral Container"))
+		}
+	}
+	for i, m := range ec.VolumeMounts {
+		mp := p.Child("volumeMounts").Index(i)
+		if m.SubPath != "" {
+			errs = append(errs, field.Forbidden(mp.Child("subPath"), "cannot be set for an Ephemeral Container"))
+		}
+		if m.SubPathExpr != "" {
+			errs = append(errs, field.Forbidden(mp.Child("subPathExpr"), "cannot be set for an Ephemeral Container"))
 		}
 	}
 	return errs

@@ -19,6 +19,11 @@ func podSpecErrors(t *testing.T, y string) []string {
 		t.Fatal(err)
 	}
 	defaultPodTemplate(&tpl)
+	for i := range tpl.Spec.EphemeralContainers {
+		c := corev1.Container(tpl.Spec.EphemeralContainers[i].EphemeralContainerCommon)
+		defaultContainer(&c)
+		tpl.Spec.EphemeralContainers[i].EphemeralContainerCommon = corev1.EphemeralContainerCommon(c)
+	}
 	var got []string
 	for _, e := range validatePodSpec(&tpl.Spec, field.NewPath("spec")) {
 		got = append(got, e.Error())
@@ -79,6 +84,14 @@ func TestPodContainerValidation(t *testing.T) {
 			[]string{`spec.containers[1].ports[0].hostPort: Duplicate value: "TCP//8"`}},
 		{line(), `{hostNetwork: true, containers: [{name: a, image: i, ports: [{containerPort: 1, hostPort: 8}]}]}`,
 			[]string{"spec.containers[0].ports[0].hostPort: Invalid value: 8: must match `containerPort` when `hostNetwork` is true"}},
+		{line(), `{containers: [{name: a, image: i}], ephemeralContainers: [{name: e, image: " i", targetContainerName: ghost, ports: [{containerPort: 1}],
+			restartPolicy: Always, volumeMounts: [{name: d, mountPath: /d, subPath: x}]}]}`, []string{
+			`spec.ephemeralContainers[0].volumeMounts[0].name: Not found: "d"`,
+			`spec.ephemeralContainers[0].image: Invalid value: " i": must not have leading or trailing whitespace`,
+			`spec.ephemeralContainers[0].targetContainerName: Not found: "ghost"`,
+			"spec.ephemeralContainers[0].ports: Forbidden: cannot be set for an Ephemeral Container",
+			"spec.ephemeralContainers[0].restartPolicy: Forbidden: cannot be set for an Ephemeral Container",
+			"spec.ephemeralContainers[0].volumeMounts[0].subPath: Forbidden: cannot be set for an Ephemeral Container"}},
 	} {
 		if got := podSpecErrors(t, tc.spec); !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("%s: errors\n%s\nwant\n%s", tc.name, strings.Join(got, "\n"), strings.Join(tc.want, "\n"))

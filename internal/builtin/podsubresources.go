@@ -427,6 +427,7 @@ func (h podHooks) ValidateSubresourceUpdate(sub string, obj, old map[string]any)
 		return field.ErrorList{field.InternalError(nil, err)}
 	}
 	errs := validatePodSpec(&p.Spec, field.NewPath("spec"))
+	errs = append(errs, validatePodContainerImages(&p.Spec, field.NewPath("spec"))...)
 	now := map[string]corev1.EphemeralContainer{}
 	for _, c := range p.Spec.EphemeralContainers {
 		now[c.Name] = c

@@ -78,11 +78,13 @@ func validatePodSpec(s *corev1.PodSpec, p *field.Path) field.ErrorList {
 		ip := p.Child("ephemeralContainers").Index(i)
 		c := corev1.Container(ec.EphemeralContainerCommon)
 		errs = append(errs, validatePodContainer(&c, s, vols, ip)...)
+		errs = append(errs, validateContainerImageSpace(&c, ip)...)
 		if names.Has(c.Name) {
 			errs = append(errs, field.Duplicate(ip.Child("name"), c.Name))
 		} else {
 			names.Insert(c.Name)
 		}
+		errs = append(errs, validateEphemeralContainer(ec, s, ip)...)
 	}
 	errs = append(errs, validateHostNetworkPorts(s, p)...)
 	errs = append(errs, validateEnum(s.RestartPolicy, p.Child("restartPolicy"),
