@@ -13,9 +13,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 
+	"github.com/crdserver/crdserver/internal/builtin/podwarnings"
 	"github.com/crdserver/crdserver/internal/registry"
 )
 
@@ -72,17 +74,42 @@ var (
 	_ registry.GracefulDeleter      = podHooks{}
 	_ registry.ReturnsDeletedObject = podHooks{}
 	_ registry.StatusUpdatePreparer = podHooks{}
+	_ registry.PrepareWarner        = podHooks{}
 )
 
 // ReturnDeletedObject: as upstream's pod store, a delete answers with the
 // pod.
 func (podHooks) ReturnDeletedObject() {}
 
+// warnings are upstream's WarningsOnCreate of a pod: a name that is no
+// DNS label, then its spec's. Upstream warns of no update.
+func (podRules) warnings(now, was *corev1.Pod, sub string) []string {
+	if was != nil || sub != "" {
+		return nil
+	}
+	var out []string
+	if msgs := validation.IsDNS1123Label(now.Name); len(msgs) > 0 {
+		out = append(out, fmt.Sprintf("metadata.name: this is used in the Pod's hostname, which can result in surprising behavior; a DNS label is recommended: %v", msgs))
+	}
+	return append(out, podwarnings.Pod(now)...)
+}
+
+// PrepareWarnings are the warnings of the AppArmor annotations
+// PrepareForCreate copies to fields.
+func (h podHooks) PrepareWarnings(obj map[string]any) []string {
+	p, _, err := h.Decode(obj)
+	if err != nil {
+		return nil
+	}
+	return appArmorAnnotationWarnings(p)
+}
+
 // PrepareForCreate is upstream's strategy: the status a new pod has is
 // phase Pending and the QoS class its resources give.
 func (h podHooks) PrepareForCreate(obj map[string]any) {
 	h.kindHooks.PrepareForCreate(obj)
 	h.rewrite(obj, func(p *corev1.Pod) {
+		syncAppArmorAnnotations(p)
 		p.Status = corev1.PodStatus{Phase: corev1.PodPending}
 		if len(p.Spec.SchedulingGates) > 0 {
 			p.Status.Conditions = []corev1.PodCondition{{
@@ -614,8 +641,16 @@ func (podRules) defaults(p *corev1.Pod) {
 }
 
 func (podRules) validate(p, was *corev1.Pod) field.ErrorList {
-	errs := validatePodSpec(&p.Spec, field.NewPath("spec"))
-	errs = append(errs, validatePodContainerImages(&p.Spec, field.NewPath("spec"))...)
+	sp := field.NewPath("spec")
+	errs := validatePodSecurityAnnotations(p.Annotations, &p.Spec, field.NewPath("metadata", "annotations"))
+	errs = append(errs, validatePodSpec(&p.Spec, sp)...)
+	errs = append(errs, validatePodContainerImages(&p.Spec, sp)...)
+	if was == nil {
+		if len(p.Spec.EphemeralContainers) > 0 {
+			errs = append(errs, field.Forbidden(sp.Child("ephemeralContainers"), "cannot be set on create"))
+		}
+		errs = append(errs, validatePodSecurityAnnotationsMatch(p.Annotations, &p.Spec, sp)...)
+	}
 	if was != nil {
 		errs = append(errs, validatePodSpecUpdate(&p.Spec, &was.Spec)...)
 	}
