@@ -368,6 +368,9 @@ func defaultContainer(c *corev1.Container) {
 		if vf := c.Env[i].ValueFrom; vf != nil && vf.FieldRef != nil && vf.FieldRef.APIVersion == "" {
 			vf.FieldRef.APIVersion = "v1"
 		}
+		if vf := c.Env[i].ValueFrom; vf != nil && vf.FileKeyRef != nil && vf.FileKeyRef.Optional == nil {
+			vf.FileKeyRef.Optional = ptr.To(false)
+		}
 	}
 }
 

@@ -248,6 +248,32 @@ func validateEnvFileKeyRef(r *corev1.FileKeySelector, p *field.Path) field.Error
 	return errs
 }
 
+// validateFileKeyRefVolumes: a variable read from a file names a volume
+// of the pod, an emptyDir.
+func validateFileKeyRefVolumes(s *corev1.PodSpec, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	sources := map[string]*corev1.VolumeSource{}
+	for i := range s.Volumes {
+		sources[s.Volumes[i].Name] = &s.Volumes[i].VolumeSource
+	}
+	visitContainers(s, p, func(c *corev1.Container, cp *field.Path) {
+		for j, e := range c.Env {
+			if e.ValueFrom == nil || e.ValueFrom.FileKeyRef == nil {
+				continue
+			}
+			name := e.ValueFrom.FileKeyRef.VolumeName
+			vp := cp.Child("env").Index(j).Child("valueFrom", "fileKeyRef", "volumeName")
+			switch src, ok := sources[name]; {
+			case !ok:
+				errs = append(errs, field.NotFound(vp, name))
+			case src.EmptyDir == nil:
+				errs = append(errs, field.Invalid(vp, name, "referenced volume must be of type emptyDir"))
+			}
+		}
+	})
+	return errs
+}
+
 // validateContainerEnvFrom: a relaxed prefix, exactly one of configMapRef
 // and secretRef (the count's error is on the list, as upstream's is).
 func validateContainerEnvFrom(from []corev1.EnvFromSource, p *field.Path) field.ErrorList {

@@ -84,6 +84,11 @@ func TestPodContainerValidation(t *testing.T) {
 			[]string{`spec.containers[1].ports[0].hostPort: Duplicate value: "TCP//8"`}},
 		{line(), `{hostNetwork: true, containers: [{name: a, image: i, ports: [{containerPort: 1, hostPort: 8}]}]}`,
 			[]string{"spec.containers[0].ports[0].hostPort: Invalid value: 8: must match `containerPort` when `hostNetwork` is true"}},
+		{line(), `{volumes: [{name: c, configMap: {name: c}}], containers: [{name: a, image: i, env: [
+			{name: A, valueFrom: {fileKeyRef: {volumeName: c, path: a.env, key: A}}}, {name: B, valueFrom: {fileKeyRef: {volumeName: g, path: ../b, key: B}}}]}]}`, []string{
+			`spec.containers[0].env[1].valueFrom.fileKeyRef.path: Invalid value: "../b": must not contain '..'`,
+			`spec.containers[0].env[0].valueFrom.fileKeyRef.volumeName: Invalid value: "c": referenced volume must be of type emptyDir`,
+			`spec.containers[0].env[1].valueFrom.fileKeyRef.volumeName: Not found: "g"`}},
 		{line(), `{containers: [{name: a, image: i}], ephemeralContainers: [{name: e, image: " i", targetContainerName: ghost, ports: [{containerPort: 1}],
 			restartPolicy: Always, volumeMounts: [{name: d, mountPath: /d, subPath: x}]}]}`, []string{
 			`spec.ephemeralContainers[0].volumeMounts[0].name: Not found: "d"`,

@@ -128,6 +128,7 @@ func validatePodSpec(s *corev1.PodSpec, p *field.Path) field.ErrorList {
 	if s.PreemptionPolicy != nil {
 		errs = append(errs, validatePreemptionPolicy(*s.PreemptionPolicy, p.Child("preemptionPolicy"))...)
 	}
+	errs = append(errs, validateFileKeyRefVolumes(s, p)...)
 	return errs
 }
 
