@@ -521,10 +521,13 @@ func validateInitContainerRestartPolicy(c *corev1.Container, p *field.Path) fiel
 	return validateContainerRestartPolicy(c.RestartPolicy, c.RestartPolicyRules, p)
 }
 
-// validateInitContainer is the rest of upstream's init container check:
-// host ports unique within it, lifecycle and probes only for a sidecar
-// (restartPolicy Always), no RestartContainer resize of a non-sidecar.
-func validateInitContainer(c *corev1.Container, s *corev1.PodSpec, list, p *field.Path, i int) field.ErrorList {
+// validateInitContainer is the rest of upstream's init container check at
+// p, in the list at list: host ports unique within it (upstream checks
+// each init container alone, as the first of a list, so that a clash is
+// reported at index 0 of the list; so does this), lifecycle and probes
+// only for a sidecar (restartPolicy Always), no RestartContainer resize
+// of a non-sidecar.
+func validateInitContainer(c *corev1.Container, s *corev1.PodSpec, list, p *field.Path) field.ErrorList {
 	errs := checkHostPortConflicts([]corev1.Container{*c}, list)
 	sidecar := c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
 	if sidecar {
@@ -548,7 +551,7 @@ func validateInitContainer(c *corev1.Container, s *corev1.PodSpec, list, p *fiel
 		}
 		for j, r := range c.ResizePolicy {
 			if r.RestartPolicy == corev1.RestartContainer {
-				errs = append(errs, field.Invalid(list.Index(i).Child("resizePolicy").Index(j).Child("restartPolicy"), r.RestartPolicy, "must not be set to 'RestartContainer' for non-sidecar initContainers"))
+				errs = append(errs, field.Invalid(p.Child("resizePolicy").Index(j).Child("restartPolicy"), r.RestartPolicy, "must not be set to 'RestartContainer' for non-sidecar initContainers"))
 			}
 		}
 	}

@@ -71,7 +71,7 @@ func validatePodSpec(s *corev1.PodSpec, p *field.Path) field.ErrorList {
 		} else {
 			names.Insert(c.Name)
 		}
-		errs = append(errs, validateInitContainer(c, s, p.Child("initContainers"), ip, i)...)
+		errs = append(errs, validateInitContainer(c, s, p.Child("initContainers"), ip)...)
 	}
 	for i := range s.EphemeralContainers {
 		ec := &s.EphemeralContainers[i]
