@@ -66,8 +66,7 @@ func validateContainerSecurityContext(sc *corev1.SecurityContext, s *corev1.PodS
 }
 
 // validatePodSecurityContext checks a pod's security context (IDs,
-// sysctls, policies, profiles) and that it does not share the host's
-// process namespace and its own.
+// sysctls, policies, profiles).
 func validatePodSecurityContext(s *corev1.PodSpec, specPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if sc := s.SecurityContext; sc != nil {
@@ -106,10 +105,16 @@ func validatePodSecurityContext(s *corev1.PodSpec, specPath *field.Path) field.E
 			errs = append(errs, field.NotSupported(p.Child("seLinuxChangePolicy"), *v, []corev1.PodSELinuxChangePolicy{corev1.SELinuxChangePolicyMountOption, corev1.SELinuxChangePolicyRecursive}))
 		}
 	}
-	if sp := s.ShareProcessNamespace; sp != nil && *sp && s.HostPID {
-		errs = append(errs, field.Invalid(specPath.Child("shareProcessNamespace"), *sp, "ShareProcessNamespace and HostPID cannot both be enabled"))
-	}
 	return errs
+}
+
+// validateProcessNamespace: a pod does not share its process namespace
+// among its containers and the host's with it.
+func validateProcessNamespace(s *corev1.PodSpec, specPath *field.Path) field.ErrorList {
+	if sp := s.ShareProcessNamespace; sp != nil && *sp && s.HostPID {
+		return field.ErrorList{field.Invalid(specPath.Child("shareProcessNamespace"), *sp, "ShareProcessNamespace and HostPID cannot both be enabled")}
+	}
+	return nil
 }
 
 // notSupportedPtr refuses a value not among supported (sorted, as
@@ -400,11 +405,9 @@ func visitContainers(s *corev1.PodSpec, p *field.Path, f func(*corev1.Container,
 	}
 }
 
-// validatePodHostSecurity is upstream's check of Windows host process
-// containers (all or none, with the host's network) and of a pod in its
-// own user namespace (hostUsers false): no host network, PID or IPC
-// namespace, no block devices.
-func validatePodHostSecurity(s *corev1.PodSpec, p *field.Path) field.ErrorList {
+// validateHostProcessPod is upstream's check of Windows host process
+// containers: all of the pod's or none, with the host's network.
+func validateHostProcessPod(s *corev1.PodSpec, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	var podHP *bool
 	if sc := s.SecurityContext; sc != nil && sc.WindowsOptions != nil {
@@ -433,9 +436,16 @@ func validatePodHostSecurity(s *corev1.PodSpec, p *field.Path) field.ErrorList {
 			errs = append(errs, field.Invalid(p.Child("hostNetwork"), s.HostNetwork, "hostNetwork must be true if pod contains any hostProcess containers"))
 		}
 	}
+	return errs
+}
+
+// validateUserNamespacePod: a pod in its own user namespace (hostUsers
+// false) uses no host network, PID or IPC namespace and no block devices.
+func validateUserNamespacePod(s *corev1.PodSpec, p *field.Path) field.ErrorList {
 	if s.HostUsers == nil || *s.HostUsers {
-		return errs
+		return nil
 	}
+	var errs field.ErrorList
 	const msg = "when `hostUsers` is false"
 	if s.HostNetwork {
 		errs = append(errs, field.Forbidden(p.Child("hostNetwork"), msg))

@@ -93,7 +93,9 @@ func validatePodSpec(s *corev1.PodSpec, p *field.Path) field.ErrorList {
 		corev1.DNSClusterFirstWithHostNet, corev1.DNSClusterFirst, corev1.DNSDefault, corev1.DNSNone)...)
 	errs = append(errs, metav1validation.ValidateLabels(s.NodeSelector, p.Child("nodeSelector"))...)
 	errs = append(errs, validatePodSecurityContext(s, p)...)
-	errs = append(errs, validatePodHostSecurity(s, p)...)
+	errs = append(errs, validateProcessNamespace(s, p)...)
+	errs = append(errs, validateHostProcessPod(s, p)...)
+	errs = append(errs, validateUserNamespacePod(s, p)...)
 	if s.ServiceAccountName != "" {
 		for _, msg := range apivalidation.NameIsDNSSubdomain(s.ServiceAccountName, false) {
 			errs = append(errs, field.Invalid(p.Child("serviceAccountName"), s.ServiceAccountName, msg))
