@@ -20,10 +20,12 @@ import (
 // This file holds upstream's checks of a container's own fields that
 // validatePodContainer and validatePodSpec call in upstream's order: the
 // environment, volume mounts and devices, the resize policy, lifecycle
-// handlers, probes and the container restart policies. Upstream's 1.37.2
-// default feature gates apply: container restart rules (and the
-// RestartAllContainers action) are on, stop signals, gRPC probe modes and
-// HTTP/2 probes are off (their fields are not checked).
+// handlers, probes, the container restart policies, what init and
+// ephemeral containers may not have. Upstream's 1.37.2 default feature
+// gates apply: container restart rules (and the RestartAllContainers
+// action) are on; stop signals, gRPC probe modes, HTTP/2 probes and bind
+// mount options are off (their fields are dropped before validation,
+// podcontainerfields.go).
 
 // validateContainerEnv checks each variable's name (relaxed: any printable
 // ASCII but '=') and, when set, its one source.
