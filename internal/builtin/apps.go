@@ -112,9 +112,13 @@ func (h appsHooks[T]) Default(obj map[string]any) { h.rewrite(obj, h.defaults) }
 func (h appsHooks[T]) PrepareForCreate(obj map[string]any) {
 	delete(obj, "status")
 	h.Default(obj)
+	dropDisabledContainerFields(obj, "spec", "template", "spec")
 }
 
-func (h appsHooks[T]) PrepareForUpdate(obj, _ map[string]any) { h.Default(obj) }
+func (h appsHooks[T]) PrepareForUpdate(obj, _ map[string]any) {
+	h.Default(obj)
+	dropDisabledContainerFields(obj, "spec", "template", "spec")
+}
 
 func typedV1[T any](kind string, defaults func(*T)) appsHooks[T] {
 	return appsHooks[T]{Typed[T]{Kind: kind, Version: "v1"}, defaults}
@@ -377,17 +381,17 @@ func defaultContainer(c *corev1.Container) {
 		if vf := c.Env[i].ValueFrom; vf != nil && vf.FieldRef != nil && vf.FieldRef.APIVersion == "" {
 			vf.FieldRef.APIVersion = "v1"
 		}
+		if vf := c.Env[i].ValueFrom; vf != nil && vf.FileKeyRef != nil && vf.FileKeyRef.Optional == nil {
+			vf.FileKeyRef.Optional = ptr.To(false)
+		}
 	}
 }
 
 // pullPolicy is upstream's default: Always for an image tagged latest or
-// not tagged at all, IfNotPresent for other tags and for digests.
+// not tagged at all, IfNotPresent for other tags, for digests and for a
+// reference that does not parse.
 func pullPolicy(image string) corev1.PullPolicy {
-	if strings.Contains(image, "@") {
-		return corev1.PullIfNotPresent
-	}
-	name := image[strings.LastIndex(image, "/")+1:]
-	if i := strings.LastIndex(name, ":"); i < 0 || name[i+1:] == "latest" {
+	if imageTag(image) == "latest" {
 		return corev1.PullAlways
 	}
 	return corev1.PullIfNotPresent

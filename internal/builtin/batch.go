@@ -119,6 +119,7 @@ func (h jobHooks) PrepareForCreate(obj map[string]any) {
 	// Upstream defaults the Job again as it reads it back from storage:
 	// one without labels takes the template's, generated ones included.
 	labelsFromTemplate(obj)
+	dropDisabledContainerFields(obj, "spec", "template", "spec")
 }
 
 func generateJobSelector(j *batchv1.Job, name, uid string) {
@@ -155,6 +156,8 @@ func (h jobHooks) ComputedFields(obj map[string]any) map[string]string {
 type jobRules struct{}
 
 func (jobRules) defaults(j *batchv1.Job) { defaultJob(j) }
+
+func (jobRules) podSpecPath() []string { return []string{"spec", "template", "spec"} }
 
 func defaultJob(j *batchv1.Job) {
 	s := &j.Spec
@@ -403,6 +406,10 @@ func CronJobs() *registry.Definition {
 }
 
 type cronJobRules struct{}
+
+func (cronJobRules) podSpecPath() []string {
+	return []string{"spec", "jobTemplate", "spec", "template", "spec"}
+}
 
 func (cronJobRules) defaults(cj *batchv1.CronJob) {
 	s := &cj.Spec

@@ -75,9 +75,24 @@ func (h kindHooks[T, R]) PrepareForCreate(obj map[string]any) {
 		delete(obj, "status")
 	}
 	h.Default(obj)
+	h.dropDisabled(obj)
 }
 
-func (h kindHooks[T, R]) PrepareForUpdate(obj, _ map[string]any) { h.Default(obj) }
+func (h kindHooks[T, R]) PrepareForUpdate(obj, _ map[string]any) {
+	h.Default(obj)
+	h.dropDisabled(obj)
+}
+
+// podSpecHolder is rules of a kind holding a pod spec (at podSpecPath),
+// whose disabled container fields PrepareForCreate and PrepareForUpdate
+// drop.
+type podSpecHolder interface{ podSpecPath() []string }
+
+func (h kindHooks[T, R]) dropDisabled(obj map[string]any) {
+	if ps, ok := any(h.rules).(podSpecHolder); ok {
+		dropDisabledContainerFields(obj, ps.podSpecPath()...)
+	}
+}
 
 func (h kindHooks[T, R]) Validate(obj map[string]any) field.ErrorList {
 	t, _, err := h.Decode(obj)

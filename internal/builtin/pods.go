@@ -78,11 +78,35 @@ var (
 	_ registry.GracefulDeleter      = podHooks{}
 	_ registry.ReturnsDeletedObject = podHooks{}
 	_ registry.StatusUpdatePreparer = podHooks{}
+	_ registry.PrepareWarner        = podHooks{}
 )
 
 // ReturnDeletedObject: as upstream's pod store, a delete answers with the
 // pod.
 func (podHooks) ReturnDeletedObject() {}
+
+// warnings are upstream's WarningsOnCreate of a pod: a name that is no
+// DNS label, then its spec's. Upstream warns of no update.
+func (podRules) warnings(now, was *corev1.Pod, sub string) []string {
+	if was != nil || sub != "" {
+		return nil
+	}
+	var out []string
+	if msgs := validation.IsDNS1123Label(now.Name); len(msgs) > 0 {
+		out = append(out, fmt.Sprintf("metadata.name: this is used in the Pod's hostname, which can result in surprising behavior; a DNS label is recommended: %v", msgs))
+	}
+	return append(out, podwarnings.Pod(now)...)
+}
+
+// PrepareWarnings are the warnings of the AppArmor annotations
+// PrepareForCreate copies to fields.
+func (h podHooks) PrepareWarnings(obj map[string]any) []string {
+	p, _, err := h.Decode(obj)
+	if err != nil {
+		return nil
+	}
+	return appArmorAnnotationWarnings(p)
+}
 
 // PrepareForCreate is upstream's strategy: the status a new pod has is
 // phase Pending and the QoS class its resources give; the match label
@@ -92,6 +116,7 @@ func (podHooks) ReturnDeletedObject() {}
 func (h podHooks) PrepareForCreate(obj map[string]any) {
 	h.kindHooks.PrepareForCreate(obj)
 	h.rewrite(obj, func(p *corev1.Pod) {
+		syncAppArmorAnnotations(p)
 		p.Status = corev1.PodStatus{Phase: corev1.PodPending}
 		if len(p.Spec.SchedulingGates) > 0 {
 			p.Status.Conditions = []corev1.PodCondition{{
@@ -588,6 +613,8 @@ type podRules struct{}
 // template's), then those of a pod alone: requests default to limits,
 // service links are on, a negative grace period is 1, host network ports
 // default their host port.
+func (podRules) podSpecPath() []string { return []string{"spec"} }
+
 func (podRules) defaults(p *corev1.Pod) {
 	t := corev1.PodTemplateSpec{Spec: p.Spec}
 	defaultPodTemplate(&t)
@@ -638,25 +665,20 @@ func (podRules) defaults(p *corev1.Pod) {
 }
 
 func (podRules) validate(p, was *corev1.Pod) field.ErrorList {
-	errs := validatePodSpec(&p.Spec, field.NewPath("spec"))
+	sp := field.NewPath("spec")
+	errs := validatePodSecurityAnnotations(p.Annotations, &p.Spec, field.NewPath("metadata", "annotations"))
+	errs = append(errs, validatePodSpec(&p.Spec, sp)...)
+	errs = append(errs, validatePodContainerImages(&p.Spec, sp)...)
+	if was == nil {
+		if len(p.Spec.EphemeralContainers) > 0 {
+			errs = append(errs, field.Forbidden(sp.Child("ephemeralContainers"), "cannot be set on create"))
+		}
+		errs = append(errs, validatePodSecurityAnnotationsMatch(p.Annotations, &p.Spec, sp)...)
+	}
 	if was != nil {
 		errs = append(errs, validatePodSpecUpdate(&p.Spec, &was.Spec)...)
 	}
 	return errs
-}
-
-// warnings are upstream's for a new pod: a name that is no DNS label,
-// then those of its spec and metadata as of a pod template's. An update
-// warns of nothing (upstream skips the cost on a path written often).
-func (podRules) warnings(p, was *corev1.Pod, sub string) []string {
-	if was != nil || sub != "" {
-		return nil
-	}
-	var out []string
-	if msgs := validation.IsDNS1123Label(p.Name); len(msgs) != 0 {
-		out = append(out, fmt.Sprintf("metadata.name: this is used in the Pod's hostname, which can result in surprising behavior; a DNS label is recommended: %v", msgs))
-	}
-	return append(out, podwarnings.Template(nil, &corev1.PodTemplateSpec{ObjectMeta: p.ObjectMeta, Spec: p.Spec})...)
 }
 
 func (podRules) columns() []metav1.TableColumnDefinition {

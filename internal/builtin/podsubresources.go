@@ -426,7 +426,9 @@ func (h podHooks) ValidateSubresourceUpdate(sub string, obj, old map[string]any)
 	if err != nil {
 		return field.ErrorList{field.InternalError(nil, err)}
 	}
-	errs := validatePodSpec(&p.Spec, field.NewPath("spec"))
+	errs := validatePodSecurityAnnotations(p.Annotations, &p.Spec, field.NewPath("metadata", "annotations"))
+	errs = append(errs, validatePodSpec(&p.Spec, field.NewPath("spec"))...)
+	errs = append(errs, validatePodContainerImages(&p.Spec, field.NewPath("spec"))...)
 	now := map[string]corev1.EphemeralContainer{}
 	for _, c := range p.Spec.EphemeralContainers {
 		now[c.Name] = c

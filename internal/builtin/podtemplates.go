@@ -47,8 +47,15 @@ func (h podTemplateHooks) Default(obj map[string]any) {
 
 // PrepareForCreate and PrepareForUpdate default again, after mutating
 // admission.
-func (h podTemplateHooks) PrepareForCreate(obj map[string]any)    { h.Default(obj) }
-func (h podTemplateHooks) PrepareForUpdate(obj, _ map[string]any) { h.Default(obj) }
+func (h podTemplateHooks) PrepareForCreate(obj map[string]any) {
+	h.Default(obj)
+	dropDisabledContainerFields(obj, "template", "spec")
+}
+
+func (h podTemplateHooks) PrepareForUpdate(obj, _ map[string]any) {
+	h.Default(obj)
+	dropDisabledContainerFields(obj, "template", "spec")
+}
 
 var (
 	_ registry.Validator    = podTemplateHooks{}

@@ -23,16 +23,20 @@ import (
 // validatePodSpec checks, with upstream's messages and in its order, the
 // parts of a pod's spec users meet: the grace period, volumes (names,
 // exactly one source, its fields), containers of each kind (names unique
-// across all three, images, ports, environment names, volume mounts, resources,
-// pull and termination message policies), the restart and DNS policies,
-// the node selector, the service account, node, host and priority class
+// across all three, images, ports, the environment and its sources,
+// volume mounts and devices, resources and resize policies, pull and
+// termination message policies, security contexts, lifecycle hooks,
+// probes, restart policies and rules, host ports), the restart and DNS
+// policies, the node selector, the pod's security context, Windows host
+// process rules, the service account, node, host and priority class
 // names and the active deadline; and the pod-level fields of
 // podschedulingvalidation.go: resource claims, pod-level resources
-// (podresourcevalidation.go), host network ports,
-// affinity, DNS configuration, readiness and scheduling gates, topology
-// spread constraints, user namespaces, the hostname override,
-// tolerations, host aliases, runtime class, overhead and the OS.
-// Security contexts and probes are not checked.
+// (podresourcevalidation.go), host network ports, affinity, DNS
+// configuration, readiness and scheduling gates, topology spread
+// constraints, user namespaces, the hostname override, tolerations, host
+// aliases, runtime class, overhead and the OS. Upstream's options derived
+// from an old object on update are not taken: an update is checked as a
+// create.
 func validatePodSpec(s *corev1.PodSpec, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if s.TerminationGracePeriodSeconds == nil {
@@ -49,16 +53,15 @@ func validatePodSpec(s *corev1.PodSpec, p *field.Path) field.ErrorList {
 		for i := range s.Containers {
 			c := &s.Containers[i]
 			ip := cp.Index(i)
-			errs = append(errs, validatePodContainer(c, vols, ip)...)
+			errs = append(errs, validatePodContainer(c, s, vols, ip)...)
 			if names.Has(c.Name) {
 				errs = append(errs, field.Duplicate(ip.Child("name"), c.Name))
 			} else {
 				names.Insert(c.Name)
 			}
-			if c.RestartPolicy != nil {
-				errs = append(errs, field.Forbidden(ip.Child("restartPolicy"), "may not be set for non-init containers"))
-			}
+			errs = append(errs, validateRegularContainer(c, s, ip)...)
 		}
+		errs = append(errs, checkHostPortConflicts(s.Containers, cp)...)
 	}
 	names := sets.New[string]()
 	for _, c := range s.Containers {
@@ -67,23 +70,27 @@ func validatePodSpec(s *corev1.PodSpec, p *field.Path) field.ErrorList {
 	for i := range s.InitContainers {
 		c := &s.InitContainers[i]
 		ip := p.Child("initContainers").Index(i)
-		errs = append(errs, validatePodContainer(c, vols, ip)...)
+		errs = append(errs, validatePodContainer(c, s, vols, ip)...)
+		errs = append(errs, validateInitContainerRestartPolicy(c, ip)...)
 		if names.Has(c.Name) {
 			errs = append(errs, field.Duplicate(ip.Child("name"), c.Name))
 		} else {
 			names.Insert(c.Name)
 		}
+		errs = append(errs, validateInitContainer(c, s, p.Child("initContainers"), ip)...)
 	}
 	for i := range s.EphemeralContainers {
 		ec := &s.EphemeralContainers[i]
 		ip := p.Child("ephemeralContainers").Index(i)
 		c := corev1.Container(ec.EphemeralContainerCommon)
-		errs = append(errs, validatePodContainer(&c, vols, ip)...)
+		errs = append(errs, validatePodContainer(&c, s, vols, ip)...)
+		errs = append(errs, validateContainerImageSpace(&c, ip)...)
 		if names.Has(c.Name) {
 			errs = append(errs, field.Duplicate(ip.Child("name"), c.Name))
 		} else {
 			names.Insert(c.Name)
 		}
+		errs = append(errs, validateEphemeralContainer(ec, s, ip)...)
 	}
 	errs = append(errs, validatePodResources(s, p)...)
 	errs = append(errs, validatePodHostNetworkDeps(s, p)...)
@@ -92,12 +99,14 @@ func validatePodSpec(s *corev1.PodSpec, p *field.Path) field.ErrorList {
 	errs = append(errs, validateEnum(s.DNSPolicy, p.Child("dnsPolicy"),
 		corev1.DNSClusterFirstWithHostNet, corev1.DNSClusterFirst, corev1.DNSDefault, corev1.DNSNone)...)
 	errs = append(errs, metav1validation.ValidateLabels(s.NodeSelector, p.Child("nodeSelector"))...)
+	errs = append(errs, validatePodSecurityContext(s, p)...)
 	errs = append(errs, validateShareProcessNamespace(s, p)...)
 	errs = append(errs, validateAffinity(s.Affinity, p.Child("affinity"))...)
 	errs = append(errs, validatePodDNSConfig(s.DNSConfig, s.DNSPolicy, p.Child("dnsConfig"))...)
 	errs = append(errs, validateReadinessGates(s.ReadinessGates, p.Child("readinessGates"))...)
 	errs = append(errs, validateSchedulingGates(s.SchedulingGates, p.Child("schedulingGates"))...)
 	errs = append(errs, validateTopologySpreadConstraints(s.TopologySpreadConstraints, p.Child("topologySpreadConstraints"))...)
+	errs = append(errs, validateHostProcessPod(s, p)...)
 	errs = append(errs, validatePodHostUsers(s, p)...)
 	errs = append(errs, validatePodHostnameOverride(s, p)...)
 	if s.ServiceAccountName != "" {
@@ -139,6 +148,7 @@ func validatePodSpec(s *corev1.PodSpec, p *field.Path) field.ErrorList {
 	}
 	errs = append(errs, validateOverhead(s.Overhead, p.Child("overhead"))...)
 	errs = append(errs, validatePodOS(s, p)...)
+	errs = append(errs, validateFileKeyRefVolumes(s, p)...)
 	return errs
 }
 
@@ -227,7 +237,7 @@ func validateVolumeSource(s *corev1.VolumeSource, p *field.Path) field.ErrorList
 
 // validatePodContainer is upstream's check common to every container of
 // a pod, as far as crdserver takes it.
-func validatePodContainer(c *corev1.Container, vols sets.Set[string], p *field.Path) field.ErrorList {
+func validatePodContainer(c *corev1.Container, s *corev1.PodSpec, vols sets.Set[string], p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if c.Name == "" {
 		errs = append(errs, field.Required(p.Child("name"), ""))
@@ -242,36 +252,15 @@ func validatePodContainer(c *corev1.Container, vols sets.Set[string], p *field.P
 	errs = append(errs, validateEnum(c.TerminationMessagePolicy, p.Child("terminationMessagePolicy"),
 		corev1.TerminationMessageReadFile, corev1.TerminationMessageFallbackToLogsOnError)...)
 	errs = append(errs, validateContainerPorts(c.Ports, p.Child("ports"))...)
-	for i, e := range c.Env {
-		ip := p.Child("env").Index(i)
-		if e.Name == "" {
-			errs = append(errs, field.Required(ip.Child("name"), ""))
-			continue
-		}
-		for _, msg := range validation.IsRelaxedEnvVarName(e.Name) {
-			errs = append(errs, field.Invalid(ip.Child("name"), e.Name, msg))
-		}
-	}
-	mounts := sets.New[string]()
-	for i, m := range c.VolumeMounts {
-		ip := p.Child("volumeMounts").Index(i)
-		if m.Name == "" {
-			errs = append(errs, field.Required(ip.Child("name"), ""))
-		}
-		if !vols.Has(m.Name) {
-			errs = append(errs, field.NotFound(ip.Child("name"), m.Name))
-		}
-		if m.MountPath == "" {
-			errs = append(errs, field.Required(ip.Child("mountPath"), ""))
-		}
-		if mounts.Has(m.MountPath) {
-			errs = append(errs, field.Invalid(ip.Child("mountPath"), m.MountPath, "must be unique"))
-		}
-		mounts.Insert(m.MountPath)
-	}
+	errs = append(errs, validateContainerEnv(c.Env, p.Child("env"))...)
+	errs = append(errs, validateContainerEnvFrom(c.EnvFrom, p.Child("envFrom"))...)
+	errs = append(errs, validateContainerVolumeMounts(c, vols, p.Child("volumeMounts"))...)
+	errs = append(errs, validateContainerVolumeDevices(c, s, vols, p.Child("volumeDevices"))...)
 	errs = append(errs, validateEnum(c.ImagePullPolicy, p.Child("imagePullPolicy"),
 		corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever)...)
-	return append(errs, validateContainerResources(&c.Resources, p.Child("resources"))...)
+	errs = append(errs, validateContainerResources(&c.Resources, p.Child("resources"))...)
+	errs = append(errs, validateResizePolicy(c.ResizePolicy, s.RestartPolicy, p.Child("resizePolicy"))...)
+	return append(errs, validateContainerSecurityContext(c.SecurityContext, s, p.Child("securityContext"))...)
 }
 
 // validateContainerResources checks the names and quantities of limits

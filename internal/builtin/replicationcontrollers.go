@@ -90,9 +90,13 @@ func (h rcHooks) Default(obj map[string]any) {
 func (h rcHooks) PrepareForCreate(obj map[string]any) {
 	delete(obj, "status")
 	h.Default(obj)
+	dropDisabledContainerFields(obj, "spec", "template", "spec")
 }
 
-func (h rcHooks) PrepareForUpdate(obj, _ map[string]any) { h.Default(obj) }
+func (h rcHooks) PrepareForUpdate(obj, _ map[string]any) {
+	h.Default(obj)
+	dropDisabledContainerFields(obj, "spec", "template", "spec")
+}
 
 func defaultReplicationController(rc *corev1.ReplicationController) {
 	s := &rc.Spec

@@ -90,6 +90,11 @@ func (h *Handler) createObject(c *call, obj map[string]any, dry bool) (err error
 	if err := checkWrite(c, obj, nil); err != nil {
 		return err
 	}
+	if w, ok := c.def.Hooks.(registry.PrepareWarner); ok {
+		for _, text := range w.PrepareWarnings(obj) {
+			addWarning(c, text)
+		}
+	}
 	h.prepareCreate(c, obj)
 	name, _ := metadata(obj)["name"].(string)
 	if c.def.Terminating {

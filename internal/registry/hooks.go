@@ -241,6 +241,15 @@ type Warner interface {
 	Warnings(obj, old map[string]any, sub string) []string
 }
 
+// PrepareWarner gives the warnings upstream's strategy adds as it
+// prepares a create, before validation (a pod's AppArmor annotations it
+// copies to the containers' fields): they are given whether or not the
+// object then passes validation. obj is the object before
+// PrepareForCreate.
+type PrepareWarner interface {
+	PrepareWarnings(obj map[string]any) []string
+}
+
 // NameValidator replaces the default name rule (DNS subdomain).
 type NameValidator interface {
 	ValidateName(name string, prefix bool) []string

@@ -27,7 +27,18 @@ func Template(path *field.Path, t *corev1.PodTemplateSpec) []string {
 	if t == nil {
 		return nil
 	}
-	w := &warner{meta: path.Child("metadata"), spec: path.Child("spec"), ann: t.Annotations}
+	return warn(path, t, false)
+}
+
+// Pod returns the warnings for a new pod: a template's, at the pod's own
+// paths, but for its AppArmor annotations, which upstream's pod strategy
+// warns of as it copies them to fields (before validation).
+func Pod(p *corev1.Pod) []string {
+	return warn(nil, &corev1.PodTemplateSpec{ObjectMeta: p.ObjectMeta, Spec: p.Spec}, true)
+}
+
+func warn(path *field.Path, t *corev1.PodTemplateSpec, pod bool) []string {
+	w := &warner{meta: path.Child("metadata"), spec: path.Child("spec"), ann: t.Annotations, pod: pod}
 	s := &t.Spec
 	w.nodeLabels(s)
 	w.topologySpread(s.TopologySpreadConstraints)
@@ -57,6 +68,9 @@ type warner struct {
 	meta, spec *field.Path
 	ann        map[string]string
 	out        []string
+	// pod: the template is a pod's, whose AppArmor annotations are
+	// warned of elsewhere.
+	pod bool
 }
 
 func (w *warner) add(format string, args ...any) {
@@ -303,7 +317,7 @@ func (w *warner) containers(s *corev1.PodSpec) {
 		if sc == nil || sc.SeccompProfile == nil {
 			w.seccompAnnotation(corev1.SeccompContainerAnnotationKeyPrefix + c.c.Name)
 		}
-		if sc == nil || sc.AppArmorProfile == nil {
+		if !w.pod && (sc == nil || sc.AppArmorProfile == nil) {
 			key := corev1.DeprecatedAppArmorBetaContainerAnnotationKeyPrefix + c.c.Name
 			// An annotation saying what the pod's profile says already
 			// is harmless.

@@ -88,6 +88,9 @@ func startKubeAPIServer(ctx context.Context, paths paths, dir string) (*process,
 		"--service-account-key-file=" + saKey,
 		"--service-account-signing-key-file=" + saKey,
 		"--service-cluster-ip-range=10.0.0.0/24",
+		// As kubeadm and most distributions start it: crdserver allows
+		// privileged containers.
+		"--allow-privileged=true",
 	}, filepath.Join(dir, "kube-apiserver.log"), nil)
 	if err != nil {
 		etcd.stop()
