@@ -32,13 +32,11 @@ func (q *quotas) Charge(ctx context.Context, gr schema.GroupResource, namespace 
 	if err != nil || len(items) == 0 {
 		return quotaError(err)
 	}
-	var u corev1.ResourceList
-	if old == nil {
-		u = quota.Usage(gr, obj)
-	} else if u = quota.UpdateUsage(gr, obj, old); len(u) == 0 {
-		return nil
+	w, err := quota.NewWrite(gr, obj, old, time.Now())
+	if err != nil || w == nil {
+		return quotaError(err)
 	}
-	req := &chargeRequest{usage: u, dry: dry, done: make(chan error, 1)}
+	req := &chargeRequest{write: w, dry: dry, done: make(chan error, 1)}
 	if q.batches.add(namespace, req) {
 		go q.work(namespace)
 	}
@@ -59,7 +57,7 @@ type chargeBatches struct {
 
 // chargeRequest is one write's charge; done receives its outcome.
 type chargeRequest struct {
-	usage corev1.ResourceList
+	write *quota.Write
 	dry   bool
 	done  chan error
 }
@@ -206,9 +204,18 @@ func (q *quotas) readQuotas(ctx context.Context, namespace string, names []strin
 // which hears it would pass) and admit reports that it waits for them to
 // be stored.
 func (q *quotas) admit(live []*liveQuota, r *chargeRequest) bool {
+	// Every quota is checked before any is charged, as upstream does: a
+	// pod one quota cannot count is refused for that, not for another's
+	// limit.
+	for _, l := range live {
+		if err := quota.Check(&l.rq, r.write); err != nil {
+			r.done <- err
+			return false
+		}
+	}
 	used := make([]corev1.ResourceList, len(live))
 	for i, l := range live {
-		u, err := quota.Charge(&l.rq, r.usage)
+		u, err := quota.Charge(&l.rq, r.write)
 		if err != nil {
 			r.done <- err
 			return false
