@@ -184,7 +184,7 @@ func TestChargePods(t *testing.T) {
 		{"in scope", q(zero, corev1.ResourceQuotaScopeNotTerminating), sized, amounts("pods", "1", "requests.cpu", "600m", "limits.memory", "512Mi"), ""},
 		{"usage unknown", q(amounts("pods", "0")), sized, nil, "status unknown for quota: compute, resources: limits.memory,pods,requests.cpu"},
 	} {
-		w, err := NewWrite(pods, podObj(c.pod), nil, time.Now())
+		w, err := NewWrite(pods, "", podObj(c.pod), nil, time.Now())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -202,22 +202,26 @@ func TestChargePods(t *testing.T) {
 	}
 }
 
-// TestChargeClaimResize: a claim grown is charged the difference.
+// TestChargeClaimResize: a claim grown is charged the difference; grown
+// by its status (what was allocated to it), charged but never refused.
 func TestChargeClaimResize(t *testing.T) {
 	hard := amounts("requests.storage", "5Gi")
 	q := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "storage"}, Spec: corev1.ResourceQuotaSpec{Hard: hard},
 		Status: corev1.ResourceQuotaStatus{Hard: hard, Used: amounts("requests.storage", "2Gi")}}
 	old := podObj(`{"metadata":{"resourceVersion":"5"},"spec":{"resources":{"requests":{"storage":"2Gi"}}}}`)
 	for _, c := range []struct {
-		name, size string
-		want       corev1.ResourceList
-		wantErr    string
+		name, sub, claim string
+		want             corev1.ResourceList
+		wantErr          string
 	}{
-		{"grown", "3Gi", amounts("requests.storage", "3Gi"), ""},
-		{"shrunk: nothing", "1Gi", nil, ""},
-		{"past the limit", "8Gi", nil, "exceeded quota: storage, requested: requests.storage=6Gi, used: requests.storage=2Gi, limited: requests.storage=5Gi"},
+		{"grown", "", `{"spec":{"resources":{"requests":{"storage":"3Gi"}}}}`, amounts("requests.storage", "3Gi"), ""},
+		{"shrunk: nothing", "", `{"spec":{"resources":{"requests":{"storage":"1Gi"}}}}`, nil, ""},
+		{"past the limit", "", `{"spec":{"resources":{"requests":{"storage":"8Gi"}}}}`, nil,
+			"exceeded quota: storage, requested: requests.storage=6Gi, used: requests.storage=2Gi, limited: requests.storage=5Gi"},
+		{"allocated more, by status: past the limit, charged", "status",
+			`{"spec":{"resources":{"requests":{"storage":"2Gi"}}},"status":{"allocatedResources":{"storage":"8Gi"}}}`, amounts("requests.storage", "8Gi"), ""},
 	} {
-		w, err := NewWrite(claims, podObj(`{"spec":{"resources":{"requests":{"storage":"`+c.size+`"}}}}`), old, time.Now())
+		w, err := NewWrite(claims, c.sub, podObj(c.claim), old, time.Now())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -231,6 +235,9 @@ func TestChargeClaimResize(t *testing.T) {
 		if err != nil || !Equal(got, c.want) || (got == nil) != (c.want == nil) {
 			t.Errorf("%s: %v (%v), want %v", c.name, got, err, c.want)
 		}
+	}
+	if w, err := NewWrite(pods, "status", podObj(`{}`), podObj(`{}`), time.Now()); w != nil || err != nil {
+		t.Errorf("a pod's status write is charged: %v, %v", w, err)
 	}
 }
 

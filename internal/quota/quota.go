@@ -255,19 +255,32 @@ func Scoped(q *corev1.ResourceQuota) bool {
 	return len(selectors(q)) > 0
 }
 
+// Charges reports whether admission may charge writes of subresource sub
+// ("" for the object) of gr: of the object always, of a status only a
+// claim's.
+func Charges(gr schema.GroupResource, sub string) bool {
+	return sub == "" || sub == "status" && gr == claimsGR
+}
+
 // Write is a create, or an update, of one object as quota admission
 // charges it.
 type Write struct {
 	obj, old *object // old nil for a create
+	status   bool    // a write of the status: charged, never refused for a limit
 	now      time.Time
 }
 
-// NewWrite reads a write of obj, of resource gr (an update from old;
-// nil for a create), made at now. It returns nil when upstream's
-// admission does not charge the write: updates are charged for
-// Services and claims, and for pods whose Terminating scope changes.
-func NewWrite(gr schema.GroupResource, obj, old map[string]any, now time.Time) (*Write, error) {
-	w := &Write{now: now}
+// NewWrite reads a write of obj, of resource gr (an update from old of
+// subresource sub, "" for the object; old nil for a create), made at
+// now. It returns nil when upstream's admission does not charge the
+// write: updates are charged for Services and claims, and for pods
+// whose Terminating scope changes; of subresources only a claim's
+// status.
+func NewWrite(gr schema.GroupResource, sub string, obj, old map[string]any, now time.Time) (*Write, error) {
+	if !Charges(gr, sub) || sub != "" && old == nil {
+		return nil, nil
+	}
+	w := &Write{now: now, status: sub != ""}
 	var err error
 	if w.obj, err = decode(gr, obj); err != nil {
 		return nil, err
@@ -320,7 +333,8 @@ func Check(q *corev1.ResourceQuota, w *Write) error {
 // count the object or the write adds nothing it limits (an update is
 // charged what it adds, unless the object was out of q's scope before).
 // err, worded as upstream's admission words it, refuses the write: Check
-// fails, or the write would take what q limits past its hard limit.
+// fails, or the write (not of a status) would take what q limits past
+// its hard limit.
 func Charge(q *corev1.ResourceQuota, w *Write) (used corev1.ResourceList, err error) {
 	if err := Check(q, w); err != nil {
 		return nil, err
@@ -374,7 +388,7 @@ func Charge(q *corev1.ResourceQuota, w *Write) (used corev1.ResourceList, err er
 			over = append(over, name)
 		}
 	}
-	if len(over) > 0 {
+	if len(over) > 0 && !w.status {
 		return nil, fmt.Errorf("exceeded quota: %s, requested: %s, used: %s, limited: %s",
 			q.Name, list(over, u), list(over, q.Status.Used), list(over, q.Status.Hard))
 	}

@@ -3,8 +3,8 @@ package quota
 import (
 	"context"
 	"encoding/json"
-	"time"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -71,7 +71,7 @@ func TestCharge(t *testing.T) {
 	for _, c := range []struct {
 		name    string
 		q       *corev1.ResourceQuota
-		u       map[string]any // a ConfigMap or a Service
+		u       map[string]any      // a ConfigMap or a Service
 		want    corev1.ResourceList // nil: nothing charged
 		wantErr string
 	}{
@@ -98,7 +98,7 @@ func TestCharge(t *testing.T) {
 		if c.u != nil {
 			gr = services
 		}
-		w, err := NewWrite(gr, c.u, nil, time.Now())
+		w, err := NewWrite(gr, "", c.u, nil, time.Now())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -137,7 +137,7 @@ func TestChargeUpdate(t *testing.T) {
 		{"fewer ports", services, svc("NodePort", 1), svc("NodePort", 3), nil},
 		{"a config map", configMaps, map[string]any{}, map[string]any{}, nil},
 	} {
-		w, err := NewWrite(c.gr, c.obj, c.old, time.Now())
+		w, err := NewWrite(c.gr, "", c.obj, c.old, time.Now())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -14,16 +14,19 @@ import (
 	"github.com/crdserver/crdserver/internal/storage"
 )
 
-// Charge charges a create of obj (an update from old), of resource gr,
-// to the quotas of namespace that limit what it counts for (for an
-// update, what it counts for more), as kube-apiserver's quota admission
+// Charge charges a create of obj (an update from old, of subresource
+// sub), of resource gr, to the quotas of namespace that limit what it
+// counts for (for an update, what it counts for more), as kube-apiserver's quota admission
 // does: the writes of one namespace wait in one batch, which is checked
 // write by write against the quotas as the writes before it left them,
 // and stored with one write of each quota charged. Writes one by one
 // would all but the first conflict on the quota at 16 creates at once.
 // A write a quota refuses charges none. A quota charged for a write that
 // then fails is counted right by the quota controller's next full count.
-func (q *quotas) Charge(ctx context.Context, gr schema.GroupResource, namespace string, obj, old map[string]any, dry bool) error {
+func (q *quotas) Charge(ctx context.Context, gr schema.GroupResource, namespace, sub string, obj, old map[string]any, dry bool) error {
+	if !quota.Charges(gr, sub) {
+		return nil
+	}
 	// The quotas as the cache holds them, as upstream's admission reads
 	// them from an informer: a consistent read would cost every create
 	// in the namespace a wait for the cache to catch up. Most namespaces
@@ -32,7 +35,7 @@ func (q *quotas) Charge(ctx context.Context, gr schema.GroupResource, namespace 
 	if err != nil || len(items) == 0 {
 		return quotaError(err)
 	}
-	w, err := quota.NewWrite(gr, obj, old, time.Now())
+	w, err := quota.NewWrite(gr, sub, obj, old, time.Now())
 	if err != nil || w == nil {
 		return quotaError(err)
 	}
