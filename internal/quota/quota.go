@@ -249,12 +249,6 @@ func Evaluates(name corev1.ResourceName, served func(schema.GroupResource) bool)
 	return gr, false, legacy || gr == podsGR || gr == claimsGR || gr == servicesGR || !strings.HasPrefix(string(name), "count/")
 }
 
-// Scoped reports whether q has scopes: a scoped quota counts only pods
-// (or, for VolumeAttributesClass, claims) in them.
-func Scoped(q *corev1.ResourceQuota) bool {
-	return len(selectors(q)) > 0
-}
-
 // Charges reports whether admission may charge writes of subresource sub
 // ("" for the object) of gr: of the object always, of a status only a
 // claim's.
@@ -472,12 +466,13 @@ func Status(ctx context.Context, q *corev1.ResourceQuota, c Counter, now time.Ti
 	return st, nil
 }
 
-// Resources are the resources q counts the objects of.
+// Resources are the resources q counts the objects of: with scopes, pods
+// and claims only.
 func Resources(q *corev1.ResourceQuota, served func(schema.GroupResource) bool) []schema.GroupResource {
 	var out []schema.GroupResource
 	for name := range q.Spec.Hard {
 		gr, counted, ok := Evaluates(name, served)
-		if !ok || !counted || slices.Contains(out, gr) || Scoped(q) && gr != podsGR && gr != claimsGR {
+		if !ok || !counted || slices.Contains(out, gr) || len(selectors(q)) > 0 && gr != podsGR && gr != claimsGR {
 			continue
 		}
 		out = append(out, gr)
