@@ -221,9 +221,11 @@ func setDefault(p **int32, v int32) {
 }
 
 // defaultPodTemplate applies the core/v1 pod defaults a user sees in
-// `kubectl get -o yaml` of a workload.
+// `kubectl get -o yaml` of a workload, once the fields of features that
+// are off are dropped.
 func defaultPodTemplate(t *corev1.PodTemplateSpec) {
 	s := &t.Spec
+	dropDisabledPodFields(s)
 	if s.RestartPolicy == "" {
 		s.RestartPolicy = corev1.RestartPolicyAlways
 	}
@@ -252,7 +254,9 @@ func defaultPodTemplate(t *corev1.PodTemplateSpec) {
 // defaultVolume applies upstream's volume defaults: a volume with no
 // source is an emptyDir; secret, configMap, downwardAPI and projected
 // volumes get mode 0644, a projected token an hour's lifetime, a host
-// path the unset type, a field reference version v1.
+// path the unset type, a field reference version v1, an ephemeral
+// volume's claim the Filesystem mode, an image the pull policy its tag
+// gives (as a container's).
 func defaultVolume(v *corev1.Volume) {
 	if reflect.ValueOf(v.VolumeSource).IsZero() {
 		v.EmptyDir = &corev1.EmptyDirVolumeSource{}
@@ -286,6 +290,15 @@ func defaultVolume(v *corev1.Volume) {
 	}
 	if s := v.HostPath; s != nil && s.Type == nil {
 		s.Type = ptr.To(corev1.HostPathUnset)
+	}
+	if e := v.Ephemeral; e != nil && e.VolumeClaimTemplate != nil && e.VolumeClaimTemplate.Spec.VolumeMode == nil {
+		e.VolumeClaimTemplate.Spec.VolumeMode = ptr.To(corev1.PersistentVolumeFilesystem)
+	}
+	if s := v.Image; s != nil && s.PullPolicy == "" {
+		s.PullPolicy = corev1.PullIfNotPresent
+		if s.Reference != "" {
+			s.PullPolicy = pullPolicy(s.Reference)
+		}
 	}
 }
 

@@ -9,13 +9,16 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	nodev1 "k8s.io/api/node/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 
+	"github.com/crdserver/crdserver/internal/builtin/podwarnings"
 	"github.com/crdserver/crdserver/internal/registry"
 )
 
@@ -51,6 +54,9 @@ type PodAdmissionSource interface {
 	PriorityClasses(ctx context.Context) ([]schedulingv1.PriorityClass, error)
 	// LimitRanges are namespace's LimitRanges, by name.
 	LimitRanges(ctx context.Context, namespace string) ([]corev1.LimitRange, error)
+	// RuntimeClass returns the named class as of now, or an error that
+	// is apierrors.IsNotFound when there is none.
+	RuntimeClass(ctx context.Context, name string) (*nodev1.RuntimeClass, error)
 }
 
 // podHooks are a pod's hooks: the kind's rules, the admission plugins and
@@ -79,7 +85,10 @@ var (
 func (podHooks) ReturnDeletedObject() {}
 
 // PrepareForCreate is upstream's strategy: the status a new pod has is
-// phase Pending and the QoS class its resources give.
+// phase Pending and the QoS class its resources give; the match label
+// keys of its affinity terms and spread constraints are merged into
+// their selectors, and its own resources are completed from its
+// containers'.
 func (h podHooks) PrepareForCreate(obj map[string]any) {
 	h.kindHooks.PrepareForCreate(obj)
 	h.rewrite(obj, func(p *corev1.Pod) {
@@ -88,8 +97,11 @@ func (h podHooks) PrepareForCreate(obj map[string]any) {
 			p.Status.Conditions = []corev1.PodCondition{{
 				Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
 				Reason: corev1.PodReasonSchedulingGated, Message: "Scheduling is blocked due to non-empty scheduling gates",
+				LastTransitionTime: metav1.Now(),
 			}}
 		}
+		mergeMatchLabelKeys(p)
+		defaultPodLevelResources(&p.Spec)
 		p.Status.QOSClass = podQOS(p)
 	})
 }
@@ -97,7 +109,8 @@ func (h podHooks) PrepareForCreate(obj map[string]any) {
 // PrepareForUpdate defaults again and keeps what upstream's Priority and
 // DefaultTolerationSeconds plugins give an update: the old priority and
 // preemption policy when the new pod leaves them out, the two default
-// tolerations when it drops them.
+// tolerations when it drops them; and, as upstream's strategy, the old
+// pod-level resources when the new pod has none.
 func (h podHooks) PrepareForUpdate(obj, old map[string]any) {
 	h.kindHooks.PrepareForUpdate(obj, old)
 	was, _, err := h.Decode(old)
@@ -110,6 +123,9 @@ func (h podHooks) PrepareForUpdate(obj, old map[string]any) {
 		}
 		if p.Spec.PreemptionPolicy == nil {
 			p.Spec.PreemptionPolicy = was.Spec.PreemptionPolicy
+		}
+		if p.Spec.Resources == nil {
+			p.Spec.Resources = was.Spec.Resources
 		}
 		addDefaultTolerations(&p.Spec)
 	})
@@ -151,7 +167,10 @@ func (h podHooks) PrepareForStatusUpdate(obj, old map[string]any) {
 // "default", must exist; its token volume is mounted in every container
 // unless automounting is off; its image pull secrets are the pod's when
 // the pod has none), Priority (from the named class, or the global
-// default class, else 0) and DefaultTolerationSeconds.
+// default class, else 0), DefaultTolerationSeconds and RuntimeClass (the
+// named class must exist; its overhead and scheduling constraints become
+// the pod's); then the validating half of LimitRanger. (RuntimeClass's
+// runs after the pod is validated, as upstream's: CheckCreateAdmission.)
 func (h podHooks) AdmitCreate(ctx context.Context, obj map[string]any) error {
 	if h.src == nil {
 		return nil
@@ -177,7 +196,14 @@ func (h podHooks) AdmitCreate(ctx context.Context, obj map[string]any) error {
 		return err
 	}
 	addDefaultTolerations(&p.Spec)
-	// Upstream checks the ranges in its validating phase, after these.
+	rc, err := h.runtimeClassFor(ctx, p)
+	if err != nil {
+		return err
+	}
+	if err := admitRuntimeClass(p, rc); err != nil {
+		return err
+	}
+	// Upstream checks in its validating phase, after every mutation.
 	for i := range ranges {
 		if err := checkLimitRange(&ranges[i], p); err != nil {
 			return err
@@ -617,6 +643,20 @@ func (podRules) validate(p, was *corev1.Pod) field.ErrorList {
 		errs = append(errs, validatePodSpecUpdate(&p.Spec, &was.Spec)...)
 	}
 	return errs
+}
+
+// warnings are upstream's for a new pod: a name that is no DNS label,
+// then those of its spec and metadata as of a pod template's. An update
+// warns of nothing (upstream skips the cost on a path written often).
+func (podRules) warnings(p, was *corev1.Pod, sub string) []string {
+	if was != nil || sub != "" {
+		return nil
+	}
+	var out []string
+	if msgs := validation.IsDNS1123Label(p.Name); len(msgs) != 0 {
+		out = append(out, fmt.Sprintf("metadata.name: this is used in the Pod's hostname, which can result in surprising behavior; a DNS label is recommended: %v", msgs))
+	}
+	return append(out, podwarnings.Template(nil, &corev1.PodTemplateSpec{ObjectMeta: p.ObjectMeta, Spec: p.Spec})...)
 }
 
 func (podRules) columns() []metav1.TableColumnDefinition {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	nodev1 "k8s.io/api/node/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -26,6 +27,16 @@ type fakePodSource struct {
 	accounts map[string]*corev1.ServiceAccount
 	classes  []schedulingv1.PriorityClass
 	ranges   []corev1.LimitRange
+	runtimes []nodev1.RuntimeClass
+}
+
+func (f fakePodSource) RuntimeClass(_ context.Context, name string) (*nodev1.RuntimeClass, error) {
+	for i := range f.runtimes {
+		if f.runtimes[i].Name == name {
+			return &f.runtimes[i], nil
+		}
+	}
+	return nil, apierrors.NewNotFound(nodev1.Resource("runtimeclasses"), name)
 }
 
 func (f fakePodSource) LimitRanges(context.Context, string) ([]corev1.LimitRange, error) {
@@ -52,8 +63,8 @@ func testPods(src PodAdmissionSource) *registry.Definition {
 }
 
 // admitted is the pod y (a Pod's YAML in namespace ns) defaulted,
-// admitted and prepared for create as the handler does, or the
-// admission error.
+// admitted, prepared for create and checked by the validating admission
+// as the handler does, or the admission error.
 func admitted(t *testing.T, def *registry.Definition, y string) (*corev1.Pod, error) {
 	t.Helper()
 	obj := decodeYAML(t, "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: ns}\n"+y)
@@ -62,6 +73,9 @@ func admitted(t *testing.T, def *registry.Definition, y string) (*corev1.Pod, er
 		return nil, err
 	}
 	def.Hooks.(registry.CreatePreparer).PrepareForCreate(obj)
+	if err := def.Hooks.(registry.CreateAdmissionChecker).CheckCreateAdmission(context.Background(), obj); err != nil {
+		return nil, err
+	}
 	b, _ := json.Marshal(obj)
 	p := &corev1.Pod{}
 	if err := json.Unmarshal(b, p); err != nil {
@@ -85,6 +99,13 @@ func TestPodAdmission(t *testing.T) {
 			Default:        corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")},
 			DefaultRequest: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")},
 		}}}}},
+		runtimes: []nodev1.RuntimeClass{
+			{ObjectMeta: metav1.ObjectMeta{Name: "plain"}, Handler: "runc"},
+			{ObjectMeta: metav1.ObjectMeta{Name: "kata"}, Handler: "kata",
+				Overhead: &nodev1.Overhead{PodFixed: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m")}},
+				Scheduling: &nodev1.Scheduling{NodeSelector: map[string]string{"sandbox": "yes"},
+					Tolerations: []corev1.Toleration{{Key: "sandbox", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}}},
+		},
 	}
 	def := testPods(src)
 	for _, tc := range []struct {
@@ -154,6 +175,28 @@ func TestPodAdmission(t *testing.T) {
 		{name: line(), pod: "spec: {serviceAccountName: ghost, containers: [{name: c, image: nginx}]}", err: `error looking up service account ns/ghost: serviceaccount "ghost" not found`},
 		{name: line(), pod: "spec: {priorityClassName: ghost, containers: [{name: c, image: nginx}]}", err: "no PriorityClass with name ghost was found"},
 		{name: line(), pod: "spec: {priority: 7, containers: [{name: c, image: nginx}]}", err: "the integer value of priority (7) must not be provided in pod spec; priority admission controller computed 5 from the given PriorityClass name"},
+		// RuntimeClass: the class's overhead and scheduling become the pod's.
+		{name: line(), pod: "spec: {runtimeClassName: kata, nodeSelector: {zone: a}, containers: [{name: c, image: nginx}]}", check: func(t *testing.T, p *corev1.Pod) {
+			if p.Spec.Overhead.Cpu().String() != "250m" {
+				t.Errorf("overhead %v", p.Spec.Overhead)
+			}
+			if len(p.Spec.NodeSelector) != 2 || p.Spec.NodeSelector["sandbox"] != "yes" || p.Spec.NodeSelector["zone"] != "a" {
+				t.Errorf("node selector %v", p.Spec.NodeSelector)
+			}
+			if n := len(p.Spec.Tolerations); n != 3 || p.Spec.Tolerations[2].Key != "sandbox" {
+				t.Errorf("tolerations %+v", p.Spec.Tolerations)
+			}
+		}},
+		{name: line(), pod: "spec: {runtimeClassName: plain, containers: [{name: c, image: nginx}]}", check: func(t *testing.T, p *corev1.Pod) {
+			if p.Spec.Overhead != nil || p.Spec.NodeSelector != nil {
+				t.Errorf("overhead %v, node selector %v", p.Spec.Overhead, p.Spec.NodeSelector)
+			}
+		}},
+		{name: line(), pod: "spec: {runtimeClassName: ghost, containers: [{name: c, image: nginx}]}", err: `pod rejected: RuntimeClass "ghost" not found`},
+		{name: line(), pod: "spec: {runtimeClassName: kata, overhead: {cpu: 1}, containers: [{name: c, image: nginx}]}", err: "pod rejected: Pod's Overhead doesn't match RuntimeClass's defined Overhead"},
+		{name: line(), pod: "spec: {runtimeClassName: kata, nodeSelector: {sandbox: never}, containers: [{name: c, image: nginx}]}", err: "conflict: runtimeClass.scheduling.nodeSelector[sandbox] = yes; pod.spec.nodeSelector[sandbox] = never"},
+		{name: line(), pod: "spec: {runtimeClassName: plain, overhead: {cpu: 1}, containers: [{name: c, image: nginx}]}", err: "pod rejected: Pod Overhead set without corresponding RuntimeClass defined Overhead"},
+		{name: line(), pod: "spec: {overhead: {cpu: 1}, containers: [{name: c, image: nginx}]}", err: "pod rejected: Pod Overhead set without corresponding RuntimeClass defined Overhead"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, err := admitted(t, def, tc.pod)

@@ -22,12 +22,17 @@ import (
 
 // validatePodSpec checks, with upstream's messages and in its order, the
 // parts of a pod's spec users meet: the grace period, volumes (names,
-// exactly one source), containers of each kind (names unique across all
-// three, images, ports, environment names, volume mounts, resources,
+// exactly one source, its fields), containers of each kind (names unique
+// across all three, images, ports, environment names, volume mounts, resources,
 // pull and termination message policies), the restart and DNS policies,
 // the node selector, the service account, node, host and priority class
-// names and the active deadline. Security contexts, probes, affinity and
-// the other scheduling fields are not checked.
+// names and the active deadline; and the pod-level fields of
+// podschedulingvalidation.go: resource claims, pod-level resources
+// (podresourcevalidation.go), host network ports,
+// affinity, DNS configuration, readiness and scheduling gates, topology
+// spread constraints, user namespaces, the hostname override,
+// tolerations, host aliases, runtime class, overhead and the OS.
+// Security contexts and probes are not checked.
 func validatePodSpec(s *corev1.PodSpec, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if s.TerminationGracePeriodSeconds == nil {
@@ -35,6 +40,7 @@ func validatePodSpec(s *corev1.PodSpec, p *field.Path) field.ErrorList {
 	}
 	vols, verrs := validateVolumes(s.Volumes, p.Child("volumes"))
 	errs = append(errs, verrs...)
+	errs = append(errs, validatePodResourceClaims(s.ResourceClaims, p.Child("resourceClaims"))...)
 	cp := p.Child("containers")
 	if len(s.Containers) == 0 {
 		errs = append(errs, field.Required(cp, ""))
@@ -79,11 +85,21 @@ func validatePodSpec(s *corev1.PodSpec, p *field.Path) field.ErrorList {
 			names.Insert(c.Name)
 		}
 	}
+	errs = append(errs, validatePodResources(s, p)...)
+	errs = append(errs, validatePodHostNetworkDeps(s, p)...)
 	errs = append(errs, validateEnum(s.RestartPolicy, p.Child("restartPolicy"),
 		corev1.RestartPolicyAlways, corev1.RestartPolicyOnFailure, corev1.RestartPolicyNever)...)
 	errs = append(errs, validateEnum(s.DNSPolicy, p.Child("dnsPolicy"),
 		corev1.DNSClusterFirstWithHostNet, corev1.DNSClusterFirst, corev1.DNSDefault, corev1.DNSNone)...)
 	errs = append(errs, metav1validation.ValidateLabels(s.NodeSelector, p.Child("nodeSelector"))...)
+	errs = append(errs, validateShareProcessNamespace(s, p)...)
+	errs = append(errs, validateAffinity(s.Affinity, p.Child("affinity"))...)
+	errs = append(errs, validatePodDNSConfig(s.DNSConfig, s.DNSPolicy, p.Child("dnsConfig"))...)
+	errs = append(errs, validateReadinessGates(s.ReadinessGates, p.Child("readinessGates"))...)
+	errs = append(errs, validateSchedulingGates(s.SchedulingGates, p.Child("schedulingGates"))...)
+	errs = append(errs, validateTopologySpreadConstraints(s.TopologySpreadConstraints, p.Child("topologySpreadConstraints"))...)
+	errs = append(errs, validatePodHostUsers(s, p)...)
+	errs = append(errs, validatePodHostnameOverride(s, p)...)
 	if s.ServiceAccountName != "" {
 		for _, msg := range apivalidation.NameIsDNSSubdomain(s.ServiceAccountName, false) {
 			errs = append(errs, field.Invalid(p.Child("serviceAccountName"), s.ServiceAccountName, msg))
@@ -110,14 +126,19 @@ func validatePodSpec(s *corev1.PodSpec, p *field.Path) field.ErrorList {
 			}
 		}
 	}
+	errs = append(errs, validatePodTolerations(s.Tolerations, p.Child("tolerations"))...)
+	errs = append(errs, validateHostAliases(s.HostAliases, p.Child("hostAliases"))...)
 	if s.PriorityClassName != "" {
 		for _, msg := range apivalidation.NameIsDNSSubdomain(s.PriorityClassName, false) {
 			errs = append(errs, field.Invalid(p.Child("priorityClassName"), s.PriorityClassName, msg))
 		}
 	}
+	errs = append(errs, validateRuntimeClassName(s.RuntimeClassName, p.Child("runtimeClassName"))...)
 	if s.PreemptionPolicy != nil {
 		errs = append(errs, validatePreemptionPolicy(*s.PreemptionPolicy, p.Child("preemptionPolicy"))...)
 	}
+	errs = append(errs, validateOverhead(s.Overhead, p.Child("overhead"))...)
+	errs = append(errs, validatePodOS(s, p)...)
 	return errs
 }
 
@@ -136,8 +157,8 @@ func validateEnum[T ~string](v T, p *field.Path, supported ...T) field.ErrorList
 }
 
 // validateVolumes checks the volumes' names (DNS labels, unique) and that
-// each has exactly one source, returning the valid ones by name for the
-// containers' mounts.
+// each has exactly one, valid, source, returning the valid ones by name
+// for the containers' mounts.
 func validateVolumes(vs []corev1.Volume, p *field.Path) (sets.Set[string], field.ErrorList) {
 	var errs field.ErrorList
 	names := sets.New[string]()
@@ -165,7 +186,7 @@ func validateVolumes(vs []corev1.Volume, p *field.Path) (sets.Set[string], field
 // volumeSourceFields are the JSON names of a volume's sources, in the
 // order upstream checks them (its misspelt downwarAPI included).
 var volumeSourceFields = []struct{ json, path string }{
-	{"hostPath", "hostPath"}, {"emptyDir", "emptyDir"}, {"gitRepo", "gitRepo"},
+	{"emptyDir", "emptyDir"}, {"hostPath", "hostPath"}, {"gitRepo", "gitRepo"},
 	{"gcePersistentDisk", "gcePersistentDisk"}, {"awsElasticBlockStore", "awsElasticBlockStore"},
 	{"secret", "secret"}, {"nfs", "nfs"}, {"iscsi", "iscsi"}, {"glusterfs", "glusterfs"},
 	{"flocker", "flocker"}, {"persistentVolumeClaim", "persistentVolumeClaim"}, {"rbd", "rbd"},
@@ -177,8 +198,9 @@ var volumeSourceFields = []struct{ json, path string }{
 	{"image", "image"},
 }
 
-// validateVolumeSource refuses a volume with no source, or with more than
-// one (each further one named).
+// validateVolumeSource checks the fields of a volume's first source
+// (podvolumevalidation.go), and refuses a volume with no source, or with
+// more than one (each further one named).
 func validateVolumeSource(s *corev1.VolumeSource, p *field.Path) field.ErrorList {
 	v := reflect.ValueOf(*s)
 	t := v.Type()
@@ -187,7 +209,7 @@ func validateVolumeSource(s *corev1.VolumeSource, p *field.Path) field.ErrorList
 		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
 		set[name] = !v.Field(i).IsNil()
 	}
-	var errs field.ErrorList
+	errs := validateVolumeSourceFields(s, p)
 	n := 0
 	for _, f := range volumeSourceFields {
 		if !set[f.json] {
@@ -312,6 +334,7 @@ func validatePodSpecUpdate(s, was *corev1.PodSpec) field.ErrorList {
 		}
 	}
 	errs = append(errs, validateTolerationsUpdate(s.Tolerations, was.Tolerations, sp.Child("tolerations"))...)
+	errs = append(errs, validateSchedulingGatesUpdate(s.SchedulingGates, was.SchedulingGates, sp.Child("schedulingGates"))...)
 	munged := s.DeepCopy()
 	for i := range munged.Containers {
 		if i < len(was.Containers) {
@@ -340,7 +363,9 @@ func validatePodSpecUpdate(s, was *corev1.PodSpec) field.ErrorList {
 }
 
 // validateTolerationsUpdate refuses an update that drops or changes a
-// toleration, but for lowering the seconds of a NoExecute one.
+// toleration, but for lowering the seconds of a NoExecute one; if none
+// is, it checks the tolerations again, as upstream does (so that their
+// errors come twice).
 func validateTolerationsUpdate(now, was []corev1.Toleration, p *field.Path) field.ErrorList {
 	for _, old := range was {
 		found := false
@@ -356,5 +381,5 @@ func validateTolerationsUpdate(now, was []corev1.Toleration, p *field.Path) fiel
 			return field.ErrorList{field.Forbidden(p, "existing toleration can not be modified except its tolerationSeconds")}
 		}
 	}
-	return nil
+	return validatePodTolerations(now, p)
 }

@@ -9,11 +9,13 @@ import (
 	"sync"
 	"time"
 
+	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/crdserver/crdserver/internal/authn"
 	"github.com/crdserver/crdserver/internal/codec"
 	"github.com/crdserver/crdserver/internal/fairness"
+	"github.com/crdserver/crdserver/internal/flowcontrol"
 	"github.com/crdserver/crdserver/internal/request"
 )
 
@@ -160,3 +162,37 @@ func MaxWatchesPerUser(n int) Filter {
 func tooManyWatches(user string, n int) string {
 	return fmt.Sprintf("too many watches: user %q has %d open, the most allowed; please try again later", user, n)
 }
+
+// Classify classifies each request as upstream's API Priority and
+// Fairness does (by the FlowSchemas of current's classifier, nil for
+// none) and answers which schema and priority level matched in
+// upstream's X-Kubernetes-PF-FlowSchema-UID and
+// X-Kubernetes-PF-PriorityLevel-UID headers. Long-running requests other
+// than watches are not classified, as upstream. It needs RequestInfo,
+// Authenticate and Impersonate before it: upstream classifies the
+// impersonated user, before authorization.
+func Classify(current func() *flowcontrol.Classifier) Filter {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			info, ok := request.InfoFrom(r.Context())
+			c := current()
+			if !ok || c == nil || LongRunning(info) && info.Verb != "watch" {
+				next.ServeHTTP(w, r)
+				return
+			}
+			u, _ := authn.UserFrom(r.Context())
+			if class, ok := c.Classify(u, info); ok {
+				h := w.Header()
+				h[priorityLevelUIDHeader] = []string{class.PriorityLevelUID}
+				h[flowSchemaUIDHeader] = []string{class.FlowSchemaUID}
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// The response headers of a request's classification, canonical.
+var (
+	flowSchemaUIDHeader    = http.CanonicalHeaderKey(flowcontrolv1.ResponseHeaderMatchedFlowSchemaUID)
+	priorityLevelUIDHeader = http.CanonicalHeaderKey(flowcontrolv1.ResponseHeaderMatchedPriorityLevelConfigurationUID)
+)

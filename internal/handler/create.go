@@ -123,6 +123,11 @@ func (h *Handler) createObject(c *call, obj map[string]any, dry bool) (err error
 		return apierrors.NewInvalid(invalidKind(c.def), name, errs)
 	}
 	warnValid(c, obj, nil, "")
+	if a, ok := c.def.Hooks.(registry.CreateAdmissionChecker); ok {
+		if err := a.CheckCreateAdmission(c.r.Context(), obj); err != nil {
+			return apierrors.NewForbidden(c.gr(), name, err)
+		}
+	}
 	if err := h.validateAdmission(c, admission.Create, obj, nil, nil, nil, ""); err != nil {
 		return err
 	}

@@ -225,6 +225,9 @@ func (h *Handler) writeTableList(c *call, lm metav1.ListMeta, l listed) {
 			}
 			objs = append(objs, obj)
 		}
+		if ts, ok := c.def.Hooks.(registry.TableListSorter); ok {
+			ts.SortTableList(objs)
+		}
 		var t *metav1.Table
 		if lp, ok := c.def.Hooks.(registry.ListTablePrinter); ok {
 			t, err = buildTableWith(c, lp.(registry.TablePrinter).TableColumns(), lp.TableListRow(objs), objs, lm.ResourceVersion, lm.Continue, lm.RemainingItemCount)

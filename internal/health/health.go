@@ -43,9 +43,16 @@ func (e Endpoint) Paths() []string {
 // timeout bounds each check.
 const timeout = 2 * time.Second
 
+// Observer records each check an endpoint runs (upstream's
+// /metrics/slis); not the excluded ones, nor a check run at its own path.
+type Observer interface {
+	ObserveHealthcheck(check, endpoint string, err error)
+}
+
 // Handler serves endpoints under /<name> and /<name>/<check>; any other
-// path below them is a plain-text 404.
-func Handler(log *slog.Logger, endpoints ...Endpoint) http.Handler {
+// path below them is a plain-text 404. obs, when not nil, records the
+// checks the endpoints run.
+func Handler(log *slog.Logger, obs Observer, endpoints ...Endpoint) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		first, rest, sub := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
 		i := slices.IndexFunc(endpoints, func(e Endpoint) bool { return e.Name == first })
@@ -55,7 +62,7 @@ func Handler(log *slog.Logger, endpoints ...Endpoint) http.Handler {
 		}
 		e := endpoints[i]
 		if !sub {
-			e.serve(w, r, log)
+			e.serve(w, r, log, obs)
 			return
 		}
 		j := slices.IndexFunc(e.Checks, func(c Check) bool { return c.Name == rest })
@@ -86,7 +93,7 @@ func writeText(w http.ResponseWriter) {
 // serve runs every check not excluded. A failure answers 500 with the
 // whole list (reasons withheld); success answers "ok", or the list with
 // ?verbose.
-func (e Endpoint) serve(w http.ResponseWriter, r *http.Request, log *slog.Logger) {
+func (e Endpoint) serve(w http.ResponseWriter, r *http.Request, log *slog.Logger, obs Observer) {
 	q := r.URL.Query()
 	excluded := q["exclude"]
 	unmatched := slices.Clone(excluded)
@@ -98,7 +105,11 @@ func (e Endpoint) serve(w http.ResponseWriter, r *http.Request, log *slog.Logger
 			fmt.Fprintf(&out, "[+]%s excluded: ok\n", c.Name)
 			continue
 		}
-		if err := run(r.Context(), c); err != nil {
+		err := run(r.Context(), c)
+		if obs != nil {
+			obs.ObserveHealthcheck(c.Name, e.Name, err)
+		}
+		if err != nil {
 			fmt.Fprintf(&out, "[-]%s failed: reason withheld\n", c.Name)
 			failed = append(failed, c.Name)
 			log.Debug("health check failed", "endpoint", e.Name, "check", c.Name, "err", err)

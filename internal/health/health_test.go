@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/crdserver/crdserver/internal/health"
@@ -16,7 +17,7 @@ func TestHandler(t *testing.T) {
 	down := func(context.Context) error { return errors.New("etcd unreachable") }
 	live := []health.Check{{Name: "ping", Func: ok}, {Name: "etcd", Func: ok}}
 	ready := []health.Check{{Name: "ping", Func: ok}, {Name: "poststarthook/rbac/bootstrap-roles", Func: ok}, {Name: "informer-sync", Func: down}}
-	h := health.Handler(slog.New(slog.NewTextHandler(io.Discard, nil)),
+	h := health.Handler(slog.New(slog.NewTextHandler(io.Discard, nil)), nil,
 		health.Endpoint{Name: "livez", Checks: live}, health.Endpoint{Name: "readyz", Checks: ready})
 
 	// Wanted answers are kube-apiserver 1.37's for the same checks.
@@ -48,4 +49,32 @@ func TestHandler(t *testing.T) {
 			t.Errorf("GET %s: Content-Type %q", tt.path, ct)
 		}
 	}
+}
+
+// The endpoints' runs are observed as kube-apiserver's /metrics/slis
+// records them: excluded checks and a check's own path are not.
+func TestObserver(t *testing.T) {
+	ok := func(context.Context) error { return nil }
+	down := func(context.Context) error { return errors.New("etcd unreachable") }
+	obs := &observed{}
+	h := health.Handler(slog.New(slog.NewTextHandler(io.Discard, nil)), obs,
+		health.Endpoint{Name: "livez", Checks: []health.Check{{Name: "ping", Func: ok}, {Name: "etcd", Func: ok}}},
+		health.Endpoint{Name: "readyz", Checks: []health.Check{{Name: "ping", Func: ok}, {Name: "informer-sync", Func: down}}})
+	for _, p := range []string{"/livez", "/readyz", "/readyz?exclude=informer-sync", "/livez/etcd", "/readyz/informer-sync"} {
+		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", p, nil))
+	}
+	want := "ping livez ok; etcd livez ok; ping readyz ok; informer-sync readyz etcd unreachable; ping readyz ok"
+	if got := strings.Join(obs.runs, "; "); got != want {
+		t.Errorf("observed %s\nwant     %s", got, want)
+	}
+}
+
+type observed struct{ runs []string }
+
+func (o *observed) ObserveHealthcheck(check, endpoint string, err error) {
+	res := "ok"
+	if err != nil {
+		res = err.Error()
+	}
+	o.runs = append(o.runs, check+" "+endpoint+" "+res)
 }

@@ -37,6 +37,15 @@ type CreateAdmitter interface {
 	AdmitCreate(ctx context.Context, obj map[string]any) error
 }
 
+// CreateAdmissionChecker is the validating half of one of upstream's
+// compiled-in admission plugins (RuntimeClass's check of a pod's
+// overhead). It runs where upstream runs it: after the object is
+// validated, before validating admission policies and webhooks. obj is
+// in the hooks' version. Its error is refused as a 403.
+type CreateAdmissionChecker interface {
+	CheckCreateAdmission(ctx context.Context, obj map[string]any) error
+}
+
 // UpdatePreparer carries fields a client may not change through the main
 // resource (for example status) from old to obj.
 type UpdatePreparer interface {
@@ -308,6 +317,13 @@ type StatusOnCreateKeeper interface {
 // event, is printed by TableRow alone.
 type ListTablePrinter interface {
 	TableListRow(objs []map[string]any) func(obj map[string]any) []any
+}
+
+// TableListSorter is a TablePrinter whose list's Table orders its rows
+// itself (FlowSchemas, in the order they are matched) rather than as
+// listed. The JSON list keeps storage's order.
+type TableListSorter interface {
+	SortTableList(objs []map[string]any)
 }
 
 // FieldComputer gives the values of selectable fields that are not a path

@@ -25,6 +25,7 @@ type Config struct {
 	Resources http.Handler // every resource request
 	Profiling http.Handler // /debug/pprof/...; nil when disabled
 	Metrics   http.Handler // /metrics; nil when not served
+	SLIs      http.Handler // /metrics/slis; nil when not served
 	// Issuer serves the service account issuer's OpenID discovery
 	// (/.well-known/openid-configuration, /openid/v1/jwks); nil when not
 	// served.
@@ -64,6 +65,8 @@ func New(c Config) http.Handler {
 			c.OpenAPI.ServeHTTP(w, r)
 		case c.Metrics != nil && p == "/metrics":
 			c.Metrics.ServeHTTP(w, r)
+		case c.SLIs != nil && p == "/metrics/slis":
+			c.SLIs.ServeHTTP(w, r)
 		case c.Profiling != nil && isUnder(p, "/debug/pprof"):
 			c.Profiling.ServeHTTP(w, r)
 		case c.Issuer != nil && (p == "/.well-known/openid-configuration" || p == "/openid/v1/jwks"):
@@ -87,6 +90,9 @@ func serveIndex(w http.ResponseWriter, c Config) {
 	paths := []string{"/openapi/v2", "/openapi/v3", "/openapi/v3/", "/version"}
 	if c.Metrics != nil {
 		paths = append(paths, "/metrics")
+	}
+	if c.SLIs != nil {
+		paths = append(paths, "/metrics/slis")
 	}
 	if c.Issuer != nil {
 		paths = append(paths, "/.well-known/openid-configuration", "/openid/v1/jwks")

@@ -28,11 +28,35 @@ type namespaceContent struct {
 
 var _ controllers.NamespaceContent = (*namespaceContent)(nil)
 
+// DeleteContents deletes the namespace's pods first and, as upstream's
+// OrderedNamespaceDeletion (on by default since 1.33), the rest only once
+// no pod remains: a pod kept by a finalizer or its grace period keeps the
+// Secrets, ConfigMaps and policies it runs with.
 func (n *namespaceContent) DeleteContents(ctx context.Context, ns string) (int, error) {
 	left := builtin.NamespaceDeletion{Remaining: map[string]int{}, Finalizers: map[string]int{}, Undiscovered: map[string]string{}}
+	if pods, ok := n.reg.Current().Lookup("", "pods"); ok {
+		if st, ok := n.s.stores.Store(podsGR); ok {
+			if err := n.deleteAll(ctx, pods, st, ns, &left); err != nil {
+				left.Failures = append(left.Failures, err.Error())
+			}
+			if count := left.Remaining["pods."]; count > 0 {
+				// Upstream says nothing of the pods in the conditions
+				// while it waits for them: only what failed.
+				clear(left.Remaining)
+				clear(left.Finalizers)
+				if err := n.setConditions(ctx, ns, left); err != nil {
+					return 0, err
+				}
+				return count, nil
+			}
+		}
+	}
 	for _, def := range n.reg.Current().Definitions() {
 		if !def.Namespaced() || def.StoredAs != nil { // the storage's own definition deletes its objects
 			continue
+		}
+		if def.GroupResource() == podsGR {
+			continue // deleted above
 		}
 		st, ok := n.s.stores.Store(def.GroupResource())
 		if !ok {

@@ -60,20 +60,28 @@ func (s *Server) ensureRootCA(ctx context.Context, ns string) error {
 	if obj, err := handler.DecodeStored(it.JSON()); err == nil && !builtin.KeepRootCA(obj, ca) {
 		return nil
 	}
-	_, err = storage.GuaranteedUpdate(ctx, st.Storage, key, func(cur storage.KeyValue) ([]byte, error) {
+	return updateConfigMap(ctx, st, key, builtin.ControllerManager, func(obj map[string]any) bool { return builtin.KeepRootCA(obj, ca) })
+}
+
+// updateConfigMap writes the ConfigMap at key as change leaves it, as
+// manager's update (recorded in its managedFields), unless change reports
+// it left it alone. A ConfigMap deleted meanwhile is left deleted: the
+// controllers that keep one make it again on its deletion.
+func updateConfigMap(ctx context.Context, st *handler.Store, key, manager string, change func(obj map[string]any) bool) error {
+	_, err := storage.GuaranteedUpdate(ctx, st.Storage, key, func(cur storage.KeyValue) ([]byte, error) {
 		obj, err := handler.DecodeStored(cur.Value)
 		if err != nil {
 			return nil, err
 		}
 		old := runtime.DeepCopyJSON(obj)
-		if !builtin.KeepRootCA(obj, ca) {
+		if !change(obj) {
 			return cur.Value, nil
 		}
-		configMapFields().Update(old, obj, builtin.ControllerManager)
+		configMapFields().Update(old, obj, manager)
 		return handler.EncodeStored(obj)
 	})
 	if errors.Is(err, storage.ErrNotFound) {
-		return nil // deleted meanwhile: its deletion brings it back
+		return nil
 	}
 	return err
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
+	nodev1 "k8s.io/api/node/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -64,6 +65,26 @@ func (a *podAdmission) PriorityClasses(ctx context.Context) ([]schedulingv1.Prio
 		}
 	}
 	return out, nil
+}
+
+var runtimeClassesGR = schema.GroupResource{Group: "node.k8s.io", Resource: "runtimeclasses"}
+
+// RuntimeClass is read consistently: a class deleted a moment ago must
+// not admit a pod.
+func (a *podAdmission) RuntimeClass(ctx context.Context, name string) (*nodev1.RuntimeClass, error) {
+	st, ok := a.s.stores.Store(runtimeClassesGR)
+	if !ok {
+		return nil, fmt.Errorf("%s are not served", runtimeClassesGR)
+	}
+	it, err := st.Cache.Get(ctx, st.Key("", name), watchcache.GetOptions{})
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, apierrors.NewNotFound(runtimeClassesGR, name)
+	}
+	if err != nil {
+		return nil, err
+	}
+	rc := &nodev1.RuntimeClass{}
+	return rc, json.Unmarshal(it.JSON(), rc)
 }
 
 var (

@@ -76,8 +76,13 @@ type Server struct {
 	// priorityClassesEnsured is set once the system PriorityClasses are
 	// stored.
 	priorityClassesEnsured atomic.Bool
+	// authInfoPublished is set once kube-system's
+	// extension-apiserver-authentication ConfigMap is written.
+	authInfoPublished atomic.Bool
 	// serviceCIDREnsured is set once the default ServiceCIDR is stored.
 	serviceCIDREnsured atomic.Bool
+	// apfEnsured is set once upstream's APF configuration is first stored.
+	apfEnsured atomic.Bool
 	// leaseWritten is set once the identity Lease is first written.
 	leaseWritten atomic.Bool
 	serveErr     chan error
@@ -208,6 +213,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		builtin.Jobs(), builtin.CronJobs(), builtin.HorizontalPodAutoscalers(), builtin.PodDisruptionBudgets(),
 		builtin.Ingresses(s.ingressClasses), builtin.IngressClasses(), builtin.NetworkPolicies(), builtin.CertificateSigningRequests(),
 		builtin.RuntimeClasses(), builtin.PriorityClasses(), builtin.CSINodes(),
+		builtin.FlowSchemas(), builtin.PriorityLevelConfigurations(),
 		builtin.IPAddresses(), builtin.ServiceCIDRs(),
 		builtin.PersistentVolumeClaims(s.storageClasses), builtin.StorageClasses(),
 		builtin.PersistentVolumes(nil), builtin.Nodes(),
@@ -285,6 +291,13 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		Ensure: s.ensureRootCA, Log: s.log,
 	}
 	s.background.Go(func() { rootCA.Run(bgCtx) })
+	authInfo, err := newClusterAuthInfo(s)
+	if err != nil {
+		return nil, err
+	}
+	s.background.Go(func() { s.authInfoPublished.Store(authInfo.ensure(bgCtx)) })
+	sysc := &controllers.Each{Name: "cluster authentication info", Cache: cmStore.Cache, Sync: authInfo.Sync, Log: s.log, Deletes: true}
+	s.background.Go(func() { sysc.Run(bgCtx) })
 	// Before the CRD controller, which tells it of new resources.
 	s.gc = controllers.NewGarbageCollector(&gcServer{s: s, reg: reg}, s.log)
 	s.background.Go(func() { s.gc.Run(bgCtx) })
@@ -336,6 +349,11 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	s.background.Go(func() { s.backend.RunCompactor(bgCtx, 5*time.Minute) })
 	s.authz.start(bgCtx, s)
 	s.background.Go(func() { s.ensurePriorityClasses(bgCtx) })
+	apf := newAPFConfig(s, builtins)
+	if cfg.MaxRequestsInflight >= 0 {
+		s.metrics.Register(nominalSeats{apf: apf, seats: cfg.MaxRequestsInflight})
+	}
+	s.background.Go(func() { apf.run(bgCtx) })
 	s.background.Go(func() { s.ensureDefaultServiceCIDR(bgCtx) })
 
 	var profiling http.Handler
@@ -349,11 +367,13 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		profiling = mux
 	}
 	healthz := s.healthEndpoints()
+	slis := metrics.NewSLIs()
 	disc := discovery.New(reg)
 	routes := router.New(router.Config{
 		Profiling: profiling,
 		Metrics:   s.metrics.Handler(),
-		Health:    health.Handler(s.log, healthz...),
+		SLIs:      slis.Handler(),
+		Health:    health.Handler(s.log, slis, healthz...),
 		Version:   version.Handler{},
 		OpenAPI:   openapi.New(reg),
 		Discovery: disc,
@@ -391,6 +411,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		// on them, as upstream's audit filter runs before impersonation.
 		filters.Audit(auditCfg),
 		filters.Impersonate(s.authz.chain),
+		filters.Classify(apf.current),
 		filters.Authorize(s.authz.chain),
 		filters.AuditAllowed,
 		filters.Instrument(s.metrics, served(reg)),
@@ -613,11 +634,13 @@ func (s *Server) synced() bool { return s.stores.ready() && s.crds.served.Load()
 func (s *Server) bootstrapped() bool { return s.authz.mode != ModeRBAC || s.authz.ready() }
 
 // settled reports whether the rest of start-up's one-time work is done:
-// the system PriorityClasses and the default ServiceCIDR stored, the identity Lease written, the
-// aggregated ClusterRoles filled. Code that runs after the drop below
+// the system PriorityClasses, the default ServiceCIDR and
+// extension-apiserver-authentication stored, the identity Lease written, the aggregated
+// ClusterRoles filled. Code that runs after the drop below
 // faults back in.
 func (s *Server) settled() bool {
-	return s.priorityClassesEnsured.Load() && s.serviceCIDREnsured.Load() && s.leaseWritten.Load() && (s.authz.mode != ModeRBAC || s.authz.aggregated())
+	return s.priorityClassesEnsured.Load() && s.serviceCIDREnsured.Load() && s.leaseWritten.Load() && s.authInfoPublished.Load() &&
+		(s.authz.mode != ModeRBAC || s.authz.aggregated())
 }
 
 // dropStartupPages waits until start-up is over (readyz's checks of the
@@ -678,6 +701,12 @@ func (s *Server) healthEndpoints() []health.Endpoint {
 	ready = append(ready, health.Check{Name: "poststarthook/scheduling/bootstrap-system-priority-classes", Func: func(context.Context) error {
 		if !s.priorityClassesEnsured.Load() {
 			return errors.New("system priority classes not yet created")
+		}
+		return nil
+	}})
+	ready = append(ready, health.Check{Name: "poststarthook/priority-and-fairness-config-producer", Func: func(context.Context) error {
+		if !s.apfEnsured.Load() {
+			return errors.New("APF configuration not yet stored")
 		}
 		return nil
 	}})

@@ -109,6 +109,50 @@ func TestCoreBuiltins(t *testing.T) {
 		}
 	})
 
+	t.Run("extension-apiserver-authentication", func(t *testing.T) {
+		// kube-apiserver's cluster-authentication-info controller publishes
+		// its client CA for extension API servers and webhooks that
+		// delegate authentication (k8s.io/apiserver's delegating
+		// authenticator fails to start without it), kept as upstream
+		// keeps it.
+		ctx := testContext(t, 90*time.Second)
+		cms := srv.Client.CoreV1().ConfigMaps("kube-system")
+		const authInfo = "extension-apiserver-authentication"
+		var first *corev1.ConfigMap
+		waitFor(t, 30*time.Second, authInfo, func() (bool, error) {
+			cm, err := cms.Get(ctx, authInfo, metav1.GetOptions{})
+			if apierrors.IsNotFound(err) {
+				return false, nil
+			}
+			first = cm
+			return err == nil, err
+		})
+		if got := first.Data["client-ca-file"]; got != string(srv.Config.CAData) {
+			t.Errorf("client-ca-file %q, want the kubeconfig's CA", got)
+		}
+		if len(first.ManagedFields) != 1 || first.ManagedFields[0].Manager != "kube-apiserver" || string(first.ManagedFields[0].FieldsV1.Raw) != `{"f:data":{".":{},"f:client-ca-file":{}}}` {
+			t.Errorf("managedFields %+v", first.ManagedFields)
+		}
+		first.Data["client-ca-file"] = ""
+		if _, err := cms.Update(ctx, first, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, 30*time.Second, authInfo+" put back", func() (bool, error) {
+			cm, err := cms.Get(ctx, authInfo, metav1.GetOptions{})
+			return err == nil && cm.Data["client-ca-file"] == string(srv.Config.CAData), err
+		})
+		if err := cms.Delete(ctx, authInfo, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, 30*time.Second, authInfo+" made again", func() (bool, error) {
+			cm, err := cms.Get(ctx, authInfo, metav1.GetOptions{})
+			if apierrors.IsNotFound(err) {
+				return false, nil
+			}
+			return err == nil && cm.UID != first.UID, err
+		})
+	})
+
 	t.Run("unconditional update", func(t *testing.T) {
 		// ConfigMaps, like most built-ins, may be replaced without a
 		// resourceVersion: the last write wins, as upstream's do.

@@ -31,9 +31,11 @@ var layer = map[string]int{
 	"internal/webhook/webhooktest": 1,
 	"internal/webhook/webhookcert": 0,
 	"internal/fairness":            0,
-	"internal/health":              0,
-	"internal/textpages":           0,
-	"internal/metacheck":           0,
+	// Requests classified by FlowSchemas, compiled from the objects.
+	"internal/flowcontrol": 1,
+	"internal/health":      0,
+	"internal/textpages":   0,
+	"internal/metacheck":   0,
 	// What ResourceQuotas count, from objects given.
 	"internal/quota": 0,
 	// CEL rules type against structural schemas; the schema pipeline runs them.

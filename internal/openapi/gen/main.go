@@ -96,6 +96,8 @@ var roots = []string{
 	"io.k8s.api.certificates.v1.PodCertificateRequest", "io.k8s.api.certificates.v1.PodCertificateRequestList",
 	"io.k8s.api.node.v1.RuntimeClass", "io.k8s.api.node.v1.RuntimeClassList",
 	"io.k8s.api.scheduling.v1.PriorityClass", "io.k8s.api.scheduling.v1.PriorityClassList",
+	"io.k8s.api.flowcontrol.v1.FlowSchema", "io.k8s.api.flowcontrol.v1.FlowSchemaList",
+	"io.k8s.api.flowcontrol.v1.PriorityLevelConfiguration", "io.k8s.api.flowcontrol.v1.PriorityLevelConfigurationList",
 	"io.k8s.api.storage.v1.CSINode", "io.k8s.api.storage.v1.CSINodeList",
 	"io.k8s.api.core.v1.PersistentVolumeClaim", "io.k8s.api.core.v1.PersistentVolumeClaimList",
 	"io.k8s.api.core.v1.PersistentVolume", "io.k8s.api.core.v1.PersistentVolumeList",

@@ -21,8 +21,9 @@ var unservedResources = map[string][]string{
 	},
 }
 
-// unservedGroups are the groups crdserver serves none of.
-var unservedGroups = []string{"flowcontrol.apiserver.k8s.io"}
+// unservedGroups are the groups crdserver serves none of: none now, since
+// flowcontrol.apiserver.k8s.io is served.
+var unservedGroups []string
 
 // beyondUpstream are the group/versions crdserver serves and kube-apiserver
 // 1.37.2 does not: the legacy CRD API (issue 9) and the webhook

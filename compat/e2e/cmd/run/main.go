@@ -46,26 +46,32 @@ import (
 // with none running (stored Pods read as Tables and applied, a pod's
 // token automount, PersistentVolumes and claims, StorageClasses,
 // CSIDrivers, VolumeAttachments, CSIStorageCapacities, ClusterTrustBundles,
-// PodCertificateRequests, ComponentStatuses), and the ResourceQuota specs
-// (objects, pods' compute, claims' storage, scopes; not a claim's volume
-// attributes class changed once bound: no volume controller binds it).
-// kube-apiserver alone fails the ResourceQuota specs that wait for a
-// quota's status to be counted: it runs no kube-controller-manager.
+// PodCertificateRequests, ComponentStatuses, ServiceCIDRs and
+// IPAddresses), the RuntimeClass admission plugin's refusals, API
+// priority and fairness's objects and classification, kubectl's
+// cluster-info dump, quotas, waits and node status, the metrics and SLIs
+// endpoints, and the ResourceQuota specs (objects, pods' compute, claims'
+// storage, scopes; not a claim's volume attributes class changed once
+// bound: no volume controller binds it). kube-apiserver alone fails the
+// ResourceQuota specs that wait for a quota's status to be counted: it
+// runs no kube-controller-manager.
 const (
 	defaultFocus = `\[sig-api-machinery\].*(CustomResource|CRD|FieldValidation|Discovery|ValidatingAdmissionPolicy|MutatingAdmissionPolicy|ratchet|x-kubernetes-validations|Watchers|Servers with support for API chunking|Servers with support for Table)` +
 		`|\[sig-api-machinery\] (ServerSideApply|API Streaming|client-go|Server request timeout|OpenAPIV3|server version|StorageVersionMigration|Garbage collector should support .* deletion of custom resources|Generated clientset should create v1 cronJobs|Namespaces should (apply|patch|ensure that all services|delete fast enough)` +
 		`|ResourceQuota should (create a ResourceQuota and (ensure its status is promptly calculated|capture the life of a ((service|secret|configMap|replica set|custom resource|pod)\.|persistent volume claim))|be able to update and delete ResourceQuota|manage the lifecycle of a ResourceQuota|apply changes to a resourcequota status|verify ResourceQuota with (best effort|terminating) scope|verify ResourceQuota with cross namespace pod affinity scope)` +
 		`|ResourceQuota \[Feature:PodPriority\] should verify ResourceQuota's (multiple )?priority class scope|ResourceQuota \[FeatureGate:VolumeAttributesClass\] .*against 2 pvcs with same volume attributes class)` +
-		`|\[sig-node\] (ConfigMap should (fail to create ConfigMap with empty key|run through a ConfigMap lifecycle|update ConfigMap successfully)|Secrets should (fail to create secret due to empty secret key|patch a secret)|Lease lease API|RuntimeClass should support RuntimeClasses API operations|PodTemplates)` +
+		`|\[sig-node\] (ConfigMap should (fail to create ConfigMap with empty key|run through a ConfigMap lifecycle|update ConfigMap successfully)|Secrets should (fail to create secret due to empty secret key|patch a secret)|Lease lease API|RuntimeClass should (support RuntimeClasses API operations|reject a Pod requesting a (deleted|non-existent) RuntimeClass)|PodTemplates)` +
 		`|\[sig-scheduling\] LimitRange should (list, patch and delete a LimitRange by collection|create a LimitRange with defaults and ensure pod has those defaults applied)` +
 		`|\[sig-storage\] ((ConfigMap|Secrets) should be immutable|CSINodes CSI Conformance should run through the lifecycle)|\[sig-apps\] (CronJob should support CronJob API operations|DisruptionController (Listing PodDisruptionBudgets for all namespaces should list and delete|should create a PodDisruptionBudget))` +
 		`|\[sig-auth\] (Certificates API .*should support CSR API operations|SelfSubjectReview (should support SelfSubjectReview API operations|testing SSR in different API groups authentication/v1\b)|ServiceAccounts should (update a ServiceAccount|run through the lifecycle|create a serviceAccountToken|guarantee kube-root-ca.crt)|SubjectReview should support)` +
 		`|\[sig-instrumentation\] (Events API|Events should)` +
 		`|\[sig-storage\] (CSIInlineVolumes should (support CSIVolumeSource in Pod API|run through the lifecycle of a CSIDriver)|VolumeAttachment Conformance|CSIStorageCapacity should support|PersistentVolumes CSI Conformance|StorageClasses CSI Conformance|VolumeAttributesClass .*lifecycle)` +
 		`|\[sig-auth\] (ServiceAccounts should allow opting out of API token automount|PodCertificateRequest API .*should support PodCertificateRequest API operations|.*CRUD Tests certificates\.k8s\.io/v1 ClusterTrustBundles)` +
-		`|\[sig-cli\] Kubectl client Kubectl get componentstatuses` +
-		`|\[sig-network\] (Services should (delete a collection of services|find a service from listing all namespaces|complete a service status lifecycle)|IngressClass API|Ingress API|DefaultIngressClass|IngressClass should allow IngressClass to have Namespace-scoped|EndpointSlice should support creating EndpointSlice API operations|Netpol API|Endpoints should test the lifecycle|API Server should)` +
-		`|\[sig-cli\] (Kubectl client (Kubectl (api-versions|cluster-info should|describe should check if kubectl describe prints relevant information for cronjob|diff|validation|version)|Proxy server|kubectl subresource flag should not)|kubectl apply (should reuse port|apply set/view|Kubectl prune))`
+		`|\[sig-cli\] Kubectl client (Kubectl get componentstatuses|Kubectl cluster-info dump|Kubectl create quota|kubectl subresource flag GET on status subresource of built-in type \(node\)|kubectl wait should ignore not found error with --for=delete)` +
+		`|\[sig-instrumentation\] MetricsGrabber should grab all metrics (from API server|slis from API server)` +
+		`|\[sig-network\] (Services should (delete a collection of services|find a service from listing all namespaces|complete a service status lifecycle)|IngressClass API|Ingress API|DefaultIngressClass|IngressClass should allow IngressClass to have Namespace-scoped|EndpointSlice should support creating EndpointSlice API operations|Netpol API|Endpoints should test the lifecycle|API Server should|ServiceCIDR and IPAddress API)` +
+		`|\[sig-cli\] (Kubectl client (Kubectl (api-versions|cluster-info should|describe should check if kubectl describe prints relevant information for cronjob|diff|validation|version)|Proxy server|kubectl subresource flag should not)|kubectl apply (should reuse port|apply set/view|Kubectl prune))` +
+		`|\[sig-api-machinery\] API priority and fairness should (ensure that requests can be classified|support (FlowSchema|PriorityLevelConfiguration) API operations)`
 	// [Serial] specs are not skipped: the suite runs one spec at a time.
 	defaultSkip = `\[Disruptive\]|\[Flaky\]|\[Slow\]|` + podSpecs
 	// podSpecs are specs in the focus that deploy pods (conversion webhook

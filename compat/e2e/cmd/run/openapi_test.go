@@ -27,7 +27,7 @@ func TestLeftOut(t *testing.T) {
 		{"kube-apiserver", "/apis/apps/v1/", true},
 		{"kube-apiserver", "/apis/apps/", true},
 		{"kube-apiserver", "/version/", true},
-		{"kube-apiserver", "/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas", true},
+		{"kube-apiserver", "/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas", false},
 		{"crdserver", "/apis/apiextensions.k8s.io/v1beta1/customresourcedefinitions", true},
 		{"crdserver", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", false},
 	} {
