@@ -223,6 +223,26 @@ func validateQuotaScopes(s *corev1.ResourceQuotaSpec, p *field.Path) field.Error
 var podOnlyScopes = sets.New(corev1.ResourceQuotaScopeBestEffort, corev1.ResourceQuotaScopeNotBestEffort,
 	corev1.ResourceQuotaScopeTerminating, corev1.ResourceQuotaScopeNotTerminating, corev1.ResourceQuotaScopeCrossNamespacePodAffinity)
 
+// scopeSelectorValue is a scope selector as upstream's errors quote it:
+// its internal type, whose fields have no JSON names.
+type scopeSelectorValue struct {
+	MatchExpressions []scopeRequirementValue
+}
+
+type scopeRequirementValue struct {
+	ScopeName corev1.ResourceQuotaScope
+	Operator  corev1.ScopeSelectorOperator
+	Values    []string
+}
+
+func quotedSelector(s *corev1.ScopeSelector) *scopeSelectorValue {
+	v := &scopeSelectorValue{}
+	for _, r := range s.MatchExpressions {
+		v.MatchExpressions = append(v.MatchExpressions, scopeRequirementValue{ScopeName: r.ScopeName, Operator: r.Operator, Values: r.Values})
+	}
+	return v
+}
+
 func validateQuotaScopeSelector(s *corev1.ResourceQuotaSpec, p *field.Path) field.ErrorList {
 	if s.ScopeSelector == nil {
 		return nil
@@ -234,7 +254,7 @@ func validateQuotaScopeSelector(s *corev1.ResourceQuotaSpec, p *field.Path) fiel
 		if !quotaScopes.Has(req.ScopeName) {
 			errs = append(errs, field.Invalid(mp.Child("scopeName"), req.ScopeName, "unsupported scope"))
 		}
-		errs = append(errs, scopeErrors(req.ScopeName, s.Hard, mp, s.ScopeSelector)...)
+		errs = append(errs, scopeErrors(req.ScopeName, s.Hard, mp, quotedSelector(s.ScopeSelector))...)
 		if podOnlyScopes.Has(req.ScopeName) && req.Operator != corev1.ScopeSelectorOpExists {
 			errs = append(errs, field.Invalid(mp.Child("operator"), req.Operator,
 				"must be 'Exists' when scope is any of ResourceQuotaScopeTerminating, ResourceQuotaScopeNotTerminating, ResourceQuotaScopeBestEffort, ResourceQuotaScopeNotBestEffort or ResourceQuotaScopeCrossNamespacePodAffinity"))

@@ -33,6 +33,9 @@ func TestResourceQuotaValidation(t *testing.T) {
 			`spec.hard[pods]: Invalid value: "1500m": must be an integer`}},
 		{"a pod scope on config maps, reported once", corev1.ResourceQuotaSpec{Hard: hard("configmaps", "1", "secrets", "1"), Scopes: []corev1.ResourceQuotaScope{"BestEffort"}}, nil, []string{
 			`spec.scopes: Invalid value: ["BestEffort"]: unsupported scope applied to resource`}},
+		{"a claim scope on pods, the selector quoted as upstream's internal type", corev1.ResourceQuotaSpec{Hard: hard("pods", "1"),
+			ScopeSelector: &corev1.ScopeSelector{MatchExpressions: []corev1.ScopedResourceSelectorRequirement{{ScopeName: "VolumeAttributesClass", Operator: "In", Values: []string{"fast"}}}}}, nil, []string{
+			`spec.scopeSelector.matchExpressions: Invalid value: {"MatchExpressions":[{"ScopeName":"VolumeAttributesClass","Operator":"In","Values":["fast"]}]}: unsupported scope applied to resource`}},
 		{"scopes are immutable", corev1.ResourceQuotaSpec{Hard: hard("pods", "1"), Scopes: []corev1.ResourceQuotaScope{"Terminating"}},
 			&corev1.ResourceQuotaSpec{Hard: hard("pods", "1")}, []string{`spec.scopes: Invalid value: ["Terminating"]: field is immutable`}},
 	} {

@@ -17,8 +17,8 @@ import (
 // limits change, or a resource it names comes to be served (Sync with
 // full false: when its status does not match them; Recheck), and counted
 // again (full) when an object of a resource it counts is deleted in its
-// namespace, which is how a delete gives its usage back, when a Service
-// there changes, when the server creates an object there itself
+// namespace, which is how a delete gives its usage back, when a Service,
+// pod or claim there changes, when the server creates an object there itself
 // (Recount), and every Resync. Creates are charged at admission:
 // counting on them too could count a quota's charge before the object
 // charged is stored, and let another create past the limit; the resync
@@ -120,8 +120,9 @@ func (q *Quotas) watch(gr schema.GroupResource) {
 		for q.ctx.Err() == nil {
 			watchOnce(q.ctx, cache, q.Log, "resource quota controller ("+gr.String()+")", func(ev watchcache.Event) {
 				// A Service changed may count other node ports or load
-				// balancers.
-				if ev.Item.Namespace != "" && (ev.Type == watchcache.Deleted || ev.Type == watchcache.Modified && gr == servicesGR) {
+				// balancers; a pod changed may have finished, been
+				// resized or be deleted; a claim, grown.
+				if ev.Item.Namespace != "" && (ev.Type == watchcache.Deleted || ev.Type == watchcache.Modified && recountOnUpdate[gr]) {
 					q.requeue(q.ctx, ev.Item.Namespace, true)
 				}
 			})
@@ -136,7 +137,11 @@ func (q *Quotas) watch(gr schema.GroupResource) {
 	})
 }
 
-var servicesGR = schema.GroupResource{Resource: "services"}
+// recountOnUpdate are the resources whose updates change what their
+// objects count for.
+var recountOnUpdate = map[schema.GroupResource]bool{
+	{Resource: "services"}: true, {Resource: "pods"}: true, {Resource: "persistentvolumeclaims"}: true,
+}
 
 // Recheck counts every quota whose status lacks a usage for what it
 // names: a resource just served (a CRD established) has none yet, and

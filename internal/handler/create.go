@@ -138,7 +138,7 @@ func (h *Handler) createObject(c *call, obj map[string]any, dry bool) (err error
 	}
 	if c.def.Namespaced() {
 		if h.quota != nil {
-			if err := h.chargeQuota(c, name, obj, nil, dry); err != nil {
+			if err := h.chargeQuota(c, name, "", obj, nil, dry); err != nil {
 				return err
 			}
 		}
@@ -221,8 +221,8 @@ func fillNamespace(c *call, obj map[string]any) {
 
 // chargeQuota charges a write of obj (old nil for a create) to the
 // namespace's ResourceQuotas, as upstream's last admission plugin does.
-func (h *Handler) chargeQuota(c *call, name string, obj, old map[string]any, dry bool) error {
-	err := h.quota.Charge(c.r.Context(), c.gr(), c.info.Namespace, obj, old, dry)
+func (h *Handler) chargeQuota(c *call, name, sub string, obj, old map[string]any, dry bool) error {
+	err := h.quota.Charge(c.r.Context(), c.gr(), c.info.Namespace, sub, obj, old, dry)
 	if _, ok := err.(apierrors.APIStatus); ok || err == nil {
 		return err
 	}

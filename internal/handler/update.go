@@ -409,8 +409,8 @@ func (h *Handler) doWrite(c *call, sub, wantRV string, mutate mutation, copyOld 
 		if err := h.validateAdmission(c, admission.Update, obj, old, objJSON, oldJSON, sub); err != nil {
 			return err
 		}
-		if h.quota != nil && sub == "" && c.def.Namespaced() {
-			if err := h.chargeQuota(c, c.info.Name, obj, old, dry); err != nil {
+		if h.quota != nil && (sub == "" || sub == "status") && c.def.Namespaced() {
+			if err := h.chargeQuota(c, c.info.Name, sub, obj, old, dry); err != nil {
 				return err
 			}
 		}

@@ -2,7 +2,9 @@ package quota
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -18,7 +20,17 @@ func amounts(kv ...string) corev1.ResourceList {
 	return l
 }
 
+func podObj(s string) map[string]any {
+	var m map[string]any
+	if err := json.Unmarshal([]byte(s), &m); err != nil {
+		panic(err)
+	}
+	return m
+}
+
 var (
+	pods       = schema.GroupResource{Resource: "pods"}
+	claims     = schema.GroupResource{Resource: "persistentvolumeclaims"}
 	configMaps = schema.GroupResource{Resource: "configmaps"}
 	services   = schema.GroupResource{Resource: "services"}
 	widgets    = schema.GroupResource{Group: "example.com", Resource: "widgets"}
@@ -42,7 +54,7 @@ func TestUsage(t *testing.T) {
 		{"load balancer without node ports", services, map[string]any{"spec": map[string]any{"type": "LoadBalancer", "allocateLoadBalancerNodePorts": false, "ports": []any{map[string]any{}}}},
 			amounts("count/services", "1", "services", "1", "services.loadbalancers", "1", "services.nodeports", "0")},
 	} {
-		if got := Usage(c.gr, c.obj); !Equal(got, c.want) {
+		if got, err := Usage(c.gr, c.obj, time.Now()); err != nil || !Equal(got, c.want) {
 			t.Errorf("%s: usage %v, want %v", c.name, got, c.want)
 		}
 	}
@@ -53,11 +65,13 @@ func TestCharge(t *testing.T) {
 		return &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "q"}, Spec: corev1.ResourceQuotaSpec{Hard: hard},
 			Status: corev1.ResourceQuotaStatus{Hard: statusHard, Used: used}}
 	}
-	cm := amounts("count/configmaps", "1", "configmaps", "1")
+	var cm map[string]any
+	nodePort := map[string]any{"spec": map[string]any{"type": "NodePort", "ports": []any{map[string]any{}}}}
+	clusterIP := map[string]any{"spec": map[string]any{"type": "ClusterIP", "ports": []any{map[string]any{}}}}
 	for _, c := range []struct {
 		name    string
 		q       *corev1.ResourceQuota
-		u       corev1.ResourceList
+		u       map[string]any      // a ConfigMap or a Service
 		want    corev1.ResourceList // nil: nothing charged
 		wantErr string
 	}{
@@ -73,14 +87,22 @@ func TestCharge(t *testing.T) {
 		{"usage unknown", quota(amounts("configmaps", "2", "count/configmaps", "2"), amounts("configmaps", "2", "count/configmaps", "2"), amounts("configmaps", "0")), cm, nil,
 			"status unknown for quota: q, resources: configmaps,count/configmaps"},
 		{"node ports past a full quota", quota(amounts("services.nodeports", "1"), amounts("services.nodeports", "1"), amounts("services.nodeports", "1")),
-			amounts("services", "1", "services.nodeports", "1"), nil,
+			nodePort, nil,
 			"exceeded quota: q, requested: services.nodeports=1, used: services.nodeports=1, limited: services.nodeports=1"},
 		{"no node ports: a full quota of them is not charged", quota(amounts("services.nodeports", "1"), amounts("services.nodeports", "1"), amounts("services.nodeports", "1")),
-			amounts("services", "1", "services.nodeports", "0"), nil, ""},
+			clusterIP, nil, ""},
 		{"scoped quotas count pods only", &corev1.ResourceQuota{Spec: corev1.ResourceQuotaSpec{Hard: amounts("configmaps", "0"), Scopes: []corev1.ResourceQuotaScope{"BestEffort"}},
 			Status: corev1.ResourceQuotaStatus{Hard: amounts("configmaps", "0"), Used: amounts("configmaps", "0")}}, cm, nil, ""},
 	} {
-		got, err := Charge(c.q, c.u)
+		gr := configMaps
+		if c.u != nil {
+			gr = services
+		}
+		w, err := NewWrite(gr, "", c.u, nil, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := Charge(c.q, w)
 		switch {
 		case c.wantErr != "":
 			if err == nil || err.Error() != c.wantErr {
@@ -94,26 +116,40 @@ func TestCharge(t *testing.T) {
 	}
 }
 
-// TestUpdateUsage: a Service's update is charged what it adds; other
-// updates nothing.
-func TestUpdateUsage(t *testing.T) {
+// TestChargeUpdate: a Service's update is charged what it adds; other
+// objects' updates nothing.
+func TestChargeUpdate(t *testing.T) {
 	svc := func(typ string, ports int) map[string]any {
 		return map[string]any{"spec": map[string]any{"type": typ, "ports": make([]any, ports)}}
 	}
+	hard := amounts("services", "9", "services.nodeports", "9", "services.loadbalancers", "9", "configmaps", "9")
+	q := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "q"}, Spec: corev1.ResourceQuotaSpec{Hard: hard},
+		Status: corev1.ResourceQuotaStatus{Hard: hard, Used: amounts("services", "1", "services.nodeports", "1", "services.loadbalancers", "0", "configmaps", "1")}}
 	for _, c := range []struct {
 		name     string
 		gr       schema.GroupResource
 		obj, old map[string]any
-		want     corev1.ResourceList
+		want     corev1.ResourceList // nil: nothing charged
 	}{
-		{"cluster IP to node port", services, svc("NodePort", 2), svc("ClusterIP", 2), amounts("services.nodeports", "2")},
-		{"a port more", services, svc("LoadBalancer", 2), svc("LoadBalancer", 1), amounts("services.nodeports", "1")},
-		{"node port to load balancer", services, svc("LoadBalancer", 1), svc("NodePort", 1), amounts("services.loadbalancers", "1")},
-		{"fewer ports", services, svc("NodePort", 1), svc("NodePort", 3), amounts()},
-		{"a config map", configMaps, nil, nil, nil},
+		{"cluster IP to node port", services, svc("NodePort", 2), svc("ClusterIP", 2), amounts("services", "1", "services.nodeports", "3", "services.loadbalancers", "0", "configmaps", "1")},
+		{"a port more", services, svc("LoadBalancer", 2), svc("LoadBalancer", 1), amounts("services", "1", "services.nodeports", "2", "services.loadbalancers", "0", "configmaps", "1")},
+		{"node port to load balancer", services, svc("LoadBalancer", 1), svc("NodePort", 1), amounts("services", "1", "services.nodeports", "1", "services.loadbalancers", "1", "configmaps", "1")},
+		{"fewer ports", services, svc("NodePort", 1), svc("NodePort", 3), nil},
+		{"a config map", configMaps, map[string]any{}, map[string]any{}, nil},
 	} {
-		if got := UpdateUsage(c.gr, c.obj, c.old); !Equal(got, c.want) || (got == nil) != (c.want == nil) {
-			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		w, err := NewWrite(c.gr, "", c.obj, c.old, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w == nil {
+			if c.want != nil {
+				t.Errorf("%s: not charged, want %v", c.name, c.want)
+			}
+			continue
+		}
+		got, err := Charge(q, w)
+		if err != nil || !Equal(got, c.want) || (got == nil) != (c.want == nil) {
+			t.Errorf("%s: %v, %v; want %v", c.name, got, err, c.want)
 		}
 	}
 }
@@ -124,14 +160,24 @@ func (c counter) Served(gr schema.GroupResource) bool { _, ok := c[gr]; return o
 func (c counter) Count(_ context.Context, gr schema.GroupResource, _ string) (int64, error) {
 	return c[gr], nil
 }
-func (c counter) Services(context.Context, string) ([]map[string]any, error) {
-	return []map[string]any{
-		{"spec": map[string]any{"type": "NodePort", "ports": []any{map[string]any{}}}},
-		{"spec": map[string]any{"type": "LoadBalancer", "ports": []any{map[string]any{}, map[string]any{}}}},
-	}, nil
+func (c counter) List(_ context.Context, gr schema.GroupResource, _ string) ([]map[string]any, error) {
+	switch gr {
+	case services:
+		return []map[string]any{
+			{"spec": map[string]any{"type": "NodePort", "ports": []any{map[string]any{}}}},
+			{"spec": map[string]any{"type": "LoadBalancer", "ports": []any{map[string]any{}, map[string]any{}}}},
+		}, nil
+	case pods:
+		return []map[string]any{
+			podObj(`{"spec":{"containers":[{"name":"a","resources":{"requests":{"cpu":"250m"}}}]}}`),
+			podObj(`{"spec":{"activeDeadlineSeconds":5,"containers":[{"name":"a","resources":{"requests":{"cpu":"500m"}}}]}}`),
+			podObj(`{"spec":{"containers":[{"name":"a","resources":{"requests":{"cpu":"1"}}}]},"status":{"phase":"Succeeded"}}`),
+		}, nil
+	}
+	return nil, nil
 }
 
-// TestStatus: what is served is counted, what pods and claims use is 0,
+// TestStatus: what is served is counted, what is not is 0,
 // a name nothing counts keeps its usage, and hard is the spec's.
 func TestStatus(t *testing.T) {
 	q := &corev1.ResourceQuota{
@@ -140,7 +186,7 @@ func TestStatus(t *testing.T) {
 			"count/replicationcontrollers", "2")},
 		Status: corev1.ResourceQuotaStatus{Used: amounts("example.com/other", "2", "configmaps", "7", "stale", "1")},
 	}
-	st, err := Status(context.Background(), q, counter{configMaps: 3, widgets: 2, services: 2})
+	st, err := Status(context.Background(), q, counter{configMaps: 3, widgets: 2, services: 2}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

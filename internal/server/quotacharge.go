@@ -14,16 +14,19 @@ import (
 	"github.com/crdserver/crdserver/internal/storage"
 )
 
-// Charge charges a create of obj (an update from old), of resource gr,
-// to the quotas of namespace that limit what it counts for (for an
-// update, what it counts for more), as kube-apiserver's quota admission
+// Charge charges a create of obj (an update from old, of subresource
+// sub), of resource gr, to the quotas of namespace that limit what it
+// counts for (for an update, what it counts for more), as kube-apiserver's quota admission
 // does: the writes of one namespace wait in one batch, which is checked
 // write by write against the quotas as the writes before it left them,
 // and stored with one write of each quota charged. Writes one by one
 // would all but the first conflict on the quota at 16 creates at once.
 // A write a quota refuses charges none. A quota charged for a write that
 // then fails is counted right by the quota controller's next full count.
-func (q *quotas) Charge(ctx context.Context, gr schema.GroupResource, namespace string, obj, old map[string]any, dry bool) error {
+func (q *quotas) Charge(ctx context.Context, gr schema.GroupResource, namespace, sub string, obj, old map[string]any, dry bool) error {
+	if !quota.Charges(gr, sub) {
+		return nil
+	}
 	// The quotas as the cache holds them, as upstream's admission reads
 	// them from an informer: a consistent read would cost every create
 	// in the namespace a wait for the cache to catch up. Most namespaces
@@ -32,13 +35,11 @@ func (q *quotas) Charge(ctx context.Context, gr schema.GroupResource, namespace 
 	if err != nil || len(items) == 0 {
 		return quotaError(err)
 	}
-	var u corev1.ResourceList
-	if old == nil {
-		u = quota.Usage(gr, obj)
-	} else if u = quota.UpdateUsage(gr, obj, old); len(u) == 0 {
-		return nil
+	w, err := quota.NewWrite(gr, sub, obj, old, time.Now())
+	if err != nil || w == nil {
+		return quotaError(err)
 	}
-	req := &chargeRequest{usage: u, dry: dry, done: make(chan error, 1)}
+	req := &chargeRequest{write: w, dry: dry, done: make(chan error, 1)}
 	if q.batches.add(namespace, req) {
 		go q.work(namespace)
 	}
@@ -59,7 +60,7 @@ type chargeBatches struct {
 
 // chargeRequest is one write's charge; done receives its outcome.
 type chargeRequest struct {
-	usage corev1.ResourceList
+	write *quota.Write
 	dry   bool
 	done  chan error
 }
@@ -206,9 +207,18 @@ func (q *quotas) readQuotas(ctx context.Context, namespace string, names []strin
 // which hears it would pass) and admit reports that it waits for them to
 // be stored.
 func (q *quotas) admit(live []*liveQuota, r *chargeRequest) bool {
+	// Every quota is checked before any is charged, as upstream does: a
+	// pod one quota cannot count is refused for that, not for another's
+	// limit.
+	for _, l := range live {
+		if err := quota.Check(&l.rq, r.write); err != nil {
+			r.done <- err
+			return false
+		}
+	}
 	used := make([]corev1.ResourceList, len(live))
 	for i, l := range live {
-		u, err := quota.Charge(&l.rq, r.usage)
+		u, err := quota.Charge(&l.rq, r.write)
 		if err != nil {
 			r.done <- err
 			return false

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -82,8 +83,8 @@ func (q *quotas) Count(ctx context.Context, gr schema.GroupResource, namespace s
 	return int64(len(items)), err
 }
 
-func (q *quotas) Services(ctx context.Context, namespace string) ([]map[string]any, error) {
-	items, err := q.list(ctx, servicesGR, namespace, "0")
+func (q *quotas) List(ctx context.Context, gr schema.GroupResource, namespace string) ([]map[string]any, error) {
+	items, err := q.list(ctx, gr, namespace, "0")
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +113,7 @@ func (q *quotas) sync(ctx context.Context, key string, full bool) ([]schema.Grou
 	if !full && quota.Counted(&rq, q.Served) {
 		return counted, nil
 	}
-	st, err := quota.Status(ctx, &rq, q)
+	st, err := quota.Status(ctx, &rq, q, time.Now())
 	if err != nil {
 		return nil, err
 	}

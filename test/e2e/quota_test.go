@@ -234,3 +234,77 @@ func TestResourceQuotaAfterRestart(t *testing.T) {
 	kubectl(t, srv, "delete", "secret", "a", "-n", "kept")
 	waitFor(t, 20*time.Second, "the deletion's usage given back", func() (bool, error) { return used(srv) == "1", nil })
 }
+
+const podQuotaManifest = `apiVersion: v1
+kind: Namespace
+metadata:
+  name: compute
+---
+apiVersion: v1
+kind: ResourceQuota
+metadata:
+  name: compute
+  namespace: compute
+spec:
+  hard:
+    pods: "1"
+    count/pods: "5"
+    requests.cpu: "1"
+`
+
+// TestResourceQuotaPods: a quota of compute refuses a pod that does not
+// say what it requests, charges one that does, refuses one past it, and
+// gives the pod's compute back once it has finished, while its object
+// still counts.
+func TestResourceQuotaPods(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, t.TempDir())
+	kubectl(t, srv, "apply", "-f", writeManifest(t, "quota.yaml", podQuotaManifest))
+	used := func(name string) string {
+		return kubectl(t, srv, "get", "quota", "compute", "-n", "compute", "-o", fmt.Sprintf(`jsonpath={.status.used.%s}`, strings.ReplaceAll(name, ".", `\.`)))
+	}
+	waitUsed := func(name, want string) {
+		t.Helper()
+		waitFor(t, 30*time.Second, name+" used "+want, func() (bool, error) { return used(name) == want, nil })
+	}
+	waitUsed("requests.cpu", "0")
+	waitFor(t, 30*time.Second, "the default service account", func() (bool, error) {
+		_, _, err := kubectlResult(srv, "get", "serviceaccount", "default", "-n", "compute")
+		return err == nil, nil
+	})
+	refused := func(want string, args ...string) {
+		t.Helper()
+		if got := kubectlFails(t, srv, args...); !strings.Contains(got, want) {
+			t.Errorf("kubectl %s: %q, want %q in it", strings.Join(args, " "), got, want)
+		}
+	}
+	refused(`pods "bare" is forbidden: failed quota: compute: must specify requests.cpu for: bare`,
+		"run", "bare", "--image=busybox", "-n", "compute")
+	pod := func(name string) string {
+		return writeManifest(t, name+".yaml", `apiVersion: v1
+kind: Pod
+metadata: {name: `+name+`, namespace: compute}
+spec:
+  initContainers:
+  - {name: setup, image: busybox, resources: {requests: {cpu: 600m}}}
+  containers:
+  - {name: app, image: busybox, resources: {requests: {cpu: 250m}}}
+  - {name: log, image: busybox, resources: {requests: {cpu: 100m}}}
+`)
+	}
+	kubectl(t, srv, "create", "-f", pod("first"))
+	for name, want := range map[string]string{"pods": "1", "count/pods": "1", "requests.cpu": "600m"} {
+		if got := used(name); got != want {
+			t.Errorf("used %s %q, want %q", name, got, want)
+		}
+	}
+	refused(`pods "second" is forbidden: exceeded quota: compute, requested: pods=1,requests.cpu=600m, used: pods=1,requests.cpu=600m, limited: pods=1,requests.cpu=1`,
+		"create", "-f", pod("second"))
+	kubectl(t, srv, "patch", "pod", "first", "-n", "compute", "--subresource=status", "--type=merge", "-p", `{"status":{"phase":"Succeeded"}}`)
+	waitUsed("pods", "0")
+	waitUsed("requests.cpu", "0")
+	if got := used("count/pods"); got != "1" {
+		t.Errorf("a finished pod's object: count/pods used %q, want 1", got)
+	}
+	kubectl(t, srv, "create", "-f", pod("second"))
+}
