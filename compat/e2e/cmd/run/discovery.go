@@ -32,11 +32,11 @@ var beyondUpstream = []string{"admissionregistration.k8s.io/v1beta1", "apiextens
 
 // unlistedRootPaths are the paths kube-apiserver 1.37.2's root index
 // lists and crdserver does not serve, beside its unserved groups: its
-// component pages and SLI metrics, and the health checks crdserver does
+// component pages, and the health checks crdserver does
 // not run (its post-start hooks among them, the RBAC roles' check
 // included: crdserver's is /readyz's alone), below each health endpoint.
 var (
-	unlistedRootPaths    = []string{"/flagz", "/statusz", "/metrics/slis"}
+	unlistedRootPaths    = []string{"/flagz", "/statusz"}
 	unlistedHealthChecks = []string{"autoregister-completion", "loopback-serving-certificate", "etcd-readiness"}
 )
 

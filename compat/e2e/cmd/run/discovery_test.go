@@ -13,7 +13,7 @@ func TestComparableRootIndex(t *testing.T) {
 		{"kube-apiserver",
 			`["/api","/apis/","/apis/apps/v1","/apis/flowcontrol.apiserver.k8s.io","/apis/flowcontrol.apiserver.k8s.io/v1","/flagz","/healthz/etcd",
 			"/healthz/poststarthook/rbac/bootstrap-roles","/livez/autoregister-completion","/metrics","/metrics/slis","/readyz/shutdown"]`,
-			`["/api","/apis/","/apis/apps/v1","/apis/flowcontrol.apiserver.k8s.io","/apis/flowcontrol.apiserver.k8s.io/v1","/healthz/etcd","/metrics","/readyz/shutdown"]`},
+			`["/api","/apis/","/apis/apps/v1","/apis/flowcontrol.apiserver.k8s.io","/apis/flowcontrol.apiserver.k8s.io/v1","/healthz/etcd","/metrics","/metrics/slis","/readyz/shutdown"]`},
 		{"crdserver",
 			`["/api","/apis/apiextensions.k8s.io/v1","/apis/apiextensions.k8s.io/v1beta1","/readyz/poststarthook/rbac/bootstrap-roles","/version"]`,
 			`["/api","/apis/apiextensions.k8s.io/v1","/version"]`},
