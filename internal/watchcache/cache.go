@@ -61,7 +61,8 @@ type Options struct {
 	// upstream's caches, started before any write, allow) continues where
 	// it was instead of getting 410 Expired and relisting. The cache is
 	// ready only once it has caught up with the revision it started from.
-	// A compacted revision falls back to a list at the current one.
+	// A compacted revision, or a replay that fails (an old value that no
+	// longer decodes), falls back to a list at the current one.
 	Backfill int64
 	// Clock is the time source for bookmarks, timeouts and the slow-watcher
 	// budget; tests inject a fake one.
@@ -287,6 +288,15 @@ func (c *Cache) reflect(ctx context.Context) {
 			c.log.Info("watchcache: watch compacted, relisting", "rev", c.Revision())
 			needList = true
 			backoff.reset()
+		case err != nil && c.opts.Backfill > 0 && !c.isReady():
+			// The replay of a backfilled first list failed (an event
+			// older than the start that no longer decodes: a value
+			// encrypted with a key since removed): start at the current
+			// revision instead, as without backfill, where such values
+			// are skipped.
+			c.log.Warn("watchcache: replaying the revisions before the start failed, listing at the current one", "rev", c.Revision(), "err", err)
+			c.opts.Backfill = 0
+			needList = true
 		case err != nil:
 			c.log.Warn("watchcache: watch ended, resuming", "rev", c.Revision(), "err", err)
 			backoff.wait(ctx)

@@ -29,6 +29,9 @@ type memStore struct {
 	// an etcd member stopped serving), until restartWatches.
 	silent   bool
 	restarts int
+	// failReplay, when set, ends a watch that would replay past events
+	// with it (a value it cannot decrypt) instead of the events.
+	failReplay error
 }
 
 var _ storage.Interface = (*memStore)(nil)
@@ -195,6 +198,9 @@ func (s *memStore) Watch(ctx context.Context, prefix string, fromRev int64) <-ch
 			if ev.Revision > fromRev && strings.HasPrefix(ev.Key, prefix) {
 				w.q = append(w.q, ev)
 			}
+		}
+		if s.failReplay != nil && len(w.q) > 0 {
+			w.q = []storage.Event{{Type: storage.EventError, Err: s.failReplay}}
 		}
 		s.watches[w] = struct{}{}
 	}

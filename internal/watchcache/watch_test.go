@@ -607,3 +607,31 @@ func TestBackfillCompacted(t *testing.T) {
 		t.Fatalf("%d objects, want 2", n)
 	}
 }
+
+// A backfilled first list whose replay fails (an old value that no
+// longer decrypts) falls back to a list at the current revision: the
+// cache is ready with every object, and watches older than it get 410 as
+// without backfill.
+func TestBackfillReplayFails(t *testing.T) {
+	store := newMemStore()
+	ctx := context.Background()
+	first, err := store.Create(ctx, key("a", "x"), object("a", "x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.Create(ctx, key("a", "y"), object("a", "y")); err != nil {
+		t.Fatal(err)
+	}
+	store.failReplay = errors.New("no matching prefix found: value is encrypted with a provider that is not configured")
+	r := newRig(t, store, Options{Backfill: 100, Clock: clock.RealClock{}})
+	if n := r.cache.Stats().Objects; n != 2 {
+		t.Fatalf("%d objects, want 2", n)
+	}
+	w, err := r.cache.Watch(ctx, WatchOptions{ResourceVersion: strconv.FormatInt(first, 10)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if evs := closed(t, w); len(evs) != 1 || evs[0].Type != Error || !apierrors.IsResourceExpired(evs[0].Err) {
+		t.Fatalf("got %v", evs)
+	}
+}
