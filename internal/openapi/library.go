@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"weak"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -47,7 +49,39 @@ type modelLibrary struct {
 // that never serve OpenAPI, and in-process test servers until their first
 // OpenAPI request, do not pay for it. It panics if builtin.json and the
 // generated definitions are inconsistent, which the tests rule out.
-var lib = sync.OnceValue(func() *modelLibrary {
+func lib() *modelLibrary {
+	if l := libStrong.Load(); l != nil {
+		return l
+	}
+	libMu.Lock()
+	defer libMu.Unlock()
+	l := libStrong.Load()
+	if l == nil {
+		l = libWeak.Value()
+	}
+	if l == nil {
+		l = buildLibrary()
+		libWeak = weak.Make(l)
+	}
+	libStrong.Store(l)
+	return l
+}
+
+var (
+	// libStrong holds the library once built, unless ReleaseLibrary let
+	// it go; libWeak finds it again while something still holds it.
+	libStrong atomic.Pointer[modelLibrary]
+	libMu     sync.Mutex // guards libWeak and building
+	libWeak   weak.Pointer[modelLibrary]
+)
+
+// ReleaseLibrary lets the garbage collector take the library (4 MB, most
+// of an idle server's heap when start-up used it: the field managers of
+// the objects the server writes itself) until the next use builds it
+// again. The server calls it once its start-up writes are done.
+func ReleaseLibrary() { libStrong.Store(nil) }
+
+func buildLibrary() *modelLibrary {
 	models, typeMeta, err := loadModels()
 	if err != nil {
 		panic(fmt.Sprintf("openapi: %v", err))
@@ -56,7 +90,7 @@ var lib = sync.OnceValue(func() *modelLibrary {
 	l := &modelLibrary{models: models, byGVK: indexByGVK(models), refs: refsOfLibrary(models), typeMeta: typeMeta}
 	l.v3, l.v2 = encodeLibrary(models)
 	return l
-})
+}
 
 // loadModels returns every model of the library and the TypeMeta
 // properties (see generatedModels).

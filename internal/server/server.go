@@ -639,7 +639,7 @@ func (s *Server) bootstrapped() bool { return s.authz.mode != ModeRBAC || s.auth
 // ClusterRoles filled. Code that runs after the drop below
 // faults back in.
 func (s *Server) settled() bool {
-	return s.priorityClassesEnsured.Load() && s.serviceCIDREnsured.Load() && s.leaseWritten.Load() && s.authInfoPublished.Load() &&
+	return s.priorityClassesEnsured.Load() && s.serviceCIDREnsured.Load() && s.leaseWritten.Load() && s.authInfoPublished.Load() && s.apfEnsured.Load() &&
 		(s.authz.mode != ModeRBAC || s.authz.aggregated())
 }
 
@@ -664,6 +664,7 @@ func (s *Server) dropStartupPages(ctx context.Context) {
 	// Start-up's garbage (the bootstrap policy built and written, the
 	// caches filled) goes back to the system now rather than when the
 	// scavenger comes to it: an idle server's heap is a few megabytes.
+	openapi.ReleaseLibrary()
 	debug.FreeOSMemory()
 	ranges, err := textpages.Drop()
 	if err != nil {
