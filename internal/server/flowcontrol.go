@@ -271,7 +271,7 @@ func (c *apfConfig) ensure(ctx context.Context, def *registry.Definition, want a
 		md["uid"] = string(uuid.NewUUID())
 		md["creationTimestamp"] = now.UTC().Format(time.RFC3339)
 		md["generation"] = int64(1)
-		fields.Update(nil, wantObj, apfProducer)
+		md["managedFields"] = []any{apfEntry(apfProducer, "Update", "", apfCreateFields(wantObj), now.Time)}
 		data, err := handler.EncodeStored(wantObj)
 		if err != nil {
 			return err
@@ -401,10 +401,52 @@ func (c *apfConfig) syncDangling(ctx context.Context, name string) error {
 		}
 	}
 	now := metav1.NewTime(c.now().UTC().Truncate(time.Second))
-	return o.applyStatusAs(ctx, c.status, apfConsumer, map[string]any{"conditions": []any{map[string]any{
+	status := map[string]any{"conditions": []any{map[string]any{
 		"type": string(want.Type), "status": string(want.Status), "lastTransitionTime": now.UTC().Format(time.RFC3339),
 		"reason": want.Reason, "message": want.Message,
-	}}})
+	}}}
+	if done, err := c.setDangling(ctx, o, &fs, status, now.Time); done || err != nil {
+		return err
+	}
+	return o.applyStatusAs(ctx, c.status, apfConsumer, status)
+}
+
+// setDangling writes status, a FlowSchema's new Dangling condition, with
+// the consumer's managedFields entry written out, when nobody but the
+// producer and the consumer wrote the schema and its status holds no
+// other condition: what the consumer's apply would store, without its
+// field manager. It reports false, writing nothing, otherwise.
+func (c *apfConfig) setDangling(ctx context.Context, o ownStatus, fs *flowcontrolv1.FlowSchema, status map[string]any, now time.Time) (bool, error) {
+	for _, cond := range fs.Status.Conditions {
+		if cond.Type != flowcontrolv1.FlowSchemaConditionDangling {
+			return false, nil
+		}
+	}
+	var producer any
+	for _, e := range fs.ManagedFields {
+		switch {
+		case e.Manager == apfConsumer && e.Operation == metav1.ManagedFieldsOperationApply && e.Subresource == "status":
+		case e.Manager == apfProducer && e.Operation == metav1.ManagedFieldsOperationUpdate && e.Subresource == "" && producer == nil:
+			producer = true
+		default:
+			return false, nil
+		}
+	}
+	live, err := handler.DecodeStored(o.kv.Value)
+	if err != nil {
+		return false, err
+	}
+	md := metadata(live)
+	entries := []any{apfEntry(apfConsumer, "Apply", "status", apfDanglingFields, now)}
+	have, _ := md["managedFields"].([]any)
+	for _, e := range have {
+		if e, ok := e.(map[string]any); ok && e["manager"] == apfProducer {
+			entries = append(entries, e)
+		}
+	}
+	md["managedFields"] = entries
+	live["status"] = status
+	return true, o.store(ctx, live)
 }
 
 // danglingCondition is a schema's Dangling condition, found saying
