@@ -109,7 +109,7 @@ func validateAffinity(a *corev1.Affinity, p *field.Path) field.ErrorList {
 			if t.Weight <= 0 || t.Weight > 100 {
 				errs = append(errs, field.Invalid(pp.Index(i).Child("weight"), t.Weight, "must be in the range 1-100"))
 			}
-			errs = append(errs, validatePreferredNodeSelectorTerm(&t.Preference, pp.Index(i).Child("preference"))...)
+			errs = append(errs, validateNodeSelectorTerm(&t.Preference, pp.Index(i).Child("preference"), false)...)
 		}
 	}
 	if pa := a.PodAffinity; pa != nil {
@@ -117,51 +117,6 @@ func validateAffinity(a *corev1.Affinity, p *field.Path) field.ErrorList {
 	}
 	if pa := a.PodAntiAffinity; pa != nil {
 		errs = append(errs, validatePodAffinityTerms(pa.RequiredDuringSchedulingIgnoredDuringExecution, pa.PreferredDuringSchedulingIgnoredDuringExecution, p.Child("podAntiAffinity"))...)
-	}
-	return errs
-}
-
-// validatePreferredNodeSelectorTerm is the check of a required term but
-// for the label values, which a preference may have in any form.
-func validatePreferredNodeSelectorTerm(t *corev1.NodeSelectorTerm, p *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	for j, r := range t.MatchExpressions {
-		rp := p.Child("matchExpressions").Index(j)
-		switch r.Operator {
-		case corev1.NodeSelectorOpIn, corev1.NodeSelectorOpNotIn:
-			if len(r.Values) == 0 {
-				errs = append(errs, field.Required(rp.Child("values"), "must be specified when `operator` is 'In' or 'NotIn'"))
-			}
-		case corev1.NodeSelectorOpExists, corev1.NodeSelectorOpDoesNotExist:
-			if len(r.Values) > 0 {
-				errs = append(errs, field.Forbidden(rp.Child("values"), "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"))
-			}
-		case corev1.NodeSelectorOpGt, corev1.NodeSelectorOpLt:
-			if len(r.Values) != 1 {
-				errs = append(errs, field.Required(rp.Child("values"), "must be specified single value when `operator` is 'Lt' or 'Gt'"))
-			}
-		default:
-			errs = append(errs, field.Invalid(rp.Child("operator"), r.Operator, "not a valid selector operator"))
-		}
-		errs = append(errs, metav1validation.ValidateLabelName(r.Key, rp.Child("key"))...)
-	}
-	for j, r := range t.MatchFields {
-		rp := p.Child("matchFields").Index(j)
-		switch r.Operator {
-		case corev1.NodeSelectorOpIn, corev1.NodeSelectorOpNotIn:
-			if len(r.Values) != 1 {
-				errs = append(errs, field.Required(rp.Child("values"), "must be only one value when `operator` is 'In' or 'NotIn' for node field selector"))
-			}
-		default:
-			errs = append(errs, field.Invalid(rp.Child("operator"), r.Operator, "not a valid selector operator"))
-		}
-		if r.Key != metav1.ObjectNameField {
-			errs = append(errs, field.Invalid(rp.Child("key"), r.Key, "not a valid field selector key"))
-			continue
-		}
-		for k, v := range r.Values {
-			errs = append(errs, validateNodeName(v, rp.Child("values").Index(k))...)
-		}
 	}
 	return errs
 }

@@ -822,47 +822,59 @@ func validateNodeSelector(s *corev1.NodeSelector, p *field.Path) field.ErrorList
 		return field.ErrorList{field.Required(tp, "must have at least one node selector term")}
 	}
 	var errs field.ErrorList
-	for i, t := range s.NodeSelectorTerms {
-		for j, r := range t.MatchExpressions {
-			rp := tp.Index(i).Child("matchExpressions").Index(j)
-			switch r.Operator {
-			case corev1.NodeSelectorOpIn, corev1.NodeSelectorOpNotIn:
-				if len(r.Values) == 0 {
-					errs = append(errs, field.Required(rp.Child("values"), "must be specified when `operator` is 'In' or 'NotIn'"))
-				}
-			case corev1.NodeSelectorOpExists, corev1.NodeSelectorOpDoesNotExist:
-				if len(r.Values) > 0 {
-					errs = append(errs, field.Forbidden(rp.Child("values"), "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"))
-				}
-			case corev1.NodeSelectorOpGt, corev1.NodeSelectorOpLt:
-				if len(r.Values) != 1 {
-					errs = append(errs, field.Required(rp.Child("values"), "must be specified single value when `operator` is 'Lt' or 'Gt'"))
-				}
-			default:
-				errs = append(errs, field.Invalid(rp.Child("operator"), r.Operator, "not a valid selector operator"))
+	for i := range s.NodeSelectorTerms {
+		errs = append(errs, validateNodeSelectorTerm(&s.NodeSelectorTerms[i], tp.Index(i), true)...)
+	}
+	return errs
+}
+
+// validateNodeSelectorTerm is upstream's check of one node selector term:
+// its expressions' operators, keys and, when labelValues (a required term;
+// a preference may have values in any form), values as label values; its
+// field expressions on metadata.name alone.
+func validateNodeSelectorTerm(t *corev1.NodeSelectorTerm, p *field.Path, labelValues bool) field.ErrorList {
+	var errs field.ErrorList
+	for j, r := range t.MatchExpressions {
+		rp := p.Child("matchExpressions").Index(j)
+		switch r.Operator {
+		case corev1.NodeSelectorOpIn, corev1.NodeSelectorOpNotIn:
+			if len(r.Values) == 0 {
+				errs = append(errs, field.Required(rp.Child("values"), "must be specified when `operator` is 'In' or 'NotIn'"))
 			}
-			errs = append(errs, metav1validation.ValidateLabelName(r.Key, rp.Child("key"))...)
+		case corev1.NodeSelectorOpExists, corev1.NodeSelectorOpDoesNotExist:
+			if len(r.Values) > 0 {
+				errs = append(errs, field.Forbidden(rp.Child("values"), "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"))
+			}
+		case corev1.NodeSelectorOpGt, corev1.NodeSelectorOpLt:
+			if len(r.Values) != 1 {
+				errs = append(errs, field.Required(rp.Child("values"), "must be specified single value when `operator` is 'Lt' or 'Gt'"))
+			}
+		default:
+			errs = append(errs, field.Invalid(rp.Child("operator"), r.Operator, "not a valid selector operator"))
+		}
+		errs = append(errs, metav1validation.ValidateLabelName(r.Key, rp.Child("key"))...)
+		if labelValues {
 			for k, v := range r.Values {
 				errs = append(errs, validateLabelValue(v, rp.Child("values").Index(k))...)
 			}
 		}
-		for j, r := range t.MatchFields {
-			rp := tp.Index(i).Child("matchFields").Index(j)
-			switch r.Operator {
-			case corev1.NodeSelectorOpIn, corev1.NodeSelectorOpNotIn:
-				if len(r.Values) != 1 {
-					errs = append(errs, field.Required(rp.Child("values"), "must be only one value when `operator` is 'In' or 'NotIn' for node field selector"))
-				}
-			default:
-				errs = append(errs, field.Invalid(rp.Child("operator"), r.Operator, "not a valid selector operator"))
+	}
+	for j, r := range t.MatchFields {
+		rp := p.Child("matchFields").Index(j)
+		switch r.Operator {
+		case corev1.NodeSelectorOpIn, corev1.NodeSelectorOpNotIn:
+			if len(r.Values) != 1 {
+				errs = append(errs, field.Required(rp.Child("values"), "must be only one value when `operator` is 'In' or 'NotIn' for node field selector"))
 			}
-			if r.Key != metav1.ObjectNameField {
-				errs = append(errs, field.Invalid(rp.Child("key"), r.Key, "not a valid field selector key"))
-				continue
-			}
-			for k, v := range r.Values {
-				errs = append(errs, validateNodeName(v, rp.Child("values").Index(k))...)
-			}
+		default:
+			errs = append(errs, field.Invalid(rp.Child("operator"), r.Operator, "not a valid selector operator"))
+		}
+		if r.Key != metav1.ObjectNameField {
+			errs = append(errs, field.Invalid(rp.Child("key"), r.Key, "not a valid field selector key"))
+			continue
+		}
+		for k, v := range r.Values {
+			errs = append(errs, validateNodeName(v, rp.Child("values").Index(k))...)
 		}
 	}
 	return errs
