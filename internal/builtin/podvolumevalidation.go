@@ -393,6 +393,19 @@ func validateProjectionSources(v *corev1.ProjectedVolumeSource, p *field.Path) f
 		}
 		paths.Insert(path)
 	}
+	// keyToPaths checks a Secret's or ConfigMap's projection: the name,
+	// then each item, whose path it claims.
+	keyToPaths := func(name string, items []corev1.KeyToPath, pp *field.Path) {
+		if name == "" {
+			errs = append(errs, field.Required(pp.Child("name"), ""))
+		}
+		for j := range items {
+			errs = append(errs, validateKeyToPath(&items[j], pp.Child("items").Index(j))...)
+			if items[j].Path != "" {
+				claim(items[j].Path, name)
+			}
+		}
+	}
 	for i, src := range v.Sources {
 		sp := p.Child("sources").Index(i)
 		n := 0
@@ -403,28 +416,10 @@ func validateProjectionSources(v *corev1.ProjectedVolumeSource, p *field.Path) f
 			}
 		}
 		if s := src.Secret; s != nil {
-			pp := sp.Child("secret")
-			if s.Name == "" {
-				errs = append(errs, field.Required(pp.Child("name"), ""))
-			}
-			for j := range s.Items {
-				errs = append(errs, validateKeyToPath(&s.Items[j], pp.Child("items").Index(j))...)
-				if s.Items[j].Path != "" {
-					claim(s.Items[j].Path, s.Name)
-				}
-			}
+			keyToPaths(s.Name, s.Items, sp.Child("secret"))
 		}
 		if s := src.ConfigMap; s != nil {
-			pp := sp.Child("configMap")
-			if s.Name == "" {
-				errs = append(errs, field.Required(pp.Child("name"), ""))
-			}
-			for j := range s.Items {
-				errs = append(errs, validateKeyToPath(&s.Items[j], pp.Child("items").Index(j))...)
-				if s.Items[j].Path != "" {
-					claim(s.Items[j].Path, s.Name)
-				}
-			}
+			keyToPaths(s.Name, s.Items, sp.Child("configMap"))
 		}
 		if s := src.DownwardAPI; s != nil {
 			for j := range s.Items {
