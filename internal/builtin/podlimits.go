@@ -5,8 +5,11 @@ import (
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
+
 	"k8s.io/apimachinery/pkg/api/resource"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+
+	"github.com/crdserver/crdserver/internal/podresources"
 )
 
 // checkLimitRange is upstream's LimitRanger validation of a new pod
@@ -119,34 +122,7 @@ func ratioConstraint(kind string, name corev1.ResourceName, enforced resource.Qu
 // is more; the pod-level resources of CPU and memory, where given, are the
 // pod's.
 func podResources(p *corev1.Pod, of func(corev1.ResourceRequirements) corev1.ResourceList) corev1.ResourceList {
-	sum := corev1.ResourceList{}
-	for _, c := range p.Spec.Containers {
-		addResources(sum, of(c.Resources))
-	}
-	sidecars, inits := corev1.ResourceList{}, corev1.ResourceList{}
-	for _, c := range p.Spec.InitContainers {
-		own := of(c.Resources)
-		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
-			addResources(sum, own)
-			addResources(sidecars, own)
-			own = sidecars
-		} else {
-			withSidecars := corev1.ResourceList{}
-			addResources(withSidecars, own)
-			addResources(withSidecars, sidecars)
-			own = withSidecars
-		}
-		for k, v := range own {
-			if cur, ok := inits[k]; !ok || v.Cmp(cur) > 0 {
-				inits[k] = v.DeepCopy()
-			}
-		}
-	}
-	for k, v := range inits {
-		if cur, ok := sum[k]; !ok || v.Cmp(cur) > 0 {
-			sum[k] = v.DeepCopy()
-		}
-	}
+	sum := podresources.Aggregate(&p.Spec, func(c *corev1.Container) corev1.ResourceList { return of(c.Resources) })
 	if p.Spec.Resources != nil {
 		for k, v := range of(*p.Spec.Resources) {
 			if k == corev1.ResourceCPU || k == corev1.ResourceMemory {
@@ -155,16 +131,4 @@ func podResources(p *corev1.Pod, of func(corev1.ResourceRequirements) corev1.Res
 		}
 	}
 	return sum
-}
-
-func addResources(to, from corev1.ResourceList) {
-	for k, v := range from {
-		cur, ok := to[k]
-		if !ok {
-			to[k] = v.DeepCopy()
-			continue
-		}
-		cur.Add(v)
-		to[k] = cur
-	}
 }

@@ -7,8 +7,11 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/crdserver/crdserver/internal/podresources"
 )
 
 // Pod-level resources (spec.resources), a beta of 1.37 that is on: what
@@ -115,7 +118,7 @@ func validatePodResourceRequirements(r *corev1.ResourceRequirements, p *field.Pa
 // Upstream names a container's limit at resources.containers[i][name].limits.
 func validatePodResourceConsistency(s *corev1.PodSpec, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	reqs := aggregateContainerResources(s, func(c *corev1.Container) corev1.ResourceList { return c.Resources.Requests })
+	reqs := podresources.Aggregate(s, func(c *corev1.Container) corev1.ResourceList { return c.Resources.Requests })
 	for _, n := range slices.Sorted(maps.Keys(reqs)) {
 		if pod, ok := s.Resources.Requests[n]; ok {
 			if q := reqs[n]; q.Cmp(pod) <= 0 {
@@ -125,7 +128,7 @@ func validatePodResourceConsistency(s *corev1.PodSpec, p *field.Path) field.Erro
 			errs = append(errs, field.Invalid(p.Child("requests").Key(string(n)), pod.String(), fmt.Sprintf("must be greater than or equal to aggregate container requests of %s", q.String())))
 		}
 	}
-	lims := aggregateContainerResources(s, func(c *corev1.Container) corev1.ResourceList { return c.Resources.Limits })
+	lims := podresources.Aggregate(s, func(c *corev1.Container) corev1.ResourceList { return c.Resources.Limits })
 	for _, n := range slices.Sorted(maps.Keys(lims)) {
 		if pod, ok := s.Resources.Limits[n]; ok && isHugePages(n) {
 			if q := lims[n]; q.Cmp(pod) <= 0 {
@@ -149,42 +152,6 @@ func validatePodResourceConsistency(s *corev1.PodSpec, p *field.Path) field.Erro
 	return errs
 }
 
-// aggregateContainerResources is what a pod's containers need of what
-// of gives: the regular and restartable init (sidecar) containers
-// together, or more if an init container, with the sidecars started
-// before it, needs more.
-func aggregateContainerResources(s *corev1.PodSpec, of func(*corev1.Container) corev1.ResourceList) corev1.ResourceList {
-	out := corev1.ResourceList{}
-	for i := range s.Containers {
-		addResources(out, of(&s.Containers[i]))
-	}
-	sidecars, inits := corev1.ResourceList{}, corev1.ResourceList{}
-	for i := range s.InitContainers {
-		c := &s.InitContainers[i]
-		var need corev1.ResourceList
-		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
-			addResources(out, of(c))
-			addResources(sidecars, of(c))
-			need = sidecars
-		} else {
-			need = corev1.ResourceList{}
-			addResources(need, of(c))
-			addResources(need, sidecars)
-		}
-		maxResources(inits, need)
-	}
-	maxResources(out, inits)
-	return out
-}
-
-func maxResources(to, from corev1.ResourceList) {
-	for n, q := range from {
-		if v, ok := to[n]; !ok || q.Cmp(v) > 0 {
-			to[n] = q.DeepCopy()
-		}
-	}
-}
-
 // defaultPodLevelResources is what upstream's pod strategy gives a new
 // pod with requests or limits of its own: hugepages limits the
 // containers' (unless requested), cpu and memory requests the
@@ -196,7 +163,7 @@ func defaultPodLevelResources(s *corev1.PodSpec) {
 	if r == nil || len(r.Requests) == 0 && len(r.Limits) == 0 {
 		return
 	}
-	lims := aggregateContainerResources(s, func(c *corev1.Container) corev1.ResourceList { return c.Resources.Limits })
+	lims := podresources.Aggregate(s, func(c *corev1.Container) corev1.ResourceList { return c.Resources.Limits })
 	podLims := r.Limits
 	if podLims == nil {
 		podLims = corev1.ResourceList{}
@@ -215,7 +182,7 @@ func defaultPodLevelResources(s *corev1.PodSpec) {
 	if len(podLims) > 0 {
 		r.Limits = podLims
 	}
-	reqs := aggregateContainerResources(s, func(c *corev1.Container) corev1.ResourceList { return c.Resources.Requests })
+	reqs := podresources.Aggregate(s, func(c *corev1.Container) corev1.ResourceList { return c.Resources.Requests })
 	podReqs := r.Requests
 	if podReqs == nil {
 		podReqs = corev1.ResourceList{}

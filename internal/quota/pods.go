@@ -7,10 +7,13 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/crdserver/crdserver/internal/podresources"
 )
 
 // podNames are the names the pod evaluator counts besides huge pages
@@ -183,7 +186,7 @@ func podRequests(p *corev1.Pod) corev1.ResourceList {
 			}
 		}
 	}
-	addTo(reqs, p.Spec.Overhead)
+	podresources.Add(reqs, p.Spec.Overhead)
 	return reqs
 }
 
@@ -221,60 +224,16 @@ func podLimits(p *corev1.Pod) corev1.ResourceList {
 	return lims
 }
 
-// aggregate sums what of returns for each container: regular containers
-// and sidecars (init containers that restart) add up; each other init
-// container, with the sidecars started before it, counts where it is
-// more.
+// aggregate sums what of returns for each container (with its status)
+// as podresources.Aggregate does.
 func aggregate(p *corev1.Pod, of func(*corev1.Container, *corev1.ContainerStatus) corev1.ResourceList) corev1.ResourceList {
-	sum := corev1.ResourceList{}
-	for i := range p.Spec.Containers {
-		c := &p.Spec.Containers[i]
-		addTo(sum, of(c, containerStatus(p, c.Name)))
-	}
-	sidecars, inits := corev1.ResourceList{}, corev1.ResourceList{}
-	for i := range p.Spec.InitContainers {
-		c := &p.Spec.InitContainers[i]
-		own := of(c, containerStatus(p, c.Name))
-		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
-			addTo(sum, own)
-			addTo(sidecars, own)
-			own = sidecars
-		} else {
-			with := corev1.ResourceList{}
-			addTo(with, own)
-			addTo(with, sidecars)
-			own = with
-		}
-		maxTo(inits, own)
-	}
-	maxTo(sum, inits)
-	return sum
-}
-
-func addTo(to, from corev1.ResourceList) {
-	for name, v := range from {
-		cur, ok := to[name]
-		if !ok {
-			to[name] = v.DeepCopy()
-			continue
-		}
-		cur.Add(v)
-		to[name] = cur
-	}
-}
-
-func maxTo(to, from corev1.ResourceList) {
-	for name, v := range from {
-		if cur, ok := to[name]; !ok || v.Cmp(cur) > 0 {
-			to[name] = v.DeepCopy()
-		}
-	}
+	return podresources.Aggregate(&p.Spec, func(c *corev1.Container) corev1.ResourceList { return of(c, containerStatus(p, c.Name)) })
 }
 
 func maxOf(ls ...corev1.ResourceList) corev1.ResourceList {
 	out := corev1.ResourceList{}
 	for _, l := range ls {
-		maxTo(out, l)
+		podresources.Max(out, l)
 	}
 	return out
 }

@@ -37,7 +37,9 @@ var layer = map[string]int{
 	"internal/textpages":   0,
 	"internal/metacheck":   0,
 	// What ResourceQuotas count, from objects given.
-	"internal/quota": 0,
+	"internal/quota": 1,
+	// What a pod's containers need, summed as upstream sums it.
+	"internal/podresources": 0,
 	// CEL rules type against structural schemas; the schema pipeline runs them.
 	"internal/cel": 1,
 	// The schema pipeline: prune, default, validate, then the CEL rules.
