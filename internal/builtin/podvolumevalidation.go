@@ -64,16 +64,7 @@ func validateVolumeSourceFields(s *corev1.VolumeSource, p *field.Path) field.Err
 	case s.AWSElasticBlockStore != nil:
 		return validateDisk(s.AWSElasticBlockStore.VolumeID == "", "volumeID", s.AWSElasticBlockStore.Partition, p.Child("awsElasticBlockStore"))
 	case s.Secret != nil:
-		sp := p.Child("secret")
-		var errs field.ErrorList
-		if s.Secret.SecretName == "" {
-			errs = append(errs, field.Required(sp.Child("secretName"), ""))
-		}
-		errs = append(errs, fileMode(s.Secret.DefaultMode, sp.Child("defaultMode"))...)
-		for i := range s.Secret.Items {
-			errs = append(errs, validateKeyToPath(&s.Secret.Items[i], sp.Child("items").Index(i))...)
-		}
-		return errs
+		return validateKeyToPathSource(s.Secret.SecretName, "secretName", s.Secret.DefaultMode, s.Secret.Items, p.Child("secret"))
 	case s.NFS != nil:
 		np := p.Child("nfs")
 		var errs field.ErrorList
@@ -137,16 +128,7 @@ func validateVolumeSourceFields(s *corev1.VolumeSource, p *field.Path) field.Err
 	case s.FlexVolume != nil:
 		return validateFlex(s.FlexVolume, p.Child("flexVolume"))
 	case s.ConfigMap != nil:
-		cp := p.Child("configMap")
-		var errs field.ErrorList
-		if s.ConfigMap.Name == "" {
-			errs = append(errs, field.Required(cp.Child("name"), ""))
-		}
-		errs = append(errs, fileMode(s.ConfigMap.DefaultMode, cp.Child("defaultMode"))...)
-		for i := range s.ConfigMap.Items {
-			errs = append(errs, validateKeyToPath(&s.ConfigMap.Items[i], cp.Child("items").Index(i))...)
-		}
-		return errs
+		return validateKeyToPathSource(s.ConfigMap.Name, "name", s.ConfigMap.DefaultMode, s.ConfigMap.Items, p.Child("configMap"))
 	case s.AzureFile != nil:
 		return requiredStrings(p.Child("azureFile"), "secretName", s.AzureFile.SecretName, "shareName", s.AzureFile.ShareName)
 	case s.VsphereVolume != nil:
@@ -377,6 +359,20 @@ func validateResourceDivisor(name string, d resource.Quantity, p *field.Path) fi
 	}
 	if (strings.HasPrefix(name, "requests.hugepages-") || strings.HasPrefix(name, "limits.hugepages-")) && !byteDivisors.Has(d.String()) {
 		errs = append(errs, field.Invalid(dp, name, "only divisor's values "+byteDivisorList+" are supported with the hugepages resource"))
+	}
+	return errs
+}
+
+// validateKeyToPathSource checks a Secret or ConfigMap volume: the
+// object's name (under nameField), the default mode and each item.
+func validateKeyToPathSource(name, nameField string, mode *int32, items []corev1.KeyToPath, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if name == "" {
+		errs = append(errs, field.Required(p.Child(nameField), ""))
+	}
+	errs = append(errs, fileMode(mode, p.Child("defaultMode"))...)
+	for i := range items {
+		errs = append(errs, validateKeyToPath(&items[i], p.Child("items").Index(i))...)
 	}
 	return errs
 }
