@@ -110,8 +110,17 @@ func (c *crdServer) Serve(crds []map[string]any) {
 				w.Metrics = c.s.metrics
 			}
 			// The CRD's revision bounds the objects that may predate its
-			// schemas (conservatively: status writes move it too).
+			// schemas (conservatively: a replica that starts after a
+			// status write takes that write's). A write that leaves the
+			// storage schema as it was keeps the bound: otherwise every
+			// replica whose definition a status write rebuilt (a
+			// migration's storedVersions) would take the objects another
+			// replica's migration just rewrote for outdated, and rewrite
+			// them again.
 			def.SchemaRevision, _ = strconv.ParseInt(rv, 10, 64)
+			if prev != nil && !schemaChanged(prev, def) {
+				def.SchemaRevision = prev.SchemaRevision
+			}
 		}
 		if err != nil {
 			c.s.log.Error("serving CRD", "crd", name, "err", err)
