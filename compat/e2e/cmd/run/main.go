@@ -37,28 +37,29 @@ import (
 // machinery every client meets (server-side apply, watch lists and their
 // metadata and Table forms, client-go's negotiation, request timeouts,
 // OpenAPI v3, the version, storage version migration), the garbage
-// collector's custom resource specs, and the API specs of the built-ins
-// served that need no pods (ConfigMaps, Secrets, Leases, RuntimeClasses,
-// PodTemplates, CronJobs; CSRs, service accounts and their tokens, access
-// and self-subject reviews, Events, Services, Endpoints, EndpointSlices,
-// Ingresses, IngressClasses, NetworkPolicies, LimitRanges), the API specs
-// of the kinds a kubelet, scheduler or CSI driver would act on, which pass
-// with none running (stored Pods read as Tables and applied, a pod's
-// token automount, PersistentVolumes and claims, StorageClasses,
-// CSIDrivers, VolumeAttachments, CSIStorageCapacities, ClusterTrustBundles,
-// PodCertificateRequests, ComponentStatuses, ServiceCIDRs and
-// IPAddresses), the RuntimeClass admission plugin's refusals, API
-// priority and fairness's objects and classification, kubectl's
-// cluster-info dump, quotas, waits and node status, the metrics and SLIs
-// endpoints, and the ResourceQuota specs (objects, pods' compute, claims'
-// storage, scopes; not a claim's volume attributes class changed once
-// bound: no volume controller binds it). kube-apiserver alone fails the
-// ResourceQuota specs that wait for a quota's status to be counted: it
-// runs no kube-controller-manager.
+// collector's custom resource specs and its dependency circle (of stored
+// pods), and the API specs of the built-ins served that need no pods
+// (ConfigMaps, Secrets, Leases, RuntimeClasses, PodTemplates, CronJobs;
+// CSRs, service accounts and their tokens, access and self-subject reviews,
+// Events, Services, Endpoints, EndpointSlices, Ingresses, IngressClasses,
+// NetworkPolicies, LimitRanges), the API specs of the kinds a kubelet,
+// scheduler or CSI driver would act on, which pass with none running
+// (stored Pods read as Tables and applied, a pod's token automount,
+// PersistentVolumes and claims, StorageClasses, CSIDrivers,
+// VolumeAttachments, CSIStorageCapacities, ClusterTrustBundles,
+// PodCertificateRequests, ComponentStatuses, ServiceCIDRs and IPAddresses),
+// the RuntimeClass admission plugin's refusals, API priority and fairness's
+// objects and classification, kubectl's cluster-info dump, quotas, waits
+// and node status, the metrics and SLIs endpoints, and the ResourceQuota
+// specs (objects, replication controllers, pods' compute, claims' storage,
+// scopes; not a claim's volume attributes class changed once bound: no
+// volume controller binds it). kube-apiserver alone fails the ResourceQuota
+// specs that wait for a quota's status to be counted: it runs no
+// kube-controller-manager.
 const (
 	defaultFocus = `\[sig-api-machinery\].*(CustomResource|CRD|FieldValidation|Discovery|ValidatingAdmissionPolicy|MutatingAdmissionPolicy|ratchet|x-kubernetes-validations|Watchers|Servers with support for API chunking|Servers with support for Table)` +
-		`|\[sig-api-machinery\] (ServerSideApply|API Streaming|client-go|Server request timeout|OpenAPIV3|server version|StorageVersionMigration|Garbage collector should support .* deletion of custom resources|Generated clientset should create v1 cronJobs|Namespaces should (apply|patch|ensure that all services|delete fast enough)` +
-		`|ResourceQuota should (create a ResourceQuota and (ensure its status is promptly calculated|capture the life of a ((service|secret|configMap|replica set|custom resource|pod)\.|persistent volume claim))|be able to update and delete ResourceQuota|manage the lifecycle of a ResourceQuota|apply changes to a resourcequota status|verify ResourceQuota with (best effort|terminating) scope|verify ResourceQuota with cross namespace pod affinity scope)` +
+		`|\[sig-api-machinery\] (ServerSideApply|API Streaming|client-go|Server request timeout|OpenAPIV3|server version|StorageVersionMigration|Garbage collector should (support .* deletion of custom resources|not be blocked by dependency circle)|Generated clientset should create v1 cronJobs|Namespaces should (apply|patch|ensure that all services|delete fast enough)` +
+		`|ResourceQuota should (create a ResourceQuota and (ensure its status is promptly calculated|capture the life of a ((service|secret|configMap|replica set|replication controller|custom resource|pod)\.|persistent volume claim))|be able to update and delete ResourceQuota|manage the lifecycle of a ResourceQuota|apply changes to a resourcequota status|verify ResourceQuota with (best effort|terminating) scope|verify ResourceQuota with cross namespace pod affinity scope)` +
 		`|ResourceQuota \[Feature:PodPriority\] should verify ResourceQuota's (multiple )?priority class scope|ResourceQuota \[FeatureGate:VolumeAttributesClass\] .*against 2 pvcs with same volume attributes class)` +
 		`|\[sig-node\] (ConfigMap should (fail to create ConfigMap with empty key|run through a ConfigMap lifecycle|update ConfigMap successfully)|Secrets should (fail to create secret due to empty secret key|patch a secret)|Lease lease API|RuntimeClass should (support RuntimeClasses API operations|reject a Pod requesting a (deleted|non-existent) RuntimeClass)|PodTemplates)` +
 		`|\[sig-scheduling\] LimitRange should (list, patch and delete a LimitRange by collection|create a LimitRange with defaults and ensure pod has those defaults applied)` +
