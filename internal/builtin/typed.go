@@ -1,13 +1,14 @@
 package builtin
 
 import (
-	"encoding/json"
 	"fmt"
 	"reflect"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	sigsjson "sigs.k8s.io/json"
+
+	"github.com/crdserver/crdserver/internal/codec"
 )
 
 // Typed checks and trims built-in objects against their Go type, as
@@ -22,7 +23,7 @@ type Typed[T any] struct {
 // complaints (unknown and duplicate fields) apart from the error, which
 // reads as upstream's decoding error.
 func (ty Typed[T]) Decode(obj map[string]any) (*T, []error, error) {
-	data, err := json.Marshal(obj)
+	data, err := codec.Marshal(obj)
 	if err != nil {
 		return nil, nil, fmt.Errorf("encoding %s: %w", ty.Kind, err)
 	}
@@ -101,6 +102,12 @@ func (ty Typed[T]) Default(obj map[string]any) { ty.trim(obj) }
 // rewrite is trim with f applied to the typed form first (defaulting in
 // Go, as upstream's generated defaulters do).
 func (ty Typed[T]) rewrite(obj map[string]any, f func(*T)) {
+	typ := reflect.TypeFor[T]()
+	if f == nil {
+		if form, ok := trimmedForms.form(typ, obj); ok && trimmedForms.has(form) {
+			return // a rewrite left it so (trimmed.go)
+		}
+	}
 	t, _, err := ty.Decode(obj)
 	if err != nil {
 		return // CheckType refused it before this runs
@@ -125,5 +132,8 @@ func (ty Typed[T]) rewrite(obj map[string]any, f func(*T)) {
 		default:
 			obj[k] = v
 		}
+	}
+	if form, ok := trimmedForms.form(typ, obj); ok {
+		trimmedForms.add(form)
 	}
 }
