@@ -282,18 +282,18 @@ func (h *Handler) doWrite(c *call, sub, wantRV string, mutate mutation, copyOld 
 	// A dry run reads storage, as upstream's does: it writes nothing that
 	// would catch a stale copy.
 	useCache := c.store.Cache != nil && !dry
-	// A replacement, merge patch or server-side apply of a custom
-	// resource (or of its status) at its storage version, answered in
-	// JSON, reads the current object's managedFields only to record its
-	// own: they stay encoded
-	// (see decodeStoredFieldsRaw), and the recorded ones are encoded too
-	// unless they must be worked out anew.
+	// A replacement, merge patch or server-side apply of an object (or of
+	// its status) at its storage version, answered in JSON, reads the
+	// current object's managedFields only to record its own: they stay
+	// encoded (see decodeStoredFieldsRaw), and the recorded ones are
+	// encoded too unless they must be worked out anew. Built-ins' hooks
+	// see them so as well: a Typed decode encodes the Raw as it is.
 	// Everything after reads a codec.Raw as the entries it holds, and so
 	// do webhooks, which receive it encoded as it is; a write through any
 	// other path decodes them, and so does one that admission policies
 	// may see, which would decode them anyway.
 	decodeOld := decodeStored
-	if (!copyOld || c.mergesOnly || c.applies) && (sub == "" || sub == "status") && c.def.Custom() && !dry && c.media.As == "" && c.present == nil &&
+	if (!copyOld || c.mergesOnly || c.applies) && (sub == "" || sub == "status") && !dry && c.media.As == "" && c.present == nil &&
 		c.def.StorageAPIVersion() == c.apiVersion() && h.admissionKeepsEncoded(c) {
 		decodeOld = decodeStoredFieldsRaw
 	}
