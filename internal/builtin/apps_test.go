@@ -155,7 +155,11 @@ func TestAppsTableRows(t *testing.T) {
 // order, as upstream's typed decoder lists them.
 func TestStrictErrorsOrder(t *testing.T) {
 	body := `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d"},"spec":{"unknownField":"foo","replicas":2,"replicas":3}}`
-	got := strings.Join(Deployments().Hooks.(registry.StrictDecoder).StrictErrors([]byte(body)), ", ")
+	problems, decoded := Deployments().Hooks.(registry.StrictDecoder).StrictErrors([]byte(body))
+	if !decoded {
+		t.Errorf("StrictErrors: the body did not decode")
+	}
+	got := strings.Join(problems, ", ")
 	if want := `unknown field "spec.unknownField", duplicate field "spec.replicas"`; got != want {
 		t.Errorf("StrictErrors = %s, want %s", got, want)
 	}

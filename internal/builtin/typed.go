@@ -55,16 +55,16 @@ func (ty Typed[T]) UnknownFields(obj map[string]any) []string {
 }
 
 // StrictErrors implements registry.StrictDecoder.
-func (ty Typed[T]) StrictErrors(body []byte) []string {
+func (ty Typed[T]) StrictErrors(body []byte) (problems []string, decoded bool) {
 	strict, err := sigsjson.UnmarshalStrict(body, new(T))
 	if err != nil {
-		return nil // CheckType refuses the body in upstream's words
+		return nil, false // CheckType refuses the body in upstream's words
 	}
 	out := make([]string, 0, len(strict))
 	for _, e := range strict {
 		out = append(out, e.Error())
 	}
-	return out
+	return out, true
 }
 
 // ZeroObject implements registry.Zeroer: T's zero value as upstream's

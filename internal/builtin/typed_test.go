@@ -112,3 +112,24 @@ func TestZeroObject(t *testing.T) {
 		t.Errorf("events.k8s.io deprecatedSource (-want +got):\n%s", d)
 	}
 }
+
+// StrictErrors says whether the body decoded into the Go type: the
+// handler then skips CheckType, which would decode it once more.
+func TestStrictErrorsDecoded(t *testing.T) {
+	h := ConfigMaps().Hooks.(registry.StrictDecoder)
+	for _, tc := range []struct {
+		body     string
+		problems int
+		decoded  bool
+	}{
+		{`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"},"data":{"a":"b"}}`, 0, true},
+		{`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"},"bogus":1,"data":{"a":"b","a":"c"}}`, 2, true},
+		{`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"},"data":{"a":1}}`, 0, false},
+		{`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"},"immutable":"yes"}`, 0, false},
+	} {
+		problems, decoded := h.StrictErrors([]byte(tc.body))
+		if len(problems) != tc.problems || decoded != tc.decoded {
+			t.Errorf("%s: problems %q, decoded %v; want %d problems, decoded %v", tc.body, problems, decoded, tc.problems, tc.decoded)
+		}
+	}
+}

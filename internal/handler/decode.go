@@ -107,12 +107,13 @@ func decodeBodyWith(c *call, opts codec.DecodeOptions) (map[string]any, error) {
 	if err := checkCustomTypeMeta(c, obj, body, ct, mode); err != nil {
 		return nil, err
 	}
+	typeChecked := false
 	if sd, ok := typedHooks(c).(registry.StrictDecoder); ok && mode != "Ignore" && isJSON(ct) {
 		// Upstream's typed decoder lists unknown and duplicate fields
 		// together, in the body's order.
-		problems = sd.StrictErrors(body)
+		problems, typeChecked = sd.StrictErrors(body)
 	}
-	if err := checkTyped(c, obj, ct, mode, problems); err != nil {
+	if err := checkTyped(c, obj, ct, mode, problems, typeChecked); err != nil {
 		return nil, err
 	}
 	if err := checkAPIVersion(c, obj); err != nil {
@@ -203,9 +204,10 @@ func decodeError(c *call, obj map[string]any, err error) error {
 // fields are refused, unknown ones join the decoder's problems for
 // fieldValidation, and so do the fields the version's schema prunes
 // (when the body is of the URL's version and kind; anything else is
-// refused after decoding).
-func checkTyped(c *call, obj map[string]any, ct, mode string, problems []string) error {
-	if tc, ok := typedHooks(c).(registry.TypeChecker); ok {
+// refused after decoding). typeChecked skips the Go type's check of a
+// body its strict decoding found of the right types.
+func checkTyped(c *call, obj map[string]any, ct, mode string, problems []string, typeChecked bool) error {
+	if tc, ok := typedHooks(c).(registry.TypeChecker); ok && !typeChecked {
 		if err := tc.CheckType(obj); err != nil {
 			return apierrors.NewBadRequest(err.Error())
 		}

@@ -301,9 +301,11 @@ type UnknownFielder interface {
 // StrictDecoder reports a JSON request body's strict decoding errors
 // (unknown and duplicate fields) as upstream's typed decoder words and
 // orders them: in the order the body has them. The handler prefers it to
-// UnknownFielder for JSON bodies.
+// UnknownFielder for JSON bodies. decoded reports that the body decoded
+// into the Go type, with no field of the wrong type: TypeChecker then has
+// nothing to add.
 type StrictDecoder interface {
-	StrictErrors(body []byte) []string
+	StrictErrors(body []byte) (problems []string, decoded bool)
 }
 
 // TablePrinter renders a resource's Table itself, for columns a JSONPath
