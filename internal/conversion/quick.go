@@ -140,16 +140,66 @@ type rawObject struct {
 	json               []byte
 	unchanged          bool
 	metaStart, metaEnd int
+	// stored: json is its original, byte for byte, but for apiVersion
+	// (asStored), and so the result as it is.
+	stored bool
+}
+
+// storedRests returns, for each object of objs[idx] whose result is
+// itself when the webhook changes nothing but its apiVersion to to, what
+// follows its apiVersion's value (from the closing quote); nil for the
+// others, and nil when there are none. Those are the stored objects
+// written at the storage version since its schema last changed
+// (Definition.SchemaRevision): the write pruned and defaulted them with
+// that schema and encoded them in Marshal's form, so when the target
+// version has the same schema, pruning and defaulting leave them as they
+// are, and check keeps their metadata, its own being the original's.
+// Comparing the answer's bytes with the original's then stands for
+// quickReview's walk of the answer, the cost of a cold list's reviews.
+func (w *Webhook) storedRests(to string, objs []Object, idx []int) [][]byte {
+	def := w.def
+	if def == nil || def.PreserveUnknownFields || def.StoredAs != nil {
+		return nil
+	}
+	sv, tv := def.StorageVersion(), versionOf(def, to)
+	if sv == nil || tv == nil || !bytes.Equal(sv.OpenAPISchema, tv.OpenAPISchema) {
+		return nil
+	}
+	prefix := avPrefix + def.StorageAPIVersion() + `"`
+	var rests [][]byte
+	for j, i := range idx {
+		o := objs[i]
+		if o.Key == "" || o.Revision <= def.SchemaRevision || !bytes.HasPrefix(o.JSON, []byte(prefix)) {
+			continue
+		}
+		if rests == nil {
+			rests = make([][]byte, len(idx))
+		}
+		rests[j] = o.JSON[len(prefix)-1:]
+	}
+	return rests
+}
+
+// asStored returns the length of the object b starts with when it is
+// `{"apiVersion":"` + to followed by rest (storedRests'), 0 otherwise.
+func asStored(b []byte, to string, rest []byte) int {
+	head := len(avPrefix) + len(to)
+	if rest == nil || len(b) < head+len(rest) || string(b[:len(avPrefix)]) != avPrefix ||
+		string(b[len(avPrefix):head]) != to || !bytes.Equal(b[head:head+len(rest)], rest) {
+		return 0
+	}
+	return head + len(rest)
 }
 
 // quickReview returns the n encoded converted objects of a compact,
 // successful ConversionReview answering uid, read in one pass: ok is
 // false for any other answer (an error, whitespace inside, a field
-// repeated or escaped), which convertedObjects must read. With uc, each
-// object is read by its walk (UnchangedAt, with keptMember), and read
-// again plainly only when the walk declines it: an answer's objects are
-// read once.
-func (w *Webhook) quickReview(uid string, data []byte, n int, uc unchangedChecker) (objs []rawObject, ok bool) {
+// repeated or escaped), which convertedObjects must read. An object that
+// is its original's rest (rests[i], storedRests) under apiVersion to is
+// compared, not read. With uc, each other object is read by its walk
+// (UnchangedAt, with keptMember), and read again plainly only when the
+// walk declines it: an answer's objects are read once.
+func (w *Webhook) quickReview(uid string, data []byte, n int, uc unchangedChecker, to string, rests [][]byte) (objs []rawObject, ok bool) {
 	// Encoders end their output with a newline (json.Encoder does).
 	data = bytes.TrimSpace(data)
 	t := codec.MakeTokens(data)
@@ -166,6 +216,13 @@ func (w *Webhook) quickReview(uid string, data []byte, n int, uc unchangedChecke
 				return false
 			}
 			start, ro := t.Offset(), rawObject{}
+			if rests != nil {
+				if size := asStored(data[start:], to, rests[len(objs)]); size > 0 && t.Skip(size) {
+					ro.json, ro.stored = data[start:start+size:start+size], true
+					objs = append(objs, ro)
+					continue
+				}
+			}
 			if uc != nil {
 				at := t
 				if ro.metaStart, ro.metaEnd, ro.unchanged = uc.UnchangedAt(&t, keptMember); ro.unchanged {

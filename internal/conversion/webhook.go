@@ -299,7 +299,7 @@ func (w *Webhook) send(ctx context.Context, to string, objs []Object, idx []int)
 	toGV, _ := schema.ParseGroupVersion(to)
 	s := targetSchema(w.def, to)
 	uc, _ := s.(unchangedChecker)
-	if raws, ok := w.quickReview(uid, data, len(idx), uc); ok {
+	if raws, ok := w.quickReview(uid, data, len(idx), uc, to, w.storedRests(to, objs, idx)); ok {
 		if out, shared, ok, err := w.resultsFromRaw(raws, to, objs, idx, toGV, s, in, single); ok {
 			if err != nil {
 				return nil, nil, err
@@ -349,6 +349,11 @@ func (w *Webhook) resultsFromRaw(raws []rawObject, to string, objs []Object, idx
 	parts := 0 // results that are parts of the answer
 	for j, ro := range raws {
 		orig, raw := objs[idx[j]], ro.json
+		if ro.stored {
+			out[j] = raw
+			parts++
+			continue
+		}
 		if ro.unchanged {
 			var part bool
 			if out[j], part, ok = rawResultAt(orig, raw, to, ro.metaStart, ro.metaEnd); ok {
