@@ -141,22 +141,24 @@ type rawObject struct {
 	unchanged          bool
 	metaStart, metaEnd int
 	// stored: json is its original, byte for byte, but for apiVersion
-	// (asStored), and so the result as it is.
+	// (storedMatcher), and so the result as it is.
 	stored bool
 }
 
-// storedRests returns, for each object of objs[idx] whose result is
-// itself when the webhook changes nothing but its apiVersion to to, what
-// follows its apiVersion's value (from the closing quote); nil for the
-// others, and nil when there are none. Those are the stored objects
-// written at the storage version since its schema last changed
+// storedMatcher returns, when the originals' results may be themselves,
+// a function giving the length of the answer's object at the start of b
+// when it is objs[j] byte for byte but for its apiVersion, to (0 when it
+// is not); nil when none may be. Those are the stored objects written at
+// the storage version since its schema last changed
 // (Definition.SchemaRevision): the write pruned and defaulted them with
 // that schema and encoded them in Marshal's form, so when the target
 // version has the same schema, pruning and defaulting leave them as they
 // are, and check keeps their metadata, its own being the original's.
 // Comparing the answer's bytes with the original's then stands for
-// quickReview's walk of the answer, the cost of a cold list's reviews.
-func (w *Webhook) storedRests(to string, objs []Object, idx []int) [][]byte {
+// quickReview's walk of the answer, the cost of a cold list's reviews;
+// an original kept in parts (Cached) is compared part by part, not put
+// together. Not safe for concurrent use.
+func (w *Webhook) storedMatcher(to string, objs []Object) func(j int, b []byte) int {
 	def := w.def
 	if def == nil || def.PreserveUnknownFields || def.StoredAs != nil {
 		return nil
@@ -165,41 +167,49 @@ func (w *Webhook) storedRests(to string, objs []Object, idx []int) [][]byte {
 	if sv == nil || tv == nil || !bytes.Equal(sv.OpenAPISchema, tv.OpenAPISchema) {
 		return nil
 	}
-	prefix := avPrefix + def.StorageAPIVersion() + `"`
-	var rests [][]byte
-	for j, i := range idx {
-		o := objs[i]
-		if o.Key == "" || o.Revision <= def.SchemaRevision || !bytes.HasPrefix(o.JSON, []byte(prefix)) {
-			continue
+	prefix := []byte(avPrefix + def.StorageAPIVersion() + `"`)
+	var pieces [][]byte
+	return func(j int, b []byte) int {
+		o := objs[j]
+		if o.Key == "" || o.Revision <= def.SchemaRevision {
+			return 0
 		}
-		if rests == nil {
-			rests = make([][]byte, len(idx))
+		if o.JSON != nil {
+			pieces = append(pieces[:0], o.JSON)
+		} else if o.Cached != nil {
+			pieces = o.Cached.AppendPieces(pieces[:0])
 		}
-		rests[j] = o.JSON[len(prefix)-1:]
+		// The original's first piece holds its apiVersion; what follows
+		// it, from its closing quote, must follow to.
+		if len(pieces) == 0 || !bytes.HasPrefix(pieces[0], prefix) {
+			return 0
+		}
+		n := len(avPrefix) + len(to)
+		if len(b) < n || string(b[:len(avPrefix)]) != avPrefix || string(b[len(avPrefix):n]) != to {
+			return 0
+		}
+		for k, p := range pieces {
+			if k == 0 {
+				p = p[len(prefix)-1:]
+			}
+			if len(b)-n < len(p) || !bytes.Equal(b[n:n+len(p)], p) {
+				return 0
+			}
+			n += len(p)
+		}
+		return n
 	}
-	return rests
-}
-
-// asStored returns the length of the object b starts with when it is
-// `{"apiVersion":"` + to followed by rest (storedRests'), 0 otherwise.
-func asStored(b []byte, to string, rest []byte) int {
-	head := len(avPrefix) + len(to)
-	if rest == nil || len(b) < head+len(rest) || string(b[:len(avPrefix)]) != avPrefix ||
-		string(b[len(avPrefix):head]) != to || !bytes.Equal(b[head:head+len(rest)], rest) {
-		return 0
-	}
-	return head + len(rest)
 }
 
 // quickReview returns the n encoded converted objects of a compact,
 // successful ConversionReview answering uid, read in one pass: ok is
 // false for any other answer (an error, whitespace inside, a field
 // repeated or escaped), which convertedObjects must read. An object that
-// is its original's rest (rests[i], storedRests) under apiVersion to is
-// compared, not read. With uc, each other object is read by its walk
+// same finds is its original (storedMatcher) is compared, not read. With
+// uc, each other object is read by its walk
 // (UnchangedAt, with keptMember), and read again plainly only when the
 // walk declines it: an answer's objects are read once.
-func (w *Webhook) quickReview(uid string, data []byte, n int, uc unchangedChecker, to string, rests [][]byte) (objs []rawObject, ok bool) {
+func (w *Webhook) quickReview(uid string, data []byte, n int, uc unchangedChecker, same func(j int, b []byte) int) (objs []rawObject, ok bool) {
 	// Encoders end their output with a newline (json.Encoder does).
 	data = bytes.TrimSpace(data)
 	t := codec.MakeTokens(data)
@@ -216,8 +226,8 @@ func (w *Webhook) quickReview(uid string, data []byte, n int, uc unchangedChecke
 				return false
 			}
 			start, ro := t.Offset(), rawObject{}
-			if rests != nil {
-				if size := asStored(data[start:], to, rests[len(objs)]); size > 0 && t.Skip(size) {
+			if same != nil {
+				if size := same(len(objs), data[start:]); size > 0 && t.Skip(size) {
 					ro.json, ro.stored = data[start:start+size:start+size], true
 					objs = append(objs, ro)
 					continue

@@ -244,10 +244,10 @@ func FuzzQuickReview(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, review := range []string{"v1", "v1beta1"} {
 			w := &Webhook{review: review}
-			plain, ok := w.quickReview("u1", data, 2, nil, "", nil)
+			plain, ok := w.quickReview("u1", data, 2, nil, nil)
 			// Read with a schema's walk, the same objects, each accepted
 			// as alone.
-			walked, walkedOK := w.quickReview("u1", data, 2, s, "", nil)
+			walked, walkedOK := w.quickReview("u1", data, 2, s, nil)
 			if ok != walkedOK || len(plain) != len(walked) {
 				t.Fatalf("%s: quickReview read %d objects (%v), with the walk %d (%v)", review, len(plain), ok, len(walked), walkedOK)
 			}
@@ -387,9 +387,9 @@ func TestStoredAnswer(t *testing.T) {
 			answer := []byte(`{"apiVersion":"apiextensions.k8s.io/v1","kind":"ConversionReview","response":{"uid":"u1","result":{"status":"Success"},"convertedObjects":[` +
 				string(c1) + `,` + string(c2) + `]}}`)
 			w := &Webhook{review: "v1", def: widgetDef(s, tc.v2Schema, tc.schemaRev)}
-			results := func(rests [][]byte) ([][]byte, []rawObject, bool) {
+			results := func(same func(int, []byte) int) ([][]byte, []rawObject, bool) {
 				t.Helper()
-				raws, ok := w.quickReview("u1", answer, len(idx), s, to, rests)
+				raws, ok := w.quickReview("u1", answer, len(idx), s, same)
 				if !ok {
 					t.Fatal("quickReview declined")
 				}
@@ -399,7 +399,7 @@ func TestStoredAnswer(t *testing.T) {
 				}
 				return out, raws, shared
 			}
-			got, raws, shared := results(w.storedRests(to, objs, idx))
+			got, raws, shared := results(w.storedMatcher(to, objs))
 			want, _, _ := results(nil)
 			for j := range idx {
 				if raws[j].stored != tc.compared[j] {

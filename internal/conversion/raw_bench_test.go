@@ -111,7 +111,7 @@ func BenchmarkWidgetReview(b *testing.B) {
 	b.SetBytes(int64(len(answer)))
 	b.ReportAllocs()
 	for b.Loop() {
-		raws, ok := w.quickReview("u1", answer, len(idx), s, "", nil)
+		raws, ok := w.quickReview("u1", answer, len(idx), s, nil)
 		if !ok {
 			b.Fatal("quickReview declined")
 		}
@@ -147,7 +147,7 @@ func BenchmarkWidgetReviewStored(b *testing.B) {
 	b.SetBytes(int64(len(answer)))
 	b.ReportAllocs()
 	for b.Loop() {
-		raws, ok := w.quickReview("u1", answer, len(idx), s, to, w.storedRests(to, objs, idx))
+		raws, ok := w.quickReview("u1", answer, len(idx), s, w.storedMatcher(to, objs))
 		if !ok {
 			b.Fatal("quickReview declined")
 		}

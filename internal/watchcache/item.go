@@ -126,6 +126,16 @@ func (it *Item) AppendRange(dst []byte, start, end int) []byte {
 	return dst
 }
 
+// AppendPieces appends the pieces JSON() is made of to dst, in order,
+// without copying them: the item's own bytes and the parts it shares,
+// which the caller must not modify (they are other items' too).
+func (it *Item) AppendPieces(dst [][]byte) [][]byte {
+	it.walk(0, it.Len(), func(b []byte) { dst = append(dst, b) }, func(s string) {
+		dst = append(dst, unsafe.Slice(unsafe.StringData(s), len(s)))
+	})
+	return dst
+}
+
 // WriteTo writes the encoded object to w.
 func (it *Item) WriteTo(w io.Writer) (int64, error) {
 	return it.WriteRange(w, 0, it.Len())
