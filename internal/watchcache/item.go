@@ -3,6 +3,7 @@ package watchcache
 import (
 	"bytes"
 	"io"
+	"math"
 	"unique"
 	"unsafe"
 )
@@ -130,7 +131,9 @@ func (it *Item) AppendRange(dst []byte, start, end int) []byte {
 // without copying them: the item's own bytes and the parts it shares,
 // which the caller must not modify (they are other items' too).
 func (it *Item) AppendPieces(dst [][]byte) [][]byte {
-	it.walk(0, it.Len(), func(b []byte) { dst = append(dst, b) }, func(s string) {
+	// To the end, without Len: that would read every shared part's
+	// length once more.
+	it.walk(0, math.MaxInt, func(b []byte) { dst = append(dst, b) }, func(s string) {
 		dst = append(dst, unsafe.Slice(unsafe.StringData(s), len(s)))
 	})
 	return dst
@@ -161,7 +164,8 @@ func (it *Item) WriteRange(w io.Writer, start, end int) (int64, error) {
 	return n, err
 }
 
-// walk calls own and shared, in order, with the pieces of JSON()[start:end]:
+// walk calls own and shared, in order, with the pieces of JSON()[start:end]
+// (end may be past the end: up to the end):
 // own with those the item holds, shared with those it shares.
 func (it *Item) walk(start, end int, own func([]byte), shared func(string)) {
 	pos, from := 0, 0 // json[from] is at JSON()[pos]
