@@ -335,6 +335,26 @@ func TestWebhookAnswersChecked(t *testing.T) {
 	}
 }
 
+// TestWebhookListLastReviewOfOne: a list whose last review carries one
+// object words that review's errors as a list's (the list's kind, the
+// object's index), not as one object's converted alone.
+func TestWebhookListLastReviewOfOne(t *testing.T) {
+	_, _, conv := startPizzaWebhook(t, func(r *webhooktest.Review) {
+		if len(r.Response.ConvertedObjects) == 1 {
+			r.Response.ConvertedObjects[0]["kind"] = "Calzone"
+		}
+	})
+	objs := make([]conversion.Object, conversion.MaxBatch+1)
+	for i := range objs {
+		objs[i] = conversion.Object{JSON: margherita("p"+strconv.Itoa(i), i+1), Key: "/p" + strconv.Itoa(i), Revision: int64(i + 1)}
+	}
+	_, err := conv.Convert(context.Background(), group+"/v1beta1", objs)
+	want := `conversion webhook for ` + group + `/v1alpha1, Kind=PizzaList returned invalid converted object at index 0: invalid kind (expected Pizza, received Calzone)`
+	if err == nil || err.Error() != want {
+		t.Errorf("error %v\nwant %s", err, want)
+	}
+}
+
 func TestWebhookMetadata(t *testing.T) {
 	_, _, conv := startPizzaWebhook(t, func(r *webhooktest.Review) {
 		md := r.Response.ConvertedObjects[0]["metadata"].(map[string]any)

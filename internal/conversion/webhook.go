@@ -279,6 +279,9 @@ func reviewParts(review, uid, to string, objs []Object, idx []int) [][]byte {
 // The results are either all parts of the webhook's answer (ans, which
 // they keep alive: a cache must count it) or all of their own (ans nil).
 func (w *Webhook) send(ctx context.Context, to string, objs []Object, idx []int) (_ [][]byte, ans *answer, err error) {
+	// Upstream words its errors for one object converted alone, not for
+	// a list's last review of one.
+	single := len(objs) == 1
 	objs = batchOf(objs, idx)
 	idx = make([]int, len(objs))
 	for j := range idx {
@@ -289,7 +292,6 @@ func (w *Webhook) send(ctx context.Context, to string, objs []Object, idx []int)
 	if err != nil {
 		return nil, nil, err
 	}
-	single := len(objs) == 1
 	in := w.inputKind(from, kind, single)
 	if w.err != nil {
 		return nil, nil, fmt.Errorf("conversion webhook for %v failed: %v", in, w.err)
