@@ -182,6 +182,17 @@ func (t *Tokens) Literal() ([]byte, bool) {
 	return nil, false
 }
 
+// Skip passes over the next n bytes unread, for a caller that knows them
+// to be a whole, valid value (equal to one it checked before); false when
+// fewer than n remain.
+func (t *Tokens) Skip(n int) bool {
+	if n < 0 || n > len(t.s.b)-t.s.i {
+		return false
+	}
+	t.s.i += n
+	return true
+}
+
 // Value reads a whole value and returns it.
 func (t *Tokens) Value() ([]byte, bool) {
 	start := t.s.i

@@ -100,7 +100,7 @@ func TestResultsFromRawShared(t *testing.T) {
 			}
 			answer := []byte(`{"apiVersion":"apiextensions.k8s.io/v1","kind":"ConversionReview","response":{"uid":"u1","result":{"status":"Success"},"convertedObjects":[` +
 				defaulted(string(converted("a", nil))) + `,` + second + `]}}`)
-			raws, ok := w.quickReview("u1", answer, 2, junkSchema{})
+			raws, ok := w.quickReview("u1", answer, 2, junkSchema{}, nil)
 			if !ok {
 				t.Fatal("quickReview declined")
 			}

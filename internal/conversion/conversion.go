@@ -44,6 +44,10 @@ type Encoded interface {
 	Head() []byte
 	// JSON returns the whole object.
 	JSON() []byte
+	// AppendPieces appends the pieces JSON is made of, in order, to dst,
+	// without copying them: what a review sends and an answer is
+	// compared with. They must not be modified.
+	AppendPieces(dst [][]byte) [][]byte
 }
 
 // Bytes returns the whole encoded object.

@@ -168,6 +168,9 @@ type inParts struct {
 }
 
 func (p inParts) Head() []byte { return p.json[:len(p.json)/2] }
+func (p inParts) AppendPieces(dst [][]byte) [][]byte {
+	return append(dst, p.Head(), p.json[len(p.json)/2:])
+}
 func (p inParts) JSON() []byte {
 	p.whole.Add(1)
 	return slices.Clone(p.json)
@@ -203,6 +206,52 @@ func TestWebhookCachedInParts(t *testing.T) {
 	}
 	if objs[0].JSON != nil {
 		t.Errorf("the caller's objects were changed")
+	}
+}
+
+// TestWebhookStoredInParts: cached objects written since the storage
+// schema last changed, converted to a version of the same schema by a
+// webhook that changes only their apiVersion, are compared with the
+// answer piece by piece: only the first of each review is put together
+// (for its apiVersion and kind). Those that may predate the schema are
+// put together and read as ever. The results are the same.
+func TestWebhookStoredInParts(t *testing.T) {
+	rewrite := func(o map[string]any, to string) (map[string]any, error) {
+		o["apiVersion"] = to
+		return o, nil
+	}
+	for _, tc := range []struct {
+		name      string
+		schemaRev int64
+		whole     int64
+	}{
+		{"written since the schema changed", 0, 2},
+		{"some may predate it", 300, 301},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := webhooktest.Start(t, webhooktest.Conversion(rewrite, nil))
+			def := pizzaDef(&registry.Conversion{URL: srv.URL, CABundle: srv.CABundle, ReviewVersions: []string{"v1"}})
+			def.SchemaRevision = tc.schemaRev
+			conv := conversion.New(def, &webhook.Manager{})
+			var whole atomic.Int64
+			objs := make([]conversion.Object, 600)
+			for i := range objs {
+				objs[i] = conversion.Object{Cached: inParts{json: margherita("p"+strconv.Itoa(i), i+1), whole: &whole}, Key: "/p" + strconv.Itoa(i), Revision: int64(i + 1)}
+			}
+			out, err := conv.Convert(context.Background(), group+"/v1beta1", objs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := whole.Load(); n != tc.whole {
+				t.Errorf("objects put together %d times, want %d", n, tc.whole)
+			}
+			for i, b := range out {
+				want := strings.Replace(string(margherita("p"+strconv.Itoa(i), i+1)), "/v1alpha1", "/v1beta1", 1)
+				if string(b) != want {
+					t.Fatalf("object %d: %s, want %s", i, b, want)
+				}
+			}
+		})
 	}
 }
 
@@ -283,6 +332,26 @@ func TestWebhookAnswersChecked(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestWebhookListLastReviewOfOne: a list whose last review carries one
+// object words that review's errors as a list's (the list's kind, the
+// object's index), not as one object's converted alone.
+func TestWebhookListLastReviewOfOne(t *testing.T) {
+	_, _, conv := startPizzaWebhook(t, func(r *webhooktest.Review) {
+		if len(r.Response.ConvertedObjects) == 1 {
+			r.Response.ConvertedObjects[0]["kind"] = "Calzone"
+		}
+	})
+	objs := make([]conversion.Object, conversion.MaxBatch+1)
+	for i := range objs {
+		objs[i] = conversion.Object{JSON: margherita("p"+strconv.Itoa(i), i+1), Key: "/p" + strconv.Itoa(i), Revision: int64(i + 1)}
+	}
+	_, err := conv.Convert(context.Background(), group+"/v1beta1", objs)
+	want := `conversion webhook for ` + group + `/v1alpha1, Kind=PizzaList returned invalid converted object at index 0: invalid kind (expected Pizza, received Calzone)`
+	if err == nil || err.Error() != want {
+		t.Errorf("error %v\nwant %s", err, want)
 	}
 }
 

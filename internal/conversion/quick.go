@@ -140,16 +140,76 @@ type rawObject struct {
 	json               []byte
 	unchanged          bool
 	metaStart, metaEnd int
+	// stored: json is its original, byte for byte, but for apiVersion
+	// (storedMatcher), and so the result as it is.
+	stored bool
+}
+
+// storedMatcher returns, when the originals' results may be themselves,
+// a function giving the length of the answer's object at the start of b
+// when it is objs[j] byte for byte but for its apiVersion, to (0 when it
+// is not); nil when none may be. Those are the stored objects written at
+// the storage version since its schema last changed
+// (Definition.SchemaRevision): the write pruned and defaulted them with
+// that schema and encoded them in Marshal's form, so when the target
+// version has the same schema, pruning and defaulting leave them as they
+// are, and check keeps their metadata, its own being the original's.
+// Comparing the answer's bytes with the original's then stands for
+// quickReview's walk of the answer, the cost of a cold list's reviews;
+// an original kept in parts (Cached) is compared part by part, not put
+// together. Not safe for concurrent use.
+func (w *Webhook) storedMatcher(to string, objs []Object) func(j int, b []byte) int {
+	def := w.def
+	if def == nil || def.PreserveUnknownFields || def.StoredAs != nil {
+		return nil
+	}
+	sv, tv := def.StorageVersion(), versionOf(def, to)
+	if sv == nil || tv == nil || !bytes.Equal(sv.OpenAPISchema, tv.OpenAPISchema) {
+		return nil
+	}
+	prefix := []byte(avPrefix + def.StorageAPIVersion() + `"`)
+	var pieces [][]byte
+	return func(j int, b []byte) int {
+		o := objs[j]
+		if o.Key == "" || o.Revision <= def.SchemaRevision {
+			return 0
+		}
+		if o.JSON != nil {
+			pieces = append(pieces[:0], o.JSON)
+		} else if o.Cached != nil {
+			pieces = o.Cached.AppendPieces(pieces[:0])
+		}
+		// The original's first piece holds its apiVersion; what follows
+		// it, from its closing quote, must follow to.
+		if len(pieces) == 0 || !bytes.HasPrefix(pieces[0], prefix) {
+			return 0
+		}
+		n := len(avPrefix) + len(to)
+		if len(b) < n || string(b[:len(avPrefix)]) != avPrefix || string(b[len(avPrefix):n]) != to {
+			return 0
+		}
+		for k, p := range pieces {
+			if k == 0 {
+				p = p[len(prefix)-1:]
+			}
+			if len(b)-n < len(p) || !bytes.Equal(b[n:n+len(p)], p) {
+				return 0
+			}
+			n += len(p)
+		}
+		return n
+	}
 }
 
 // quickReview returns the n encoded converted objects of a compact,
 // successful ConversionReview answering uid, read in one pass: ok is
 // false for any other answer (an error, whitespace inside, a field
-// repeated or escaped), which convertedObjects must read. With uc, each
-// object is read by its walk (UnchangedAt, with keptMember), and read
-// again plainly only when the walk declines it: an answer's objects are
-// read once.
-func (w *Webhook) quickReview(uid string, data []byte, n int, uc unchangedChecker) (objs []rawObject, ok bool) {
+// repeated or escaped), which convertedObjects must read. An object that
+// same finds is its original (storedMatcher) is compared, not read. With
+// uc, each other object is read by its walk
+// (UnchangedAt, with keptMember), and read again plainly only when the
+// walk declines it: an answer's objects are read once.
+func (w *Webhook) quickReview(uid string, data []byte, n int, uc unchangedChecker, same func(j int, b []byte) int) (objs []rawObject, ok bool) {
 	// Encoders end their output with a newline (json.Encoder does).
 	data = bytes.TrimSpace(data)
 	t := codec.MakeTokens(data)
@@ -166,6 +226,13 @@ func (w *Webhook) quickReview(uid string, data []byte, n int, uc unchangedChecke
 				return false
 			}
 			start, ro := t.Offset(), rawObject{}
+			if same != nil {
+				if size := same(len(objs), data[start:]); size > 0 && t.Skip(size) {
+					ro.json, ro.stored = data[start:start+size:start+size], true
+					objs = append(objs, ro)
+					continue
+				}
+			}
 			if uc != nil {
 				at := t
 				if ro.metaStart, ro.metaEnd, ro.unchanged = uc.UnchangedAt(&t, keptMember); ro.unchanged {

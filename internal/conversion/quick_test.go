@@ -244,10 +244,10 @@ func FuzzQuickReview(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, review := range []string{"v1", "v1beta1"} {
 			w := &Webhook{review: review}
-			plain, ok := w.quickReview("u1", data, 2, nil)
+			plain, ok := w.quickReview("u1", data, 2, nil, nil)
 			// Read with a schema's walk, the same objects, each accepted
 			// as alone.
-			walked, walkedOK := w.quickReview("u1", data, 2, s)
+			walked, walkedOK := w.quickReview("u1", data, 2, s, nil)
 			if ok != walkedOK || len(plain) != len(walked) {
 				t.Fatalf("%s: quickReview read %d objects (%v), with the walk %d (%v)", review, len(plain), ok, len(walked), walkedOK)
 			}
@@ -344,5 +344,74 @@ func TestSameMetadataWidget(t *testing.T) {
 	}
 	if cap(out) != len(out) {
 		t.Error("the result shares room after it with the answer: appending to it would write into the review")
+	}
+}
+
+// TestStoredAnswer: an answer that is its stored original under the
+// target apiVersion is compared with the original instead of walked, only
+// where the walk would accept it for sure (the original written since the
+// storage schema last changed, the target version of the same schema), and
+// its results are those the walk gives.
+func TestStoredAnswer(t *testing.T) {
+	s := compileWidgetSchema(t)
+	const to = "bench.crdserver.io/v2"
+	toGV := schema.GroupVersion{Group: "bench.crdserver.io", Version: "v2"}
+	otherSchema := strings.Replace(widgetSchema, `"default":"medium"`, `"default":"small"`, 1)
+	for _, tc := range []struct {
+		name      string
+		v2Schema  string
+		schemaRev int64 // objects are at revisions 1 and 2
+		notStored bool  // the originals have no key
+		second    func(string) string
+		compared  []bool // which answers are compared, not walked
+	}{
+		{name: "as stored", v2Schema: widgetSchema, compared: []bool{true, true}},
+		{name: "the second's label changed", v2Schema: widgetSchema, compared: []bool{true, false},
+			second: func(c string) string { return strings.Replace(c, `"tier":"data"`, `"tier":"web"`, 1) }},
+		{name: "the second's spec changed", v2Schema: widgetSchema, compared: []bool{true, false},
+			second: func(c string) string { return strings.Replace(c, `"size":"large"`, `"size":"small"`, 1) }},
+		{name: "the first written before the schema changed", v2Schema: widgetSchema, schemaRev: 1, compared: []bool{false, true}},
+		{name: "v2 has another schema", v2Schema: otherSchema, compared: []bool{false, false}},
+		{name: "not stored", v2Schema: widgetSchema, notStored: true, compared: []bool{false, false}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o1, c1 := widget(t, 0)
+			o2, c2 := widget(t, 1)
+			if tc.notStored {
+				o1.Key, o2.Key = "", ""
+			}
+			if tc.second != nil {
+				c2 = []byte(tc.second(string(c2)))
+			}
+			objs, idx := []Object{o1, o2}, []int{0, 1}
+			answer := []byte(`{"apiVersion":"apiextensions.k8s.io/v1","kind":"ConversionReview","response":{"uid":"u1","result":{"status":"Success"},"convertedObjects":[` +
+				string(c1) + `,` + string(c2) + `]}}`)
+			w := &Webhook{review: "v1", def: widgetDef(s, tc.v2Schema, tc.schemaRev)}
+			results := func(same func(int, []byte) int) ([][]byte, []rawObject, bool) {
+				t.Helper()
+				raws, ok := w.quickReview("u1", answer, len(idx), s, same)
+				if !ok {
+					t.Fatal("quickReview declined")
+				}
+				out, shared, ok, err := w.resultsFromRaw(raws, to, objs, idx, toGV, s, toGV.WithKind("WidgetList"), false)
+				if !ok || err != nil {
+					t.Fatalf("resultsFromRaw: ok %v, %v", ok, err)
+				}
+				return out, raws, shared
+			}
+			got, raws, shared := results(w.storedMatcher(to, objs))
+			want, _, _ := results(nil)
+			for j := range idx {
+				if raws[j].stored != tc.compared[j] {
+					t.Errorf("answer %d compared with its original: %v, want %v", j, raws[j].stored, tc.compared[j])
+				}
+				if !bytes.Equal(got[j], want[j]) {
+					t.Errorf("result %d:\n%s\nwalked:\n%s", j, got[j], want[j])
+				}
+				if shared && cap(got[j]) != len(got[j]) {
+					t.Errorf("result %d shares room after it with the answer", j)
+				}
+			}
+		})
 	}
 }

@@ -111,7 +111,43 @@ func BenchmarkWidgetReview(b *testing.B) {
 	b.SetBytes(int64(len(answer)))
 	b.ReportAllocs()
 	for b.Loop() {
-		raws, ok := w.quickReview("u1", answer, len(idx), s)
+		raws, ok := w.quickReview("u1", answer, len(idx), s, nil)
+		if !ok {
+			b.Fatal("quickReview declined")
+		}
+		out, shared, ok, err := w.resultsFromRaw(raws, to, objs, idx, toGV, s, toGV.WithKind("WidgetList"), false)
+		if !ok || !shared || err != nil || len(out) != len(idx) {
+			b.Fatal(ok, shared, err)
+		}
+	}
+}
+
+// widgetDef is the load generator's Widget: v1 stored, v2 served with the
+// same schema (or another, when v2Schema differs), its schemas last
+// changed at revision schemaRev.
+func widgetDef(s *crschema.Schema, v2Schema string, schemaRev int64) *registry.Definition {
+	return &registry.Definition{
+		Group: "bench.crdserver.io", Kind: "Widget", ListKind: "WidgetList", SchemaRevision: schemaRev,
+		Versions: []registry.Version{
+			{Name: "v1", Storage: true, Schema: s, OpenAPISchema: []byte(widgetSchema)},
+			{Name: "v2", Schema: s, OpenAPISchema: []byte(v2Schema)},
+		},
+	}
+}
+
+// BenchmarkWidgetReviewStored is BenchmarkWidgetReview for originals
+// written since the schema last changed, to a version of the same schema:
+// each answer is compared with its original instead of walked.
+func BenchmarkWidgetReviewStored(b *testing.B) {
+	s := compileWidgetSchema(b)
+	objs, idx, answer := widgetReview(b)
+	w := &Webhook{review: "v1", def: widgetDef(s, widgetSchema, 0)}
+	to := "bench.crdserver.io/v2"
+	toGV := schema.GroupVersion{Group: "bench.crdserver.io", Version: "v2"}
+	b.SetBytes(int64(len(answer)))
+	b.ReportAllocs()
+	for b.Loop() {
+		raws, ok := w.quickReview("u1", answer, len(idx), s, w.storedMatcher(to, objs))
 		if !ok {
 			b.Fatal("quickReview declined")
 		}

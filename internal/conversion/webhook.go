@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -168,8 +167,6 @@ func (w *Webhook) Convert(ctx context.Context, to string, objs []Object) ([][]by
 		batches = append(batches, b)
 	}
 	w.mu.Unlock()
-	// Put together outside the lock: a cold list's are tens of megabytes.
-	objs = whole(objs, todo)
 
 	// Batches go out in parallel, a few at a time: a long list's first
 	// conversion is bounded by the webhook's throughput, not its latency.
@@ -231,21 +228,24 @@ func (w *Webhook) Convert(ctx context.Context, to string, objs []Object) ([][]by
 	return out, nil
 }
 
-// whole returns objs with the bytes of those at idx, which are sent,
-// put together: a copy of objs when any is kept in parts, as the
-// caller's slice is the caller's.
-func whole(objs []Object, idx []int) []Object {
-	copied := false
-	for _, i := range idx {
-		if objs[i].JSON != nil || objs[i].Cached == nil {
-			continue
-		}
-		if !copied {
-			objs, copied = slices.Clone(objs), true
-		}
-		objs[i].JSON = objs[i].Cached.JSON()
+// batchOf returns objs[idx], a slice of its own, for send to put
+// together those it reads whole.
+func batchOf(objs []Object, idx []int) []Object {
+	batch := make([]Object, len(idx))
+	for j, i := range idx {
+		batch[j] = objs[i]
 	}
-	return objs
+	return batch
+}
+
+// putTogether gives the objects kept in parts (Cached) their bytes,
+// but those skip says are not read.
+func putTogether(objs []Object, skip func(j int) bool) {
+	for j := range objs {
+		if objs[j].JSON == nil && objs[j].Cached != nil && (skip == nil || !skip(j)) {
+			objs[j].JSON = objs[j].Cached.JSON()
+		}
+	}
 }
 
 // comma separates the objects of a review's body.
@@ -253,7 +253,9 @@ var comma = []byte{','}
 
 // reviewParts is a ConversionReview's request, the same in v1 and
 // v1beta1, in parts to send one after another: the objects are not copied
-// into one body (a list's review carries megabytes of them).
+// into one body (a list's review carries megabytes of them), nor those
+// kept in parts put together (a cold list's would be tens of megabytes
+// of new memory).
 func reviewParts(review, uid, to string, objs []Object, idx []int) [][]byte {
 	av, _ := json.Marshal(to)
 	head := `{"kind":"ConversionReview","apiVersion":"apiextensions.k8s.io/` + review +
@@ -264,7 +266,11 @@ func reviewParts(review, uid, to string, objs []Object, idx []int) [][]byte {
 		if j > 0 {
 			parts = append(parts, comma)
 		}
-		parts = append(parts, objs[i].JSON)
+		if o := objs[i]; o.JSON == nil && o.Cached != nil {
+			parts = o.Cached.AppendPieces(parts)
+		} else {
+			parts = append(parts, o.JSON)
+		}
 	}
 	return append(parts, []byte("]}}"))
 }
@@ -273,11 +279,19 @@ func reviewParts(review, uid, to string, objs []Object, idx []int) [][]byte {
 // The results are either all parts of the webhook's answer (ans, which
 // they keep alive: a cache must count it) or all of their own (ans nil).
 func (w *Webhook) send(ctx context.Context, to string, objs []Object, idx []int) (_ [][]byte, ans *answer, err error) {
-	from, kind, err := apiVersionAndKind(objs[idx[0]].JSON)
+	// Upstream words its errors for one object converted alone, not for
+	// a list's last review of one.
+	single := len(objs) == 1
+	objs = batchOf(objs, idx)
+	idx = make([]int, len(objs))
+	for j := range idx {
+		idx[j] = j
+	}
+	objs[0].JSON = objs[0].Bytes()
+	from, kind, err := apiVersionAndKind(objs[0].JSON)
 	if err != nil {
 		return nil, nil, err
 	}
-	single := len(objs) == 1
 	in := w.inputKind(from, kind, single)
 	if w.err != nil {
 		return nil, nil, fmt.Errorf("conversion webhook for %v failed: %v", in, w.err)
@@ -299,7 +313,8 @@ func (w *Webhook) send(ctx context.Context, to string, objs []Object, idx []int)
 	toGV, _ := schema.ParseGroupVersion(to)
 	s := targetSchema(w.def, to)
 	uc, _ := s.(unchangedChecker)
-	if raws, ok := w.quickReview(uid, data, len(idx), uc); ok {
+	if raws, ok := w.quickReview(uid, data, len(idx), uc, w.storedMatcher(to, objs)); ok {
+		putTogether(objs, func(j int) bool { return raws[j].stored })
 		if out, shared, ok, err := w.resultsFromRaw(raws, to, objs, idx, toGV, s, in, single); ok {
 			if err != nil {
 				return nil, nil, err
@@ -310,6 +325,7 @@ func (w *Webhook) send(ctx context.Context, to string, objs []Object, idx []int)
 			return out, ans, nil
 		}
 	}
+	putTogether(objs, nil)
 	converted, err := w.convertedObjects(uid, data)
 	if err != nil {
 		return nil, nil, fmt.Errorf("conversion webhook for %v failed: %v", in, err)
@@ -349,6 +365,11 @@ func (w *Webhook) resultsFromRaw(raws []rawObject, to string, objs []Object, idx
 	parts := 0 // results that are parts of the answer
 	for j, ro := range raws {
 		orig, raw := objs[idx[j]], ro.json
+		if ro.stored {
+			out[j] = raw
+			parts++
+			continue
+		}
 		if ro.unchanged {
 			var part bool
 			if out[j], part, ok = rawResultAt(orig, raw, to, ro.metaStart, ro.metaEnd); ok {

@@ -6,9 +6,12 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -65,14 +68,28 @@ func startBenchWebhook() (*benchWebhook, error) {
 
 func (w *benchWebhook) close() { w.srv.Close() }
 
+// reviewBuffers hold the reviews the webhook reads and the answers it
+// writes, for the next review: a cold list's twenty reviews are megabytes
+// each way, which in new memory each time cost the load generator the
+// page faults and collections of a webhook's first minute, not of its
+// steady state, on the cores the server shares.
+var reviewBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
 func (w *benchWebhook) serve(rw http.ResponseWriter, r *http.Request) {
 	w.reviews.Add(1)
-	body, err := codec.ReadAll(r.Body, r.ContentLength)
+	in, out := reviewBuffers.Get().(*[]byte), reviewBuffers.Get().(*[]byte)
+	// Both go back once the answer is written: net/http's Write returns
+	// when it is done with the bytes.
+	defer reviewBuffers.Put(in)
+	defer reviewBuffers.Put(out)
+	body, err := readBody(r, *in)
+	*in = body
 	if err != nil {
 		http.Error(rw, err.Error(), http.StatusBadRequest)
 		return
 	}
-	ans, n, err := convertReview(body)
+	ans, n, err := convertReview(body, (*out)[:0])
+	*out = ans
 	if err != nil {
 		http.Error(rw, err.Error(), http.StatusBadRequest)
 		return
@@ -83,10 +100,28 @@ func (w *benchWebhook) serve(rw http.ResponseWriter, r *http.Request) {
 	rw.Write(ans)
 }
 
+// readBody reads r's body into buf, grown to its declared length at
+// once; a body of unknown length is read as codec.ReadAll reads it.
+func readBody(r *http.Request, buf []byte) ([]byte, error) {
+	if r.ContentLength <= 0 || r.ContentLength > codec.DefaultMaxBodyBytes {
+		return codec.ReadAll(r.Body, r.ContentLength)
+	}
+	n := int(r.ContentLength)
+	if cap(buf) < n {
+		buf = make([]byte, n)
+	}
+	buf = buf[:n]
+	if _, err := io.ReadFull(r.Body, buf); err != nil {
+		return buf, err
+	}
+	return buf, nil
+}
+
 // convertReview answers a compact ConversionReview (as crdserver sends
-// them) with its objects at the desired apiVersion, and says how many.
-// The review is read once, its objects split as they are read.
-func convertReview(review []byte) (ans []byte, n int, err error) {
+// them) with its objects at the desired apiVersion, appended to dst, and
+// says how many. The review is read once, its objects split as they are
+// read.
+func convertReview(review, dst []byte) (ans []byte, n int, err error) {
 	var av, uid, to []byte
 	var objs [][]byte
 	readObjects := func(t *codec.Tokens) bool {
@@ -142,7 +177,7 @@ func convertReview(review []byte) (ans []byte, n int, err error) {
 	case objs == nil:
 		return nil, 0, errors.New("no request.objects in the review")
 	}
-	b := make([]byte, 0, len(review)+len(objs)*(len(to)+8)+200)
+	b := slices.Grow(dst, len(review)+len(objs)*(len(to)+8)+200)
 	b = append(b, `{"apiVersion":`...)
 	b = append(b, av...)
 	b = append(b, `,"kind":"ConversionReview","response":{"uid":`...)

@@ -81,7 +81,7 @@ func BenchmarkWidgetListConversion(b *testing.B) {
 func TestConvertReview(t *testing.T) {
 	review := `{"kind":"ConversionReview","apiVersion":"apiextensions.k8s.io/v1","request":{"uid":"u1","desiredAPIVersion":"g/v2","objects":[` +
 		`{"apiVersion":"g/v1","kind":"W","metadata":{"name":"a"}},{"apiVersion":"g/v1","kind":"W","metadata":{"name":"b"},"spec":{"x":[1]}}]}}`
-	ans, n, err := convertReview([]byte(review))
+	ans, n, err := convertReview([]byte(review), nil)
 	want := `{"apiVersion":"apiextensions.k8s.io/v1","kind":"ConversionReview","response":{"uid":"u1","result":{"status":"Success"},"convertedObjects":[` +
 		`{"apiVersion":"g/v2","kind":"W","metadata":{"name":"a"}},{"apiVersion":"g/v2","kind":"W","metadata":{"name":"b"},"spec":{"x":[1]}}]}}`
 	if err != nil || n != 2 || string(ans) != want {
@@ -91,8 +91,12 @@ func TestConvertReview(t *testing.T) {
 	reordered := `{"request":{"objects":[{"apiVersion":"g/v1","kind":"W","metadata":{"name":"a"}}],"x":{"uid":"no"},"desiredAPIVersion":"g/v2","uid":"u1"},"apiVersion":"apiextensions.k8s.io/v1"}`
 	want = `{"apiVersion":"apiextensions.k8s.io/v1","kind":"ConversionReview","response":{"uid":"u1","result":{"status":"Success"},"convertedObjects":[` +
 		`{"apiVersion":"g/v2","kind":"W","metadata":{"name":"a"}}]}}`
-	if ans, n, err := convertReview([]byte(reordered)); err != nil || n != 1 || string(ans) != want {
+	if ans, n, err := convertReview([]byte(reordered), nil); err != nil || n != 1 || string(ans) != want {
 		t.Errorf("convertReview = %s, %d, %v\nwant %s", ans, n, err, want)
+	}
+	// Into the buffer of an earlier answer, as the webhook reuses them.
+	if ans, n, err := convertReview([]byte(reordered), ans[:0]); err != nil || n != 1 || string(ans) != want {
+		t.Errorf("convertReview into a used buffer = %s, %d, %v\nwant %s", ans, n, err, want)
 	}
 	for _, bad := range []string{
 		`{"apiVersion":"apiextensions.k8s.io/v1","request":{"uid":"u1","desiredAPIVersion":"g/v2","objects":[]}}x`,
@@ -101,7 +105,7 @@ func TestConvertReview(t *testing.T) {
 		`{"apiVersion":"apiextensions.k8s.io/v1","request":{"uid":"u1","desiredAPIVersion":"g/v2","objects":[{"kind":"W","apiVersion":"g/v1"}]}}`,
 		`{"apiVersion":"apiextensions.k8s.io/v1","request":{"uid":"u1","desiredAPIVersion":"g/v2","objects":[{"apiVersion":"g/v1"},]}}`,
 	} {
-		if _, _, err := convertReview([]byte(bad)); err == nil {
+		if _, _, err := convertReview([]byte(bad), nil); err == nil {
 			t.Errorf("convertReview(%s) succeeded", bad)
 		}
 	}

@@ -3,6 +3,7 @@ package watchcache
 import (
 	"bytes"
 	"io"
+	"math"
 	"unique"
 	"unsafe"
 )
@@ -126,6 +127,18 @@ func (it *Item) AppendRange(dst []byte, start, end int) []byte {
 	return dst
 }
 
+// AppendPieces appends the pieces JSON() is made of to dst, in order,
+// without copying them: the item's own bytes and the parts it shares,
+// which the caller must not modify (they are other items' too).
+func (it *Item) AppendPieces(dst [][]byte) [][]byte {
+	// To the end, without Len: that would read every shared part's
+	// length once more.
+	it.walk(0, math.MaxInt, func(b []byte) { dst = append(dst, b) }, func(s string) {
+		dst = append(dst, unsafe.Slice(unsafe.StringData(s), len(s)))
+	})
+	return dst
+}
+
 // WriteTo writes the encoded object to w.
 func (it *Item) WriteTo(w io.Writer) (int64, error) {
 	return it.WriteRange(w, 0, it.Len())
@@ -151,7 +164,8 @@ func (it *Item) WriteRange(w io.Writer, start, end int) (int64, error) {
 	return n, err
 }
 
-// walk calls own and shared, in order, with the pieces of JSON()[start:end]:
+// walk calls own and shared, in order, with the pieces of JSON()[start:end]
+// (end may be past the end: up to the end):
 // own with those the item holds, shared with those it shares.
 func (it *Item) walk(start, end int, own func([]byte), shared func(string)) {
 	pos, from := 0, 0 // json[from] is at JSON()[pos]

@@ -41,6 +41,13 @@ func TestItemSharedParts(t *testing.T) {
 		if n, err := it.WriteTo(&w); err != nil || n != int64(len(b)) || !bytes.Equal(w.Bytes(), b) {
 			t.Fatalf("%d: WriteTo wrote %q (%d, %v), want %q", i, w.Bytes(), n, err, b)
 		}
+		pieces := it.AppendPieces([][]byte{[]byte("x")})
+		if got := bytes.Join(pieces, nil); !bytes.Equal(got, append([]byte("x"), b...)) {
+			t.Fatalf("%d: AppendPieces %q", i, pieces)
+		}
+		if h := it.Head(); len(h) > 0 && !bytes.Equal(pieces[1], h) {
+			t.Fatalf("%d: first piece %q, Head %q", i, pieces[1], h)
+		}
 		if got := it.AppendTo([]byte("x")); !bytes.Equal(got, append([]byte("x"), b...)) {
 			t.Fatalf("%d: AppendTo %q", i, got)
 		}
