@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -226,6 +227,7 @@ func (gc *GarbageCollector) watchOnce(ctx context.Context, res GCResource) {
 				gc.Log.Error("garbage collector: decoding", "resource", res.Resource, "name", ev.Item.Name, "err", err)
 				continue
 			}
+			n.useItemStrings(ev.Item)
 			if listed != nil {
 				listed[n.UID] = true
 			}
@@ -332,7 +334,24 @@ func unmarshalGCNode(r schema.GroupResource, data []byte) (*gcNode, error) {
 			return nil, err
 		}
 	}
-	return newGCNode(r, md.Namespace, md.Name, md.UID, md.ResourceVersion, md.OwnerReferences, md.Finalizers, md.DeletionTimestamp != nil), nil
+	rev, err := parseRevision(md.ResourceVersion)
+	if err != nil {
+		return nil, err
+	}
+	return newGCNode(r, md.Namespace, md.Name, md.UID, rev, md.OwnerReferences, md.Finalizers, md.DeletionTimestamp != nil), nil
+}
+
+// parseRevision reads a stored object's resourceVersion, its revision in
+// storage ("" reads as 0).
+func parseRevision(rv string) (int64, error) {
+	if rv == "" {
+		return 0, nil
+	}
+	rev, err := strconv.ParseInt(rv, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("metadata.resourceVersion %q: not a revision", rv)
+	}
+	return rev, nil
 }
 
 // scanGCNode reads a node from the metadata of a compact JSON object,
@@ -383,18 +402,22 @@ func scanGCNode(r schema.GroupResource, data []byte) (n *gcNode, ok bool) {
 	if !found || !ok || !valid {
 		return nil, false
 	}
-	return newGCNode(r, namespace, name, types.UID(uid), rv, owners, finalizers, deleting), true
+	rev, err := parseRevision(rv)
+	if err != nil {
+		return nil, false
+	}
+	return newGCNode(r, namespace, name, types.UID(uid), rev, owners, finalizers, deleting), true
 }
 
-func newGCNode(r schema.GroupResource, namespace, name string, uid types.UID, rv string, owners []metav1.OwnerReference, finalizers []string, deleting bool) *gcNode {
+func newGCNode(r schema.GroupResource, namespace, name string, uid types.UID, rev int64, owners []metav1.OwnerReference, finalizers []string, deleting bool) *gcNode {
 	return &gcNode{
 		Resource: r, Namespace: namespace, Name: name, UID: uid,
-		ResourceVersion: rv,
-		Owners:          owners,
-		Finalizers:      finalizers,
-		Deleting:        deleting,
-		Foreground:      slices.Contains(finalizers, metav1.FinalizerDeleteDependents),
-		Orphan:          slices.Contains(finalizers, metav1.FinalizerOrphanDependents),
+		Revision:   rev,
+		Owners:     owners,
+		Finalizers: finalizers,
+		Deleting:   deleting,
+		Foreground: slices.Contains(finalizers, metav1.FinalizerDeleteDependents),
+		Orphan:     slices.Contains(finalizers, metav1.FinalizerOrphanDependents),
 	}
 }
 
