@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -261,7 +262,7 @@ type absentKey struct {
 // removed records that the object uid is gone.
 func (gc *GarbageCollector) removed(uid types.UID) {
 	if n := gc.graph.node(uid); n != nil {
-		gc.absent.add(absentKey{uid, n.Namespace})
+		gc.absent.add(uid, n.Namespace)
 	}
 	gc.queue.add(gc.graph.remove(uid)...)
 }
@@ -280,7 +281,11 @@ type absentCache struct {
 
 const absentCacheSize = 10000
 
-func (c *absentCache) add(k absentKey) {
+// add records uid as absent from namespace. It keeps copies: a node's
+// strings may share its cache item's bytes (useItemStrings), which the
+// cache, kept long after, is not to hold.
+func (c *absentCache) add(uid types.UID, namespace string) {
+	k := absentKey{types.UID(strings.Clone(string(uid))), strings.Clone(namespace)}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.cur == nil || len(c.cur) >= absentCacheSize {
@@ -604,7 +609,7 @@ func (gc *GarbageCollector) ownerState(ctx context.Context, n *gcNode, ref metav
 	}
 	owner, err := gc.Server.Get(ctx, res.Resource, ns, ref.Name)
 	if errors.Is(err, ErrGCNotFound) || (err == nil && owner.UID != ref.UID) {
-		gc.absent.add(absentKey{ref.UID, ns})
+		gc.absent.add(ref.UID, ns)
 		return ownerAbsent, nil
 	}
 	if err != nil {

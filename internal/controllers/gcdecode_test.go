@@ -142,8 +142,9 @@ func BenchmarkDecodeGCNode(b *testing.B) {
 }
 
 // TestGCNodeUsesItemStrings: a node observed from a cache item holds the
-// item's name and namespace (which share its key's bytes) rather than
-// copies, unless they differ, and gives its revision back as text.
+// item's name and namespace (which share its key's bytes) and a uid in its
+// own bytes rather than copies, unless they differ, and gives its revision
+// back as text; the absent cache keeps copies of what it is given.
 func TestGCNodeUsesItemStrings(t *testing.T) {
 	r := schema.GroupResource{Group: "example.com", Resource: "widgets"}
 	key := "/registry/example.com/widgets/ns/w"
@@ -154,22 +155,37 @@ func TestGCNodeUsesItemStrings(t *testing.T) {
 		{"w", "ns", true},
 		{"other", "elsewhere", false},
 	} {
+		data := []byte(`{"metadata":{"name":"` + tc.name + `","namespace":"` + tc.namespace + `","resourceVersion":"7","uid":"u-1"}}`)
 		it := &watchcache.Item{Key: key, Revision: 7, Name: key[len(key)-1:], Namespace: key[len(key)-4 : len(key)-2]}
-		n, err := decodeGCNode(r, []byte(`{"metadata":{"name":"`+tc.name+`","namespace":"`+tc.namespace+`","resourceVersion":"7","uid":"u"}}`))
+		it.SetJSON(data, nil, nil)
+		n, err := decodeGCNode(r, data)
 		if err != nil {
 			t.Fatal(err)
 		}
 		n.useItemStrings(it)
-		if n.Name != tc.name || n.Namespace != tc.namespace {
-			t.Errorf("%s/%s: node names %s/%s", tc.namespace, tc.name, n.Namespace, n.Name)
+		if n.Name != tc.name || n.Namespace != tc.namespace || n.UID != "u-1" {
+			t.Errorf("%s/%s: node names %s/%s, uid %s", tc.namespace, tc.name, n.Namespace, n.Name, n.UID)
 		}
 		sameName := unsafe.StringData(n.Name) == unsafe.StringData(it.Name)
 		sameNS := unsafe.StringData(n.Namespace) == unsafe.StringData(it.Namespace)
 		if sameName != tc.shared || sameNS != tc.shared {
 			t.Errorf("%s/%s: name shared %v, namespace shared %v, want %v", tc.namespace, tc.name, sameName, sameNS, tc.shared)
 		}
+		if p := unsafe.Pointer(unsafe.StringData(string(n.UID))); uintptr(p) < uintptr(unsafe.Pointer(&data[0])) || uintptr(p) >= uintptr(unsafe.Pointer(&data[0]))+uintptr(len(data)) {
+			t.Errorf("%s/%s: the uid is a copy, not the item's bytes", tc.namespace, tc.name)
+		}
 		if rv := n.object().ResourceVersion; rv != "7" {
 			t.Errorf("object's resourceVersion %q, want 7", rv)
+		}
+		var c absentCache
+		c.add(n.UID, n.Namespace)
+		for k := range c.cur {
+			if unsafe.StringData(string(k.uid)) == unsafe.StringData(string(n.UID)) || unsafe.StringData(k.namespace) == unsafe.StringData(n.Namespace) {
+				t.Errorf("%s/%s: the absent cache keeps the node's strings, not copies", tc.namespace, tc.name)
+			}
+		}
+		if !c.has(absentKey{"u-1", tc.namespace}) {
+			t.Errorf("%s/%s: not absent once added", tc.namespace, tc.name)
 		}
 	}
 }

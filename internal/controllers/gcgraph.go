@@ -40,15 +40,21 @@ func (n *gcNode) object() *GCObject {
 }
 
 // useItemStrings makes n hold the item's name and namespace, which share
-// the bytes of its key, in place of the copies decoded from its JSON,
-// when they are the same: the graph keeps a node for every object of
-// every resource, and the cache keeps the item anyway.
+// the bytes of its key, and a uid in the item's own bytes, in place of
+// the copies decoded from its JSON, when they are the same: the graph
+// keeps a node for every object of every resource, and the cache keeps
+// the item anyway. The node then keeps the item's bytes alive until it is
+// replaced by the next revision's or removed; what outlives the node (the
+// absent cache) clones them.
 func (n *gcNode) useItemStrings(it *watchcache.Item) {
 	if n.Name == it.Name {
 		n.Name = it.Name
 	}
 	if n.Namespace == it.Namespace {
 		n.Namespace = it.Namespace
+	}
+	if uid, ok := it.OwnString(string(n.UID)); ok {
+		n.UID = types.UID(uid)
 	}
 }
 

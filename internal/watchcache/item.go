@@ -2,6 +2,7 @@ package watchcache
 
 import (
 	"io"
+	"strings"
 	"unique"
 	"unsafe"
 )
@@ -191,6 +192,23 @@ func (it *Item) walk(start, end int, own func([]byte), shared func(string)) {
 		}
 		pos, from = pos+len(v), to
 	}
+}
+
+// OwnString returns a string equal to s that shares the item's own bytes,
+// when they hold s (not only in a shared part), and whether they do; s
+// itself otherwise. It is for readers that keep a string taken from the
+// object for as long as they keep the item, or its successor: the string
+// keeps all of the item's own bytes alive, so one kept longer is to be
+// cloned.
+func (it *Item) OwnString(s string) (string, bool) {
+	if s == "" {
+		return s, false
+	}
+	i := strings.Index(unsafe.String(unsafe.SliceData(it.json), len(it.json)), s)
+	if i < 0 {
+		return s, false
+	}
+	return unsafe.String(&it.json[i], len(s)), true
 }
 
 // ownSize is what the item holds of its encoding itself: its own bytes

@@ -5,6 +5,7 @@ import (
 	"math/rand"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"k8s.io/apimachinery/pkg/labels"
 )
@@ -220,5 +221,29 @@ func TestItemAllocations(t *testing.T) {
 	it.CopyJSON(b, spans, set) // the part is known from here on
 	if n := testing.AllocsPerRun(100, func() { it.CopyJSON(b, spans, set) }); n > 2 {
 		t.Errorf("CopyJSON: %v allocations, want at most 2 (own bytes with labels, sorted keys)", n)
+	}
+}
+
+// TestItemOwnString finds strings in the item's own bytes and not in its
+// shared parts.
+func TestItemOwnString(t *testing.T) {
+	part := bytes.Repeat([]byte("f"), minShared)
+	b := append(append([]byte(`{"a":"`), part...), `","uid":"u-1"}`...)
+	it := &Item{}
+	it.CopyJSON(b, [][2]int{{6, 6 + minShared}}, nil)
+	for _, tc := range []struct {
+		s     string
+		found bool
+	}{{"u-1", true}, {`"uid"`, true}, {string(part), false}, {"", false}, {"u-2", false}} {
+		got, ok := it.OwnString(tc.s)
+		if got != tc.s || ok != tc.found {
+			t.Errorf("OwnString(%q) = %q, %v; want it, %v", tc.s, got, ok, tc.found)
+		}
+		if ok {
+			p := uintptr(unsafe.Pointer(unsafe.StringData(got)))
+			if start := uintptr(unsafe.Pointer(&it.json[0])); p < start || p+uintptr(len(got)) > start+uintptr(len(it.json)) {
+				t.Errorf("OwnString(%q) is not in the item's own bytes", tc.s)
+			}
+		}
 	}
 }
