@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -226,6 +228,7 @@ func (gc *GarbageCollector) watchOnce(ctx context.Context, res GCResource) {
 				gc.Log.Error("garbage collector: decoding", "resource", res.Resource, "name", ev.Item.Name, "err", err)
 				continue
 			}
+			n.useItemStrings(ev.Item)
 			if listed != nil {
 				listed[n.UID] = true
 			}
@@ -259,7 +262,7 @@ type absentKey struct {
 // removed records that the object uid is gone.
 func (gc *GarbageCollector) removed(uid types.UID) {
 	if n := gc.graph.node(uid); n != nil {
-		gc.absent.add(absentKey{uid, n.Namespace})
+		gc.absent.add(uid, n.Namespace)
 	}
 	gc.queue.add(gc.graph.remove(uid)...)
 }
@@ -278,7 +281,11 @@ type absentCache struct {
 
 const absentCacheSize = 10000
 
-func (c *absentCache) add(k absentKey) {
+// add records uid as absent from namespace. It keeps copies: a node's
+// strings may share its cache item's bytes (useItemStrings), which the
+// cache, kept long after, is not to hold.
+func (c *absentCache) add(uid types.UID, namespace string) {
+	k := absentKey{types.UID(strings.Clone(string(uid))), strings.Clone(namespace)}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.cur == nil || len(c.cur) >= absentCacheSize {
@@ -332,7 +339,24 @@ func unmarshalGCNode(r schema.GroupResource, data []byte) (*gcNode, error) {
 			return nil, err
 		}
 	}
-	return newGCNode(r, md.Namespace, md.Name, md.UID, md.ResourceVersion, md.OwnerReferences, md.Finalizers, md.DeletionTimestamp != nil), nil
+	rev, err := parseRevision(md.ResourceVersion)
+	if err != nil {
+		return nil, err
+	}
+	return newGCNode(r, md.Namespace, md.Name, md.UID, rev, md.OwnerReferences, md.Finalizers, md.DeletionTimestamp != nil), nil
+}
+
+// parseRevision reads a stored object's resourceVersion, its revision in
+// storage ("" reads as 0).
+func parseRevision(rv string) (int64, error) {
+	if rv == "" {
+		return 0, nil
+	}
+	rev, err := strconv.ParseInt(rv, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("metadata.resourceVersion %q: not a revision", rv)
+	}
+	return rev, nil
 }
 
 // scanGCNode reads a node from the metadata of a compact JSON object,
@@ -383,18 +407,22 @@ func scanGCNode(r schema.GroupResource, data []byte) (n *gcNode, ok bool) {
 	if !found || !ok || !valid {
 		return nil, false
 	}
-	return newGCNode(r, namespace, name, types.UID(uid), rv, owners, finalizers, deleting), true
+	rev, err := parseRevision(rv)
+	if err != nil {
+		return nil, false
+	}
+	return newGCNode(r, namespace, name, types.UID(uid), rev, owners, finalizers, deleting), true
 }
 
-func newGCNode(r schema.GroupResource, namespace, name string, uid types.UID, rv string, owners []metav1.OwnerReference, finalizers []string, deleting bool) *gcNode {
+func newGCNode(r schema.GroupResource, namespace, name string, uid types.UID, rev int64, owners []metav1.OwnerReference, finalizers []string, deleting bool) *gcNode {
 	return &gcNode{
 		Resource: r, Namespace: namespace, Name: name, UID: uid,
-		ResourceVersion: rv,
-		Owners:          owners,
-		Finalizers:      finalizers,
-		Deleting:        deleting,
-		Foreground:      slices.Contains(finalizers, metav1.FinalizerDeleteDependents),
-		Orphan:          slices.Contains(finalizers, metav1.FinalizerOrphanDependents),
+		Revision:   rev,
+		Owners:     owners,
+		Finalizers: finalizers,
+		Deleting:   deleting,
+		Foreground: slices.Contains(finalizers, metav1.FinalizerDeleteDependents),
+		Orphan:     slices.Contains(finalizers, metav1.FinalizerOrphanDependents),
 	}
 }
 
@@ -581,7 +609,7 @@ func (gc *GarbageCollector) ownerState(ctx context.Context, n *gcNode, ref metav
 	}
 	owner, err := gc.Server.Get(ctx, res.Resource, ns, ref.Name)
 	if errors.Is(err, ErrGCNotFound) || (err == nil && owner.UID != ref.UID) {
-		gc.absent.add(absentKey{ref.UID, ns})
+		gc.absent.add(ref.UID, ns)
 		return ownerAbsent, nil
 	}
 	if err != nil {

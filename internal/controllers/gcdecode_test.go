@@ -7,8 +7,11 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/crdserver/crdserver/internal/watchcache"
 )
 
 // A 4 KB custom resource with managedFields, as the load generator writes.
@@ -49,7 +52,7 @@ func TestDecodeGCNode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n.Name != "w" || n.Namespace != "ns" || n.UID != "u-1" || n.ResourceVersion != "7" || len(n.Owners) != 1 || n.Owners[0].UID != "u-0" || !n.Foreground || n.Deleting {
+	if n.Name != "w" || n.Namespace != "ns" || n.UID != "u-1" || n.Revision != 7 || len(n.Owners) != 1 || n.Owners[0].UID != "u-0" || !n.Foreground || n.Deleting {
 		t.Errorf("decoded %+v", n)
 	}
 	// The node keeps nothing of the bytes: the watch reuses its buffer.
@@ -85,6 +88,7 @@ func TestDecodeGCNode(t *testing.T) {
 		{data: `{"metadata":{"name":5}}`, err: true},
 		{data: `{"metadata":{"ownerReferences":{}}}`, err: true},
 		{data: `{"metadata":{"deletionTimestamp":"yesterday"}}`, err: true},
+		{data: `{"metadata":{"name":"a","resourceVersion":"x1"}}`, err: true},
 	} {
 		n, err := decodeGCNode(r, []byte(tc.data))
 		if (err != nil) != tc.err {
@@ -114,6 +118,7 @@ func TestScanGCNode(t *testing.T) {
 		{`{"metadata":{"name":"a","managedFields":[{"manager": "m"}]}}`, false},
 		{`{"metadata":{"name":5}}`, false},
 		{`{"spec":{},"metadata":{"name":"a"},"status":{}}`, true},
+		{`{"metadata":{"name":"a","resourceVersion":"x1"}}`, false},
 	} {
 		want, werr := unmarshalGCNode(r, []byte(tc.data))
 		got, ok := scanGCNode(r, []byte(tc.data))
@@ -132,6 +137,55 @@ func BenchmarkDecodeGCNode(b *testing.B) {
 	for b.Loop() {
 		if _, err := decodeGCNode(r, benchObject); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// TestGCNodeUsesItemStrings: a node observed from a cache item holds the
+// item's name and namespace (which share its key's bytes) and a uid in its
+// own bytes rather than copies, unless they differ, and gives its revision
+// back as text; the absent cache keeps copies of what it is given.
+func TestGCNodeUsesItemStrings(t *testing.T) {
+	r := schema.GroupResource{Group: "example.com", Resource: "widgets"}
+	key := "/registry/example.com/widgets/ns/w"
+	for _, tc := range []struct {
+		name, namespace string
+		shared          bool
+	}{
+		{"w", "ns", true},
+		{"other", "elsewhere", false},
+	} {
+		data := []byte(`{"metadata":{"name":"` + tc.name + `","namespace":"` + tc.namespace + `","resourceVersion":"7","uid":"u-1"}}`)
+		it := &watchcache.Item{Key: key, Revision: 7, Name: key[len(key)-1:], Namespace: key[len(key)-4 : len(key)-2]}
+		it.SetJSON(data, nil, nil)
+		n, err := decodeGCNode(r, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n.useItemStrings(it)
+		if n.Name != tc.name || n.Namespace != tc.namespace || n.UID != "u-1" {
+			t.Errorf("%s/%s: node names %s/%s, uid %s", tc.namespace, tc.name, n.Namespace, n.Name, n.UID)
+		}
+		sameName := unsafe.StringData(n.Name) == unsafe.StringData(it.Name)
+		sameNS := unsafe.StringData(n.Namespace) == unsafe.StringData(it.Namespace)
+		if sameName != tc.shared || sameNS != tc.shared {
+			t.Errorf("%s/%s: name shared %v, namespace shared %v, want %v", tc.namespace, tc.name, sameName, sameNS, tc.shared)
+		}
+		if p := unsafe.Pointer(unsafe.StringData(string(n.UID))); uintptr(p) < uintptr(unsafe.Pointer(&data[0])) || uintptr(p) >= uintptr(unsafe.Pointer(&data[0]))+uintptr(len(data)) {
+			t.Errorf("%s/%s: the uid is a copy, not the item's bytes", tc.namespace, tc.name)
+		}
+		if rv := n.object().ResourceVersion; rv != "7" {
+			t.Errorf("object's resourceVersion %q, want 7", rv)
+		}
+		var c absentCache
+		c.add(n.UID, n.Namespace)
+		for k := range c.cur {
+			if unsafe.StringData(string(k.uid)) == unsafe.StringData(string(n.UID)) || unsafe.StringData(k.namespace) == unsafe.StringData(n.Namespace) {
+				t.Errorf("%s/%s: the absent cache keeps the node's strings, not copies", tc.namespace, tc.name)
+			}
+		}
+		if !c.has(absentKey{"u-1", tc.namespace}) {
+			t.Errorf("%s/%s: not absent once added", tc.namespace, tc.name)
 		}
 	}
 }

@@ -2,11 +2,14 @@ package controllers
 
 import (
 	"reflect"
+	"strconv"
 	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/crdserver/crdserver/internal/watchcache"
 )
 
 // gcNode is one object as the garbage collector's graph knows it: its
@@ -15,9 +18,12 @@ type gcNode struct {
 	Resource        schema.GroupResource
 	Namespace, Name string
 	UID             types.UID
-	ResourceVersion string
-	Owners          []metav1.OwnerReference
-	Finalizers      []string
+	// Revision is metadata.resourceVersion, kept as the number it is: the
+	// graph holds a node per object, and the text is needed only when a
+	// worker writes (object).
+	Revision   int64
+	Owners     []metav1.OwnerReference
+	Finalizers []string
 	// Deleting: metadata.deletionTimestamp is set.
 	Deleting bool
 	// Foreground and Orphan: the foregroundDeletion and orphan finalizers.
@@ -26,7 +32,30 @@ type gcNode struct {
 
 // object returns what n says of its object.
 func (n *gcNode) object() *GCObject {
-	return &GCObject{UID: n.UID, ResourceVersion: n.ResourceVersion, Deleting: n.Deleting, Finalizers: n.Finalizers, OwnerReferences: n.Owners}
+	rv := ""
+	if n.Revision != 0 {
+		rv = strconv.FormatInt(n.Revision, 10)
+	}
+	return &GCObject{UID: n.UID, ResourceVersion: rv, Deleting: n.Deleting, Finalizers: n.Finalizers, OwnerReferences: n.Owners}
+}
+
+// useItemStrings makes n hold the item's name and namespace, which share
+// the bytes of its key, and a uid in the item's own bytes, in place of
+// the copies decoded from its JSON, when they are the same: the graph
+// keeps a node for every object of every resource, and the cache keeps
+// the item anyway. The node then keeps the item's bytes alive until it is
+// replaced by the next revision's or removed; what outlives the node (the
+// absent cache) clones them.
+func (n *gcNode) useItemStrings(it *watchcache.Item) {
+	if n.Name == it.Name {
+		n.Name = it.Name
+	}
+	if n.Namespace == it.Namespace {
+		n.Namespace = it.Namespace
+	}
+	if uid, ok := it.OwnString(string(n.UID)); ok {
+		n.UID = types.UID(uid)
+	}
 }
 
 // gcWork is one thing for a worker to do about an object.

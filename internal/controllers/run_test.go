@@ -138,7 +138,7 @@ func decodeItem(key string, value []byte, rev int64) (*watchcache.Item, error) {
 	}
 	name, _ := md["name"].(string)
 	it := &watchcache.Item{Key: key, Revision: rev, Name: name}
-	it.SetJSON(data, nil)
+	it.SetJSON(data, nil, nil)
 	return it, nil
 }
 

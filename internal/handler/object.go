@@ -356,7 +356,7 @@ func newItem(key string, rev int64, encoded []byte, m codec.Meta) *watchcache.It
 // the caller reuses.
 func indexedItem(key string, rev int64, x codec.Indexed) *watchcache.Item {
 	it := itemAt(key, rev, x.Meta, x.MetaStart, x.MetaEnd)
-	it.CopyJSON(x.JSON, x.Shared)
+	it.CopyJSON(x.JSON, x.Shared, x.Meta.Labels)
 	return it
 }
 
@@ -372,12 +372,12 @@ func metaItem(key string, rev int64, encoded []byte, m codec.Meta, mdStart, mdEn
 		// that has them.
 		shared = codec.FieldsV1Spans(encoded, mdStart, mdEnd)
 	}
-	it.SetJSON(encoded, shared)
+	it.SetJSON(encoded, shared, m.Labels)
 	return it
 }
 
-// itemAt is the item of key at rev with the metadata m, whose object,
-// yet to be set, has its metadata at [mdStart, mdEnd).
+// itemAt is the item of key at rev with the metadata m, whose object and
+// labels, yet to be set, has its metadata at [mdStart, mdEnd).
 func itemAt(key string, rev int64, m codec.Meta, mdStart, mdEnd int) *watchcache.Item {
 	return &watchcache.Item{
 		Key:       key,
@@ -386,7 +386,6 @@ func itemAt(key string, rev int64, m codec.Meta, mdStart, mdEnd int) *watchcache
 		Name:      inKey(key, m.Name, 0),
 		MetaStart: int32(mdStart),
 		MetaEnd:   int32(mdEnd),
-		Labels:    watchcache.NewLabels(m.Labels),
 	}
 }
 

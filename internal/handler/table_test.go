@@ -80,7 +80,7 @@ func TestEncodedRowFormats(t *testing.T) {
 // builds its own rather than reusing the old one's.
 func TestRowKeptPerPrinter(t *testing.T) {
 	it := &watchcache.Item{Key: "k"}
-	it.SetJSON([]byte(`{"metadata":{"name":"a"},"spec":{"size":"L","replicas":2}}`), nil)
+	it.SetJSON([]byte(`{"metadata":{"name":"a"},"spec":{"size":"L","replicas":2}}`), nil, nil)
 	size := printerOf(t, "Size string .spec.size")
 	replicas := printerOf(t, "Replicas integer .spec.replicas")
 	own := listItem{item: it}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 	"weak"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -50,6 +51,7 @@ type modelLibrary struct {
 // OpenAPI request, do not pay for it. It panics if builtin.json and the
 // generated definitions are inconsistent, which the tests rule out.
 func lib() *modelLibrary {
+	libIdle.touch()
 	if l := libStrong.Load(); l != nil {
 		return l
 	}
@@ -80,6 +82,64 @@ var (
 // the objects the server writes itself) until the next use builds it
 // again. The server calls it once its start-up writes are done.
 func ReleaseLibrary() { libStrong.Store(nil) }
+
+// LibraryKept reports whether the library is held with no release
+// pending (ReleaseLibrary, ReleaseLibraryWhenIdle): for tests of who
+// releases it.
+func LibraryKept() bool { return libStrong.Load() != nil && !libIdle.pending.Load() }
+
+// ReleaseLibraryWhenIdle releases the library once it has gone unused for
+// LibraryIdle: for users that need it once in a while (a definition's
+// field manager types, built once per definition), so that a server
+// does not hold it for good after its first custom resource write, yet a
+// burst of such uses (CRDs installed together) builds it once, not once
+// each (about 10 MB of garbage and tens of milliseconds a build; see
+// BenchmarkLibrary).
+func ReleaseLibraryWhenIdle() { libIdle.releaseWhenIdle() }
+
+// LibraryIdle is how long the library goes unused before
+// ReleaseLibraryWhenIdle releases it.
+const LibraryIdle = 10 * time.Second
+
+var libIdle = &idleRelease{
+	now:     time.Now,
+	after:   func(d time.Duration, f func()) { time.AfterFunc(d, f) },
+	idle:    LibraryIdle,
+	release: ReleaseLibrary,
+}
+
+// idleRelease calls release once touch has not been called for idle,
+// after releaseWhenIdle asks it to. Safe for concurrent use.
+type idleRelease struct {
+	now     func() time.Time
+	after   func(time.Duration, func()) // calls f after d, as time.AfterFunc
+	idle    time.Duration
+	release func()
+
+	used    atomic.Int64 // the time of the last touch, in unix nanoseconds
+	pending atomic.Bool  // a release waits for idleness
+}
+
+func (r *idleRelease) touch() { r.used.Store(r.now().UnixNano()) }
+
+func (r *idleRelease) releaseWhenIdle() {
+	r.touch()
+	if !r.pending.CompareAndSwap(false, true) {
+		return // the pending release waits from the latest touch already
+	}
+	var check func()
+	check = func() {
+		if wait := r.idle - r.now().Sub(time.Unix(0, r.used.Load())); wait > 0 {
+			r.after(wait, check)
+			return
+		}
+		// A touch from here to the release loses the library to it: that
+		// user holds it still, and the next finds it through libWeak.
+		r.pending.Store(false)
+		r.release()
+	}
+	r.after(r.idle, check)
+}
 
 func buildLibrary() *modelLibrary {
 	models, typeMeta, err := loadModels()

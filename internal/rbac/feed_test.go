@@ -108,6 +108,6 @@ func decode(key string, value []byte, rev int64) (*watchcache.Item, error) {
 		return nil, err
 	}
 	it := &watchcache.Item{Key: key, Revision: rev, Namespace: m.Namespace, Name: m.Name}
-	it.SetJSON(value, nil)
+	it.SetJSON(value, nil, nil)
 	return it, nil
 }

@@ -44,16 +44,16 @@ func testDecode(key string, value []byte, rev int64) (*Item, error) {
 	if i, j := bytes.Index(b, []byte(`"labels":{`)), bytes.IndexByte(b, '}'); i >= 0 && j > i {
 		spans = append(spans, [2]int{i, j + 1})
 	}
-	it.SetJSON(b, spans)
-	it.Name, _ = md["name"].(string)
-	it.Namespace, _ = md["namespace"].(string)
+	var set labels.Set
 	if l, ok := md["labels"].(map[string]any); ok {
-		set := labels.Set{}
+		set = labels.Set{}
 		for k, v := range l {
 			set[k], _ = v.(string)
 		}
-		it.Labels = NewLabels(set)
 	}
+	it.SetJSON(b, spans, set)
+	it.Name, _ = md["name"].(string)
+	it.Namespace, _ = md["namespace"].(string)
 	it.Fields = fields.Set{"metadata.name": it.Name}
 	if it.Namespace != "" {
 		it.Fields["metadata.namespace"] = it.Namespace

@@ -1,9 +1,9 @@
 package watchcache
 
 import (
-	"bytes"
 	"io"
 	"math"
+	"strings"
 	"unique"
 	"unsafe"
 )
@@ -22,18 +22,23 @@ type sharedPart struct {
 const minShared = 64
 
 // SetJSON sets the item's encoded object, the object with its
-// resourceVersion; spans are ranges of it ([start, end), in order, not
-// overlapping) whose bytes other items are likely to hold too. The item
-// keeps those once for all items and the rest in a buffer of its own,
-// and may keep b itself when it shares nothing. A span too short, out of
-// order or out of b is not shared.
-func (it *Item) SetJSON(b []byte, spans [][2]int) { it.setJSON(b, spans, false) }
+// resourceVersion, and its labels; spans are ranges of it ([start, end),
+// in order, not overlapping) whose bytes other items are likely to hold
+// too. The item keeps those once for all items and the rest, with its
+// packed labels, in one buffer of its own, and may keep b itself when it
+// shares nothing. A span too short, out of order or out of b is not
+// shared.
+func (it *Item) SetJSON(b []byte, spans [][2]int, labels map[string]string) {
+	it.setJSON(b, spans, labels, false)
+}
 
 // CopyJSON is SetJSON for b in a buffer the caller reuses: the item
 // keeps none of b.
-func (it *Item) CopyJSON(b []byte, spans [][2]int) { it.setJSON(b, spans, true) }
+func (it *Item) CopyJSON(b []byte, spans [][2]int, labels map[string]string) {
+	it.setJSON(b, spans, labels, true)
+}
 
-func (it *Item) setJSON(b []byte, spans [][2]int, reused bool) {
+func (it *Item) setJSON(b []byte, spans [][2]int, labels map[string]string, reused bool) {
 	n, parts, from := 0, 0, 0
 	for _, sp := range spans {
 		if sharable(sp, from, len(b)) {
@@ -42,15 +47,22 @@ func (it *Item) setJSON(b []byte, spans [][2]int, reused bool) {
 			from = sp[1]
 		}
 	}
-	if parts == 0 {
-		if reused {
-			b = bytes.Clone(b)
-		}
-		it.json, it.shared = b, nil
+	it.shared = nil
+	if parts == 0 && !reused {
+		it.json, it.Labels = b, NewLabels(labels)
 		return
 	}
-	own := make([]byte, 0, len(b)-n)
-	shared := make([]sharedPart, 0, parts)
+	// Every cached object is an Item, its own bytes and, in most cases,
+	// one shared part and a few labels: the labels go at the end of the
+	// bytes' buffer and a single part in the item itself, which saves two
+	// of an item's allocations (the collector marks each of them).
+	keys, ln := labelKeys(labels)
+	own := make([]byte, 0, len(b)-n+ln)
+	if parts == 1 {
+		it.shared = it.inline[:0:1]
+	} else if parts > 1 {
+		it.shared = make([]sharedPart, 0, parts)
+	}
 	from = 0
 	for _, sp := range spans {
 		if !sharable(sp, from, len(b)) {
@@ -62,10 +74,16 @@ func (it *Item) setJSON(b []byte, spans [][2]int, reused bool) {
 		// share b's bytes: no copy when the part is known already (were
 		// it kept as given, it would keep b, never modified, alive).
 		h := unique.Make(unsafe.String(unsafe.SliceData(part), len(part)))
-		shared = append(shared, sharedPart{at: int32(len(own)), part: h})
+		it.shared = append(it.shared, sharedPart{at: int32(len(own)), part: h})
 		from = sp[1]
 	}
-	it.json, it.shared = append(own, b[from:]...), shared
+	own = append(own, b[from:]...)
+	end := len(own)
+	own = appendLabels(own, keys, labels)
+	// The three-index slice keeps appends to json (there are none: items
+	// are immutable) off the labels.
+	it.json = own[:end:end]
+	it.Labels = Labels{packed: unsafe.String(unsafe.SliceData(own[end:]), len(own)-end)}
 }
 
 // sharable reports whether SetJSON shares span sp of an object of n
@@ -188,6 +206,23 @@ func (it *Item) walk(start, end int, own func([]byte), shared func(string)) {
 		}
 		pos, from = pos+len(v), to
 	}
+}
+
+// OwnString returns a string equal to s that shares the item's own bytes,
+// when they hold s (not only in a shared part), and whether they do; s
+// itself otherwise. It is for readers that keep a string taken from the
+// object for as long as they keep the item, or its successor: the string
+// keeps all of the item's own bytes alive, so one kept longer is to be
+// cloned.
+func (it *Item) OwnString(s string) (string, bool) {
+	if s == "" {
+		return s, false
+	}
+	i := strings.Index(unsafe.String(unsafe.SliceData(it.json), len(it.json)), s)
+	if i < 0 {
+		return s, false
+	}
+	return unsafe.String(&it.json[i], len(s)), true
 }
 
 // ownSize is what the item holds of its encoding itself: its own bytes

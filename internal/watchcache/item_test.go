@@ -3,7 +3,11 @@ package watchcache
 import (
 	"bytes"
 	"math/rand"
+	"strings"
 	"testing"
+	"unsafe"
+
+	"k8s.io/apimachinery/pkg/labels"
 )
 
 // TestItemSharedParts sets random objects with random parts shared and
@@ -27,7 +31,7 @@ func TestItemSharedParts(t *testing.T) {
 			at = end
 		}
 		it := &Item{}
-		it.SetJSON(bytes.Clone(b), spans)
+		it.SetJSON(bytes.Clone(b), spans, nil)
 		if got := it.JSON(); !bytes.Equal(got, b) {
 			t.Fatalf("%d: JSON %q, want %q (spans %v)", i, got, b, spans)
 		}
@@ -80,14 +84,14 @@ func TestItemSharedParts(t *testing.T) {
 func TestItemSharesOneCopy(t *testing.T) {
 	part := bytes.Repeat([]byte("f"), minShared)
 	a, b := &Item{}, &Item{}
-	a.SetJSON(append(append([]byte(`{"a":"`), part...), `"}`...), [][2]int{{6, 6 + minShared}})
-	b.SetJSON(append(append([]byte(`{"b":"`), part...), `"}`...), [][2]int{{6, 6 + minShared}})
+	a.SetJSON(append(append([]byte(`{"a":"`), part...), `"}`...), [][2]int{{6, 6 + minShared}}, nil)
+	b.SetJSON(append(append([]byte(`{"b":"`), part...), `"}`...), [][2]int{{6, 6 + minShared}}, nil)
 	if len(a.shared) != 1 || len(b.shared) != 1 || a.shared[0].part != b.shared[0].part {
 		t.Errorf("the items do not share their common part: %v, %v", a.shared, b.shared)
 	}
 	own := []byte(`{"c":1}`)
 	c := &Item{}
-	c.SetJSON(own, [][2]int{{1, 4}})
+	c.SetJSON(own, [][2]int{{1, 4}}, nil)
 	if got := c.JSON(); &got[0] != &own[0] {
 		t.Error("an item with no part long enough to share copied its buffer")
 	}
@@ -105,7 +109,7 @@ func TestItemCopyJSON(t *testing.T) {
 	}{{whole, nil}, {whole, [][2]int{{1, 4}}}, {parts, [][2]int{{6, 6 + minShared}}}} {
 		buf := bytes.Clone(tc.b)
 		it := &Item{}
-		it.CopyJSON(buf, tc.spans)
+		it.CopyJSON(buf, tc.spans, nil)
 		for i := range buf {
 			buf[i] = 'x'
 		}
@@ -125,8 +129,8 @@ func TestItemJSONInto(t *testing.T) {
 	var items []*Item
 	for range 3 {
 		a, b := &Item{}, &Item{}
-		a.SetJSON(bytes.Clone(whole), nil)
-		b.SetJSON(bytes.Clone(parts), [][2]int{{6, 6 + minShared}})
+		a.SetJSON(bytes.Clone(whole), nil, nil)
+		b.SetJSON(bytes.Clone(parts), [][2]int{{6, 6 + minShared}}, nil)
 		items = append(items, a, b)
 	}
 	buf := new([]byte)
@@ -156,11 +160,97 @@ func TestItemJSONInto(t *testing.T) {
 func TestItemSkipsBadSpans(t *testing.T) {
 	b := bytes.Repeat([]byte("0123456789"), 30)
 	it := &Item{}
-	it.SetJSON(bytes.Clone(b), [][2]int{{100, 200}, {150, 250}, {50, 120}, {250, 400}, {-1, 80}, {200, 264}})
+	it.SetJSON(bytes.Clone(b), [][2]int{{100, 200}, {150, 250}, {50, 120}, {250, 400}, {-1, 80}, {200, 264}}, nil)
 	if got := it.JSON(); !bytes.Equal(got, b) {
 		t.Fatalf("JSON %q, want %q", got, b)
 	}
 	if len(it.shared) != 2 {
 		t.Errorf("shared %d parts, want 2 ([100,200) and [200,264))", len(it.shared))
+	}
+}
+
+// TestItemLabels sets labels with the object kept whole, copied, and in
+// one or two parts: each item reads them back as set and its JSON is
+// unchanged by them, the buffer it was given reused after.
+func TestItemLabels(t *testing.T) {
+	part := bytes.Repeat([]byte("f"), minShared)
+	whole := []byte(`{"c":1}`)
+	one := append(append([]byte(`{"a":"`), part...), `"}`...)
+	two := append(append(append(append([]byte(`{"a":"`), part...), `","b":"`...), part...), `"}`...)
+	set := labels.Set{"app": "x", "tier": "", strings.Repeat("k", 200): "v"}
+	for _, tc := range []struct {
+		name  string
+		b     []byte
+		spans [][2]int
+		copy  bool
+		parts int
+	}{
+		{"whole", whole, nil, false, 0},
+		{"whole copied", whole, nil, true, 0},
+		{"one part", one, [][2]int{{6, 6 + minShared}}, false, 1},
+		{"one part copied", one, [][2]int{{6, 6 + minShared}}, true, 1},
+		{"two parts", two, [][2]int{{6, 6 + minShared}, {13 + minShared, 13 + 2*minShared}}, true, 2},
+	} {
+		for _, l := range []labels.Set{nil, set} {
+			buf := bytes.Clone(tc.b)
+			it := &Item{}
+			if tc.copy {
+				it.CopyJSON(buf, tc.spans, l)
+				for i := range buf {
+					buf[i] = 'x'
+				}
+			} else {
+				it.SetJSON(buf, tc.spans, l)
+			}
+			if got := it.JSON(); !bytes.Equal(got, tc.b) {
+				t.Errorf("%s, labels %v: JSON %q, want %q", tc.name, l, got, tc.b)
+			}
+			if got := it.Labels.Set(); !labels.Equals(got, l) {
+				t.Errorf("%s: labels %v, want %v", tc.name, got, l)
+			}
+			if len(it.shared) != tc.parts {
+				t.Errorf("%s: %d parts shared, want %d", tc.name, len(it.shared), tc.parts)
+			}
+		}
+	}
+}
+
+// TestItemAllocations: an object with one shared part and labels, the
+// common case of the cache, costs the item one buffer of its own (and
+// the sorted keys while packing): its part is held in the item, its
+// labels after its bytes.
+func TestItemAllocations(t *testing.T) {
+	part := bytes.Repeat([]byte("f"), minShared)
+	b := append(append([]byte(`{"a":"`), part...), `"}`...)
+	spans := [][2]int{{6, 6 + minShared}}
+	set := labels.Set{"app": "x", "tier": "frontend"}
+	it := &Item{}
+	it.CopyJSON(b, spans, set) // the part is known from here on
+	if n := testing.AllocsPerRun(100, func() { it.CopyJSON(b, spans, set) }); n > 2 {
+		t.Errorf("CopyJSON: %v allocations, want at most 2 (own bytes with labels, sorted keys)", n)
+	}
+}
+
+// TestItemOwnString finds strings in the item's own bytes and not in its
+// shared parts.
+func TestItemOwnString(t *testing.T) {
+	part := bytes.Repeat([]byte("f"), minShared)
+	b := append(append([]byte(`{"a":"`), part...), `","uid":"u-1"}`...)
+	it := &Item{}
+	it.CopyJSON(b, [][2]int{{6, 6 + minShared}}, nil)
+	for _, tc := range []struct {
+		s     string
+		found bool
+	}{{"u-1", true}, {`"uid"`, true}, {string(part), false}, {"", false}, {"u-2", false}} {
+		got, ok := it.OwnString(tc.s)
+		if got != tc.s || ok != tc.found {
+			t.Errorf("OwnString(%q) = %q, %v; want it, %v", tc.s, got, ok, tc.found)
+		}
+		if ok {
+			p := uintptr(unsafe.Pointer(unsafe.StringData(got)))
+			if start := uintptr(unsafe.Pointer(&it.json[0])); p < start || p+uintptr(len(got)) > start+uintptr(len(it.json)) {
+				t.Errorf("OwnString(%q) is not in the item's own bytes", tc.s)
+			}
+		}
 	}
 }

@@ -4,7 +4,7 @@ import (
 	"encoding/binary"
 	"math/bits"
 	"slices"
-	"strings"
+	"unsafe"
 
 	"k8s.io/apimachinery/pkg/labels"
 )
@@ -27,6 +27,17 @@ func NewLabels(m map[string]string) Labels {
 	if len(m) == 0 {
 		return Labels{}
 	}
+	keys, n := labelKeys(m)
+	// Exactly n: the packed string is this one allocation.
+	b := appendLabels(make([]byte, 0, n), keys, m)
+	return Labels{packed: unsafe.String(unsafe.SliceData(b), len(b))}
+}
+
+// labelKeys returns m's keys sorted and the length of m packed.
+func labelKeys(m map[string]string) ([]string, int) {
+	if len(m) == 0 {
+		return nil, 0
+	}
 	keys := make([]string, 0, len(m))
 	n := 0
 	for k, v := range m {
@@ -34,22 +45,23 @@ func NewLabels(m map[string]string) Labels {
 		n += sizedLen(k) + sizedLen(v)
 	}
 	slices.Sort(keys)
-	var b strings.Builder
-	b.Grow(n) // exactly: the packed string is this one allocation
+	return keys, n
+}
+
+// appendLabels appends m packed to dst, keys being its keys sorted.
+func appendLabels(dst []byte, keys []string, m map[string]string) []byte {
 	for _, k := range keys {
-		writeString(&b, k)
-		writeString(&b, m[k])
+		dst = appendString(dst, k)
+		dst = appendString(dst, m[k])
 	}
-	return Labels{packed: b.String()}
+	return dst
 }
 
 // sizedLen is what writeString writes for s.
 func sizedLen(s string) int { return (bits.Len64(uint64(len(s))|1)+6)/7 + len(s) }
 
-func writeString(b *strings.Builder, s string) {
-	var n [binary.MaxVarintLen64]byte
-	b.Write(binary.AppendUvarint(n[:0], uint64(len(s))))
-	b.WriteString(s)
+func appendString(b []byte, s string) []byte {
+	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
 }
 
 // All calls yield with each label in key order until it returns false.

@@ -31,13 +31,14 @@ const (
 
 // change is one applied event as kept in the window and handed to
 // watchers. It is immutable once published, except for the lazily built
-// gone view and the lazily taken snapshot.
+// gone view and the lazily taken snapshot. The window holds up to
+// WindowSize of them per resource, so the change says no more than it
+// must: its key and type (Added, Modified or Deleted, as seen by a
+// watcher that sees both states) are those of cur and prev.
 type change struct {
 	kind changeKind
 	seq  uint64
 	rev  int64
-	typ  EventType // Added, Modified or Deleted (as seen by a watcher that sees both states)
-	key  string
 	cur  *Item // nil for Deleted
 	prev *Item // the state before; nil for Added
 	// size is what the window charges for holding this change (see
@@ -63,7 +64,7 @@ func (ch *change) gone() *Item {
 		if ch.prev == nil || ch.decode == nil {
 			return
 		}
-		if it, err := ch.decode(ch.key, ch.prev.JSON(), ch.rev); err == nil {
+		if it, err := ch.decode(ch.prev.Key, ch.prev.JSON(), ch.rev); err == nil {
 			ch.goneItem = it
 		}
 	})
@@ -106,7 +107,7 @@ func itemBytes(it *Item) int64 {
 // this one), twice for a delete, whose gone view copies it.
 func changeBytes(ch *change) int64 {
 	n := int64(changeOverhead) + itemBytes(ch.prev)
-	if ch.typ == Deleted {
+	if ch.cur == nil { // deleted
 		n += itemBytes(ch.prev)
 	}
 	return n
@@ -289,7 +290,7 @@ func (c *Cache) snapshotAt(rev int64) (*btree.BTree[*Item], bool) {
 		if ch.prev != nil {
 			from.ReplaceOrInsert(ch.prev)
 		} else {
-			from.Delete(&Item{Key: ch.key})
+			from.Delete(ch.cur) // added: undone by deleting its key
 		}
 	}
 
@@ -382,7 +383,7 @@ func (c *Cache) replace(tree *btree.BTree[*Item], rev, readyAt int64) {
 // apply folds one storage event into the state and hands it to the
 // dispatcher.
 func (c *Cache) apply(ev storage.Event) {
-	ch := &change{kind: kindEvent, rev: ev.Revision, key: ev.Key, decode: c.decode}
+	ch := &change{kind: kindEvent, rev: ev.Revision, decode: c.decode}
 	var cur *Item
 	if ev.Type == storage.EventPut {
 		it, err := c.decode(ev.Key, ev.Value, ev.Revision)
@@ -401,13 +402,11 @@ func (c *Cache) apply(ev storage.Event) {
 		c.tree.ReplaceOrInsert(cur)
 		ch.cur = cur
 		if had {
-			ch.typ, ch.prev = Modified, prev
-		} else {
-			ch.typ = Added
+			ch.prev = prev
 		}
 	case had:
 		c.tree.Delete(prev)
-		ch.typ, ch.prev = Deleted, prev
+		ch.prev = prev
 	default:
 		// Neither held nor decodable now (a key we never held, because
 		// its value did not decode, was deleted): watchers never saw it.

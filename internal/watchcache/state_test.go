@@ -93,7 +93,7 @@ func TestWatchWindowBytes(t *testing.T) {
 	first := r.create("a", "x", "v", "0")
 	r.waitRev(first)
 	prev, _ := r.cache.Get(context.Background(), key("a", "x"), GetOptions{ResourceVersion: "0"})
-	perUpdate := changeBytes(&change{typ: Modified, prev: prev})
+	perUpdate := changeBytes(&change{cur: prev, prev: prev})
 
 	r = newMemRig(t, Options{WindowBytes: 3*perUpdate + perUpdate/2})
 	r.cache.mu.Lock()

@@ -26,6 +26,9 @@ type Item struct {
 	// parts it shares with other items (see SetJSON).
 	json   []byte
 	shared []sharedPart
+	// inline holds shared when it is a single part: most items share
+	// one (the field set of their one managedFields entry).
+	inline [1]sharedPart
 	// MetaStart and MetaEnd are where the metadata object is in JSON():
 	// JSON()[MetaStart:MetaEnd], when MetaEnd > 0 (0: not known).
 	MetaStart, MetaEnd int32

@@ -10,7 +10,7 @@ import (
 // item keeps the newest maxViews of them.
 func TestItemView(t *testing.T) {
 	it := &Item{Key: "k"}
-	it.SetJSON([]byte(`{}`), nil)
+	it.SetJSON([]byte(`{}`), nil, nil)
 	var builds atomic.Int32
 	build := func(v string) func(*Item) any {
 		return func(*Item) any { builds.Add(1); return v }
