@@ -272,26 +272,39 @@ func encodedManagedFields(raw codec.Raw) []metav1.ManagedFieldsEntry {
 func ItemDecoder(def func() *registry.Definition) watchcache.Decoder {
 	return func(key string, value []byte, rev int64) (*watchcache.Item, error) {
 		d := def()
-		if s := readSchema(d, rev); s != nil || hasSelectableFields(d) {
+		if s := readSchema(d, rev); s != nil {
 			it, err := decodeItemWith(key, value, rev, s)
-			if err == nil && d != nil {
+			if err == nil && hasSelectableFields(d) {
 				err = addSelectableFields(it, d)
 			}
 			return it, err
 		}
-		buf := indexBuffers.Get().(*[]byte)
-		defer func() {
-			if cap(*buf) <= maxIndexBuffer {
-				indexBuffers.Put(buf)
-			}
-		}()
-		x, ok := codec.IndexStored(*buf, value, rvString(rev))
-		if !ok {
-			return decodeItem(key, value, rev)
+		it, err := indexItem(key, value, rev)
+		if err == nil && hasSelectableFields(d) {
+			// Read from the item: decoding and encoding the object
+			// again to build it would give the same bytes.
+			err = addSelectableFields(it, d)
 		}
-		*buf = x.JSON
-		return indexedItem(key, rev, x), nil
+		return it, err
 	}
+}
+
+// indexItem builds the item of a stored object that needs no pruning or
+// defaulting: its revision spliced into its bytes, or, for a value not in
+// the stored form, decoded and encoded again.
+func indexItem(key string, value []byte, rev int64) (*watchcache.Item, error) {
+	buf := indexBuffers.Get().(*[]byte)
+	defer func() {
+		if cap(*buf) <= maxIndexBuffer {
+			indexBuffers.Put(buf)
+		}
+	}()
+	x, ok := codec.IndexStored(*buf, value, rvString(rev))
+	if !ok {
+		return decodeItem(key, value, rev)
+	}
+	*buf = x.JSON
+	return indexedItem(key, rev, x), nil
 }
 
 // indexBuffers hold the objects ItemDecoder indexes while it builds their
@@ -483,6 +496,9 @@ func hasSelectableFields(d *registry.Definition) bool {
 // are, integers and booleans in their text form, absent fields empty;
 // computed fields as the definition's FieldComputer gives them.
 func addSelectableFields(it *watchcache.Item, d *registry.Definition) error {
+	if _, computes := d.Hooks.(registry.FieldComputer); !computes && scanSelectableFields(it, d.SelectableFields()) {
+		return nil
+	}
 	obj, err := decodeStored(it.JSON())
 	if err != nil {
 		return err
@@ -512,6 +528,67 @@ func addSelectableFields(it *watchcache.Item, d *registry.Definition) error {
 	}
 	return nil
 }
+
+// scanSelectableFields is addSelectableFields for fields that are all
+// members of the object, read in one scan of its encoding instead of
+// decoding it: false (nothing stored) when the encoding is malformed or
+// a field holds a number that is not a plain integer, which decoding
+// words as it does.
+func scanSelectableFields(it *watchcache.Item, selectable []string) bool {
+	ps, err := selectablePaths(selectable)
+	if err != nil {
+		return false
+	}
+	values := make([]string, len(selectable))
+	plain := true
+	ok := ps.Find(it.JSON(), func(i int, v []byte) {
+		switch {
+		case v[0] == '"':
+			s, _ := codec.StringValue(v)
+			values[i] = strings.Clone(s)
+		case string(v) == "true" || string(v) == "false":
+			values[i] = string(v)
+		case v[0] == '-' || '0' <= v[0] && v[0] <= '9':
+			n, err := strconv.ParseInt(string(v), 10, 64)
+			if err != nil {
+				plain = false
+				return
+			}
+			values[i] = strconv.FormatInt(n, 10)
+		}
+	})
+	if !ok || !plain {
+		return false
+	}
+	if it.Fields == nil {
+		it.Fields = make(fields.Set, len(selectable))
+	}
+	for i, p := range selectable {
+		it.Fields[p] = values[i]
+	}
+	return true
+}
+
+// selectablePaths are the member paths of selectable fields, built once
+// for each set of them (a definition's; there are few).
+func selectablePaths(selectable []string) (*codec.Paths, error) {
+	key := strings.Join(selectable, "\x00")
+	if ps, ok := selectablePathSets.Load(key); ok {
+		return ps.(*codec.Paths), nil
+	}
+	paths := make([][]string, len(selectable))
+	for i, p := range selectable {
+		paths[i] = strings.Split(p, ".")
+	}
+	ps, err := codec.NewPaths(paths)
+	if err != nil {
+		return nil, err
+	}
+	selectablePathSets.Store(key, ps)
+	return ps, nil
+}
+
+var selectablePathSets sync.Map // strings.Join(fields, "\x00") → *codec.Paths
 
 // ttl is how long def's objects live after each write (registry.Expiring),
 // 0 for as long as they are not deleted. Every write passes it on, as
