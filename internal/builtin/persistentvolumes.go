@@ -262,15 +262,7 @@ func validatePVSource(s *corev1.PersistentVolumeSpec, name string, p *field.Path
 			errs = append(errs, field.NotSupported(p.Child("type"), t, hostPathTypes))
 		}
 	case "NFS":
-		if s.NFS.Server == "" {
-			errs = append(errs, field.Required(p.Child("server"), ""))
-		}
-		if s.NFS.Path == "" {
-			errs = append(errs, field.Required(p.Child("path"), ""))
-		}
-		if !path.IsAbs(s.NFS.Path) {
-			errs = append(errs, field.Invalid(p.Child("path"), s.NFS.Path, "must be an absolute path"))
-		}
+		errs = append(errs, validateNFS(s.NFS, p)...)
 	case "Local":
 		if s.Local.Path == "" {
 			errs = append(errs, field.Required(p.Child("path"), ""))

@@ -354,7 +354,7 @@ func validatePodHostUsers(s *corev1.PodSpec, p *field.Path) field.ErrorList {
 	if s.HostIPC {
 		errs = append(errs, field.Forbidden(p.Child("HostIPC"), "when `hostUsers` is false"))
 	}
-	visitContainersWithPath(s, p, func(c *corev1.Container, cp *field.Path) {
+	visitContainers(s, p, func(c *corev1.Container, cp *field.Path) {
 		if len(c.VolumeDevices) > 0 {
 			errs = append(errs, field.Forbidden(cp.Child("volumeDevices"), "when `hostUsers` is false"))
 		}
@@ -476,7 +476,7 @@ func validateLinuxPod(s *corev1.PodSpec, p *field.Path) field.ErrorList {
 	if sc := s.SecurityContext; sc != nil && sc.WindowsOptions != nil {
 		errs = append(errs, field.Forbidden(p.Child("securityContext", "windowsOptions"), msg))
 	}
-	visitContainersWithPath(s, p, func(c *corev1.Container, cp *field.Path) {
+	visitContainers(s, p, func(c *corev1.Container, cp *field.Path) {
 		if sc := c.SecurityContext; sc != nil && sc.WindowsOptions != nil {
 			errs = append(errs, field.Forbidden(cp.Child("securityContext", "windowsOptions"), msg))
 		}
@@ -511,7 +511,7 @@ func validateWindowsPod(s *corev1.PodSpec, p *field.Path) field.ErrorList {
 	forbid(s.HostPID, p.Child("hostPID"))
 	forbid(s.HostIPC, p.Child("hostIPC"))
 	forbid(s.ShareProcessNamespace != nil, p.Child("shareProcessNamespace"))
-	visitContainersWithPath(s, p, func(c *corev1.Container, cp *field.Path) {
+	visitContainers(s, p, func(c *corev1.Container, cp *field.Path) {
 		sc := c.SecurityContext
 		if sc == nil {
 			return
@@ -529,22 +529,6 @@ func validateWindowsPod(s *corev1.PodSpec, p *field.Path) field.ErrorList {
 		forbid(sc.RunAsGroup != nil, sp.Child("runAsGroup"))
 	})
 	return errs
-}
-
-// visitContainersWithPath calls f on the init containers, the
-// containers and the ephemeral containers, in that order, with their
-// paths.
-func visitContainersWithPath(s *corev1.PodSpec, p *field.Path, f func(*corev1.Container, *field.Path)) {
-	for i := range s.InitContainers {
-		f(&s.InitContainers[i], p.Child("initContainers").Index(i))
-	}
-	for i := range s.Containers {
-		f(&s.Containers[i], p.Child("containers").Index(i))
-	}
-	for i := range s.EphemeralContainers {
-		c := corev1.Container(s.EphemeralContainers[i].EphemeralContainerCommon)
-		f(&c, p.Child("ephemeralContainers").Index(i))
-	}
 }
 
 // validateSchedulingGatesUpdate: a pod's gates may only be removed.

@@ -66,18 +66,7 @@ func validateVolumeSourceFields(s *corev1.VolumeSource, p *field.Path) field.Err
 	case s.Secret != nil:
 		return validateKeyToPathSource(s.Secret.SecretName, "secretName", s.Secret.DefaultMode, s.Secret.Items, p.Child("secret"))
 	case s.NFS != nil:
-		np := p.Child("nfs")
-		var errs field.ErrorList
-		if s.NFS.Server == "" {
-			errs = append(errs, field.Required(np.Child("server"), ""))
-		}
-		if s.NFS.Path == "" {
-			errs = append(errs, field.Required(np.Child("path"), ""))
-		}
-		if !path.IsAbs(s.NFS.Path) {
-			errs = append(errs, field.Invalid(np.Child("path"), s.NFS.Path, "must be an absolute path"))
-		}
-		return errs
+		return validateNFS(s.NFS, p.Child("nfs"))
 	case s.ISCSI != nil:
 		return validateISCSI(s.ISCSI, p.Child("iscsi"))
 	case s.Glusterfs != nil:
@@ -711,6 +700,22 @@ func validateTemplateMeta(m *metav1.ObjectMeta, p *field.Path) field.ErrorList {
 			continue
 		}
 		errs = append(errs, field.Forbidden(p.Child(strings.ToLower(f.Name[:1])+f.Name[1:]), "cannot be set"))
+	}
+	return errs
+}
+
+// validateNFS checks an NFS source, of a pod's volume or a persistent
+// volume alike.
+func validateNFS(s *corev1.NFSVolumeSource, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if s.Server == "" {
+		errs = append(errs, field.Required(p.Child("server"), ""))
+	}
+	if s.Path == "" {
+		errs = append(errs, field.Required(p.Child("path"), ""))
+	}
+	if !path.IsAbs(s.Path) {
+		errs = append(errs, field.Invalid(p.Child("path"), s.Path, "must be an absolute path"))
 	}
 	return errs
 }

@@ -188,17 +188,7 @@ func TestChargePods(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := Charge(c.q, w)
-		switch {
-		case c.wantErr != "":
-			if err == nil || err.Error() != c.wantErr {
-				t.Errorf("%s: error %v, want %q", c.name, err, c.wantErr)
-			}
-		case err != nil:
-			t.Errorf("%s: %v", c.name, err)
-		case c.want == nil && got != nil, c.want != nil && !Equal(got, c.want):
-			t.Errorf("%s: used %v, want %v", c.name, got, c.want)
-		}
+		checkCharge(t, c.name, c.q, w, c.want, c.wantErr)
 	}
 }
 

@@ -102,17 +102,7 @@ func TestCharge(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := Charge(c.q, w)
-		switch {
-		case c.wantErr != "":
-			if err == nil || err.Error() != c.wantErr {
-				t.Errorf("%s: error %v, want %q", c.name, err, c.wantErr)
-			}
-		case err != nil:
-			t.Errorf("%s: %v", c.name, err)
-		case c.want == nil && got != nil, c.want != nil && !Equal(got, c.want):
-			t.Errorf("%s: used %v, want %v", c.name, got, c.want)
-		}
+		checkCharge(t, c.name, c.q, w, c.want, c.wantErr)
 	}
 }
 
@@ -204,5 +194,22 @@ func TestStatus(t *testing.T) {
 	q.Status = st
 	if !Counted(q, counter{configMaps: 3, widgets: 2, services: 2}.Served) {
 		t.Error("a quota just counted reported not counted")
+	}
+}
+
+// checkCharge fails the case named name unless charging w against q
+// gives the usage want, or the error wantErr when it is not "".
+func checkCharge(t *testing.T, name string, q *corev1.ResourceQuota, w *Write, want corev1.ResourceList, wantErr string) {
+	t.Helper()
+	got, err := Charge(q, w)
+	switch {
+	case wantErr != "":
+		if err == nil || err.Error() != wantErr {
+			t.Errorf("%s: error %v, want %q", name, err, wantErr)
+		}
+	case err != nil:
+		t.Errorf("%s: %v", name, err)
+	case want == nil && got != nil, want != nil && !Equal(got, want):
+		t.Errorf("%s: used %v, want %v", name, got, want)
 	}
 }
