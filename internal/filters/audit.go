@@ -18,6 +18,7 @@ import (
 	"github.com/crdserver/crdserver/internal/audit"
 	"github.com/crdserver/crdserver/internal/authn"
 	"github.com/crdserver/crdserver/internal/authz"
+	"github.com/crdserver/crdserver/internal/compress"
 	"github.com/crdserver/crdserver/internal/request"
 )
 
@@ -111,6 +112,10 @@ func Audit(cfg AuditConfig) Filter {
 				sink.Process(e)
 			}
 			aw := &auditWriter{ResponseWriter: w, keepBody: d.Level == audit.LevelRequestResponse && info.Verb != "watch"}
+			if aw.keepBody {
+				// The answer's object is kept as the handler writes it.
+				r = r.WithContext(compress.Forbid(r.Context()))
+			}
 			if info.Verb == "watch" && !d.Omits(audit.StageResponseStarted) {
 				aw.started = func(code int) {
 					e := emit(audit.StageResponseStarted)

@@ -18,6 +18,7 @@ import (
 	"github.com/crdserver/crdserver/internal/authn"
 	"github.com/crdserver/crdserver/internal/authz"
 	"github.com/crdserver/crdserver/internal/codec"
+	"github.com/crdserver/crdserver/internal/compress"
 )
 
 func auditLine() string {
@@ -299,16 +300,20 @@ func TestAuditAuthorizationReason(t *testing.T) {
 }
 
 // TestAuditCompressed checks that an answer compressed for the client is
-// audited as the handler wrote it.
+// audited as the handler wrote it, and that a handler is not let compress
+// an answer whose object audit keeps.
 func TestAuditCompressed(t *testing.T) {
 	quiet(t)
 	p, err := audit.ParsePolicy([]byte(filterPolicy))
 	if err != nil {
 		t.Fatal(err)
 	}
-	list := `{"kind":"ConfigMapList","items":[` + strings.Repeat(`{"kind":"ConfigMap"},`, gzipThreshold/20) + `{}]}`
+	list := `{"kind":"ConfigMapList","items":[` + strings.Repeat(`{"kind":"ConfigMap"},`, compress.Threshold/20) + `{}]}`
 	sink := &recorded{}
 	h := Chain(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if compress.Allowed(r.Context()) {
+			t.Error("the handler may compress an answer audited at RequestResponse")
+		}
 		w.WriteHeader(http.StatusOK)
 		w.Write([]byte(list))
 	}), AuditID, Recover, RequestInfo, Compress,

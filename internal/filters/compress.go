@@ -3,11 +3,11 @@ package filters
 import (
 	"compress/gzip"
 	"net/http"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 
+	"github.com/crdserver/crdserver/internal/compress"
 	"github.com/crdserver/crdserver/internal/request"
 )
 
@@ -19,7 +19,7 @@ import (
 // write answers are compressed, in any media type, and so is discovery;
 // watches and smaller answers, which compression would only slow down,
 // are not. An answer is sent as it is when every compressor is busy (see
-// compressors).
+// compress.Take).
 //
 // It comes right after RequestInfo, before every filter that reads what
 // the handler writes (audit keeps the answer's object, the request log
@@ -32,16 +32,12 @@ func Compress(next http.Handler) http.Handler {
 		}
 		cw := &compressWriter{w: w}
 		defer cw.release()
-		next.ServeHTTP(cw, r)
+		next.ServeHTTP(cw, r.WithContext(compress.Allow(r.Context())))
 		// A handler that panics leaves what it wrote unsent: Recover
 		// answers for it when nothing was.
 		cw.close()
 	})
 }
-
-// gzipThreshold is the size over which an answer is compressed: larger
-// than almost any single object, smaller than a page of 500 of them.
-const gzipThreshold = 128 << 10
 
 // acceptsGzip reports whether the request's Accept-Encoding names gzip,
 // read as upstream reads it: one of its comma-separated tokens is
@@ -72,37 +68,8 @@ func compressible(r *http.Request) bool {
 	return p == "/api" || p == "/apis" || strings.HasPrefix(p, "/api/") || strings.HasPrefix(p, "/apis/")
 }
 
-// compressors are the gzip writers answers are compressed with, at most
-// one per core at once: compressing is CPU work that more writers would
-// only share out, and a writer holds 1.2 MB of window and tables, which a
-// pool the collector empties would allocate again for every large list
-// (16 paged lists at once made RSS rise by 70 MB). An answer that finds
-// none free is sent as it is, which HTTP allows and clients read alike.
-var compressors = func() chan *gzip.Writer {
-	c := make(chan *gzip.Writer, runtime.GOMAXPROCS(0))
-	for range cap(c) {
-		c <- nil // made on first use
-	}
-	return c
-}()
-
-// takeCompressor returns a free writer, or nil when none is.
-func takeCompressor() *gzip.Writer {
-	select {
-	case gw := <-compressors:
-		if gw == nil {
-			// Level 1 costs the least CPU for a ratio within a third of
-			// the best (kubernetes/kubernetes#112296), as upstream chose.
-			gw, _ = gzip.NewWriterLevel(nil, gzip.BestSpeed)
-		}
-		return gw
-	default:
-		return nil
-	}
-}
-
 // compressWriter decides whether to compress once it knows the answer is
-// over gzipThreshold: at WriteHeader when the handler declared the
+// over compress.Threshold: at WriteHeader when the handler declared the
 // answer's length, else once it has held that many bytes back, or at the
 // end. An answer of known length below the threshold passes through
 // without being held.
@@ -118,7 +85,7 @@ type compressWriter struct {
 // grown anew for each would be 256 KB of garbage per large list, which
 // made RSS rise by 25 MB during 16 paged lists at once.
 var heldBuffers = sync.Pool{New: func() any {
-	b := make([]byte, 0, gzipThreshold+32<<10)
+	b := make([]byte, 0, compress.Threshold+32<<10)
 	return &b
 }}
 
@@ -129,8 +96,13 @@ func (c *compressWriter) WriteHeader(code int) {
 		return // as net/http ignores a second call
 	}
 	c.status = code
+	if c.w.Header().Get("Content-Encoding") != "" {
+		// The handler compressed the answer itself (compress.Allowed).
+		c.decide(false)
+		return
+	}
 	if n, err := strconv.Atoi(c.w.Header().Get("Content-Length")); err == nil {
-		c.decide(n > gzipThreshold)
+		c.decide(n > compress.Threshold)
 	}
 }
 
@@ -148,7 +120,7 @@ func (c *compressWriter) Write(p []byte) (int, error) {
 		c.held = heldBuffers.Get().(*[]byte)
 	}
 	*c.held = append(*c.held, p...)
-	if len(*c.held) <= gzipThreshold {
+	if len(*c.held) <= compress.Threshold {
 		return len(p), nil
 	}
 	c.decide(true)
@@ -163,10 +135,10 @@ func (c *compressWriter) Write(p []byte) (int, error) {
 }
 
 // decide writes the header, for a compressed answer or a plain one.
-func (c *compressWriter) decide(compress bool) {
+func (c *compressWriter) decide(gzipped bool) {
 	c.decided = true
-	if compress {
-		c.gz = takeCompressor()
+	if gzipped {
+		c.gz = compress.Take()
 	}
 	if c.gz != nil {
 		h := c.w.Header()
@@ -195,7 +167,7 @@ func (c *compressWriter) close() {
 
 // putHeld gives the held buffer back once written.
 func (c *compressWriter) putHeld() {
-	if cap(*c.held) <= 2*gzipThreshold { // not one a huge write grew
+	if cap(*c.held) <= 2*compress.Threshold { // not one a huge write grew
 		*c.held = (*c.held)[:0]
 		heldBuffers.Put(c.held)
 	}
@@ -205,8 +177,7 @@ func (c *compressWriter) putHeld() {
 // release gives the writer back, after the answer or a panic.
 func (c *compressWriter) release() {
 	if c.gz != nil {
-		c.gz.Reset(nil)
-		compressors <- c.gz
+		compress.Put(c.gz)
 		c.gz = nil
 	}
 }

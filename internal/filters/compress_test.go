@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/crdserver/crdserver/internal/compress"
 	"github.com/crdserver/crdserver/internal/request"
 )
 
@@ -17,8 +18,8 @@ import (
 // token gzip, for API requests other than watches; and that the client
 // reads what the handler wrote either way.
 func TestCompress(t *testing.T) {
-	big := bytes.Repeat([]byte(`{"kind":"ConfigMap"},`), gzipThreshold/20+1) // just over
-	exact := bytes.Repeat([]byte("x"), gzipThreshold)
+	big := bytes.Repeat([]byte(`{"kind":"ConfigMap"},`), compress.Threshold/20+1) // just over
+	exact := bytes.Repeat([]byte("x"), compress.Threshold)
 	small := []byte(`{"kind":"ConfigMap"}`)
 	// whole writes the body at once with its length, as objects and
 	// Status errors are written; pieces writes it in 1 KiB writes without
@@ -117,7 +118,7 @@ func TestCompress(t *testing.T) {
 // another gets a clean stream: the pooled writer was reset.
 func TestCompressReusesWriters(t *testing.T) {
 	for i := range 3 {
-		body := bytes.Repeat([]byte{'a' + byte(i)}, gzipThreshold+1)
+		body := bytes.Repeat([]byte{'a' + byte(i)}, compress.Threshold+1)
 		h := RequestInfo(Compress(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(body) })))
 		r := httptest.NewRequest(http.MethodGet, "/api/v1/configmaps", nil)
 		r.Header.Set("Accept-Encoding", "gzip")
@@ -158,7 +159,7 @@ func BenchmarkCompressSmallObject(b *testing.B) {
 // TestCompressWhenBusy checks that a large answer is sent as it is while
 // every compressor is in use, and compressed again once one is free.
 func TestCompressWhenBusy(t *testing.T) {
-	body := bytes.Repeat([]byte("b"), gzipThreshold+1)
+	body := bytes.Repeat([]byte("b"), compress.Threshold+1)
 	serve := func() string {
 		h := RequestInfo(Compress(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(body) })))
 		r := httptest.NewRequest(http.MethodGet, "/api/v1/configmaps", nil)
@@ -171,14 +172,14 @@ func TestCompressWhenBusy(t *testing.T) {
 		return w.Header().Get("Content-Encoding")
 	}
 	var busy []*gzip.Writer
-	for gw := takeCompressor(); gw != nil; gw = takeCompressor() {
+	for gw := compress.Take(); gw != nil; gw = compress.Take() {
 		busy = append(busy, gw)
 	}
 	if enc := serve(); enc != "" {
 		t.Errorf("Content-Encoding %q with every compressor busy, want none", enc)
 	}
 	for _, gw := range busy {
-		compressors <- gw
+		compress.Put(gw)
 	}
 	if enc := serve(); enc != "gzip" {
 		t.Errorf("Content-Encoding %q once free, want gzip", enc)
@@ -188,12 +189,13 @@ func TestCompressWhenBusy(t *testing.T) {
 // TestCompressPanic checks that a handler panicking mid-answer gives its
 // compressor back.
 func TestCompressPanic(t *testing.T) {
-	body := bytes.Repeat([]byte("p"), gzipThreshold+1)
+	body := bytes.Repeat([]byte("p"), compress.Threshold+1)
 	h := RequestInfo(Compress(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Write(body)
 		panic(http.ErrAbortHandler)
 	})))
-	for range cap(compressors) + 1 {
+	all := freeCompressors()
+	for range all + 1 {
 		func() {
 			defer func() { recover() }()
 			r := httptest.NewRequest(http.MethodGet, "/api/v1/configmaps", nil)
@@ -201,7 +203,66 @@ func TestCompressPanic(t *testing.T) {
 			h.ServeHTTP(httptest.NewRecorder(), r)
 		}()
 	}
-	if n := len(compressors); n != cap(compressors) {
-		t.Errorf("%d of %d compressors free after the panics", n, cap(compressors))
+	if n := freeCompressors(); n != all {
+		t.Errorf("%d of %d compressors free after the panics", n, all)
+	}
+}
+
+// freeCompressors counts the compressors compress.Take would give.
+func freeCompressors() int {
+	var free []*gzip.Writer
+	for gw := compress.Take(); gw != nil; gw = compress.Take() {
+		free = append(free, gw)
+	}
+	for _, gw := range free {
+		compress.Put(gw)
+	}
+	return len(free)
+}
+
+// TestCompressByHandler checks that a handler may gzip its answer itself
+// when the client takes gzip, and that the filter then sends what it
+// wrote as it is.
+func TestCompressByHandler(t *testing.T) {
+	body := bytes.Repeat([]byte(`{"kind":"Widget"},`), compress.Threshold/10)
+	var allowed bool
+	h := RequestInfo(Compress(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		allowed = compress.Allowed(r.Context())
+		if !allowed {
+			w.Write(body)
+			return
+		}
+		var zipped bytes.Buffer
+		gw := gzip.NewWriter(&zipped)
+		gw.Write(body)
+		gw.Close()
+		w.Header().Set("Content-Encoding", "gzip")
+		w.WriteHeader(http.StatusOK)
+		w.Write(zipped.Bytes())
+	})))
+	for _, accept := range []string{"gzip", ""} {
+		r := httptest.NewRequest(http.MethodGet, "/apis/example.com/v1/widgets", nil)
+		r.Header.Set("Accept-Encoding", accept)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if allowed != (accept == "gzip") {
+			t.Errorf("Accept-Encoding %q: the handler allowed to compress: %v", accept, allowed)
+		}
+		got := w.Body.Bytes()
+		if accept == "gzip" {
+			if enc := w.Header().Values("Content-Encoding"); len(enc) != 1 || enc[0] != "gzip" {
+				t.Fatalf("Content-Encoding %q, want gzip once", enc)
+			}
+			zr, err := gzip.NewReader(w.Body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, err = io.ReadAll(zr); err != nil {
+				t.Fatalf("the answer is not gzip once: %v", err)
+			}
+		}
+		if !bytes.Equal(got, body) {
+			t.Errorf("Accept-Encoding %q: %d bytes read, want the %d written", accept, len(got), len(body))
+		}
 	}
 }

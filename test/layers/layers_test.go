@@ -18,6 +18,7 @@ var layer = map[string]int{
 	"internal/storage":             0,
 	"internal/registry":            0,
 	"internal/codec":               0,
+	"internal/compress":            0,
 	"internal/certs":               0,
 	"internal/version":             0,
 	"internal/authn":               0,
