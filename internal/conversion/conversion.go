@@ -88,6 +88,24 @@ type Converter interface {
 	Convert(ctx context.Context, to string, objs []Object) ([][]byte, error)
 }
 
+// EachConverter is a Converter that hands results over as they come:
+// ConvertEach converts objs as Convert does, calling each with every
+// object's result in order, each as soon as it and those before it are
+// converted, so that the caller can use the first while later ones still
+// convert. The first error (the converter's or each's) ends it, after
+// each may have seen some of the objects.
+//
+// Pending reports whether converting objs to to would wait for a
+// conversion (some object is neither at to nor converted already): when
+// none would, handing results over as they come buys nothing.
+type EachConverter interface {
+	Converter
+	ConvertEach(ctx context.Context, to string, objs []Object, each func(i int, b []byte) error) error
+	Pending(to string, objs []Object) bool
+}
+
+var _ EachConverter = (*Webhook)(nil)
+
 // Func adapts a function to Converter.
 type Func func(ctx context.Context, to string, objs []Object) ([][]byte, error)
 

@@ -91,6 +91,30 @@ func (r Request) FromStored(ctx context.Context, items []Object) ([][]byte, erro
 	return out, nil
 }
 
+// FromStoredEach is FromStored handing each object over in order, as
+// soon as it is converted (EachConverter), or once all are with a
+// converter that does not stream.
+func (r Request) FromStoredEach(ctx context.Context, items []Object, each func(i int, b []byte) error) error {
+	c := For(r.Def)
+	var err error
+	if ec, ok := c.(EachConverter); ok {
+		err = ec.ConvertEach(ctx, r.APIVersion(), items, each)
+	} else {
+		var out [][]byte
+		if out, err = c.Convert(ctx, r.APIVersion(), items); err == nil {
+			for i, b := range out {
+				if err = each(i, b); err != nil {
+					break
+				}
+			}
+		}
+	}
+	if err != nil {
+		return Failed(err)
+	}
+	return nil
+}
+
 // Failed is upstream's answer when converting fails: the converter's
 // error, not wrapped in a reason, as a 500. An error that already is an
 // API status is answered as it is.

@@ -118,114 +118,167 @@ type flight struct {
 	abandoned bool
 }
 
-type wait struct {
-	i   int // index in the caller's objects
-	in  inflight
-	key cacheKey
-}
-
+// Convert converts objs to "group/version" to (see Converter).
 func (w *Webhook) Convert(ctx context.Context, to string, objs []Object) ([][]byte, error) {
 	out := make([][]byte, len(objs))
+	err := w.ConvertEach(ctx, to, objs, func(i int, b []byte) error {
+		out[i] = b
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// source is where an object's conversion comes from: its bytes (res),
+// or a review under way, this call's own or another's (shared).
+type source struct {
+	res    []byte
+	f      *flight
+	idx    int // the object's index in f's batch
+	shared bool
+}
+
+// ConvertEach is Convert handing each result over as soon as it and those
+// before it are in. Reviews go out in the objects' order, a few at a
+// time, so a caller writing the results out works on the first batches
+// while the webhook converts the later ones.
+func (w *Webhook) ConvertEach(ctx context.Context, to string, objs []Object, each func(i int, b []byte) error) error {
+	src := make([]source, len(objs))
 	var todo []int
-	var waits []wait
 	w.mu.Lock()
 	for i, o := range objs {
 		av, err := o.apiVersion()
 		if err != nil {
 			w.mu.Unlock()
-			return nil, err
+			return err
 		}
 		if av == to {
-			out[i] = o.Bytes()
+			src[i].res = o.Bytes()
 			continue
 		}
 		if o.Key != "" {
 			k := cacheKey{o.Key, to}
 			if b, ok := w.cache.get(k, o.Revision); ok {
-				out[i] = b
+				src[i].res = b
 				continue
 			}
 			if in, ok := w.inflight[k]; ok && in.rev == o.Revision {
-				waits = append(waits, wait{i: i, in: in, key: k})
+				src[i] = source{f: in.f, idx: in.idx, shared: true}
 				continue
 			}
 		}
 		todo = append(todo, i)
 	}
-	type batch struct {
-		f   *flight
-		idx []int
-	}
-	var batches []batch
+	var batches []*flight
+	var batchIdx [][]int
 	for start := 0; start < len(todo); start += MaxBatch {
-		b := batch{f: &flight{done: make(chan struct{})}, idx: todo[start:min(start+MaxBatch, len(todo))]}
-		for j, i := range b.idx {
+		f := &flight{done: make(chan struct{})}
+		idx := todo[start:min(start+MaxBatch, len(todo))]
+		for j, i := range idx {
+			src[i] = source{f: f, idx: j}
 			if objs[i].Key != "" {
-				w.inflight[cacheKey{objs[i].Key, to}] = inflight{f: b.f, idx: j, rev: objs[i].Revision}
+				w.inflight[cacheKey{objs[i].Key, to}] = inflight{f: f, idx: j, rev: objs[i].Revision}
 			}
 		}
-		batches = append(batches, b)
+		batches = append(batches, f)
+		batchIdx = append(batchIdx, idx)
 	}
 	w.mu.Unlock()
 
-	// Batches go out in parallel, a few at a time: a long list's first
-	// conversion is bounded by the webhook's throughput, not its latency.
-	sem := make(chan struct{}, parallelReviews)
-	var wg sync.WaitGroup
-	for _, b := range batches {
-		wg.Go(func() {
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			b.f.res, b.f.ans, b.f.err = w.send(ctx, to, objs, b.idx)
-			b.f.abandoned = b.f.err != nil && ctx.Err() != nil
-			w.mu.Lock()
-			for j, i := range b.idx {
-				k := cacheKey{objs[i].Key, to}
-				if objs[i].Key == "" {
-					continue
-				}
-				if b.f.err == nil {
-					w.cache.put(k, objs[i].Revision, b.f.res[j], b.f.ans)
-				}
-				if in, ok := w.inflight[k]; ok && in.f == b.f {
-					delete(w.inflight, k)
+	// Batches go out in parallel, a few at a time and in order: a long
+	// list's first conversion is bounded by the webhook's throughput, not
+	// its latency, and its first objects are ready first. Reviews not yet
+	// answered when this call returns (it failed) are not needed: they
+	// end, and those not yet sent fail at once.
+	if len(batches) > 0 {
+		bctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		go func() {
+			sem := make(chan struct{}, parallelReviews)
+			for n, f := range batches {
+				select {
+				case sem <- struct{}{}:
+					go func() {
+						defer func() { <-sem }()
+						f.res, f.ans, f.err = w.send(bctx, to, objs, batchIdx[n])
+						f.abandoned = f.err != nil && bctx.Err() != nil
+						w.landed(to, objs, batchIdx[n], f)
+					}()
+				case <-bctx.Done():
+					f.err, f.abandoned = bctx.Err(), true
+					w.landed(to, objs, batchIdx[n], f)
 				}
 			}
-			w.mu.Unlock()
-			close(b.f.done)
-		})
+		}()
 	}
-	wg.Wait()
-	for _, b := range batches {
-		if b.f.err != nil {
-			return nil, b.f.err
-		}
-		for j, i := range b.idx {
-			out[i] = b.f.res[j]
-		}
-	}
-	for _, wt := range waits {
-		select {
-		case <-wt.in.f.done:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-		if f := wt.in.f; f.abandoned && ctx.Err() == nil {
-			// Another request's review of this object ended with that
-			// request (a watcher went away): convert it here.
-			res, err := w.Convert(ctx, to, objs[wt.i:wt.i+1])
-			if err != nil {
-				return nil, err
+	for i := range objs {
+		s := src[i]
+		if s.f != nil {
+			select {
+			case <-s.f.done:
+			case <-ctx.Done():
+				return ctx.Err()
 			}
-			out[wt.i] = res[0]
+			if s.shared && s.f.abandoned && ctx.Err() == nil {
+				// Another request's review of this object ended with that
+				// request (a watcher went away): convert it here.
+				res, err := w.Convert(ctx, to, objs[i:i+1])
+				if err != nil {
+					return err
+				}
+				s.res = res[0]
+			} else if s.f.err != nil {
+				return s.f.err
+			} else {
+				s.res = s.f.res[s.idx]
+			}
+		}
+		if err := each(i, s.res); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Pending reports whether some object of objs has no conversion to to
+// kept (see EachConverter).
+func (w *Webhook) Pending(to string, objs []Object) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, o := range objs {
+		if o.Key == "" {
+			return true
+		}
+		if av, ok := o.headAPIVersion(); ok && av == to {
 			continue
 		}
-		if wt.in.f.err != nil {
-			return nil, wt.in.f.err
+		if _, ok := w.cache.get(cacheKey{o.Key, to}, o.Revision); !ok {
+			return true
 		}
-		out[wt.i] = wt.in.f.res[wt.in.idx]
 	}
-	return out, nil
+	return false
+}
+
+// landed keeps the results of f, the review of objs[idx], and tells
+// the callers waiting on it.
+func (w *Webhook) landed(to string, objs []Object, idx []int, f *flight) {
+	w.mu.Lock()
+	for j, i := range idx {
+		k := cacheKey{objs[i].Key, to}
+		if objs[i].Key == "" {
+			continue
+		}
+		if f.err == nil {
+			w.cache.put(k, objs[i].Revision, f.res[j], f.ans)
+		}
+		if in, ok := w.inflight[k]; ok && in.f == f {
+			delete(w.inflight, k)
+		}
+	}
+	w.mu.Unlock()
+	close(f.done)
 }
 
 // batchOf returns objs[idx], a slice of its own, for send to put
