@@ -127,16 +127,20 @@ func listPage(c *call, opts *metainternalversion.ListOptions) (watchcache.ListRe
 
 // writeList sends a page of cached items. Items are converted to the
 // request's version first, all of them before anything is written, so
-// that a conversion that fails is an error Status; items already in it
-// (and in plain JSON) are spliced in unchanged.
+// that a conversion that fails is an error Status (a gzipped list is
+// compressed while they convert, but held until they all have); items
+// already in it (and in plain JSON) are spliced in unchanged.
 func (h *Handler) writeList(c *call, res watchcache.ListResult) {
 	rv := strconv.FormatInt(res.ResourceVersion, 10)
-	l, err := inRequestVersion(c, res.Items)
-	if err != nil {
+	lm := metav1.ListMeta{ResourceVersion: rv, Continue: res.Continue, RemainingItemCount: res.RemainingItemCount}
+	l, objs, idx := byVersion(c, res.Items)
+	if len(objs) > 0 && h.writeConvertingGzipped(c, lm, l, objs, idx) {
+		return
+	}
+	if err := convertListed(c, l, objs, idx); err != nil {
 		codec.WriteStatus(c.w, c.r, err)
 		return
 	}
-	lm := metav1.ListMeta{ResourceVersion: rv, Continue: res.Continue, RemainingItemCount: res.RemainingItemCount}
 	h.writeListAs(c, lm, l)
 }
 
@@ -174,15 +178,7 @@ func (h *Handler) writeObjectList(c *call, lm metav1.ListMeta, l listed) {
 		writeProtobufBody(c, http.StatusOK, b, err)
 		return
 	}
-	md := listMeta(lm)
-	if c.def.Custom() {
-		// An unstructured list always carries continue, empty or not.
-		md["continue"] = lm.Continue
-	}
-	head, _ := json.Marshal(map[string]any{
-		"kind": c.def.ListKind, "apiVersion": c.apiVersion(), "metadata": md,
-	})
-	head = append(head[:len(head)-1:len(head)-1], `,"items":[`...)
+	head := objectListHead(c, lm)
 	if !c.def.Custom() {
 		// Upstream's typed lists write their items without apiVersion
 		// and kind (its unstructured lists of custom resources keep them).
@@ -202,6 +198,20 @@ func (h *Handler) writeObjectList(c *call, lm metav1.ListMeta, l listed) {
 	h.writeItems(c, head, l.len(), func(w listWriter, i int) {
 		l.at(i).writeTo(w)
 	})
+}
+
+// objectListHead is a JSON list of c's resource up to its items' opening
+// bracket.
+func objectListHead(c *call, lm metav1.ListMeta) []byte {
+	md := listMeta(lm)
+	if c.def.Custom() {
+		// An unstructured list always carries continue, empty or not.
+		md["continue"] = lm.Continue
+	}
+	head, _ := json.Marshal(map[string]any{
+		"kind": c.def.ListKind, "apiVersion": c.apiVersion(), "metadata": md,
+	})
+	return append(head[:len(head)-1:len(head)-1], `,"items":[`...)
 }
 
 // writeTableList sends the items as a Table. With the version's compiled
@@ -546,9 +556,33 @@ func (li listItem) bytes() []byte {
 // conversion between versions of one schema, converted ones (in one call
 // to the converter, which batches) of the others.
 func inRequestVersion(c *call, items []*watchcache.Item) (listed, error) {
+	l, objs, idx := byVersion(c, items)
+	if err := convertListed(c, l, objs, idx); err != nil {
+		return listed{}, err
+	}
+	return l, nil
+}
+
+// convertListed converts objs, items idx of l (byVersion), into l.
+func convertListed(c *call, l listed, objs []conversion.Object, idx []int) error {
+	if len(objs) == 0 {
+		return nil
+	}
+	converted, err := c.conv().FromStored(c.r.Context(), objs)
+	if err != nil {
+		return err
+	}
+	for j, i := range idx {
+		l.encoded[i].body = converted[j]
+	}
+	return nil
+}
+
+// byVersion returns the items in the request's version but for those a
+// converter must convert: objs, which are items idx, whose body in l is
+// left for their conversions.
+func byVersion(c *call, items []*watchcache.Item) (l listed, objs []conversion.Object, idx []int) {
 	var out []listItem // made at the first object not as cached
-	var objs []conversion.Object
-	var idx []int
 	none, isNone := conversion.For(c.def).(conversion.None)
 	var head []byte
 	for i, it := range items {
@@ -578,18 +612,7 @@ func inRequestVersion(c *call, items []*watchcache.Item) (listed, error) {
 		idx = append(idx, i)
 		objs = append(objs, conversion.Object{Cached: it, Key: it.Key, Revision: it.Revision})
 	}
-	l := listed{items: items, encoded: out}
-	if len(objs) == 0 {
-		return l, nil
-	}
-	converted, err := c.conv().FromStored(c.r.Context(), objs)
-	if err != nil {
-		return listed{}, err
-	}
-	for j, i := range idx {
-		out[i].body = converted[j]
-	}
-	return l, nil
+	return listed{items: items, encoded: out}, objs, idx
 }
 
 // listWriters buffer streamed lists on their way to the connection.

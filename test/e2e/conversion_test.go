@@ -447,6 +447,18 @@ spec:
 		t.Errorf("listing at the storage version took %d reviews", n)
 	}
 
+	// A long list whose last review fails is that failure, though the
+	// objects before it were ready (compressed as they came) first.
+	kubectl(t, srv, "label", "-n", ns, "pizzas.v1alpha1."+pizzaGroup, "p-998", "oven=cold")
+	hook.setEdit(func(r *webhooktest.Review) {
+		r.Response.ConvertedObjects = nil
+		r.Response.Result = webhooktest.Result{Status: "Failed", Message: "the oven is cold"}
+	})
+	if got := kubectlFails(t, srv, "get", "-n", ns, "pizzas.v1beta1."+pizzaGroup, "-o", "name"); !strings.Contains(got, "conversion webhook for "+pizzaGroup+"/v1alpha1, Kind=PizzaList failed: the oven is cold") {
+		t.Errorf("a long list with a failing review: %s", got)
+	}
+	hook.setEdit(nil)
+
 	// A dry run at v1beta1 converts both ways and stores nothing.
 	dry := kubectlYAML(t, srv, "create", "-n", ns, "--dry-run=server", "-o", "yaml", "-f", writeManifest(t, "dry.yaml", `apiVersion: `+pizzaGroup+`/v1beta1
 kind: Pizza
