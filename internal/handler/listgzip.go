@@ -3,6 +3,7 @@ package handler
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"net/http"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -23,8 +24,7 @@ import (
 // nothing, when the list is answered otherwise: the client does not take
 // gzip (or audit keeps the answer), the answer is small, every object's
 // conversion is kept already (the list then streams, and the client reads
-// it as it is compressed) or the converter does not stream, or every
-// compressor is busy.
+// it as it is compressed) or the converter does not stream.
 func (h *Handler) writeConvertingGzipped(c *call, lm metav1.ListMeta, l listed, objs []conversion.Object, idx []int) bool {
 	if c.media.As != "" || c.media.Type != codec.MediaJSON || c.media.Pretty || !c.def.Custom() ||
 		!compress.Allowed(c.r.Context()) {
@@ -43,53 +43,84 @@ func (h *Handler) writeConvertingGzipped(c *call, lm metav1.ListMeta, l listed, 
 	if size <= compress.Threshold {
 		return false
 	}
-	gw := compress.Take()
-	if gw == nil {
-		return false
-	}
-	defer compress.Put(gw)
-
-	var body bytes.Buffer
-	gw.Reset(&body)
-	bw := listWriters.Get().(*bufio.Writer)
-	bw.Reset(gw)
-	defer func() {
-		bw.Reset(nil)
-		listWriters.Put(bw)
-	}()
-	bw.Write(objectListHead(c, lm))
-	next := 0
-	writeTo := func(end int) {
-		for ; next < end; next++ {
-			if next > 0 {
-				bw.WriteByte(',')
-			}
-			l.at(next).writeTo(bw)
-		}
-	}
+	z := gzipList{c: c, lm: lm, l: l}
+	defer z.release()
 	err := c.conv().FromStoredEach(c.r.Context(), objs, func(j int, b []byte) error {
 		i := idx[j]
 		l.encoded[i].body = b
-		writeTo(i + 1)
+		z.upTo(i + 1)
 		return nil
 	})
 	if err != nil {
 		codec.WriteStatus(c.w, c.r, err)
 		return true
 	}
-	writeTo(l.len())
-	bw.WriteString("]}\n")
+	if z.gw == nil {
+		// No compressor was free: the list goes as any other.
+		h.writeListAs(c, lm, l)
+		return true
+	}
+	z.upTo(l.len())
+	z.bw.WriteString("]}\n")
 	// Writes to memory do not fail.
-	_ = bw.Flush()
-	_ = gw.Close()
+	_ = z.bw.Flush()
+	_ = z.gw.Close()
 
 	hd := c.w.Header()
 	hd.Set("Content-Type", codec.MediaJSON)
 	hd.Set("Content-Encoding", "gzip")
 	hd.Add("Vary", "Accept-Encoding")
 	c.w.WriteHeader(http.StatusOK)
-	if _, err := c.w.Write(body.Bytes()); err != nil {
+	if _, err := c.w.Write(z.body.Bytes()); err != nil {
 		h.log.Debug("writing a list", "resource", c.gr(), "err", err)
 	}
 	return true
+}
+
+// gzipList is a JSON list compressed into memory as its objects come in.
+// Its compressor is taken when the first object is in, so that a webhook
+// that does not answer holds none; if none is free then, the list is not
+// compressed here at all.
+type gzipList struct {
+	c    *call
+	lm   metav1.ListMeta
+	l    listed
+	gw   *gzip.Writer // nil until the first object, or when none was free
+	off  bool         // none was free
+	bw   *bufio.Writer
+	body bytes.Buffer
+	next int // the first object not yet written
+}
+
+// upTo writes the objects before end that are not yet written.
+func (z *gzipList) upTo(end int) {
+	if z.off {
+		return
+	}
+	if z.gw == nil {
+		if z.gw = compress.Take(); z.gw == nil {
+			z.off = true
+			return
+		}
+		z.gw.Reset(&z.body)
+		z.bw = listWriters.Get().(*bufio.Writer)
+		z.bw.Reset(z.gw)
+		z.bw.Write(objectListHead(z.c, z.lm))
+	}
+	for ; z.next < end; z.next++ {
+		if z.next > 0 {
+			z.bw.WriteByte(',')
+		}
+		z.l.at(z.next).writeTo(z.bw)
+	}
+}
+
+// release gives back the compressor and the buffer.
+func (z *gzipList) release() {
+	if z.gw == nil {
+		return
+	}
+	z.bw.Reset(nil)
+	listWriters.Put(z.bw)
+	compress.Put(z.gw)
 }
