@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -646,7 +647,11 @@ func (gc *GarbageCollector) orphan(ctx context.Context, uid types.UID) error {
 	if owner == nil {
 		return nil
 	}
-	for _, dep := range gc.graph.dependentsOf(uid, false) {
+	deps, err := gc.orphanedDependents(ctx, owner)
+	if err != nil {
+		return err
+	}
+	for _, dep := range deps {
 		err := gc.Server.Update(ctx, dep.Resource, dep.Namespace, dep.Name, dep.UID, func(o *GCObject) bool {
 			before := len(o.OwnerReferences)
 			o.OwnerReferences = slices.DeleteFunc(o.OwnerReferences, func(r metav1.OwnerReference) bool { return r.UID == uid })
@@ -656,13 +661,60 @@ func (gc *GarbageCollector) orphan(ctx context.Context, uid types.UID) error {
 			return err
 		}
 	}
-	err := gc.Server.Update(ctx, owner.Resource, owner.Namespace, owner.Name, uid, func(o *GCObject) bool {
+	err = gc.Server.Update(ctx, owner.Resource, owner.Namespace, owner.Name, uid, func(o *GCObject) bool {
 		return removeFinalizer(o, metav1.FinalizerOrphanDependents)
 	})
 	if errors.Is(err, ErrGCNotFound) {
 		return nil
 	}
 	return err
+}
+
+// orphanedDependents returns the dependents of owner, which is being
+// deleted orphaning them: those in the graph, and those the graph has not
+// seen yet. Each resource's watch feeds the graph at its own pace, so a
+// dependent written just before its owner's deletion may reach the graph
+// after the owner is gone; left out here, it would keep its reference to
+// the owner and later be collected as if the owner had been deleted in the
+// background. So every resource's cache, once current to the owner's
+// revision (later than any write before the deletion), is searched too.
+// Orphaning is rare, and the search reads only objects that name the
+// owner's uid somewhere.
+func (gc *GarbageCollector) orphanedDependents(ctx context.Context, owner *gcNode) ([]*gcNode, error) {
+	deps := gc.graph.dependentsOf(owner.UID, false)
+	known := make(map[types.UID]bool, len(deps))
+	for _, d := range deps {
+		known[d.UID] = true
+	}
+	uid := []byte(owner.UID)
+	opts := watchcache.ListOptions{ResourceVersion: strconv.FormatInt(owner.Revision, 10), ResourceVersionMatch: watchcache.MatchNotOlderThan}
+	var buf []byte
+	for _, r := range gc.Server.Resources() {
+		if r.Cache == nil || (owner.Namespace != "" && !r.Namespaced) {
+			continue // a cluster-scoped object cannot depend on a namespaced one
+		}
+		opts.Namespace = owner.Namespace
+		if !r.Namespaced {
+			opts.Namespace = ""
+		}
+		res, err := r.Cache.List(ctx, opts)
+		if err != nil {
+			return nil, fmt.Errorf("looking for the dependents of %s in %s: %w", owner.UID, r.Resource, err)
+		}
+		for _, it := range res.Items {
+			b := it.JSONInto(&buf)
+			if !bytes.Contains(b, uid) {
+				continue
+			}
+			n, err := decodeGCNode(r.Resource, b)
+			if err != nil || known[n.UID] || ownerRef(n.Owners, owner.UID) == nil {
+				continue
+			}
+			known[n.UID] = true
+			deps = append(deps, n)
+		}
+	}
+	return deps, nil
 }
 
 func removeFinalizer(o *GCObject, f string) bool {

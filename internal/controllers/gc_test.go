@@ -229,3 +229,64 @@ func TestGarbageCollectorReplicas(t *testing.T) {
 	cancel()
 	wg.Wait() // Run returns once its workers have
 }
+
+// unseenParts is the store with a parts cache that never starts: the
+// collector's graph never sees a part, as when a resource's watch lags
+// behind its owner's deletion.
+type unseenParts struct{ *gcStore }
+
+func (u unseenParts) Resources() []controllers.GCResource {
+	out := slices.Clone(u.gcStore.Resources())
+	for i, r := range out {
+		if r.Resource == parts {
+			out[i].Cache = watchcache.New(u.backend, u.keyPrefix(parts), decodeItem, watchcache.Options{})
+		}
+	}
+	return out
+}
+
+// An owner deleted orphaning its dependents leaves them without their
+// reference to it even when the graph had not seen them yet: kept, the
+// reference would have them collected later as dependents of a gone owner.
+func TestGarbageCollectorOrphansUnseenDependents(t *testing.T) {
+	backend := newBackend(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s := newGCStore(ctx, t, backend, "/test/gc-unseen/")
+	rack := s.create(t, racks, "", "rack")
+	s.create(t, parts, "ns", "p1", rack)
+	s.create(t, parts, "other", "p2", rack, metav1.OwnerReference{APIVersion: "example.com/v1", Kind: "Rack", Name: "spare", UID: "spare-uid"})
+	s.create(t, parts, "ns", "p3") // names no owner
+
+	gc := controllers.NewGarbageCollector(unseenParts{s}, nil)
+	var wg sync.WaitGroup
+	wg.Go(func() { gc.Run(ctx) })
+	defer func() {
+		cancel()
+		wg.Wait()
+	}()
+	cur, err := s.Get(ctx, racks, "", "rack")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Delete(ctx, racks, "", "rack", cur, metav1.DeletePropagationOrphan); err != nil {
+		t.Fatal(err)
+	}
+	s.waitKeys(t, racks)
+	for _, p := range []struct {
+		ns, name string
+		want     []types.UID
+	}{{"ns", "p1", nil}, {"other", "p2", []types.UID{"spare-uid"}}, {"ns", "p3", nil}} {
+		o, err := s.Get(ctx, parts, p.ns, p.name)
+		if err != nil {
+			t.Fatalf("%s: %v", p.name, err)
+		}
+		var got []types.UID
+		for _, r := range o.OwnerReferences {
+			got = append(got, r.UID)
+		}
+		if !slices.Equal(got, p.want) {
+			t.Errorf("%s owners after the rack's orphaning deletion: %v, want %v", p.name, got, p.want)
+		}
+	}
+}
