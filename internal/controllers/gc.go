@@ -689,6 +689,7 @@ func (gc *GarbageCollector) orphanedDependents(ctx context.Context, owner *gcNod
 	uid := []byte(owner.UID)
 	opts := watchcache.ListOptions{ResourceVersion: strconv.FormatInt(owner.Revision, 10), ResourceVersionMatch: watchcache.MatchNotOlderThan}
 	var buf []byte
+	var pieces [][]byte
 	for _, r := range gc.Server.Resources() {
 		if r.Cache == nil || (owner.Namespace != "" && !r.Namespaced) {
 			continue // a cluster-scoped object cannot depend on a namespaced one
@@ -702,11 +703,10 @@ func (gc *GarbageCollector) orphanedDependents(ctx context.Context, owner *gcNod
 			return nil, fmt.Errorf("looking for the dependents of %s in %s: %w", owner.UID, r.Resource, err)
 		}
 		for _, it := range res.Items {
-			b := it.JSONInto(&buf)
-			if !bytes.Contains(b, uid) {
+			if !namesUID(it, uid, &pieces) {
 				continue
 			}
-			n, err := decodeGCNode(r.Resource, b)
+			n, err := decodeGCNode(r.Resource, it.JSONInto(&buf))
 			if err != nil || known[n.UID] || ownerRef(n.Owners, owner.UID) == nil {
 				continue
 			}
@@ -715,6 +715,19 @@ func (gc *GarbageCollector) orphanedDependents(ctx context.Context, owner *gcNod
 		}
 	}
 	return deps, nil
+}
+
+// namesUID reports whether the item's bytes contain uid, read in its
+// pieces, without putting it together: an owner reference's uid is in the
+// item's own bytes, which end only where a shared field set begins.
+func namesUID(it *watchcache.Item, uid []byte, pieces *[][]byte) bool {
+	*pieces = it.AppendPieces((*pieces)[:0])
+	for _, p := range *pieces {
+		if bytes.Contains(p, uid) {
+			return true
+		}
+	}
+	return false
 }
 
 func removeFinalizer(o *GCObject, f string) bool {
