@@ -687,16 +687,15 @@ func (gc *GarbageCollector) orphanedDependents(ctx context.Context, owner *gcNod
 		known[d.UID] = true
 	}
 	uid := []byte(owner.UID)
-	opts := watchcache.ListOptions{ResourceVersion: strconv.FormatInt(owner.Revision, 10), ResourceVersionMatch: watchcache.MatchNotOlderThan}
+	// A namespaced owner's dependents are in its namespace (a
+	// cluster-scoped object cannot depend on it); a cluster-scoped
+	// owner's are anywhere.
+	opts := watchcache.ListOptions{Namespace: owner.Namespace, ResourceVersion: strconv.FormatInt(owner.Revision, 10), ResourceVersionMatch: watchcache.MatchNotOlderThan}
 	var buf []byte
 	var pieces [][]byte
 	for _, r := range gc.Server.Resources() {
 		if r.Cache == nil || (owner.Namespace != "" && !r.Namespaced) {
-			continue // a cluster-scoped object cannot depend on a namespaced one
-		}
-		opts.Namespace = owner.Namespace
-		if !r.Namespaced {
-			opts.Namespace = ""
+			continue
 		}
 		res, err := r.Cache.List(ctx, opts)
 		if err != nil {

@@ -91,6 +91,14 @@ func (r Request) FromStored(ctx context.Context, items []Object) ([][]byte, erro
 	return out, nil
 }
 
+// Pending reports whether converting items would wait for a conversion
+// under way or to be sent: only a converter that hands results over as
+// they come (EachConverter) says so; the others convert at once.
+func (r Request) Pending(items []Object) bool {
+	ec, ok := For(r.Def).(EachConverter)
+	return ok && ec.Pending(r.APIVersion(), items)
+}
+
 // FromStoredEach is FromStored handing each object over in order, as
 // soon as it is converted (EachConverter), or once all are with a
 // converter that does not stream.

@@ -30,17 +30,15 @@ func (h *Handler) writeConvertingGzipped(c *call, lm metav1.ListMeta, l listed, 
 		!compress.Allowed(c.r.Context()) {
 		return false
 	}
-	if ec, ok := conversion.For(c.def).(conversion.EachConverter); !ok || !ec.Pending(c.apiVersion(), objs) {
-		// Nothing to wait for: the list streams as it is written.
-		return false
-	}
 	size := 0
 	for _, it := range l.items {
 		if size += it.Len(); size > compress.Threshold {
 			break
 		}
 	}
-	if size <= compress.Threshold {
+	if size <= compress.Threshold || !c.conv().Pending(objs) {
+		// Small, or nothing to wait for: the list streams as it is
+		// written.
 		return false
 	}
 	z := gzipList{c: c, lm: lm, l: l}
