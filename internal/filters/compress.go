@@ -1,7 +1,6 @@
 package filters
 
 import (
-	"compress/gzip"
 	"net/http"
 	"strconv"
 	"strings"
@@ -77,8 +76,8 @@ type compressWriter struct {
 	w       http.ResponseWriter
 	status  int // the handler's status code; 0 until it gives one
 	decided bool
-	held    *[]byte      // while undecided, from heldBuffers
-	gz      *gzip.Writer // when compressing
+	held    *[]byte          // while undecided, from heldBuffers
+	gz      *compress.Writer // when compressing
 }
 
 // heldBuffers hold answers back until their size is known: a buffer

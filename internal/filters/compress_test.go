@@ -171,7 +171,7 @@ func TestCompressWhenBusy(t *testing.T) {
 		}
 		return w.Header().Get("Content-Encoding")
 	}
-	var busy []*gzip.Writer
+	var busy []*compress.Writer
 	for gw := compress.Take(); gw != nil; gw = compress.Take() {
 		busy = append(busy, gw)
 	}
@@ -210,7 +210,7 @@ func TestCompressPanic(t *testing.T) {
 
 // freeCompressors counts the compressors compress.Take would give.
 func freeCompressors() int {
-	var free []*gzip.Writer
+	var free []*compress.Writer
 	for gw := compress.Take(); gw != nil; gw = compress.Take() {
 		free = append(free, gw)
 	}

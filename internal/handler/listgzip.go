@@ -3,7 +3,6 @@ package handler
 import (
 	"bufio"
 	"bytes"
-	"compress/gzip"
 	"net/http"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -83,8 +82,8 @@ type gzipList struct {
 	c    *call
 	lm   metav1.ListMeta
 	l    listed
-	gw   *gzip.Writer // nil until the first object, or when none was free
-	off  bool         // none was free
+	gw   *compress.Writer // nil until the first object, or when none was free
+	off  bool             // none was free
 	bw   *bufio.Writer
 	body bytes.Buffer
 	next int // the first object not yet written

@@ -120,7 +120,7 @@ func TestListConvertedGzipped(t *testing.T) {
 
 	// Every compressor busy: the list is answered, not compressed.
 	set("seven")
-	var busy []*gzip.Writer
+	var busy []*compress.Writer
 	for gw := compress.Take(); gw != nil; gw = compress.Take() {
 		busy = append(busy, gw)
 	}

@@ -1,11 +1,12 @@
 package handler
 
 import (
-	"compress/gzip"
 	"net/http"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/klauspost/compress/gzip"
 
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 )

@@ -1,11 +1,12 @@
 package openapi
 
 import (
-	"compress/gzip"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/klauspost/compress/gzip"
 )
 
 // Upstream serves /openapi/v2 (and only it) through a gzip handler of
