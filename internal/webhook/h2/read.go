@@ -248,10 +248,22 @@ func (c *conn) onData(f *http2.DataFrame) error {
 		case st.length >= 0 && int64(len(st.data)+len(data)) > st.length:
 			c.failStream(f.StreamID, errors.New("h2: the server sent more than its declared content-length"), resetCode(f.StreamEnded(), http2.ErrCodeProtocol))
 		default:
-			if need := len(st.data) + len(data); need > cap(st.data) && st.length >= 0 {
-				// Towards the declared length, doubling: at most twice
-				// what arrived is held, and the last buffer is exact.
-				grown := make([]byte, len(st.data), min(st.length, max(int64(need), 2*int64(cap(st.data)))))
+			if need := len(st.data) + len(data); need > cap(st.data) {
+				// Doubling, towards the declared length when there is
+				// one: at most twice what arrived is held, and the last
+				// buffer is exact. Without a length (webhooks that
+				// stream their answer, as an encoder writing to the
+				// ResponseWriter does), append alone would grow a
+				// megabyte's buffer by a quarter at a time and copy it
+				// five times over.
+				size := max(int64(need), 2*int64(cap(st.data)))
+				if st.length >= 0 {
+					size = min(st.length, size)
+				}
+				if c.t.MaxResponse > 0 {
+					size = min(int64(c.t.MaxResponse), size)
+				}
+				grown := make([]byte, len(st.data), size)
 				copy(grown, st.data)
 				st.data = grown
 			}
