@@ -187,6 +187,7 @@ type stream struct {
 	answered    bool // the final (non-1xx) HEADERS arrived
 	status      int
 	length      int64 // declared by the answer; -1 for none
+	hint        int   // Request.AnswerHint
 	data        []byte
 	recvAvail   int64
 	recvUnacked int64
@@ -278,7 +279,7 @@ func (c *conn) usable() bool {
 
 // roundTrip makes the call on the stream reserved for it.
 func (c *conn) roundTrip(ctx context.Context, req *Request) (Response, error) {
-	st := &stream{done: make(chan struct{}), parts: req.Body}
+	st := &stream{done: make(chan struct{}), parts: req.Body, hint: req.AnswerHint}
 	for _, p := range req.Body {
 		st.left += int64(len(p))
 	}

@@ -123,6 +123,11 @@ type Request struct {
 	// Body is sent as one body, one part after another. The parts must not
 	// change until Post returns.
 	Body [][]byte
+	// AnswerHint is about how large the answer is expected to be: an
+	// answer larger than its first frame is read on into a buffer this
+	// large (never larger than its declared length or MaxResponse) rather
+	// than one that doubles as it arrives.
+	AnswerHint int
 }
 
 // Response is an answer, its body read whole.

@@ -257,6 +257,11 @@ func (c *conn) onData(f *http2.DataFrame) error {
 				// megabyte's buffer by a quarter at a time and copy it
 				// five times over.
 				size := max(int64(need), 2*int64(cap(st.data)))
+				if cap(st.data) > 0 && cap(st.data) < st.hint {
+					// Past its first frame, the answer is a large one:
+					// as large as expected at once.
+					size = max(size, int64(st.hint))
+				}
 				if st.length >= 0 {
 					size = min(st.length, size)
 				}
