@@ -119,3 +119,24 @@ func TestResultsFromRawShared(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkCachePut fills a cache with the 10,000 results of a cold list,
+// 500 to an answer, as the reviews of the list land.
+func BenchmarkCachePut(b *testing.B) {
+	keys := make([]cacheKey, 10000)
+	for i := range keys {
+		keys[i] = cacheKey{"ns/widget-" + strconv.Itoa(i), "bench.crdserver.io/v2"}
+	}
+	json := make([]byte, 2500)
+	b.ReportAllocs()
+	for b.Loop() {
+		c := resultCache{max: 64 << 20, m: map[cacheKey]cached{}}
+		var ans *answer
+		for i, k := range keys {
+			if i%500 == 0 {
+				ans = &answer{size: 500 * len(json)}
+			}
+			c.put(k, 1, json, ans)
+		}
+	}
+}

@@ -687,6 +687,11 @@ func (c *resultCache) put(k cacheKey, rev int64, b []byte, ans *answer) {
 		ans.refs++
 		ans.keys = append(ans.keys, k)
 	}
+	if c.size <= c.max {
+		// Starting to range over a map of thousands of entries, only to
+		// stop at once, cost more than the rest of a put.
+		return
+	}
 	// Room is made from other entries first: evicting the answer being
 	// put, part by part as it comes, would keep only its last parts.
 	c.evict(func(key cacheKey, e cached) bool { return key != k && (ans == nil || e.ans != ans) })
