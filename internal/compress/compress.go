@@ -8,7 +8,9 @@ package compress
 
 import (
 	"context"
+	"io"
 	"runtime"
+	"time"
 
 	"github.com/klauspost/compress/gzip"
 )
@@ -56,6 +58,15 @@ func Take() *Writer {
 	default:
 		return nil
 	}
+}
+
+// Reset makes gw write a new gzip stream to w, with a header whose MTIME
+// is 0 ("no time stamp"), as the standard library writes it: klauspost's
+// writes the zero time.Time's seconds instead, a date in 2042, which gzip
+// readers show.
+func Reset(gw *Writer, w io.Writer) {
+	gw.Reset(w)
+	gw.ModTime = time.Unix(0, 0)
 }
 
 // Put gives back a writer Take returned.

@@ -144,7 +144,7 @@ func (c *compressWriter) decide(gzipped bool) {
 		h.Del("Content-Length")
 		h.Set("Content-Encoding", "gzip")
 		h.Add("Vary", "Accept-Encoding")
-		c.gz.Reset(c.w)
+		compress.Reset(c.gz, c.w)
 	}
 	c.w.WriteHeader(c.status)
 }

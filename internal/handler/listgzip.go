@@ -99,7 +99,7 @@ func (z *gzipList) upTo(end int) {
 			z.off = true
 			return
 		}
-		z.gw.Reset(&z.body)
+		compress.Reset(z.gw, &z.body)
 		z.bw = listWriters.Get().(*bufio.Writer)
 		z.bw.Reset(z.gw)
 		z.bw.Write(objectListHead(z.c, z.lm))

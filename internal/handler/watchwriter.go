@@ -8,6 +8,8 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 
+	"github.com/crdserver/crdserver/internal/compress"
+
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 )
 
@@ -72,7 +74,7 @@ func (ww *watchWriter) send(b []byte) error {
 		return nil
 	}
 	ww.gz = watchGzips.Get().(*gzip.Writer)
-	ww.gz.Reset(ww.w)
+	compress.Reset(ww.gz, ww.w)
 	_, err := ww.gz.Write(b)
 	if cerr := ww.close(); err == nil {
 		err = cerr

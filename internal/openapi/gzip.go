@@ -7,6 +7,8 @@ import (
 	"sync"
 
 	"github.com/klauspost/compress/gzip"
+
+	"github.com/crdserver/crdserver/internal/compress"
 )
 
 // Upstream serves /openapi/v2 (and only it) through a gzip handler of
@@ -96,11 +98,11 @@ func (g *gzipWriter) Write(p []byte) (int, error) {
 }
 
 // decide writes the header of a compressed or a plain answer.
-func (g *gzipWriter) decide(compress bool) {
+func (g *gzipWriter) decide(gzipped bool) {
 	g.decided = true
-	if compress {
+	if gzipped {
 		g.gz = gzipWriters.Get().(*gzip.Writer)
-		g.gz.Reset(g.w)
+		compress.Reset(g.gz, g.w)
 		g.w.Header().Set("Content-Encoding", "gzip")
 		g.w.Header().Del("Content-Length")
 	}
