@@ -363,6 +363,12 @@ func (w *Webhook) send(ctx context.Context, to string, objs []Object, idx []int)
 	if err != nil {
 		return nil, nil, fmt.Errorf("conversion webhook for %v failed: %v", in, err)
 	}
+	if cap(data) > len(data)+len(data)/4 {
+		// The answer was read into a buffer of the size the review
+		// expected, and came back much smaller: the results the cache
+		// keeps as parts of it should not keep the rest alive.
+		data = bytes.Clone(data)
+	}
 	toGV, _ := schema.ParseGroupVersion(to)
 	s := targetSchema(w.def, to)
 	uc, _ := s.(unchangedChecker)

@@ -171,6 +171,10 @@ func (w *buffer) Write(p []byte) (int, error) {
 
 // stream is one call on a connection. The reader fills in the answer and
 // then closes done; the caller reads it only after that.
+// maxAnswerHint bounds Request.AnswerHint: a transport without
+// MaxResponse would otherwise make whatever buffer a caller hinted.
+const maxAnswerHint = 64 << 20
+
 type stream struct {
 	id   uint32
 	done chan struct{}
@@ -279,7 +283,7 @@ func (c *conn) usable() bool {
 
 // roundTrip makes the call on the stream reserved for it.
 func (c *conn) roundTrip(ctx context.Context, req *Request) (Response, error) {
-	st := &stream{done: make(chan struct{}), parts: req.Body, hint: req.AnswerHint}
+	st := &stream{done: make(chan struct{}), parts: req.Body, hint: min(max(req.AnswerHint, 0), maxAnswerHint)}
 	for _, p := range req.Body {
 		st.left += int64(len(p))
 	}

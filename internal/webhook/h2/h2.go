@@ -124,9 +124,10 @@ type Request struct {
 	// change until Post returns.
 	Body [][]byte
 	// AnswerHint is about how large the answer is expected to be: an
-	// answer larger than its first frame is read on into a buffer this
-	// large (never larger than its declared length or MaxResponse) rather
-	// than one that doubles as it arrives.
+	// answer larger than its first frame is read on into a buffer an
+	// eighth larger than this (never larger than its declared length,
+	// MaxResponse or 64 MiB) rather than one that doubles as it arrives,
+	// and grows by a quarter past it.
 	AnswerHint int
 }
 

@@ -187,9 +187,10 @@ func TestLargeBodies(t *testing.T) {
 }
 
 // TestAnswerHint: an answer of many frames is read into one buffer of the
-// size the call expected, unless its declared length is smaller; a hint
-// too small only starts the doubling there; a one-frame answer gets a
-// buffer of its own size, whatever the hint.
+// size the call expected and an eighth, unless its declared length is
+// smaller; past a hint too small the buffer grows by quarters, so that it
+// never holds twice the answer; a one-frame answer gets a buffer of its
+// own size, whatever the hint.
 func TestAnswerHint(t *testing.T) {
 	const size = 1 << 20
 	answer := bytes.Repeat([]byte("y"), size)
@@ -208,10 +209,15 @@ func TestAnswerHint(t *testing.T) {
 		hint    int
 		wantCap int
 	}{
-		{"/?n=1048576", size + 100, size + 100},
+		// An eighth over the hint, for answers a little larger.
+		{"/?n=1048576", size + 100, (size + 100) * 9 / 8},
+		// The declared length, when the hint is larger.
 		{"/?n=1048576&declared=1", size + 100, size},
+		// Its own size, for an answer of one frame.
 		{"/?n=100", size, 100},
-		{"/?n=1048576", 300 << 10, 1200 << 10},
+		// Past the hint and its eighth (345,600 bytes), by quarters:
+		// 432,000, 540,000, 675,000, 843,750, 1,054,687.
+		{"/?n=1048576", 300 << 10, 1054687},
 	} {
 		resp, err := p.tr.Post(context.Background(), &h2.Request{Authority: "webhook.example:443", Path: c.path, Header: header, AnswerHint: c.hint})
 		if err != nil {

@@ -257,10 +257,19 @@ func (c *conn) onData(f *http2.DataFrame) error {
 				// megabyte's buffer by a quarter at a time and copy it
 				// five times over.
 				size := max(int64(need), 2*int64(cap(st.data)))
-				if cap(st.data) > 0 && cap(st.data) < st.hint {
+				switch {
+				case st.hint == 0:
+				case cap(st.data) > 0 && cap(st.data) < st.hint:
 					// Past its first frame, the answer is a large one:
-					// as large as expected at once.
-					size = max(size, int64(st.hint))
+					// as large as expected at once, and an eighth more
+					// for an answer a little larger than expected.
+					size = max(int64(need), int64(st.hint)+int64(st.hint)/8)
+				case cap(st.data) >= st.hint:
+					// Larger than expected still: by a quarter, as a
+					// buffer kept whole (a conversion cache keeps the
+					// answer its results are parts of) should not hold
+					// twice what it needs.
+					size = max(int64(need), int64(cap(st.data))+int64(cap(st.data))/4)
 				}
 				if st.length >= 0 {
 					size = min(st.length, size)
