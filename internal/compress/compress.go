@@ -27,15 +27,16 @@ const Threshold = 128 << 10
 
 // compressors are the gzip writers answers are compressed with, four per
 // core. A writer is held while its answer goes out, as long as the client
-// takes to read it, so there are more than cores; an answer that finds
+// takes to read it, so there are more than cores. An answer that finds
 // none free is sent as it is (HTTP allows it, clients read both alike),
-// which costs more than compressing it: sending a list of 10,000 objects
-// (35 MB) over TLS took 40–50 ms of the server's CPU against gzip's 27 ms
-// and 1.1 MB, and 16 lists at once on two cores with a writer per core
-// took twice as long (p50) as with eight writers. They are kept, not pooled for the
-// collector to empty, as each holds 0.8 MB of window and tables that every
-// large list would allocate again (16 paged lists at once once made RSS
-// rise by 70 MB); at most 3.2 MB per core stay after a burst.
+// which for a list of objects of one kind costs more than compressing it:
+// sending 10,000 of the load generator's objects (35 MB) over TLS took
+// 40–50 ms of the server's CPU against gzip's 27 ms and 1.1 MB, and 16
+// such lists at once on two cores took twice as long (p50) with a writer
+// per core as with eight. Writers are kept, not pooled for the collector
+// to empty, as each holds 0.8 MB of window and tables that every large
+// list would allocate again (16 paged lists at once once made RSS rise by
+// 70 MB); at most 3.2 MB per core stay after a burst.
 var compressors = func() chan *Writer {
 	c := make(chan *Writer, 4*runtime.GOMAXPROCS(0))
 	for range cap(c) {

@@ -7,10 +7,9 @@ import (
 	"time"
 
 	"github.com/klauspost/compress/gzip"
+	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 
 	"github.com/crdserver/crdserver/internal/compress"
-
-	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 )
 
 // finalBookmarkAt is when a watch of timeout sends its last bookmark:

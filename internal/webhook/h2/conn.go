@@ -169,12 +169,12 @@ func (w *buffer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// stream is one call on a connection. The reader fills in the answer and
-// then closes done; the caller reads it only after that.
 // maxAnswerHint bounds Request.AnswerHint: a transport without
 // MaxResponse would otherwise make whatever buffer a caller hinted.
 const maxAnswerHint = 64 << 20
 
+// stream is one call on a connection. The reader fills in the answer and
+// then closes done; the caller reads it only after that.
 type stream struct {
 	id   uint32
 	done chan struct{}

@@ -249,31 +249,7 @@ func (c *conn) onData(f *http2.DataFrame) error {
 			c.failStream(f.StreamID, errors.New("h2: the server sent more than its declared content-length"), resetCode(f.StreamEnded(), http2.ErrCodeProtocol))
 		default:
 			if need := len(st.data) + len(data); need > cap(st.data) {
-				// Doubling, towards the declared length when there is
-				// one: at most twice what arrived is held, and the last
-				// buffer is exact. Without a length (webhooks that
-				// stream their answer, as an encoder writing to the
-				// ResponseWriter does), append alone would grow a
-				// megabyte's buffer by a quarter at a time and copy it
-				// five times over.
-				size := max(int64(need), 2*int64(cap(st.data)))
-				switch {
-				case st.hint == 0:
-				case cap(st.data) > 0 && cap(st.data) < st.hint:
-					// Past its first frame, the answer is a large one:
-					// as large as expected at once, and an eighth more
-					// for an answer a little larger than expected.
-					size = max(int64(need), int64(st.hint)+int64(st.hint)/8)
-				case cap(st.data) >= st.hint:
-					// Larger than expected still: by a quarter, as a
-					// buffer kept whole (a conversion cache keeps the
-					// answer its results are parts of) should not hold
-					// twice what it needs.
-					size = max(int64(need), int64(cap(st.data))+int64(cap(st.data))/4)
-				}
-				if st.length >= 0 {
-					size = min(st.length, size)
-				}
+				size := st.grownSize(need)
 				if c.t.MaxResponse > 0 {
 					size = min(int64(c.t.MaxResponse), size)
 				}
@@ -471,3 +447,29 @@ type goAwayError struct {
 }
 
 func (e goAwayError) Error() string { return e.msg }
+
+// grownSize is the capacity st's answer buffer grows to for need bytes.
+// Doubling, towards the declared length when there is one, holds at most
+// twice what arrived and makes the last buffer exact; without a length (a
+// webhook that streams its answer, as an encoder writing to the
+// ResponseWriter does), append alone would grow a megabyte's buffer by a
+// quarter at a time and copy it five times over. With a hint, an answer
+// past its first frame is a large one: it gets the size expected and an
+// eighth (for one a little larger) at once, and past that grows by
+// quarters, as a buffer kept whole (a conversion cache keeps the answer
+// its results are parts of) should not hold twice what it needs.
+func (st *stream) grownSize(need int) int64 {
+	c, hint := cap(st.data), st.hint
+	size := max(int64(need), 2*int64(c))
+	switch {
+	case hint == 0:
+	case c > 0 && c < hint:
+		size = max(int64(need), int64(hint)+int64(hint)/8)
+	case c >= hint:
+		size = max(int64(need), int64(c)+int64(c)/4)
+	}
+	if st.length >= 0 {
+		size = min(st.length, size)
+	}
+	return size
+}
