@@ -39,12 +39,13 @@ var _ Admitter = (*admission.Admission)(nil)
 
 // QuotaCharger is upstream's ResourceQuota admission, the last step of
 // admission: a create of a namespaced object (old nil), or an update that
-// counts for more (a Service's, a claim's), is charged to the namespace's
-// quotas, or refused when it would exceed one (the error says why; the
-// handler answers 403, unless it is already a Status, as a failure to
-// read or write the quotas is). sub is the subresource written ("" for
-// the object): a claim's /status is charged what it grows by but never
-// refused for it. A dry run is checked, not charged.
+// counts for more (a Service's, a claim's, a pod's resize), is charged to
+// the namespace's quotas, or refused when it would exceed one (the error
+// says why; the handler answers 403, unless it is already a Status, as a
+// failure to read or write the quotas is). sub is the subresource written
+// ("" for the object), and the charger decides which it charges: a
+// claim's /status is charged what it grows by but never refused for it.
+// A dry run is checked, not charged.
 type QuotaCharger interface {
 	Charge(ctx context.Context, gr schema.GroupResource, namespace, sub string, obj, old map[string]any, dry bool) error
 }

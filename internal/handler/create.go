@@ -222,7 +222,13 @@ func fillNamespace(c *call, obj map[string]any) {
 // chargeQuota charges a write of obj (old nil for a create) to the
 // namespace's ResourceQuotas, as upstream's last admission plugin does.
 func (h *Handler) chargeQuota(c *call, name, sub string, obj, old map[string]any, dry bool) error {
-	err := h.quota.Charge(c.r.Context(), c.gr(), c.info.Namespace, sub, obj, old, dry)
+	return admissionRefusal(c, name, h.quota.Charge(c.r.Context(), c.gr(), c.info.Namespace, sub, obj, old, dry))
+}
+
+// admissionRefusal is how upstream's admission answers an admission
+// plugin's error about the object name: a Status as it is, any other
+// error as a 403.
+func admissionRefusal(c *call, name string, err error) error {
 	if _, ok := err.(apierrors.APIStatus); ok || err == nil {
 		return err
 	}

@@ -233,8 +233,12 @@ func validateCreate(c *call, obj map[string]any) field.ErrorList {
 
 // prepareUpdate carries the system fields from old to obj and moves
 // generation when anything it tracks changed. sub is "" for the main
-// resource, "status", or a built-in's own subresource (already applied).
+// resource, "status", or a built-in's own subresource: applied already,
+// or here when it is kept late (registry.LateSubresource).
 func (h *Handler) prepareUpdate(c *call, obj, old map[string]any, sub string) map[string]any {
+	if su := lateUpdater(c, sub); su != nil {
+		obj, _ = su.UpdateSubresource(sub, obj, old)
+	}
 	if sub == "status" {
 		// A status write changes status, and the metadata the
 		// resource's status strategy keeps, and nothing else.

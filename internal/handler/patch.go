@@ -232,13 +232,34 @@ func checkPatchedTypeMeta(c *call, obj map[string]any) error {
 }
 
 // otherUpdater is the hooks writing sub when it is a subresource a
-// built-in defines (certificatesigningrequests/approval), else nil.
+// built-in defines (certificatesigningrequests/approval) and keeps to
+// what it may change as soon as the write is decoded, else nil.
 func otherUpdater(c *call, sub string) registry.SubresourceUpdater {
-	if sub == "" || sub == "status" || sub == "scale" {
-		return nil
+	if su, late := builtinUpdater(c, sub); !late {
+		return su
 	}
-	su, _ := c.def.Hooks.(registry.SubresourceUpdater)
-	return su
+	return nil
+}
+
+// lateUpdater is the hooks writing sub when it is a subresource a
+// built-in defines and keeps to what it may change only as the write is
+// prepared (registry.LateSubresource: pods/resize), else nil.
+func lateUpdater(c *call, sub string) registry.SubresourceUpdater {
+	if su, late := builtinUpdater(c, sub); late {
+		return su
+	}
+	return nil
+}
+
+// builtinUpdater is the hooks writing sub when it is a subresource a
+// built-in defines, else nil, and whether they keep it late.
+func builtinUpdater(c *call, sub string) (su registry.SubresourceUpdater, late bool) {
+	if sub == "" || sub == "status" || sub == "scale" {
+		return nil, false
+	}
+	su, _ = c.def.Hooks.(registry.SubresourceUpdater)
+	l, ok := su.(registry.LateSubresource)
+	return su, ok && l.KeepsLate(sub)
 }
 
 // patchBody is a patch read as its media type says, before it is applied.

@@ -91,8 +91,14 @@ func (h *Handler) createOnUpdate(c *call, obj map[string]any) error {
 	return h.createObject(c, obj, dry)
 }
 
-// updateSubresource serves a subresource a built-in defines (namespaces/finalize).
+// updateSubresource serves a subresource a built-in defines
+// (namespaces/finalize). One kept to what it may change only as the
+// write is prepared (pods/resize) is written as the whole object is.
 func (h *Handler) updateSubresource(c *call, su registry.SubresourceUpdater) {
+	if lateUpdater(c, c.info.Subresource) != nil {
+		h.update(c, c.info.Subresource)
+		return
+	}
 	obj, rv, err := decodeReplacement(c)
 	if err != nil {
 		codec.WriteStatus(c.w, c.r, err)
@@ -360,6 +366,11 @@ func (h *Handler) doWrite(c *call, sub, wantRV string, mutate mutation, copyOld 
 		if !c.applied {
 			recordFields(c, old, obj, sub)
 		}
+		if a, ok := c.def.Hooks.(registry.UpdateAdmitter); ok {
+			if err := a.AdmitUpdate(ctx, sub, obj, old); err != nil {
+				return admissionRefusal(c, c.info.Name, err)
+			}
+		}
 		if obj, err = h.mutate(c, admission.Update, obj, old, oldJSON, sub); err != nil {
 			return err
 		}
@@ -406,10 +417,15 @@ func (h *Handler) doWrite(c *call, sub, wantRV string, mutate mutation, copyOld 
 				return apierrors.NewInternalError(err)
 			}
 		}
+		if a, ok := c.def.Hooks.(registry.UpdateAdmissionChecker); ok {
+			if err := a.CheckUpdateAdmission(ctx, sub, obj, old); err != nil {
+				return admissionRefusal(c, c.info.Name, err)
+			}
+		}
 		if err := h.validateAdmission(c, admission.Update, obj, old, objJSON, oldJSON, sub); err != nil {
 			return err
 		}
-		if h.quota != nil && (sub == "" || sub == "status") && c.def.Namespaced() {
+		if h.quota != nil && c.def.Namespaced() {
 			if err := h.chargeQuota(c, c.info.Name, sub, obj, old, dry); err != nil {
 				return err
 			}

@@ -46,6 +46,27 @@ type CreateAdmissionChecker interface {
 	CheckCreateAdmission(ctx context.Context, obj map[string]any) error
 }
 
+// UpdateAdmitter is, for updates, what CreateAdmitter is for creates:
+// upstream's compiled-in mutating admission plugins acting on a write
+// through sub ("" for the object itself; pods/resize: LimitRanger's
+// container defaults), after the writer's fields are recorded and before
+// mutating admission policies and webhooks. obj is in the request's
+// version, old the stored object. An error that is a Status is the
+// answer, any other is refused as a 403.
+type UpdateAdmitter interface {
+	AdmitUpdate(ctx context.Context, sub string, obj, old map[string]any) error
+}
+
+// UpdateAdmissionChecker is, for updates, what CreateAdmissionChecker is
+// for creates: the validating half of upstream's compiled-in admission
+// plugins (pods/resize: LimitRanger's ranges, the node a bound pod runs
+// on), after the object is validated and before validating admission
+// policies and webhooks. obj and old are in the hooks' version. Errors
+// as UpdateAdmitter's.
+type UpdateAdmissionChecker interface {
+	CheckUpdateAdmission(ctx context.Context, sub string, obj, old map[string]any) error
+}
+
 // UpdatePreparer carries fields a client may not change through the main
 // resource (for example status) from old to obj.
 type UpdatePreparer interface {
@@ -121,6 +142,18 @@ type StrategicMerger interface {
 // change from obj into a copy of old and returns it.
 type SubresourceUpdater interface {
 	UpdateSubresource(name string, obj, old map[string]any) (map[string]any, bool)
+}
+
+// LateSubresource marks, among a SubresourceUpdater's subresources, those
+// kept to what they may change only as the write is prepared for
+// storage, as upstream's strategy for them does in PrepareForUpdate: until
+// then the write is the whole object as patched or replaced, which is what
+// its managedFields record and mutating admission sees (pods/resize,
+// whose managedFields name what a patch changed even where the resize
+// drops it). Other subresources keep what they may change as soon as the
+// write is decoded.
+type LateSubresource interface {
+	KeepsLate(subresource string) bool
 }
 
 // FieldResetter names the fields a write through the resource ("") or a
