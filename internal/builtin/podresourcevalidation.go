@@ -28,6 +28,12 @@ func isPodLevelResource(n corev1.ResourceName) bool {
 	return n == corev1.ResourceCPU || n == corev1.ResourceMemory || isHugePages(n)
 }
 
+// podLevelResourcesSet reports whether the spec sets pod-level requests
+// or limits.
+func podLevelResourcesSet(s *corev1.PodSpec) bool {
+	return s.Resources != nil && len(s.Resources.Requests)+len(s.Resources.Limits) > 0
+}
+
 func isHugePages(n corev1.ResourceName) bool {
 	return strings.HasPrefix(string(n), corev1.ResourceHugePagesPrefix)
 }
@@ -159,10 +165,10 @@ func validatePodResourceConsistency(s *corev1.PodSpec, p *field.Path) field.Erro
 // containers' together (at least the request) when every container has
 // one.
 func defaultPodLevelResources(s *corev1.PodSpec) {
-	r := s.Resources
-	if r == nil || len(r.Requests) == 0 && len(r.Limits) == 0 {
+	if !podLevelResourcesSet(s) {
 		return
 	}
+	r := s.Resources
 	lims := podresources.Aggregate(s, func(c *corev1.Container) corev1.ResourceList { return c.Resources.Limits })
 	podLims := r.Limits
 	if podLims == nil {

@@ -57,6 +57,9 @@ type PodAdmissionSource interface {
 	// RuntimeClass returns the named class as of now, or an error that
 	// is apierrors.IsNotFound when there is none.
 	RuntimeClass(ctx context.Context, name string) (*nodev1.RuntimeClass, error)
+	// Node returns the named node, or an error that is
+	// apierrors.IsNotFound when there is none.
+	Node(ctx context.Context, name string) (*corev1.Node, error)
 }
 
 // podHooks are a pod's hooks: the kind's rules, the admission plugins and
@@ -204,16 +207,12 @@ func (h podHooks) AdmitCreate(ctx context.Context, obj map[string]any) error {
 	if err != nil {
 		return nil // CheckType refused it
 	}
-	ns, _ := nested(obj, "metadata", "namespace").(string)
-	ranges, err := h.src.LimitRanges(ctx, ns)
+	ranges, err := h.defaultFromLimitRanges(ctx, p)
 	if err != nil {
-		return fmt.Errorf("listing LimitRanges: %w", err)
-	}
-	for i := range ranges {
-		applyLimitRange(&ranges[i], p)
+		return err
 	}
 	if _, mirror := p.Annotations[corev1.MirrorPodAnnotationKey]; !mirror {
-		if err := h.admitServiceAccount(ctx, ns, p); err != nil {
+		if err := h.admitServiceAccount(ctx, p.Namespace, p); err != nil {
 			return err
 		}
 	}
@@ -229,10 +228,8 @@ func (h podHooks) AdmitCreate(ctx context.Context, obj map[string]any) error {
 		return err
 	}
 	// Upstream checks in its validating phase, after every mutation.
-	for i := range ranges {
-		if err := checkLimitRange(&ranges[i], p); err != nil {
-			return err
-		}
+	if err := checkLimitRanges(ranges, p); err != nil {
+		return err
 	}
 	h.rewrite(obj, func(t *corev1.Pod) { t.Spec = p.Spec })
 	if a := p.Annotations[limitRangerAnnotation]; a != "" {
@@ -249,6 +246,30 @@ func (h podHooks) AdmitCreate(ctx context.Context, obj map[string]any) error {
 
 // limitRangerAnnotation records what upstream's LimitRanger set.
 const limitRangerAnnotation = "kubernetes.io/limit-ranger"
+
+// defaultFromLimitRanges is the mutating half of upstream's LimitRanger:
+// the LimitRanges of p's namespace, whose container defaults it gives p.
+func (h podHooks) defaultFromLimitRanges(ctx context.Context, p *corev1.Pod) ([]corev1.LimitRange, error) {
+	ranges, err := h.src.LimitRanges(ctx, p.Namespace)
+	if err != nil {
+		return nil, fmt.Errorf("listing LimitRanges: %w", err)
+	}
+	for i := range ranges {
+		applyLimitRange(&ranges[i], p)
+	}
+	return ranges, nil
+}
+
+// checkLimitRanges is the validating half of upstream's LimitRanger: p
+// within each range's minimums, maximums and ratios.
+func checkLimitRanges(ranges []corev1.LimitRange, p *corev1.Pod) error {
+	for i := range ranges {
+		if err := checkLimitRange(&ranges[i], p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // applyLimitRange is upstream's LimitRanger defaulting of a new pod: each
 // container's limits and requests it lacks are the range's Container
@@ -562,8 +583,8 @@ func (podHooks) ConvertFieldLabel(_, label, value string) (string, string, error
 // when set, else from each init and regular container's; Burstable as
 // soon as one is, or when they differ.
 func podQOS(p *corev1.Pod) corev1.PodQOSClass {
-	if r := p.Spec.Resources; r != nil && (len(r.Requests) > 0 || len(r.Limits) > 0) {
-		return requirementsQOS(r)
+	if podLevelResourcesSet(&p.Spec) {
+		return requirementsQOS(p.Spec.Resources)
 	}
 	var qos corev1.PodQOSClass
 	for _, cs := range [][]corev1.Container{p.Spec.InitContainers, p.Spec.Containers} {
@@ -666,9 +687,7 @@ func (podRules) defaults(p *corev1.Pod) {
 
 func (podRules) validate(p, was *corev1.Pod) field.ErrorList {
 	sp := field.NewPath("spec")
-	errs := validatePodSecurityAnnotations(p.Annotations, &p.Spec, field.NewPath("metadata", "annotations"))
-	errs = append(errs, validatePodSpec(&p.Spec, sp)...)
-	errs = append(errs, validatePodContainerImages(&p.Spec, sp)...)
+	errs := validatePodMetadataAndSpec(p)
 	if was == nil {
 		if len(p.Spec.EphemeralContainers) > 0 {
 			errs = append(errs, field.Forbidden(sp.Child("ephemeralContainers"), "cannot be set on create"))
@@ -679,6 +698,15 @@ func (podRules) validate(p, was *corev1.Pod) field.ErrorList {
 		errs = append(errs, validatePodSpecUpdate(&p.Spec, &was.Spec)...)
 	}
 	return errs
+}
+
+// validatePodMetadataAndSpec is what upstream checks of a pod, whichever
+// way it is written: its annotations and its spec.
+func validatePodMetadataAndSpec(p *corev1.Pod) field.ErrorList {
+	sp := field.NewPath("spec")
+	errs := validatePodSecurityAnnotations(p.Annotations, &p.Spec, field.NewPath("metadata", "annotations"))
+	errs = append(errs, validatePodSpec(&p.Spec, sp)...)
+	return append(errs, validatePodContainerImages(&p.Spec, sp)...)
 }
 
 func (podRules) columns() []metav1.TableColumnDefinition {

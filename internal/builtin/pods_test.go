@@ -21,13 +21,24 @@ import (
 	"github.com/crdserver/crdserver/internal/registry"
 )
 
-// fakePodSource holds the service accounts (by namespace/name) and
-// priority classes the pods' admission reads.
+// fakePodSource holds the service accounts (by namespace/name), priority
+// classes, LimitRanges, runtime classes and nodes the pods' admission
+// reads.
 type fakePodSource struct {
 	accounts map[string]*corev1.ServiceAccount
 	classes  []schedulingv1.PriorityClass
 	ranges   []corev1.LimitRange
 	runtimes []nodev1.RuntimeClass
+	nodes    []corev1.Node
+}
+
+func (f fakePodSource) Node(_ context.Context, name string) (*corev1.Node, error) {
+	for i := range f.nodes {
+		if f.nodes[i].Name == name {
+			return &f.nodes[i], nil
+		}
+	}
+	return nil, apierrors.NewNotFound(corev1.Resource("nodes"), name)
 }
 
 func (f fakePodSource) RuntimeClass(_ context.Context, name string) (*nodev1.RuntimeClass, error) {
@@ -76,12 +87,18 @@ func admitted(t *testing.T, def *registry.Definition, y string) (*corev1.Pod, er
 	if err := def.Hooks.(registry.CreateAdmissionChecker).CheckCreateAdmission(context.Background(), obj); err != nil {
 		return nil, err
 	}
+	return asPod(t, obj), nil
+}
+
+// asPod is obj decoded as a Pod.
+func asPod(t *testing.T, obj map[string]any) *corev1.Pod {
+	t.Helper()
 	b, _ := json.Marshal(obj)
 	p := &corev1.Pod{}
 	if err := json.Unmarshal(b, p); err != nil {
 		t.Fatal(err)
 	}
-	return p, nil
+	return p
 }
 
 func TestPodAdmission(t *testing.T) {

@@ -48,6 +48,7 @@ var podSubresources = []registry.OtherSubresource{
 	{Name: "log", Verbs: []string{"get"}},
 	{Name: "portforward", Verbs: []string{"create", "get"}, Kind: &schema.GroupVersionKind{Version: "v1", Kind: "PodPortForwardOptions"}},
 	{Name: "proxy", Verbs: []string{"create", "delete", "get", "patch", "update"}, Kind: &schema.GroupVersionKind{Version: "v1", Kind: "PodProxyOptions"}},
+	{Name: "resize", Verbs: []string{"get", "patch", "update"}},
 }
 
 // Bindings is the legacy core v1 bindings resource: a create binds the
@@ -391,10 +392,15 @@ func containerOf(p *corev1.Pod, name string) error {
 	return apierrors.NewBadRequest(fmt.Sprintf("container %s is not valid for pod %s", name, p.Name))
 }
 
-// UpdateSubresource serves pods/ephemeralcontainers: a write changes the
-// ephemeral containers alone.
+// UpdateSubresource serves pods/ephemeralcontainers, a write of which
+// changes the ephemeral containers alone, and pods/resize
+// (prepareResize).
 func (h podHooks) UpdateSubresource(sub string, obj, old map[string]any) (map[string]any, bool) {
-	if sub != "ephemeralcontainers" {
+	switch sub {
+	case "resize":
+		return h.prepareResize(obj, old), true
+	case "ephemeralcontainers":
+	default:
 		return nil, false
 	}
 	next := runtime.DeepCopyJSON(old)
@@ -418,17 +424,18 @@ func (h podHooks) UpdateSubresource(sub string, obj, old map[string]any) (map[st
 	return next, true
 }
 
-// ValidateSubresourceUpdate checks a write to pods/ephemeralcontainers:
-// the pod's spec as a whole, and that no ephemeral container is removed
-// or changed.
+// ValidateSubresourceUpdate checks a write to pods/resize
+// (validatePodResize) or pods/ephemeralcontainers: the pod as a whole,
+// and that no ephemeral container is removed or changed.
 func (h podHooks) ValidateSubresourceUpdate(sub string, obj, old map[string]any) field.ErrorList {
 	p, was, err := h.decodeUpdate(obj, old)
 	if err != nil {
 		return field.ErrorList{field.InternalError(nil, err)}
 	}
-	errs := validatePodSecurityAnnotations(p.Annotations, &p.Spec, field.NewPath("metadata", "annotations"))
-	errs = append(errs, validatePodSpec(&p.Spec, field.NewPath("spec"))...)
-	errs = append(errs, validatePodContainerImages(&p.Spec, field.NewPath("spec"))...)
+	if sub == "resize" {
+		return validatePodResize(p, was)
+	}
+	errs := validatePodMetadataAndSpec(p)
 	now := map[string]corev1.EphemeralContainer{}
 	for _, c := range p.Spec.EphemeralContainers {
 		now[c.Name] = c

@@ -67,6 +67,22 @@ func (a *podAdmission) PriorityClasses(ctx context.Context) ([]schedulingv1.Prio
 	return out, nil
 }
 
+var nodesGR = schema.GroupResource{Resource: "nodes"}
+
+// Node is read from the cache, as upstream's resize admission reads its
+// node informer's.
+func (a *podAdmission) Node(ctx context.Context, name string) (*corev1.Node, error) {
+	n := &corev1.Node{}
+	found, err := storedServices{a.s.stores}.get(ctx, nodesGR, "", name, n)
+	if err != nil {
+		return nil, err
+	}
+	if !found {
+		return nil, apierrors.NewNotFound(nodesGR, name)
+	}
+	return n, nil
+}
+
 var runtimeClassesGR = schema.GroupResource{Group: "node.k8s.io", Resource: "runtimeclasses"}
 
 // RuntimeClass is read consistently: a class deleted a moment ago must
