@@ -231,6 +231,39 @@ func TestChargeClaimResize(t *testing.T) {
 	}
 }
 
+// TestChargePodResize: a pod's resize is charged what it adds and
+// refused past a limit; one that adds nothing is charged nothing; a
+// pod's other updates are not charged.
+func TestChargePodResize(t *testing.T) {
+	hard := amounts("requests.cpu", "1", "limits.cpu", "2")
+	q := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "compute"}, Spec: corev1.ResourceQuotaSpec{Hard: hard},
+		Status: corev1.ResourceQuotaStatus{Hard: hard, Used: amounts("requests.cpu", "500m", "limits.cpu", "1")}}
+	pod := func(req, lim string) map[string]any {
+		return podObj(`{"metadata":{"resourceVersion":"5"},"spec":{"containers":[{"name":"a","resources":{"requests":{"cpu":"` + req + `"},"limits":{"cpu":"` + lim + `"}}}]}}`)
+	}
+	old := pod("200m", "400m")
+	for _, c := range []struct {
+		name    string
+		pod     map[string]any
+		want    corev1.ResourceList
+		wantErr string
+	}{
+		{"grown: charged the difference", pod("500m", "1"), amounts("requests.cpu", "800m", "limits.cpu", "1600m"), ""},
+		{"shrunk: nothing", pod("100m", "200m"), nil, ""},
+		{"past the limit", pod("1", "1"), nil,
+			"exceeded quota: compute, requested: requests.cpu=800m, used: requests.cpu=500m, limited: requests.cpu=1"},
+	} {
+		w, err := NewWrite(pods, "resize", c.pod, old, time.Now())
+		if err != nil || w == nil {
+			t.Fatalf("%s: write %v, %v", c.name, w, err)
+		}
+		checkCharge(t, c.name, q, w, c.want, c.wantErr)
+	}
+	if w, err := NewWrite(pods, "", pod("1", "1"), old, time.Now()); w != nil || err != nil {
+		t.Errorf("a pod's update is charged: %v, %v", w, err)
+	}
+}
+
 // TestStatusScoped: a scoped quota counts the pods in its scope only,
 // and other kinds not at all.
 func TestStatusScoped(t *testing.T) {

@@ -250,10 +250,10 @@ func Evaluates(name corev1.ResourceName, served func(schema.GroupResource) bool)
 }
 
 // Charges reports whether admission may charge writes of subresource sub
-// ("" for the object) of gr: of the object always, of a status only a
-// claim's.
+// ("" for the object) of gr: of the object always; of a status only a
+// claim's; a pod's resize.
 func Charges(gr schema.GroupResource, sub string) bool {
-	return sub == "" || sub == "status" && gr == claimsGR
+	return sub == "" || sub == "status" && gr == claimsGR || sub == "resize" && gr == podsGR
 }
 
 // Write is a create, or an update, of one object as quota admission
@@ -268,13 +268,13 @@ type Write struct {
 // subresource sub, "" for the object; old nil for a create), made at
 // now. It returns nil when upstream's admission does not charge the
 // write: updates are charged for Services and claims, and for pods
-// whose Terminating scope changes; of subresources only a claim's
-// status.
+// whose Terminating scope changes or that are resized; of subresources
+// only a claim's status and a pod's resize.
 func NewWrite(gr schema.GroupResource, sub string, obj, old map[string]any, now time.Time) (*Write, error) {
 	if !Charges(gr, sub) || sub != "" && old == nil {
 		return nil, nil
 	}
-	w := &Write{now: now, status: sub != ""}
+	w := &Write{now: now, status: sub == "status"}
 	var err error
 	if w.obj, err = decode(gr, obj); err != nil {
 		return nil, err
@@ -289,7 +289,7 @@ func NewWrite(gr schema.GroupResource, sub string, obj, old map[string]any, now 
 	case servicesGR, claimsGR:
 		return w, nil
 	case podsGR:
-		if terminating(w.obj.pod) != terminating(w.old.pod) {
+		if sub == "resize" || terminating(w.obj.pod) != terminating(w.old.pod) {
 			return w, nil
 		}
 	}
