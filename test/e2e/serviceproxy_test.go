@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/tls"
 	"encoding/json"
 	"fmt"
@@ -77,7 +78,7 @@ type proxied struct {
 // TestServiceProxy reaches a Service's backend, an HTTP server on an
 // address of this machine, through services/proxy: with kubectl get --raw
 // and client-go's ProxyGet, by port number and name, with the path and
-// query the client gave; a POST; an upgraded connection. As
+// query the client gave; a POST of any size; an upgraded connection. As
 // upstream, the backend is an EndpointSlice's ready endpoint whose pod
 // has its address; an Endpoints object is not read. RBAC authorizes the
 // request's verb on services/proxy.
@@ -188,6 +189,16 @@ func TestServiceProxy(t *testing.T) {
 	}
 	if got := read(t, []byte(kubectl(t, srv, "create", "--raw", "/api/v1/namespaces/"+ns+"/services/web:http/proxy/submit", "-f", body))); got.Method != "POST" || got.Path != "/submit" {
 		t.Errorf("POST: backend saw %+v", got)
+	}
+
+	// A body beyond what the API takes (3 MiB) is the backend's to judge.
+	big := bytes.Repeat([]byte("x"), 5<<20)
+	raw, err = srv.Client.CoreV1().RESTClient().Post().AbsPath("/api/v1/namespaces", ns, "services/web:http/proxy/upload").Body(big).DoRaw(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, raw); got.Path != "/upload" || got.Length != int64(len(big)) {
+		t.Errorf("a large POST: backend saw %+v", got)
 	}
 
 	// An upgraded connection (a WebSocket's) is spliced to the backend.
