@@ -17,7 +17,7 @@ import (
 // that kube-apiserver 1.37.2 lists and crdserver does not serve.
 var unservedResources = map[string][]string{
 	"v1": {
-		"services/proxy", "pods/resize",
+		"pods/resize",
 	},
 }
 
