@@ -80,8 +80,8 @@ type proxied struct {
 // and client-go's ProxyGet, by port number and name, with the path and
 // query the client gave; a POST of any size; an upgraded connection. As
 // upstream, the backend is an EndpointSlice's ready endpoint whose pod
-// has its address; an Endpoints object is not read. RBAC authorizes the
-// request's verb on services/proxy.
+// has its address; an Endpoints object is not read. Admission policies
+// see a CONNECT; RBAC authorizes the request's verb on services/proxy.
 func TestServiceProxy(t *testing.T) {
 	t.Parallel()
 	ip := hostIP(t)
@@ -242,6 +242,33 @@ func TestServiceProxy(t *testing.T) {
 			t.Errorf("%s: kubectl said %s, want %s", tc.path, stderr, tc.want)
 		}
 	}
+
+	// Admission sees a CONNECT of ServiceProxyOptions that names the path.
+	policy := filepath.Join(dir, "policy.yaml")
+	if err := os.WriteFile(policy, []byte(`apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: proxy-paths}
+spec:
+  matchConstraints:
+    resourceRules: [{apiGroups: [""], apiVersions: [v1], operations: [CONNECT], resources: [services/proxy]}]
+  validations:
+  - expression: "!has(object.path) || object.path != '/admin'"
+    messageExpression: "request.name + ' may not reach ' + object.path"
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: proxy-paths}
+spec: {policyName: proxy-paths, validationActions: [Deny]}
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	kubectl(t, srv, "create", "-f", policy)
+	syncPolicies(t, srv)
+	if stderr := kubectlFails(t, srv, "get", "--raw", "/api/v1/namespaces/"+ns+"/services/web:80/proxy/admin"); !strings.Contains(stderr, "web:80 may not reach /admin") {
+		t.Errorf("a denied path: %s", stderr)
+	}
+	kubectl(t, srv, "get", "--raw", "/api/v1/namespaces/"+ns+"/services/web:80/proxy/public")
+	kubectl(t, srv, "delete", "-f", policy)
 
 	// RBAC: get on services/proxy lets jane read, not post.
 	path := "/api/v1/namespaces/" + ns + "/services/web:80/proxy/private"
