@@ -717,11 +717,20 @@ func (h endpointSliceHooks) PrepareForCreate(obj map[string]any) { h.Default(obj
 
 func (h endpointSliceHooks) PrepareForUpdate(obj, old map[string]any) { h.Default(obj) }
 
+// defaultEndpointSlice gives each port upstream's defaults: protocol TCP,
+// and the empty name (that of a Service's unnamed port) when it has none.
 func defaultEndpointSlice(obj map[string]any) {
 	ports, _ := obj["ports"].([]any)
 	for _, p := range ports {
-		if pm, ok := p.(map[string]any); ok && (pm["protocol"] == nil || pm["protocol"] == "") {
+		pm, ok := p.(map[string]any)
+		if !ok {
+			continue
+		}
+		if pm["protocol"] == nil || pm["protocol"] == "" {
 			pm["protocol"] = string(corev1.ProtocolTCP)
+		}
+		if pm["name"] == nil {
+			pm["name"] = ""
 		}
 	}
 }

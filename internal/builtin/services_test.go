@@ -134,6 +134,16 @@ func TestEndpointsAndSlicesValidation(t *testing.T) {
 	}
 }
 
+func TestEndpointSliceDefaults(t *testing.T) {
+	sh := EndpointSlices().Hooks.(endpointSliceHooks)
+	obj := decodeYAML(t, `{addressType: IPv4, ports: [{port: 80}, {name: https, port: 443, protocol: UDP}]}`)
+	sh.PrepareForCreate(obj)
+	want := "[map[name: port:80 protocol:TCP] map[name:https port:443 protocol:UDP]]"
+	if got := fmt.Sprint(obj["ports"]); got != want {
+		t.Errorf("ports %s, want %s", got, want)
+	}
+}
+
 func TestServiceTableRow(t *testing.T) {
 	h := Services(nil, nil).Hooks.(serviceHooks)
 	for _, tc := range []struct{ name, spec, want string }{

@@ -33,10 +33,9 @@ func AuditID(next http.Handler) http.Handler {
 		// spelling allocates the canonical one on every request.
 		id := r.Header.Get(auditIDHeader)
 		if id == "" {
+			// Kept in the context alone: the request's headers stay the
+			// client's, as a proxied request forwards them.
 			id = string(uuid.NewUUID())
-			// Later steps (the request log) read the ID where the
-			// client would have sent it.
-			r.Header.Set(auditIDHeader, id)
 		}
 		w.Header().Set(auditIDHeader, id)
 		next.ServeHTTP(w, r.WithContext(audit.WithID(r.Context(), id)))

@@ -267,6 +267,24 @@ func TestMaxBodySize(t *testing.T) {
 			}
 		})
 	}
+	// A proxy subresource's body is the backend's, whatever its size.
+	proxied := Chain(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, err := io.ReadAll(r.Body)
+		if err != nil || len(b) != 11 {
+			t.Errorf("proxied body: %d bytes, %v", len(b), err)
+		}
+	}), RequestInfo, MaxBodySize(10))
+	for _, chunked := range []bool{false, true} {
+		r := httptest.NewRequest("POST", "/api/v1/namespaces/ns/services/web/proxy/upload", strings.NewReader("12345678901"))
+		if chunked {
+			r.ContentLength = -1
+		}
+		w := httptest.NewRecorder()
+		proxied.ServeHTTP(w, r)
+		if w.Code != http.StatusOK {
+			t.Errorf("proxied body (chunked %v): %d", chunked, w.Code)
+		}
+	}
 	// The default is 3 MiB.
 	w := httptest.NewRecorder()
 	r := httptest.NewRequest("POST", "/", strings.NewReader(""))

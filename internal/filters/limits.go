@@ -29,13 +29,19 @@ func LongRunning(info *request.Info) bool {
 // default): a declared Content-Length over it is a 413 at once; otherwise
 // the body is wrapped so that reading past the limit fails with the same 413
 // Status error (apierrors.IsRequestEntityTooLargeError), which
-// codec.WriteStatus answers as is.
+// codec.WriteStatus answers as is. The body of a request to a proxy
+// subresource is not bounded: it is the backend's, which upstream sends
+// on whatever its size. It needs RequestInfo before it.
 func MaxBodySize(limit int64) Filter {
 	if limit <= 0 {
 		limit = codec.DefaultMaxBodyBytes
 	}
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if info, ok := request.InfoFrom(r.Context()); ok && info.IsResourceRequest && info.Subresource == "proxy" {
+				next.ServeHTTP(w, r)
+				return
+			}
 			if r.ContentLength > limit {
 				codec.WriteStatus(w, r, codec.TooLarge(limit))
 				return

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/crdserver/crdserver/internal/audit"
 	"github.com/crdserver/crdserver/internal/metrics"
 	"github.com/crdserver/crdserver/internal/request"
 )
@@ -118,7 +119,7 @@ func Log(log *slog.Logger) Filter {
 				slog.String("URI", r.RequestURI),
 				slog.Duration("latency", time.Since(start)),
 				slog.String("userAgent", userAgent),
-				slog.String("audit-ID", r.Header.Get(auditIDHeader)),
+				slog.String("audit-ID", audit.IDFrom(r.Context())),
 				slog.String("srcIP", r.RemoteAddr),
 				slog.Int("resp", sw.status()))
 		})

@@ -84,7 +84,7 @@ func grep(text, s string) string {
 func TestLog(t *testing.T) {
 	var buf bytes.Buffer
 	v2 := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.Level(-2)}))
-	h := Chain(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusCreated) }), RequestInfo, Log(v2))
+	h := Chain(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusCreated) }), AuditID, RequestInfo, Log(v2))
 	r := httptest.NewRequest("PATCH", "/apis/g/v1/namespaces/ns/crontabs/a?x=1", nil)
 	r.Header.Set("Content-Type", "application/apply-patch+yaml")
 	r.Header.Set("User-Agent", "kubectl/v1.37")

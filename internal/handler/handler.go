@@ -22,6 +22,7 @@ import (
 	"github.com/crdserver/crdserver/internal/authz"
 	"github.com/crdserver/crdserver/internal/codec"
 	"github.com/crdserver/crdserver/internal/conversion"
+	"github.com/crdserver/crdserver/internal/forward"
 	"github.com/crdserver/crdserver/internal/metrics"
 	"github.com/crdserver/crdserver/internal/registry"
 	"github.com/crdserver/crdserver/internal/request"
@@ -74,6 +75,8 @@ type Handler struct {
 	authz  authz.Authorizer
 	// metrics counts watch events; nil counts nothing.
 	metrics *metrics.Metrics
+	// proxyTransport reaches the backends of proxy subresources.
+	proxyTransport http.RoundTripper
 
 	// printers caches compiled printer columns per served version, and
 	// those of its Scale.
@@ -109,6 +112,9 @@ type Config struct {
 	Authorizer authz.Authorizer
 	// Metrics counts the events sent to watches; nil counts nothing.
 	Metrics *metrics.Metrics
+	// ProxyTransport reaches the backends of proxy subresources
+	// (services/proxy); nil is forward.NewTransport's.
+	ProxyTransport http.RoundTripper
 }
 
 // New returns a Handler.
@@ -119,6 +125,10 @@ func New(c Config) *Handler {
 	}
 	if h.log == nil {
 		h.log = slog.Default()
+	}
+	h.proxyTransport = c.ProxyTransport
+	if h.proxyTransport == nil {
+		h.proxyTransport = forward.NewTransport()
 	}
 	return h
 }
@@ -222,7 +232,11 @@ func verbOf(c *call) func(*Handler, *call) {
 		return (*Handler).serveStatus
 	case sub == "scale" && c.version.Subresources.Scale != nil:
 		return (*Handler).serveScale
-	case !servesOther(c):
+	}
+	if px, ok := proxier(c); ok {
+		return func(h *Handler, c *call) { h.proxy(c, px) }
+	}
+	if !servesOther(c) {
 		return nil
 	}
 	// A built-in subresource (certificatesigningrequests/approval): it
@@ -294,6 +308,12 @@ func routed(c *call) bool {
 func (h *Handler) serveMain(c *call) {
 	if !routed(c) {
 		codec.WriteStatus(c.w, c.r, methodNotAllowed())
+		return
+	}
+	if c.info.Verb == "proxy" && goTyped(c.def) {
+		// The /proxy/ paths of the built-ins are gone (their proxy
+		// subresources replaced them): upstream's router has no route.
+		codec.WriteStatus(c.w, c.r, codec.NotFound())
 		return
 	}
 	if rd, ok := c.def.Hooks.(registry.Reader); ok {
@@ -370,6 +390,11 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request, info *request.In
 	store, ok := h.stores.Store(def.GroupResource())
 	if !ok {
 		return nil, notFoundResource(table, info.APIGroup)
+	}
+	if px, ok := def.Hooks.(registry.Proxier); ok && info.Subresource != "" && px.Proxies(info.Subresource) {
+		// The answer is the backend's, in whatever type it has: upstream's
+		// proxy routes refuse no Accept.
+		return &call{w: w, r: r, info: info, def: def, version: version, store: store, media: codec.JSON, table: table}, nil
 	}
 	accept := r.Header.Get("Accept")
 	negotiate := codec.Negotiate

@@ -210,7 +210,8 @@ type OtherSubresource struct {
 	// authentication.k8s.io/v1 TokenRequest), for discovery and OpenAPI.
 	Kind *schema.GroupVersionKind
 	// Connect marks a connect subresource (nodes/proxy), which a
-	// Connecter serves for every verb; the OpenAPI documents leave it out.
+	// Connecter or a Proxier serves for every verb; the OpenAPI
+	// documents leave it out.
 	Connect bool
 }
 

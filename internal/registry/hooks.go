@@ -522,6 +522,20 @@ type ConnectNamer interface {
 	ConnectName(name string) (string, error)
 }
 
+// Proxier serves a connect subresource that forwards the request to an
+// address the object's name resolves to, as upstream's services/proxy
+// does: Proxies says which of the version's other subresources it
+// serves; ProxyLocation resolves id, the name the request's path gives
+// (services/proxy's [scheme:]name[:port]), in namespace to the backend's
+// scheme ("" for http) and host, or to the client's error. The object
+// need not exist: upstream resolves a bare name through its endpoints
+// without reading it. The handler forwards every verb there, with the
+// path after the subresource and the query.
+type Proxier interface {
+	Proxies(subresource string) bool
+	ProxyLocation(ctx context.Context, namespace, id string) (*url.URL, error)
+}
+
 // dryRunKey marks a request context as a dry run.
 type dryRunKey struct{}
 

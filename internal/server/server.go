@@ -205,7 +205,8 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	pods.def = builtin.Pods(pods, pods)
 	builtins := []*registry.Definition{
 		builtin.Namespaces(), crd.Definition(), builtin.StorageVersionMigrations(),
-		builtin.Services(ips, nodePorts), builtin.Endpoints(), builtin.EndpointSlices(),
+		builtin.WithServiceProxy(builtin.Services(ips, nodePorts), serviceBackends{s}, serviceIPFamily(ips)),
+		builtin.Endpoints(), builtin.EndpointSlices(),
 		builtin.ConfigMaps(), builtin.Secrets(), builtin.WithTokenRequest(builtin.ServiceAccounts(), auth.issuer, builtin.BoundSecretsFunc(s.secretUID), auth.issuer.Now), builtin.Events(cfg.EventTTL), builtin.EventsV1(cfg.EventTTL),
 		builtin.PodTemplates(), builtin.Leases(), builtin.ResourceQuotas(), builtin.LimitRanges(),
 		builtin.Deployments(), builtin.ReplicaSets(), builtin.StatefulSets(), builtin.DaemonSets(),
@@ -400,8 +401,8 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		filters.GrowStack,
 		filters.AuditID,
 		filters.Recover,
-		filters.MaxBodySize(3*1024*1024),
 		filters.RequestInfo,
+		filters.MaxBodySize(3*1024*1024),
 		compress,
 		filters.Log(s.log),
 		filters.Timeout(cfg.RequestTimeout),

@@ -32,6 +32,8 @@ var layer = map[string]int{
 	"internal/webhook/webhooktest": 1,
 	"internal/webhook/webhookcert": 0,
 	"internal/fairness":            0,
+	// Forwarding to a backend, for the proxy subresources.
+	"internal/forward": 1,
 	// Requests classified by FlowSchemas, compiled from the objects.
 	"internal/flowcontrol": 1,
 	"internal/health":      0,

@@ -6,20 +6,16 @@ import (
 )
 
 // Discovery documents list what a server serves, and crdserver knowingly
-// serves less than kube-apiserver (no pods, nodes or volumes: nothing
-// that needs a kubelet or a controller crdserver does not run) and a
-// little more (two legacy versions). A "discovery" line compares the
-// documents whole after taking those out: upstream's answer without the
-// resources below, crdserver's without the versions below. Anything else
-// either lists, or lists otherwise, is a difference.
+// serves a little more than kube-apiserver (two legacy versions), and
+// has served less (resources below, when there are any). A "discovery"
+// line compares the documents whole after taking those out: upstream's
+// answer without the resources below, crdserver's without the versions
+// below. Anything else either lists, or lists otherwise, is a difference.
 
 // unservedResources are the resources and subresources, by group/version,
-// that kube-apiserver 1.37.2 lists and crdserver does not serve.
-var unservedResources = map[string][]string{
-	"v1": {
-		"services/proxy",
-	},
-}
+// that kube-apiserver 1.37.2 lists and crdserver does not serve: none
+// now, since pods/resize and services/proxy are served.
+var unservedResources = map[string][]string{}
 
 // unservedGroups are the groups crdserver serves none of: none now, since
 // flowcontrol.apiserver.k8s.io is served.

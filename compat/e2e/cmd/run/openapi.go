@@ -17,8 +17,8 @@ import (
 // out refer to is taken out of the document before it is compared. They
 // are
 //   - in kube-apiserver's, the paths of what crdserver does not serve
-//     (unservedResources and unservedGroups in discovery.go): pods, nodes,
-//     volumes and the rest, and the models only they use;
+//     (unservedResources and unservedGroups in discovery.go; none now),
+//     and the models only they use;
 //   - in both, the paths that are not a resource's: the discovery
 //     documents' (/apis/<group>/<version>/ and the like), /version/,
 //     /logs/ and the service account issuer's, and the deprecated watch

@@ -18,7 +18,9 @@ func TestLeftOut(t *testing.T) {
 		{"kube-apiserver", "/api/v1/namespaces/{namespace}/pods/{name}/log", true},
 		{"kube-apiserver", "/api/v1/componentstatuses", false},
 		{"kube-apiserver", "/api/v1/nodes", false},
-		{"kube-apiserver", "/api/v1/namespaces/{namespace}/services/{name}/proxy/{path}", true},
+		// Served: its paths refer to no model, as nodes/proxy's.
+		{"kube-apiserver", "/api/v1/namespaces/{namespace}/services/{name}/proxy/{path}", false},
+		{"kube-apiserver", "/api/v1/namespaces/{namespace}/pods/{name}/proxy/{path}", true},
 		{"kube-apiserver", "/api/v1/namespaces/{namespace}/services/{name}/status", false},
 		{"kube-apiserver", "/apis/apps/v1/namespaces/{namespace}/controllerrevisions", false},
 		{"kube-apiserver", "/apis/certificates.k8s.io/v1/clustertrustbundles", false},

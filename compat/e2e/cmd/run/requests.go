@@ -73,7 +73,9 @@ import (
 // write that changes nothing is stored anyway. "sleep" waits (a second
 // lets a write's managedFields time move).
 //
-// In a body, {{uid}} and {{resourceVersion}} stand for the uid and the
+// In a body, {{backendIP}}, {{httpPort}}, {{httpsPort}} and
+// {{closedPort}} name the services/proxy backend the runner starts
+// (backend.go). {{uid}} and {{resourceVersion}} stand for the uid and the
 // resourceVersion of the object in the server's previous answer for the
 // same path (a delete's preconditions that hold), {{uid PATH}} for the
 // uid in its previous answer for PATH (an owner reference), and that
@@ -217,6 +219,9 @@ type requester struct {
 	home       string            // kubectl's home: its discovery cache
 	lastRV     map[string]string // of the previous answer by path that had one
 	lastUID    map[string]string // likewise
+	// backend fills in the services/proxy backend's {{...}} in bodies;
+	// nil leaves them.
+	backend *strings.Replacer
 }
 
 func newRequester(p *process, home string) (*requester, error) {
@@ -235,6 +240,9 @@ func (q *requester) do(ctx context.Context, r requestLine) (answer, error) {
 	path, _, _ := strings.Cut(r.path, "?")
 	prevRV := q.lastRV[path]
 	body := fill(r.body, q.lastUID[path], prevRV, q.lastUID)
+	if body != nil && q.backend != nil {
+		body = []byte(q.backend.Replace(string(body)))
+	}
 	req, err := http.NewRequestWithContext(ctx, r.method, q.url+r.path, bytes.NewReader(body))
 	if err != nil {
 		return answer{}, err
@@ -516,6 +524,12 @@ func runRequests(ctx context.Context, paths paths, dir, file string) (failed boo
 	if err != nil {
 		return false, err
 	}
+	be, err := startBackend()
+	if err != nil {
+		fmt.Printf("no services/proxy backend, {{backendIP}} and the ports are left in bodies: %v\n", err)
+	} else {
+		defer be.close()
+	}
 	var servers []*requester
 	for _, name := range []string{"crdserver", "kube-apiserver"} {
 		sdir := filepath.Join(dir, name)
@@ -535,6 +549,9 @@ func runRequests(ctx context.Context, paths paths, dir, file string) (failed boo
 		q, err := newRequester(p, filepath.Join(sdir, "kubectl-home"))
 		if err != nil {
 			return false, err
+		}
+		if be != nil {
+			q.backend = be.vars
 		}
 		servers = append(servers, q)
 	}

@@ -1,0 +1,131 @@
+package handler
+
+import (
+	"net/http"
+	"path"
+	"slices"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/crdserver/crdserver/internal/admission"
+	"github.com/crdserver/crdserver/internal/audit"
+	"github.com/crdserver/crdserver/internal/authn"
+	"github.com/crdserver/crdserver/internal/codec"
+	"github.com/crdserver/crdserver/internal/forward"
+	"github.com/crdserver/crdserver/internal/registry"
+	"github.com/crdserver/crdserver/internal/request"
+)
+
+// proxyMethods are the methods upstream's proxy subresources serve; an
+// OPTIONS has no verb (authorizers see "").
+var proxyMethods = []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodOptions}
+
+// proxier returns the hook that forwards c's subresource, when one does
+// for c's method.
+func proxier(c *call) (registry.Proxier, bool) {
+	px, ok := c.def.Hooks.(registry.Proxier)
+	if !ok || !px.Proxies(c.info.Subresource) || !slices.Contains(proxyMethods, c.r.Method) {
+		return nil, false
+	}
+	return px, true
+}
+
+// proxy forwards a request to a proxy subresource (services/proxy), as
+// upstream's connect handler does: a dry run is refused; admission sees
+// a CONNECT of the subresource's options, which name the path after the
+// subresource; the name the request's path gives is resolved to a
+// backend; the request goes there with the options' path, cleaned, and
+// its query.
+func (h *Handler) proxy(c *call, px registry.Proxier) {
+	if _, dry := c.r.URL.Query()["dryRun"]; dry {
+		codec.WriteStatus(c.w, c.r, apierrors.NewBadRequest("dryRun is not supported"))
+		return
+	}
+	p, err := h.admitConnect(c, proxyPath(c.info))
+	if err != nil {
+		codec.WriteStatus(c.w, c.r, err)
+		return
+	}
+	loc, err := px.ProxyLocation(c.r.Context(), c.info.Namespace, c.info.Name)
+	if err != nil {
+		codec.WriteStatus(c.w, c.r, err)
+		return
+	}
+	loc.Path = cleanPath(p)
+	forward.Handler{Location: loc, Transport: h.proxyTransport}.ServeHTTP(c.w, c.r)
+}
+
+// admitConnect runs mutating then validating admission on a request to
+// a connect subresource whose options name subpath (ServiceProxyOptions),
+// as upstream's connect handler does: policies and webhooks see the
+// operation CONNECT, the options as the object, of the subresource's
+// kind, and the name as the request's path gives it. It returns the
+// path the options name once admitted (a mutating webhook may change
+// it).
+func (h *Handler) admitConnect(c *call, subpath string) (string, error) {
+	ctx := c.r.Context()
+	if h.admit == nil || h.admit.Idle(ctx) {
+		return subpath, nil
+	}
+	var kind schema.GroupVersionKind
+	for _, o := range c.version.Subresources.Other {
+		if o.Name == c.info.Subresource && o.Kind != nil {
+			kind = *o.Kind
+		}
+	}
+	at := &admission.Attributes{
+		Operation:   admission.Connect,
+		Kind:        kind,
+		Resource:    schema.GroupVersionResource{Group: c.def.Group, Version: c.version.Name, Resource: c.def.Resource},
+		Subresource: c.info.Subresource,
+		Namespace:   c.info.Namespace,
+		Name:        c.info.Name,
+		Object:      map[string]any{"kind": kind.Kind, "apiVersion": kind.GroupVersion().String(), "path": subpath},
+		Warn:        func(text string) { addWarning(c, text) },
+		Annotate:    func(key, value string) { audit.AddAnnotation(ctx, key, value) },
+	}
+	if subpath == "" {
+		delete(at.Object, "path")
+	}
+	if u, ok := authn.UserFrom(ctx); ok {
+		at.User = u
+	}
+	if err := h.admit.Mutate(ctx, at); err != nil {
+		return "", err
+	}
+	if err := h.admit.Validate(ctx, at); err != nil {
+		return "", err
+	}
+	subpath, _ = at.Object["path"].(string)
+	return subpath, nil
+}
+
+// proxyPath is the path a proxy request names after its subresource, as
+// upstream reads it: the segments there, with a leading slash, and a
+// trailing one when the request's path has one; "" when it names none
+// and has none.
+func proxyPath(info *request.Info) string {
+	p := strings.Join(info.Parts[3:], "/")
+	if p != "" && !strings.HasPrefix(p, "/") {
+		p = "/" + p
+	}
+	if strings.HasSuffix(info.Path, "/") && !strings.HasSuffix(p, "/") {
+		p += "/"
+	}
+	return p
+}
+
+// cleanPath is the backend's path for the one a proxy request names: p
+// cleaned, a trailing slash kept; "" stays "".
+func cleanPath(p string) string {
+	if p == "" {
+		return ""
+	}
+	clean := path.Clean(p)
+	if strings.HasSuffix(p, "/") && !strings.HasSuffix(clean, "/") {
+		clean += "/"
+	}
+	return clean
+}
