@@ -99,6 +99,8 @@ var (
 	_ registry.TypeChecker          = namespaceHooks{}
 	_ registry.UnknownFielder       = namespaceHooks{}
 	_ registry.UnconditionalUpdater = namespaceHooks{}
+	_ registry.LateSubresource      = namespaceHooks{}
+	_ registry.FieldResetter        = namespaceHooks{}
 )
 
 func (h namespaceHooks) PrepareForCreate(obj map[string]any) {
@@ -247,24 +249,34 @@ func (namespaceHooks) PatchSchema() any { return corev1.Namespace{} }
 
 func (namespaceHooks) NewProtobuf() registry.ProtoMessage { return &corev1.Namespace{} }
 
-// UpdateSubresource serves namespaces/finalize: only spec.finalizers change.
+// KeepsLate: a write through /finalize is kept to what it may change as
+// upstream's finalize strategy keeps it, once its fields are recorded
+// (less its reset field, the status, ResetFields).
+func (namespaceHooks) KeepsLate(sub string) bool { return sub == "finalize" }
+
+// UpdateSubresource serves namespaces/finalize as upstream's finalize
+// strategy prepares it: everything written is kept, spec.finalizers (which
+// the main resource leaves) and the metadata alike, but the status, which
+// is old's.
 func (namespaceHooks) UpdateSubresource(name string, obj, old map[string]any) (map[string]any, bool) {
 	if name != "finalize" {
 		return nil, false
 	}
-	next := old
-	spec, _ := next["spec"].(map[string]any)
-	if spec == nil {
-		spec = map[string]any{}
-		next["spec"] = spec
-	}
-	newSpec, _ := obj["spec"].(map[string]any)
-	if f, ok := newSpec["finalizers"]; ok {
-		spec["finalizers"] = f
+	if st, ok := old["status"].(map[string]any); ok {
+		obj["status"] = codec.DeepCopy(st)
 	} else {
-		delete(spec, "finalizers")
+		delete(obj, "status")
 	}
-	return next, true
+	return obj, true
+}
+
+// ResetFields: a write through /finalize owns no status, as upstream's
+// finalize strategy's reset fields say; the others' are the generic ones.
+func (namespaceHooks) ResetFields(subresource string) [][]string {
+	if subresource == "finalize" {
+		return [][]string{{"status"}}
+	}
+	return nil
 }
 
 func (namespaceHooks) ReturnDeletedObject()           {}
