@@ -55,7 +55,6 @@ var (
 	_ registry.RequestPreparer      = csrHooks{}
 	_ registry.UpdatePreparer       = csrHooks{}
 	_ registry.SubresourceUpdater   = csrHooks{}
-	_ registry.LateSubresource      = csrHooks{}
 	_ registry.FieldResetter        = csrHooks{}
 	_ registry.StatusUpdatePreparer = csrHooks{}
 	_ registry.NameValidator        = csrHooks{}
@@ -111,19 +110,15 @@ func (csrHooks) ResetFields(subresource string) [][]string {
 	return nil
 }
 
-// KeepsLate: an /approval write is kept to what it may change as
-// upstream's approval strategy keeps it, once its fields are recorded
-// (less its reset fields, ResetFields) and mutating admission saw it
-// whole.
-func (csrHooks) KeepsLate(sub string) bool { return sub == "approval" }
-
 // UpdateSubresource serves /approval as upstream's approval strategy
-// prepares it: the conditions written are kept, the times they lack set;
-// the spec and the rest of the status are old's. The metadata is the
-// write's, as the main resource's.
-func (csrHooks) UpdateSubresource(name string, obj, old map[string]any) (map[string]any, bool) {
+// prepares it, once the write's fields are recorded (less its reset
+// fields, ResetFields) and mutating admission saw it whole: the
+// conditions written are kept, the times they lack set; the spec and the
+// rest of the status are old's. The metadata is the write's, as the main
+// resource's.
+func (csrHooks) UpdateSubresource(name string, obj, old map[string]any) map[string]any {
 	if name != "approval" {
-		return nil, false
+		return obj
 	}
 	if spec, ok := old["spec"].(map[string]any); ok {
 		obj["spec"] = codec.DeepCopy(spec)
@@ -144,7 +139,7 @@ func (csrHooks) UpdateSubresource(name string, obj, old map[string]any) (map[str
 		delete(status, "conditions")
 	}
 	obj["status"] = status
-	return obj, true
+	return obj
 }
 
 // PrepareForStatusUpdate keeps the stored Approved and Denied conditions

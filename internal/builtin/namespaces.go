@@ -99,7 +99,6 @@ var (
 	_ registry.TypeChecker          = namespaceHooks{}
 	_ registry.UnknownFielder       = namespaceHooks{}
 	_ registry.UnconditionalUpdater = namespaceHooks{}
-	_ registry.LateSubresource      = namespaceHooks{}
 	_ registry.FieldResetter        = namespaceHooks{}
 )
 
@@ -249,25 +248,21 @@ func (namespaceHooks) PatchSchema() any { return corev1.Namespace{} }
 
 func (namespaceHooks) NewProtobuf() registry.ProtoMessage { return &corev1.Namespace{} }
 
-// KeepsLate: a write through /finalize is kept to what it may change as
-// upstream's finalize strategy keeps it, once its fields are recorded
-// (less its reset field, the status, ResetFields).
-func (namespaceHooks) KeepsLate(sub string) bool { return sub == "finalize" }
-
 // UpdateSubresource serves namespaces/finalize as upstream's finalize
-// strategy prepares it: everything written is kept, spec.finalizers (which
-// the main resource leaves) and the metadata alike, but the status, which
-// is old's.
-func (namespaceHooks) UpdateSubresource(name string, obj, old map[string]any) (map[string]any, bool) {
+// strategy prepares it, once the write's fields are recorded (less its
+// reset field, the status: ResetFields): everything written is kept,
+// spec.finalizers (which the main resource leaves) and the metadata
+// alike, but the status, which is old's.
+func (namespaceHooks) UpdateSubresource(name string, obj, old map[string]any) map[string]any {
 	if name != "finalize" {
-		return nil, false
+		return obj
 	}
 	if st, ok := old["status"].(map[string]any); ok {
 		obj["status"] = codec.DeepCopy(st)
 	} else {
 		delete(obj, "status")
 	}
-	return obj, true
+	return obj
 }
 
 // ResetFields: a write through /finalize owns no status, as upstream's

@@ -394,25 +394,19 @@ func containerOf(p *corev1.Pod, name string) error {
 	return apierrors.NewBadRequest(fmt.Sprintf("container %s is not valid for pod %s", name, p.Name))
 }
 
-var _ registry.LateSubresource = podHooks{}
-
-// KeepsLate: a resize and a write of the ephemeral containers are kept to
-// what they may change as upstream's strategies keep them, once their
-// fields are recorded: their managedFields name what the write changed,
-// even where the subresource drops it (upstream's pods/resize and
-// pods/ephemeralcontainers reset no fields).
-func (podHooks) KeepsLate(sub string) bool { return sub == "resize" || sub == "ephemeralcontainers" }
-
 // UpdateSubresource serves pods/resize (prepareResize) and
-// pods/ephemeralcontainers (prepareEphemeralContainers).
-func (h podHooks) UpdateSubresource(sub string, obj, old map[string]any) (map[string]any, bool) {
+// pods/ephemeralcontainers (prepareEphemeralContainers), as upstream's
+// strategies for them keep a write once its fields are recorded: its
+// managedFields name what it changed, even where the subresource drops
+// it (upstream resets no fields through either).
+func (h podHooks) UpdateSubresource(sub string, obj, old map[string]any) map[string]any {
 	switch sub {
 	case "resize":
-		return h.prepareResize(obj, old), true
+		return h.prepareResize(obj, old)
 	case "ephemeralcontainers":
-		return h.prepareEphemeralContainers(obj, old), true
+		return h.prepareEphemeralContainers(obj, old)
 	}
-	return nil, false
+	return obj
 }
 
 // prepareEphemeralContainers is upstream's ephemeral containers strategy:
