@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/crdserver/crdserver/internal/authn"
+	"github.com/crdserver/crdserver/internal/codec"
 	"github.com/crdserver/crdserver/internal/registry"
 )
 
@@ -109,41 +110,36 @@ func (csrHooks) ResetFields(subresource string) [][]string {
 	return nil
 }
 
-// UpdateSubresource serves /approval: of the spec and status, only
-// status.conditions change; the metadata a client sets (labels,
-// annotations, finalizers, owner references) changes too, as upstream's
-// approval strategy keeps it.
-func (csrHooks) UpdateSubresource(name string, obj, old map[string]any) (map[string]any, bool) {
+// UpdateSubresource serves /approval as upstream's approval strategy
+// prepares it, once the write's fields are recorded (less its reset
+// fields, ResetFields) and mutating admission saw it whole: the
+// conditions written are kept, the times they lack set; the spec and the
+// rest of the status are old's. The metadata is the write's, as the main
+// resource's.
+func (csrHooks) UpdateSubresource(name string, obj, old map[string]any) map[string]any {
 	if name != "approval" {
-		return nil, false
+		return obj
 	}
-	md, _ := old["metadata"].(map[string]any)
-	if md == nil {
-		md = map[string]any{}
-		old["metadata"] = md
+	if spec, ok := old["spec"].(map[string]any); ok {
+		obj["spec"] = codec.DeepCopy(spec)
+	} else {
+		delete(obj, "spec")
 	}
-	newMD, _ := obj["metadata"].(map[string]any)
-	for _, k := range registry.UserMetadata {
-		if v, ok := newMD[k]; ok && v != nil {
-			md[k] = v
-		} else {
-			delete(md, k)
-		}
-	}
-	status, _ := old["status"].(map[string]any)
+	oldStatus, _ := old["status"].(map[string]any)
+	status := codec.DeepCopy(oldStatus)
 	if status == nil {
 		status = map[string]any{}
-		old["status"] = status
 	}
 	newStatus, _ := obj["status"].(map[string]any)
 	if c, ok := newStatus["conditions"]; ok {
-		was, _ := status["conditions"].([]any)
+		was, _ := oldStatus["conditions"].([]any)
 		stampConditions(c, was, time.Now())
 		status["conditions"] = c
 	} else {
 		delete(status, "conditions")
 	}
-	return old, true
+	obj["status"] = status
+	return obj
 }
 
 // PrepareForStatusUpdate keeps the stored Approved and Denied conditions

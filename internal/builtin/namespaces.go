@@ -99,6 +99,7 @@ var (
 	_ registry.TypeChecker          = namespaceHooks{}
 	_ registry.UnknownFielder       = namespaceHooks{}
 	_ registry.UnconditionalUpdater = namespaceHooks{}
+	_ registry.FieldResetter        = namespaceHooks{}
 )
 
 func (h namespaceHooks) PrepareForCreate(obj map[string]any) {
@@ -247,24 +248,30 @@ func (namespaceHooks) PatchSchema() any { return corev1.Namespace{} }
 
 func (namespaceHooks) NewProtobuf() registry.ProtoMessage { return &corev1.Namespace{} }
 
-// UpdateSubresource serves namespaces/finalize: only spec.finalizers change.
-func (namespaceHooks) UpdateSubresource(name string, obj, old map[string]any) (map[string]any, bool) {
+// UpdateSubresource serves namespaces/finalize as upstream's finalize
+// strategy prepares it, once the write's fields are recorded (less its
+// reset field, the status: ResetFields): everything written is kept,
+// spec.finalizers (which the main resource leaves) and the metadata
+// alike, but the status, which is old's.
+func (namespaceHooks) UpdateSubresource(name string, obj, old map[string]any) map[string]any {
 	if name != "finalize" {
-		return nil, false
+		return obj
 	}
-	next := old
-	spec, _ := next["spec"].(map[string]any)
-	if spec == nil {
-		spec = map[string]any{}
-		next["spec"] = spec
-	}
-	newSpec, _ := obj["spec"].(map[string]any)
-	if f, ok := newSpec["finalizers"]; ok {
-		spec["finalizers"] = f
+	if st, ok := old["status"].(map[string]any); ok {
+		obj["status"] = codec.DeepCopy(st)
 	} else {
-		delete(spec, "finalizers")
+		delete(obj, "status")
 	}
-	return next, true
+	return obj
+}
+
+// ResetFields: a write through /finalize owns no status, as upstream's
+// finalize strategy's reset fields say; the others' are the generic ones.
+func (namespaceHooks) ResetFields(subresource string) [][]string {
+	if subresource == "finalize" {
+		return [][]string{{"status"}}
+	}
+	return nil
 }
 
 func (namespaceHooks) ReturnDeletedObject()           {}

@@ -3,7 +3,6 @@ package builtin
 import (
 	"context"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 
@@ -13,7 +12,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/crdserver/crdserver/internal/codec"
 	"github.com/crdserver/crdserver/internal/podresources"
 	"github.com/crdserver/crdserver/internal/registry"
 )
@@ -28,25 +26,14 @@ import (
 // charges it too (internal/quota).
 
 var (
-	_ registry.LateSubresource        = podHooks{}
 	_ registry.UpdateAdmitter         = podHooks{}
 	_ registry.UpdateAdmissionChecker = podHooks{}
 )
 
-// KeepsLate: a resize is kept to what it may change as upstream's
-// strategy keeps it, once its fields are recorded: its managedFields
-// name what the write changed, even where the resize drops it.
-func (podHooks) KeepsLate(sub string) bool { return sub == "resize" }
-
-// resizeKeptMetadata are the metadata a resize leaves as they were
-// (upstream's ResetObjectMetaForStatus); the others are the write's
-// (its managedFields) or the handler's.
-var resizeKeptMetadata = []string{"labels", "annotations", "finalizers", "ownerReferences", "deletionTimestamp", "generation", "selfLink"}
-
 // prepareResize is upstream's resize strategy: of the pod written, the
 // resources and resize policies of each container and init container,
 // matched by position, and the pod-level resources are kept; the rest of
-// the spec, the status and the metadata of resizeKeptMetadata are old's.
+// the spec, the status and the metadata of statusResetMetadata are old's.
 // Containers added, removed or renamed leave the write as it is, for
 // validation to refuse. Pod-level resources left out are old's; any are
 // completed from the containers' as on create.
@@ -58,18 +45,7 @@ func (h podHooks) prepareResize(obj, old map[string]any) map[string]any {
 	spec, kept := resizedSpec(&p.Spec, &was.Spec)
 	next := obj
 	if kept {
-		md, _ := obj["metadata"].(map[string]any)
-		md = maps.Clone(md)
-		omd, _ := old["metadata"].(map[string]any)
-		reset := map[string]any{}
-		for _, k := range resizeKeptMetadata {
-			delete(md, k)
-			if v, ok := omd[k]; ok {
-				reset[k] = v
-			}
-		}
-		maps.Copy(md, codec.DeepCopy(reset))
-		next = map[string]any{"apiVersion": obj["apiVersion"], "kind": obj["kind"], "metadata": md}
+		next = map[string]any{"apiVersion": obj["apiVersion"], "kind": obj["kind"], "metadata": statusResetMetadata(obj, old)}
 	}
 	h.rewrite(next, func(t *corev1.Pod) {
 		t.Spec = spec

@@ -27,10 +27,7 @@ func resized(t *testing.T, def *registry.Definition, old, obj string) (*corev1.P
 	def.Hooks.(registry.CreatePreparer).PrepareForCreate(o)
 	n := decodeYAML(t, strings.Replace(head, "app: a", "app: b", 1)+obj)
 	def.Hooks.(registry.Defaulter).Default(n)
-	next, ok := def.Hooks.(registry.SubresourceUpdater).UpdateSubresource("resize", n, o)
-	if !ok {
-		t.Fatal("resize is not served")
-	}
+	next := def.Hooks.(registry.SubresourceUpdater).UpdateSubresource("resize", n, o)
 	var got []string
 	for _, e := range def.Hooks.(registry.SubresourceValidator).ValidateSubresourceUpdate("resize", next, o) {
 		got = append(got, e.Error())
@@ -156,7 +153,7 @@ func TestPodResizeRefusesPods(t *testing.T) {
 			}
 			obj := decodeYAML(t, "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: ns}\nspec: {containers: [{name: app, image: nginx, resources: {requests: {cpu: 200m}}}]}")
 			h.Default(obj)
-			next, _ := h.UpdateSubresource("resize", obj, old)
+			next := h.UpdateSubresource("resize", obj, old)
 			var got []string
 			for _, e := range h.ValidateSubresourceUpdate("resize", next, old) {
 				got = append(got, e.Error())

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
@@ -21,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/crdserver/crdserver/internal/codec"
 	"github.com/crdserver/crdserver/internal/registry"
 )
 
@@ -392,27 +394,39 @@ func containerOf(p *corev1.Pod, name string) error {
 	return apierrors.NewBadRequest(fmt.Sprintf("container %s is not valid for pod %s", name, p.Name))
 }
 
-// UpdateSubresource serves pods/ephemeralcontainers, a write of which
-// changes the ephemeral containers alone, and pods/resize
-// (prepareResize).
-func (h podHooks) UpdateSubresource(sub string, obj, old map[string]any) (map[string]any, bool) {
+// UpdateSubresource serves pods/resize (prepareResize) and
+// pods/ephemeralcontainers (prepareEphemeralContainers), as upstream's
+// strategies for them keep a write once its fields are recorded: its
+// managedFields name what it changed, even where the subresource drops
+// it (upstream resets no fields through either).
+func (h podHooks) UpdateSubresource(sub string, obj, old map[string]any) map[string]any {
 	switch sub {
 	case "resize":
-		return h.prepareResize(obj, old), true
+		return h.prepareResize(obj, old)
 	case "ephemeralcontainers":
-	default:
-		return nil, false
+		return h.prepareEphemeralContainers(obj, old)
 	}
-	next := runtime.DeepCopyJSON(old)
-	spec, _ := next["spec"].(map[string]any)
+	return obj
+}
+
+// prepareEphemeralContainers is upstream's ephemeral containers strategy:
+// of the pod written, the ephemeral containers are kept (defaulted, as
+// mutating admission may have added one); the rest of the spec, the
+// status and the metadata of statusResetMetadata are old's.
+func (h podHooks) prepareEphemeralContainers(obj, old map[string]any) map[string]any {
+	was := codec.DeepCopy(old)
+	spec, _ := was["spec"].(map[string]any)
 	if spec == nil {
 		spec = map[string]any{}
-		next["spec"] = spec
 	}
 	if ec, ok := nested(obj, "spec", "ephemeralContainers").([]any); ok {
 		spec["ephemeralContainers"] = ec
 	} else {
 		delete(spec, "ephemeralContainers")
+	}
+	next := map[string]any{"apiVersion": obj["apiVersion"], "kind": obj["kind"], "metadata": statusResetMetadata(obj, old), "spec": spec}
+	if st, ok := was["status"]; ok {
+		next["status"] = st
 	}
 	h.rewrite(next, func(p *corev1.Pod) {
 		for i := range p.Spec.EphemeralContainers {
@@ -421,7 +435,30 @@ func (h podHooks) UpdateSubresource(sub string, obj, old map[string]any) (map[st
 			p.Spec.EphemeralContainers[i].EphemeralContainerCommon = corev1.EphemeralContainerCommon(c)
 		}
 	})
-	return next, true
+	return next
+}
+
+// statusResetMetadata is obj's metadata with the members upstream's
+// ResetObjectMetaForStatus takes from old (labels, annotations,
+// finalizers, owner references, deletionTimestamp, generation and
+// selfLink): a write through a pod's resize or ephemeralcontainers keeps
+// the others, its managedFields among them.
+func statusResetMetadata(obj, old map[string]any) map[string]any {
+	md, _ := obj["metadata"].(map[string]any)
+	md = maps.Clone(md)
+	if md == nil {
+		md = map[string]any{}
+	}
+	omd, _ := old["metadata"].(map[string]any)
+	reset := map[string]any{}
+	for _, k := range []string{"labels", "annotations", "finalizers", "ownerReferences", "deletionTimestamp", "generation", "selfLink"} {
+		delete(md, k)
+		if v, ok := omd[k]; ok {
+			reset[k] = v
+		}
+	}
+	maps.Copy(md, codec.DeepCopy(reset))
+	return md
 }
 
 // ValidateSubresourceUpdate checks a write to pods/resize

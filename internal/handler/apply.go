@@ -102,22 +102,7 @@ func (h *Handler) doApply(c *call, sub string) error {
 			return h.createObject(c, obj, dry)
 		}
 	}
-	su := otherUpdater(c, sub)
-	return h.doWrite(c, sub, "", func(old map[string]any, _ []byte) (map[string]any, error) {
-		if su == nil {
-			return merge(old)
-		}
-		// A built-in's own subresource (a CSR's approval) changes what a
-		// PUT of it would, from the applied object, which keeps the
-		// managed fields the apply recorded.
-		obj, err := merge(codec.DeepCopy(old))
-		if err != nil {
-			return nil, err
-		}
-		next, _ := su.UpdateSubresource(sub, obj, old)
-		metadata(next)["managedFields"] = metadata(obj)["managedFields"]
-		return next, nil
-	}, true)
+	return h.doWrite(c, sub, "", func(old map[string]any, _ []byte) (map[string]any, error) { return merge(old) }, true)
 }
 
 // unknownError is how upstream answers an error that is not a Status,

@@ -240,9 +240,10 @@ func verbOf(c *call) func(*Handler, *call) {
 		return nil
 	}
 	// A built-in subresource (certificatesigningrequests/approval): it
-	// reads as the whole object; a patch applies to the whole object, of
-	// which the subresource keeps what it may change.
-	su, updates := c.def.Hooks.(registry.SubresourceUpdater)
+	// reads as the whole object; a PUT or patch writes the whole object,
+	// of which the subresource keeps what it may change as the write is
+	// prepared (see prepareUpdate).
+	_, updates := c.def.Hooks.(registry.SubresourceUpdater)
 	sc, creates := c.def.Hooks.(registry.SubresourceCreator)
 	if cn, ok := c.def.Hooks.(registry.Connecter); ok && cn.Connects(sub) {
 		return func(h *Handler, c *call) { h.connect(c, cn) }
@@ -251,7 +252,7 @@ func verbOf(c *call) func(*Handler, *call) {
 	case verb == "get":
 		return (*Handler).get
 	case verb == "update" && updates:
-		return func(h *Handler, c *call) { h.updateSubresource(c, su) }
+		return func(h *Handler, c *call) { h.update(c, c.info.Subresource) }
 	case verb == "patch" && updates:
 		return func(h *Handler, c *call) { h.patch(c, c.info.Subresource) }
 	case verb == "create" && creates:

@@ -233,11 +233,11 @@ func validateCreate(c *call, obj map[string]any) field.ErrorList {
 
 // prepareUpdate carries the system fields from old to obj and moves
 // generation when anything it tracks changed. sub is "" for the main
-// resource, "status", or a built-in's own subresource: applied already,
-// or here when it is kept late (registry.LateSubresource).
+// resource, "status", or a built-in's own subresource, which keeps here
+// what it may change of obj (registry.SubresourceUpdater).
 func (h *Handler) prepareUpdate(c *call, obj, old map[string]any, sub string) map[string]any {
-	if su := lateUpdater(c, sub); su != nil {
-		obj, _ = su.UpdateSubresource(sub, obj, old)
+	if su := ownUpdater(c, sub); su != nil {
+		obj = su.UpdateSubresource(sub, obj, old)
 	}
 	if sub == "status" {
 		// A status write changes status, and the metadata the
@@ -301,6 +301,17 @@ func (h *Handler) prepareUpdate(c *call, obj, old map[string]any, sub string) ma
 		}
 	}
 	return obj
+}
+
+// ownUpdater is the hooks writing sub when it is a subresource a
+// built-in defines (pods/resize, certificatesigningrequests/approval),
+// else nil.
+func ownUpdater(c *call, sub string) registry.SubresourceUpdater {
+	if sub == "" || sub == "status" || sub == "scale" {
+		return nil
+	}
+	su, _ := c.def.Hooks.(registry.SubresourceUpdater)
+	return su
 }
 
 func copyOrDelete(dst, src map[string]any, key string) {

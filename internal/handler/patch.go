@@ -62,7 +62,6 @@ func (h *Handler) patch(c *call, sub string) {
 	}
 	p, readErr := readPatch(ct, body, mode)
 	c.mergesOnly = readErr == nil && p.merge != nil
-	su := otherUpdater(c, sub)
 	h.write(c, sub, "", func(old map[string]any, oldJSON []byte) (map[string]any, error) {
 		if readErr != nil {
 			return nil, readErr
@@ -71,27 +70,23 @@ func (h *Handler) patch(c *call, sub string) {
 		// a copy of its own, which a merge patch changes in place: its
 		// resourceVersion, which a patch's own must match, is read first.
 		oldRV, _ := metadata(old)["resourceVersion"].(string)
-		cur := old
-		if su != nil {
-			old = codec.DeepCopy(old)
-		}
 		var obj map[string]any
 		// value is what a 422 names as the invalid patch value.
 		var value func() string
 		switch {
 		case ct == strategicPatchType:
-			patched, err := strategicpatch.StrategicMergeMapPatch(cur, codec.DeepCopy(p.smp), sm.PatchSchema())
+			patched, err := strategicpatch.StrategicMergeMapPatch(old, codec.DeepCopy(p.smp), sm.PatchSchema())
 			if err != nil {
 				return nil, strategicPatchError(err)
 			}
 			obj = patched
 			value = func() string { return fmt.Sprintf("%+v", p.smp) }
 		case p.merge != nil:
-			obj = mergePatch(cur, p.merge)
+			obj = mergePatch(old, p.merge)
 			value = func() string { return p.mergedJSON(oldJSON) }
 		default:
 			// The patch applies to the object's own encoding, which
-			// holds the values cur holds: encoding cur again was most
+			// holds the values old holds: encoding old again was most
 			// of a JSON patch's work.
 			out, err := p.apply(oldJSON)
 			if err != nil {
@@ -137,12 +132,6 @@ func (h *Handler) patch(c *call, sub string) {
 		}
 		if err := checkPatchedTypeMeta(c, obj); err != nil {
 			return nil, err
-		}
-		if su != nil {
-			// A built-in's own subresource changes what a PUT of it
-			// would, from the patched object.
-			next, _ := su.UpdateSubresource(sub, obj, old)
-			return next, nil
 		}
 		return obj, nil
 	})
@@ -229,37 +218,6 @@ func checkPatchedTypeMeta(c *call, obj map[string]any) error {
 	}
 	gv, _ := schema.ParseGroupVersion(av)
 	return apierrors.NewInvalid(schema.GroupKind{Group: gv.Group, Kind: kind}, c.info.Name, errs)
-}
-
-// otherUpdater is the hooks writing sub when it is a subresource a
-// built-in defines (certificatesigningrequests/approval) and keeps to
-// what it may change as soon as the write is decoded, else nil.
-func otherUpdater(c *call, sub string) registry.SubresourceUpdater {
-	if su, late := builtinUpdater(c, sub); !late {
-		return su
-	}
-	return nil
-}
-
-// lateUpdater is the hooks writing sub when it is a subresource a
-// built-in defines and keeps to what it may change only as the write is
-// prepared (registry.LateSubresource: pods/resize), else nil.
-func lateUpdater(c *call, sub string) registry.SubresourceUpdater {
-	if su, late := builtinUpdater(c, sub); late {
-		return su
-	}
-	return nil
-}
-
-// builtinUpdater is the hooks writing sub when it is a subresource a
-// built-in defines, else nil, and whether they keep it late.
-func builtinUpdater(c *call, sub string) (su registry.SubresourceUpdater, late bool) {
-	if sub == "" || sub == "status" || sub == "scale" {
-		return nil, false
-	}
-	su, _ = c.def.Hooks.(registry.SubresourceUpdater)
-	l, ok := su.(registry.LateSubresource)
-	return su, ok && l.KeepsLate(sub)
 }
 
 // patchBody is a patch read as its media type says, before it is applied.

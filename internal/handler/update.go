@@ -91,32 +91,6 @@ func (h *Handler) createOnUpdate(c *call, obj map[string]any) error {
 	return h.createObject(c, obj, dry)
 }
 
-// updateSubresource serves a subresource a built-in defines
-// (namespaces/finalize). One kept to what it may change only as the
-// write is prepared (pods/resize) is written as the whole object is.
-func (h *Handler) updateSubresource(c *call, su registry.SubresourceUpdater) {
-	if lateUpdater(c, c.info.Subresource) != nil {
-		h.update(c, c.info.Subresource)
-		return
-	}
-	obj, rv, err := decodeReplacement(c)
-	if err != nil {
-		codec.WriteStatus(c.w, c.r, err)
-		return
-	}
-	if _, ok := su.UpdateSubresource(c.info.Subresource, obj, obj); !ok {
-		codec.WriteStatus(c.w, c.r, unknownSubresource(c))
-		return
-	}
-	h.write(c, c.info.Subresource, rv, func(old map[string]any, _ []byte) (map[string]any, error) {
-		if err := requireResourceVersion(c, rv); err != nil {
-			return nil, err
-		}
-		next, _ := su.UpdateSubresource(c.info.Subresource, codec.DeepCopy(obj), old)
-		return next, nil
-	})
-}
-
 // decodeReplacement decodes a PUT body, checks it names the URL's object,
 // and returns it with the resourceVersion it expects ("" for any).
 func decodeReplacement(c *call) (map[string]any, string, error) {

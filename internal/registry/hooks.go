@@ -137,23 +137,17 @@ type StrategicMerger interface {
 	PatchSchema() any
 }
 
-// SubresourceUpdater serves an extra subresource that writes part of the
-// object (for namespaces: finalize). Apply copies what the subresource may
-// change from obj into a copy of old and returns it.
+// SubresourceUpdater serves a built-in's own subresources beyond status
+// and scale (pods/resize and pods/ephemeralcontainers, a CSR's approval,
+// a namespace's finalize). A PUT or patch through one writes the whole
+// object until the write is prepared for storage: its fields are
+// recorded (less the subresource's reset fields: FieldResetter) and
+// mutating admission sees it so, as upstream's strategies keep such a
+// write to what it may change only in PrepareForUpdate. UpdateSubresource
+// is that step: obj, the write, kept to what subresource name may change
+// of old, the stored object (obj may be changed and returned).
 type SubresourceUpdater interface {
-	UpdateSubresource(name string, obj, old map[string]any) (map[string]any, bool)
-}
-
-// LateSubresource marks, among a SubresourceUpdater's subresources, those
-// kept to what they may change only as the write is prepared for
-// storage, as upstream's strategy for them does in PrepareForUpdate: until
-// then the write is the whole object as patched or replaced, which is what
-// its managedFields record and mutating admission sees (pods/resize,
-// whose managedFields name what a patch changed even where the resize
-// drops it). Other subresources keep what they may change as soon as the
-// write is decoded.
-type LateSubresource interface {
-	KeepsLate(subresource string) bool
+	UpdateSubresource(name string, obj, old map[string]any) map[string]any
 }
 
 // FieldResetter names the fields a write through the resource ("") or a
