@@ -143,7 +143,19 @@ func parseServerFlags(args []string) (server.Config, logOptions, error) {
 	if fs.NArg() > 0 {
 		return cfg, logOpts, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
+	cfg.Flags = flagValues(fs)
 	return cfg, logOpts, validate(cfg, logOpts)
+}
+
+// flagValues is what /flagz shows: every flag of fs, set or not, with its
+// value as the flag prints it (a flag given as a function, such as
+// --request-timeout, prints nothing). fs must not change once parsed.
+func flagValues(fs *flag.FlagSet) func() map[string]string {
+	return func() map[string]string {
+		values := make(map[string]string)
+		fs.VisitAll(func(f *flag.Flag) { values[f.Name] = f.Value.String() })
+		return values
+	}
 }
 
 func validate(cfg server.Config, logOpts logOptions) error {

@@ -130,10 +130,43 @@ func TestParseFlags(t *testing.T) {
 			if err != nil {
 				t.Fatalf("parseFlags(%q): %v", tt.args, err)
 			}
+			if got.Flags == nil {
+				t.Errorf("parseFlags(%q) gives no Flags for /flagz", tt.args)
+			}
+			got.Flags = nil // a func; TestFlagValues checks what it returns
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("parseFlags(%q) =\n%+v\nwant\n%+v", tt.args, got, tt.want)
 			}
 		})
+	}
+}
+
+// TestFlagValues checks what /flagz shows: every flag, given or not, as
+// it prints its value.
+func TestFlagValues(t *testing.T) {
+	cfg, _, err := parseFlags([]string{"--secure-port=7443", "--tls-san=a.example.com", "--tls-san=b.example.com", "-v=2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := cfg.Flags()
+	for name, want := range map[string]string{
+		"secure-port":      "7443",
+		"tls-san":          "a.example.com,b.example.com",
+		"v":                "2",
+		"data-dir":         ".crdserver",
+		"shutdown-timeout": "30s",
+		"anonymous-auth":   "false",
+		"audit-log-path":   "",
+		"version":          "false",
+	} {
+		if v, ok := got[name]; !ok || v != want {
+			t.Errorf("--%s is %q (listed: %v), want %q", name, v, ok, want)
+		}
+	}
+	var n int
+	serverFlags(&server.Config{}, &logOptions{}, new(bool)).VisitAll(func(*flag.Flag) { n++ })
+	if len(got) != n {
+		t.Errorf("%d flags listed, want all %d", len(got), n)
 	}
 }
 

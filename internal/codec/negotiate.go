@@ -105,36 +105,34 @@ func negotiate(accept string, allow func(MediaType) bool, protobuf func(MediaTyp
 	for _, c := range cachedAccept(accept) {
 		var typ string
 		switch {
-		case protobuf != nil && c.typ == "application" && c.sub == "vnd.kubernetes.protobuf":
+		case protobuf != nil && c.Type == "application" && c.SubType == "vnd.kubernetes.protobuf":
 			typ = MediaProtobuf
-		case c.typ == "application" && c.sub == "json",
-			c.typ == "application" && c.sub == "*",
-			c.typ == "*" && c.sub == "*":
+		case c.Covers("application", "json"):
 			typ = MediaJSON
-		case c.typ == "application" && c.sub == "yaml":
+		case c.Type == "application" && c.SubType == "yaml":
 			typ = MediaYAML
 		default:
 			continue
 		}
 		mt := MediaType{Type: typ}
 		ok := true
-		for _, p := range c.params {
-			switch p.k {
+		for _, p := range c.Params {
+			switch p.Key {
 			case "as":
-				mt.As = p.v
+				mt.As = p.Value
 			case "g":
-				mt.Group = p.v
+				mt.Group = p.Value
 			case "v":
-				mt.Version = p.v
+				mt.Version = p.Value
 			case "stream":
 				// JSON and protobuf have a stream form; a YAML watch is
 				// not acceptable.
-				if p.v != "" && (p.v != "watch" || typ == MediaYAML) {
+				if p.Value != "" && (p.Value != "watch" || typ == MediaYAML) {
 					ok = false
 				}
-				mt.Stream = p.v
+				mt.Stream = p.Value
 			case "pretty":
-				mt.Pretty = p.v == "1"
+				mt.Pretty = p.Value == "1"
 			}
 			// Other parameters (charset, sv, export, profile) are ignored.
 		}
@@ -247,7 +245,7 @@ func NegotiateOffer(accept string, offers []string) (string, bool) {
 	for _, c := range cachedAccept(accept) {
 		for _, o := range offers {
 			typ, sub, _ := strings.Cut(o, "/")
-			if (c.typ == "*" || c.typ == typ) && (c.sub == "*" || c.sub == sub) {
+			if (c.Type == "*" || c.Type == typ) && (c.SubType == "*" || c.SubType == sub) {
 				return o, true
 			}
 		}
@@ -260,14 +258,14 @@ func NegotiateOffer(accept string, offers []string) (string, bool) {
 // from the watch cache. It stops growing at maxCachedAccepts, so headers
 // made up per request are parsed each time instead of filling memory.
 var (
-	acceptCache      sync.Map // string → []acceptClause, never modified
+	acceptCache      sync.Map // string → []AcceptClause, never modified
 	acceptCacheSize  atomic.Int32
 	maxCachedAccepts = int32(256)
 )
 
-func cachedAccept(header string) []acceptClause {
+func cachedAccept(header string) []AcceptClause {
 	if v, ok := acceptCache.Load(header); ok {
-		return v.([]acceptClause)
+		return v.([]AcceptClause)
 	}
 	clauses := parseAccept(header)
 	if len(header) <= 1024 && acceptCacheSize.Load() < maxCachedAccepts {
@@ -278,31 +276,48 @@ func cachedAccept(header string) []acceptClause {
 	return clauses
 }
 
-type acceptParam struct{ k, v string }
+// AcceptParam is one parameter of an Accept clause.
+type AcceptParam struct{ Key, Value string }
 
-type acceptClause struct {
-	typ, sub string
-	q        float64
-	params   []acceptParam
+// AcceptClause is one media range of an Accept header: its type and
+// subtype ("*" for a wildcard) and its parameters in the order given, q
+// left out.
+type AcceptClause struct {
+	Type, SubType string
+	Params        []AcceptParam
+	q             float64
 }
+
+// Covers reports whether the clause's media range includes typ/sub: the
+// same type, or a wildcard for the subtype or both, as upstream matches
+// a clause against the media types it writes.
+func (c AcceptClause) Covers(typ, sub string) bool {
+	return c.Type == "*" && c.SubType == "*" || c.Type == typ && (c.SubType == sub || c.SubType == "*")
+}
+
+// AcceptClauses returns the clauses of an Accept header in the order
+// upstream tries them (see parseAccept), for an endpoint that negotiates
+// media types of its own. The slice is shared: callers must not modify
+// it.
+func AcceptClauses(header string) []AcceptClause { return cachedAccept(header) }
 
 // parseAccept splits an Accept header the way upstream's goautoneg does:
 // malformed clauses are dropped, q orders the rest (q=0 is not excluded),
 // and among equal q a concrete type sorts before a wildcard.
-func parseAccept(header string) []acceptClause {
-	var out []acceptClause
+func parseAccept(header string) []AcceptClause {
+	var out []AcceptClause
 	for part := range strings.SplitSeq(header, ",") {
 		part = strings.TrimSpace(part)
 		mediaRange, rest, _ := strings.Cut(part, ";")
 		typ, sub, hasSlash := strings.Cut(mediaRange, "/")
-		c := acceptClause{typ: strings.TrimSpace(typ), q: 1}
+		c := AcceptClause{Type: strings.TrimSpace(typ), q: 1}
 		switch {
-		case !hasSlash && c.typ == "*":
-			c.sub = "*"
+		case !hasSlash && c.Type == "*":
+			c.SubType = "*"
 		case !hasSlash, strings.Contains(sub, "/"):
 			continue
 		default:
-			c.sub = strings.TrimSpace(sub)
+			c.SubType = strings.TrimSpace(sub)
 		}
 		for rest != "" {
 			var kv string
@@ -317,7 +332,7 @@ func parseAccept(header string) []acceptClause {
 				c.q = q
 				continue
 			}
-			c.params = append(c.params, acceptParam{k, strings.TrimSpace(v)})
+			c.Params = append(c.Params, AcceptParam{k, strings.TrimSpace(v)})
 		}
 		out = append(out, c)
 	}
@@ -326,10 +341,10 @@ func parseAccept(header string) []acceptClause {
 		if a.q != b.q {
 			return a.q > b.q
 		}
-		if a.typ != "*" && b.typ == "*" {
+		if a.Type != "*" && b.Type == "*" {
 			return true
 		}
-		return a.sub != "*" && b.sub == "*"
+		return a.SubType != "*" && b.SubType == "*"
 	})
 	return out
 }

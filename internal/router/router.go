@@ -1,5 +1,6 @@
 // Package router sends each request to what serves it: the fixed endpoints
-// (health, version, OpenAPI, discovery) or the generic resource handler.
+// (health, version, OpenAPI, discovery, the component pages) or the
+// generic resource handler.
 // Resource paths are not mux patterns: request.Parse has already read them,
 // and CRD routes change at run time.
 package router
@@ -30,6 +31,10 @@ type Config struct {
 	// (/.well-known/openid-configuration, /openid/v1/jwks); nil when not
 	// served.
 	Issuer http.Handler
+	// Statusz and Flagz serve the component pages, /statusz and /flagz,
+	// at those paths alone; nil when not served.
+	Statusz http.Handler
+	Flagz   http.Handler
 	// Paths lists the root paths served beside the router's own (health
 	// checks, discovery documents), called on each request of the index;
 	// nil lists the router's own alone.
@@ -71,10 +76,14 @@ func New(c Config) http.Handler {
 			c.Profiling.ServeHTTP(w, r)
 		case c.Issuer != nil && (p == "/.well-known/openid-configuration" || p == "/openid/v1/jwks"):
 			c.Issuer.ServeHTTP(w, r)
+		case c.Statusz != nil && p == "/statusz":
+			c.Statusz.ServeHTTP(w, r)
+		case c.Flagz != nil && p == "/flagz":
+			c.Flagz.ServeHTTP(w, r)
 		case isDiscovery(p):
 			c.Discovery.ServeHTTP(w, r)
 		case p == "/" || p == "/index.html":
-			serveIndex(w, c)
+			serveIndex(w, c.ListedPaths())
 		default:
 			// Upstream's handler chain ends in a plain-text 404.
 			http.NotFound(w, r)
@@ -84,24 +93,35 @@ func New(c Config) http.Handler {
 
 var versionTypes = []string{codec.MediaJSON}
 
-// serveIndex answers / as upstream's index does, whatever the method and
-// Accept header: the paths served at the root, sorted, as indented JSON.
-func serveIndex(w http.ResponseWriter, c Config) {
+// ListedPaths are the paths the index lists: those served at the root,
+// sorted, each once.
+func (c Config) ListedPaths() []string {
 	paths := []string{"/openapi/v2", "/openapi/v3", "/openapi/v3/", "/version"}
-	if c.Metrics != nil {
-		paths = append(paths, "/metrics")
-	}
-	if c.SLIs != nil {
-		paths = append(paths, "/metrics/slis")
-	}
-	if c.Issuer != nil {
-		paths = append(paths, "/.well-known/openid-configuration", "/openid/v1/jwks")
+	for _, h := range []struct {
+		handler http.Handler
+		paths   []string
+	}{
+		{c.Metrics, []string{"/metrics"}},
+		{c.SLIs, []string{"/metrics/slis"}},
+		{c.Issuer, []string{"/.well-known/openid-configuration", "/openid/v1/jwks"}},
+		{c.Statusz, []string{"/statusz"}},
+		{c.Flagz, []string{"/flagz"}},
+	} {
+		if h.handler != nil {
+			paths = append(paths, h.paths...)
+		}
 	}
 	if c.Paths != nil {
 		paths = append(paths, c.Paths()...)
 	}
 	slices.Sort(paths)
-	body, err := json.MarshalIndent(metav1.RootPaths{Paths: slices.Compact(paths)}, "", "  ")
+	return slices.Compact(paths)
+}
+
+// serveIndex answers / as upstream's index does, whatever the method and
+// Accept header: the paths listed, as indented JSON.
+func serveIndex(w http.ResponseWriter, paths []string) {
+	body, err := json.MarshalIndent(metav1.RootPaths{Paths: paths}, "", "  ")
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -89,5 +90,41 @@ func TestIndex(t *testing.T) {
 	h.ServeHTTP(rec, httptest.NewRequest("GET", "/index.htm", nil))
 	if rec.Code != 404 {
 		t.Errorf("GET /index.htm: %d, want a 404", rec.Code)
+	}
+}
+
+// TestComponentPages checks that /statusz and /flagz are served at those
+// paths alone, as upstream's mux serves them, and listed in the index.
+func TestComponentPages(t *testing.T) {
+	page := func(name string) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(name)) })
+	}
+	h := New(Config{Statusz: page("statusz"), Flagz: page("flagz")})
+	for _, tc := range []struct {
+		method, path string
+		code         int
+		body         string
+	}{
+		{"GET", "/statusz", 200, "statusz"},
+		{"POST", "/statusz", 200, "statusz"},
+		{"GET", "/flagz", 200, "flagz"},
+		{"GET", "/statusz/", 404, "404 page not found\n"},
+		{"GET", "/statusz/x", 404, "404 page not found\n"},
+		{"GET", "/flagz/x", 404, "404 page not found\n"},
+	} {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(tc.method, tc.path, nil))
+		if rec.Code != tc.code || rec.Body.String() != tc.body {
+			t.Errorf("%s %s: %d %q, want %d %q", tc.method, tc.path, rec.Code, rec.Body, tc.code, tc.body)
+		}
+	}
+	want := []string{"/flagz", "/openapi/v2", "/openapi/v3", "/openapi/v3/", "/statusz", "/version"}
+	if got := (Config{Statusz: page("statusz"), Flagz: page("flagz")}).ListedPaths(); !slices.Equal(got, want) {
+		t.Errorf("listed %q, want %q", got, want)
+	}
+	rec := httptest.NewRecorder()
+	New(Config{}).ServeHTTP(rec, httptest.NewRequest("GET", "/statusz", nil))
+	if rec.Code != 404 {
+		t.Errorf("GET /statusz without the page: %d, want 404", rec.Code)
 	}
 }

@@ -103,6 +103,11 @@ type Config struct {
 	// authz.Privileged).
 	DisableProfiling bool
 
+	// Flags returns the command-line flags the server was started with,
+	// each name with its value as the flag prints it, for /flagz; nil
+	// (a server not started from a command line) shows none.
+	Flags func() map[string]string
+
 	AuthnConfig
 }
 

@@ -44,6 +44,7 @@ import (
 	"github.com/crdserver/crdserver/internal/textpages"
 	"github.com/crdserver/crdserver/internal/version"
 	"github.com/crdserver/crdserver/internal/webhook"
+	"github.com/crdserver/crdserver/internal/zpages"
 )
 
 // Server is one running crdserver.
@@ -147,6 +148,7 @@ func Run(ctx context.Context, cfg Config) error {
 // listener accepts connections; /readyz turns 200 once the caches are
 // filled.
 func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
+	started := time.Now()
 	cfg = cfg.complete()
 	s := &Server{cfg: cfg, log: slog.Default(), done: make(chan struct{}), serveErr: make(chan error, 1)}
 	ctx, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
@@ -370,7 +372,16 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	healthz := s.healthEndpoints()
 	slis := metrics.NewSLIs()
 	disc := discovery.New(reg)
-	routes := router.New(router.Config{
+	// The component pages list what the index lists, so they read
+	// routes, set below, when they serve.
+	var routes router.Config
+	pages := zpages.Config{
+		Component: "apiserver", // kube-apiserver's name on its pages
+		Started:   started,
+		Paths:     func() []string { return routes.ListedPaths() },
+		Flags:     cfg.Flags,
+	}
+	routes = router.Config{
 		Profiling: profiling,
 		Metrics:   s.metrics.Handler(),
 		SLIs:      slis.Handler(),
@@ -387,7 +398,9 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 			}
 			return paths
 		},
-	})
+		Statusz: zpages.Statusz(pages),
+		Flagz:   zpages.Flagz(pages),
+	}
 	auditPolicy, auditSink, err := s.startAudit()
 	if err != nil {
 		return nil, err
@@ -397,7 +410,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if cfg.DisableResponseCompression {
 		compress = func(h http.Handler) http.Handler { return h }
 	}
-	chain := filters.Chain(routes,
+	chain := filters.Chain(router.New(routes),
 		filters.GrowStack,
 		filters.AuditID,
 		filters.Recover,

@@ -39,6 +39,8 @@ var layer = map[string]int{
 	"internal/health":      0,
 	"internal/textpages":   0,
 	"internal/metacheck":   0,
+	// The component pages, /statusz and /flagz.
+	"internal/zpages": 1,
 	// What ResourceQuotas count, from objects given.
 	"internal/quota": 1,
 	// What a pod's containers need, summed as upstream sums it.

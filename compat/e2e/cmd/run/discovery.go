@@ -27,12 +27,13 @@ var unservedGroups []string
 var beyondUpstream = []string{"admissionregistration.k8s.io/v1beta1", "apiextensions.k8s.io/v1beta1"}
 
 // unlistedRootPaths are the paths kube-apiserver 1.37.2's root index
-// lists and crdserver does not serve, beside its unserved groups: its
-// component pages, and the health checks crdserver does
-// not run (its post-start hooks among them, the RBAC roles' check
-// included: crdserver's is /readyz's alone), below each health endpoint.
+// lists and crdserver does not serve, beside its unserved groups: none
+// now, since the component pages /flagz and /statusz are served.
+// unlistedHealthChecks are the health checks crdserver does not run (its
+// post-start hooks among them, the RBAC roles' check included:
+// crdserver's is /readyz's alone), below each health endpoint.
 var (
-	unlistedRootPaths    = []string{"/flagz", "/statusz"}
+	unlistedRootPaths    []string
 	unlistedHealthChecks = []string{"autoregister-completion", "loopback-serving-certificate", "etcd-readiness"}
 )
 

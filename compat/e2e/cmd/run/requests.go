@@ -63,6 +63,8 @@ import (
 // as text too. "ua=AGENT" sends User-Agent AGENT (a prefix is enough:
 // kube-apiserver indents for "curl", "Wget" and "Mozilla/5.0"); without
 // it the Go client's own is sent.
+// "zpage" at the end compares a component page (/statusz, /flagz) that
+// answers 200 by its form, since its text differs by design (zpages.go).
 // "openapi" at the end compares the models of an OpenAPI document, v3 or
 // v2, without those only of what crdserver's documents leave out
 // (openapi.go), and prints a difference model by model.
@@ -96,6 +98,7 @@ type requestLine struct {
 	compareBody bool
 	discovery   bool // compare a discovery document, as discovery.go says
 	raw         bool
+	zpage       bool // compare a component page's form, as zpages.go says
 	openapi     bool // compare an OpenAPI document's models, as openapi.go says
 	bootstrap   bool // compare objects created at start, as bootstrap.go says
 	sameRV      bool
@@ -152,6 +155,8 @@ func readRequests(file string) ([]requestLine, error) {
 				r.compareBody = true
 			case last == "raw":
 				r.raw = true
+			case last == "zpage":
+				r.zpage = true
 			case last == "discovery":
 				r.compareBody, r.discovery = true, true
 			case last == "openapi":
@@ -168,7 +173,7 @@ func readRequests(file string) ([]requestLine, error) {
 			fields = fields[:len(fields)-1]
 		}
 		if len(fields) < 2 || len(fields) > 4 {
-			return nil, fmt.Errorf("%s:%d: want [setup|wait] METHOD PATH [@BODY [CONTENT-TYPE]] [accept=TYPE] [ua=AGENT] [body|raw] [samerv]", file, n)
+			return nil, fmt.Errorf("%s:%d: want [setup|wait] METHOD PATH [@BODY [CONTENT-TYPE]] [accept=TYPE] [ua=AGENT] [body|raw|zpage] [samerv]", file, n)
 		}
 		r.method, r.path = fields[0], fields[1]
 		if len(fields) > 2 {
@@ -296,6 +301,8 @@ func (q *requester) do(ctx context.Context, r requestLine) (answer, error) {
 	switch {
 	case strings.HasPrefix(a.contentType, "application/vnd.kubernetes.protobuf"):
 		a.body = "(a protobuf object)" // objects differ in uid and times
+	case r.zpage && resp.StatusCode == http.StatusOK:
+		a.body = "page " + pageForm(a.contentType, b)
 	case r.raw:
 		a.body = "raw " + rawText(b)
 	case !strings.HasPrefix(a.contentType, "application/json"):
