@@ -21,7 +21,6 @@ import (
 	"net"
 	"os"
 	"os/signal"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -184,24 +183,6 @@ func validate(cfg server.Config, logOpts logOptions) error {
 
 // serverFlags binds the server's flags to cfg. The defaults shown are the
 // values a Config gets from an empty command line.
-// zeroMeansNever parses a duration flag whose 0 turns the limit off:
-// server.Config spells "off" as -1, since its own zero means "default".
-func zeroMeansNever(d *time.Duration) func(string) error {
-	return func(v string) error {
-		parsed, err := time.ParseDuration(v)
-		switch {
-		case err != nil:
-			return err
-		case parsed < 0:
-			return errors.New("must not be negative")
-		case parsed == 0:
-			parsed = -1
-		}
-		*d = parsed
-		return nil
-	}
-}
-
 func serverFlags(cfg *server.Config, logOpts *logOptions, showVersion *bool) *flag.FlagSet {
 	fs := flag.NewFlagSet("crdserver", flag.ContinueOnError)
 	fs.StringVar(&logOpts.format, "log-format", "text", "log format: text or json")
@@ -223,18 +204,14 @@ func serverFlags(cfg *server.Config, logOpts *logOptions, showVersion *bool) *fl
 	fs.StringVar(&cfg.ServiceNodePortRange, "service-node-port-range", "30000-32767", "port range (low-high) from which NodePort and LoadBalancer Services get their node ports")
 	fs.IntVar(&cfg.MaxRequestsInflight, "max-requests-inflight", 400, "non-long-running requests served at once, shared fairly among users; more wait in their user's queue (429 when it is full); negative disables the limit")
 	cfg.RequestTimeout = time.Minute
-	fs.Func("request-timeout", "how long a non-long-running request may take before it gets 504; 0 disables (default 1m0s)", zeroMeansNever(&cfg.RequestTimeout))
+	fs.Var(neverDuration{&cfg.RequestTimeout}, "request-timeout", "how long a non-long-running request may take before it gets 504; 0 disables")
 	fs.IntVar(&cfg.MaxWatchesPerUser, "max-watches-per-user", 500, "watches one user (other than system:masters) may hold open; negative disables the limit")
-	fs.Func("feature-gates", "comma-separated name=true|false pairs, as upstream's; the one crdserver reads is APIResponseCompression (default true: answers over 128 KiB are gzipped for clients that accept it)", featureGates(cfg))
+	fs.Var(featureGates(cfg), "feature-gates", "comma-separated name=true|false pairs, as upstream's; the one crdserver reads is APIResponseCompression (default true: answers over 128 KiB are gzipped for clients that accept it)")
 	fs.StringVar(&cfg.AuthorizationMode, "authorization-mode", "RBAC", "how requests are authorized: RBAC or AlwaysAllow")
 	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", 30*time.Second, "how long graceful shutdown may take")
 	cfg.EventTTL = time.Hour
-	fs.Func("event-ttl", "how long events live after their last write; 0 keeps them until deleted (default 1h0m0s)", zeroMeansNever(&cfg.EventTTL))
-	fs.BoolFunc("profiling", "serve Go profiles at /debug/pprof to system:masters (default true)", func(v string) error {
-		b, err := strconv.ParseBool(v)
-		cfg.DisableProfiling = !b
-		return err
-	})
+	fs.Var(neverDuration{&cfg.EventTTL}, "event-ttl", "how long events live after their last write; 0 keeps them until deleted")
+	fs.Var(enabledFlag{&cfg.DisableProfiling}, "profiling", "serve Go profiles at /debug/pprof to system:masters")
 	authnFlags(fs, cfg)
 	auditAndEncryptionFlags(fs, cfg)
 	fs.BoolVar(showVersion, "version", false, "print the version and exit")
@@ -264,30 +241,6 @@ func versionString() string {
 		s += ", commit " + info.GitCommit
 	}
 	return s + ")"
-}
-
-// featureGates reads --feature-gates into cfg. A gate crdserver does not
-// know is an error, as upstream's flag refuses one it does not know.
-func featureGates(cfg *server.Config) func(string) error {
-	return func(v string) error {
-		for pair := range strings.SplitSeq(v, ",") {
-			name, value, ok := strings.Cut(strings.TrimSpace(pair), "=")
-			if !ok {
-				return fmt.Errorf("missing bool value for %s", name)
-			}
-			on, err := strconv.ParseBool(strings.TrimSpace(value))
-			if err != nil {
-				return fmt.Errorf("invalid value of %s=%s, err: %w", name, value, err)
-			}
-			switch strings.TrimSpace(name) {
-			case "APIResponseCompression":
-				cfg.DisableResponseCompression = !on
-			default:
-				return fmt.Errorf("unrecognized feature gate: %s", name)
-			}
-		}
-		return nil
-	}
 }
 
 // listFlag is a []string flag that takes comma-separated values and may be

@@ -170,6 +170,33 @@ func TestFlagValues(t *testing.T) {
 	}
 }
 
+// TestDefaultedFlagValues: flags that are more than a plain value
+// (a 0 that means never, a bool that disables, feature gates) show their
+// defaults and what was given, not an empty value.
+func TestDefaultedFlagValues(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want map[string]string
+	}{
+		{nil, map[string]string{"request-timeout": "1m0s", "event-ttl": "1h0m0s", "profiling": "true", "feature-gates": ""}},
+		{
+			[]string{"--request-timeout=0", "--event-ttl=5m", "--profiling=false", "--feature-gates=APIResponseCompression=false"},
+			map[string]string{"request-timeout": "0s", "event-ttl": "5m0s", "profiling": "false", "feature-gates": "APIResponseCompression=false"},
+		},
+	} {
+		cfg, _, err := parseFlags(tc.args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := cfg.Flags()
+		for name, want := range tc.want {
+			if got[name] != want {
+				t.Errorf("%q: --%s is %q, want %q", tc.args, name, got[name], want)
+			}
+		}
+	}
+}
+
 func TestLogOptions(t *testing.T) {
 	_, o, err := parseFlags([]string{"--log-format", "json", "-v", "2"})
 	if err != nil {
@@ -303,7 +330,7 @@ func TestFeatureGates(t *testing.T) {
 		{value: "APIResponseCompression=sometimes", wantErrText: "invalid value of APIResponseCompression=sometimes"},
 	} {
 		var cfg server.Config
-		err := featureGates(&cfg)(tc.value)
+		err := featureGates(&cfg).Set(tc.value)
 		switch {
 		case tc.wantErrText != "":
 			if err == nil || !strings.Contains(err.Error(), tc.wantErrText) {
