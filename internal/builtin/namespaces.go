@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -157,25 +158,53 @@ func setNameLabel(obj map[string]any) {
 	labels[labelMetadataName] = name
 }
 
+// Validate checks spec.finalizers as upstream's ValidateNamespace does:
+// each error names the list, not the item.
 func (namespaceHooks) Validate(obj map[string]any) field.ErrorList {
-	return validateFinalizers(obj)
+	return validateSpecFinalizers(obj, false)
 }
 
+// ValidateUpdate checks spec.finalizers as on create; PrepareForUpdate
+// left them as they were.
 func (namespaceHooks) ValidateUpdate(obj, old map[string]any) field.ErrorList {
-	return validateFinalizers(obj)
+	return validateSpecFinalizers(obj, false)
 }
 
-func validateFinalizers(obj map[string]any) field.ErrorList {
+var _ registry.SubresourceValidator = namespaceHooks{}
+
+// ValidateSubresourceUpdate checks a write through /finalize, whose
+// errors, unlike those of a create or an update, name each item of
+// spec.finalizers (upstream's ValidateNamespaceFinalizeUpdate).
+func (namespaceHooks) ValidateSubresourceUpdate(sub string, obj, old map[string]any) field.ErrorList {
+	return validateSpecFinalizers(obj, sub == "finalize")
+}
+
+// validateSpecFinalizers checks that each of a namespace's
+// spec.finalizers is a qualified name and, when it has no "/", one of the
+// standard finalizers (kubernetes, orphan, foregroundDeletion). indexed
+// names the item in the errors' paths.
+func validateSpecFinalizers(obj map[string]any, indexed bool) field.ErrorList {
 	var errs field.ErrorList
 	spec, _ := obj["spec"].(map[string]any)
 	p := field.NewPath("spec", "finalizers")
 	for i, f := range codec.Strings(spec["finalizers"]) {
+		at := p
+		if indexed {
+			at = p.Index(i)
+		}
 		for _, msg := range validation.IsQualifiedName(f) {
-			errs = append(errs, field.Invalid(p.Index(i), f, msg))
+			errs = append(errs, field.Invalid(at, f, msg))
+		}
+		if !strings.Contains(f, "/") && !slices.Contains(standardFinalizers, f) {
+			errs = append(errs, field.Invalid(at, f, "name is neither a standard finalizer name nor is it fully qualified"))
 		}
 	}
 	return errs
 }
+
+// standardFinalizers may be written without a domain: the namespace
+// controller's and the garbage collector's.
+var standardFinalizers = []string{FinalizerKubernetes, metav1.FinalizerOrphanDependents, metav1.FinalizerDeleteDependents}
 
 // immortalNamespaces may not be deleted, as upstream's NamespaceLifecycle
 // admission keeps them (kube-node-lease is not among them).

@@ -2,9 +2,13 @@ package builtin
 
 import (
 	"reflect"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // A namespace's first delete takes the garbage collector's finalizers from
@@ -50,4 +54,46 @@ func anyOrNil(l []any) any {
 		return nil
 	}
 	return l
+}
+
+// spec.finalizers are qualified names, and without a "/" one of the
+// standard finalizers; a create's or an update's errors name the list,
+// a write through /finalize's the item.
+func TestNamespaceSpecFinalizers(t *testing.T) {
+	const neither = "name is neither a standard finalizer name nor is it fully qualified"
+	for _, tc := range []struct {
+		name       string
+		finalizers []any
+		want       []string // the errors of a create, as field: detail
+	}{
+		{line(), []any{"kubernetes", "orphan", "foregroundDeletion", "example.com/x"}, nil},
+		{line(), []any{"bad"}, []string{"spec.finalizers: " + neither}},
+		{line(), []any{"kubernetes", "bad", "worse"}, []string{"spec.finalizers: " + neither, "spec.finalizers: " + neither}},
+		// Not a qualified name, and no "/" either: both errors.
+		{line(), []any{"bad fin"}, []string{"spec.finalizers: name part must consist of", "spec.finalizers: " + neither}},
+		// Two "/": not qualified, but not taken for a standard name.
+		{line(), []any{"bad/fin/x"}, []string{"spec.finalizers: a valid label key must consist of"}},
+	} {
+		obj := map[string]any{"metadata": map[string]any{"name": "ns"}, "spec": map[string]any{"finalizers": tc.finalizers}}
+		check := func(what string, errs field.ErrorList, indexed bool) {
+			t.Helper()
+			if len(errs) != len(tc.want) {
+				t.Errorf("%s: %s: %v, want %d errors", tc.name, what, errs, len(tc.want))
+				return
+			}
+			for i, e := range errs {
+				want := tc.want[i]
+				if indexed {
+					want = strings.Replace(want, "spec.finalizers", "spec.finalizers["+strconv.Itoa(slices.Index(tc.finalizers, any(e.BadValue)))+"]", 1)
+				}
+				if got := e.Field + ": " + e.Detail; !strings.HasPrefix(got, want) || e.Type != field.ErrorTypeInvalid {
+					t.Errorf("%s: %s: error %d = %v, want %q", tc.name, what, i, e, want)
+				}
+			}
+		}
+		h := namespaceHooks{}
+		check("create", h.Validate(obj), false)
+		check("update", h.ValidateUpdate(obj, obj), false)
+		check("finalize", h.ValidateSubresourceUpdate("finalize", obj, obj), true)
+	}
 }

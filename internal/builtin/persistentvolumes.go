@@ -329,8 +329,11 @@ func (pvRules) cells(v *corev1.PersistentVolume) []any {
 
 // goNamesJSON encodes v as encoding/json encodes upstream's internal
 // types, which have the fields of the core/v1 ones in the same order but
-// no JSON tags: every field, by its Go name. apimachinery's types keep
-// their own encoding.
+// no JSON tags: every field, by its Go name, an embedded struct's fields
+// among its container's (EphemeralContainer's EphemeralContainerCommon,
+// Probe's ProbeHandler). apimachinery's types keep their own encoding.
+// encoding/json's rule for two fields of one name (the shallower is kept,
+// neither at one depth) is not followed: these types have none such.
 func goNamesJSON(v reflect.Value) []byte {
 	var b bytes.Buffer
 	writeGoNames(&b, v)
@@ -358,21 +361,7 @@ func writeGoNames(b *bytes.Buffer, v reflect.Value) {
 		writeGoNames(b, v.Elem())
 	case reflect.Struct:
 		b.WriteByte('{')
-		n := 0
-		for i := range t.NumField() {
-			f := t.Field(i)
-			if !f.IsExported() {
-				continue
-			}
-			if n > 0 {
-				b.WriteByte(',')
-			}
-			n++
-			j, _ := json.Marshal(f.Name)
-			b.Write(j)
-			b.WriteByte(':')
-			writeGoNames(b, v.Field(i))
-		}
+		writeGoNamesFields(b, v, 0)
 		b.WriteByte('}')
 	case reflect.Slice:
 		b.WriteByte('[')
@@ -387,6 +376,32 @@ func writeGoNames(b *bytes.Buffer, v reflect.Value) {
 		j, _ := json.Marshal(v.Interface())
 		b.Write(j)
 	}
+}
+
+// writeGoNamesFields writes the members of struct v after n others,
+// those of an embedded struct in its place, and returns how many there
+// are then.
+func writeGoNamesFields(b *bytes.Buffer, v reflect.Value, n int) int {
+	t := v.Type()
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if f.Anonymous && f.Type.Kind() == reflect.Struct && !strings.HasPrefix(f.Type.PkgPath(), "k8s.io/apimachinery/") {
+			n = writeGoNamesFields(b, v.Field(i), n)
+			continue
+		}
+		if !f.IsExported() {
+			continue
+		}
+		if n > 0 {
+			b.WriteByte(',')
+		}
+		n++
+		j, _ := json.Marshal(f.Name)
+		b.Write(j)
+		b.WriteByte(':')
+		writeGoNames(b, v.Field(i))
+	}
+	return n
 }
 
 // warnings are upstream's: deprecated annotations, the Recycle policy,

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"reflect"
 	"strings"
 	"time"
 
@@ -462,8 +463,8 @@ func statusResetMetadata(obj, old map[string]any) map[string]any {
 }
 
 // ValidateSubresourceUpdate checks a write to pods/resize
-// (validatePodResize) or pods/ephemeralcontainers: the pod as a whole,
-// and that no ephemeral container is removed or changed.
+// (validatePodResize) or pods/ephemeralcontainers
+// (validateEphemeralContainersUpdate).
 func (h podHooks) ValidateSubresourceUpdate(sub string, obj, old map[string]any) field.ErrorList {
 	p, was, err := h.decodeUpdate(obj, old)
 	if err != nil {
@@ -471,6 +472,19 @@ func (h podHooks) ValidateSubresourceUpdate(sub string, obj, old map[string]any)
 	}
 	if sub == "resize" {
 		return validatePodResize(p, was)
+	}
+	return validateEphemeralContainersUpdate(p, was)
+}
+
+// validateEphemeralContainersUpdate is upstream's
+// ValidatePodEphemeralContainersUpdate: a static (mirror) pod is refused
+// alone; otherwise the pod as a whole is checked, and that no ephemeral
+// container is removed or changed, a change shown as the unified diff of
+// the container before and after as upstream's internal type encodes it
+// (goNamesJSON).
+func validateEphemeralContainersUpdate(p, was *corev1.Pod) field.ErrorList {
+	if _, ok := was.Annotations[corev1.MirrorPodAnnotationKey]; ok {
+		return field.ErrorList{field.Forbidden(field.NewPath(""), "static pods do not support ephemeral containers")}
 	}
 	errs := validatePodMetadataAndSpec(p)
 	now := map[string]corev1.EphemeralContainer{}
@@ -484,13 +498,10 @@ func (h podHooks) ValidateSubresourceUpdate(sub string, obj, old map[string]any)
 			errs = append(errs, field.Forbidden(ep, fmt.Sprintf("existing ephemeral containers %q may not be removed\n", c.Name)))
 			continue
 		}
-		if !apiequalitySemantic(c, n) {
-			errs = append(errs, field.Forbidden(ep, fmt.Sprintf("existing ephemeral containers %q may not be changed\n", c.Name)))
+		if !apiequality.Semantic.DeepEqual(c, n) {
+			d := specDiffRaw(goNamesJSON(reflect.ValueOf(c)), goNamesJSON(reflect.ValueOf(n)))
+			errs = append(errs, field.Forbidden(ep, fmt.Sprintf("existing ephemeral containers %q may not be changed\n%s", c.Name, d)))
 		}
 	}
 	return errs
-}
-
-func apiequalitySemantic(a, b corev1.EphemeralContainer) bool {
-	return apiequality.Semantic.DeepEqual(a, b)
 }
