@@ -91,7 +91,10 @@ func Audit(cfg AuditConfig) Filter {
 				return
 			}
 			ev := newEvent(r, info, u, d.Level)
-			if d.Level.AtLeast(audit.LevelRequest) {
+			// A connect request's body is the backend's, of any size,
+			// streamed: upstream's audit reads none of it.
+			connects := Connects(info)
+			if d.Level.AtLeast(audit.LevelRequest) && !connects {
 				ev.RequestObject = readRequestObject(r, info, cfg.Protobuf, d.OmitManagedFields)
 			}
 			annotations := &audit.Annotations{}
@@ -110,7 +113,7 @@ func Audit(cfg AuditConfig) Filter {
 				e.StageTimestamp = ev.RequestReceivedTimestamp
 				sink.Process(e)
 			}
-			aw := &auditWriter{ResponseWriter: w, keepBody: d.Level == audit.LevelRequestResponse && info.Verb != "watch"}
+			aw := &auditWriter{ResponseWriter: w, keepBody: d.Level == audit.LevelRequestResponse && info.Verb != "watch" && !connects}
 			if aw.keepBody {
 				// The answer's object is kept as the handler writes it.
 				r = r.WithContext(compress.Forbid(r.Context()))

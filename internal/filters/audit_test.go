@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -334,4 +335,56 @@ func TestAuditCompressed(t *testing.T) {
 	if got := string(sink.evs[len(sink.evs)-1].ResponseObject); got != list {
 		t.Errorf("audited response object of %d bytes, want the %d the handler wrote", len(got), len(list))
 	}
+}
+
+// TestAuditConnectBody: a request to a proxy subresource, audited at
+// RequestResponse, is forwarded with its body unread by audit (it may be
+// of any size, and is the backend's, not an object), and neither its body
+// nor the backend's answer is recorded.
+func TestAuditConnectBody(t *testing.T) {
+	quiet(t)
+	p, err := audit.ParsePolicy([]byte(filterPolicy))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := &countingReader{left: 64 << 20}
+	sink := &recorded{}
+	h := Chain(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if body.read != 0 {
+			t.Errorf("%d bytes of the body read before the handler", body.read)
+		}
+		w.WriteHeader(http.StatusOK)
+		w.Write([]byte(`{"from":"the backend"}`))
+	}), AuditID, Recover, RequestInfo, MaxBodySize(0),
+		Authenticate(authn.AuthenticatorFunc(func(*http.Request) (*authn.User, bool, error) {
+			return &authn.User{Name: "alice"}, true, nil
+		}), nil),
+		Audit(AuditConfig{Policy: p, Sink: sink}), Authorize(authz.AllowAll), AuditAllowed)
+	r := httptest.NewRequest(http.MethodPost, "/api/v1/namespaces/ns/services/web:80/proxy/upload", body)
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	if w.Code != http.StatusOK {
+		t.Fatalf("answered %d %s", w.Code, w.Body)
+	}
+	if len(sink.evs) == 0 {
+		t.Fatal("no event")
+	}
+	for _, ev := range sink.evs {
+		if ev.RequestObject != nil || ev.ResponseObject != nil {
+			t.Errorf("%s event records request %q, response %q; want neither", ev.Stage, ev.RequestObject, ev.ResponseObject)
+		}
+	}
+}
+
+// countingReader is an endless-looking body that counts what is read.
+type countingReader struct{ left, read int }
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	if c.left == 0 {
+		return 0, io.EOF
+	}
+	n := min(len(p), c.left)
+	c.left -= n
+	c.read += n
+	return n, nil
 }

@@ -25,6 +25,21 @@ func LongRunning(info *request.Info) bool {
 	return false
 }
 
+// Connects reports whether a request is to a connect subresource (a
+// proxy, exec, attach or port-forward): its body, if any, is not an
+// object but the backend's bytes, and upstream's handler reads none of
+// it; admission and audit record the subresource's options instead.
+func Connects(info *request.Info) bool {
+	if !info.IsResourceRequest {
+		return false
+	}
+	switch info.Subresource {
+	case "attach", "exec", "proxy", "portforward":
+		return true
+	}
+	return false
+}
+
 // MaxBodySize refuses request bodies over limit bytes (<= 0: the 3 MiB
 // default): a declared Content-Length over it is a 413 at once; otherwise
 // the body is wrapped so that reading past the limit fails with the same 413
