@@ -116,6 +116,8 @@ func (csrHooks) ResetFields(subresource string) [][]string {
 // conditions written are kept, the times they lack set; the spec and the
 // rest of the status are old's. The metadata is the write's, as the main
 // resource's.
+func (csrHooks) Updates(sub string) bool { return sub == "approval" }
+
 func (csrHooks) UpdateSubresource(name string, obj, old map[string]any) map[string]any {
 	if name != "approval" {
 		return obj

@@ -282,6 +282,8 @@ func (namespaceHooks) NewProtobuf() registry.ProtoMessage { return &corev1.Names
 // reset field, the status: ResetFields): everything written is kept,
 // spec.finalizers (which the main resource leaves) and the metadata
 // alike, but the status, which is old's.
+func (namespaceHooks) Updates(sub string) bool { return sub == "finalize" }
+
 func (namespaceHooks) UpdateSubresource(name string, obj, old map[string]any) map[string]any {
 	if name != "finalize" {
 		return obj

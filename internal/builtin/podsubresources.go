@@ -400,6 +400,8 @@ func containerOf(p *corev1.Pod, name string) error {
 // strategies for them keep a write once its fields are recorded: its
 // managedFields name what it changed, even where the subresource drops
 // it (upstream resets no fields through either).
+func (podHooks) Updates(sub string) bool { return sub == "resize" || sub == "ephemeralcontainers" }
+
 func (h podHooks) UpdateSubresource(sub string, obj, old map[string]any) map[string]any {
 	switch sub {
 	case "resize":

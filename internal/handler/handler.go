@@ -243,7 +243,8 @@ func verbOf(c *call) func(*Handler, *call) {
 	// reads as the whole object; a PUT or patch writes the whole object,
 	// of which the subresource keeps what it may change as the write is
 	// prepared (see prepareUpdate).
-	_, updates := c.def.Hooks.(registry.SubresourceUpdater)
+	su, updates := c.def.Hooks.(registry.SubresourceUpdater)
+	updates = updates && su.Updates(sub)
 	sc, creates := c.def.Hooks.(registry.SubresourceCreator)
 	if cn, ok := c.def.Hooks.(registry.Connecter); ok && cn.Connects(sub) {
 		return func(h *Handler, c *call) { h.connect(c, cn) }

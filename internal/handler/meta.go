@@ -310,8 +310,10 @@ func ownUpdater(c *call, sub string) registry.SubresourceUpdater {
 	if sub == "" || sub == "status" || sub == "scale" {
 		return nil
 	}
-	su, _ := c.def.Hooks.(registry.SubresourceUpdater)
-	return su
+	if su, ok := c.def.Hooks.(registry.SubresourceUpdater); ok && su.Updates(sub) {
+		return su
+	}
+	return nil
 }
 
 func copyOrDelete(dst, src map[string]any, key string) {

@@ -145,8 +145,11 @@ type StrategicMerger interface {
 // mutating admission sees it so, as upstream's strategies keep such a
 // write to what it may change only in PrepareForUpdate. UpdateSubresource
 // is that step: obj, the write, kept to what subresource name may change
-// of old, the stored object (obj may be changed and returned).
+// of old, the stored object (obj may be changed and returned). Updates
+// says which subresources it serves: a PUT or patch of any other is
+// refused, never written whole.
 type SubresourceUpdater interface {
+	Updates(subresource string) bool
 	UpdateSubresource(name string, obj, old map[string]any) map[string]any
 }
 
