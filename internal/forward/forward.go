@@ -82,24 +82,28 @@ func (h Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rw := &rewriter{prefix: proxyPrefix(r.URL.Path, h.Location.Path), backend: target.Host, host: r.Host}
+	if !strings.HasPrefix(target.Path, "/") {
+		target.Path = "/" + target.Path
+	}
+	uri := path.Join(rw.prefix, target.EscapedPath())
+	if strings.HasSuffix(target.Path, "/") {
+		uri += "/"
+	}
+	next := h.Transport
+	if next == nil {
+		next = http.DefaultTransport
+	}
 	rp := &httputil.ReverseProxy{
-		Director: func(out *http.Request) {
-			u := target
-			if !strings.HasPrefix(u.Path, "/") {
-				u.Path = "/" + u.Path
-			}
-			out.URL = &u
-			// The Host header stays the client's, as upstream's.
-			if _, ok := out.Header["User-Agent"]; !ok {
-				out.Header.Set("User-Agent", "") // not Go's own
-			}
-			uri := path.Join(rw.prefix, u.EscapedPath())
-			if strings.HasSuffix(u.Path, "/") {
-				uri += "/"
-			}
+		// The Host header stays the client's, as upstream's; ReverseProxy
+		// sends no User-Agent of Go's own when the client sent none.
+		Director: func(out *http.Request) { out.URL = &target },
+		// X-Forwarded-Uri is set as the request leaves, after the
+		// client's Connection header has had its say: a client naming it
+		// there does not take it away.
+		Transport: roundTripFunc(func(out *http.Request) (*http.Response, error) {
 			out.Header.Set("X-Forwarded-Uri", uri)
-		},
-		Transport:      h.Transport,
+			return next.RoundTrip(out)
+		}),
 		FlushInterval:  flushInterval,
 		ModifyResponse: rw.response,
 		ErrorHandler: func(w http.ResponseWriter, _ *http.Request, err error) {
@@ -111,6 +115,10 @@ func (h Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	rp.ServeHTTP(w, r)
 }
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 // proxyPrefix is the part of the client's path before the backend's:
 // what the backend's own absolute links need in front to come back

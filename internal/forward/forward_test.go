@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -84,7 +85,9 @@ func TestForward(t *testing.T) {
 		srv := front(t, "", backend.Listener.Addr().String(), tc.loc)
 		req, _ := http.NewRequest(tc.method, srv.URL+tc.path, strings.NewReader("the body"))
 		req.Header.Set("X-Custom", "kept")
-		req.Header.Set("Connection", "close, X-Hop")
+		// X-Forwarded-Uri is the proxy's to set: naming it here does
+		// not take it away.
+		req.Header.Set("Connection", "close, X-Hop, X-Forwarded-Uri")
 		req.Header.Set("X-Hop", "dropped")
 		resp, err := noRedirects.Do(req)
 		if err != nil {
@@ -114,8 +117,8 @@ func TestForward(t *testing.T) {
 }
 
 func TestRootRedirects(t *testing.T) {
-	called := false
-	backend := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { called = true }))
+	var called atomic.Bool
+	backend := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { called.Store(true) }))
 	defer backend.Close()
 	srv := front(t, "http", backend.Listener.Addr().String(), "")
 	for _, tc := range []struct{ method, path, want string }{
@@ -133,7 +136,7 @@ func TestRootRedirects(t *testing.T) {
 			t.Errorf("%s %s: %d to %q, want 301 to %q", tc.method, tc.path, resp.StatusCode, resp.Header.Get("Location"), tc.want)
 		}
 	}
-	if called {
+	if called.Load() {
 		t.Error("a redirected request reached the backend")
 	}
 }
@@ -167,9 +170,11 @@ func TestUnreachable(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	want := "503 ServiceUnavailable error trying to reach service: dial tcp " + addr + ": connect: connection refused"
-	if got := statusOf(t, resp); got != want {
-		t.Errorf("got %s, want %s", got, want)
+	// The port was just let go: something else may take it on a busy
+	// machine, so only the answer's form is asked for.
+	want := "503 ServiceUnavailable error trying to reach service: "
+	if got := statusOf(t, resp); !strings.HasPrefix(got, want) {
+		t.Errorf("got %s, want %s...", got, want)
 	}
 }
 
@@ -211,8 +216,8 @@ func TestHTTPSBackend(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer resp3.Body.Close()
-	if got, want := statusOf(t, resp3), "503 ServiceUnavailable error trying to reach service: tls: first record does not look like a TLS handshake"; got != want {
-		t.Errorf("got %s, want %s", got, want)
+	if got, want := statusOf(t, resp3), "503 ServiceUnavailable error trying to reach service: tls: "; !strings.HasPrefix(got, want) {
+		t.Errorf("got %s, want %s...", got, want)
 	}
 }
 
