@@ -85,15 +85,20 @@ type Handler struct {
 	// shared by their watchers.
 	recent recentObjects
 
-	// stopWatches is closed at shutdown to end every watch.
+	// stopWatches is closed at shutdown to end every watch and every
+	// proxied request.
 	stopWatches chan struct{}
 	stopOnce    sync.Once
 }
 
-// StopWatches ends every open watch (graceful shutdown: watches never end
-// by themselves).
+// StopWatches ends every open watch and proxied request, and lets the
+// proxies' idle connections go (graceful shutdown: watches, and a
+// backend's stream or upgraded connection, never end by themselves).
 func (h *Handler) StopWatches() {
 	h.stopOnce.Do(func() { close(h.stopWatches) })
+	if t, ok := h.proxyTransport.(interface{ CloseIdleConnections() }); ok {
+		t.CloseIdleConnections()
+	}
 }
 
 // Config builds a Handler.

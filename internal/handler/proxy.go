@@ -1,6 +1,7 @@
 package handler
 
 import (
+	"context"
 	"net/http"
 	"path"
 	"slices"
@@ -54,7 +55,18 @@ func (h *Handler) proxy(c *call, px registry.Proxier) {
 		return
 	}
 	loc.Path = cleanPath(p)
-	forward.Handler{Location: loc, Transport: h.proxyTransport}.ServeHTTP(c.w, c.r)
+	// Shutdown ends the request, and with it an upgraded connection
+	// (ReverseProxy closes the backend's when the request's context ends).
+	ctx, cancel := context.WithCancel(c.r.Context())
+	defer cancel()
+	go func() {
+		select {
+		case <-h.stopWatches:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	forward.Handler{Location: loc, Transport: h.proxyTransport}.ServeHTTP(c.w, c.r.WithContext(ctx))
 }
 
 // admitConnect runs mutating then validating admission on a request to

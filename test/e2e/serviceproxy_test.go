@@ -72,6 +72,7 @@ func echoUpgraded(w http.ResponseWriter) {
 type proxied struct {
 	Method, Path, Query, ForwardedURI string
 	Authorized                        bool  // an Authorization header reached it
+	Impersonated                      bool  // an Impersonate-User header reached it
 	Length                            int64 // of the body
 }
 
@@ -96,7 +97,7 @@ func TestServiceProxy(t *testing.T) {
 		}
 		n, _ := io.Copy(io.Discard, r.Body)
 		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(proxied{r.Method, r.URL.Path, r.URL.RawQuery, r.Header.Get("X-Forwarded-Uri"), r.Header.Get("Authorization") != "", n})
+		_ = json.NewEncoder(w).Encode(proxied{r.Method, r.URL.Path, r.URL.RawQuery, r.Header.Get("X-Forwarded-Uri"), r.Header.Get("Authorization") != "", r.Header.Get("Impersonate-User") != "", n})
 	}), ReadHeaderTimeout: 10 * time.Second}
 	go backend.Serve(ln) //nolint:errcheck // ends with Close
 	t.Cleanup(func() { backend.Close() })
@@ -167,7 +168,7 @@ func TestServiceProxy(t *testing.T) {
 	for _, id := range []string{"web:80", "web:http"} {
 		path := fmt.Sprintf("/api/v1/namespaces/%s/services/%s/proxy/hello/there?q=1", ns, id)
 		got := read(t, []byte(kubectl(t, srv, "get", "--raw", path)))
-		want := proxied{"GET", "/hello/there", "q=1", strings.TrimSuffix(path, "?q=1"), false, 0}
+		want := proxied{"GET", "/hello/there", "q=1", strings.TrimSuffix(path, "?q=1"), false, false, 0}
 		if got != want {
 			t.Errorf("%s: backend saw %+v, want %+v", id, got, want)
 		}
@@ -281,8 +282,10 @@ spec: {policyName: proxy-paths, validationActions: [Deny]}
 		_, _, err := kubectlResult(srv, "get", "--raw", path, "--as", "jane")
 		return err == nil, nil
 	})
-	if got := read(t, []byte(kubectl(t, srv, "get", "--raw", path, "--as", "jane"))); got.Path != "/private" || got.Authorized {
-		t.Errorf("jane: backend saw %+v", got)
+	// The client's credentials stay with the server: kubectl sends the
+	// token beside its client certificate, which authenticates it.
+	if got := read(t, []byte(kubectl(t, srv, "get", "--raw", path, "--as", "jane", "--token", "not-for-the-backend"))); got.Path != "/private" || got.Authorized || got.Impersonated {
+		t.Errorf("jane: backend saw %+v, want no Authorization or Impersonate-User header", got)
 	}
 	if stderr := kubectlFails(t, srv, "create", "--raw", path, "-f", body, "--as", "jane"); !strings.Contains(stderr, `cannot create resource "services/proxy"`) {
 		t.Errorf("jane's POST: %s", stderr)
