@@ -147,8 +147,7 @@ func parseServerFlags(args []string) (server.Config, logOptions, error) {
 }
 
 // flagValues is what /flagz shows: every flag of fs, set or not, with its
-// value as the flag prints it (a flag given as a function, such as
-// --request-timeout, prints nothing). fs must not change once parsed.
+// value as the flag prints it. fs must not change once parsed.
 func flagValues(fs *flag.FlagSet) func() map[string]string {
 	return func() map[string]string {
 		values := make(map[string]string)

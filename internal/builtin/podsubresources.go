@@ -94,14 +94,6 @@ func successStatus() map[string]any {
 	return map[string]any{"apiVersion": "v1", "kind": "Status", "metadata": map[string]any{}, "status": metav1.StatusSuccess, "code": int64(http.StatusCreated)}
 }
 
-// unknownError is a 500 with reason Unknown: upstream's answer to an
-// error that is not a Status.
-func unknownError(msg string) error {
-	return &apierrors.StatusError{ErrStatus: metav1.Status{
-		Status: metav1.StatusFailure, Code: http.StatusInternalServerError, Reason: metav1.StatusReasonUnknown, Message: msg,
-	}}
-}
-
 func (podHooks) NewSubresourceProtobuf(sub string) registry.ProtoMessage {
 	switch sub {
 	case "binding":
@@ -160,10 +152,10 @@ func (h podHooks) bind(ctx context.Context, ns string, b *corev1.Binding) (map[s
 		}
 	}
 	if len(errs) > 0 {
-		return nil, unknownError(errs.ToAggregate().Error())
+		return nil, codec.UnknownError(errs.ToAggregate().Error())
 	}
 	if h.store == nil {
-		return nil, unknownError("pods cannot be bound here")
+		return nil, codec.UnknownError("pods cannot be bound here")
 	}
 	err := h.store.UpdatePod(ctx, ns, b.Name, func(p *corev1.Pod) error {
 		if b.UID != "" && p.UID != b.UID {
@@ -231,7 +223,7 @@ func setPodCondition(s *corev1.PodStatus, c corev1.PodCondition) {
 // (crdserver's budgets allow none, as no controller counts their pods).
 func (h podHooks) evict(ctx context.Context, pod *corev1.Pod, e *policyv1.Eviction) (map[string]any, error) {
 	if h.store == nil {
-		return nil, unknownError("pods cannot be evicted here")
+		return nil, codec.UnknownError("pods cannot be evicted here")
 	}
 	ns := pod.Namespace
 	opts := &metav1.DeleteOptions{}

@@ -249,3 +249,11 @@ func MethodNotAllowed() error {
 		Details: &metav1.StatusDetails{},
 	}}
 }
+
+// UnknownError is upstream's answer to an error that is not a Status: a
+// 500 with reason Unknown and the error's text as the message.
+func UnknownError(msg string) error {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status: metav1.StatusFailure, Code: http.StatusInternalServerError, Reason: metav1.StatusReasonUnknown, Message: msg,
+	}}
+}

@@ -20,9 +20,10 @@ import (
 // are not. An answer is sent as it is when every compressor is busy (see
 // compress.Take).
 //
-// It comes right after RequestInfo, before every filter that reads what
-// the handler writes (audit keeps the answer's object, the request log
-// and metrics its size), so that they read the answer uncompressed.
+// It comes after RequestInfo (and MaxBodySize, which needs it), before
+// every filter that reads what the handler writes (audit keeps the
+// answer's object, the request log and metrics its size), so that they
+// read the answer uncompressed.
 func Compress(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !acceptsGzip(r) || !compressible(r) {

@@ -18,7 +18,6 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 
 	"github.com/crdserver/crdserver/internal/codec"
@@ -149,18 +148,10 @@ func (rw *rewriter) response(resp *http.Response) error {
 		}
 		resp.Header.Set("Location", rw.link(u))
 	} else if err := rw.page(resp); err != nil {
-		return unknownError(err)
+		return codec.UnknownError(err.Error())
 	}
 	for _, h := range corsHeaders {
 		resp.Header.Del(h)
 	}
 	return nil
-}
-
-// unknownError is how upstream answers an error that is not a Status: a
-// 500 with reason Unknown and the error's text.
-func unknownError(err error) error {
-	return &apierrors.StatusError{ErrStatus: metav1.Status{
-		Status: metav1.StatusFailure, Code: http.StatusInternalServerError, Reason: metav1.StatusReasonUnknown, Message: err.Error(),
-	}}
 }

@@ -2,11 +2,9 @@ package handler
 
 import (
 	"errors"
-	"net/http"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/crdserver/crdserver/internal/codec"
@@ -114,10 +112,7 @@ func unknownError(err error) error {
 	if errors.As(err, &st) {
 		return err
 	}
-	return &apierrors.StatusError{ErrStatus: metav1.Status{
-		Status: metav1.StatusFailure, Code: http.StatusInternalServerError,
-		Reason: metav1.StatusReasonUnknown, Message: err.Error(),
-	}}
+	return codec.UnknownError(err.Error())
 }
 
 // upstreamYAMLError is how upstream's YAML decoder (decode: sigs.k8s.io/yaml's

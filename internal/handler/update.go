@@ -183,8 +183,8 @@ func upstreamKey(c *call) string {
 // read the current object, so a missing object is a 404 first; the 422
 // names the resource as its kind (`crontabs.stable.example.com "m1" is
 // invalid`), as upstream's does.
-func requireResourceVersion(c *call, rv string) error {
-	if u, ok := c.def.Hooks.(registry.UnconditionalUpdater); (ok && u.AllowUnconditionalUpdate()) || rv != "" {
+func requireResourceVersion(c *call) error {
+	if u, ok := c.def.Hooks.(registry.UnconditionalUpdater); ok && u.AllowUnconditionalUpdate() {
 		return nil
 	}
 	gr := c.gr()
@@ -207,7 +207,7 @@ func checkNewResourceVersion(c *call, obj map[string]any, curRV string) error {
 	case err != nil:
 		return statusError(http.StatusInternalServerError, metav1.StatusReasonUnknown, err.Error())
 	case n == 0:
-		if err := requireResourceVersion(c, ""); err != nil {
+		if err := requireResourceVersion(c); err != nil {
 			return err
 		}
 		md["resourceVersion"] = curRV
