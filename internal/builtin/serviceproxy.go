@@ -14,8 +14,8 @@ import (
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	netutils "k8s.io/utils/net"
 
+	"github.com/crdserver/crdserver/internal/endpoints"
 	"github.com/crdserver/crdserver/internal/registry"
-	"github.com/crdserver/crdserver/internal/webhook"
 )
 
 // ServiceBackends is where services/proxy finds the addresses behind a
@@ -85,7 +85,7 @@ func (h serviceProxyHooks) ProxyLocation(ctx context.Context, namespace, id stri
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}
-	host, ok := webhook.PickEndpoint(eps, port, h.family, func(ep *discoveryv1.Endpoint) bool {
+	host, ok := endpoints.Pick(eps, port, h.family, func(ep *discoveryv1.Endpoint) bool {
 		return h.podBehind(ctx, namespace, ep)
 	})
 	if !ok {

@@ -31,6 +31,7 @@ var layer = map[string]int{
 	"internal/webhook":             1,
 	"internal/webhook/webhooktest": 1,
 	"internal/webhook/webhookcert": 0,
+	"internal/endpoints":           0,
 	"internal/fairness":            0,
 	// Forwarding to a backend, for the proxy subresources.
 	"internal/forward": 1,

@@ -1,4 +1,4 @@
-package webhook
+package endpoints
 
 import (
 	"runtime"
@@ -35,7 +35,7 @@ func slice(family discoveryv1.AddressType, portName *string, port int32, eps ...
 	return s
 }
 
-func TestPickEndpoint(t *testing.T) {
+func TestPick(t *testing.T) {
 	v4, v6 := discoveryv1.AddressTypeIPv4, discoveryv1.AddressTypeIPv6
 	notAt := func(addr string) func(*discoveryv1.Endpoint) bool {
 		return func(ep *discoveryv1.Endpoint) bool { return ep.Addresses[0] != addr }
@@ -92,7 +92,7 @@ func TestPickEndpoint(t *testing.T) {
 	for _, tc := range cases {
 		seen := map[string]int{}
 		for range 200 {
-			addr, ok := PickEndpoint(tc.slices, tc.port, tc.family, tc.accept)
+			addr, ok := Pick(tc.slices, tc.port, tc.family, tc.accept)
 			if ok != (addr != "") {
 				t.Fatalf("%s: picked %q, ok %v", tc.name, addr, ok)
 			}
@@ -115,12 +115,12 @@ func TestPickEndpoint(t *testing.T) {
 	}
 }
 
-func TestPickEndpointKeepsOrder(t *testing.T) {
+func TestPickKeepsOrder(t *testing.T) {
 	a := slice(discoveryv1.AddressTypeIPv6, ptr("http"), 80, []string{"", "fd00::1"})
 	b := slice(discoveryv1.AddressTypeIPv4, ptr("http"), 80, []string{"", "10.0.0.1"})
 	slices := []*discoveryv1.EndpointSlice{a, b}
 	for range 20 {
-		PickEndpoint(slices, "http", corev1.IPv4Protocol, nil)
+		Pick(slices, "http", corev1.IPv4Protocol, nil)
 		if slices[0] != a || slices[1] != b {
 			t.Fatal("the caller's slices were reordered")
 		}
