@@ -112,27 +112,28 @@ var AllowAll Authorizer = AuthorizerFunc(func(context.Context, Attributes) (Deci
 	return Allow, "", nil
 })
 
-// monitoring is the group upstream's default RBAC lets read /metrics
-// (ClusterRole system:monitoring).
+// monitoring is the group upstream's default RBAC lets read /metrics and
+// the component pages (ClusterRole system:monitoring).
 const monitoring = "system:monitoring"
 
 // Privileged guards the non-resource paths that show the server's insides
-// and cost it work: /metrics and /debug/pprof. Only system:masters may read
-// them, and system:monitoring /metrics, as upstream's default RBAC has it
-// (cluster-admin holds every non-resource URL); everyone else is denied.
-// Every other request is next's to decide. Until RBAC comes, next is
-// AllowAll, and without this any user with a certificate could profile
-// the server.
+// or cost it work: /metrics, /debug/pprof, and the component pages
+// /flagz and /statusz (which name the files the server was started
+// with). Only system:masters may read them, and system:monitoring all but
+// the profiles, as upstream's default RBAC has it (cluster-admin holds
+// every non-resource URL); everyone else is denied. Every other request
+// is next's to decide. Until RBAC comes, next is AllowAll, and without
+// this any user with a certificate could profile the server.
 func Privileged(next Authorizer) Authorizer {
 	return AuthorizerFunc(func(ctx context.Context, a Attributes) (Decision, string, error) {
 		if a.ResourceRequest {
 			return next.Authorize(ctx, a)
 		}
-		metrics := under(a.Path, "/metrics")
-		if !metrics && !under(a.Path, "/debug/pprof") {
+		watched := under(a.Path, "/metrics") || under(a.Path, "/flagz") || under(a.Path, "/statusz")
+		if !watched && !under(a.Path, "/debug/pprof") {
 			return next.Authorize(ctx, a)
 		}
-		if a.User != nil && (slices.Contains(a.User.Groups, authn.Masters) || metrics && slices.Contains(a.User.Groups, monitoring)) {
+		if a.User != nil && (slices.Contains(a.User.Groups, authn.Masters) || watched && slices.Contains(a.User.Groups, monitoring)) {
 			return Allow, "", nil
 		}
 		return Deny, "", nil

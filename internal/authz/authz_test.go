@@ -53,6 +53,11 @@ func TestPrivileged(t *testing.T) {
 		{alice, "/debug/pprof/", Deny},
 		{anonymous, "/metrics", Deny},
 		{nil, "/debug/pprof", Deny},
+		{admin, "/flagz", Allow},
+		{prometheus, "/flagz", Allow},
+		{prometheus, "/statusz", Allow},
+		{alice, "/flagz", Deny},
+		{alice, "/statusz", Deny},
 		// Everything else is the next authorizer's (AllowAll here).
 		{alice, "/healthz", Allow},
 		{alice, "/metricsx", Allow},
