@@ -362,3 +362,35 @@ func TestProxyPrefix(t *testing.T) {
 		}
 	}
 }
+
+// TestPageBomb: an HTML page whose small gzip body decompresses past
+// maxPage is a 500, not a server holding all of it.
+func TestPageBomb(t *testing.T) {
+	defer func(m int64) { maxPage = m }(maxPage)
+	maxPage = 1 << 20
+	var bomb bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&bomb, gzip.BestCompression)
+	io.WriteString(zw, "<html><body><p>")
+	chunk := bytes.Repeat([]byte(" "), 1<<20)
+	for range maxPage>>20 + 1 {
+		zw.Write(chunk)
+	}
+	zw.Close()
+	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		w.Header().Set("Content-Encoding", "gzip")
+		w.Write(bomb.Bytes())
+	}))
+	defer backend.Close()
+	srv := front(t, "", backend.Listener.Addr().String(), "/")
+	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/proxy/", nil)
+	req.Header.Set("Accept-Encoding", "gzip") // the page as it comes
+	resp, err := http.DefaultTransport.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if got, want := statusOf(t, resp), "500  "+errPageTooLarge().Error(); got != want {
+		t.Errorf("a %d KB page of %d MiB: %s, want %s", bomb.Len()>>10, maxPage>>20+1, got, want)
+	}
+}

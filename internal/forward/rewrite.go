@@ -82,7 +82,9 @@ func (rw *rewriter) page(resp *http.Response) error {
 		slog.Warn("proxied HTML page in an unknown encoding: its links are not rewritten", "encoding", enc)
 		return nil
 	}
-	err := rewriteLinks(in, w, rw.link)
+	// Bounded: the page is held whole (as upstream holds it), and a
+	// backend's small gzip body may decompress to anything.
+	err := rewriteLinks(&capped{r: in, left: maxPage}, w, rw.link)
 	resp.Body.Close()
 	if cerr := w.Close(); err == nil {
 		err = cerr
@@ -94,6 +96,34 @@ func (rw *rewriter) page(resp *http.Response) error {
 	resp.Header.Del("Content-Length")
 	resp.ContentLength = int64(out.Len())
 	return nil
+}
+
+// maxPage is the most of a decompressed HTML page whose links are
+// rewritten; a larger one is answered with a 500. A variable for tests.
+var maxPage int64 = 64 << 20
+
+// capped reads r, and fails once more than left bytes come.
+type capped struct {
+	r    io.Reader
+	left int64
+}
+
+func (c *capped) Read(p []byte) (int, error) {
+	if c.left < 0 {
+		return 0, errPageTooLarge()
+	}
+	if int64(len(p)) > c.left+1 {
+		p = p[:c.left+1]
+	}
+	n, err := c.r.Read(p)
+	if c.left -= int64(n); c.left < 0 {
+		return n, errPageTooLarge()
+	}
+	return n, err
+}
+
+func errPageTooLarge() error {
+	return fmt.Errorf("the proxied HTML page is over %d MiB: its links cannot be rewritten", maxPage>>20)
 }
 
 type nopCloser struct{ io.Writer }
