@@ -86,6 +86,7 @@ func (h legacyBindingHooks) Create(ctx context.Context, obj map[string]any) (map
 var (
 	_ registry.SubresourceCreator = podHooks{}
 	_ registry.Connecter          = podHooks{}
+	_ registry.ConnectOptioner    = podHooks{}
 	_ registry.SubresourceUpdater = podHooks{}
 )
 
@@ -321,6 +322,23 @@ func (podHooks) Connects(sub string) bool {
 		return true
 	}
 	return false
+}
+
+// ConnectOptions: exec, attach, portforward and proxy take the options
+// upstream admits them with; a pod's log is read, not connected to.
+func (podHooks) ConnectOptions(sub string, query url.Values, subpath string) (map[string]any, bool, error) {
+	switch sub {
+	case "exec":
+		return execOptions(query, true), true, nil
+	case "attach":
+		return execOptions(query, false), true, nil
+	case "portforward":
+		opts, err := portForwardOptions(query)
+		return opts, true, err
+	case "proxy":
+		return proxyOptions(subpath), true, nil
+	}
+	return nil, false, nil
 }
 
 // Connect answers as kube-apiserver does with no kubelet to forward to:

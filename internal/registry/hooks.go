@@ -501,12 +501,24 @@ type GracefulDeleter interface {
 // exec, attach, portforward and proxy), which upstream forwards to a node
 // or the object's address: Connects says which of the version's other
 // subresources it serves; Connect answers a request of any verb to one
-// of them for parent, the stored object, with the request's query: a
+// of them for parent, the stored object, with the request's query (for
+// a subresource with ConnectOptions, the admitted options as a query): a
 // body and its content type (neither: a 204), or an error that is the
 // client's answer.
 type Connecter interface {
 	Connects(subresource string) bool
 	Connect(ctx context.Context, subresource string, parent map[string]any, query url.Values) (contentType string, body []byte, err error)
+}
+
+// ConnectOptioner is a Connecter whose subresources take options that
+// admission sees, as upstream's connect handler decodes them from the
+// query: ConnectOptions gives the fields of subresource's options (its
+// OtherSubresource.Kind, as that kind's JSON writes them) for query and
+// subpath, the path a request names after the subresource; ok is false
+// for a subresource that takes none (a pod's log), and an error is the
+// client's (a 400).
+type ConnectOptioner interface {
+	ConnectOptions(subresource string, query url.Values, subpath string) (opts map[string]any, ok bool, err error)
 }
 
 // ConnectNamer is a Connecter whose connect requests name the object with
