@@ -60,3 +60,24 @@ func TestConnectOptions(t *testing.T) {
 		}
 	}
 }
+
+// pods/proxy names [scheme:]name[:port] as upstream parses it; exec,
+// attach and portforward name the pod alone.
+func TestPodConnectName(t *testing.T) {
+	nm := Pods(nil, nil).Hooks.(registry.ConnectNamer)
+	for _, tc := range []struct {
+		name, sub, id, want, err string
+	}{
+		{line(), "proxy", "web", "web", ""},
+		{line(), "proxy", "web:8080", "web", ""},
+		{line(), "proxy", "https:web:8443", "web", ""},
+		{line(), "proxy", "a:b:c:d", "", `invalid pod request "a:b:c:d"`},
+		{line(), "exec", "web:8080", "web:8080", ""},
+		{line(), "portforward", "a:b:c:d", "a:b:c:d", ""},
+	} {
+		got, err := nm.ConnectName(tc.sub, tc.id)
+		if got != tc.want || (err == nil) != (tc.err == "") || (err != nil && err.Error() != tc.err) {
+			t.Errorf("%s: %s %q: %q, %v; want %q, %q", tc.name, tc.sub, tc.id, got, err, tc.want, tc.err)
+		}
+	}
+}

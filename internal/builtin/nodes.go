@@ -88,7 +88,7 @@ func (nodeHooks) ConnectOptions(_ string, _ url.Values, subpath string) (map[str
 }
 
 // ConnectName parses nodes/proxy's [scheme:]name[:port] as upstream does.
-func (nodeHooks) ConnectName(id string) (string, error) {
+func (nodeHooks) ConnectName(_, id string) (string, error) {
 	_, name, _, ok := utilnet.SplitSchemeNamePort(id)
 	if !ok {
 		return "", apierrors.NewBadRequest(fmt.Sprintf("invalid node request %q", id))

@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/crdserver/crdserver/internal/codec"
@@ -87,6 +88,7 @@ var (
 	_ registry.SubresourceCreator = podHooks{}
 	_ registry.Connecter          = podHooks{}
 	_ registry.ConnectOptioner    = podHooks{}
+	_ registry.ConnectNamer       = podHooks{}
 	_ registry.SubresourceUpdater = podHooks{}
 )
 
@@ -339,6 +341,19 @@ func (podHooks) ConnectOptions(sub string, query url.Values, subpath string) (ma
 		return proxyOptions(subpath), true, nil
 	}
 	return nil, false, nil
+}
+
+// ConnectName parses pods/proxy's [scheme:]name[:port] as upstream does;
+// the other subresources name the pod alone.
+func (podHooks) ConnectName(sub, id string) (string, error) {
+	if sub != "proxy" {
+		return id, nil
+	}
+	_, name, _, ok := utilnet.SplitSchemeNamePort(id)
+	if !ok {
+		return "", apierrors.NewBadRequest(fmt.Sprintf("invalid pod request %q", id))
+	}
+	return name, nil
 }
 
 // Connect answers as kube-apiserver does with no kubelet to forward to:

@@ -112,9 +112,9 @@ func (h *Handler) doConnect(c *call, cn registry.Connecter) (string, []byte, err
 	}
 	name := c.info.Name
 	if nm, ok := cn.(registry.ConnectNamer); ok {
-		// nodes/proxy names [scheme:]name[:port].
+		// nodes/proxy and pods/proxy name [scheme:]name[:port].
 		var err error
-		if name, err = nm.ConnectName(name); err != nil {
+		if name, err = nm.ConnectName(c.info.Subresource, name); err != nil {
 			return "", nil, err
 		}
 	}

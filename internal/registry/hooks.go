@@ -522,10 +522,11 @@ type ConnectOptioner interface {
 }
 
 // ConnectNamer is a Connecter whose connect requests name the object with
-// more than its name (nodes/proxy's [scheme:]name[:port]): ConnectName
-// gives the object's name, or the client's error.
+// more than its name (nodes/proxy's and pods/proxy's
+// [scheme:]name[:port]): ConnectName gives the object's name for a
+// request to subresource, or the client's error.
 type ConnectNamer interface {
-	ConnectName(name string) (string, error)
+	ConnectName(subresource, name string) (string, error)
 }
 
 // Proxier serves a connect subresource that forwards the request to an
