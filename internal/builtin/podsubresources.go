@@ -44,13 +44,13 @@ type PodStore interface {
 // podSubresources are the subresources of pods beyond status, as
 // upstream's discovery lists them.
 var podSubresources = []registry.OtherSubresource{
-	{Name: "attach", Verbs: []string{"create", "get"}, Kind: &schema.GroupVersionKind{Version: "v1", Kind: "PodAttachOptions"}},
+	{Name: "attach", Verbs: []string{"create", "get"}, Kind: &schema.GroupVersionKind{Version: "v1", Kind: "PodAttachOptions"}, AuthorizeCreate: true},
 	{Name: "binding", Verbs: []string{"create"}, Kind: &schema.GroupVersionKind{Version: "v1", Kind: "Binding"}},
 	{Name: "ephemeralcontainers", Verbs: []string{"get", "patch", "update"}},
 	{Name: "eviction", Verbs: []string{"create"}, Kind: &schema.GroupVersionKind{Group: "policy", Version: "v1", Kind: "Eviction"}},
-	{Name: "exec", Verbs: []string{"create", "get"}, Kind: &schema.GroupVersionKind{Version: "v1", Kind: "PodExecOptions"}},
+	{Name: "exec", Verbs: []string{"create", "get"}, Kind: &schema.GroupVersionKind{Version: "v1", Kind: "PodExecOptions"}, AuthorizeCreate: true},
 	{Name: "log", Verbs: []string{"get"}},
-	{Name: "portforward", Verbs: []string{"create", "get"}, Kind: &schema.GroupVersionKind{Version: "v1", Kind: "PodPortForwardOptions"}},
+	{Name: "portforward", Verbs: []string{"create", "get"}, Kind: &schema.GroupVersionKind{Version: "v1", Kind: "PodPortForwardOptions"}, AuthorizeCreate: true},
 	{Name: "proxy", Verbs: []string{"create", "delete", "get", "patch", "update"}, Kind: &schema.GroupVersionKind{Version: "v1", Kind: "PodProxyOptions"}},
 	{Name: "resize", Verbs: []string{"get", "patch", "update"}},
 }

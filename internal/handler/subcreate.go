@@ -75,8 +75,9 @@ func (h *Handler) doCreateSubresource(c *call, sc registry.SubresourceCreator) e
 // connect answers a request to a connect subresource (a pod's exec or
 // log, nodes/proxy). One that takes options is served as upstream's
 // connect handler serves it: a dry run is refused, the options are
-// decoded from the query, and admission sees them (admitConnect) before
-// the name is resolved or the object read; the hook answers with the
+// decoded from the query, and admission sees them (admitConnect); then
+// a subresource that asks it checks that the user may create it, the
+// name is resolved and the object read; the hook answers with the
 // admitted options as its query. A pod's log, which takes none, is
 // answered with the request's query.
 func (h *Handler) connect(c *call, cn registry.Connecter) {
@@ -110,6 +111,11 @@ func (h *Handler) doConnect(c *call, cn registry.Connecter) (string, []byte, err
 			query = optionsQuery(opts)
 		}
 	}
+	if c.info.Verb != "create" && authorizesCreate(c) {
+		if err := h.authorizeCreate(c); err != nil {
+			return "", nil, err
+		}
+	}
 	name := c.info.Name
 	if nm, ok := cn.(registry.ConnectNamer); ok {
 		// nodes/proxy and pods/proxy name [scheme:]name[:port].
@@ -123,6 +129,17 @@ func (h *Handler) doConnect(c *call, cn registry.Connecter) (string, []byte, err
 		return "", nil, err
 	}
 	return cn.Connect(c.r.Context(), c.info.Subresource, parent, query)
+}
+
+// authorizesCreate reports whether c's subresource asks that its user may
+// create it whatever the verb (OtherSubresource.AuthorizeCreate).
+func authorizesCreate(c *call) bool {
+	for _, o := range c.version.Subresources.Other {
+		if o.Name == c.info.Subresource {
+			return o.AuthorizeCreate
+		}
+	}
+	return false
 }
 
 // optionsQuery is the query that gives opts, connect options as
