@@ -135,10 +135,19 @@ func (h namespaceHooks) PrepareForUpdate(obj, old map[string]any) {
 	setNameLabel(obj)
 }
 
-// Default sets the name label, as upstream's defaulting of a Namespace does.
+// Default sets the name label and, where the status names no phase, the
+// phase Active, as upstream's defaulting of a Namespace does.
 func (h namespaceHooks) Default(obj map[string]any) {
 	h.trim(obj)
 	setNameLabel(obj)
+	st, _ := obj["status"].(map[string]any)
+	if st == nil {
+		st = map[string]any{}
+		obj["status"] = st
+	}
+	if p, _ := st["phase"].(string); p == "" {
+		st["phase"] = string(corev1.NamespaceActive)
+	}
 }
 
 func setNameLabel(obj map[string]any) {
@@ -170,7 +179,26 @@ func (namespaceHooks) ValidateUpdate(obj, old map[string]any) field.ErrorList {
 	return validateSpecFinalizers(obj, false)
 }
 
-var _ registry.SubresourceValidator = namespaceHooks{}
+var (
+	_ registry.SubresourceValidator = namespaceHooks{}
+	_ registry.StatusValidator      = namespaceHooks{}
+)
+
+// ValidateStatusUpdate checks a write through /status as upstream's
+// ValidateNamespaceStatusUpdate does: the phase is Active while the
+// namespace has no deletionTimestamp, Terminating once it has one. The
+// spec, old's, is not checked again.
+func (namespaceHooks) ValidateStatusUpdate(obj, _ map[string]any) field.ErrorList {
+	phase, _ := nested(obj, "status", "phase").(string)
+	want, msg := corev1.NamespaceActive, "may only be 'Active' if `deletionTimestamp` is empty"
+	if nested(obj, "metadata", "deletionTimestamp") != nil {
+		want, msg = corev1.NamespaceTerminating, "may only be 'Terminating' if `deletionTimestamp` is not empty"
+	}
+	if phase != string(want) {
+		return field.ErrorList{field.Invalid(field.NewPath("status", "Phase"), phase, msg)}
+	}
+	return nil
+}
 
 // ValidateSubresourceUpdate checks a write through /finalize, whose
 // errors, unlike those of a create or an update, name each item of

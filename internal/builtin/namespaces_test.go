@@ -1,6 +1,7 @@
 package builtin
 
 import (
+	"fmt"
 	"reflect"
 	"slices"
 	"strconv"
@@ -95,5 +96,45 @@ func TestNamespaceSpecFinalizers(t *testing.T) {
 		check("create", h.Validate(obj), false)
 		check("update", h.ValidateUpdate(obj, obj), false)
 		check("finalize", h.ValidateSubresourceUpdate("finalize", obj, obj), true)
+	}
+}
+
+// A write through namespaces/status is checked as upstream's
+// ValidateNamespaceStatusUpdate checks it: the phase follows the
+// deletionTimestamp; a missing phase is defaulted to Active first.
+func TestNamespaceStatusPhase(t *testing.T) {
+	const active, terminating = "may only be 'Active' if `deletionTimestamp` is empty", "may only be 'Terminating' if `deletionTimestamp` is not empty"
+	for _, tc := range []struct {
+		name     string
+		deleting bool
+		status   map[string]any
+		want     string // the error, as field: value: detail
+	}{
+		{line(), false, map[string]any{"phase": "Active"}, ""},
+		{line(), false, nil, ""},
+		{line(), false, map[string]any{"phase": ""}, ""},
+		{line(), false, map[string]any{"phase": "Terminating"}, `status.Phase: "Terminating": ` + active},
+		{line(), false, map[string]any{"phase": "Bogus"}, `status.Phase: "Bogus": ` + active},
+		{line(), true, map[string]any{"phase": "Terminating"}, ""},
+		{line(), true, map[string]any{"phase": "Active"}, `status.Phase: "Active": ` + terminating},
+		{line(), true, nil, `status.Phase: "Active": ` + terminating},
+	} {
+		md := map[string]any{"name": "ns"}
+		if tc.deleting {
+			md["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+		}
+		obj := map[string]any{"metadata": md}
+		if tc.status != nil {
+			obj["status"] = tc.status
+		}
+		h := namespaceHooks{Typed: namespaceTyped}
+		h.Default(obj)
+		got := ""
+		for _, e := range h.ValidateStatusUpdate(obj, obj) {
+			got += fmt.Sprintf("%s: %q: %s", e.Field, e.BadValue, e.Detail)
+		}
+		if got != tc.want {
+			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)
+		}
 	}
 }

@@ -52,6 +52,8 @@ var (
 	_ registry.CreatePreparer      = nodeHooks{}
 	_ registry.FieldLabelRefuser   = nodeHooks{}
 	_ registry.FieldLabelConverter = nodeHooks{}
+	_ registry.Connecter           = nodeHooks{}
+	_ registry.ConnectOptioner     = nodeHooks{}
 )
 
 // KeepStatusOnCreate: a kubelet registers its node with its status.
@@ -79,8 +81,14 @@ func (h nodeHooks) AdmitCreate(_ context.Context, obj map[string]any) error {
 // Connects: nodes/proxy.
 func (nodeHooks) Connects(sub string) bool { return sub == "proxy" }
 
+// ConnectOptions: nodes/proxy's NodeProxyOptions name the path after
+// the subresource.
+func (nodeHooks) ConnectOptions(_ string, _ url.Values, subpath string) (map[string]any, bool, error) {
+	return proxyOptions(subpath), true, nil
+}
+
 // ConnectName parses nodes/proxy's [scheme:]name[:port] as upstream does.
-func (nodeHooks) ConnectName(id string) (string, error) {
+func (nodeHooks) ConnectName(_, id string) (string, error) {
 	_, name, _, ok := utilnet.SplitSchemeNamePort(id)
 	if !ok {
 		return "", apierrors.NewBadRequest(fmt.Sprintf("invalid node request %q", id))

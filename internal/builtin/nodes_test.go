@@ -95,7 +95,7 @@ func TestNodeProxy(t *testing.T) {
 		{line(), "https:node1:10255", `{kind: Node, metadata: {name: node1}, status: {addresses: [{type: InternalIP, address: 127.0.0.1}]}}`, http.StatusBadRequest, "address not allowed"},
 		{line(), "node1", `{kind: Node, metadata: {name: node1}, status: {addresses: [{type: InternalIP, address: 10.0.0.1}]}}`, http.StatusServiceUnavailable, "dial tcp 10.0.0.1:10250"},
 	} {
-		name, err := nm.ConnectName(tc.id)
+		name, err := nm.ConnectName("proxy", tc.id)
 		if err != nil || name != "node1" {
 			t.Fatalf("%s: name %q, %v", tc.name, name, err)
 		}
@@ -105,7 +105,7 @@ func TestNodeProxy(t *testing.T) {
 			t.Errorf("%s: got %v, want %d %q", tc.name, err, tc.code, tc.msg)
 		}
 	}
-	if _, err := nm.ConnectName("a:b:c:d"); !apierrors.IsBadRequest(err) {
+	if _, err := nm.ConnectName("proxy", "a:b:c:d"); !apierrors.IsBadRequest(err) {
 		t.Errorf("a:b:c:d: %v, want a 400", err)
 	}
 }

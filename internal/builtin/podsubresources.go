@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/crdserver/crdserver/internal/codec"
@@ -43,13 +44,13 @@ type PodStore interface {
 // podSubresources are the subresources of pods beyond status, as
 // upstream's discovery lists them.
 var podSubresources = []registry.OtherSubresource{
-	{Name: "attach", Verbs: []string{"create", "get"}, Kind: &schema.GroupVersionKind{Version: "v1", Kind: "PodAttachOptions"}},
+	{Name: "attach", Verbs: []string{"create", "get"}, Kind: &schema.GroupVersionKind{Version: "v1", Kind: "PodAttachOptions"}, AuthorizeCreate: true},
 	{Name: "binding", Verbs: []string{"create"}, Kind: &schema.GroupVersionKind{Version: "v1", Kind: "Binding"}},
 	{Name: "ephemeralcontainers", Verbs: []string{"get", "patch", "update"}},
 	{Name: "eviction", Verbs: []string{"create"}, Kind: &schema.GroupVersionKind{Group: "policy", Version: "v1", Kind: "Eviction"}},
-	{Name: "exec", Verbs: []string{"create", "get"}, Kind: &schema.GroupVersionKind{Version: "v1", Kind: "PodExecOptions"}},
+	{Name: "exec", Verbs: []string{"create", "get"}, Kind: &schema.GroupVersionKind{Version: "v1", Kind: "PodExecOptions"}, AuthorizeCreate: true},
 	{Name: "log", Verbs: []string{"get"}},
-	{Name: "portforward", Verbs: []string{"create", "get"}, Kind: &schema.GroupVersionKind{Version: "v1", Kind: "PodPortForwardOptions"}},
+	{Name: "portforward", Verbs: []string{"create", "get"}, Kind: &schema.GroupVersionKind{Version: "v1", Kind: "PodPortForwardOptions"}, AuthorizeCreate: true},
 	{Name: "proxy", Verbs: []string{"create", "delete", "get", "patch", "update"}, Kind: &schema.GroupVersionKind{Version: "v1", Kind: "PodProxyOptions"}},
 	{Name: "resize", Verbs: []string{"get", "patch", "update"}},
 }
@@ -86,6 +87,8 @@ func (h legacyBindingHooks) Create(ctx context.Context, obj map[string]any) (map
 var (
 	_ registry.SubresourceCreator = podHooks{}
 	_ registry.Connecter          = podHooks{}
+	_ registry.ConnectOptioner    = podHooks{}
+	_ registry.ConnectNamer       = podHooks{}
 	_ registry.SubresourceUpdater = podHooks{}
 )
 
@@ -313,6 +316,36 @@ func (podHooks) Connects(sub string) bool {
 		return true
 	}
 	return false
+}
+
+// ConnectOptions: exec, attach, portforward and proxy take the options
+// upstream admits them with; a pod's log is read, not connected to.
+func (podHooks) ConnectOptions(sub string, query url.Values, subpath string) (map[string]any, bool, error) {
+	switch sub {
+	case "exec":
+		return execOptions(query, true), true, nil
+	case "attach":
+		return execOptions(query, false), true, nil
+	case "portforward":
+		opts, err := portForwardOptions(query)
+		return opts, true, err
+	case "proxy":
+		return proxyOptions(subpath), true, nil
+	}
+	return nil, false, nil
+}
+
+// ConnectName parses pods/proxy's [scheme:]name[:port] as upstream does;
+// the other subresources name the pod alone.
+func (podHooks) ConnectName(sub, id string) (string, error) {
+	if sub != "proxy" {
+		return id, nil
+	}
+	_, name, _, ok := utilnet.SplitSchemeNamePort(id)
+	if !ok {
+		return "", apierrors.NewBadRequest(fmt.Sprintf("invalid pod request %q", id))
+	}
+	return name, nil
 }
 
 // Connect answers as kube-apiserver does with no kubelet to forward to:

@@ -44,7 +44,11 @@ func (h *Handler) proxy(c *call, px registry.Proxier) {
 		codec.WriteStatus(c.w, c.r, apierrors.NewBadRequest("dryRun is not supported"))
 		return
 	}
-	p, err := h.admitConnect(c, proxyPath(c.info))
+	opts := map[string]any{}
+	if p := proxyPath(c.info); p != "" {
+		opts["path"] = p
+	}
+	opts, err := h.admitConnect(c, opts)
 	if err != nil {
 		codec.WriteStatus(c.w, c.r, err)
 		return
@@ -54,6 +58,7 @@ func (h *Handler) proxy(c *call, px registry.Proxier) {
 		codec.WriteStatus(c.w, c.r, err)
 		return
 	}
+	p, _ := opts["path"].(string)
 	loc.Path = cleanPath(p)
 	// Shutdown ends the request, and with it an upgraded connection
 	// (ReverseProxy closes the backend's when the request's context ends).
@@ -70,16 +75,15 @@ func (h *Handler) proxy(c *call, px registry.Proxier) {
 }
 
 // admitConnect runs mutating then validating admission on a request to
-// a connect subresource whose options name subpath (ServiceProxyOptions),
-// as upstream's connect handler does: policies and webhooks see the
-// operation CONNECT, the options as the object, of the subresource's
-// kind, and the name as the request's path gives it. It returns the
-// path the options name once admitted (a mutating webhook may change
-// it).
-func (h *Handler) admitConnect(c *call, subpath string) (string, error) {
+// a connect subresource, as upstream's connect handler does: policies
+// and webhooks see the operation CONNECT, the subresource's options as
+// the object (opts, the fields of its kind, which it fills in), oldObject
+// null, and the name as the request's path gives it. It returns the
+// options once admitted: a mutating webhook may change them.
+func (h *Handler) admitConnect(c *call, opts map[string]any) (map[string]any, error) {
 	ctx := c.r.Context()
 	if h.admit == nil || h.admit.Idle(ctx) {
-		return subpath, nil
+		return opts, nil
 	}
 	var kind schema.GroupVersionKind
 	for _, o := range c.version.Subresources.Other {
@@ -87,6 +91,12 @@ func (h *Handler) admitConnect(c *call, subpath string) (string, error) {
 			kind = *o.Kind
 		}
 	}
+	if kind.Version == "" {
+		// Discovery names nodes/proxy's kind without its version, which
+		// is the resource's.
+		kind.Group, kind.Version = c.def.Group, c.version.Name
+	}
+	opts["kind"], opts["apiVersion"] = kind.Kind, kind.GroupVersion().String()
 	at := &admission.Attributes{
 		Operation:   admission.Connect,
 		Kind:        kind,
@@ -94,24 +104,20 @@ func (h *Handler) admitConnect(c *call, subpath string) (string, error) {
 		Subresource: c.info.Subresource,
 		Namespace:   c.info.Namespace,
 		Name:        c.info.Name,
-		Object:      map[string]any{"kind": kind.Kind, "apiVersion": kind.GroupVersion().String(), "path": subpath},
+		Object:      opts,
 		Warn:        func(text string) { addWarning(c, text) },
 		Annotate:    func(key, value string) { audit.AddAnnotation(ctx, key, value) },
-	}
-	if subpath == "" {
-		delete(at.Object, "path")
 	}
 	if u, ok := authn.UserFrom(ctx); ok {
 		at.User = u
 	}
 	if err := h.admit.Mutate(ctx, at); err != nil {
-		return "", err
+		return nil, err
 	}
 	if err := h.admit.Validate(ctx, at); err != nil {
-		return "", err
+		return nil, err
 	}
-	subpath, _ = at.Object["path"].(string)
-	return subpath, nil
+	return at.Object, nil
 }
 
 // proxyPath is the path a proxy request names after its subresource, as

@@ -31,3 +31,15 @@ func TestProxyPath(t *testing.T) {
 		}
 	}
 }
+
+func TestOptionsQuery(t *testing.T) {
+	opts := map[string]any{
+		"kind": "PodExecOptions", "apiVersion": "v1",
+		"command": []any{"sh", "-c", "echo hi"}, "container": "app", "stdin": true, "tty": false,
+		"ports": []any{int64(80), float64(443)}, "path": nil,
+	}
+	got := optionsQuery(opts).Encode()
+	if want := "command=sh&command=-c&command=echo+hi&container=app&ports=80&ports=443&stdin=true&tty=false"; got != want {
+		t.Errorf("optionsQuery = %s, want %s", got, want)
+	}
+}

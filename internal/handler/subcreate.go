@@ -2,7 +2,9 @@ package handler
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
+	"net/url"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
@@ -70,34 +72,96 @@ func (h *Handler) doCreateSubresource(c *call, sc registry.SubresourceCreator) e
 	return nil
 }
 
-// connect answers a request to a connect subresource (a pod's log): the
-// object the path names is read, the hook answers.
+// connect answers a request to a connect subresource (a pod's exec or
+// log, nodes/proxy). One that takes options is served as upstream's
+// connect handler serves it: a dry run is refused, the options are
+// decoded from the query, and admission sees them (admitConnect); then
+// a subresource that asks it checks that the user may create it, the
+// name is resolved and the object read; the hook answers with the
+// admitted options as its query. A pod's log, which takes none, is
+// answered with the request's query.
 func (h *Handler) connect(c *call, cn registry.Connecter) {
+	ct, body, err := h.doConnect(c, cn)
+	switch {
+	case err != nil:
+		codec.WriteStatus(c.w, c.r, err)
+	case ct == "" && len(body) == 0:
+		c.w.WriteHeader(http.StatusNoContent)
+	default:
+		c.w.Header().Set("Content-Type", ct)
+		c.w.WriteHeader(http.StatusOK)
+		_, _ = c.w.Write(body)
+	}
+}
+
+func (h *Handler) doConnect(c *call, cn registry.Connecter) (string, []byte, error) {
+	query := c.r.URL.Query()
+	if co, ok := cn.(registry.ConnectOptioner); ok {
+		opts, takes, err := co.ConnectOptions(c.info.Subresource, query, proxyPath(c.info))
+		if takes {
+			if _, dry := query["dryRun"]; dry {
+				return "", nil, apierrors.NewBadRequest("dryRun is not supported")
+			}
+			if err != nil {
+				return "", nil, err
+			}
+			if opts, err = h.admitConnect(c, opts); err != nil {
+				return "", nil, err
+			}
+			query = optionsQuery(opts)
+		}
+	}
+	if c.info.Verb != "create" && authorizesCreate(c) {
+		if err := h.authorizeCreate(c); err != nil {
+			return "", nil, err
+		}
+	}
 	name := c.info.Name
-	var err error
 	if nm, ok := cn.(registry.ConnectNamer); ok {
-		// nodes/proxy names [scheme:]name[:port].
-		if name, err = nm.ConnectName(name); err != nil {
-			codec.WriteStatus(c.w, c.r, err)
-			return
+		// nodes/proxy and pods/proxy name [scheme:]name[:port].
+		var err error
+		if name, err = nm.ConnectName(c.info.Subresource, name); err != nil {
+			return "", nil, err
 		}
 	}
 	parent, err := h.readParent(c, name)
-	if err == nil {
-		var ct string
-		var body []byte
-		if ct, body, err = cn.Connect(c.r.Context(), c.info.Subresource, parent, c.r.URL.Query()); err == nil {
-			if ct == "" && len(body) == 0 {
-				c.w.WriteHeader(http.StatusNoContent)
-				return
-			}
-			c.w.Header().Set("Content-Type", ct)
-			c.w.WriteHeader(http.StatusOK)
-			_, _ = c.w.Write(body)
-			return
+	if err != nil {
+		return "", nil, err
+	}
+	return cn.Connect(c.r.Context(), c.info.Subresource, parent, query)
+}
+
+// authorizesCreate reports whether c's subresource asks that its user may
+// create it whatever the verb (OtherSubresource.AuthorizeCreate).
+func authorizesCreate(c *call) bool {
+	for _, o := range c.version.Subresources.Other {
+		if o.Name == c.info.Subresource {
+			return o.AuthorizeCreate
 		}
 	}
-	codec.WriteStatus(c.w, c.r, err)
+	return false
+}
+
+// optionsQuery is the query that gives opts, connect options as
+// admitted: a parameter a member, a list's members each one, kind and
+// apiVersion left out.
+func optionsQuery(opts map[string]any) url.Values {
+	q := url.Values{}
+	for k, v := range opts {
+		if k == "kind" || k == "apiVersion" {
+			continue
+		}
+		switch v := v.(type) {
+		case nil:
+		case []any:
+			for _, e := range v {
+				q.Add(k, fmt.Sprint(e))
+			}
+		default:
+			q.Add(k, fmt.Sprint(v))
+		}
+	}
+	return q
 }
 
 // readParent reads the stored object the request's path names.

@@ -213,6 +213,11 @@ type OtherSubresource struct {
 	// Connecter or a Proxier serves for every verb; the OpenAPI
 	// documents leave it out.
 	Connect bool
+	// AuthorizeCreate marks a connect subresource that a request of any
+	// verb reaches only if its user may create it too, checked once the
+	// request is admitted (upstream's pods/exec, attach and portforward,
+	// which a websocket reaches with a GET).
+	AuthorizeCreate bool
 }
 
 // UserMetadata is the metadata a client sets and a status write of most

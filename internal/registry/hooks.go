@@ -504,7 +504,8 @@ type GracefulDeleter interface {
 // exec, attach, portforward and proxy), which upstream forwards to a node
 // or the object's address: Connects says which of the version's other
 // subresources it serves; Connect answers a request of any verb to one
-// of them for parent, the stored object, with the request's query: a
+// of them for parent, the stored object, with the request's query (for
+// a subresource with ConnectOptions, the admitted options as a query): a
 // body and its content type (neither: a 204), or an error that is the
 // client's answer.
 type Connecter interface {
@@ -512,11 +513,23 @@ type Connecter interface {
 	Connect(ctx context.Context, subresource string, parent map[string]any, query url.Values) (contentType string, body []byte, err error)
 }
 
+// ConnectOptioner is a Connecter whose subresources take options that
+// admission sees, as upstream's connect handler decodes them from the
+// query: ConnectOptions gives the fields of subresource's options (its
+// OtherSubresource.Kind, as that kind's JSON writes them) for query and
+// subpath, the path a request names after the subresource; ok is false
+// for a subresource that takes none (a pod's log), and an error is the
+// client's (a 400).
+type ConnectOptioner interface {
+	ConnectOptions(subresource string, query url.Values, subpath string) (opts map[string]any, ok bool, err error)
+}
+
 // ConnectNamer is a Connecter whose connect requests name the object with
-// more than its name (nodes/proxy's [scheme:]name[:port]): ConnectName
-// gives the object's name, or the client's error.
+// more than its name (nodes/proxy's and pods/proxy's
+// [scheme:]name[:port]): ConnectName gives the object's name for a
+// request to subresource, or the client's error.
 type ConnectNamer interface {
-	ConnectName(name string) (string, error)
+	ConnectName(subresource, name string) (string, error)
 }
 
 // Proxier serves a connect subresource that forwards the request to an

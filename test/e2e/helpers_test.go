@@ -360,6 +360,16 @@ func (ls *lineStream) waitLine(t *testing.T, timeout time.Duration, what string,
 	}
 }
 
+// waitServiceAccount waits until the server's controller has made ns's
+// default service account, which a pod created there needs.
+func waitServiceAccount(t *testing.T, srv *server, ns string) {
+	t.Helper()
+	waitFor(t, 30*time.Second, "the default service account", func() (bool, error) {
+		_, _, err := kubectlResult(srv, "get", "serviceaccount", "default", "-n", ns)
+		return err == nil, nil
+	})
+}
+
 // waitFor polls cond until it reports true, failing the test after timeout.
 // It is for state that only another process changes (the server's
 // controllers), where no clock can be injected.

@@ -22,10 +22,7 @@ func TestNamespaceDeletionPodsFirst(t *testing.T) {
 	if _, err := srv.Client.CoreV1().Namespaces().Create(ctx, namespace(ns), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 30*time.Second, "the default service account", func() (bool, error) {
-		_, err := srv.Client.CoreV1().ServiceAccounts(ns).Get(ctx, "default", metav1.GetOptions{})
-		return err == nil, nil
-	})
+	waitServiceAccount(t, srv, ns)
 	pods := srv.Client.CoreV1().Pods(ns)
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "held", Finalizers: []string{"e2e.example.com/hold"}},

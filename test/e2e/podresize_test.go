@@ -16,10 +16,7 @@ func TestPodResize(t *testing.T) {
 	t.Parallel()
 	srv := startServer(t, t.TempDir())
 	kubectl(t, srv, "create", "namespace", "resize")
-	waitFor(t, 30*time.Second, "the default service account", func() (bool, error) {
-		_, _, err := kubectlResult(srv, "get", "serviceaccount", "default", "-n", "resize")
-		return err == nil, nil
-	})
+	waitServiceAccount(t, srv, "resize")
 	kubectl(t, srv, "apply", "-f", writeManifest(t, "web.yaml", `apiVersion: v1
 kind: Pod
 metadata: {name: web, namespace: resize}

@@ -268,10 +268,7 @@ func TestResourceQuotaPods(t *testing.T) {
 		waitFor(t, 30*time.Second, name+" used "+want, func() (bool, error) { return used(name) == want, nil })
 	}
 	waitUsed("requests.cpu", "0")
-	waitFor(t, 30*time.Second, "the default service account", func() (bool, error) {
-		_, _, err := kubectlResult(srv, "get", "serviceaccount", "default", "-n", "compute")
-		return err == nil, nil
-	})
+	waitServiceAccount(t, srv, "compute")
 	refused := func(want string, args ...string) {
 		t.Helper()
 		if got := kubectlFails(t, srv, args...); !strings.Contains(got, want) {

@@ -107,10 +107,7 @@ func TestServiceProxy(t *testing.T) {
 	const ns = "proxied"
 	kubectl(t, srv, "create", "namespace", ns)
 	ctx := testContext(t, 3*time.Minute)
-	waitFor(t, 30*time.Second, "the default service account", func() (bool, error) {
-		_, err := srv.Client.CoreV1().ServiceAccounts(ns).Get(ctx, "default", metav1.GetOptions{})
-		return err == nil, nil
-	})
+	waitServiceAccount(t, srv, ns)
 
 	svc := func(name string) *corev1.Service {
 		return &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.ServiceSpec{
