@@ -40,15 +40,11 @@ func proxier(c *call) (registry.Proxier, bool) {
 // backend; the request goes there with the options' path, cleaned, and
 // its query.
 func (h *Handler) proxy(c *call, px registry.Proxier) {
-	if _, dry := c.r.URL.Query()["dryRun"]; dry {
-		codec.WriteStatus(c.w, c.r, apierrors.NewBadRequest("dryRun is not supported"))
-		return
-	}
 	opts := map[string]any{}
 	if p := proxyPath(c.info); p != "" {
 		opts["path"] = p
 	}
-	opts, err := h.admitConnect(c, opts)
+	opts, err := h.admitConnect(c, opts, nil)
 	if err != nil {
 		codec.WriteStatus(c.w, c.r, err)
 		return
@@ -74,13 +70,21 @@ func (h *Handler) proxy(c *call, px registry.Proxier) {
 	forward.Handler{Location: loc, Transport: h.proxyTransport}.ServeHTTP(c.w, c.r.WithContext(ctx))
 }
 
-// admitConnect runs mutating then validating admission on a request to
-// a connect subresource, as upstream's connect handler does: policies
-// and webhooks see the operation CONNECT, the subresource's options as
-// the object (opts, the fields of its kind, which it fills in), oldObject
-// null, and the name as the request's path gives it. It returns the
-// options once admitted: a mutating webhook may change them.
-func (h *Handler) admitConnect(c *call, opts map[string]any) (map[string]any, error) {
+// admitConnect is how upstream's connect handler starts on a request to
+// a connect subresource that takes options: a dry run is refused, then
+// the options' decoding error (decodeErr, a 400) is the answer; then
+// mutating and validating admission run, policies and webhooks seeing
+// the operation CONNECT, the subresource's options as the object (opts,
+// the fields of its kind, which it fills in), oldObject null, and the
+// name as the request's path gives it. It returns the options once
+// admitted: a mutating webhook may change them.
+func (h *Handler) admitConnect(c *call, opts map[string]any, decodeErr error) (map[string]any, error) {
+	if _, dry := c.r.URL.Query()["dryRun"]; dry {
+		return nil, apierrors.NewBadRequest("dryRun is not supported")
+	}
+	if decodeErr != nil {
+		return nil, decodeErr
+	}
 	ctx := c.r.Context()
 	if h.admit == nil || h.admit.Idle(ctx) {
 		return opts, nil

@@ -74,8 +74,8 @@ func (h *Handler) doCreateSubresource(c *call, sc registry.SubresourceCreator) e
 
 // connect answers a request to a connect subresource (a pod's exec or
 // log, nodes/proxy). One that takes options is served as upstream's
-// connect handler serves it: a dry run is refused, the options are
-// decoded from the query, and admission sees them (admitConnect); then
+// connect handler serves it: the options are decoded from the query,
+// and admitConnect refuses a dry run and has admission see them; then
 // a subresource that asks it checks that the user may create it, the
 // name is resolved and the object read; the hook answers with the
 // admitted options as its query. A pod's log, which takes none, is
@@ -99,13 +99,7 @@ func (h *Handler) doConnect(c *call, cn registry.Connecter) (string, []byte, err
 	if co, ok := cn.(registry.ConnectOptioner); ok {
 		opts, takes, err := co.ConnectOptions(c.info.Subresource, query, proxyPath(c.info))
 		if takes {
-			if _, dry := query["dryRun"]; dry {
-				return "", nil, apierrors.NewBadRequest("dryRun is not supported")
-			}
-			if err != nil {
-				return "", nil, err
-			}
-			if opts, err = h.admitConnect(c, opts); err != nil {
+			if opts, err = h.admitConnect(c, opts, err); err != nil {
 				return "", nil, err
 			}
 			query = optionsQuery(opts)
