@@ -207,9 +207,10 @@ func (gc *GarbageCollector) watchOnce(ctx context.Context, res GCResource) {
 	}
 	defer w.Stop()
 	listed := map[types.UID]bool{} // nil once the initial events are in
-	// Every write of the resource comes through here: an object kept in
-	// parts (watchcache.Item.JSON) is put together in buf, which the node
-	// decoded from it does not keep, rather than in a new copy each time.
+	// Every write of the resource comes through here: an object's
+	// metadata kept in parts (watchcache.Item.MetadataInto) is put
+	// together in buf, which the node decoded from it does not keep,
+	// rather than in a new copy each time.
 	var buf []byte
 	for {
 		var ev watchcache.Event
@@ -224,7 +225,7 @@ func (gc *GarbageCollector) watchOnce(ctx context.Context, res GCResource) {
 		}
 		switch ev.Type {
 		case watchcache.Added, watchcache.Modified:
-			n, err := decodeGCNode(res.Resource, ev.Item.JSONInto(&buf))
+			n, err := itemGCNode(res.Resource, ev.Item, &buf)
 			if err != nil {
 				gc.Log.Error("garbage collector: decoding", "resource", res.Resource, "name", ev.Item.Name, "err", err)
 				continue
@@ -235,7 +236,7 @@ func (gc *GarbageCollector) watchOnce(ctx context.Context, res GCResource) {
 			}
 			gc.queue.add(gc.graph.observe(n)...)
 		case watchcache.Deleted:
-			if n, err := decodeGCNode(res.Resource, ev.Item.JSONInto(&buf)); err == nil {
+			if n, err := itemGCNode(res.Resource, ev.Item, &buf); err == nil {
 				gc.removed(n.UID)
 			}
 		case watchcache.Bookmark:
@@ -305,6 +306,20 @@ func (c *absentCache) has(k absentKey) bool {
 	return ok
 }
 
+// itemGCNode is decodeGCNode of the item's object. It reads metadata
+// alone, without the field sets of managedFields the item shares with
+// others (watchcache.Item.MetadataInto), which are most of what a scan of
+// metadata would skip; buf holds what it puts together, and the node
+// keeps none of it.
+func itemGCNode(r schema.GroupResource, it *watchcache.Item, buf *[]byte) (*gcNode, error) {
+	if md, ok := it.MetadataInto(buf); ok {
+		if n, ok := scanGCMetadata(r, md); ok {
+			return n, nil
+		}
+	}
+	return decodeGCNode(r, it.JSONInto(buf))
+}
+
 func decodeGCNode(r schema.GroupResource, data []byte) (*gcNode, error) {
 	// Every write of every resource comes through here: read the members
 	// of metadata the graph needs, and skip the rest unread (decoding the
@@ -366,53 +381,89 @@ func parseRevision(rv string) (int64, error) {
 // metadata, it is not a compact object, or one of the members is not of
 // its type.
 func scanGCNode(r schema.GroupResource, data []byte) (n *gcNode, ok bool) {
-	var (
-		namespace, name, rv, uid string
-		owners                   []metav1.OwnerReference
-		finalizers               []string
-		deleting                 bool
-	)
-	str := func(v []byte, out *string) bool {
-		if string(v) == "null" {
-			*out = ""
-			return true
-		}
-		s, ok := codec.StringValue(v)
-		*out = s
-		return ok
-	}
-	valid := true
-	found, ok := codec.EachMemberAt(data, []string{"metadata"}, func(key string, v []byte) bool {
-		switch key {
-		case "namespace":
-			valid = str(v, &namespace)
-		case "name":
-			valid = str(v, &name)
-		case "uid":
-			valid = str(v, &uid)
-		case "resourceVersion":
-			valid = str(v, &rv)
-		case "ownerReferences":
-			owners = nil
-			valid = json.Unmarshal(v, &owners) == nil
-		case "finalizers":
-			finalizers = nil
-			valid = json.Unmarshal(v, &finalizers) == nil
-		case "deletionTimestamp":
-			var t *metav1.Time
-			valid = json.Unmarshal(v, &t) == nil
-			deleting = t != nil
-		}
-		return valid
-	})
-	if !found || !ok || !valid {
+	var md gcMeta
+	found, ok := codec.EachMemberAt(data, []string{"metadata"}, md.member)
+	if !found || !ok || md.bad {
 		return nil, false
 	}
-	rev, err := parseRevision(rv)
+	return md.node(r)
+}
+
+// scanGCMetadata is scanGCNode of an object whose metadata, a compact
+// JSON object, is md.
+func scanGCMetadata(r schema.GroupResource, md []byte) (n *gcNode, ok bool) {
+	var m gcMeta
+	if !codec.EachMember(md, m.member) || m.bad {
+		return nil, false
+	}
+	return m.node(r)
+}
+
+// gcMeta collects the members of metadata a node is made of, as
+// encoding/json decodes them: a repeated member counts by its last value.
+type gcMeta struct {
+	namespace, name, rv, uid string
+	owners                   []metav1.OwnerReference
+	finalizers               []string
+	deleting                 bool
+	bad                      bool // a member is not of its type
+}
+
+// member reads the metadata member key, of value v, and reports whether
+// it is of its type.
+func (m *gcMeta) member(key string, v []byte) bool {
+	ok := true
+	switch key {
+	case "namespace", "name", "uid", "resourceVersion":
+		ok = nullableString(v, m.stringMember(key))
+	case "ownerReferences":
+		m.owners = nil
+		ok = json.Unmarshal(v, &m.owners) == nil
+	case "finalizers":
+		m.finalizers = nil
+		ok = json.Unmarshal(v, &m.finalizers) == nil
+	case "deletionTimestamp":
+		var t *metav1.Time
+		ok = json.Unmarshal(v, &t) == nil
+		m.deleting = t != nil
+	}
+	m.bad = !ok
+	return ok
+}
+
+// stringMember is where the string member key goes.
+func (m *gcMeta) stringMember(key string) *string {
+	switch key {
+	case "namespace":
+		return &m.namespace
+	case "name":
+		return &m.name
+	case "uid":
+		return &m.uid
+	}
+	return &m.rv
+}
+
+// nullableString decodes the encoded string or null v into *out, as
+// encoding/json decodes it into a string ("" for null).
+func nullableString(v []byte, out *string) bool {
+	if string(v) == "null" {
+		*out = ""
+		return true
+	}
+	s, ok := codec.StringValue(v)
+	*out = s
+	return ok
+}
+
+// node is the node of the metadata read; ok is false when its
+// resourceVersion is not a revision.
+func (m *gcMeta) node(r schema.GroupResource) (*gcNode, bool) {
+	rev, err := parseRevision(m.rv)
 	if err != nil {
 		return nil, false
 	}
-	return newGCNode(r, namespace, name, types.UID(uid), rev, owners, finalizers, deleting), true
+	return newGCNode(r, m.namespace, m.name, types.UID(m.uid), rev, m.owners, m.finalizers, m.deleting), true
 }
 
 func newGCNode(r schema.GroupResource, namespace, name string, uid types.UID, rev int64, owners []metav1.OwnerReference, finalizers []string, deleting bool) *gcNode {
@@ -705,7 +756,7 @@ func (gc *GarbageCollector) orphanedDependents(ctx context.Context, owner *gcNod
 			if !namesUID(it, uid, &pieces) {
 				continue
 			}
-			n, err := decodeGCNode(r.Resource, it.JSONInto(&buf))
+			n, err := itemGCNode(r.Resource, it, &buf)
 			if err != nil || known[n.UID] || ownerRef(n.Owners, owner.UID) == nil {
 				continue
 			}

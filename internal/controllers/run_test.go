@@ -137,6 +137,10 @@ func decodeItem(key string, value []byte, rev int64) (*watchcache.Item, error) {
 		return nil, err
 	}
 	name, _ := md["name"].(string)
+	if it, ok := controllers.IndexedItem(key, rev, data); ok {
+		it.Name = name
+		return it, nil
+	}
 	it := &watchcache.Item{Key: key, Revision: rev, Name: name}
 	it.SetJSON(data, nil, nil)
 	return it, nil

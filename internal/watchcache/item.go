@@ -124,6 +124,30 @@ func (it *Item) JSONInto(buf *[]byte) []byte {
 	return *buf
 }
 
+// MetadataInto returns the metadata object, JSON()[MetaStart:MetaEnd],
+// with each shared part in it written as {}; ok is false when MetaEnd is
+// 0 (where metadata is is not known). It is for readers of metadata's own
+// members that do not read managedFields' field sets (the garbage
+// collector reads every event so): the shared parts, most of
+// managedFields, are neither copied nor to be scanned. Each shared part
+// must be one JSON value, as the field sets the server's decoders share
+// are: the result is then metadata with other values in their place. For
+// an item that shares no part the bytes are its own; otherwise they are
+// put together in *buf as JSONInto does.
+func (it *Item) MetadataInto(buf *[]byte) (metadata []byte, ok bool) {
+	start, end := int(it.MetaStart), int(it.MetaEnd)
+	if end <= 0 {
+		return nil, false
+	}
+	if it.shared == nil {
+		return it.json[start:end], true
+	}
+	b := (*buf)[:0]
+	it.walk(start, end, func(own []byte) { b = append(b, own...) }, func(string) { b = append(b, "{}"...) })
+	*buf = b
+	return b, true
+}
+
 // Head returns the encoded object's first bytes, up to its first shared
 // part (all of it when it shares none), without copying: enough to read
 // what comes before metadata.managedFields, its apiVersion and kind.

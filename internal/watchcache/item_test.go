@@ -66,6 +66,7 @@ func TestItemSharedParts(t *testing.T) {
 				t.Fatalf("%d: WriteRange %d:%d wrote %q (%d, %v), want %q", i, start, end, w.Bytes(), n, err, b[start:end])
 			}
 		}
+		checkMetadataInto(t, i, it, b, spans, rng)
 		shared := 0
 		for _, sp := range spans {
 			if sp[1]-sp[0] >= minShared {
@@ -151,6 +152,55 @@ func TestItemJSONInto(t *testing.T) {
 		if !bytes.Equal(it.JSON(), want) {
 			t.Errorf("item %d reads %q after the others were read, want %q", i, it.JSON(), want)
 		}
+	}
+}
+
+// checkMetadataInto sets the item's metadata range at random between
+// where its parts start and end (b's bytes, spans shared as SetJSON
+// shares them), and wants MetadataInto to give those bytes with each
+// shared part in them as {}.
+func checkMetadataInto(t *testing.T, i int, it *Item, b []byte, spans [][2]int, rng *rand.Rand) {
+	t.Helper()
+	var shared [][2]int
+	bounds := []int{0, len(b)}
+	for _, sp := range spans {
+		if sp[1]-sp[0] >= minShared {
+			shared = append(shared, sp)
+			bounds = append(bounds, sp[0], sp[1])
+		}
+	}
+	it.MetaStart, it.MetaEnd = 0, 0
+	var buf []byte
+	if md, ok := it.MetadataInto(&buf); ok || md != nil {
+		t.Fatalf("%d: MetadataInto with no metadata: %q, %v", i, md, ok)
+	}
+	if len(b) == 0 {
+		return
+	}
+	start, end := bounds[rng.Intn(len(bounds))], bounds[rng.Intn(len(bounds))]
+	if start > end {
+		start, end = end, start
+	}
+	if start == end {
+		end = len(b)
+	}
+	var want []byte
+	from := start
+	for _, sp := range shared {
+		if sp[0] >= start && sp[1] <= end {
+			want = append(append(want, b[from:sp[0]]...), "{}"...)
+			from = sp[1]
+		}
+	}
+	want = append(want, b[from:end]...)
+	it.MetaStart, it.MetaEnd = int32(start), int32(end)
+	buf = []byte("stale")
+	md, ok := it.MetadataInto(&buf)
+	if !ok || !bytes.Equal(md, want) {
+		t.Fatalf("%d: MetadataInto [%d,%d) = %q, %v; want %q (spans %v)", i, start, end, md, ok, want, spans)
+	}
+	if len(shared) == 0 && len(md) > 0 && &md[0] != &it.json[start] {
+		t.Fatalf("%d: MetadataInto copied an item that shares nothing", i)
 	}
 }
 
