@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"io"
 	"math/bits"
 )
 
@@ -185,6 +186,13 @@ func (sp RVSplice) Set(rv string) []byte {
 // AppendTo appends what Set(rv) returns to out.
 func (sp RVSplice) AppendTo(out []byte, rv string) []byte {
 	out = append(out, sp.stored[:sp.at]...)
+	out = sp.appendMember(out, rv)
+	return append(out, sp.stored[sp.to:]...)
+}
+
+// appendMember appends what replaces stored[at:to]: the resourceVersion
+// member rv, with its separating comma.
+func (sp RVSplice) appendMember(out []byte, rv string) []byte {
 	if sp.comma < 0 {
 		out = append(out, ',')
 	}
@@ -192,7 +200,53 @@ func (sp RVSplice) AppendTo(out []byte, rv string) []byte {
 	if sp.comma > 0 {
 		out = append(out, ',')
 	}
-	return append(out, sp.stored[sp.to:]...)
+	return out
+}
+
+// Parts returns what Set(rv) returns held in three parts, the stored
+// bytes before the member, the member and the stored bytes after it,
+// which an answer writes as they are (WriteRawParts) instead of copying
+// the whole object into one buffer. stored must not change while they
+// are in use.
+func (sp RVSplice) Parts(rv string) *RVParts {
+	p := &RVParts{head: sp.stored[:sp.at], tail: sp.stored[sp.to:]}
+	p.member = sp.appendMember(p.buf[:0], rv)
+	return p
+}
+
+// RVParts is an object with its resourceVersion set, in parts (see
+// RVSplice.Parts).
+type RVParts struct {
+	head, member, tail []byte
+	// buf holds the member of any revision (19 digits at most) without
+	// another allocation.
+	buf [48]byte
+}
+
+var _ RawParts = (*RVParts)(nil)
+
+// Len is the length of the object.
+func (p *RVParts) Len() int { return len(p.head) + len(p.member) + len(p.tail) }
+
+// WriteTo writes the object to w.
+func (p *RVParts) WriteTo(w io.Writer) (int64, error) {
+	var n int64
+	for _, b := range [...][]byte{p.head, p.member, p.tail} {
+		k, err := w.Write(b)
+		n += int64(k)
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// JSON returns the object in a new buffer, as Set does.
+func (p *RVParts) JSON() []byte {
+	out := make([]byte, 0, p.Len())
+	out = append(out, p.head...)
+	out = append(out, p.member...)
+	return append(out, p.tail...)
 }
 
 // Equal reports whether b is what Set(rv) returns, without making it.
@@ -212,14 +266,7 @@ func (sp RVSplice) EqualButTimes(rv string, b []byte, from, to int) bool {
 
 func (sp RVSplice) equal(rv string, b []byte, equalHead func(b, head []byte) bool) bool {
 	var buf [64]byte
-	member := buf[:0]
-	if sp.comma < 0 {
-		member = append(member, ',')
-	}
-	member = appendRV(member, rv)
-	if sp.comma > 0 {
-		member = append(member, ',')
-	}
+	member := sp.appendMember(buf[:0], rv)
 	head, tail := sp.stored[:sp.at], sp.stored[sp.to:]
 	return len(b) == len(head)+len(member)+len(tail) &&
 		equalHead(b[:len(head)], head) &&

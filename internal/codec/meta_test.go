@@ -316,6 +316,15 @@ func checkRVSplice(t *testing.T, stored []byte, rv string, want []byte, ok bool)
 			t.Fatalf("Set(%q) in %q\n got  %q\n want %q", rv, stored, got, want)
 		}
 	}
+	// The parts an answer writes are the same bytes.
+	p := sp.Parts(rv)
+	var written bytes.Buffer
+	if n, err := p.WriteTo(&written); err != nil || n != int64(len(want)) || !bytes.Equal(written.Bytes(), want) {
+		t.Fatalf("Parts(%q) in %q wrote %q (%d, %v), want %q", rv, stored, written.Bytes(), n, err, want)
+	}
+	if p.Len() != len(want) || !bytes.Equal(p.JSON(), want) {
+		t.Fatalf("Parts(%q) in %q: Len %d, JSON %q; want %q", rv, stored, p.Len(), p.JSON(), want)
+	}
 	if !sp.Equal(rv, want) {
 		t.Fatalf("Equal(%q, %q) in %q is false", rv, want, stored)
 	}

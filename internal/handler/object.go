@@ -431,7 +431,7 @@ func servesStored(c *call, encoded []byte) bool {
 // plain object, obj encoded otherwise.
 func (h *Handler) writeStored(c *call, status int, key string, obj map[string]any, enc codec.Stored, rev int64) {
 	if c.media.As == "" && c.present == nil && enc.HasRV {
-		h.writeSpliced(c, status, key, obj, enc.RV, rev)
+		h.writeSpliced(c, status, key, obj, enc, rev)
 		return
 	}
 	setRV(obj, rev)
@@ -439,14 +439,28 @@ func (h *Handler) writeStored(c *call, status int, key string, obj map[string]an
 }
 
 // writeSpliced is writeStored for data whose resourceVersion splice was
-// found already.
-func (h *Handler) writeSpliced(c *call, status int, key string, obj map[string]any, splice codec.RVSplice, rev int64) {
+// found already. An answer in JSON or YAML in the version stored, which
+// every converter returns as it is (conversion.Converter), is written
+// from the stored bytes and the member apart (RVSplice.Parts), without
+// putting the object together for JSON or asking the converter.
+func (h *Handler) writeSpliced(c *call, status int, key string, obj map[string]any, enc codec.Stored, rev int64) {
 	if c.media.As != "" || c.present != nil {
 		setRV(obj, rev)
 		h.writeObject(c, status, obj)
 		return
 	}
-	out, err := c.conv().FromStored(c.r.Context(), []conversion.Object{{JSON: splice.Set(rvString(rev)), Key: key, Revision: rev}})
+	if c.media.Type != codec.MediaProtobuf && inVersion(c, enc.JSON) {
+		codec.WriteRawParts(c.w, status, c.media, enc.RV.Parts(rvString(rev)))
+		return
+	}
+	writeConverted(c, status, key, enc.RV.Set(rvString(rev)), rev)
+}
+
+// writeConverted answers with encoded, the object stored at key at
+// revision rev (with its resourceVersion), converted to the request's
+// version.
+func writeConverted(c *call, status int, key string, encoded []byte, rev int64) {
+	out, err := c.conv().FromStored(c.r.Context(), []conversion.Object{{JSON: encoded, Key: key, Revision: rev}})
 	if err != nil {
 		codec.WriteStatus(c.w, c.r, err)
 		return

@@ -15,7 +15,7 @@ import (
 	"sync"
 	"time"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
+	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.etcd.io/etcd/server/v3/etcdserver/api/v3rpc"
 	"go.etcd.io/etcd/server/v3/proxy/grpcproxy/adapter"
@@ -188,9 +188,10 @@ func etcdConfig(cfg Config, level zapcore.LevelEnabler) (*embed.Config, error) {
 func (s *Server) Endpoints() []string { return append([]string(nil), s.endpoints...) }
 
 // KV returns a KV client that calls this server directly instead of
-// through gRPC on its client port.
-func (s *Server) KV() clientv3.KV {
-	return clientv3.NewKVFromKVClient(adapter.KvServerToKvClient(v3rpc.NewQuotaKVServer(s.etcd.Server)), nil)
+// through gRPC on its client port (clientv3.NewKVFromKVClient makes a
+// clientv3.KV of it).
+func (s *Server) KV() pb.KVClient {
+	return adapter.KvServerToKvClient(v3rpc.NewQuotaKVServer(s.etcd.Server))
 }
 
 // Revision returns the store's current revision without a round trip.

@@ -14,6 +14,7 @@ import (
 	"time"
 	"unsafe"
 
+	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	"go.etcd.io/etcd/client/pkg/v3/transport"
@@ -53,7 +54,7 @@ type Config struct {
 	// connection: etcd's in-process watch stream has no buffer between
 	// client and server, and a burst of watch cancels can deadlock it
 	// (etcd-io/etcd#18879).
-	KV clientv3.KV
+	KV pb.KVClient
 }
 
 // Backend is a storage.Interface backed by etcd. Create it with New.
@@ -65,6 +66,10 @@ type Backend struct {
 	watches watchParent
 
 	localRev func() int64 // Config.LocalRevision
+
+	// kv is Config.KV: creates and updates send it their transaction
+	// themselves (see putAt).
+	kv pb.KVClient
 
 	leases *leases // for keys written with a TTL
 
@@ -134,7 +139,8 @@ func New(ctx context.Context, cfg Config) (*Backend, error) {
 	b := &Backend{client: client, log: lg, localRev: cfg.LocalRevision, leases: newLeases(client.Client)}
 	b.watches.restart()
 	if cfg.KV != nil {
-		client.KV = cfg.KV
+		client.KV = clientv3.NewKVFromKVClient(cfg.KV, nil)
+		b.kv = cfg.KV
 	} else {
 		// An external etcd can become unreachable; requests then fail
 		// within seconds instead of at their deadline (see gate).
@@ -278,10 +284,20 @@ func (b *Backend) update(ctx context.Context, key string, value []byte, expected
 // putAt writes value to key if the key's mod revision is expectedRev (0:
 // the key is absent), and otherwise, when readOnFailure, reads the key
 // (the first response). It is etcd's kubernetes.Client.OptimisticPut
-// without its copy of the value into a string: the request copies value
-// into its message anyway, before Commit returns, and every write of an
-// object copies all of it.
+// without its copy of the value into a string. The client's request
+// copies value again (OpPut takes a string); in-process (Config.KV),
+// putRequest's holds value itself, which etcd only reads while Txn runs:
+// it proposes the request encoded, and applies the decoded copy. Every
+// write of an object saves a copy of all of it.
 func (b *Backend) putAt(ctx context.Context, key string, value []byte, expectedRev int64, lease clientv3.LeaseID, readOnFailure bool) (*clientv3.TxnResponse, error) {
+	if b.kv != nil {
+		// What the client's txn.Commit does with the request it builds.
+		resp, err := b.kv.Txn(ctx, putRequest(key, value, expectedRev, lease, readOnFailure))
+		if err != nil {
+			return nil, clientv3.ContextError(ctx, err)
+		}
+		return (*clientv3.TxnResponse)(resp), nil
+	}
 	txn := b.client.Txn(ctx).
 		If(clientv3.Compare(clientv3.ModRevision(key), "=", expectedRev)).
 		Then(clientv3.OpPut(key, unsafe.String(unsafe.SliceData(value), len(value)), clientv3.WithLease(lease)))
@@ -289,6 +305,24 @@ func (b *Backend) putAt(ctx context.Context, key string, value []byte, expectedR
 		txn = txn.Else(clientv3.OpGet(key))
 	}
 	return txn.Commit()
+}
+
+// putRequest is the transaction putAt's client builds, holding value
+// rather than a copy of it: if key's mod revision is expectedRev, put
+// value (attached to lease), else, when readOnFailure, get key.
+func putRequest(key string, value []byte, expectedRev int64, lease clientv3.LeaseID, readOnFailure bool) *pb.TxnRequest {
+	k := []byte(key) // only read, by every part
+	req := &pb.TxnRequest{
+		Compare: []*pb.Compare{{
+			Key: k, Target: pb.Compare_MOD, Result: pb.Compare_EQUAL,
+			TargetUnion: &pb.Compare_ModRevision{ModRevision: expectedRev},
+		}},
+		Success: []*pb.RequestOp{{Request: &pb.RequestOp_RequestPut{RequestPut: &pb.PutRequest{Key: k, Value: value, Lease: int64(lease)}}}},
+	}
+	if readOnFailure {
+		req.Failure = []*pb.RequestOp{{Request: &pb.RequestOp_RequestRange{RequestRange: &pb.RangeRequest{Key: k}}}}
+	}
+	return req
 }
 
 // settleTimeout bounds settle's reads.

@@ -6,7 +6,8 @@ import (
 	"sync/atomic"
 	"testing"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
+	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -17,25 +18,13 @@ import (
 // lossyKV commits transactions but, while lose is set, answers them as a
 // connection lost after the commit would: Unavailable.
 type lossyKV struct {
-	clientv3.KV
+	pb.KVClient
 	lose *atomic.Bool
 }
 
-func (k lossyKV) Txn(ctx context.Context) clientv3.Txn {
-	return lossyTxn{Txn: k.KV.Txn(ctx), lose: k.lose}
-}
-
-type lossyTxn struct {
-	clientv3.Txn
-	lose *atomic.Bool
-}
-
-func (t lossyTxn) If(cs ...clientv3.Cmp) clientv3.Txn   { return lossyTxn{t.Txn.If(cs...), t.lose} }
-func (t lossyTxn) Then(ops ...clientv3.Op) clientv3.Txn { return lossyTxn{t.Txn.Then(ops...), t.lose} }
-func (t lossyTxn) Else(ops ...clientv3.Op) clientv3.Txn { return lossyTxn{t.Txn.Else(ops...), t.lose} }
-func (t lossyTxn) Commit() (*clientv3.TxnResponse, error) {
-	resp, err := t.Txn.Commit()
-	if err == nil && t.lose.Load() {
+func (k lossyKV) Txn(ctx context.Context, in *pb.TxnRequest, opts ...grpc.CallOption) (*pb.TxnResponse, error) {
+	resp, err := k.KVClient.Txn(ctx, in, opts...)
+	if err == nil && k.lose.Load() {
 		return nil, status.Error(codes.Unavailable, "error reading from server: EOF")
 	}
 	return resp, err
@@ -51,7 +40,7 @@ func TestSettleLostAnswers(t *testing.T) {
 	}
 	defer s.Close()
 	var lose atomic.Bool
-	b, err := New(context.Background(), Config{Endpoints: s.Endpoints(), KV: lossyKV{KV: s.KV(), lose: &lose}})
+	b, err := New(context.Background(), Config{Endpoints: s.Endpoints(), KV: lossyKV{KVClient: s.KV(), lose: &lose}})
 	if err != nil {
 		t.Fatal(err)
 	}
