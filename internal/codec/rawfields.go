@@ -141,10 +141,10 @@ func (c *rawCanon) object(depth int) bool {
 // watchcache.Item.SetJSON).
 func (c *rawCanon) fieldSet(depth int) bool {
 	rest := c.t.s.b[c.t.s.i:]
-	// Where the object would end: bytes a field set seen before holds
-	// are that field set, whatever follows them.
-	if end := skipRaw(rest, 0); end >= minFieldSet && fieldSets.has(rest[:end]) {
-		c.t.s.i += end
+	// Bytes that start with a field set seen before hold that field set,
+	// whatever follows it: an object ends where its bytes say.
+	if n := fieldSets.prefix(rest); n > 0 {
+		c.t.s.i += n
 		return true
 	}
 	start := c.t.s.i
@@ -158,32 +158,45 @@ func (c *rawCanon) fieldSet(depth int) bool {
 // fieldSets are the field sets rawCanon found in Marshal's form with
 // the bound rawManagedFieldsDepth-2 on their nesting (that of an entry's
 // fieldsV1 in a Raw).
-var fieldSets = fieldSetCache{sets: make(map[string]struct{})}
+var fieldSets = fieldSetCache{sets: make(map[string][]string)}
 
-// A field set shorter than minFieldSet is checked each time, which costs
-// less than looking it up; one longer than maxFieldSet is checked each
-// time too, so as not to keep it.
 const (
+	// A field set shorter than minFieldSet is checked each time, which
+	// costs less than looking it up; one longer than maxFieldSet is
+	// checked each time too, so as not to keep it. minFieldSet is also
+	// how many of its first bytes find a field set.
 	minFieldSet = 64
 	maxFieldSet = 16 << 10
 	// maxFieldSetBytes bounds the bytes fieldSets keeps: when a field
 	// set would take it over, the cache starts again, empty.
 	maxFieldSetBytes = 1 << 20
+	// maxFieldSetsAlike bounds the field sets kept with the same first
+	// minFieldSet bytes: the oldest goes first.
+	maxFieldSetsAlike = 8
 )
 
 // fieldSetCache is a set of byte strings, of at most maxFieldSetBytes in
-// all.
+// all, found by their first minFieldSet bytes, so that finding one that
+// starts some bytes does not need where it would end.
 type fieldSetCache struct {
 	mu   sync.RWMutex // guards sets and size
-	sets map[string]struct{}
+	sets map[string][]string
 	size int
 }
 
-func (fc *fieldSetCache) has(b []byte) bool {
+// prefix returns the length of a field set b starts with, 0 for none.
+func (fc *fieldSetCache) prefix(b []byte) int {
+	if len(b) < minFieldSet {
+		return 0
+	}
 	fc.mu.RLock()
-	_, ok := fc.sets[string(b)]
-	fc.mu.RUnlock()
-	return ok
+	defer fc.mu.RUnlock()
+	for _, s := range fc.sets[string(b[:minFieldSet])] {
+		if len(s) <= len(b) && string(b[:len(s)]) == s {
+			return len(s)
+		}
+	}
+	return 0
 }
 
 // reset empties the cache.
@@ -200,14 +213,22 @@ func (fc *fieldSetCache) add(b []byte) {
 	}
 	fc.mu.Lock()
 	defer fc.mu.Unlock()
-	if _, ok := fc.sets[string(b)]; ok {
-		return
+	k := string(b[:minFieldSet])
+	alike := fc.sets[k]
+	for _, s := range alike {
+		if s == string(b) {
+			return
+		}
 	}
 	if fc.size+len(b) > maxFieldSetBytes {
-		clear(fc.sets) // fc.reset, under the lock held
-		fc.size = 0
+		clear(fc.sets) // as reset does, under the lock held
+		fc.size, alike = 0, nil
 	}
-	fc.sets[string(b)] = struct{}{}
+	if len(alike) == maxFieldSetsAlike {
+		fc.size -= len(alike[0])
+		alike = append(alike[:0:0], alike[1:]...)
+	}
+	fc.sets[k] = append(alike, string(b))
 	fc.size += len(b)
 }
 

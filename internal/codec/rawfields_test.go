@@ -450,6 +450,18 @@ func TestFieldSetsSeenBefore(t *testing.T) {
 			t.Errorf("line %d (%s): rawManagedFields = %s, %d, %v; want it kept %v", tc.line, seen, raw, end, ok, tc.raw)
 		}
 	}
+	// More field sets alike (the same first bytes) than are kept.
+	var alike []string
+	for i := range maxFieldSetsAlike + 2 {
+		alike = append(alike, `[`+entry(set[:len(set)-1]+`,"f:z`+strings.Repeat("z", i)+`":{}}`)+`]`)
+	}
+	for _, mf := range alike {
+		cases = append(cases, struct {
+			line int
+			mf   string
+			raw  bool
+		}{line(), mf, true})
+	}
 	for _, tc := range cases {
 		fieldSets.reset()
 		check(tc, "every field set new")
@@ -457,5 +469,12 @@ func TestFieldSetsSeenBefore(t *testing.T) {
 		fieldSets.reset()
 		rawManagedFields([]byte(`[`+entry(set)+`]`), 0, DefaultMaxDepth)
 		check(tc, "the field set seen before")
+		for _, mf := range alike {
+			rawManagedFields([]byte(mf), 0, DefaultMaxDepth)
+		}
+		check(tc, "field sets alike seen before")
+	}
+	if fieldSets.reset(); len(fieldSets.sets) != 0 || fieldSets.size != 0 {
+		t.Errorf("after reset, %d field sets of %d bytes", len(fieldSets.sets), fieldSets.size)
 	}
 }
