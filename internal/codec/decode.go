@@ -47,6 +47,12 @@ type DecodeOptions struct {
 	// a non-empty array written exactly as Marshal writes it; see
 	// rawfields.go. Whatever else it holds is decoded as usual.
 	RawManagedFields bool
+	// RawManagedFieldsAt, with RawManagedFields and when its end is not
+	// 0, is where in the JSON body its metadata.managedFields are, known
+	// to be in the form a Raw holds: IndexStored found them so in these
+	// very bytes (Indexed.RawManagedFields). They are kept as a Raw
+	// without checking them again. Anything else must leave it zero.
+	RawManagedFieldsAt [2]int
 	// Unchanging says the caller never changes a JSON body while what it
 	// decodes to is in use: its strings are then slices of the body
 	// itself rather than of a copy.
@@ -100,7 +106,8 @@ func Decode(body []byte, contentType string, opts DecodeOptions) (obj map[string
 		src = string(data)
 	}
 	v, dups, err := decodeJSONWith(parser{data: data, src: src, maxDepth: maxDepth,
-		rawManagedFields: opts.RawManagedFields && mt == MediaJSON, goType: opts.GoType})
+		rawManagedFields: opts.RawManagedFields && mt == MediaJSON, goType: opts.GoType,
+		rawAt: opts.RawManagedFieldsAt})
 	if err != nil {
 		return nil, nil, &DecodeError{Err: fmt.Errorf("couldn't get version/kind; json parse error: %w", err), summary: summarize(body)}
 	}

@@ -61,6 +61,8 @@ type parser struct {
 	// rawManagedFields keeps metadata.managedFields of the top-level
 	// object as a Raw when it is in Marshal's form (see rawfields.go).
 	rawManagedFields bool
+	// rawAt is DecodeOptions.RawManagedFieldsAt.
+	rawAt [2]int
 	// goType is the Go type the document is decoded as, if any: a key
 	// given twice is then decoded into its first value (typedmerge.go).
 	goType reflect.Type
@@ -547,6 +549,13 @@ func smallInt(lit []byte) (int64, bool) {
 // reports malformed input as it always does).
 func (p *parser) managedFields() (any, error) {
 	p.ws()
+	if start, end := p.rawAt[0], p.rawAt[1]; start == p.pos && end > start && end <= len(p.data) &&
+		p.maxDepth-p.depth-1 >= rawManagedFieldsDepth {
+		// What rawManagedFields would find, as IndexStored found it
+		// with the same depth bound.
+		p.pos = end
+		return Raw(p.data[start:end:end]), nil
+	}
 	if raw, end, ok := rawManagedFields(p.data, p.pos, p.maxDepth-p.depth-1); ok {
 		p.pos = end
 		return raw, nil

@@ -61,6 +61,9 @@ func FindResourceVersion(stored []byte) (RVSplice, bool) {
 // the member is absent.
 type metaSpans struct {
 	apiVersion, name, namespace, labels, managedFields, metadata span
+	// rawManagedFields says managedFields are a Raw's, as
+	// rawManagedFields finds them (their span is then set).
+	rawManagedFields bool
 }
 
 type span struct{ start, end int }
@@ -119,6 +122,11 @@ type Indexed struct {
 	// Shared are where in JSON the field sets of metadata.managedFields
 	// are, as FieldsV1Spans gives them.
 	Shared [][2]int
+	// RawManagedFields, when its end is not 0, is where in JSON
+	// metadata.managedFields are when they are in the form Decode keeps
+	// as a Raw (DecodeOptions.RawManagedFields): a decode of JSON told
+	// so (DecodeOptions.RawManagedFieldsAt) need not check them again.
+	RawManagedFields [2]int
 }
 
 // IndexStored returns in one scan of stored what three scans return:
@@ -131,7 +139,7 @@ type Indexed struct {
 // needed: a cache that keeps it in parts copies them out of a buffer it
 // reuses, rather than of a new one per event.
 func IndexStored(dst, stored []byte, rv string) (Indexed, bool) {
-	var spans metaSpans
+	spans := metaSpans{rawManagedFields: true}
 	sp, ok := findRV(stored, &spans)
 	if !ok {
 		return Indexed{}, false
@@ -148,19 +156,24 @@ func IndexStored(dst, stored []byte, rv string) (Indexed, bool) {
 		m.Labels, _ = sc.labels()
 	}
 	var shared [][2]int
+	var raw [2]int
 	if mf := spans.managedFields; mf.end > 0 {
 		// managedFields sorts before resourceVersion: their offsets in
 		// stored are theirs in the result.
 		shared = fieldsV1Spans(stored[:mf.end], mf.start)
+		if spans.rawManagedFields {
+			raw = [2]int{mf.start, mf.end}
+		}
 	}
 	out := sp.AppendTo(dst[:0], rv)
 	// The splice is inside metadata: its end moves by what it added.
 	return Indexed{
-		JSON:      out,
-		Meta:      m,
-		MetaStart: spans.metadata.start,
-		MetaEnd:   spans.metadata.end + len(out) - len(stored),
-		Shared:    shared,
+		JSON:             out,
+		Meta:             m,
+		MetaStart:        spans.metadata.start,
+		MetaEnd:          spans.metadata.end + len(out) - len(stored),
+		Shared:           shared,
+		RawManagedFields: raw,
 	}, true
 }
 
@@ -320,6 +333,17 @@ func (s *scanner) metadataRV(spans *metaSpans) (at, to, comma int, ok bool) {
 			}
 		}
 		vstart := s.i
+		if spans != nil && spans.rawManagedFields && k.is(s.b, "managedFields") {
+			// Checked for Marshal's form in the same pass as they are
+			// scanned (a Raw's bytes are valid JSON), for the decode
+			// of the cached object not to check them again.
+			if _, end, ok := rawManagedFields(s.b, vstart, rawManagedFieldsDepth); ok {
+				s.i = end
+				spans.managedFields = span{vstart, end}
+				continue
+			}
+			spans.rawManagedFields = false
+		}
 		if !s.value(0) {
 			return 0, 0, 0, false
 		}
@@ -836,6 +860,25 @@ func FieldsV1Spans(obj []byte, mdStart, mdEnd int) [][2]int {
 		return s.value(0)
 	})
 	return out
+}
+
+// RawManagedFieldsSpan returns where, in the compact JSON object obj whose
+// metadata object is obj[mdStart:mdEnd], metadata.managedFields are when
+// they are in the form Decode keeps as a Raw, as IndexStored gives it
+// (Indexed.RawManagedFields); [0, 0] when they are not, or absent.
+func RawManagedFieldsSpan(obj []byte, mdStart, mdEnd int) [2]int {
+	s := scanner{b: obj[:mdEnd], i: mdStart}
+	var at [2]int
+	eachMember(&s, func(name []byte) bool {
+		if string(name) == "managedFields" {
+			if _, end, ok := rawManagedFields(s.b, s.i, rawManagedFieldsDepth); ok {
+				at = [2]int{s.i, end}
+			}
+			return false
+		}
+		return s.value(0)
+	})
+	return at
 }
 
 // fieldsV1Spans is FieldsV1Spans of the managedFields array at obj[at:].

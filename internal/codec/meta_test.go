@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
@@ -516,6 +517,37 @@ func checkIndexStored(t *testing.T, stored []byte, rv string) {
 			got.MetaStart != want.MetaStart || got.MetaEnd != want.MetaEnd || !slices.Equal(got.Shared, want.Shared) {
 			t.Fatalf("IndexStored(%q, %q)\n got  %+v %v\n want %+v %v", stored, rv, got, ok, want, wok)
 		}
+		if ok {
+			checkRawManagedFieldsAt(t, got)
+		}
+	}
+}
+
+// checkRawManagedFieldsAt wants x.RawManagedFields where a decode that
+// keeps managedFields as a Raw finds them (none when it decodes them),
+// and a decode told where they are to give what one that checks them
+// gives.
+func checkRawManagedFieldsAt(t *testing.T, x Indexed) {
+	t.Helper()
+	opts := DecodeOptions{RawManagedFields: true, Unchanging: true}
+	want, _, werr := Decode(x.JSON, "", opts)
+	var at [2]int
+	md, _ := want["metadata"].(map[string]any)
+	if raw, ok := md["managedFields"].(Raw); ok {
+		// A slice of x.JSON (whose capacity ends with it).
+		start := int(uintptr(unsafe.Pointer(unsafe.SliceData(raw))) - uintptr(unsafe.Pointer(unsafe.SliceData(x.JSON))))
+		at = [2]int{start, start + len(raw)}
+	}
+	if x.RawManagedFields != at {
+		t.Fatalf("IndexStored(%.200q).RawManagedFields = %v, want %v", x.JSON, x.RawManagedFields, at)
+	}
+	if got := RawManagedFieldsSpan(x.JSON, x.MetaStart, x.MetaEnd); got != at {
+		t.Fatalf("RawManagedFieldsSpan(%.200q) = %v, want %v", x.JSON, got, at)
+	}
+	opts.RawManagedFieldsAt = x.RawManagedFields
+	got, _, err := Decode(x.JSON, "", opts)
+	if (err == nil) != (werr == nil) || !reflect.DeepEqual(got, want) {
+		t.Fatalf("Decode(%.200q) told managedFields are at %v = %v, %v; want %v, %v", x.JSON, x.RawManagedFields, got, err, want, werr)
 	}
 }
 
@@ -542,6 +574,20 @@ func TestIndexStored(t *testing.T) {
 		{line(), `{"metadata":{"managedFields":[{"fieldsV1":{"f:metadata":{"f:labels":{".":{}}}},"manager":"m"}],"name":"a"},"spec":{}}`},
 		{line(), `{"metadata":{"annotations":{"managedFields":"x"},"managedFields":[{"fieldsV1":{"f:metadata":{"f:labels":{".":{}}}},"manager":"m"}],"name":"a"}}`},
 		{line(), `{"metadata":{"name":"a","zz":{"name":"b","labels":{"c":"d"}}},"name":"x"}`},
+		// managedFields not as Marshal writes them: decoded, not kept.
+		{line(), `{"metadata":{"managedFields":[{"manager":"m","fieldsV1":{"f:a":{}}}],"name":"a"}}`},
+		{line(), `{"metadata":{"managedFields":[{"manager":"<m>"}],"name":"a"}}`},
+		{line(), `{"metadata":{"managedFields":[{"manager":"\u0061"}],"name":"a"}}`},
+		{line(), `{"metadata":{"managedFields":[{"x":1.0}],"name":"a"}}`},
+		{line(), `{"metadata":{"managedFields":[{"f":{"a":{},"a":{}}}],"name":"a"}}`},
+		{line(), `{"metadata":{"managedFields":[],"name":"a"}}`},
+		{line(), `{"metadata":{"managedFields":{"manager":"m"},"name":"a"}}`},
+		{line(), `{"metadata":{"managedFields":null,"name":"a"}}`},
+		{line(), `{"metadata":{"managedFields":[{"manager":"m"}],"name":"a","managedFields":[{"manager":"n"}]}}`},
+		{line(), `{"metadata":{"managedFields":[{"manager":"\u003cm\u003e"}],"name":"a"}}`},
+		{line(), `{"metadata":{"managedFields":[` + strings.Repeat("[", 70) + strings.Repeat("]", 70) + `],"name":"a"}}`},
+		{line(), `{"metadata":{"managedFields":[` + strings.Repeat("[", 62) + strings.Repeat("]", 62) + `],"name":"a"}}`},
+		{line(), `{"metadata":{"managedFields":[1],"name":"a"},"metadata":{"managedFields":[2]}}`},
 		// Not in the stored form: none is indexed.
 		{line(), `{"metadata":{"name":"a"},"apiVersion":"v1"}`},
 		{line(), `{"metadata":{"name":"a","labels":{}}}`},
@@ -567,6 +613,9 @@ func TestIndexStored(t *testing.T) {
 		got, ok := IndexStored(nil, stored, "42")
 		if !ok || got.Meta.Name == "" || len(got.Meta.Labels) == 0 || got.JSON[got.MetaStart] != '{' || got.JSON[got.MetaEnd-1] != '}' {
 			t.Errorf("IndexStored(%.60q...) = %+v, %v; want the sample's name, labels and metadata", stored, got.Meta, ok)
+		}
+		if r := got.RawManagedFields; r[1] == 0 || !bytes.HasPrefix(got.JSON[r[0]:], []byte(`[{"apiVersion":`)) {
+			t.Errorf("IndexStored(%.60q...).RawManagedFields = %v, want where the sample's managedFields are", stored, r)
 		}
 	}
 }
@@ -686,4 +735,33 @@ func FuzzFieldsV1Spans(f *testing.F) {
 			from = sp[1]
 		}
 	})
+}
+
+// BenchmarkDecodeIndexedManagedFields is an update's decode of the object
+// it starts from, as the watch cache holds it (the load generator's
+// widget), its managedFields kept encoded: checked for Marshal's form
+// (checked) or, as IndexStored found them so, not again (known).
+func BenchmarkDecodeIndexedManagedFields(b *testing.B) {
+	x, ok := IndexStored(nil, widgetSample(b), "123456789")
+	if !ok || x.RawManagedFields[1] == 0 {
+		b.Fatal("not indexed with its managedFields")
+	}
+	for _, bc := range []struct {
+		name string
+		at   [2]int
+	}{{"checked", [2]int{}}, {"known", x.RawManagedFields}} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(x.JSON)))
+			b.ReportAllocs()
+			for b.Loop() {
+				obj, _, err := Decode(x.JSON, "", DecodeOptions{RawManagedFields: true, RawManagedFieldsAt: bc.at, Unchanging: true})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, ok := obj["metadata"].(map[string]any)["managedFields"].(Raw); !ok {
+					b.Fatal("managedFields decoded")
+				}
+			}
+		})
+	}
 }

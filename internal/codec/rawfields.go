@@ -3,6 +3,7 @@ package codec
 import (
 	"bytes"
 	"fmt"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -48,7 +49,12 @@ func rawManagedFields(data []byte, i int, maxDepth int) (raw Raw, end int, ok bo
 
 // rawCanon checks a value is in Marshal's form, reading it once.
 type rawCanon struct {
-	t       Tokens
+	t Tokens
+	// scratch holds the unescaped keys of the objects being read, each
+	// object's after its parent's: an object's keys are dropped when it
+	// ends. A key is compared with the next one of its object only, and
+	// a key's bytes stay as they are once appended (a larger array holds
+	// the next ones), so it may be held while more are appended.
 	scratch []byte
 }
 
@@ -59,28 +65,10 @@ func (c *rawCanon) value(depth int) bool {
 		if depth <= 0 {
 			return false
 		}
-		c.t.Consume('{')
-		var prev []byte
-		for first := true; !c.t.Consume('}'); first = false {
-			if !first && !c.t.Consume(',') {
-				return false
-			}
-			text, plain, ok := c.t.Key()
-			if !ok {
-				return false
-			}
-			k, ok := c.text(text, plain)
-			// Marshal sorts keys as decoded, and a key repeats only in
-			// bytes that decode to fewer members.
-			if !ok || (!first && bytes.Compare(prev, k) >= 0) {
-				return false
-			}
-			prev = k
-			if !c.value(depth - 1) {
-				return false
-			}
-		}
-		return true
+		mark := len(c.scratch)
+		ok := c.object(depth)
+		c.scratch = c.scratch[:mark]
+		return ok
 	case '[':
 		if depth <= 0 {
 			return false
@@ -100,8 +88,10 @@ func (c *rawCanon) value(depth int) bool {
 		if !ok {
 			return false
 		}
-		_, ok = c.text(text, plain)
-		return ok
+		if plain {
+			return MarshalPlain(text)
+		}
+		return marshalEscaped(text)
 	case 't', 'f', 'n':
 		_, ok := c.t.Literal()
 		return ok
@@ -111,10 +101,141 @@ func (c *rawCanon) value(depth int) bool {
 	}
 }
 
-// text returns the decoded text of a string or key written as text
-// (without its quotes), and whether Marshal writes that text so. The
-// text of a plain one is itself; others are decoded into a new slice.
-func (c *rawCanon) text(text []byte, plain bool) ([]byte, bool) {
+// object reads the members of an object, its values of at most depth-1
+// nested objects and arrays.
+func (c *rawCanon) object(depth int) bool {
+	c.t.Consume('{')
+	var prev []byte
+	for first := true; !c.t.Consume('}'); first = false {
+		if !first && !c.t.Consume(',') {
+			return false
+		}
+		text, plain, ok := c.t.Key()
+		if !ok {
+			return false
+		}
+		k, ok := c.key(text, plain)
+		// Marshal sorts keys as decoded, and a key repeats only in
+		// bytes that decode to fewer members.
+		if !ok || (!first && bytes.Compare(prev, k) >= 0) {
+			return false
+		}
+		prev = k
+		if depth == rawManagedFieldsDepth-1 && string(k) == "fieldsV1" && c.t.Peek() == '{' {
+			// An entry's field set, read with the whole bound.
+			if !c.fieldSet(depth - 1) {
+				return false
+			}
+			continue
+		}
+		if !c.value(depth - 1) {
+			return false
+		}
+	}
+	return true
+}
+
+// fieldSet reads a managedFields entry's fieldsV1 object as value does,
+// but once for bytes seen before: every object one manager writes alike
+// has the same field set, as the watch cache shares it (see
+// watchcache.Item.SetJSON).
+func (c *rawCanon) fieldSet(depth int) bool {
+	rest := c.t.s.b[c.t.s.i:]
+	// Bytes that start with a field set seen before hold that field set,
+	// whatever follows it: an object ends where its bytes say.
+	if n := fieldSets.prefix(rest); n > 0 {
+		c.t.s.i += n
+		return true
+	}
+	start := c.t.s.i
+	if !c.value(depth) {
+		return false
+	}
+	fieldSets.add(c.t.s.b[start:c.t.s.i])
+	return true
+}
+
+// fieldSets are the field sets rawCanon found in Marshal's form with
+// the bound rawManagedFieldsDepth-2 on their nesting (that of an entry's
+// fieldsV1 in a Raw).
+var fieldSets = fieldSetCache{sets: make(map[string][]string)}
+
+const (
+	// A field set shorter than minFieldSet is checked each time, which
+	// costs less than looking it up; one longer than maxFieldSet is
+	// checked each time too, so as not to keep it. minFieldSet is also
+	// how many of its first bytes find a field set.
+	minFieldSet = 64
+	maxFieldSet = 16 << 10
+	// maxFieldSetBytes bounds the bytes fieldSets keeps: when a field
+	// set would take it over, the cache starts again, empty.
+	maxFieldSetBytes = 1 << 20
+	// maxFieldSetsAlike bounds the field sets kept with the same first
+	// minFieldSet bytes: the oldest goes first.
+	maxFieldSetsAlike = 8
+)
+
+// fieldSetCache is a set of byte strings, of at most maxFieldSetBytes in
+// all, found by their first minFieldSet bytes, so that finding one that
+// starts some bytes does not need where it would end.
+type fieldSetCache struct {
+	mu   sync.RWMutex // guards sets and size
+	sets map[string][]string
+	size int
+}
+
+// prefix returns the length of a field set b starts with, 0 for none.
+func (fc *fieldSetCache) prefix(b []byte) int {
+	if len(b) < minFieldSet {
+		return 0
+	}
+	fc.mu.RLock()
+	defer fc.mu.RUnlock()
+	for _, s := range fc.sets[string(b[:minFieldSet])] {
+		if len(s) <= len(b) && string(b[:len(s)]) == s {
+			return len(s)
+		}
+	}
+	return 0
+}
+
+// reset empties the cache.
+func (fc *fieldSetCache) reset() {
+	fc.mu.Lock()
+	clear(fc.sets)
+	fc.size = 0
+	fc.mu.Unlock()
+}
+
+func (fc *fieldSetCache) add(b []byte) {
+	if len(b) < minFieldSet || len(b) > maxFieldSet {
+		return
+	}
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	k := string(b[:minFieldSet])
+	alike := fc.sets[k]
+	for _, s := range alike {
+		if s == string(b) {
+			return
+		}
+	}
+	if fc.size+len(b) > maxFieldSetBytes {
+		clear(fc.sets) // as reset does, under the lock held
+		fc.size, alike = 0, nil
+	}
+	if len(alike) == maxFieldSetsAlike {
+		fc.size -= len(alike[0])
+		alike = append(alike[:0:0], alike[1:]...)
+	}
+	fc.sets[k] = append(alike, string(b))
+	fc.size += len(b)
+}
+
+// key returns the decoded text of a key written as text (without its
+// quotes), and whether Marshal writes that text so. The text of a plain
+// one is itself; others are decoded into c.scratch.
+func (c *rawCanon) key(text []byte, plain bool) ([]byte, bool) {
 	if plain {
 		// Printable ASCII without escapes: Marshal escapes <, > and &.
 		return text, MarshalPlain(text)
@@ -122,7 +243,15 @@ func (c *rawCanon) text(text []byte, plain bool) ([]byte, bool) {
 	if !marshalEscaped(text) {
 		return nil, false
 	}
-	return unescapeMarshaled(make([]byte, 0, len(text)), text), true
+	if c.scratch == nil {
+		// Keys with escapes (those of list items, k:{"name":"x"}) are
+		// unescaped to compare them: in one buffer rather than each in
+		// a new one.
+		c.scratch = make([]byte, 0, 256)
+	}
+	start := len(c.scratch)
+	c.scratch = unescapeMarshaled(c.scratch, text)
+	return c.scratch[start:], true
 }
 
 // marshalEscaped reports whether text, the text of a JSON string

@@ -252,12 +252,25 @@ func BenchmarkRawManagedFieldsCheck(b *testing.B) {
 		b.Fatal(err)
 	}
 	i := bytes.Index(stored, []byte(`"managedFields":`)) + len(`"managedFields":`)
-	b.SetBytes(int64(bytes.Index(stored[i:], []byte(`}],`)) + 2))
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, _, ok := rawManagedFields(stored, i, DefaultMaxDepth); !ok {
-			b.Fatal("not kept encoded")
+	// Its field set new each time (new), or seen before (seen), as the
+	// field sets of objects one manager writes alike are.
+	for _, seen := range []bool{false, true} {
+		name := "new"
+		if seen {
+			name = "seen"
 		}
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(bytes.Index(stored[i:], []byte(`}],`)) + 2))
+			b.ReportAllocs()
+			for b.Loop() {
+				if !seen {
+					fieldSets.reset()
+				}
+				if _, _, ok := rawManagedFields(stored, i, DefaultMaxDepth); !ok {
+					b.Fatal("not kept encoded")
+				}
+			}
+		})
 	}
 }
 
@@ -393,5 +406,75 @@ func BenchmarkEqualRaw(b *testing.B) {
 		if !EqualRaw(sent, raw) {
 			b.Fatal("not equal")
 		}
+	}
+}
+
+// TestFieldSetsSeenBefore: a field set read before is not checked again,
+// and that changes nothing: whatever surrounds it, an array is kept
+// encoded exactly when it would be were every field set new.
+func TestFieldSetsSeenBefore(t *testing.T) {
+	const set = `{"f:metadata":{"f:labels":{".":{},"f:a":{}}},"f:spec":{".":{},"f:x":{},"k:{\"name\":\"c\"}":{}}}`
+	entry := func(fields string) string {
+		return `{"apiVersion":"g/v1","fieldsType":"FieldsV1","fieldsV1":` + fields + `,"manager":"m","operation":"Update"}`
+	}
+	cases := []struct {
+		line int
+		mf   string
+		raw  bool
+	}{
+		{line(), `[` + entry(set) + `]`, true},
+		{line(), `[` + entry(set) + `,` + entry(set) + `]`, true},
+		{line(), `[` + entry(set+`x`) + `]`, false},
+		{line(), `[` + entry(set) + `,{"b":1,"a":2}]`, false},
+		{line(), `[` + entry(set[:len(set)-1]) + `]`, false},
+		{line(), `[` + entry(set[:len(set)-1]+`,"f:z":{}}`) + `]`, true},
+		{line(), `[` + entry(set[:len(set)-1]+`,"f:a":{}}`) + `]`, false}, // out of order
+		{line(), `[` + entry(strings.Replace(set, `f:x`, `f:\u0078`, 1)) + `]`, false},
+		{line(), `[{"fieldsV1":` + set + `}]`, true},
+		{line(), `[{"fieldsV1":` + set, false},
+		{line(), `[{"fieldsV1":` + set + `]`, false},
+		{line(), `[{"fieldsV1":` + set + `}`, false},
+		{line(), `[{"x":{"fieldsV1":` + set + `}}]`, true},
+		{line(), `[{"x":{"fieldsV1":` + strings.Replace(set, `f:x`, `f:\u0078`, 1) + `}}]`, false},
+		{line(), `[` + strings.Repeat("[", 61) + strings.Repeat("]", 61) + `,` + entry(set) + `]`, true},
+	}
+	check := func(tc struct {
+		line int
+		mf   string
+		raw  bool
+	}, seen string) {
+		t.Helper()
+		data := []byte(tc.mf)
+		raw, end, ok := rawManagedFields(data, 0, DefaultMaxDepth)
+		if ok != tc.raw || (ok && (end != len(data) || !bytes.Equal(raw, data))) {
+			t.Errorf("line %d (%s): rawManagedFields = %s, %d, %v; want it kept %v", tc.line, seen, raw, end, ok, tc.raw)
+		}
+	}
+	// More field sets alike (the same first bytes) than are kept.
+	var alike []string
+	for i := range maxFieldSetsAlike + 2 {
+		alike = append(alike, `[`+entry(set[:len(set)-1]+`,"f:z`+strings.Repeat("z", i)+`":{}}`)+`]`)
+	}
+	for _, mf := range alike {
+		cases = append(cases, struct {
+			line int
+			mf   string
+			raw  bool
+		}{line(), mf, true})
+	}
+	for _, tc := range cases {
+		fieldSets.reset()
+		check(tc, "every field set new")
+		check(tc, "read again")
+		fieldSets.reset()
+		rawManagedFields([]byte(`[`+entry(set)+`]`), 0, DefaultMaxDepth)
+		check(tc, "the field set seen before")
+		for _, mf := range alike {
+			rawManagedFields([]byte(mf), 0, DefaultMaxDepth)
+		}
+		check(tc, "field sets alike seen before")
+	}
+	if fieldSets.reset(); len(fieldSets.sets) != 0 || fieldSets.size != 0 {
+		t.Errorf("after reset, %d field sets of %d bytes", len(fieldSets.sets), fieldSets.size)
 	}
 }

@@ -53,7 +53,15 @@ func decodeStored(value []byte) (map[string]any, error) {
 // more than the recording. Only code that knows the Raw may read the
 // object (see doWrite); value must not change while it is in use.
 func decodeStoredFieldsRaw(value []byte) (map[string]any, error) {
-	obj, _, err := codec.Decode(value, "", codec.DecodeOptions{MaxBytes: math.MaxInt64, RawManagedFields: true, Unchanging: true})
+	return decodeStoredFieldsRawAt(value, [2]int{})
+}
+
+// decodeStoredFieldsRawAt is decodeStoredFieldsRaw of a cached object
+// whose managedFields the cache found in Marshal's form at value[at[0]:at[1]]
+// (watchcache.Item.RawManagedFields; [0, 0] when it did not): they are
+// not checked again.
+func decodeStoredFieldsRawAt(value []byte, at [2]int) (map[string]any, error) {
+	obj, _, err := codec.Decode(value, "", codec.DecodeOptions{MaxBytes: math.MaxInt64, RawManagedFields: true, RawManagedFieldsAt: at, Unchanging: true})
 	if err != nil {
 		return nil, fmt.Errorf("decoding stored object: %w", err)
 	}
@@ -370,6 +378,9 @@ func newItem(key string, rev int64, encoded []byte, m codec.Meta) *watchcache.It
 func indexedItem(key string, rev int64, x codec.Indexed) *watchcache.Item {
 	it := itemAt(key, rev, x.Meta, x.MetaStart, x.MetaEnd)
 	it.CopyJSON(x.JSON, x.Shared, x.Meta.Labels)
+	if r := x.RawManagedFields; r[1] > 0 {
+		it.SetRawManagedFields(r[0], r[1])
+	}
 	return it
 }
 
@@ -386,6 +397,11 @@ func metaItem(key string, rev int64, encoded []byte, m codec.Meta, mdStart, mdEn
 		shared = codec.FieldsV1Spans(encoded, mdStart, mdEnd)
 	}
 	it.SetJSON(encoded, shared, m.Labels)
+	if mdEnd > 0 {
+		if r := codec.RawManagedFieldsSpan(encoded, mdStart, mdEnd); r[1] > 0 {
+			it.SetRawManagedFields(r[0], r[1])
+		}
+	}
 	return it
 }
 

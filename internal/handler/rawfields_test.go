@@ -102,3 +102,72 @@ func TestWrittenManagedFieldsReadAlike(t *testing.T) {
 		t.Errorf("malformed entries admission set were kept")
 	}
 }
+
+// TestCachedManagedFieldsDecodeAlike: an update decodes the object it
+// starts from alike whether it reads it from the watch cache, where the
+// cache noted its managedFields in Marshal's form and the decode does
+// not check them again, or from storage, where it checks them: kept
+// encoded when they are in that form, decoded when they are not (as
+// another writer of etcd may store them), absent when absent.
+func TestCachedManagedFieldsDecodeAlike(t *testing.T) {
+	entry := `{"apiVersion":"g/v1","fieldsType":"FieldsV1","fieldsV1":{"f:metadata":{"f:labels":{".":{},"f:a":{}}},"f:spec":{".":{},"f:x":{},"k:{\"name\":\"c\"}":{}}},"manager":"m","operation":"Update","time":"2026-01-01T00:00:00Z"}`
+	cases := []struct {
+		line int
+		mf   string // metadata.managedFields; "" for none
+		raw  bool   // kept encoded
+	}{
+		{caseLine(), `[` + entry + `]`, true},
+		{caseLine(), `[` + entry + `,{"manager":"n","operation":"Apply"}]`, true},
+		{caseLine(), "", false},
+		{caseLine(), `[]`, false},
+		{caseLine(), `null`, false},
+		// Written by hand: keys out of order, escapes and numbers
+		// Marshal writes otherwise.
+		{caseLine(), `[{"manager":"m","apiVersion":"g/v1","fieldsV1":{"f:spec":{"f:x":{}}}}]`, false},
+		{caseLine(), `[{"fieldsV1":{"f:spec":{"f:x":{},"f:a":{}}},"manager":"m"}]`, false},
+		{caseLine(), `[{"manager":"\u006d"}]`, false},
+		{caseLine(), `[{"manager":"<m>"}]`, false},
+		{caseLine(), `[{"fieldsV1":{"f:spec":{}},"x":1.0}]`, false},
+	}
+	for _, tc := range cases {
+		md := `"name":"a","namespace":"ns"`
+		if tc.mf != "" {
+			md = `"managedFields":` + tc.mf + `,` + md
+		}
+		stored := []byte(`{"apiVersion":"g/v1","kind":"K","metadata":{"labels":{"a":"b"},` + md + `},"spec":{"x":1}}`)
+		const rev = 7
+		it, err := indexItem("/g/k/ns/a", stored, rev)
+		if err != nil {
+			t.Fatalf("line %d: %v", tc.line, err)
+		}
+		if at := it.RawManagedFields(); (at[1] > 0) != tc.raw {
+			t.Errorf("line %d: the cache notes managedFields in Marshal's form at %v, want %v", tc.line, at, tc.raw)
+		}
+		read, err := withRV(stored, rev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := decodeStoredFieldsRaw(read) // from storage
+		if err != nil {
+			t.Fatalf("line %d: %v", tc.line, err)
+		}
+		cached := it.JSON()
+		if !bytes.Equal(cached, read) {
+			t.Fatalf("line %d: cached %s, want %s", tc.line, cached, read)
+		}
+		got, err := decodeStoredFieldsRawAt(cached, it.RawManagedFields())
+		if err != nil {
+			t.Fatalf("line %d: %v", tc.line, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("line %d: from the cache %v, want %v", tc.line, got, want)
+		}
+		if _, ok := metadata(got)["managedFields"].(codec.Raw); ok != tc.raw {
+			t.Errorf("line %d: managedFields kept encoded %v, want %v", tc.line, ok, tc.raw)
+		}
+		a, b := encodedAfter(t, codec.DeepCopy(want)), encodedAfter(t, codec.DeepCopy(got))
+		if !bytes.Equal(a, b) {
+			t.Errorf("line %d: stored from the cache\n%s\nwant\n%s", tc.line, b, a)
+		}
+	}
+}

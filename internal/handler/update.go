@@ -272,10 +272,10 @@ func (h *Handler) doWrite(c *call, sub, wantRV string, mutate mutation, copyOld 
 	// do webhooks, which receive it encoded as it is; a write through any
 	// other path decodes them, and so does one that admission policies
 	// may see, which would decode them anyway.
-	decodeOld := decodeStored
+	rawFields := false
 	if (!copyOld || c.mergesOnly || c.applies) && (sub == "" || sub == "status") && !dry && c.media.As == "" && c.present == nil &&
 		c.def.StorageAPIVersion() == c.apiVersion() && h.admissionKeepsEncoded(c) {
-		decodeOld = decodeStoredFieldsRaw
+		rawFields = true
 	}
 	// What an attempt reserved (registry.UpdateAllocator) is freed unless
 	// that attempt's object is stored.
@@ -301,15 +301,22 @@ func (h *Handler) doWrite(c *call, sub, wantRV string, mutate mutation, copyOld 
 		}
 		// The write happens in the request's version: the current
 		// object is converted to it (it may be stored at any version).
-		curJSON := cur.json
+		curJSON, rawAt := cur.json, cur.rawFields
 		if !inVersion(c, curJSON) {
 			conv, err := c.conv().FromStored(c.r.Context(), []conversion.Object{{JSON: curJSON, Key: key, Revision: cur.rev}})
 			if err != nil {
 				return err
 			}
-			curJSON = conv[0]
+			// Where the cache found the managedFields holds for its
+			// bytes only.
+			curJSON, rawAt = conv[0], [2]int{}
 		}
-		old, err := decodeOld(curJSON)
+		var old map[string]any
+		if rawFields {
+			old, err = decodeStoredFieldsRawAt(curJSON, rawAt)
+		} else {
+			old, err = decodeStored(curJSON)
+		}
 		if err != nil {
 			return apierrors.NewInternalError(err)
 		}
@@ -531,6 +538,10 @@ type currentObject struct {
 	rev    int64
 	stored []byte // storage's exact bytes; nil for a cached copy
 	cached bool
+	// rawFields is where in json the cache found the managedFields in
+	// Marshal's form (watchcache.Item.RawManagedFields); [0, 0] when it
+	// did not, or the object was read from storage.
+	rawFields [2]int
 }
 
 // onlyTimesDiffer reports whether enc is cur but for its managedFields'
@@ -553,7 +564,7 @@ func (h *Handler) current(ctx context.Context, c *call, key string, fromCache bo
 	if fromCache {
 		it, err := c.store.Cache.Get(ctx, key, watchcache.GetOptions{ResourceVersion: "0"})
 		if err == nil {
-			return currentObject{json: it.JSON(), rev: it.Revision, cached: true}, nil
+			return currentObject{json: it.JSON(), rev: it.Revision, cached: true, rawFields: it.RawManagedFields()}, nil
 		}
 		// Not in the cache (or the cache failed): storage decides.
 	}

@@ -254,3 +254,20 @@ func (it *Item) OwnString(s string) (string, bool) {
 func (it *Item) ownSize() int {
 	return len(it.json) + 16*len(it.shared)
 }
+
+// SetRawManagedFields notes that JSON()[start:end] is the object's
+// metadata.managedFields, found by the item's decoder in the form
+// codec.Decode keeps as a Raw (codec.Indexed.RawManagedFields), so that
+// readers decoding JSON() need not check them again. It is set, if at
+// all, with the item's JSON, before the item is shared.
+func (it *Item) SetRawManagedFields(start, end int) {
+	if 0 <= start && start < end && end <= math.MaxInt32 {
+		it.rawManagedFields = [2]int32{int32(start), int32(end)}
+	}
+}
+
+// RawManagedFields returns what SetRawManagedFields noted: [0, 0] when
+// nothing.
+func (it *Item) RawManagedFields() [2]int {
+	return [2]int{int(it.rawManagedFields[0]), int(it.rawManagedFields[1])}
+}

@@ -32,7 +32,10 @@ type Item struct {
 	// MetaStart and MetaEnd are where the metadata object is in JSON():
 	// JSON()[MetaStart:MetaEnd], when MetaEnd > 0 (0: not known).
 	MetaStart, MetaEnd int32
-	Labels             Labels
+	// rawManagedFields is where its decoder found metadata.managedFields
+	// in the form codec keeps as a Raw (see SetRawManagedFields).
+	rawManagedFields [2]int32
+	Labels           Labels
 	// Fields holds the values field selectors may use: any selectable
 	// fields. metadata.name and metadata.namespace may be left out (nil
 	// when there is nothing else): selectors read them from Name and
