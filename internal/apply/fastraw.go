@@ -474,8 +474,9 @@ func hasEncodedMember(f []byte, p encodedKeyPath) bool {
 }
 
 func ownsAnyEncoded(f []byte, paths []encodedKeyPath) bool {
+	idx := ownedIn(f)
 	for _, p := range paths {
-		if hasEncodedMember(f, p) {
+		if idx != nil && idx.has(p) || idx == nil && hasEncodedMember(f, p) {
 			return true
 		}
 	}
@@ -485,8 +486,10 @@ func ownsAnyEncoded(f []byte, paths []encodedKeyPath) bool {
 // ownsExactlyEncoded is ownsExactly on encoded FieldsV1: f owns, among
 // paths, those with cur and no other.
 func ownsExactlyEncoded(f []byte, paths []encodedKeyPath) bool {
+	idx := ownedIn(f)
 	for _, p := range paths {
-		if hasEncodedMember(f, p) != p.cur {
+		owns := idx != nil && idx.has(p) || idx == nil && hasEncodedMember(f, p)
+		if owns != p.cur {
 			return false
 		}
 	}

@@ -3,7 +3,6 @@ package codec
 import (
 	"bytes"
 	"fmt"
-	"sync"
 	"unicode/utf8"
 )
 
@@ -153,83 +152,6 @@ func (c *rawCanon) fieldSet(depth int) bool {
 	}
 	fieldSets.add(c.t.s.b[start:c.t.s.i])
 	return true
-}
-
-// fieldSets are the field sets rawCanon found in Marshal's form with
-// the bound rawManagedFieldsDepth-2 on their nesting (that of an entry's
-// fieldsV1 in a Raw).
-var fieldSets = fieldSetCache{sets: make(map[string][]string)}
-
-const (
-	// A field set shorter than minFieldSet is checked each time, which
-	// costs less than looking it up; one longer than maxFieldSet is
-	// checked each time too, so as not to keep it. minFieldSet is also
-	// how many of its first bytes find a field set.
-	minFieldSet = 64
-	maxFieldSet = 16 << 10
-	// maxFieldSetBytes bounds the bytes fieldSets keeps: when a field
-	// set would take it over, the cache starts again, empty.
-	maxFieldSetBytes = 1 << 20
-	// maxFieldSetsAlike bounds the field sets kept with the same first
-	// minFieldSet bytes: the oldest goes first.
-	maxFieldSetsAlike = 8
-)
-
-// fieldSetCache is a set of byte strings, of at most maxFieldSetBytes in
-// all, found by their first minFieldSet bytes, so that finding one that
-// starts some bytes does not need where it would end.
-type fieldSetCache struct {
-	mu   sync.RWMutex // guards sets and size
-	sets map[string][]string
-	size int
-}
-
-// prefix returns the length of a field set b starts with, 0 for none.
-func (fc *fieldSetCache) prefix(b []byte) int {
-	if len(b) < minFieldSet {
-		return 0
-	}
-	fc.mu.RLock()
-	defer fc.mu.RUnlock()
-	for _, s := range fc.sets[string(b[:minFieldSet])] {
-		if len(s) <= len(b) && string(b[:len(s)]) == s {
-			return len(s)
-		}
-	}
-	return 0
-}
-
-// reset empties the cache.
-func (fc *fieldSetCache) reset() {
-	fc.mu.Lock()
-	clear(fc.sets)
-	fc.size = 0
-	fc.mu.Unlock()
-}
-
-func (fc *fieldSetCache) add(b []byte) {
-	if len(b) < minFieldSet || len(b) > maxFieldSet {
-		return
-	}
-	fc.mu.Lock()
-	defer fc.mu.Unlock()
-	k := string(b[:minFieldSet])
-	alike := fc.sets[k]
-	for _, s := range alike {
-		if s == string(b) {
-			return
-		}
-	}
-	if fc.size+len(b) > maxFieldSetBytes {
-		clear(fc.sets) // as reset does, under the lock held
-		fc.size, alike = 0, nil
-	}
-	if len(alike) == maxFieldSetsAlike {
-		fc.size -= len(alike[0])
-		alike = append(alike[:0:0], alike[1:]...)
-	}
-	fc.sets[k] = append(alike, string(b))
-	fc.size += len(b)
 }
 
 // key returns the decoded text of a key written as text (without its
@@ -430,8 +352,14 @@ func EachRawObjectMember(a []byte, member func(name, value []byte) bool, element
 				if a[j] != '"' || nameEnd < j+2 || start >= len(a) {
 					return // not Marshal's form after all
 				}
-				valueEnd := skipRaw(a, start)
-				if !member(a[j+1:nameEnd-1], a[start:valueEnd]) {
+				name := a[j+1 : nameEnd-1]
+				var valueEnd int
+				if string(name) == "fieldsV1" && a[start] == '{' {
+					valueEnd = skipFieldSet(a, start)
+				} else {
+					valueEnd = skipRaw(a, start)
+				}
+				if !member(name, a[start:valueEnd]) {
 					return
 				}
 				j = valueEnd
