@@ -14,11 +14,17 @@ import (
 // the field set's bytes once per changed field.
 type ownedIndex map[string]struct{}
 
+// maxIndexedFieldSet bounds the field sets indexed: an index takes
+// several times the bytes of its field set (a key per path, each holding
+// its whole path), and codec's bound on the field sets it keeps does not
+// count them.
+const maxIndexedFieldSet = 8 << 10
+
 // ownedIn returns the index of the encoded field set f, or nil when f is
 // not one seen before or is not in a form the index answers for exactly.
 func ownedIn(f []byte) ownedIndex {
 	fs := codec.KnownFieldSet(f)
-	if fs == nil {
+	if fs == nil || len(f) > maxIndexedFieldSet {
 		return nil
 	}
 	idx, _ := fs.Derived(buildOwnedIndex).(ownedIndex)

@@ -1,6 +1,8 @@
 package codec
 
 import (
+	"hash/maphash"
+	"slices"
 	"sync"
 )
 
@@ -12,11 +14,11 @@ import (
 // (rawCanon), and walks over the entries (EachRawObjectMember: the
 // cache's FieldsV1Spans, metadata validation, pruning's member check, the
 // field manager's entry reader) skip them. Once one is found in
-// Marshal's form it is kept: later reads take bytes that start with it at
+// Marshal's form, in stored objects, twice, it is kept: later reads take bytes that start with it at
 // the cost of a compare, and readers may keep what they derive from it
 // with it (KnownFieldSet, FieldSet.Derived).
 
-// fieldSets are the field sets rawCanon found in Marshal's form with
+// fieldSets are the field sets rawCanon found twice in Marshal's form with
 // the bound rawManagedFieldsDepth-2 on their nesting (that of an entry's
 // fieldsV1 in a Raw).
 var fieldSets = fieldSetCache{sets: make(map[string][]*FieldSet)}
@@ -29,11 +31,19 @@ const (
 	minFieldSet = 64
 	maxFieldSet = 16 << 10
 	// maxFieldSetBytes bounds the bytes fieldSets keeps: when a field
-	// set would take it over, the cache starts again, empty.
+	// set would take it over, the cache starts again, empty. What readers
+	// derive from the field sets is not counted; it is bounded by their
+	// own limits (an ownership index is built for field sets of at most
+	// 8 KiB, see apply.ownedIn).
 	maxFieldSetBytes = 1 << 20
 	// maxFieldSetsAlike bounds the field sets kept with the same first
 	// minFieldSet bytes: the oldest goes first.
 	maxFieldSetsAlike = 8
+	// A field set is kept the second time it is found among the last
+	// seenFieldSets not kept, so that objects whose field sets are all
+	// different (keys of their own) do not fill the cache and empty it
+	// again and again.
+	seenFieldSets = 16
 )
 
 // FieldSet is an encoded field set (a fieldsV1 value) in Marshal's form,
@@ -77,10 +87,15 @@ func skipFieldSet(b []byte, i int) int {
 // all, found by their first minFieldSet bytes, so that finding one that
 // starts some bytes does not need where it would end.
 type fieldSetCache struct {
-	mu   sync.RWMutex // guards sets and size
+	mu   sync.RWMutex // guards sets, size and seen
 	sets map[string][]*FieldSet
 	size int
+	// seen are hashes of the last field sets found once.
+	seen  [seenFieldSets]uint64
+	seenN int
 }
+
+var fieldSetSeed = maphash.MakeSeed()
 
 // find returns the field set b starts with, nil for none.
 func (fc *fieldSetCache) find(b []byte) *FieldSet {
@@ -110,6 +125,7 @@ func (fc *fieldSetCache) reset() {
 	fc.mu.Lock()
 	clear(fc.sets)
 	fc.size = 0
+	fc.seen = [seenFieldSets]uint64{}
 	fc.mu.Unlock()
 }
 
@@ -127,6 +143,14 @@ func (fc *fieldSetCache) add(b []byte) {
 			return
 		}
 	}
+	h := maphash.Bytes(fieldSetSeed, b)
+	i := slices.Index(fc.seen[:], h)
+	if i < 0 || h == 0 {
+		fc.seen[fc.seenN%seenFieldSets] = h
+		fc.seenN++
+		return
+	}
+	fc.seen[i] = 0
 	if fc.size+len(b) > maxFieldSetBytes {
 		clear(fc.sets) // as reset does, under the lock held
 		fc.size, alike = 0, nil

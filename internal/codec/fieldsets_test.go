@@ -38,7 +38,8 @@ func walkMembers(a []byte) string {
 // in Marshal's form, as the watch cache's check of an object's
 // managedFields does.
 func rememberFieldSets(a []byte) {
-	rawManagedFields(a, 0, DefaultMaxDepth)
+	rawManagedFields(a, 0, DefaultMaxDepth, true)
+	rawManagedFields(a, 0, DefaultMaxDepth, true) // kept the second time
 }
 
 // checkWalkKnown wants walking a to give the same with the field sets
@@ -142,4 +143,32 @@ func FuzzRememberedFieldSets(f *testing.F) {
 	f.Fuzz(func(t *testing.T, a, learn []byte) {
 		checkWalkKnown(t, a, learn)
 	})
+}
+
+// TestFieldSetsKeptFromStoredObjectsOnly: a field set is kept once the
+// watch cache's indexing found it twice, never from what a client sends.
+func TestFieldSetsKeptFromStoredObjectsOnly(t *testing.T) {
+	restore := forgetFieldSets()
+	defer restore()
+	set := `{"f:metadata":{"f:labels":{".":{},"f:` + strings.Repeat("x", 64) + `":{}}}}`
+	obj := []byte(`{"metadata":{"managedFields":[{"fieldsType":"FieldsV1","fieldsV1":` + set + `,"manager":"m"}],"name":"a"}}`)
+	for range 3 {
+		if _, _, err := Decode(obj, "", DecodeOptions{RawManagedFields: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if KnownFieldSet([]byte(set)) != nil {
+		t.Fatal("a field set a client sent is kept")
+	}
+	for i := range 2 {
+		if KnownFieldSet([]byte(set)) != nil {
+			t.Fatalf("kept after %d reads of stored objects", i)
+		}
+		if _, ok := IndexStored(nil, obj, "1"); !ok {
+			t.Fatal("IndexStored failed")
+		}
+	}
+	if KnownFieldSet([]byte(set)) == nil {
+		t.Fatal("a field set indexed twice is not kept")
+	}
 }

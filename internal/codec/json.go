@@ -549,14 +549,14 @@ func smallInt(lit []byte) (int64, bool) {
 // reports malformed input as it always does).
 func (p *parser) managedFields() (any, error) {
 	p.ws()
-	if start, end := p.rawAt[0], p.rawAt[1]; start == p.pos && end > start && end <= len(p.data) &&
+	if start, end := p.rawAt[0], p.rawAt[1]; start == p.pos && end > start && end <= len(p.data) && p.data[end-1] == ']' &&
 		p.maxDepth-p.depth-1 >= rawManagedFieldsDepth {
 		// What rawManagedFields would find, as IndexStored found it
 		// with the same depth bound.
 		p.pos = end
 		return Raw(p.data[start:end:end]), nil
 	}
-	if raw, end, ok := rawManagedFields(p.data, p.pos, p.maxDepth-p.depth-1); ok {
+	if raw, end, ok := rawManagedFields(p.data, p.pos, p.maxDepth-p.depth-1, false); ok {
 		p.pos = end
 		return raw, nil
 	}

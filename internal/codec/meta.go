@@ -337,7 +337,7 @@ func (s *scanner) metadataRV(spans *metaSpans) (at, to, comma int, ok bool) {
 			// Checked for Marshal's form in the same pass as they are
 			// scanned (a Raw's bytes are valid JSON), for the decode
 			// of the cached object not to check them again.
-			if _, end, ok := rawManagedFields(s.b, vstart, rawManagedFieldsDepth); ok {
+			if _, end, ok := rawManagedFields(s.b, vstart, rawManagedFieldsDepth, true); ok {
 				s.i = end
 				spans.managedFields = span{vstart, end}
 				continue
@@ -871,7 +871,7 @@ func RawManagedFieldsSpan(obj []byte, mdStart, mdEnd int) [2]int {
 	var at [2]int
 	eachMember(&s, func(name []byte) bool {
 		if string(name) == "managedFields" {
-			if _, end, ok := rawManagedFields(s.b, s.i, rawManagedFieldsDepth); ok {
+			if _, end, ok := rawManagedFields(s.b, s.i, rawManagedFieldsDepth, true); ok {
 				at = [2]int{s.i, end}
 			}
 			return false

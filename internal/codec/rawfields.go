@@ -34,8 +34,11 @@ const rawManagedFieldsDepth = 64
 // strings escaped as Marshal escapes them, numbers in Marshal's form.
 // ok is false for anything else, malformed input among it, for the
 // caller to decode it. The Raw is a slice of data, which must not change.
-func rawManagedFields(data []byte, i int, maxDepth int) (raw Raw, end int, ok bool) {
-	c := rawCanon{t: MakeTokens(data[i:])}
+// keep lets the check keep the field sets it finds in Marshal's form (see
+// fieldSets): only stored objects' are kept, as the watch cache reads
+// them, not those of what a client sends.
+func rawManagedFields(data []byte, i int, maxDepth int, keep bool) (raw Raw, end int, ok bool) {
+	c := rawCanon{t: MakeTokens(data[i:]), keep: keep}
 	if c.t.Peek() != '[' || bytes.HasPrefix(data[i:], []byte("[]")) {
 		return nil, 0, false
 	}
@@ -55,6 +58,7 @@ type rawCanon struct {
 	// a key's bytes stay as they are once appended (a larger array holds
 	// the next ones), so it may be held while more are appended.
 	scratch []byte
+	keep    bool // keep the field sets found in Marshal's form
 }
 
 // value reads one value of at most depth nested objects and arrays.
@@ -150,7 +154,9 @@ func (c *rawCanon) fieldSet(depth int) bool {
 	if !c.value(depth) {
 		return false
 	}
-	fieldSets.add(c.t.s.b[start:c.t.s.i])
+	if c.keep {
+		fieldSets.add(c.t.s.b[start:c.t.s.i])
+	}
 	return true
 }
 

@@ -266,7 +266,7 @@ func BenchmarkRawManagedFieldsCheck(b *testing.B) {
 				if !seen {
 					fieldSets.reset()
 				}
-				if _, _, ok := rawManagedFields(stored, i, DefaultMaxDepth); !ok {
+				if _, _, ok := rawManagedFields(stored, i, DefaultMaxDepth, true); !ok {
 					b.Fatal("not kept encoded")
 				}
 			}
@@ -282,7 +282,7 @@ func storedRawManagedFields(b *testing.B) Raw {
 		b.Fatal(err)
 	}
 	i := bytes.Index(stored, []byte(`"managedFields":`)) + len(`"managedFields":`)
-	raw, _, ok := rawManagedFields(stored, i, DefaultMaxDepth)
+	raw, _, ok := rawManagedFields(stored, i, DefaultMaxDepth, true)
 	if !ok {
 		b.Fatal("not kept encoded")
 	}
@@ -445,7 +445,7 @@ func TestFieldSetsSeenBefore(t *testing.T) {
 	}, seen string) {
 		t.Helper()
 		data := []byte(tc.mf)
-		raw, end, ok := rawManagedFields(data, 0, DefaultMaxDepth)
+		raw, end, ok := rawManagedFields(data, 0, DefaultMaxDepth, true)
 		if ok != tc.raw || (ok && (end != len(data) || !bytes.Equal(raw, data))) {
 			t.Errorf("line %d (%s): rawManagedFields = %s, %d, %v; want it kept %v", tc.line, seen, raw, end, ok, tc.raw)
 		}
@@ -467,10 +467,13 @@ func TestFieldSetsSeenBefore(t *testing.T) {
 		check(tc, "every field set new")
 		check(tc, "read again")
 		fieldSets.reset()
-		rawManagedFields([]byte(`[`+entry(set)+`]`), 0, DefaultMaxDepth)
+		for range 2 { // kept the second time
+			rawManagedFields([]byte(`[`+entry(set)+`]`), 0, DefaultMaxDepth, true)
+		}
 		check(tc, "the field set seen before")
 		for _, mf := range alike {
-			rawManagedFields([]byte(mf), 0, DefaultMaxDepth)
+			rawManagedFields([]byte(mf), 0, DefaultMaxDepth, true)
+			rawManagedFields([]byte(mf), 0, DefaultMaxDepth, true)
 		}
 		check(tc, "field sets alike seen before")
 	}
