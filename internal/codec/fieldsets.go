@@ -112,14 +112,6 @@ func (fc *fieldSetCache) find(b []byte) *FieldSet {
 	return nil
 }
 
-// prefix returns the length of a field set b starts with, 0 for none.
-func (fc *fieldSetCache) prefix(b []byte) int {
-	if fs := fc.find(b); fs != nil {
-		return len(fs.enc)
-	}
-	return 0
-}
-
 // reset empties the cache.
 func (fc *fieldSetCache) reset() {
 	fc.mu.Lock()

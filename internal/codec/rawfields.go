@@ -146,8 +146,8 @@ func (c *rawCanon) fieldSet(depth int) bool {
 	rest := c.t.s.b[c.t.s.i:]
 	// Bytes that start with a field set seen before hold that field set,
 	// whatever follows it: an object ends where its bytes say.
-	if n := fieldSets.prefix(rest); n > 0 {
-		c.t.s.i += n
+	if fs := fieldSets.find(rest); fs != nil {
+		c.t.s.i += len(fs.enc)
 		return true
 	}
 	start := c.t.s.i
