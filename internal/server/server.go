@@ -84,6 +84,9 @@ type Server struct {
 	serviceCIDREnsured atomic.Bool
 	// apfEnsured is set once upstream's APF configuration is first stored.
 	apfEnsured atomic.Bool
+	// ipRepaired and portsRepaired are set once the ClusterIP and node
+	// port repair loops first checked every Service.
+	ipRepaired, portsRepaired atomic.Bool
 	// leaseWritten is set once the identity Lease is first written.
 	leaseWritten atomic.Bool
 	serveErr     chan error
@@ -358,6 +361,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	s.background.Go(func() { apf.run(bgCtx) })
 	s.background.Go(func() { s.ensureDefaultServiceCIDR(bgCtx) })
+	s.startServiceRepair(bgCtx, ips, nodePorts)
 
 	var profiling http.Handler
 	if !cfg.DisableProfiling {
