@@ -489,15 +489,15 @@ func every(ctx context.Context, interval time.Duration, f func()) {
 	}
 }
 
-// waitFor polls ok every 100ms until it holds (true) or ctx ends (false).
+// waitFor polls ok until it holds (true) or ctx ends (false): from every
+// 5ms, doubling up to 100ms, since what it waits for (a cache read) is
+// usually moments away and /readyz waits with it.
 func waitFor(ctx context.Context, ok func() bool) bool {
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	for !ok() {
+	for wait := 5 * time.Millisecond; !ok(); wait = min(2*wait, 100*time.Millisecond) {
 		select {
 		case <-ctx.Done():
 			return false
-		case <-tick.C:
+		case <-time.After(wait):
 		}
 	}
 	return true

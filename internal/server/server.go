@@ -110,6 +110,11 @@ func (c Config) complete() Config {
 		c.EtcdPrefix = "/registry"
 	}
 	c.EtcdPrefix = "/" + strings.Trim(c.EtcdPrefix, "/")
+	// The default ServiceCIDR is written from it: it must name the range
+	// the allocator gives addresses from.
+	if c.ServiceClusterIPRange == "" {
+		c.ServiceClusterIPRange = builtin.DefaultServiceClusterIPRange
+	}
 	if c.MaxRequestsInflight == 0 {
 		c.MaxRequestsInflight = 400
 	}
