@@ -87,6 +87,10 @@ type Server struct {
 	// ipRepaired and portsRepaired are set once the ClusterIP and node
 	// port repair loops first checked every Service.
 	ipRepaired, portsRepaired atomic.Bool
+	// systemNamespacesEnsured and kubernetesServiceEnsured are set once
+	// the initial namespaces and the default/kubernetes Service exist;
+	// crdControllersStarted once the CRD controller runs.
+	systemNamespacesEnsured, kubernetesServiceEnsured, crdControllersStarted atomic.Bool
 	// leaseWritten is set once the identity Lease is first written.
 	leaseWritten atomic.Bool
 	serveErr     chan error
@@ -262,6 +266,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if err := untilAvailable(ctx, "creating the initial namespaces", startupPatience, s.createInitialNamespaces); err != nil {
 		return nil, err
 	}
+	s.systemNamespacesEnsured.Store(true)
 	registrations := newStoredAdmission(s.stores)
 	adm := admission.New(admission.Config{
 		Clients:          s.webhooks,
@@ -320,7 +325,10 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		qc.Recheck()
 	}}
 	crdc := &controllers.CRDs{Cache: crdStore.Cache, Server: s.crds, Log: s.log}
-	s.background.Go(func() { crdc.Run(bgCtx) })
+	s.background.Go(func() {
+		s.crdControllersStarted.Store(true)
+		crdc.Run(bgCtx)
+	})
 	svmStore, _ := s.stores.Store(svmGR)
 	migc := &controllers.Migrations{Cache: svmStore.Cache, Server: &migrationServer{s: s, reg: reg}, Log: s.log}
 	s.background.Go(func() { migc.Run(bgCtx) })
@@ -378,7 +386,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 		profiling = mux
 	}
-	healthz := s.healthEndpoints()
+	healthz := s.healthEndpoints(apf)
 	slis := metrics.NewSLIs()
 	disc := discovery.New(reg)
 	// The component pages list what the index lists, so they read
@@ -463,6 +471,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		ln.Close()
 		return nil, err
 	}
+	s.kubernetesServiceEnsured.Store(true)
 	lease := newIdentityLease(s)
 	s.background.Go(func() { lease.run(bgCtx) })
 	s.http = &http.Server{
@@ -702,38 +711,22 @@ func (s *Server) dropStartupPages(ctx context.Context) {
 }
 
 // healthEndpoints are /healthz, /livez and /readyz with upstream's check
-// names: live while storage answers; ready once every cache is filled and
-// the RBAC roles exist, until shutdown begins.
-func (s *Server) healthEndpoints() []health.Endpoint {
+// names: live while storage answers and every post-start hook is done;
+// ready besides once every cache is filled, until shutdown begins.
+func (s *Server) healthEndpoints(apf *apfConfig) []health.Endpoint {
 	ok := func(context.Context) error { return nil }
 	etcd := health.Check{Name: "etcd", Func: s.backend.Healthy}
-	live := []health.Check{{Name: "ping", Func: ok}, {Name: "log", Func: ok}, etcd}
-	ready := append(slices.Clone(live), health.Check{Name: "informer-sync", Func: func(context.Context) error {
-		if !s.synced() {
-			return errors.New("watch caches or CRDs not yet served")
-		}
-		return nil
-	}})
-	if s.authz.mode == ModeRBAC {
-		ready = append(ready, health.Check{Name: "poststarthook/rbac/bootstrap-roles", Func: func(context.Context) error {
-			if !s.bootstrapped() {
-				return errors.New("RBAC bootstrap roles not yet ensured")
+	hooks := postStartHookChecks(s.postStartHooks(apf))
+	live := append([]health.Check{{Name: "ping", Func: ok}, {Name: "log", Func: ok}, etcd}, hooks...)
+	ready := []health.Check{{Name: "ping", Func: ok}, {Name: "log", Func: ok}, etcd,
+		{Name: "etcd-readiness", Func: s.backend.Healthy},
+		{Name: "informer-sync", Func: func(context.Context) error {
+			if !s.synced() {
+				return errors.New("watch caches or CRDs not yet served")
 			}
 			return nil
-		}})
-	}
-	ready = append(ready, health.Check{Name: "poststarthook/scheduling/bootstrap-system-priority-classes", Func: func(context.Context) error {
-		if !s.priorityClassesEnsured.Load() {
-			return errors.New("system priority classes not yet created")
-		}
-		return nil
-	}})
-	ready = append(ready, health.Check{Name: "poststarthook/priority-and-fairness-config-producer", Func: func(context.Context) error {
-		if !s.apfEnsured.Load() {
-			return errors.New("APF configuration not yet stored")
-		}
-		return nil
-	}})
+		}}}
+	ready = append(ready, hooks...)
 	ready = append(ready, health.Check{Name: "shutdown", Func: func(context.Context) error {
 		if s.shuttingDown.Load() {
 			return errors.New("process is shutting down")
