@@ -235,7 +235,7 @@ func (r *ClusterIPRepair) work(ctx context.Context) {
 func (r *ClusterIPRepair) sync(ctx context.Context, k repairKey) (again time.Duration, err error) {
 	if !k.ip {
 		ns, name, _ := strings.Cut(k.name, "/")
-		return 0, r.syncService(ctx, ns, name)
+		return r.syncService(ctx, ns, name)
 	}
 	return r.syncIPAddress(ctx, k.name)
 }
@@ -255,18 +255,22 @@ func familyOf(ip netip.Addr) corev1.IPFamily {
 }
 
 // syncService makes every cluster IP of the Service namespace/name have its
-// IPAddress, in upstream's words for what it finds.
-func (r *ClusterIPRepair) syncService(ctx context.Context, ns, name string) error {
+// IPAddress, in upstream's words for what it finds. A repair is reported
+// only once its write succeeded: the caches of Services and IPAddresses
+// follow storage apart, so what one shows may be a moment behind the
+// other (a record just written, or another replica's repair); a write that
+// finds storage otherwise has the Service checked again a second later.
+func (r *ClusterIPRepair) syncService(ctx context.Context, ns, name string) (again time.Duration, err error) {
 	svc, err := r.Store.Service(ctx, ns, name)
 	if err != nil || svc == nil {
-		return err
+		return 0, err
 	}
 	if svc.Spec.ClusterIP == "" || svc.Spec.ClusterIP == corev1.ClusterIPNone {
-		return nil
+		return 0, nil
 	}
 	cidrs, err := r.Store.ServiceCIDRs(ctx)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	for _, s := range svc.Spec.ClusterIPs {
 		ip, perr := netip.ParseAddr(s)
@@ -283,41 +287,65 @@ func (r *ClusterIPRepair) syncService(ctx context.Context, ns, name string) erro
 		rec, err := r.Store.IPAddress(ctx, ip.String())
 		if err != nil {
 			r.event(ctx, svc, "UnknownError", "ClusterIPAllocation", fmt.Sprintf("Unable to allocate ClusterIP [%v]: %s due to an unknown error", family, ip))
-			return fmt.Errorf("reading IPAddress %s of Service %s/%s: %w", ip, ns, name, err)
+			return 0, fmt.Errorf("reading IPAddress %s of Service %s/%s: %w", ip, ns, name, err)
 		}
+		var note string
+		wrote := false
 		switch decideServiceIP(svc, rec, func(ns, name string) (*corev1.Service, error) { return r.Store.Service(ctx, ns, name) }) {
 		case ipMissing:
-			r.event(ctx, svc, "ClusterIPNotAllocated", "ClusterIPAllocation", fmt.Sprintf("Cluster IP [%v]: %s is not allocated; repairing", family, ip))
-			if err := r.Store.CreateIPAddress(ctx, ip, svc); err != nil && !errors.Is(err, storage.ErrExists) {
-				return fmt.Errorf("creating IPAddress %s of Service %s/%s: %w", ip, ns, name, err)
+			note = fmt.Sprintf("Cluster IP [%v]: %s is not allocated; repairing", family, ip)
+			err = r.Store.CreateIPAddress(ctx, ip, svc)
+			wrote = err == nil
+			if errors.Is(err, storage.ErrExists) {
+				err = nil
 			}
 		case ipWrongRef:
-			r.event(ctx, svc, "ClusterIPNotAllocated", "ClusterIPAllocation", fmt.Sprintf("the ClusterIP [%v]: %s for Service %s/%s has a wrong reference; repairing", family, ip, ns, name))
-			if err := r.recreate(ctx, rec, ip, svc); err != nil {
-				return err
-			}
+			note = fmt.Sprintf("the ClusterIP [%v]: %s for Service %s/%s has a wrong reference; repairing", family, ip, ns, name)
+			wrote, err = r.recreate(ctx, rec, ip, svc)
 		case ipBadLabels:
-			if err := r.recreate(ctx, rec, ip, svc); err != nil {
-				return err
+			// Upstream puts the allocator's labels back without a word.
+			if _, err := r.recreate(ctx, rec, ip, svc); err != nil {
+				return 0, fmt.Errorf("relabelling IPAddress %s of Service %s/%s: %w", ip, ns, name, err)
 			}
+			continue
 		case ipShared:
 			r.event(ctx, svc, "ClusterIPAlreadyAllocated", "ClusterIPAllocation", fmt.Sprintf("Cluster IP [%v]:%s was assigned to multiple services; please recreate service", family, ip))
+			continue
+		default:
+			continue
 		}
+		if err != nil {
+			return 0, fmt.Errorf("repairing IPAddress %s of Service %s/%s: %w", ip, ns, name, err)
+		}
+		if !wrote {
+			again = time.Second
+			continue
+		}
+		r.event(ctx, svc, "ClusterIPNotAllocated", "ClusterIPAllocation", note)
 	}
-	return nil
+	return again, nil
 }
 
 // recreate replaces rec by a record of svc: deleted at the revision read,
 // then created if absent, so that of replicas doing it together one
-// deletes and one creates.
-func (r *ClusterIPRepair) recreate(ctx context.Context, rec *networkingv1.IPAddress, ip netip.Addr, svc *corev1.Service) error {
-	if err := r.Store.DeleteIPAddress(ctx, rec); err != nil && !errors.Is(err, storage.ErrNotFound) {
-		return fmt.Errorf("deleting IPAddress %s to recreate it: %w", rec.Name, err)
+// deletes and one creates. It reports whether it created the record; not
+// when storage held another than rec (the cache was behind).
+func (r *ClusterIPRepair) recreate(ctx context.Context, rec *networkingv1.IPAddress, ip netip.Addr, svc *corev1.Service) (bool, error) {
+	err := r.Store.DeleteIPAddress(ctx, rec)
+	switch {
+	case errors.Is(err, storage.ErrConflict):
+		return false, nil
+	case err != nil && !errors.Is(err, storage.ErrNotFound):
+		return false, fmt.Errorf("deleting IPAddress %s to recreate it: %w", rec.Name, err)
 	}
-	if err := r.Store.CreateIPAddress(ctx, ip, svc); err != nil && !errors.Is(err, storage.ErrExists) {
-		return fmt.Errorf("recreating IPAddress %s: %w", rec.Name, err)
+	err = r.Store.CreateIPAddress(ctx, ip, svc)
+	switch {
+	case errors.Is(err, storage.ErrExists):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("recreating IPAddress %s: %w", rec.Name, err)
 	}
-	return nil
+	return true, nil
 }
 
 // serviceIPState is what a Service's cluster IP's record says.
@@ -440,13 +468,17 @@ func (r *ClusterIPRepair) syncIPAddress(ctx context.Context, name string) (time.
 	if !act.delete {
 		return act.after, nil
 	}
-	r.eventOn(ctx, ipAddressRef(ip), act.reason, "IPAddressAllocation", act.note)
-	if err := r.Store.DeleteIPAddress(ctx, ip); err != nil && !errors.Is(err, storage.ErrNotFound) {
-		if errors.Is(err, storage.ErrConflict) {
-			return time.Second, nil // changed since read: look again
-		}
+	// Reported once deleted, by the replica that deleted it.
+	err = r.Store.DeleteIPAddress(ctx, ip)
+	switch {
+	case errors.Is(err, storage.ErrConflict):
+		return time.Second, nil // changed since read: look again
+	case errors.Is(err, storage.ErrNotFound):
+		return 0, nil
+	case err != nil:
 		return 0, fmt.Errorf("deleting IPAddress %s: %w", name, err)
 	}
+	r.eventOn(ctx, ipAddressRef(ip), act.reason, "IPAddressAllocation", act.note)
 	return 0, nil
 }
 

@@ -104,16 +104,22 @@ func (r *NodePortRepair) Check(ctx context.Context) error {
 	}
 	plan := planNodePorts(svcs, recs, r.InRange, r.leaks, r.now(), r.grace())
 	for _, ev := range plan.events {
-		ev.Controller, ev.Type, ev.Action = portRepairController, corev1.EventTypeWarning, "PortAllocation"
 		if ev.Reason == "PortOutOfRange" {
 			ev.Note += r.Range + "; please recreate service"
 		}
-		reportEvent(ctx, r.Store.Event, r.Log, ev)
+		r.report(ctx, ev)
 	}
 	var errs []error
 	for _, m := range plan.mark {
-		// Another replica that marked or freed it first is as good.
-		if err := r.Store.MarkNodePort(ctx, m.port, m.svc, m.rev); err != nil && !errors.Is(err, storage.ErrExists) && !errors.Is(err, storage.ErrConflict) && !errors.Is(err, storage.ErrNotFound) {
+		err := r.Store.MarkNodePort(ctx, m.port, m.svc, m.rev)
+		switch {
+		case err == nil:
+			// Reported once written, by the replica that wrote it.
+			r.report(ctx, RepairEvent{Regarding: serviceRef(m.svc), Reason: "PortNotAllocated", Note: m.note})
+		case errors.Is(err, storage.ErrExists), errors.Is(err, storage.ErrConflict), errors.Is(err, storage.ErrNotFound):
+			// Another replica, or an allocation, wrote it first: the
+			// next check sees what it wrote.
+		default:
 			errs = append(errs, fmt.Errorf("recording node port %d of Service %s/%s: %w", m.port, m.svc.Namespace, m.svc.Name, err))
 		}
 	}
@@ -124,6 +130,11 @@ func (r *NodePortRepair) Check(ctx context.Context) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+func (r *NodePortRepair) report(ctx context.Context, ev RepairEvent) {
+	ev.Controller, ev.Type, ev.Action = portRepairController, corev1.EventTypeWarning, "PortAllocation"
+	reportEvent(ctx, r.Store.Event, r.Log, ev)
 }
 
 func (r *NodePortRepair) now() time.Time {
@@ -151,6 +162,8 @@ type portMark struct {
 	port int
 	svc  *corev1.Service
 	rev  int64 // 0: create
+	// note of the PortNotAllocated event reported once it is written.
+	note string
 }
 
 type portFree struct {
@@ -203,15 +216,12 @@ func planNodePorts(svcs []*corev1.Service, recs []builtin.NodePortRecord, inRang
 			}
 		}
 		svc := hs[owner]
+		note := fmt.Sprintf("Port %d is not allocated; repairing", port)
 		switch {
 		case !recorded:
-			plan.mark = append(plan.mark, portMark{port: port, svc: svc})
+			plan.mark = append(plan.mark, portMark{port: port, svc: svc, note: note})
 		case rec.Namespace != svc.Namespace || rec.Name != svc.Name:
-			plan.mark = append(plan.mark, portMark{port: port, svc: svc, rev: rec.Revision})
-		}
-		if !recorded || rec.Namespace != svc.Namespace || rec.Name != svc.Name {
-			plan.events = append(plan.events, RepairEvent{Regarding: serviceRef(svc), Reason: "PortNotAllocated",
-				Note: fmt.Sprintf("Port %d is not allocated; repairing", port)})
+			plan.mark = append(plan.mark, portMark{port: port, svc: svc, rev: rec.Revision, note: note})
 		}
 		for i, h := range hs {
 			if i != owner {

@@ -29,9 +29,11 @@ type fakeServiceStore struct {
 	ips      map[string]*networkingv1.IPAddress
 	cidrs    []string
 	ports    map[int]builtin.NodePortRecord
-	rev      int64
-	writes   []string // "create IP", "delete IP", "mark PORT ns/name", "free PORT"
-	events   []string // "Reason ns/name: note"
+	// behind are IPAddresses stored but not yet in the cache the reads see.
+	behind map[string]bool
+	rev    int64
+	writes []string // "create IP", "delete IP", "mark PORT ns/name", "free PORT"
+	events []string // "Reason ns/name: note"
 }
 
 func newFakeServiceStore(cidrs ...string) *fakeServiceStore {
@@ -67,6 +69,9 @@ func (f *fakeServiceStore) Services(context.Context) ([]*corev1.Service, error) 
 func (f *fakeServiceStore) IPAddress(_ context.Context, name string) (*networkingv1.IPAddress, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.behind[name] {
+		return nil, nil
+	}
 	return f.ips[name], nil
 }
 
@@ -372,6 +377,24 @@ func TestClusterIPRepairIPAddress(t *testing.T) {
 	}
 }
 
+// TestClusterIPRepairCacheBehind: a record the cache does not show yet
+// is not reported missing: the create finds it, and the Service is looked
+// at again a second later.
+func TestClusterIPRepairCacheBehind(t *testing.T) {
+	f := newFakeServiceStore("10.0.0.0/24")
+	f.addService(service("ns", "a", repairNow, "10.0.0.5"))
+	f.addIP(allocated("10.0.0.5", "ns", "a", repairNow))
+	f.behind = map[string]bool{"10.0.0.5": true}
+	r := &ClusterIPRepair{Store: f, Log: slog.New(slog.DiscardHandler), Now: func() time.Time { return repairNow }}
+	again, err := r.sync(t.Context(), repairKey{name: "ns/a"})
+	if err != nil || again != time.Second {
+		t.Fatalf("sync: again %v, err %v; want a second, no error", again, err)
+	}
+	if len(f.writes) != 0 || len(f.events) != 0 {
+		t.Errorf("writes %v, events %v; want none", f.writes, f.events)
+	}
+}
+
 // TestClusterIPRepairDeleteAtRevision: a record rewritten after it was
 // read is not deleted (another replica's repair, or a Service that took
 // it).
@@ -446,9 +469,10 @@ func TestNodePortRepair(t *testing.T) {
 			nodePortService("ns", "a", 0, np(30001, "TCP")),
 		},
 		writes: []string{"mark 30001 ns/a"},
+		// Reported as planned, the repair once written.
 		events: []string{
-			"PortNotAllocated ns/a: Port 30001 is not allocated; repairing",
 			"PortAlreadyAllocated ns/b: Port 30001 was assigned to multiple services; please recreate service",
+			"PortNotAllocated ns/a: Port 30001 is not allocated; repairing",
 		},
 	}, {
 		name:     "one node port for TCP and UDP counts once",

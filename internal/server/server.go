@@ -204,11 +204,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
-	// Node port records live under a key of their own: upstream keeps a
-	// bitmap of the range instead, which replicas could not share safely
-	// without rewriting it whole on every allocation.
-	nodePorts, err := builtin.NewNodePorts(cfg.ServiceNodePortRange, s.raw,
-		cfg.EtcdPrefix+"/crdserver/servicenodeports/", keyPrefix(cfg.EtcdPrefix, servicesGR))
+	nodePorts, err := s.newNodePorts()
 	if err != nil {
 		return nil, err
 	}
@@ -495,6 +491,15 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	s.log.Info("crdserver serving", attrs...)
 	return s, nil
+}
+
+// newNodePorts is the node port allocator. Its records live under a key
+// of their own: upstream keeps a bitmap of the range instead, which
+// replicas could not share safely without rewriting it whole on every
+// allocation.
+func (s *Server) newNodePorts() (*builtin.NodePorts, error) {
+	return builtin.NewNodePorts(s.cfg.ServiceNodePortRange, s.raw,
+		s.cfg.EtcdPrefix+"/crdserver/servicenodeports/", keyPrefix(s.cfg.EtcdPrefix, servicesGR))
 }
 
 // served reports whether a request names a resource, version and

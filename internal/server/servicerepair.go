@@ -33,6 +33,12 @@ type serviceRepair struct {
 	s         *Server
 	ips       *builtin.ClusterIPs
 	nodePorts *builtin.NodePorts
+	// servicesRV is the resourceVersion Services are listed at: "0" (what
+	// the cache holds) for the ClusterIP loop, which follows changes as
+	// upstream's informers do; "" (a consistent read) for the node port
+	// loop, which compares them with records read from storage, as
+	// upstream's lists them.
+	servicesRV string
 }
 
 var (
@@ -43,7 +49,9 @@ var (
 // startServiceRepair runs the ClusterIP and node port repair loops;
 // s.ipRepaired and s.portsRepaired are set after their first checks.
 func (s *Server) startServiceRepair(ctx context.Context, ips *builtin.ClusterIPs, nodePorts *builtin.NodePorts) {
-	r := serviceRepair{s: s, ips: ips, nodePorts: nodePorts}
+	r := serviceRepair{s: s, ips: ips, nodePorts: nodePorts, servicesRV: "0"}
+	ports := r
+	ports.servicesRV = ""
 	svcStore, _ := s.stores.Store(servicesGR)
 	ipStore, _ := s.stores.Store(ipAddressesGR)
 	ipc := &controllers.ClusterIPRepair{
@@ -52,20 +60,23 @@ func (s *Server) startServiceRepair(ctx context.Context, ips *builtin.ClusterIPs
 	}
 	s.background.Go(func() { ipc.Run(ctx) })
 	npc := &controllers.NodePortRepair{
-		Store: r, InRange: func(p int) bool { return p >= nodePorts.Base && p < nodePorts.Base+nodePorts.Size },
+		Store: ports, InRange: func(p int) bool { return p >= nodePorts.Base && p < nodePorts.Base+nodePorts.Size },
 		Range: nodePorts.String(), Log: s.log,
 		Repaired: func() { s.portsRepaired.Store(true) },
 	}
 	s.background.Go(func() { npc.Run(ctx) })
 }
 
-// list decodes every object in gr's cache as T.
-func listCached[T any](ctx context.Context, s *Server, gr schema.GroupResource) ([]*T, error) {
+var serviceCIDRsGR = schema.GroupResource{Group: "networking.k8s.io", Resource: "servicecidrs"}
+
+// listCached decodes every object of gr as T, listed by its cache at
+// resourceVersion rv.
+func listCached[T any](ctx context.Context, s *Server, gr schema.GroupResource, rv string) ([]*T, error) {
 	st, ok := s.stores.Store(gr)
 	if !ok {
 		return nil, fmt.Errorf("%s are not served", gr)
 	}
-	res, err := st.Cache.List(ctx, watchcache.ListOptions{ResourceVersion: "0"})
+	res, err := st.Cache.List(ctx, watchcache.ListOptions{ResourceVersion: rv})
 	if err != nil {
 		return nil, fmt.Errorf("listing %s: %w", gr, err)
 	}
@@ -95,7 +106,7 @@ func (r serviceRepair) Service(ctx context.Context, ns, name string) (*corev1.Se
 }
 
 func (r serviceRepair) Services(ctx context.Context) ([]*corev1.Service, error) {
-	return listCached[corev1.Service](ctx, r.s, servicesGR)
+	return listCached[corev1.Service](ctx, r.s, servicesGR, r.servicesRV)
 }
 
 func (r serviceRepair) IPAddress(ctx context.Context, name string) (*networkingv1.IPAddress, error) {
@@ -103,11 +114,11 @@ func (r serviceRepair) IPAddress(ctx context.Context, name string) (*networkingv
 }
 
 func (r serviceRepair) IPAddresses(ctx context.Context) ([]*networkingv1.IPAddress, error) {
-	return listCached[networkingv1.IPAddress](ctx, r.s, ipAddressesGR)
+	return listCached[networkingv1.IPAddress](ctx, r.s, ipAddressesGR, "0")
 }
 
 func (r serviceRepair) ServiceCIDRs(ctx context.Context) ([]*networkingv1.ServiceCIDR, error) {
-	return listCached[networkingv1.ServiceCIDR](ctx, r.s, builtin.ServiceCIDRs().GroupResource())
+	return listCached[networkingv1.ServiceCIDR](ctx, r.s, serviceCIDRsGR, "0")
 }
 
 func (r serviceRepair) CreateIPAddress(ctx context.Context, ip netip.Addr, svc *corev1.Service) error {
