@@ -584,3 +584,42 @@ func TestClusterIPRepairRun(t *testing.T) {
 		}))
 	}
 }
+
+// TestRepairReplicasRace: replicas that find the same record missing at
+// once write it once and report it once.
+func TestRepairReplicasRace(t *testing.T) {
+	for range 20 {
+		f := newFakeServiceStore("10.0.0.0/24")
+		svc := service("ns", "a", repairNow, "10.0.0.5")
+		svc.Spec.Type = corev1.ServiceTypeNodePort
+		svc.Spec.Ports = []corev1.ServicePort{np(30001, "TCP")}
+		f.addService(svc)
+		var wg sync.WaitGroup
+		for range 2 {
+			ipr := &ClusterIPRepair{Store: f, Log: slog.New(slog.DiscardHandler), Now: func() time.Time { return repairNow }}
+			npr := &NodePortRepair{Store: f, InRange: func(int) bool { return true }, Log: slog.New(slog.DiscardHandler), Now: func() time.Time { return repairNow }}
+			wg.Go(func() {
+				if _, err := ipr.sync(t.Context(), repairKey{name: "ns/a"}); err != nil {
+					t.Error(err)
+				}
+			})
+			wg.Go(func() {
+				if err := npr.Check(t.Context()); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+		slices.Sort(f.writes)
+		slices.Sort(f.events)
+		if diff := cmp.Diff([]string{"create 10.0.0.5", "mark 30001 ns/a"}, f.writes); diff != "" {
+			t.Fatalf("writes (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff([]string{
+			"ClusterIPNotAllocated ns/a: Cluster IP [IPv4]: 10.0.0.5 is not allocated; repairing",
+			"PortNotAllocated ns/a: Port 30001 is not allocated; repairing",
+		}, f.events); diff != "" {
+			t.Fatalf("events (-want +got):\n%s", diff)
+		}
+	}
+}
