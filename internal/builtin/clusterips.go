@@ -33,9 +33,10 @@ const DefaultServiceClusterIPRange = "10.0.0.0/24"
 //
 // A record outlives its Service when the Service goes by a path that
 // does not release it (a namespace deletion, a crash between the two
-// writes); such a record is reclaimed once it is older than Grace and its
-// Service is gone or holds another address, instead of upstream's repair
-// loop. Grace covers a create whose Service is not stored yet.
+// writes); such a record is taken over by an allocation once it is older
+// than Grace and its Service is gone or holds another address, and deleted
+// by the repair loop (controllers.ClusterIPRepair) as upstream's does.
+// Grace covers a create whose Service is not stored yet.
 type ClusterIPs struct {
 	Range   netip.Prefix
 	Storage storage.Interface
@@ -391,4 +392,12 @@ func (r Reclaim) grace() time.Duration {
 		return r.Grace
 	}
 	return time.Minute
+}
+
+// Restore creates ip's record for the Service namespace/name, as the
+// repair loop does for a Service whose address has none; storage.ErrExists
+// when a record of ip exists, whoever it names (a create-if-absent, so
+// replicas repairing together write it once).
+func (a *ClusterIPs) Restore(ctx context.Context, ip netip.Addr, ns, name string) error {
+	return a.reserve(ctx, ip, ns, name, false)
 }

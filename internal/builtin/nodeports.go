@@ -30,8 +30,9 @@ const DefaultServiceNodePortRange = "30000-32767"
 //
 // A record outlives its Service when the Service goes by a path that does
 // not release it (a namespace deletion, a crash between two writes); such
-// a record is reclaimed, once older than Grace, when its Service is gone
-// or no longer has the port, instead of upstream's repair loop.
+// a record is taken over by an allocation, once older than Grace, when its
+// Service is gone or no longer has the port, and freed by the repair loop
+// (controllers.NodePortRepair) as upstream's bitmap is repaired.
 type NodePorts struct {
 	// Base and Size: the range is Base to Base+Size-1.
 	Base, Size int
@@ -561,4 +562,62 @@ func intOf(v any) int {
 		return int(i)
 	}
 	return 0
+}
+
+// NodePortRecord is one port's record, as the repair loop reads it.
+type NodePortRecord struct {
+	Port            int
+	Namespace, Name string // the Service it names
+	Created         time.Time
+	Revision        int64 // its mod revision, the precondition of writes
+}
+
+// Records lists every port's record, in port order as stored. A record
+// that cannot be read names no Service, so the repair loop sees it as
+// leaked and frees it in time.
+func (a *NodePorts) Records(ctx context.Context) ([]NodePortRecord, error) {
+	var out []NodePortRecord
+	opts := storage.ListOptions{Limit: 1000}
+	for {
+		res, err := a.Storage.List(ctx, a.Prefix, opts)
+		if err != nil {
+			return nil, fmt.Errorf("listing node port records: %w", err)
+		}
+		for _, kv := range res.Items {
+			port, err := strconv.Atoi(strings.TrimPrefix(kv.Key, a.Prefix))
+			if err != nil {
+				continue // not a port's key
+			}
+			var rec nodePortRecord
+			_ = json.Unmarshal(kv.Value, &rec)
+			out = append(out, NodePortRecord{Port: port, Namespace: rec.Namespace, Name: rec.Name, Created: rec.Created, Revision: kv.ModRevision})
+		}
+		if !res.More || len(res.Items) == 0 {
+			return out, nil
+		}
+		opts.Revision = res.Revision
+		opts.StartKey = res.Items[len(res.Items)-1].Key + "\x00"
+	}
+}
+
+// Mark records port as the Service namespace/name's: created when rev is
+// 0 (storage.ErrExists when a record exists), else replacing the record at
+// revision rev (storage.ErrConflict when it changed since).
+func (a *NodePorts) Mark(ctx context.Context, port int, ns, name string, rev int64) error {
+	data, err := json.Marshal(nodePortRecord{Namespace: ns, Name: name, Created: a.now().UTC()})
+	if err != nil {
+		return err
+	}
+	if rev == 0 {
+		_, err = a.Storage.Create(ctx, a.key(port), data)
+	} else {
+		_, err = a.Storage.Update(ctx, a.key(port), data, rev)
+	}
+	return err
+}
+
+// Free deletes port's record if it is still at revision rev.
+func (a *NodePorts) Free(ctx context.Context, port int, rev int64) error {
+	_, _, err := a.Storage.Delete(ctx, a.key(port), rev)
+	return err
 }

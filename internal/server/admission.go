@@ -46,9 +46,13 @@ type listedAdmission struct {
 	items []admission.Stored
 }
 
+// admissionGRs are the resources that register admission: webhook
+// configurations, policies and their bindings.
+var admissionGRs = []schema.GroupResource{mutatingWebhooksGR, validatingWebhooksGR, policiesGR, policyBindingsGR, mutatingPoliciesGR, mutatingBindingsGR}
+
 func newStoredAdmission(s *stores) storedAdmission {
 	sa := storedAdmission{stores: s, listed: map[schema.GroupResource]*atomic.Pointer[listedAdmission]{}}
-	for _, gr := range []schema.GroupResource{mutatingWebhooksGR, validatingWebhooksGR, policiesGR, policyBindingsGR, mutatingPoliciesGR, mutatingBindingsGR} {
+	for _, gr := range admissionGRs {
 		sa.listed[gr] = new(atomic.Pointer[listedAdmission])
 	}
 	return sa

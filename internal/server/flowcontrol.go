@@ -60,7 +60,10 @@ type apfConfig struct {
 	// classifier is compiled from the stored objects, again whenever one
 	// changes; requests read it (current).
 	classifier atomic.Pointer[flowcontrol.Classifier]
-	mandatory  flowcontrol.Mandatory
+	// consumed is set once the classifier was first compiled from the
+	// stored configuration (upstream's config consumer has read it).
+	consumed  atomic.Bool
+	mandatory flowcontrol.Mandatory
 }
 
 func newAPFConfig(s *Server, defs []*registry.Definition) *apfConfig {
@@ -125,6 +128,7 @@ func (c *apfConfig) reclassify(ctx context.Context) error {
 		}
 	}
 	c.classifier.Store(flowcontrol.New(schemas, levels, c.mandatory))
+	c.consumed.Store(true)
 	return nil
 }
 

@@ -84,6 +84,13 @@ type Server struct {
 	serviceCIDREnsured atomic.Bool
 	// apfEnsured is set once upstream's APF configuration is first stored.
 	apfEnsured atomic.Bool
+	// ipRepaired and portsRepaired are set once the ClusterIP and node
+	// port repair loops first checked every Service.
+	ipRepaired, portsRepaired atomic.Bool
+	// systemNamespacesEnsured and kubernetesServiceEnsured are set once
+	// the initial namespaces and the default/kubernetes Service exist;
+	// crdControllersStarted once the CRD controller runs.
+	systemNamespacesEnsured, kubernetesServiceEnsured, crdControllersStarted atomic.Bool
 	// leaseWritten is set once the identity Lease is first written.
 	leaseWritten atomic.Bool
 	serveErr     chan error
@@ -107,6 +114,11 @@ func (c Config) complete() Config {
 		c.EtcdPrefix = "/registry"
 	}
 	c.EtcdPrefix = "/" + strings.Trim(c.EtcdPrefix, "/")
+	// The default ServiceCIDR is written from it: it must name the range
+	// the allocator gives addresses from.
+	if c.ServiceClusterIPRange == "" {
+		c.ServiceClusterIPRange = builtin.DefaultServiceClusterIPRange
+	}
 	if c.MaxRequestsInflight == 0 {
 		c.MaxRequestsInflight = 400
 	}
@@ -192,11 +204,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
-	// Node port records live under a key of their own: upstream keeps a
-	// bitmap of the range instead, which replicas could not share safely
-	// without rewriting it whole on every allocation.
-	nodePorts, err := builtin.NewNodePorts(cfg.ServiceNodePortRange, s.raw,
-		cfg.EtcdPrefix+"/crdserver/servicenodeports/", keyPrefix(cfg.EtcdPrefix, servicesGR))
+	nodePorts, err := s.newNodePorts()
 	if err != nil {
 		return nil, err
 	}
@@ -254,6 +262,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if err := untilAvailable(ctx, "creating the initial namespaces", startupPatience, s.createInitialNamespaces); err != nil {
 		return nil, err
 	}
+	s.systemNamespacesEnsured.Store(true)
 	registrations := newStoredAdmission(s.stores)
 	adm := admission.New(admission.Config{
 		Clients:          s.webhooks,
@@ -312,7 +321,10 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		qc.Recheck()
 	}}
 	crdc := &controllers.CRDs{Cache: crdStore.Cache, Server: s.crds, Log: s.log}
-	s.background.Go(func() { crdc.Run(bgCtx) })
+	s.background.Go(func() {
+		s.crdControllersStarted.Store(true)
+		crdc.Run(bgCtx)
+	})
 	svmStore, _ := s.stores.Store(svmGR)
 	migc := &controllers.Migrations{Cache: svmStore.Cache, Server: &migrationServer{s: s, reg: reg}, Log: s.log}
 	s.background.Go(func() { migc.Run(bgCtx) })
@@ -358,6 +370,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	s.background.Go(func() { apf.run(bgCtx) })
 	s.background.Go(func() { s.ensureDefaultServiceCIDR(bgCtx) })
+	s.startServiceRepair(bgCtx, ips, nodePorts)
 
 	var profiling http.Handler
 	if !cfg.DisableProfiling {
@@ -369,7 +382,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 		profiling = mux
 	}
-	healthz := s.healthEndpoints()
+	healthz := s.healthEndpoints(apf)
 	slis := metrics.NewSLIs()
 	disc := discovery.New(reg)
 	// The component pages list what the index lists, so they read
@@ -454,6 +467,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		ln.Close()
 		return nil, err
 	}
+	s.kubernetesServiceEnsured.Store(true)
 	lease := newIdentityLease(s)
 	s.background.Go(func() { lease.run(bgCtx) })
 	s.http = &http.Server{
@@ -477,6 +491,15 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	s.log.Info("crdserver serving", attrs...)
 	return s, nil
+}
+
+// newNodePorts is the node port allocator. Its records live under a key
+// of their own: upstream keeps a bitmap of the range instead, which
+// replicas could not share safely without rewriting it whole on every
+// allocation.
+func (s *Server) newNodePorts() (*builtin.NodePorts, error) {
+	return builtin.NewNodePorts(s.cfg.ServiceNodePortRange, s.raw,
+		s.cfg.EtcdPrefix+"/crdserver/servicenodeports/", keyPrefix(s.cfg.EtcdPrefix, servicesGR))
 }
 
 // served reports whether a request names a resource, version and
@@ -693,38 +716,22 @@ func (s *Server) dropStartupPages(ctx context.Context) {
 }
 
 // healthEndpoints are /healthz, /livez and /readyz with upstream's check
-// names: live while storage answers; ready once every cache is filled and
-// the RBAC roles exist, until shutdown begins.
-func (s *Server) healthEndpoints() []health.Endpoint {
+// names: live while storage answers and every post-start hook is done;
+// ready besides once every cache is filled, until shutdown begins.
+func (s *Server) healthEndpoints(apf *apfConfig) []health.Endpoint {
 	ok := func(context.Context) error { return nil }
 	etcd := health.Check{Name: "etcd", Func: s.backend.Healthy}
-	live := []health.Check{{Name: "ping", Func: ok}, {Name: "log", Func: ok}, etcd}
-	ready := append(slices.Clone(live), health.Check{Name: "informer-sync", Func: func(context.Context) error {
-		if !s.synced() {
-			return errors.New("watch caches or CRDs not yet served")
-		}
-		return nil
-	}})
-	if s.authz.mode == ModeRBAC {
-		ready = append(ready, health.Check{Name: "poststarthook/rbac/bootstrap-roles", Func: func(context.Context) error {
-			if !s.bootstrapped() {
-				return errors.New("RBAC bootstrap roles not yet ensured")
+	hooks := postStartHookChecks(s.postStartHooks(apf))
+	live := append([]health.Check{{Name: "ping", Func: ok}, {Name: "log", Func: ok}, etcd}, hooks...)
+	ready := []health.Check{{Name: "ping", Func: ok}, {Name: "log", Func: ok}, etcd,
+		{Name: "etcd-readiness", Func: s.backend.Healthy},
+		{Name: "informer-sync", Func: func(context.Context) error {
+			if !s.synced() {
+				return errors.New("watch caches or CRDs not yet served")
 			}
 			return nil
-		}})
-	}
-	ready = append(ready, health.Check{Name: "poststarthook/scheduling/bootstrap-system-priority-classes", Func: func(context.Context) error {
-		if !s.priorityClassesEnsured.Load() {
-			return errors.New("system priority classes not yet created")
-		}
-		return nil
-	}})
-	ready = append(ready, health.Check{Name: "poststarthook/priority-and-fairness-config-producer", Func: func(context.Context) error {
-		if !s.apfEnsured.Load() {
-			return errors.New("APF configuration not yet stored")
-		}
-		return nil
-	}})
+		}}}
+	ready = append(ready, hooks...)
 	ready = append(ready, health.Check{Name: "shutdown", Func: func(context.Context) error {
 		if s.shuttingDown.Load() {
 			return errors.New("process is shutting down")

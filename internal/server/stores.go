@@ -158,6 +158,17 @@ func (s *stores) ready() bool {
 	return true
 }
 
+// readyOf reports whether the caches of grs are filled (a resource not
+// served counts as ready: there is nothing to wait for).
+func (s *stores) readyOf(grs ...schema.GroupResource) bool {
+	for _, gr := range grs {
+		if st, ok := s.Store(gr); ok && !st.Cache.Ready() {
+			return false
+		}
+	}
+	return true
+}
+
 // stats reads every cache's numbers for /metrics.
 func (s *stores) stats() []metrics.CacheStats {
 	s.mu.RLock()

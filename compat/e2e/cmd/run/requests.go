@@ -63,6 +63,9 @@ import (
 // as text too. "ua=AGENT" sends User-Agent AGENT (a prefix is enough:
 // kube-apiserver indents for "curl", "Wget" and "Mozilla/5.0"); without
 // it the Go client's own is sent.
+// "health" at the end compares a /healthz, /livez or /readyz answer as
+// "raw" does, without kube-apiserver's checks crdserver has no counterpart
+// of (health.go).
 // "zpage" at the end compares a component page (/statusz, /flagz) that
 // answers 200 by its form, since its text differs by design (zpages.go).
 // "openapi" at the end compares the models of an OpenAPI document, v3 or
@@ -99,6 +102,7 @@ type requestLine struct {
 	discovery   bool // compare a discovery document, as discovery.go says
 	raw         bool
 	zpage       bool // compare a component page's form, as zpages.go says
+	health      bool // compare a health answer's checks, as health.go says
 	openapi     bool // compare an OpenAPI document's models, as openapi.go says
 	bootstrap   bool // compare objects created at start, as bootstrap.go says
 	sameRV      bool
@@ -157,6 +161,8 @@ func readRequests(file string) ([]requestLine, error) {
 				r.raw = true
 			case last == "zpage":
 				r.zpage = true
+			case last == "health":
+				r.health = true
 			case last == "discovery":
 				r.compareBody, r.discovery = true, true
 			case last == "openapi":
@@ -173,7 +179,7 @@ func readRequests(file string) ([]requestLine, error) {
 			fields = fields[:len(fields)-1]
 		}
 		if len(fields) < 2 || len(fields) > 4 {
-			return nil, fmt.Errorf("%s:%d: want [setup|wait] METHOD PATH [@BODY [CONTENT-TYPE]] [accept=TYPE] [ua=AGENT] [body|raw|zpage] [samerv]", file, n)
+			return nil, fmt.Errorf("%s:%d: want [setup|wait] METHOD PATH [@BODY [CONTENT-TYPE]] [accept=TYPE] [ua=AGENT] [body|raw|zpage|health] [samerv]", file, n)
 		}
 		r.method, r.path = fields[0], fields[1]
 		if len(fields) > 2 {
@@ -303,6 +309,8 @@ func (q *requester) do(ctx context.Context, r requestLine) (answer, error) {
 		a.body = "(a protobuf object)" // objects differ in uid and times
 	case r.zpage && resp.StatusCode == http.StatusOK:
 		a.body = "page " + pageForm(a.contentType, b)
+	case r.health:
+		a.body = "health " + rawText([]byte(healthText(q.name, string(b))))
 	case r.raw:
 		a.body = "raw " + rawText(b)
 	case !strings.HasPrefix(a.contentType, "application/json"):
